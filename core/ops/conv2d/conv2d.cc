@@ -1,0 +1,103 @@
+#include "core/ops/conv2d/conv2d.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+bool Conv2dAttrs::is_1x1_unit() const {
+  return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 &&
+         pad_top == 0 && pad_bottom == 0 && pad_left == 0 && pad_right == 0;
+}
+
+void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  auto positive = [](const char* what, int64_t v) {
+    if (v < 1) Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
+  };
+  positive("in_channels", in_channels);
+  positive("out_channels", out_channels);
+  positive("kernel height", kernel_h);
+  positive("kernel width", kernel_w);
+  positive("stride", stride_h);
+  positive("stride", stride_w);
+  positive("dilation", dilation_h);
+  positive("dilation", dilation_w);
+  positive("groups", groups);
+  if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
+    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0");
+  }
+  if (in_channels % groups || out_channels % groups) {
+    Fail(ErrorKind::kInvalidArgument, "groups=", groups,
+         " must divide in_channels=", in_channels, " and out_channels=",
+         out_channels);
+  }
+  if (params.size() != (has_bias ? 2u : 1u)) {
+    Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,
+         " parameter tensors (weight", has_bias ? ", bias" : "", "), got ",
+         params.size());
+  }
+  const Shape want_weight = {out_channels, in_channels / groups, kernel_h,
+                             kernel_w};
+  if (params[0].shape != want_weight) {
+    Fail(ErrorKind::kShape, "weight has shape ", ToString(params[0].shape),
+         ", expected ", ToString(want_weight),
+         " (out_channels, in_channels / groups, kernel_h, kernel_w)");
+  }
+  if (has_bias && params[1].shape != Shape{out_channels}) {
+    Fail(ErrorKind::kShape, "bias has shape ", ToString(params[1].shape),
+         ", expected (", out_channels, ",)");
+  }
+  for (const Tensor& p : params) {
+    if (p.dtype != dtype) {
+      Fail(ErrorKind::kDType, "weights are ", Name(p.dtype), ", layer is ",
+           Name(dtype));
+    }
+  }
+}
+
+Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
+         " input, got rank ", input.rank(), " ", ToString(input.shape));
+  }
+  if (input.dtype != dtype) {
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
+         Name(dtype));
+  }
+  ImageDims in = ImageDimsOf(input.shape, layout);
+  if (in.c != in_channels) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", in.c, " channels, the layer expects ", in_channels);
+  }
+  if (in.h < 1 || in.w < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape),
+         " has an empty spatial dimension");
+  }
+  int64_t span_h = dilation_h * (kernel_h - 1) + 1;
+  int64_t span_w = dilation_w * (kernel_w - 1) + 1;
+  int64_t padded_h = in.h + pad_top + pad_bottom;
+  int64_t padded_w = in.w + pad_left + pad_right;
+  if (padded_h < span_h || padded_w < span_w) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape),
+         " padded to ", padded_h, "x", padded_w,
+         " is smaller than the dilated kernel ", span_h, "x", span_w);
+  }
+  ImageDims out{in.n, out_channels, (padded_h - span_h) / stride_h + 1,
+                (padded_w - span_w) / stride_w + 1};
+  return ImageShape(out, layout);
+}
+
+Conv2dGeometry GeometryOf(const Conv2dAttrs& a, const Shape& input_shape) {
+  ImageDims in = ImageDimsOf(input_shape, a.layout);
+  Tensor probe;
+  probe.shape = input_shape;
+  probe.dtype = a.dtype;
+  ImageDims out = ImageDimsOf(a.OutputShape(probe), a.layout);
+  return {in.n,     in.c,         in.h,         in.w,
+          out.c,    out.h,        out.w,        a.groups,
+          in.c / a.groups,        out.c / a.groups,
+          a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
+          a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w,
+          a.layout};
+}
+
+}  // namespace ai3

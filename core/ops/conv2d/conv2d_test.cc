@@ -1,0 +1,168 @@
+// Every registered CPU conv2d algorithm against a naive reference over a grid
+// of parameters, in float32 and float64 and both layouts. An algorithm that
+// refuses a case must say why through the registry; one that accepts it must
+// match.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/layer.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "core/testing/reference.h"
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+
+struct Case {
+  int64_t n, c, h, w, k, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, groups;
+  bool bias;
+};
+
+// Naive NCHW convolution in double: the definition, written independently.
+std::vector<double> Reference(const Case& p, const std::vector<double>& x,
+                              const std::vector<double>& w,
+                              const std::vector<double>& b, int64_t oh,
+                              int64_t ow) {
+  std::vector<double> y(p.n * p.k * oh * ow);
+  int64_t cg = p.c / p.groups, kg = p.k / p.groups;
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t k = 0; k < p.k; ++k)
+      for (int64_t i = 0; i < oh; ++i)
+        for (int64_t j = 0; j < ow; ++j) {
+          double acc = p.bias ? b[k] : 0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < p.kh; ++r)
+              for (int64_t s = 0; s < p.kw; ++s) {
+                int64_t ih = i * p.sh - p.pt + r * p.dh;
+                int64_t iw = j * p.sw - p.pl + s * p.dw;
+                if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+                int64_t ci = (k / kg) * cg + c;
+                acc += w[((k * cg + c) * p.kh + r) * p.kw + s] *
+                       x[((n * p.c + ci) * p.h + ih) * p.w + iw];
+              }
+          y[((n * p.k + k) * oh + i) * ow + j] = acc;
+        }
+  return y;
+}
+
+// NCHW <-> NHWC for the layout cases.
+std::vector<double> ToNhwc(const std::vector<double>& v, int64_t n, int64_t c,
+                           int64_t h, int64_t w) {
+  std::vector<double> out(v.size());
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < c; ++b)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < w; ++j)
+          out[((a * h + i) * w + j) * c + b] = v[((a * c + b) * h + i) * w + j];
+  return out;
+}
+
+template <typename T>
+int RunCase(const Case& p, Layout layout, const std::string& algorithm) {
+  Conv2dAttrs a;
+  a.in_channels = p.c;
+  a.out_channels = p.k;
+  a.kernel_h = p.kh;
+  a.kernel_w = p.kw;
+  a.stride_h = p.sh;
+  a.stride_w = p.sw;
+  a.pad_top = p.pt;
+  a.pad_bottom = p.pb;
+  a.pad_left = p.pl;
+  a.pad_right = p.pr;
+  a.dilation_h = p.dh;
+  a.dilation_w = p.dw;
+  a.groups = p.groups;
+  a.has_bias = p.bias;
+  a.dtype = std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  a.layout = layout;
+
+  std::string why;
+  for (auto& [name, reason] :
+       Registry<Conv2dAttrs>::Get().Applicability(Device::kCPU, a)) {
+    if (name == algorithm) why = reason;
+  }
+  if (!why.empty()) return 0;  // refused, with a reason: counted, not run
+
+  int64_t oh = (p.h + p.pt + p.pb - p.dh * (p.kh - 1) - 1) / p.sh + 1;
+  int64_t ow = (p.w + p.pl + p.pr - p.dw * (p.kw - 1) - 1) / p.sw + 1;
+  auto xd = testing::RandomVector(p.n * p.c * p.h * p.w, 1);
+  auto wd = testing::RandomVector(p.k * (p.c / p.groups) * p.kh * p.kw, 2);
+  auto bd = testing::RandomVector(p.k, 3);
+  auto want = Reference(p, xd, wd, bd, oh, ow);
+  if (layout == Layout::kNHWC) {
+    xd = ToNhwc(xd, p.n, p.c, p.h, p.w);
+    want = ToNhwc(want, p.n, p.k, oh, ow);
+  }
+  auto x = testing::Cast<T>(xd);
+  auto w = testing::Cast<T>(wd);
+  auto b = testing::Cast<T>(bd);
+  std::vector<T> y(want.size());
+
+  Tensor wt{w.data(), a.dtype, {p.k, p.c / p.groups, p.kh, p.kw}};
+  Tensor bt{b.data(), a.dtype, {p.k}};
+  std::vector<Tensor> params = {wt};
+  if (p.bias) params.push_back(bt);
+  Layer<Conv2dAttrs> layer("test", a, params, algorithm);
+  Tensor xt{x.data(), a.dtype, ImageShape({p.n, p.c, p.h, p.w}, layout), {},
+            layout};
+  Tensor yt{y.data(), a.dtype, ImageShape({p.n, p.k, oh, ow}, layout), {},
+            layout};
+  layer.Forward(xt, yt);
+  // A second call reuses the workspace and must give the same answer.
+  layer.Forward(xt, yt);
+
+  double err = testing::MaxRelativeError(y, want);
+  double tol = std::is_same_v<T, double> ? 1e-10 : 1e-4;
+  char desc[256];
+  std::snprintf(desc, sizeof desc,
+                "%s %s %s n%ld c%ld %ldx%ld k%ld kernel %ldx%ld stride %ld,%ld "
+                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d: err %.3g",
+                algorithm.c_str(), Name(a.dtype), Name(layout), p.n, p.c, p.h,
+                p.w, p.k, p.kh, p.kw, p.sh, p.sw, p.pt, p.pb, p.pl, p.pr, p.dh,
+                p.dw, p.groups, p.bias, err);
+  Check(err <= tol, desc);
+  return 1;
+}
+
+int Main() {
+  const std::vector<Case> cases = {
+      // n  c   h   w   k kh kw sh sw pt pb pl pr dh dw  g  bias
+      {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {2, 5, 9, 7, 6, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, 1, false},
+      {1, 4, 13, 11, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {3, 8, 10, 10, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {1, 6, 12, 12, 4, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 1, true},
+      {1, 3, 17, 15, 2, 7, 7, 2, 2, 3, 3, 3, 3, 1, 1, 1, false},
+      {2, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true},
+      {1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, true},
+      {1, 8, 7, 7, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, false},
+      {1, 3, 8, 9, 5, 2, 2, 1, 1, 0, 1, 0, 1, 1, 1, 1, true},
+      {1, 2, 6, 6, 3, 3, 3, 1, 1, 0, 2, 1, 0, 1, 1, 1, true},
+      {2, 4, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {1, 3, 5, 5, 2, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 1, true},
+      {1, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true},
+  };
+  int ran = 0, refused = 0;
+  for (const std::string& algorithm :
+       Registry<Conv2dAttrs>::Get().Names(Device::kCPU)) {
+    for (const Case& p : cases) {
+      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+        int r = RunCase<float>(p, layout, algorithm) +
+                RunCase<double>(p, layout, algorithm);
+        ran += r;
+        refused += 2 - r;
+      }
+    }
+  }
+  std::printf("%d cases ran, %d refused by the registry, %d failed\n", ran,
+              refused, testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }

@@ -1,0 +1,66 @@
+// Tensor: a typed, shaped view of memory the core reads or writes. The core
+// never owns a caller's data; frameworks hand their buffers in without
+// copies (see core/python).
+#ifndef AI3_CORE_TENSOR_H_
+#define AI3_CORE_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ai3 {
+
+enum class DType { kFloat32, kFloat64 };
+
+// How a rank-4 image tensor is laid out in memory. The shape of a tensor is
+// always given in memory order: [N, C, H, W] for kNCHW, [N, H, W, C] for kNHWC.
+enum class Layout { kNCHW, kNHWC };
+
+// Where the data lives. Only kCPU has algorithms so far; kCUDA is reserved
+// for the CUDA half of the core.
+enum class Device { kCPU, kCUDA };
+
+using Shape = std::vector<int64_t>;
+
+size_t SizeOf(DType dtype);
+const char* Name(DType dtype);
+const char* Name(Layout layout);
+const char* Name(Device device);
+std::string ToString(const Shape& shape);  // "(1, 3, 224, 224)"
+int64_t NumElements(const Shape& shape);
+
+struct Tensor {
+  void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+  Shape strides;  // in elements; empty means C-contiguous
+  Layout layout = Layout::kNCHW;
+  Device device = Device::kCPU;
+
+  int64_t numel() const { return NumElements(shape); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  bool IsContiguous() const;
+  template <typename T>
+  T* data_as() const {
+    return static_cast<T*>(data);
+  }
+};
+
+// The logical image dimensions of a rank-4 tensor, whatever its layout.
+struct ImageDims {
+  int64_t n, c, h, w;
+};
+ImageDims ImageDimsOf(const Shape& shape, Layout layout);
+Shape ImageShape(const ImageDims& dims, Layout layout);
+
+// Element strides of each logical image dimension in a contiguous tensor, so
+// one loop nest can index NCHW and NHWC alike: x[n*s.n + c*s.c + h*s.h + w*s.w].
+struct ImageStrides {
+  int64_t n, c, h, w;
+};
+ImageStrides ImageStridesOf(const ImageDims& dims, Layout layout);
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_TENSOR_H_

@@ -1,0 +1,57 @@
+// Plain, obviously-correct references the core's cc_tests compare every
+// algorithm with. Deliberately naive and independent of core/ops/.
+#ifndef AI3_CORE_TESTING_REFERENCE_H_
+#define AI3_CORE_TESTING_REFERENCE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace ai3::testing {
+
+inline std::vector<double> RandomVector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<double> v(n);
+  for (double& x : v) x = dist(rng);
+  return v;
+}
+
+template <typename T>
+std::vector<T> Cast(const std::vector<double>& v) {
+  return std::vector<T>(v.begin(), v.end());
+}
+
+// Largest |a - b| / (1 + |b|) over both vectors (inf if sizes differ).
+template <typename T>
+double MaxRelativeError(const std::vector<T>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double e = std::fabs(double(a[i]) - b[i]) / (1.0 + std::fabs(b[i]));
+    if (!(e <= worst)) worst = std::isnan(e) ? INFINITY : e;
+  }
+  return worst;
+}
+
+// Counts failures; main() returns Failures() != 0.
+inline int& Failures() {
+  static int failures = 0;
+  return failures;
+}
+
+inline void Check(bool ok, const std::string& what) {
+  if (!ok) {
+    ++Failures();
+    std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+  }
+}
+
+}  // namespace ai3::testing
+
+#endif  // AI3_CORE_TESTING_REFERENCE_H_
