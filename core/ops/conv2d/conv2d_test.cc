@@ -144,6 +144,12 @@ int Main() {
       {2, 4, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
       {1, 3, 5, 5, 2, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 1, true},
       {1, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true},
+      // Dilation with stride and asymmetric padding; cg*kh*kw = 216 spans
+      // more than one depth block of a blocked GEMM.
+      {1, 24, 11, 13, 10, 3, 3, 2, 2, 2, 1, 2, 0, 2, 2, 1, true},
+      // One input channel per group, two outputs each, and a 5x5 kernel
+      // larger than the 4x3 input (only the padding makes it fit).
+      {2, 3, 4, 3, 6, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 3, false},
   };
   int ran = 0, refused = 0;
   for (const std::string& algorithm :

@@ -1,0 +1,227 @@
+// conv2d "gemm": im2col, then one GEMM per image and group through
+// ai3::Gemm (oneDNN SGEMM / OpenBLAS DGEMM).
+//
+// NCHW: the columns matrix is col[(c, r, s), (oh, ow)], so
+//   Y_g[kg, OH*OW] = W_g[kg, cg*kh*kw] x col   (+ bias)
+// with the weights used as they are (OIHW rows are (c, r, s) already).
+// NHWC: the columns matrix is col[(oh, ow), (r, s, c)], so
+//   Y[OH*OW, kg] (a column slice of the NHWC output, ldc = K)
+//       = col x W_g^T
+// with the weights reordered once in Prepare to [k][r][s][c].
+// A 1x1 stride-1 unpadded layer needs no im2col: the input is the matrix (for
+// NHWC, all images of the batch form one matrix).
+//
+// im2col is spread over OpenMP threads; the GEMM calls, which thread
+// themselves, are made outside any parallel region.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "core/buffer.h"
+#include "core/math/dispatch.h"
+#include "core/math/gemm.h"
+#include "core/ops/conv2d/conv2d.h"
+
+namespace ai3 {
+namespace {
+
+// Output columns [lo, hi) whose input column ow*stride + offset is in
+// [0, size).
+inline void ValidRange(int64_t offset, int64_t stride, int64_t size,
+                       int64_t count, int64_t* lo, int64_t* hi) {
+  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+  *lo = std::min(*lo, count);
+  *hi = std::min(*hi, count);
+  if (*hi < *lo) *hi = *lo;
+}
+
+class GemmKernel : public Conv2dKernelBase<GemmKernel> {
+ public:
+  GemmKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
+      : Conv2dKernelBase(attrs, params) {
+    if (attrs.layout == Layout::kNHWC && !attrs.is_1x1_unit()) {
+      DispatchFloat(attrs.dtype, [&](auto zero) {
+        using T = decltype(zero);
+        const int64_t k = attrs.out_channels;
+        const int64_t cg = attrs.in_channels_per_group();
+        const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
+        reordered_ = Buffer(static_cast<size_t>(k * cg * kh * kw) * sizeof(T));
+        const T* src = weight<T>();
+        T* dst = reordered_.as<T>();
+        for (int64_t o = 0; o < k; ++o)
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < kh; ++r)
+              for (int64_t s = 0; s < kw; ++s)
+                dst[((o * kh + r) * kw + s) * cg + c] =
+                    src[((o * cg + c) * kh + r) * kw + s];
+        return 0;
+      });
+    }
+  }
+
+  size_t WorkspaceBytes(const Shape& input_shape) const override {
+    if (attrs_.is_1x1_unit()) return 0;
+    const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
+    return static_cast<size_t>(g.cg * g.kh * g.kw * g.oh * g.ow) *
+           SizeOf(attrs_.dtype);
+  }
+
+  template <typename T>
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
+                void* workspace) const {
+    if (g.layout == Layout::kNHWC) {
+      RunNhwc(g, x, y, static_cast<T*>(workspace));
+    } else {
+      RunNchw(g, x, y, static_cast<T*>(workspace));
+    }
+  }
+
+ private:
+  template <typename T>
+  void RunNchw(const Conv2dGeometry& g, const T* x, T* y, T* col) const {
+    const T* w = weight<T>();
+    const T* b = bias<T>();
+    const int64_t pixels = g.oh * g.ow;
+    const int64_t depth = g.cg * g.kh * g.kw;  // GEMM K
+    const bool direct = attrs_.is_1x1_unit();
+    const T beta = b ? T(1) : T(0);
+
+    for (int64_t n = 0; n < g.n; ++n) {
+      T* yn = y + n * g.k * pixels;
+      if (b) {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < g.k; ++k) {
+          std::fill(yn + k * pixels, yn + (k + 1) * pixels, b[k]);
+        }
+      }
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const T* xg = x + (n * g.c + grp * g.cg) * g.h * g.w;
+        const T* matrix = xg;
+        if (!direct) {
+          Im2colNchw(g, xg, col);
+          matrix = col;
+        }
+        Gemm<T>(false, false, g.kg, pixels, depth, T(1),
+                w + grp * g.kg * depth, depth, matrix, pixels, beta,
+                yn + grp * g.kg * pixels, pixels);
+      }
+    }
+  }
+
+  // col[(c*kh + r)*kw + s][oh*OW + ow] for one image's group (xg: its cg
+  // channel planes).
+  template <typename T>
+  static void Im2colNchw(const Conv2dGeometry& g, const T* xg, T* col) {
+    const int64_t pixels = g.oh * g.ow;
+    const int64_t rows = g.cg * g.kh * g.kw;
+#pragma omp parallel for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      const int64_t s = row % g.kw;
+      const int64_t r = (row / g.kw) % g.kh;
+      const int64_t c = row / (g.kw * g.kh);
+      const T* xc = xg + c * g.h * g.w;
+      T* dst = col + row * pixels;
+      int64_t lo, hi;
+      ValidRange(s * g.dw - g.pw, g.sw, g.w, g.ow, &lo, &hi);
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        T* d = dst + oh * g.ow;
+        const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+        if (ih < 0 || ih >= g.h) {
+          std::fill(d, d + g.ow, T(0));
+          continue;
+        }
+        // Input column of output column ow: ow*sw + s*dw - pw.
+        const T* src = xc + ih * g.w;
+        const int64_t shift = s * g.dw - g.pw;
+        std::fill(d, d + lo, T(0));
+        if (g.sw == 1) {
+          for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow + shift];
+        } else {
+          for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * g.sw + shift];
+        }
+        std::fill(d + hi, d + g.ow, T(0));
+      }
+    }
+  }
+
+  template <typename T>
+  void RunNhwc(const Conv2dGeometry& g, const T* x, T* y, T* col) const {
+    const T* b = bias<T>();
+    const int64_t pixels = g.oh * g.ow;
+    const int64_t depth = g.kh * g.kw * g.cg;  // GEMM K
+    const T beta = b ? T(1) : T(0);
+
+    if (b) {
+      const int64_t rows = g.n * pixels;
+#pragma omp parallel for schedule(static)
+      for (int64_t p = 0; p < rows; ++p) {
+        std::copy(b, b + g.k, y + p * g.k);
+      }
+    }
+
+    if (attrs_.is_1x1_unit()) {
+      // [N*H*W, C] x W_g^T, one GEMM per group over the whole batch. For a
+      // 1x1 kernel OIHW already is [k][r][s][c].
+      const T* w = weight<T>();
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        Gemm<T>(false, true, g.n * pixels, g.kg, g.cg, T(1), x + grp * g.cg,
+                g.c, w + grp * g.kg * g.cg, g.cg, beta, y + grp * g.kg, g.k);
+      }
+      return;
+    }
+
+    const T* w = reordered_.as<T>();
+    for (int64_t n = 0; n < g.n; ++n) {
+      const T* xn = x + n * g.h * g.w * g.c;
+      T* yn = y + n * pixels * g.k;
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        Im2colNhwc(g, xn + grp * g.cg, col);
+        Gemm<T>(false, true, pixels, g.kg, depth, T(1), col, depth,
+                w + grp * g.kg * depth, depth, beta, yn + grp * g.kg, g.k);
+      }
+    }
+  }
+
+  // col[oh*OW + ow][(r*kw + s)*cg + c] for one image; xg points at the
+  // group's first channel of pixel (0, 0).
+  template <typename T>
+  static void Im2colNhwc(const Conv2dGeometry& g, const T* xg, T* col) {
+    const int64_t depth = g.kh * g.kw * g.cg;
+#pragma omp parallel for schedule(static)
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        T* d = col + (oh * g.ow + ow) * depth;
+        for (int64_t r = 0; r < g.kh; ++r) {
+          const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+          for (int64_t s = 0; s < g.kw; ++s, d += g.cg) {
+            const int64_t iw = ow * g.sw - g.pw + s * g.dw;
+            if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
+              std::fill(d, d + g.cg, T(0));
+            } else {
+              std::memcpy(d, xg + (ih * g.w + iw) * g.c,
+                          static_cast<size_t>(g.cg) * sizeof(T));
+            }
+          }
+        }
+      }
+    }
+  }
+
+  Buffer reordered_;  // NHWC: weights as [k][r][s][c]
+};
+
+class GemmAlgorithm : public Algorithm<Conv2dAttrs> {
+ public:
+  int Preference(const Conv2dAttrs&) const override { return 20; }
+  std::unique_ptr<Kernel> Prepare(
+      const Conv2dAttrs& attrs,
+      const std::vector<Tensor>& params) const override {
+    return std::make_unique<GemmKernel>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCPU, GemmAlgorithm);
+
+}  // namespace
+}  // namespace ai3

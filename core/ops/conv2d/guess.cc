@@ -1,0 +1,184 @@
+// conv2d "guess": oneDNN's own convolution primitive with
+// algorithm::convolution_auto, i.e. oneDNN's heuristic choice of
+// implementation for this CPU and these shapes -- the CPU analogue of
+// cuDNN's heuristic pick (hence the name).
+//
+// Activations are described with the plain tag of the layer's layout (nchw or
+// nhwc), so each call runs on the caller's buffers without reorders. Weights
+// are described with format_tag::any and reordered once into the layout the
+// chosen implementation wants. The chosen implementation depends on the input
+// N/H/W, so the kernel caches the primitive and the reordered weights for the
+// last input shape, rebuilding when the shape changes (and reusing the
+// reordered weights when the new primitive wants the same weights layout).
+// The kernel is not thread-safe (nor need it be: a Layer runs one call at a
+// time). oneDNN's scratchpad is library-managed (the default), so the
+// kernel asks for no ai3 workspace.
+//
+// float32 only: oneDNN's CPU convolution has no float64.
+#include <exception>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "core/errors.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace ai3 {
+namespace {
+
+using dnnl::memory;
+using tag = dnnl::memory::format_tag;
+
+class GuessKernel : public Conv2dKernelBase<GuessKernel> {
+ public:
+  GuessKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
+      : Conv2dKernelBase(attrs, params) {
+    Guarded("creating the CPU engine", [&] {
+      engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      stream_ = dnnl::stream(engine_);
+      const int64_t g = attrs_.groups;
+      memory::dims wdims =
+          g > 1 ? memory::dims{g, attrs_.out_channels_per_group(),
+                               attrs_.in_channels_per_group(), attrs_.kernel_h,
+                               attrs_.kernel_w}
+                : memory::dims{attrs_.out_channels,
+                               attrs_.in_channels_per_group(), attrs_.kernel_h,
+                               attrs_.kernel_w};
+      user_weights_md_ = memory::desc(wdims, memory::data_type::f32,
+                                      g > 1 ? tag::goihw : tag::oihw);
+      any_weights_md_ =
+          memory::desc(wdims, memory::data_type::f32, tag::any);
+      if (attrs_.has_bias) {
+        bias_md_ = memory::desc({attrs_.out_channels}, memory::data_type::f32,
+                                tag::x);
+      }
+    });
+  }
+
+  template <typename T>
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y, void*) {
+    if constexpr (!std::is_same_v<T, float>) {
+      (void)g, (void)x, (void)y;
+      Fail(ErrorKind::kInternal,
+           "oneDNN's convolution primitive has no float64");
+    } else {
+      Guarded("running the convolution", [&] {
+        Shape shape = {g.n, g.c, g.h, g.w};
+        if (!cached_ || shape != cached_shape_) Build(g, shape);
+        memory src(cached_->src_md, engine_, const_cast<float*>(x));
+        memory dst(cached_->dst_md, engine_, y);
+        std::unordered_map<int, memory> args = {
+            {DNNL_ARG_SRC, src},
+            {DNNL_ARG_WEIGHTS, weights_},
+            {DNNL_ARG_DST, dst},
+        };
+        if (attrs_.has_bias) {
+          args.emplace(DNNL_ARG_BIAS,
+                       memory(bias_md_, engine_,
+                              const_cast<float*>(bias<float>())));
+        }
+        cached_->conv.execute(stream_, args);
+        stream_.wait();
+      });
+    }
+  }
+
+ private:
+  struct Cached {
+    memory::desc src_md, dst_md;
+    dnnl::convolution_forward conv;
+  };
+
+  // Runs `body`, turning anything it throws other than ai3::Error into
+  // ai3::Error(kInternal).
+  template <typename Body>
+  static void Guarded(const char* what, Body&& body) {
+    try {
+      body();
+    } catch (const Error&) {
+      throw;
+    } catch (const dnnl::error& e) {
+      Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": ", e.what(),
+           " (status ", static_cast<int>(e.status), ")");
+    } catch (const std::exception& e) {
+      Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": ", e.what());
+    } catch (...) {
+      Fail(ErrorKind::kInternal, "oneDNN failed ", what,
+           ": unknown exception");
+    }
+  }
+
+  // Picks the primitive for this input shape and makes sure weights_ is in
+  // the layout it wants.
+  void Build(const Conv2dGeometry& g, const Shape& shape) {
+    cached_.reset();
+    const tag act = g.layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
+    auto cached = std::make_unique<Cached>();
+    cached->src_md =
+        memory::desc({g.n, g.c, g.h, g.w}, memory::data_type::f32, act);
+    cached->dst_md =
+        memory::desc({g.n, g.k, g.oh, g.ow}, memory::data_type::f32, act);
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        dnnl::algorithm::convolution_auto, cached->src_md, any_weights_md_,
+        bias_md_,  // a zero desc (no bias) disables the bias term
+        cached->dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.ph, g.pw},
+        {attrs_.pad_bottom, attrs_.pad_right});
+    dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+    cached->conv = dnnl::convolution_forward(pd);
+    // Ask the primitive, not `pd`, which weights layout it runs with: oneDNN
+    // 2.6's primitive cache compares memory descriptors ignoring the strides
+    // of size-1 dimensions, so an nchw and an nhwc problem with a 1x1 image
+    // hit the same cache entry and the primitive we get back may be another
+    // implementation than `pd` chose (e.g. jit_1x1 with blocked weights
+    // instead of gemm with oihw; oneDNN issues #3618, #1727). Activations are
+    // unaffected: descriptors that compare equal there are the same memory.
+    const dnnl::convolution_forward::primitive_desc actual(
+        const_cast<dnnl_primitive_desc_t>(cached->conv.get_primitive_desc()));
+    const memory::desc want = actual.weights_desc();
+    if (!weights_ || weights_.get_desc() != want) {
+      weights_ = memory();
+      memory user(user_weights_md_, engine_,
+                  const_cast<float*>(weight<float>()));
+      if (want == user_weights_md_) {
+        weights_ = user;
+      } else {
+        memory reordered(want, engine_);
+        dnnl::reorder(user, reordered).execute(stream_, user, reordered);
+        stream_.wait();
+        weights_ = reordered;
+      }
+    }
+    cached_ = std::move(cached);
+    cached_shape_ = shape;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  memory::desc user_weights_md_, any_weights_md_, bias_md_;
+  memory weights_;  // in the cached primitive's layout
+  std::unique_ptr<Cached> cached_;
+  Shape cached_shape_;
+};
+
+class Guess : public Algorithm<Conv2dAttrs> {
+ public:
+  std::string WhyNot(const Conv2dAttrs& a) const override {
+    if (a.dtype != DType::kFloat32) {
+      return "oneDNN's convolution primitive has no float64";
+    }
+    return {};
+  }
+  int Preference(const Conv2dAttrs&) const override { return 25; }
+  std::unique_ptr<Kernel> Prepare(
+      const Conv2dAttrs& attrs,
+      const std::vector<Tensor>& params) const override {
+    return std::make_unique<GuessKernel>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "guess", Device::kCPU, Guess);
+
+}  // namespace
+}  // namespace ai3

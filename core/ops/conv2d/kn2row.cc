@@ -1,0 +1,166 @@
+// conv2d "kn2row": a kh x kw convolution as kh*kw 1x1 convolutions, each a
+// GEMM, whose results are shifted and added into the output.
+//
+// Per image and group, for each kernel position (r, s):
+//   T[kg, H*W]  = W_rs[kg, cg] x X_g[cg, H*W]          (ai3::Gemm)
+//   y[k, oh, ow] += T[k, oh*sh - ph + r*dh, ow*sw - pw + s*dw]   (in range)
+// with the output first set to the bias (or zero). The weights are reordered
+// once in Prepare to [r][s][k][c], so each W_rs is a dense [K, cg] matrix.
+// Only one kernel position's partial result lives in the workspace at a time
+// (kg*H*W elements), which is kn2row's memory advantage over im2col's
+// cg*kh*kw*OH*OW. A position that maps the input onto the output unshifted
+// (stride 1, same spatial size, r*dh == ph and s*dw == pw: the centre tap of
+// a "same" convolution) accumulates straight into the output with beta = 1.
+//
+// With stride > 1 the 1x1 GEMMs still cover every input pixel, of which the
+// shift-add keeps only those a window uses; correct, but wasteful.
+//
+// NCHW only: the shift-add moves rectangles within [k][H][W] planes.
+#include <algorithm>
+#include <memory>
+
+#include "core/buffer.h"
+#include "core/math/dispatch.h"
+#include "core/math/gemm.h"
+#include "core/ops/conv2d/conv2d.h"
+
+namespace ai3 {
+namespace {
+
+// Output indices [lo, hi) whose input index o*stride + offset is in [0, size).
+inline void ValidRange(int64_t offset, int64_t stride, int64_t size,
+                       int64_t count, int64_t* lo, int64_t* hi) {
+  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+  *lo = std::min(*lo, count);
+  *hi = std::min(*hi, count);
+  if (*hi < *lo) *hi = *lo;
+}
+
+class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
+ public:
+  Kn2rowKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
+      : Conv2dKernelBase(attrs, params) {
+    DispatchFloat(attrs.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const int64_t k = attrs.out_channels, cg = attrs.in_channels_per_group();
+      const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
+      reordered_ = Buffer(static_cast<size_t>(k * cg * kh * kw) * sizeof(T));
+      const T* src = weight<T>();
+      T* dst = reordered_.as<T>();
+      for (int64_t r = 0; r < kh; ++r)
+        for (int64_t s = 0; s < kw; ++s)
+          for (int64_t o = 0; o < k; ++o)
+            for (int64_t c = 0; c < cg; ++c)
+              dst[((r * kw + s) * k + o) * cg + c] =
+                  src[((o * cg + c) * kh + r) * kw + s];
+      return 0;
+    });
+  }
+
+  size_t WorkspaceBytes(const Shape& input_shape) const override {
+    const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
+    return static_cast<size_t>(g.kg * g.h * g.w) * SizeOf(attrs_.dtype);
+  }
+
+  template <typename T>
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
+                void* workspace) const {
+    const T* b = bias<T>();
+    const T* wr = reordered_.as<T>();
+    T* partial = static_cast<T*>(workspace);
+    const int64_t in_plane = g.h * g.w;
+    const int64_t out_plane = g.oh * g.ow;
+
+    for (int64_t n = 0; n < g.n; ++n) {
+      T* yn = y + n * g.k * out_plane;
+#pragma omp parallel for schedule(static)
+      for (int64_t k = 0; k < g.k; ++k) {
+        std::fill(yn + k * out_plane, yn + (k + 1) * out_plane,
+                  b ? b[k] : T(0));
+      }
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const T* xg = x + (n * g.c + grp * g.cg) * in_plane;
+        T* yg = yn + grp * g.kg * out_plane;
+        for (int64_t r = 0; r < g.kh; ++r) {
+          // Output rows [oh_lo, oh_hi) read input rows in range.
+          int64_t oh_lo, oh_hi;
+          ValidRange(r * g.dh - g.ph, g.sh, g.h, g.oh, &oh_lo, &oh_hi);
+          if (oh_lo == oh_hi) continue;
+          for (int64_t s = 0; s < g.kw; ++s) {
+            int64_t ow_lo, ow_hi;
+            ValidRange(s * g.dw - g.pw, g.sw, g.w, g.ow, &ow_lo, &ow_hi);
+            if (ow_lo == ow_hi) continue;  // this tap only ever sees padding
+            const T* w_rs = wr + ((r * g.kw + s) * g.k + grp * g.kg) * g.cg;
+            const bool identity = g.sh == 1 && g.sw == 1 && g.oh == g.h &&
+                                  g.ow == g.w && r * g.dh == g.ph &&
+                                  s * g.dw == g.pw;
+            if (identity) {
+              Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg,
+                      xg, in_plane, T(1), yg, out_plane);
+              continue;
+            }
+            Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg, xg,
+                    in_plane, T(0), partial, in_plane);
+            ShiftAdd(g, partial, yg, r, s, oh_lo, oh_hi, ow_lo, ow_hi);
+          }
+        }
+      }
+    }
+  }
+
+ private:
+  // yg[k][oh][ow] += partial[k][oh*sh - ph + r*dh][ow*sw - pw + s*dw] over
+  // the output rectangle [oh_lo, oh_hi) x [ow_lo, ow_hi) whose sources are
+  // inside the input.
+  template <typename T>
+  static void ShiftAdd(const Conv2dGeometry& g, const T* partial, T* yg,
+                       int64_t r, int64_t s, int64_t oh_lo, int64_t oh_hi,
+                       int64_t ow_lo, int64_t ow_hi) {
+    const int64_t rows = oh_hi - oh_lo;
+    const int64_t col_shift = s * g.dw - g.pw;
+    const int64_t sw = g.sw;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t k = 0; k < g.kg; ++k) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t oh = oh_lo + i;
+        const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+        const T* __restrict src = partial + (k * g.h + ih) * g.w;
+        T* __restrict dst = yg + (k * g.oh + oh) * g.ow;
+        if (sw == 1) {
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+            dst[ow] += src[ow + col_shift];
+          }
+        } else {
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+            dst[ow] += src[ow * sw + col_shift];
+          }
+        }
+      }
+    }
+  }
+
+  Buffer reordered_;  // weights as [r][s][k][c]
+};
+
+class Kn2row : public Algorithm<Conv2dAttrs> {
+ public:
+  std::string WhyNot(const Conv2dAttrs& attrs) const override {
+    if (attrs.layout != Layout::kNCHW) {
+      return "kn2row shift-adds [k][H][W] channel planes; it is implemented "
+             "for NCHW only";
+    }
+    return {};
+  }
+  int Preference(const Conv2dAttrs&) const override { return 5; }
+  std::unique_ptr<Kernel> Prepare(
+      const Conv2dAttrs& attrs,
+      const std::vector<Tensor>& params) const override {
+    return std::make_unique<Kn2rowKernel>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "kn2row", Device::kCPU, Kn2row);
+
+}  // namespace
+}  // namespace ai3
