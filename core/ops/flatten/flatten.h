@@ -1,0 +1,29 @@
+// flatten: merges dimensions start_dim..end_dim (inclusive) of the input into
+// one, as torch.flatten / nn.Flatten. Negative dims count from the end; a
+// rank-0 input is treated as rank 1, so it flattens to shape (1,). No weights;
+// the dtype is the input's.
+#ifndef AI3_CORE_OPS_FLATTEN_FLATTEN_H_
+#define AI3_CORE_OPS_FLATTEN_FLATTEN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct FlattenAttrs {
+  static constexpr char kOp[] = "flatten";
+
+  int64_t start_dim = 1;  // nn.Flatten's defaults
+  int64_t end_dim = -1;
+
+  // flatten takes no parameter tensors.
+  void Validate(const std::vector<Tensor>& params) const;
+  // Checks start_dim and end_dim against the input's rank.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_FLATTEN_FLATTEN_H_

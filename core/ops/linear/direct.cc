@@ -1,0 +1,65 @@
+// linear "direct": the definition as plain loops, one output element at a
+// time (OpenMP over rows x outputs). A reference, not a fast path.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/math/dispatch.h"
+#include "core/ops/linear/linear.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+class DirectKernel : public Kernel {
+ public:
+  DirectKernel(const LinearAttrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs),
+        weight_(params[0].data),
+        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      RunTyped<T>(input.data_as<const T>(), output.data_as<T>(),
+                  input.numel() / attrs_.in_features);
+    });
+  }
+
+ private:
+  template <typename T>
+  void RunTyped(const T* x, T* y, int64_t m) const {
+    const int64_t in = attrs_.in_features, out = attrs_.out_features;
+    const T* w = static_cast<const T*>(weight_);
+    const T* b = static_cast<const T*>(bias_);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t o = 0; o < out; ++o) {
+        const T* xi = x + i * in;
+        const T* wo = w + o * in;
+        T acc = 0;
+        for (int64_t k = 0; k < in; ++k) acc += xi[k] * wo[k];
+        y[i * out + o] = b ? acc + b[o] : acc;
+      }
+    }
+  }
+
+  LinearAttrs attrs_;
+  const void* weight_;
+  const void* bias_;
+};
+
+class Direct : public Algorithm<LinearAttrs> {
+ public:
+  int Preference(const LinearAttrs&) const override { return 0; }
+  std::unique_ptr<Kernel> Prepare(
+      const LinearAttrs& attrs,
+      const std::vector<Tensor>& params) const override {
+    return std::make_unique<DirectKernel>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(LinearAttrs, "direct", Device::kCPU, Direct);
+
+}  // namespace
+}  // namespace ai3

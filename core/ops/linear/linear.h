@@ -1,0 +1,31 @@
+// linear: y = x W^T + b over the last dimension of x (PyTorch's nn.Linear).
+// Weights are [out_features, in_features], bias [out_features]. The input may
+// have any rank >= 1; every leading dimension is a batch dimension.
+#ifndef AI3_CORE_OPS_LINEAR_LINEAR_H_
+#define AI3_CORE_OPS_LINEAR_LINEAR_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct LinearAttrs {
+  static constexpr char kOp[] = "linear";
+
+  int64_t in_features = 0;
+  int64_t out_features = 0;
+  bool has_bias = false;
+  DType dtype = DType::kFloat32;
+
+  // Checks the attributes and the weights: params = {weight[, bias]}.
+  void Validate(const std::vector<Tensor>& params) const;
+  // Checks the input (rank >= 1, last dimension in_features, dtype) and
+  // returns its shape with the last dimension replaced by out_features.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_LINEAR_LINEAR_H_

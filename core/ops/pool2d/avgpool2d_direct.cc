@@ -1,0 +1,119 @@
+// avgpool2d "direct": each output is its window's in-bounds sum divided as
+// PyTorch divides: by divisor_override if set; else, with count_include_pad,
+// by the window's size clipped to the padded input (so a window hanging past
+// the bottom/right padding in ceil_mode counts fewer); else by the number of
+// in-bounds elements. NCHW runs one thread per (n, c) plane; NHWC runs threads
+// over (n, output row) with the channels as the vectorised inner loop.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/math/dispatch.h"
+#include "core/ops/pool2d/pool2d.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+// One window along one dimension, PyTorch's way: [begin, end) in the input
+// and the extent `padded` that count_include_pad divides by.
+struct Span {
+  int64_t begin, end, padded;
+};
+Span SpanOf(int64_t o, int64_t stride, int64_t pad_before, int64_t pad_after,
+            int64_t kernel, int64_t size) {
+  const int64_t start = o * stride - pad_before;
+  const int64_t end = std::min(start + kernel, size + pad_after);
+  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
+}
+
+int64_t Divisor(const AvgPool2dAttrs& a, const Span& h, const Span& w) {
+  if (a.divisor_override > 0) return a.divisor_override;
+  if (a.count_include_pad) return h.padded * w.padded;
+  return (h.end - h.begin) * (w.end - w.begin);
+}
+
+template <typename T>
+void AvgPoolNchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
+                 T* y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
+    const T* xp = x + plane * g.h * g.w;
+    T* yp = y + plane * g.oh * g.ow;
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+        T sum = 0;
+        for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+          for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+            sum += xp[ih * g.w + iw];
+          }
+        }
+        yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
+      }
+    }
+  }
+}
+
+template <typename T>
+void AvgPoolNhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
+                 T* y) {
+  const int64_t c = g.c;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t oh = 0; oh < g.oh; ++oh) {
+      const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+        T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
+        for (int64_t k = 0; k < c; ++k) yp[k] = 0;
+        for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+          for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+            const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h +
+                                     iw * g.xs.w;
+            for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
+          }
+        }
+        const T divisor = static_cast<T>(Divisor(a, hs, ws));
+        for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
+      }
+    }
+  }
+}
+
+class DirectKernel : public Kernel {
+ public:
+  explicit DirectKernel(const AvgPool2dAttrs& attrs) : attrs_(attrs) {}
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    const Pool2dGeometry g = Pool2dGeometryOf(attrs_, input.shape);
+    DispatchFloat(input.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      if (attrs_.layout == Layout::kNHWC) {
+        AvgPoolNhwc<T>(attrs_, g, input.data_as<const T>(),
+                       output.data_as<T>());
+      } else {
+        AvgPoolNchw<T>(attrs_, g, input.data_as<const T>(),
+                       output.data_as<T>());
+      }
+    });
+  }
+
+ private:
+  AvgPool2dAttrs attrs_;
+};
+
+class Direct : public Algorithm<AvgPool2dAttrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const AvgPool2dAttrs& attrs,
+                                  const std::vector<Tensor>&) const override {
+    return std::make_unique<DirectKernel>(attrs);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU, Direct);
+
+}  // namespace
+}  // namespace ai3

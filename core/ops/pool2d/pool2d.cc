@@ -1,0 +1,163 @@
+#include "core/ops/pool2d/pool2d.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+namespace {
+
+// Floor division for a possibly negative numerator (PyTorch's div_rtn).
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+void NoParams(const char* op, const std::vector<Tensor>& params) {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument, op, " takes no parameter tensors, got ",
+         params.size());
+  }
+}
+
+}  // namespace
+
+int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
+                       int64_t pad_after, int64_t stride, int64_t dilation,
+                       bool ceil_mode) {
+  int64_t out = FloorDiv(in + pad_before + pad_after -
+                             dilation * (kernel - 1) - 1 +
+                             (ceil_mode ? stride - 1 : 0),
+                         stride) +
+                1;
+  // The last window must start inside the input or its leading padding.
+  if (ceil_mode && (out - 1) * stride >= in + pad_before) --out;
+  return out;
+}
+
+ImageDims PoolInputDims(const Tensor& input, Layout layout) {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",
+         layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
+         input.rank(), " ", ToString(input.shape));
+  }
+  ImageDims in = ImageDimsOf(input.shape, layout);
+  if (in.n < 0 || in.c < 1 || in.h < 1 || in.w < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
+         Name(layout), ") has ", in.c, " channels and spatial size ", in.h,
+         "x", in.w, "; all must be >= 1 (only the batch may be empty)");
+  }
+  return in;
+}
+
+void Pool2dWindow::ValidateWindow() const {
+  auto positive = [](const char* what, int64_t v) {
+    if (v < 1) {
+      Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
+    }
+  };
+  positive("kernel_h", kernel_h);
+  positive("kernel_w", kernel_w);
+  positive("stride_h", stride_h);
+  positive("stride_w", stride_w);
+  positive("dilation_h", dilation_h);
+  positive("dilation_w", dilation_w);
+  if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
+    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0, got top ",
+         pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
+         pad_right);
+  }
+  if (pad_top > kernel_h / 2 || pad_bottom > kernel_h / 2 ||
+      pad_left > kernel_w / 2 || pad_right > kernel_w / 2) {
+    Fail(ErrorKind::kInvalidArgument,
+         "padding should be at most half of kernel size, got padding top ",
+         pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
+         pad_right, " for a ", kernel_h, "x", kernel_w, " kernel");
+  }
+}
+
+Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
+  ImageDims in = PoolInputDims(input, layout);
+  const int64_t oh = PoolOutputSize(in.h, kernel_h, pad_top, pad_bottom,
+                                    stride_h, dilation_h, ceil_mode);
+  const int64_t ow = PoolOutputSize(in.w, kernel_w, pad_left, pad_right,
+                                    stride_w, dilation_w, ceil_mode);
+  if (oh < 1 || ow < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
+         Name(layout), ") gives an output of spatial size ", oh, "x", ow,
+         ", which is too small: the ", kernel_h, "x", kernel_w,
+         " kernel with dilation ", dilation_h, "x", dilation_w,
+         " does not fit the padded ", in.h + pad_top + pad_bottom, "x",
+         in.w + pad_left + pad_right, " input");
+  }
+  return ImageShape({in.n, in.c, oh, ow}, layout);
+}
+
+void MaxPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  ValidateWindow();
+  NoParams(kOp, params);
+}
+
+Shape MaxPool2dAttrs::OutputShape(const Tensor& input) const {
+  return WindowOutputShape(input);
+}
+
+void AvgPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  ValidateWindow();
+  if (dilation_h != 1 || dilation_w != 1) {
+    Fail(ErrorKind::kInvalidArgument,
+         "average pooling has no dilation; dilation must be 1x1, got ",
+         dilation_h, "x", dilation_w);
+  }
+  if (divisor_override < 0) {
+    Fail(ErrorKind::kInvalidArgument,
+         "divisor_override must be >= 1, or 0 for none; got ",
+         divisor_override);
+  }
+  NoParams(kOp, params);
+}
+
+Shape AvgPool2dAttrs::OutputShape(const Tensor& input) const {
+  return WindowOutputShape(input);
+}
+
+void AdaptiveAvgPool2dAttrs::Validate(
+    const std::vector<Tensor>& params) const {
+  if (output_h < 1 || output_w < 1) {
+    Fail(ErrorKind::kInvalidArgument, "output size must be >= 1x1, got ",
+         output_h, "x", output_w);
+  }
+  NoParams(kOp, params);
+}
+
+Shape AdaptiveAvgPool2dAttrs::OutputShape(const Tensor& input) const {
+  ImageDims in = PoolInputDims(input, layout);
+  return ImageShape({in.n, in.c, output_h, output_w}, layout);
+}
+
+Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
+                                const Shape& input_shape) {
+  Tensor probe;
+  probe.shape = input_shape;
+  ImageDims in = ImageDimsOf(input_shape, a.layout);
+  ImageDims out = ImageDimsOf(a.WindowOutputShape(probe), a.layout);
+  return {in.n,
+          in.c,
+          in.h,
+          in.w,
+          out.h,
+          out.w,
+          a.kernel_h,
+          a.kernel_w,
+          a.stride_h,
+          a.stride_w,
+          a.pad_top,
+          a.pad_bottom,
+          a.pad_left,
+          a.pad_right,
+          a.dilation_h,
+          a.dilation_w,
+          ImageStridesOf(in, a.layout),
+          ImageStridesOf(out, a.layout)};
+}
+
+}  // namespace ai3

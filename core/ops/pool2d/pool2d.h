@@ -1,0 +1,109 @@
+// pool2d: max, average and adaptive average pooling over the spatial
+// dimensions of a rank-4 image tensor, with PyTorch's exact semantics
+// (output sizes, ceil_mode, padding limits, average divisors). No weights; the
+// dtype, float32 or float64, is the input's. Each op is its own layer kind
+// with its own attributes:
+//   MaxPool2dAttrs          "maxpool2d"
+//   AvgPool2dAttrs          "avgpool2d"
+//   AdaptiveAvgPool2dAttrs  "adaptiveavgpool2d"
+#ifndef AI3_CORE_OPS_POOL2D_POOL2D_H_
+#define AI3_CORE_OPS_POOL2D_POOL2D_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+// The sliding window max and average pooling share. Unlike PyTorch, stride
+// has no "same as the kernel" default here: frontends fill it in.
+struct Pool2dWindow {
+  int64_t kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  // Asymmetric padding is allowed; each side at most half the kernel.
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  bool ceil_mode = false;
+  Layout layout = Layout::kNCHW;
+
+  // Throws kInvalidArgument for a kernel, stride or dilation < 1 and for
+  // padding below 0 or above half the kernel, as PyTorch does.
+  void ValidateWindow() const;
+  // Checks a rank-4 input with non-empty channel and spatial dimensions and
+  // returns the output shape (in `layout` order). Throws kShape when the
+  // window leaves no output.
+  Shape WindowOutputShape(const Tensor& input) const;
+};
+
+// PyTorch's pooling_output_shape for one dimension:
+//   out = floor_or_ceil((in + pad_before + pad_after - dilation*(k-1) - 1)
+//                       / stride) + 1,
+// and with ceil_mode, one less if the last window would start at or after
+// in + pad_before (it must start inside the input or the leading padding).
+// May return <= 0 when the padded input is smaller than the window.
+int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
+                       int64_t pad_after, int64_t stride, int64_t dilation,
+                       bool ceil_mode);
+
+// The spatial dims of a rank-4 pooling input; throws kShape for another rank
+// or an empty channel/spatial dimension (an empty batch is fine).
+ImageDims PoolInputDims(const Tensor& input, Layout layout);
+
+struct MaxPool2dAttrs : Pool2dWindow {
+  static constexpr char kOp[] = "maxpool2d";
+
+  void Validate(const std::vector<Tensor>& params) const;
+  Shape OutputShape(const Tensor& input) const;
+};
+
+struct AvgPool2dAttrs : Pool2dWindow {
+  static constexpr char kOp[] = "avgpool2d";
+
+  // Whether padded positions count in the divisor (PyTorch's default: yes).
+  bool count_include_pad = true;
+  // If > 0, every window's sum is divided by this instead; 0 means none.
+  int64_t divisor_override = 0;
+
+  // As Pool2dWindow, and dilation must be 1 (average pooling has none).
+  void Validate(const std::vector<Tensor>& params) const;
+  Shape OutputShape(const Tensor& input) const;
+};
+
+struct AdaptiveAvgPool2dAttrs {
+  static constexpr char kOp[] = "adaptiveavgpool2d";
+
+  // The output's spatial size. Output row i averages input rows
+  // floor(i * in_h / output_h) to ceil((i + 1) * in_h / output_h) - 1, and
+  // likewise for columns.
+  int64_t output_h = 1, output_w = 1;
+  Layout layout = Layout::kNCHW;
+
+  void Validate(const std::vector<Tensor>& params) const;
+  Shape OutputShape(const Tensor& input) const;
+};
+
+// Everything a sliding-window kernel needs to index one call.
+struct Pool2dGeometry {
+  int64_t n, c, h, w;  // input
+  int64_t oh, ow;      // output
+  int64_t kh, kw, sh, sw, pt, pb, pl, pr, dh, dw;
+  ImageStrides xs, ys;  // element strides of input and output
+};
+Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& window,
+                                const Shape& input_shape);
+
+// The taps [*lo, *hi) of a window starting at `start` with `dilation`
+// between its `kernel` taps that land inside [0, size): kernels loop over
+// these instead of testing every tap.
+inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
+                         int64_t size, int64_t* lo, int64_t* hi) {
+  *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+  *hi = start >= size ? 0 : (size - 1 - start) / dilation + 1;
+  if (*hi > kernel) *hi = kernel;
+  if (*hi < *lo) *hi = *lo;
+}
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_POOL2D_POOL2D_H_
