@@ -37,7 +37,7 @@ int64_t NumElements(const Shape& shape) {
 }
 
 bool Tensor::IsContiguous() const {
-  if (strides.empty()) return true;
+  if (strides.empty() || numel() == 0) return true;
   int64_t expected = 1;
   for (int64_t i = rank() - 1; i >= 0; --i) {
     // A dimension of size 1 may carry any stride without changing addresses.

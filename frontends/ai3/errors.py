@@ -1,0 +1,53 @@
+"""ai3's exceptions.
+
+Everything ai3 raises for bad input derives from `ai3.Error`, and also from
+the builtin it resembles, so ``except ValueError`` keeps working for code
+that does not know ai3. Messages name the layer and what was wrong. The C++
+core raises these through ai3._core's exception translator.
+"""
+
+from __future__ import annotations
+
+
+class Error(Exception):
+    """Base class of every error ai3 raises on purpose."""
+
+
+class InvalidArgument(Error, ValueError):
+    """A layer parameter or argument ai3 cannot use (e.g. groups=0)."""
+
+
+class ShapeError(Error, ValueError):
+    """An input or weight whose shape the layer cannot take."""
+
+
+class DTypeError(Error, TypeError):
+    """An unsupported dtype, or one that does not match the layer's."""
+
+
+class UnknownAlgorithm(Error, ValueError):
+    """An algorithm name this build does not have for that op and device."""
+
+
+class AlgorithmNotApplicable(Error, ValueError):
+    """A known algorithm that cannot take this layer's parameters."""
+
+
+class UnsupportedOperation(Error, NotImplementedError):
+    """An operation, layer or feature ai3 does not implement."""
+
+
+class InternalError(Error, RuntimeError):
+    """A failure inside ai3 or a math library: a bug, please report it."""
+
+
+__all__ = [
+    "AlgorithmNotApplicable",
+    "DTypeError",
+    "Error",
+    "InternalError",
+    "InvalidArgument",
+    "ShapeError",
+    "UnknownAlgorithm",
+    "UnsupportedOperation",
+]

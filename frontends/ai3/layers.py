@@ -1,0 +1,240 @@
+"""Single core layers, callable on NumPy arrays and CPU torch tensors.
+
+These are the core's layer objects with framework-style arguments::
+
+    conv = ai3.layers.Conv2d(weight, bias, stride=1, padding=1, algorithm="smm")
+    y = conv(x)          # x: np.ndarray or torch.Tensor, NCHW
+
+Weights are copied into the layer once; inputs are read in place and each
+call returns a new array (or tensor, for a tensor input).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from ai3 import _arrays, _core, errors
+
+IntOrPair = Union[int, Sequence[int]]
+Padding = Union[int, str, Sequence[int]]
+
+
+def _pair(value: IntOrPair, what: str, layer: str) -> tuple[int, int]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value), int(value)
+    if isinstance(value, Sequence) and len(value) == 2:
+        return int(value[0]), int(value[1])
+    raise errors.InvalidArgument(
+        f"layer '{layer}': {what} must be an int or a pair, got {value!r}"
+    )
+
+
+def _padding(
+    value: Padding,
+    kernel: tuple[int, int],
+    dilation: tuple[int, int],
+    layer: str,
+) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) from an int, a pair (PyTorch), a 4-tuple,
+    or "valid"/"same" (for stride 1; extra padding goes bottom/right as in
+    PyTorch and TensorFlow)."""
+    if isinstance(value, str):
+        if value == "valid":
+            return 0, 0, 0, 0
+        if value == "same":
+            th = dilation[0] * (kernel[0] - 1)
+            tw = dilation[1] * (kernel[1] - 1)
+            return th // 2, th - th // 2, tw // 2, tw - tw // 2
+        raise errors.InvalidArgument(
+            f"layer '{layer}': padding must be 'valid', 'same' or ints, got {value!r}"
+        )
+    if isinstance(value, Sequence) and len(value) == 4:
+        top, bottom, left, right = (int(v) for v in value)
+        return top, bottom, left, right
+    ph, pw = _pair(value, "padding", layer)
+    return ph, ph, pw, pw
+
+
+def _weight(x: Any, what: str) -> np.ndarray:
+    array, _ = _arrays.to_array(x, what)
+    return array
+
+
+class _Layer:
+    """Shared behaviour: calling on arrays/tensors, names, algorithm."""
+
+    _core_layer: Any
+
+    def __call__(self, x: Any) -> Any:
+        array, was_torch = _arrays.to_array(x, f"input of layer '{self.name}'")
+        return _arrays.from_array(self._core_layer(array), was_torch)
+
+    def output_shape(self, input_shape: Sequence[int], dtype: str = "float32"):
+        return tuple(self._core_layer.output_shape(list(input_shape), dtype))
+
+    @property
+    def algorithm(self) -> str:
+        """The algorithm actually running ("default" resolved)."""
+        return self._core_layer.algorithm
+
+    @property
+    def name(self) -> str:
+        return self._core_layer.name
+
+    @property
+    def op(self) -> str:
+        return self._core_layer.op
+
+    def __repr__(self) -> str:
+        return f"ai3.layers.{type(self).__name__}(name={self.name!r}, algorithm={self.algorithm!r})"
+
+
+class Conv2d(_Layer):
+    def __init__(
+        self,
+        weight: Any,
+        bias: Optional[Any] = None,
+        stride: IntOrPair = 1,
+        padding: Padding = 0,
+        dilation: IntOrPair = 1,
+        groups: int = 1,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "conv2d",
+    ):
+        w = _weight(weight, f"weight of layer '{name}'")
+        kernel = tuple(w.shape[2:4]) if w.ndim == 4 else (1, 1)
+        dil = _pair(dilation, "dilation", name)
+        self._core_layer = _core.Conv2d(
+            weight=w,
+            bias=None if bias is None else _weight(bias, f"bias of layer '{name}'"),
+            stride=_pair(stride, "stride", name),
+            padding=_padding(padding, kernel, dil, name),
+            dilation=dil,
+            groups=int(groups),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class Linear(_Layer):
+    def __init__(
+        self,
+        weight: Any,
+        bias: Optional[Any] = None,
+        *,
+        algorithm: str = "default",
+        name: str = "linear",
+    ):
+        self._core_layer = _core.Linear(
+            weight=_weight(weight, f"weight of layer '{name}'"),
+            bias=None if bias is None else _weight(bias, f"bias of layer '{name}'"),
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class ReLU(_Layer):
+    def __init__(self, *, algorithm: str = "default", name: str = "relu"):
+        self._core_layer = _core.ReLU(algorithm=algorithm, name=name)
+
+
+class MaxPool2d(_Layer):
+    def __init__(
+        self,
+        kernel_size: IntOrPair,
+        stride: Optional[IntOrPair] = None,
+        padding: Padding = 0,
+        dilation: IntOrPair = 1,
+        ceil_mode: bool = False,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "maxpool2d",
+    ):
+        kernel = _pair(kernel_size, "kernel_size", name)
+        dil = _pair(dilation, "dilation", name)
+        self._core_layer = _core.MaxPool2d(
+            kernel=kernel,
+            stride=kernel if stride is None else _pair(stride, "stride", name),
+            padding=_padding(padding, kernel, dil, name),
+            dilation=dil,
+            ceil_mode=bool(ceil_mode),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class AvgPool2d(_Layer):
+    def __init__(
+        self,
+        kernel_size: IntOrPair,
+        stride: Optional[IntOrPair] = None,
+        padding: Padding = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
+        divisor_override: Optional[int] = None,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "avgpool2d",
+    ):
+        kernel = _pair(kernel_size, "kernel_size", name)
+        self._core_layer = _core.AvgPool2d(
+            kernel=kernel,
+            stride=kernel if stride is None else _pair(stride, "stride", name),
+            padding=_padding(padding, kernel, (1, 1), name),
+            ceil_mode=bool(ceil_mode),
+            count_include_pad=bool(count_include_pad),
+            divisor_override=int(divisor_override or 0),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class AdaptiveAvgPool2d(_Layer):
+    def __init__(
+        self,
+        output_size: IntOrPair,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "adaptiveavgpool2d",
+    ):
+        self._core_layer = _core.AdaptiveAvgPool2d(
+            output_size=_pair(output_size, "output_size", name),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class Flatten(_Layer):
+    def __init__(
+        self,
+        start_dim: int = 1,
+        end_dim: int = -1,
+        *,
+        algorithm: str = "default",
+        name: str = "flatten",
+    ):
+        self._core_layer = _core.Flatten(
+            start_dim=int(start_dim), end_dim=int(end_dim), algorithm=algorithm, name=name
+        )
+
+
+__all__ = [
+    "AdaptiveAvgPool2d",
+    "AvgPool2d",
+    "Conv2d",
+    "Flatten",
+    "Linear",
+    "MaxPool2d",
+    "ReLU",
+]

@@ -1,0 +1,42 @@
+"""//:wheel installs with pip into a plain directory and `import ai3` works
+there outside Bazel: the extension loads, its bundled math libraries are
+found, and a layer runs."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import pytest_main
+
+
+def test_wheel_installs_and_imports() -> None:
+    runfiles = os.path.join(os.environ["TEST_SRCDIR"], os.environ.get("TEST_WORKSPACE", "ai3"))
+    (wheel,) = glob.glob(os.path.join(runfiles, "ai3-*.whl"))
+    target = tempfile.mkdtemp()
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet", "--target", target, wheel],
+        check=True,
+    )
+    assert os.path.exists(os.path.join(target, "ai3", "_core.so"))
+    script = (
+        "import numpy as np, ai3\n"
+        "assert ai3.__file__.startswith(%r), ai3.__file__\n"
+        "x = np.ones((1, 2, 4, 4), np.float32)\n"
+        "y = ai3.layers.Conv2d(np.ones((3, 2, 3, 3), np.float32), padding=1, algorithm='gemm')(x)\n"
+        "assert y.shape == (1, 3, 4, 4) and y[0, 0, 1, 1] == 18.0, y\n"
+        "print(sorted(ai3.algorithms()['conv2d']))\n"
+    ) % target
+    # A clean environment: only the install directory on the path, no Bazel
+    # runfiles, no LD_LIBRARY_PATH.
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": target, "HOME": target}
+    out = subprocess.run([sys.executable, "-c", script], cwd=target, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "winograd" in out.stdout
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
