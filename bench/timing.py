@@ -39,5 +39,10 @@ def format_table(headers: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)]
     line = "  ".join(h.ljust(w) for h, w in zip(headers, widths))
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
+    last = len(headers) - 1
+    # Numbers right-aligned; the first (name) and last (note) columns left.
+    out += [
+        "  ".join(c.rjust(w) if 0 < i < last else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+        for r in rows
+    ]
     return "\n".join(out)

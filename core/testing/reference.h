@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
+
 namespace ai3::testing {
 
 inline std::vector<double> RandomVector(size_t n, uint32_t seed) {
@@ -49,6 +51,33 @@ inline void Check(bool ok, const std::string& what) {
   if (!ok) {
     ++Failures();
     std::fprintf(stderr, "FAILED: %s\n", what.c_str());
+  }
+}
+
+// NCHW -> NHWC, for checking the NHWC paths against an NCHW reference.
+inline std::vector<double> ToNhwc(const std::vector<double>& v, int64_t n,
+                                  int64_t c, int64_t h, int64_t w) {
+  std::vector<double> out(v.size());
+  for (int64_t a = 0; a < n; ++a)
+    for (int64_t b = 0; b < c; ++b)
+      for (int64_t i = 0; i < h; ++i)
+        for (int64_t j = 0; j < w; ++j)
+          out[((a * h + i) * w + j) * c + b] = v[((a * c + b) * h + i) * w + j];
+  return out;
+}
+
+// Checks that fn() throws an ai3::Error of `kind` whose message has `text`.
+template <typename Fn>
+void ExpectError(const std::string& what, ErrorKind kind,
+                 const std::string& text, Fn fn) {
+  try {
+    fn();
+    Check(false, what + ": no error raised");
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    Check(e.kind() == kind, what + ": wrong error kind: " + msg);
+    Check(msg.find(text) != std::string::npos,
+          what + ": message '" + msg + "' lacks '" + text + "'");
   }
 }
 

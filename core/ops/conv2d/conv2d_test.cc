@@ -14,6 +14,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::ToNhwc;
 
 struct Case {
   int64_t n, c, h, w, k, kh, kw, sh, sw, pt, pb, pl, pr, dh, dw, groups;
@@ -47,17 +48,6 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
   return y;
 }
 
-// NCHW <-> NHWC for the layout cases.
-std::vector<double> ToNhwc(const std::vector<double>& v, int64_t n, int64_t c,
-                           int64_t h, int64_t w) {
-  std::vector<double> out(v.size());
-  for (int64_t a = 0; a < n; ++a)
-    for (int64_t b = 0; b < c; ++b)
-      for (int64_t i = 0; i < h; ++i)
-        for (int64_t j = 0; j < w; ++j)
-          out[((a * h + i) * w + j) * c + b] = v[((a * c + b) * h + i) * w + j];
-  return out;
-}
 
 template <typename T>
 int RunCase(const Case& p, Layout layout, const std::string& algorithm) {

@@ -4,34 +4,21 @@
 #include <memory>
 #include <vector>
 
-#include "core/math/dispatch.h"
 #include "core/ops/linear/linear.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
-class DirectKernel : public Kernel {
+class DirectKernel : public LinearKernelBase<DirectKernel> {
  public:
-  DirectKernel(const LinearAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        weight_(params[0].data),
-        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+  using LinearKernelBase::LinearKernelBase;
 
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    DispatchFloat(attrs_.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      RunTyped<T>(input.data_as<const T>(), output.data_as<T>(),
-                  input.numel() / attrs_.in_features);
-    });
-  }
-
- private:
   template <typename T>
   void RunTyped(const T* x, T* y, int64_t m) const {
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = static_cast<const T*>(weight_);
-    const T* b = static_cast<const T*>(bias_);
+    const T* w = weight<T>();
+    const T* b = bias<T>();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t o = 0; o < out; ++o) {
@@ -43,10 +30,6 @@ class DirectKernel : public Kernel {
       }
     }
   }
-
-  LinearAttrs attrs_;
-  const void* weight_;
-  const void* bias_;
 };
 
 class Direct : public Algorithm<LinearAttrs> {

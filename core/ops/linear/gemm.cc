@@ -6,7 +6,6 @@
 #include <memory>
 #include <vector>
 
-#include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/linear/linear.h"
 #include "core/registry.h"
@@ -14,27 +13,15 @@
 namespace ai3 {
 namespace {
 
-class GemmKernel : public Kernel {
+class GemmKernel : public LinearKernelBase<GemmKernel> {
  public:
-  GemmKernel(const LinearAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        weight_(params[0].data),
-        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+  using LinearKernelBase::LinearKernelBase;
 
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    DispatchFloat(attrs_.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      RunTyped<T>(input.data_as<const T>(), output.data_as<T>(),
-                  input.numel() / attrs_.in_features);
-    });
-  }
-
- private:
   template <typename T>
   void RunTyped(const T* x, T* y, int64_t m) const {
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = static_cast<const T*>(weight_);
-    const T* b = static_cast<const T*>(bias_);
+    const T* w = weight<T>();
+    const T* b = bias<T>();
     if (b) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < m; ++i) {
@@ -45,10 +32,6 @@ class GemmKernel : public Kernel {
     Gemm<T>(/*trans_a=*/false, /*trans_b=*/true, m, out, in, T(1), x, in, w,
             in, b ? T(1) : T(0), y, out);
   }
-
-  LinearAttrs attrs_;
-  const void* weight_;
-  const void* bias_;
 };
 
 class GemmAlgorithm : public Algorithm<LinearAttrs> {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/math/dispatch.h"
+#include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -24,6 +26,41 @@ struct LinearAttrs {
   // Checks the input (rank >= 1, last dimension in_features, dtype) and
   // returns its shape with the last dimension replaced by out_features.
   Shape OutputShape(const Tensor& input) const;
+};
+
+// What every linear kernel keeps: the attributes and the weights. Subclasses
+// implement RunTyped<T>(x, y, rows) for T = float, double, where rows is the
+// product of the input's leading dimensions.
+template <class Derived>
+class LinearKernelBase : public Kernel {
+ public:
+  LinearKernelBase(const LinearAttrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs),
+        weight_(params[0].data),
+        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      static_cast<Derived*>(this)->template RunTyped<T>(
+          input.data_as<const T>(), output.data_as<T>(),
+          input.numel() / attrs_.in_features);
+    });
+  }
+
+ protected:
+  template <typename T>
+  const T* weight() const {
+    return static_cast<const T*>(weight_);
+  }
+  template <typename T>
+  const T* bias() const {
+    return static_cast<const T*>(bias_);
+  }
+
+  LinearAttrs attrs_;
+  const void* weight_;
+  const void* bias_;
 };
 
 }  // namespace ai3

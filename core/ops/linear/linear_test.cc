@@ -15,6 +15,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::ExpectError;
 
 struct Case {
   Shape lead;  // the batch dimensions in front of in_features
@@ -84,19 +85,6 @@ void RunCase(const Case& p, const std::string& algorithm) {
 
 // Runs fn, which must throw ai3::Error of `kind` whose message contains
 // `text`.
-template <typename Fn>
-void ExpectError(const std::string& what, ErrorKind kind,
-                 const std::string& text, Fn fn) {
-  try {
-    fn();
-    Check(false, what + ": no error raised");
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    Check(e.kind() == kind, what + ": wrong error kind: " + msg);
-    Check(msg.find(text) != std::string::npos,
-          what + ": message '" + msg + "' lacks '" + text + "'");
-  }
-}
 
 void ErrorCases() {
   std::vector<float> w(12), b(4), x(100), y(100);

@@ -19,6 +19,8 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::ExpectError;
+using testing::ToNhwc;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -105,16 +107,6 @@ std::vector<double> RefAdaptiveAvgPool(int64_t nc_count, int64_t h, int64_t w,
   return y;
 }
 
-std::vector<double> ToNhwc(const std::vector<double>& v, int64_t n, int64_t c,
-                           int64_t h, int64_t w) {
-  std::vector<double> out(v.size());
-  for (int64_t a = 0; a < n; ++a)
-    for (int64_t b = 0; b < c; ++b)
-      for (int64_t i = 0; i < h; ++i)
-        for (int64_t j = 0; j < w; ++j)
-          out[((a * h + i) * w + j) * c + b] = v[((a * c + b) * h + i) * w + j];
-  return out;
-}
 
 // Largest relative error, where NaN must meet NaN and +-inf the same inf.
 template <typename T>
@@ -326,19 +318,6 @@ void KnownValues() {
 
 // ---- Errors. ----
 
-template <typename Fn>
-void ExpectError(const std::string& what, ErrorKind kind,
-                 const std::string& text, Fn fn) {
-  try {
-    fn();
-    Check(false, what + ": no error raised");
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    Check(e.kind() == kind, what + ": wrong error kind: " + msg);
-    Check(msg.find(text) != std::string::npos,
-          what + ": message '" + msg + "' lacks '" + text + "'");
-  }
-}
 
 void ErrorCases() {
   std::vector<float> x(64), y(64);

@@ -17,6 +17,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::ExpectError;
 
 template <typename T>
 void RunCase(const Shape& shape, const std::string& algorithm) {
@@ -48,19 +49,6 @@ void RunCase(const Shape& shape, const std::string& algorithm) {
   Check(ok, desc);
 }
 
-template <typename Fn>
-void ExpectError(const std::string& what, ErrorKind kind,
-                 const std::string& text, Fn fn) {
-  try {
-    fn();
-    Check(false, what + ": no error raised");
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    Check(e.kind() == kind, what + ": wrong error kind: " + msg);
-    Check(msg.find(text) != std::string::npos,
-          what + ": message '" + msg + "' lacks '" + text + "'");
-  }
-}
 
 int Main() {
   const std::vector<Shape> shapes = {

@@ -1,0 +1,50 @@
+"""ai3_op: the three targets every op package under core/ops/ has."""
+
+load("//core:copts.bzl", "AI3_COPTS")
+
+def ai3_op(name, algorithm_deps = []):
+    """Declares an op's package.
+
+    :<name>        the op's attributes (<name>.h/.cc): what a layer of it is,
+                   how its output shape follows from its input
+    :algorithms    every other .cc file: one algorithm each, registering
+                   itself (hence alwayslink)
+    :<name>_test   every algorithm against a naive reference
+    """
+    native.cc_library(
+        name = name,
+        srcs = [name + ".cc"],
+        hdrs = [name + ".h"],
+        copts = AI3_COPTS,
+        deps = ["//core:base"],
+        visibility = ["//visibility:public"],
+    )
+    native.cc_library(
+        name = "algorithms",
+        srcs = native.glob(
+            ["*.cc"],
+            exclude = [
+                name + ".cc",
+                "*_test.cc",
+            ],
+        ),
+        copts = AI3_COPTS,
+        deps = [
+            ":" + name,
+            "//core:base",
+            "//core:math",
+        ] + algorithm_deps,
+        alwayslink = 1,
+        visibility = ["//visibility:public"],
+    )
+    native.cc_test(
+        name = name + "_test",
+        srcs = [name + "_test.cc"],
+        copts = AI3_COPTS,
+        deps = [
+            ":algorithms",
+            ":" + name,
+            "//core:base",
+            "//core/testing:reference",
+        ],
+    )
