@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -14,7 +15,9 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/graph.h"
 #include "core/layer.h"
+#include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/flatten/flatten.h"
 #include "core/ops/linear/linear.h"
@@ -93,22 +96,6 @@ py::array EmptyArray(DType dtype, const Shape& shape) {
   return py::array_t<float>(dims);
 }
 
-// Image ops carry a layout attribute; the others read any rank.
-template <class Attrs, class = void>
-struct HasLayout : std::false_type {};
-template <class Attrs>
-struct HasLayout<Attrs, std::void_t<decltype(std::declval<Attrs>().layout)>>
-    : std::true_type {};
-
-template <class Attrs>
-Layout LayoutOf(const Attrs& attrs) {
-  if constexpr (HasLayout<Attrs>::value) {
-    return attrs.layout;
-  } else {
-    return Layout::kNCHW;
-  }
-}
-
 Layout ParseLayout(const std::string& layout) {
   if (layout == "NCHW") return Layout::kNCHW;
   if (layout == "NHWC") return Layout::kNHWC;
@@ -116,72 +103,90 @@ Layout ParseLayout(const std::string& layout) {
        layout, "'");
 }
 
+DType ParseDType(const std::string& dtype) {
+  if (dtype == "float32") return DType::kFloat32;
+  if (dtype == "float64") return DType::kFloat64;
+  Fail(ErrorKind::kDType, "dtype must be 'float32' or 'float64', got '", dtype,
+       "'");
+}
+
 // ---- Layers ---------------------------------------------------------------
+//
+// Every op's layer is bound as its core class, Layer<Attrs>, held by
+// shared_ptr and derived from the Python class "Layer" (AnyLayer), so that a
+// Model can hold the very object Python holds. The weights are copied once
+// into the layer; inputs are read in place; each call returns a new array.
 
-// A core Layer callable on NumPy arrays. The weights are copied once into
-// the layer; inputs are read in place; each call returns a new array.
+std::string LayerContext(const AnyLayer& layer) {
+  return std::string(layer.op()) + " layer '" + layer.name() + "'";
+}
+
+py::array CallLayer(AnyLayer& layer, const py::array& x) {
+  Tensor input;
+  try {
+    input = TensorOf(x, "input", layer.layout());
+  } catch (const Error& e) {
+    throw e.WithContext(LayerContext(layer));
+  }
+  py::array y = EmptyArray(input.dtype, layer.OutputShape(input));
+  Tensor output = TensorOf(y, "output", input.layout);
+  {
+    py::gil_scoped_release release;
+    layer.Forward(input, output);
+  }
+  return y;
+}
+
+std::vector<int64_t> LayerOutputShape(const AnyLayer& layer,
+                                      const std::vector<int64_t>& input_shape,
+                                      const std::string& dtype) {
+  Tensor probe;
+  probe.shape = input_shape;
+  try {
+    probe.dtype = ParseDType(dtype);
+  } catch (const Error& e) {
+    throw e.WithContext(LayerContext(layer));
+  }
+  probe.layout = layer.layout();
+  return layer.OutputShape(probe);
+}
+
+void BindAnyLayer(py::module_& m) {
+  py::class_<AnyLayer, std::shared_ptr<AnyLayer>>(
+      m, "Layer",
+      "The base of every core layer class: one op with its weights and "
+      "chosen algorithm.")
+      .def("__call__", &CallLayer, py::arg("x"),
+           "Runs the layer on a NumPy array (read in place) and returns a "
+           "new array.")
+      .def("output_shape", &LayerOutputShape, py::arg("input_shape"),
+           py::arg("dtype") = "float32")
+      .def_property_readonly(
+          "algorithm", [](const AnyLayer& l) { return l.algorithm(); })
+      .def_property_readonly("name",
+                             [](const AnyLayer& l) { return l.name(); })
+      .def_property_readonly(
+          "op", [](const AnyLayer& l) { return std::string(l.op()); });
+}
+
 template <class Attrs>
-class PyLayer {
- public:
-  PyLayer(const std::string& name, const Attrs& attrs,
-          const std::vector<py::array>& params, const std::string& algorithm)
-      : layer_(name, attrs, Tensors(params), algorithm) {}
+using LayerClass =
+    py::class_<Layer<Attrs>, AnyLayer, std::shared_ptr<Layer<Attrs>>>;
 
-  py::array Forward(const py::array& x) {
-    Tensor input;
-    try {
-      input = TensorOf(x, "input", LayoutOf(layer_.attrs()));
-    } catch (const Error& e) {
-      throw e.WithContext(std::string(Attrs::kOp) + " layer '" +
-                          layer_.name() + "'");
-    }
-    py::array y = EmptyArray(input.dtype, layer_.OutputShape(input));
-    Tensor output = TensorOf(y, "output", input.layout);
-    {
-      py::gil_scoped_release release;
-      layer_.Forward(input, output);
-    }
-    return y;
-  }
+template <class Attrs>
+LayerClass<Attrs> BindLayer(py::module_& m, const char* class_name,
+                            const char* doc) {
+  return LayerClass<Attrs>(m, class_name, doc);
+}
 
-  std::vector<int64_t> OutputShape(const std::vector<int64_t>& input_shape,
-                                   const std::string& dtype) {
-    Tensor probe;
-    probe.shape = input_shape;
-    probe.dtype = dtype == "float64" ? DType::kFloat64 : DType::kFloat32;
-    probe.layout = LayoutOf(layer_.attrs());
-    return layer_.OutputShape(probe);
-  }
-
-  const Layer<Attrs>& layer() const { return layer_; }
-
- private:
-  static std::vector<Tensor> Tensors(const std::vector<py::array>& params) {
-    std::vector<Tensor> tensors;
-    for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
-    return tensors;
-  }
-  Layer<Attrs> layer_;
-};
-
-template <class Attrs, typename... ConstructorArgs>
-py::class_<PyLayer<Attrs>> BindLayer(py::module_& m, const char* class_name,
-                                     const char* doc) {
-  py::class_<PyLayer<Attrs>> cls(m, class_name, doc);
-  cls.def("__call__", &PyLayer<Attrs>::Forward, py::arg("x"),
-          "Runs the layer on a NumPy array (read in place) and returns a "
-          "new array.")
-      .def("output_shape", &PyLayer<Attrs>::OutputShape,
-           py::arg("input_shape"), py::arg("dtype") = "float32")
-      .def_property_readonly(
-          "algorithm",
-          [](const PyLayer<Attrs>& l) { return l.layer().algorithm(); })
-      .def_property_readonly(
-          "name", [](const PyLayer<Attrs>& l) { return l.layer().name(); })
-      .def_property_readonly("op", [](const PyLayer<Attrs>&) {
-        return std::string(Attrs::kOp);
-      });
-  return cls;
+template <class Attrs>
+std::shared_ptr<Layer<Attrs>> MakeLayer(const std::string& name,
+                                        const Attrs& attrs,
+                                        const std::vector<py::array>& params,
+                                        const std::string& algorithm) {
+  std::vector<Tensor> tensors;
+  for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
+  return std::make_shared<Layer<Attrs>>(name, attrs, tensors, algorithm);
 }
 
 int64_t Dim(const py::array& a, int axis, int rank, const char* what) {
@@ -202,21 +207,102 @@ std::vector<py::array> Params(const py::array& weight,
 }
 
 // Runs `make`, prefixing any error with the op and layer name, for errors
-// found before a Layer exists (e.g. a weight of the wrong rank).
+// found before a Layer exists (e.g. a weight of the wrong rank). Errors the
+// Layer constructor raises name the layer already and pass unchanged.
 template <class Fn>
 auto Named(const char* op, const std::string& name, Fn&& make) {
+  const std::string context = std::string(op) + " layer '" + name + "'";
   try {
     return make();
   } catch (const Error& e) {
-    throw e.WithContext(std::string(op) + " layer '" + name + "'");
+    if (std::string(e.what()).rfind(context, 0) == 0) throw;
+    throw e.WithContext(context);
   }
+}
+
+// ---- Models ---------------------------------------------------------------
+
+// Runs a whole Model on a NumPy array: one call, no Python between layers.
+py::array CallModel(Model& model, const py::array& x) {
+  Tensor input = TensorOf(x, "model input");
+  Shape output_shape;
+  {
+    // Planning may wait for another thread's Forward on this model.
+    py::gil_scoped_release release;
+    output_shape = model.Prepare(input);
+  }
+  py::array y = EmptyArray(input.dtype, output_shape);
+  Tensor output = TensorOf(y, "model output", input.layout);
+  {
+    py::gil_scoped_release release;
+    model.Forward(input, output);
+  }
+  return y;
+}
+
+void BindModel(py::module_& m) {
+  m.attr("MODEL_INPUT") = Model::kInput;
+  py::class_<Model>(
+      m, "Model",
+      "A whole network as a DAG of core layers, add and concat nodes, run "
+      "in C++ by one call. Nodes are added in topological order; each add_* "
+      "returns the new node's id, and MODEL_INPUT (-1) names the model's "
+      "input. The output is the last node added unless set_output says "
+      "otherwise; nodes it does not depend on are not run. The model keeps "
+      "its layers alive; one layer may appear at several nodes.")
+      .def(py::init<>())
+      .def("add_layer", &Model::AddLayer, py::arg("layer"), py::arg("input"),
+           "Adds a layer reading node `input` (or MODEL_INPUT); returns the "
+           "node id.")
+      .def("add_add", &Model::AddAdd, py::arg("inputs"), py::arg("name"),
+           "Adds the elementwise sum of >= 2 nodes of one shape; returns the "
+           "node id.")
+      .def("add_concat", &Model::AddConcat, py::arg("inputs"), py::arg("axis"),
+           py::arg("name"),
+           "Adds the concatenation of >= 1 nodes along `axis` (negative "
+           "counts from the end; NCHW channels are axis 1); returns the node "
+           "id.")
+      .def("set_output", &Model::SetOutput, py::arg("node"))
+      .def_property_readonly("output", &Model::output,
+                             "The output node's id.")
+      .def(
+          "output_shape",
+          [](const Model& model, const std::vector<int64_t>& input_shape,
+             const std::string& dtype) {
+            return model.OutputShape(input_shape, ParseDType(dtype));
+          },
+          py::arg("input_shape"), py::arg("dtype") = "float32",
+          "The output's shape for an input of this shape and dtype; raises "
+          "naming the first node that cannot take its input.")
+      .def("__call__", &CallModel, py::arg("x"),
+           "Runs the model on a contiguous float32/float64 NumPy array (read "
+           "in place) and returns a new array.")
+      .def("__len__", &Model::size)
+      .def(
+          "layers",
+          [](const Model& model) {
+            std::vector<std::tuple<std::string, std::string, std::string>> out;
+            for (int i = 0; i < model.size(); ++i) {
+              Model::NodeInfo info = model.Describe(i);
+              out.emplace_back(info.name, info.op, info.algorithm);
+            }
+            return out;
+          },
+          "(name, op, algorithm) of every node, by node id; add and concat "
+          "nodes run 'direct'.")
+      .def("__repr__", [](const Model& model) {
+        return "<ai3._core.Model with " + std::to_string(model.size()) +
+               " nodes>";
+      });
 }
 
 using Pair = std::pair<int64_t, int64_t>;
 using Pads = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // t, b, l, r
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "ai3's C++ core: algorithms per op, and layers that run them.";
+  m.doc() =
+      "ai3's C++ core: algorithms per op, layers that run them, and "
+      "models that run whole networks.";
   py::register_exception_translator(&TranslateErrors);
 
   m.def(
@@ -229,6 +315,9 @@ PYBIND11_MODULE(_core, m) {
         return out;
       },
       "Every (op, algorithm, device) this build offers.");
+
+  BindAnyLayer(m);
+  BindModel(m);
 
   BindLayer<Conv2dAttrs>(m, "Conv2d", "2-D convolution (weights OIHW).")
       .def(py::init([](const py::array& weight,
@@ -250,7 +339,7 @@ PYBIND11_MODULE(_core, m) {
                a.has_bias = bias.has_value();
                a.dtype = LayerDType(weight);
                a.layout = ParseLayout(layout);
-               return new PyLayer<Conv2dAttrs>(name, a, Params(weight, bias),
+               return MakeLayer<Conv2dAttrs>(name, a, Params(weight, bias),
                                                algorithm);
              });
            }),
@@ -269,7 +358,7 @@ PYBIND11_MODULE(_core, m) {
                a.in_features = weight.shape(1);
                a.has_bias = bias.has_value();
                a.dtype = LayerDType(weight);
-               return new PyLayer<LinearAttrs>(name, a, Params(weight, bias),
+               return MakeLayer<LinearAttrs>(name, a, Params(weight, bias),
                                                algorithm);
              });
            }),
@@ -278,7 +367,7 @@ PYBIND11_MODULE(_core, m) {
 
   BindLayer<ReluAttrs>(m, "ReLU", "max(x, 0) elementwise.")
       .def(py::init([](const std::string& algorithm, const std::string& name) {
-             return new PyLayer<ReluAttrs>(name, ReluAttrs{}, {}, algorithm);
+             return MakeLayer<ReluAttrs>(name, ReluAttrs{}, {}, algorithm);
            }),
            py::kw_only(), py::arg("algorithm"), py::arg("name"));
 
@@ -295,7 +384,7 @@ PYBIND11_MODULE(_core, m) {
                std::tie(a.dilation_h, a.dilation_w) = dilation;
                a.ceil_mode = ceil_mode;
                a.layout = ParseLayout(layout);
-               return new PyLayer<MaxPool2dAttrs>(name, a, {}, algorithm);
+               return MakeLayer<MaxPool2dAttrs>(name, a, {}, algorithm);
              });
            }),
            py::kw_only(), py::arg("kernel"), py::arg("stride"),
@@ -317,7 +406,7 @@ PYBIND11_MODULE(_core, m) {
                a.count_include_pad = count_include_pad;
                a.divisor_override = divisor_override;
                a.layout = ParseLayout(layout);
-               return new PyLayer<AvgPool2dAttrs>(name, a, {}, algorithm);
+               return MakeLayer<AvgPool2dAttrs>(name, a, {}, algorithm);
              });
            }),
            py::kw_only(), py::arg("kernel"), py::arg("stride"),
@@ -333,7 +422,7 @@ PYBIND11_MODULE(_core, m) {
                AdaptiveAvgPool2dAttrs a;
                std::tie(a.output_h, a.output_w) = output_size;
                a.layout = ParseLayout(layout);
-               return new PyLayer<AdaptiveAvgPool2dAttrs>(name, a, {},
+               return MakeLayer<AdaptiveAvgPool2dAttrs>(name, a, {},
                                                           algorithm);
              });
            }),
@@ -346,10 +435,33 @@ PYBIND11_MODULE(_core, m) {
              FlattenAttrs a;
              a.start_dim = start_dim;
              a.end_dim = end_dim;
-             return new PyLayer<FlattenAttrs>(name, a, {}, algorithm);
+             return MakeLayer<FlattenAttrs>(name, a, {}, algorithm);
            }),
            py::kw_only(), py::arg("start_dim"), py::arg("end_dim"),
            py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<BatchNorm2dAttrs>(
+      m, "BatchNorm2d",
+      "Inference batch normalisation per channel of a rank-4 tensor.")
+      .def(py::init([](const py::array& weight, const py::array& bias,
+                       const py::array& running_mean,
+                       const py::array& running_var, double eps,
+                       const std::string& layout, const std::string& algorithm,
+                       const std::string& name) {
+             return Named("batchnorm2d", name, [&] {
+               BatchNorm2dAttrs a;
+               a.channels = Dim(weight, 0, 1, "weight");
+               a.eps = eps;
+               a.dtype = LayerDType(weight);
+               a.layout = ParseLayout(layout);
+               return MakeLayer<BatchNorm2dAttrs>(
+                   name, a, {weight, bias, running_mean, running_var},
+                   algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("weight"), py::arg("bias"),
+           py::arg("running_mean"), py::arg("running_var"), py::arg("eps"),
+           py::arg("layout"), py::arg("algorithm"), py::arg("name"));
 }
 
 }  // namespace

@@ -11,8 +11,11 @@
 // last input shape, rebuilding when the shape changes (and reusing the
 // reordered weights when the new primitive wants the same weights layout).
 // The kernel is not thread-safe (nor need it be: a Layer runs one call at a
-// time). oneDNN's scratchpad is library-managed (the default), so the
-// kernel asks for no ai3 workspace.
+// time). The primitive's scratchpad is user-managed and cached with it:
+// oneDNN's default library-managed scratchpad lives in the thread-local
+// storage of the thread that created the primitive, so running the
+// primitive from another thread (a Model or layer built on one Python
+// thread and called on another) crashed inside oneDNN.
 //
 // float32 only: oneDNN's CPU convolution has no float64.
 #include <exception>
@@ -72,6 +75,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
             {DNNL_ARG_SRC, src},
             {DNNL_ARG_WEIGHTS, weights_},
             {DNNL_ARG_DST, dst},
+            {DNNL_ARG_SCRATCHPAD, cached_->scratchpad},
         };
         if (attrs_.has_bias) {
           args.emplace(DNNL_ARG_BIAS,
@@ -88,6 +92,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   struct Cached {
     memory::desc src_md, dst_md;
     dnnl::convolution_forward conv;
+    memory scratchpad;  // what this primitive wants; see the file comment
   };
 
   // Runs `body`, turning anything it throws other than ai3::Error into
@@ -125,7 +130,9 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
         bias_md_,  // a zero desc (no bias) disables the bias term
         cached->dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.ph, g.pw},
         {attrs_.pad_bottom, attrs_.pad_right});
-    dnnl::convolution_forward::primitive_desc pd(desc, engine_);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
     cached->conv = dnnl::convolution_forward(pd);
     // Ask the primitive, not `pd`, which weights layout it runs with: oneDNN
     // 2.6's primitive cache compares memory descriptors ignoring the strides
@@ -136,6 +143,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     // unaffected: descriptors that compare equal there are the same memory.
     const dnnl::convolution_forward::primitive_desc actual(
         const_cast<dnnl_primitive_desc_t>(cached->conv.get_primitive_desc()));
+    cached->scratchpad = memory(actual.scratchpad_desc(), engine_);
     const memory::desc want = actual.weights_desc();
     if (!weights_ || weights_.get_desc() != want) {
       weights_ = memory();

@@ -1,0 +1,449 @@
+#include "core/graph.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/ops/add/add.h"
+#include "core/ops/concat/concat.h"
+
+namespace ai3 {
+
+namespace {
+
+void CheckModelTensor(const Tensor& t, const char* what) {
+  if (t.device != Device::kCPU) {
+    Fail(ErrorKind::kInvalidArgument, what, " is on ", Name(t.device),
+         " but models run on cpu");
+  }
+  if (!t.IsContiguous()) {
+    Fail(ErrorKind::kInvalidArgument, what,
+         " is not contiguous; the core reads dense buffers only");
+  }
+  if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat64) {
+    Fail(ErrorKind::kDType, what, " dtype is not float32 or float64");
+  }
+  if (t.numel() > 0 && t.data == nullptr) {
+    Fail(ErrorKind::kInvalidArgument, what, " has no data");
+  }
+}
+
+}  // namespace
+
+// ---- Building ---------------------------------------------------------------
+
+std::string Model::NodeContext(int node) const {
+  const Node& n = nodes_[node];
+  std::string context = n.kind == Kind::kAdd      ? "add node"
+                        : n.kind == Kind::kConcat ? "concat node"
+                                                  : "layer node";
+  if (!n.name.empty()) return context + " '" + n.name + "'";
+  return context + " " + std::to_string(node);
+}
+
+std::string Model::InputDescription(int input) const {
+  if (input == kInput) return "the model input";
+  std::string text = "node " + std::to_string(input);
+  if (!nodes_[input].name.empty()) text += " '" + nodes_[input].name + "'";
+  return text;
+}
+
+void Model::CheckInputId(int input, const std::string& context) const {
+  if (input == kInput) return;
+  if (input < 0 || input >= static_cast<int>(nodes_.size())) {
+    Fail(ErrorKind::kInvalidArgument, context, ": input ", input,
+         " is not a node of this model (it has ", nodes_.size(),
+         " nodes; ", kInput, " is the model input)");
+  }
+}
+
+int Model::AddNode(Node node) {
+  nodes_.push_back(std::move(node));
+  plan_.valid = false;
+  return static_cast<int>(nodes_.size()) - 1;
+}
+
+int Model::AddLayer(std::shared_ptr<AnyLayer> layer, int input) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!layer) Fail(ErrorKind::kInvalidArgument, "AddLayer: layer is null");
+  std::string context =
+      std::string(layer->op()) + " layer '" + layer->name() + "'";
+  CheckInputId(input, context);
+  Node node{Kind::kLayer, layer->name(), std::move(layer), {input}};
+  return AddNode(std::move(node));
+}
+
+int Model::AddAdd(std::vector<int> inputs, std::string name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string context = "add node '" + name + "'";
+  if (inputs.size() < 2) {
+    Fail(ErrorKind::kInvalidArgument, context,
+         ": needs at least 2 inputs, got ", inputs.size());
+  }
+  for (int input : inputs) CheckInputId(input, context);
+  return AddNode({Kind::kAdd, std::move(name), nullptr, std::move(inputs)});
+}
+
+int Model::AddConcat(std::vector<int> inputs, int64_t axis,
+                     std::string name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::string context = "concat node '" + name + "'";
+  if (inputs.empty()) {
+    Fail(ErrorKind::kInvalidArgument, context, ": needs at least 1 input");
+  }
+  for (int input : inputs) CheckInputId(input, context);
+  return AddNode(
+      {Kind::kConcat, std::move(name), nullptr, std::move(inputs), axis});
+}
+
+void Model::SetOutput(int node) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (node < 0 || node >= static_cast<int>(nodes_.size())) {
+    Fail(ErrorKind::kInvalidArgument, "SetOutput: ", node,
+         " is not a node of this model (it has ", nodes_.size(), " nodes)");
+  }
+  output_ = node;
+  plan_.valid = false;
+}
+
+int Model::output() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
+}
+
+int Model::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int>(nodes_.size());
+}
+
+Model::NodeInfo Model::Describe(int node) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (node < 0 || node >= static_cast<int>(nodes_.size())) {
+    Fail(ErrorKind::kInvalidArgument, "Describe: ", node,
+         " is not a node of this model (it has ", nodes_.size(), " nodes)");
+  }
+  const Node& n = nodes_[node];
+  if (n.kind == Kind::kLayer) {
+    return {n.name, n.layer->op(), n.layer->algorithm(), n.inputs};
+  }
+  return {n.name, n.kind == Kind::kAdd ? "add" : "concat", "direct",
+          n.inputs};
+}
+
+// ---- Shapes -----------------------------------------------------------------
+
+std::vector<bool> Model::Live() const {
+  std::vector<bool> live(nodes_.size(), false);
+  if (nodes_.empty()) return live;
+  const int out =
+      output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
+  live[out] = true;
+  // Inputs come before their consumers, so one backward sweep suffices.
+  for (int i = out; i >= 0; --i) {
+    if (!live[i]) continue;
+    for (int input : nodes_[i].inputs) {
+      if (input != kInput) live[input] = true;
+    }
+  }
+  return live;
+}
+
+Shape Model::ConcatShape(int node, const std::vector<Shape>& shapes) const {
+  const Node& n = nodes_[node];
+  auto shape_of = [&](int input) -> const Shape& {
+    return input == kInput ? shapes.back() : shapes[input];
+  };
+  const Shape& first = shape_of(n.inputs[0]);
+  const int64_t rank = static_cast<int64_t>(first.size());
+  if (n.axis < -rank || n.axis >= rank) {
+    Fail(ErrorKind::kShape, NodeContext(node), ": axis ", n.axis,
+         " is out of range for inputs of rank ", rank, " (",
+         InputDescription(n.inputs[0]), " has shape ", ToString(first), ")");
+  }
+  const int64_t axis = n.axis < 0 ? n.axis + rank : n.axis;
+  Shape out = first;
+  for (size_t k = 1; k < n.inputs.size(); ++k) {
+    const Shape& s = shape_of(n.inputs[k]);
+    bool match = static_cast<int64_t>(s.size()) == rank;
+    for (int64_t d = 0; match && d < rank; ++d) {
+      match = d == axis || s[d] == first[d];
+    }
+    if (!match) {
+      Fail(ErrorKind::kShape, NodeContext(node), ": input ", k, " (",
+           InputDescription(n.inputs[k]), ") has shape ", ToString(s),
+           " but input 0 (", InputDescription(n.inputs[0]), ") has shape ",
+           ToString(first), "; concat along axis ", n.axis,
+           " needs every other dimension to match");
+    }
+    out[axis] += s[axis];
+  }
+  return out;
+}
+
+// shapes[i] is node i's shape; the model input's shape rides at the back so
+// that lookups need no special case.
+std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
+                                      const std::vector<bool>& live) const {
+  if (nodes_.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "the model has no nodes");
+  }
+  for (int64_t d : input) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "model input has a negative dimension: ",
+           ToString(input));
+    }
+  }
+  std::vector<Shape> shapes(nodes_.size() + 1);
+  shapes.back() = input;
+  auto shape_of = [&](int id) -> const Shape& {
+    return id == kInput ? shapes.back() : shapes[id];
+  };
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!live[i]) continue;
+    const Node& n = nodes_[i];
+    const int node = static_cast<int>(i);
+    switch (n.kind) {
+      case Kind::kLayer: {
+        Tensor probe;
+        probe.dtype = dtype;
+        probe.shape = shape_of(n.inputs[0]);
+        probe.layout = n.layer->layout();
+        shapes[i] = n.layer->OutputShape(probe);  // names the layer
+        break;
+      }
+      case Kind::kAdd: {
+        const Shape& first = shape_of(n.inputs[0]);
+        for (size_t k = 1; k < n.inputs.size(); ++k) {
+          const Shape& s = shape_of(n.inputs[k]);
+          if (s != first) {
+            Fail(ErrorKind::kShape, NodeContext(node), ": input ", k, " (",
+                 InputDescription(n.inputs[k]), ") has shape ", ToString(s),
+                 " but input 0 (", InputDescription(n.inputs[0]),
+                 ") has shape ", ToString(first),
+                 "; add needs identical shapes");
+          }
+        }
+        shapes[i] = first;
+        break;
+      }
+      case Kind::kConcat:
+        shapes[i] = ConcatShape(node, shapes);
+        break;
+    }
+  }
+  return shapes;
+}
+
+Shape Model::OutputShape(const Shape& input, DType dtype) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const std::vector<bool> live = Live();
+  std::vector<Shape> shapes = InferShapes(input, dtype, live);
+  const int out =
+      output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
+  return shapes[out];
+}
+
+// ---- Planning ---------------------------------------------------------------
+
+void Model::MakePlan(const Tensor& input) {
+  plan_.valid = false;
+  const std::vector<bool> live = Live();
+  std::vector<Shape> shapes = InferShapes(input.shape, input.dtype, live);
+  const int count = static_cast<int>(nodes_.size());
+  const int out = output_ != kInput ? output_ : count - 1;
+
+  // The last live node reading each node's result.
+  std::vector<int> last_use(count, -1);
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    for (int input_id : nodes_[i].inputs) {
+      if (input_id != kInput) last_use[input_id] = i;
+    }
+  }
+
+  // Give each live node but the output a slot, walking the nodes in run
+  // order: a node takes a free slot (the smallest that fits, else the
+  // largest, grown) and frees its inputs' slots once it is their last
+  // reader. Freeing only after taking keeps a node's output apart from its
+  // inputs: kernels read and write through __restrict pointers.
+  std::vector<int> slot(count, -1);
+  std::vector<size_t> slot_bytes;
+  std::vector<int> free_slots;
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    if (i != out) {
+      const size_t need = NumElements(shapes[i]) * SizeOf(input.dtype);
+      int best = -1;
+      for (int s : free_slots) {
+        const bool fits = slot_bytes[s] >= need;
+        const bool best_fits = best >= 0 && slot_bytes[best] >= need;
+        const bool smaller = best >= 0 && slot_bytes[s] < slot_bytes[best];
+        const bool larger = best >= 0 && slot_bytes[s] > slot_bytes[best];
+        if (best < 0 || (fits && (!best_fits || smaller)) ||
+            (!fits && !best_fits && larger)) {
+          best = s;
+        }
+      }
+      if (best < 0) {
+        best = static_cast<int>(slot_bytes.size());
+        slot_bytes.push_back(0);
+      } else {
+        free_slots.erase(
+            std::find(free_slots.begin(), free_slots.end(), best));
+      }
+      slot_bytes[best] = std::max(slot_bytes[best], need);
+      slot[i] = best;
+    }
+    std::vector<int> inputs = nodes_[i].inputs;
+    std::sort(inputs.begin(), inputs.end());
+    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
+    for (int input_id : inputs) {
+      if (input_id != kInput && last_use[input_id] == i) {
+        free_slots.push_back(slot[input_id]);
+      }
+    }
+  }
+
+  if (slots_.size() < slot_bytes.size()) slots_.resize(slot_bytes.size());
+  for (size_t s = 0; s < slot_bytes.size(); ++s) {
+    slots_[s].Reserve(slot_bytes[s]);
+  }
+
+  Plan plan;
+  plan.input_shape = input.shape;
+  plan.dtype = input.dtype;
+  plan.output_shape = shapes[out];
+  plan.tensors.resize(count);
+  plan.f32_inputs.resize(count);
+  plan.f64_inputs.resize(count);
+  plan.widths.resize(count);
+  plan.outer.resize(count, 0);
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    plan.order.push_back(i);
+    const Node& n = nodes_[i];
+    Tensor& t = plan.tensors[i];
+    t.data = slot[i] >= 0 ? slots_[slot[i]].data() : nullptr;
+    t.dtype = input.dtype;
+    t.shape = shapes[i];
+    if (n.kind == Kind::kLayer) {
+      t.layout = n.layer->layout();
+    } else {
+      const int first = n.inputs[0];
+      t.layout = first == kInput ? input.layout : plan.tensors[first].layout;
+    }
+    if (n.kind == Kind::kLayer) continue;
+    plan.f32_inputs[i].resize(n.inputs.size());
+    plan.f64_inputs[i].resize(n.inputs.size());
+    if (n.kind == Kind::kConcat) {
+      // Rows of the concat: everything before the axis is the row count,
+      // the axis and everything after it one input's row.
+      const int64_t rank = static_cast<int64_t>(t.shape.size());
+      const int64_t axis = n.axis < 0 ? n.axis + rank : n.axis;
+      int64_t outer = 1;
+      for (int64_t d = 0; d < axis; ++d) outer *= t.shape[d];
+      plan.outer[i] = outer;
+      for (int input_id : n.inputs) {
+        const Shape& s =
+            input_id == kInput ? input.shape : shapes[input_id];
+        int64_t width = 1;
+        for (int64_t d = axis; d < rank; ++d) width *= s[d];
+        plan.widths[i].push_back(width);
+      }
+    }
+  }
+  plan.valid = true;
+  plan_ = std::move(plan);
+}
+
+Shape Model::PrepareLocked(const Tensor& input) {
+  CheckModelTensor(input, "model input");
+  if (!plan_.valid || plan_.input_shape != input.shape ||
+      plan_.dtype != input.dtype) {
+    MakePlan(input);
+  }
+  return plan_.output_shape;
+}
+
+Shape Model::Prepare(const Tensor& input) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return PrepareLocked(input);
+}
+
+int Model::ActivationBuffers() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return plan_.valid ? static_cast<int>(slots_.size()) : 0;
+}
+
+size_t Model::ActivationBytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!plan_.valid) return 0;
+  size_t bytes = 0;
+  for (const Buffer& b : slots_) bytes += b.size();
+  return bytes;
+}
+
+// ---- Running ----------------------------------------------------------------
+
+void Model::Forward(const Tensor& input, const Tensor& output) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  PrepareLocked(input);
+  CheckModelTensor(output, "model output");
+  if (output.shape != plan_.output_shape || output.dtype != plan_.dtype) {
+    Fail(ErrorKind::kShape, "model output buffer is ", Name(output.dtype), " ",
+         ToString(output.shape), ", expected ", Name(plan_.dtype), " ",
+         ToString(plan_.output_shape));
+  }
+  const size_t in_bytes = input.numel() * SizeOf(input.dtype);
+  const size_t out_bytes = output.numel() * SizeOf(output.dtype);
+  const char* in_begin = static_cast<const char*>(input.data);
+  const char* out_begin = static_cast<const char*>(output.data);
+  if (in_bytes && out_bytes && in_begin < out_begin + out_bytes &&
+      out_begin < in_begin + in_bytes) {
+    Fail(ErrorKind::kInvalidArgument,
+         "model output overlaps the model input");
+  }
+
+  const int out = output_ != kInput ? output_
+                                    : static_cast<int>(nodes_.size()) - 1;
+  plan_.tensors[out].data = output.data;
+  auto in = [&](int id) -> const Tensor& {
+    return id == kInput ? input : plan_.tensors[id];
+  };
+  const bool f64 = plan_.dtype == DType::kFloat64;
+  for (int i : plan_.order) {
+    const Node& n = nodes_[i];
+    const Tensor& y = plan_.tensors[i];
+    if (n.kind == Kind::kLayer) {
+      n.layer->Forward(in(n.inputs[0]), y);
+      continue;
+    }
+    const int inputs = static_cast<int>(n.inputs.size());
+    for (int k = 0; k < inputs; ++k) {
+      const Tensor& x = in(n.inputs[k]);
+      plan_.f32_inputs[i][k] = x.data_as<const float>();
+      plan_.f64_inputs[i][k] = x.data_as<const double>();
+    }
+    if (y.numel() == 0) continue;
+    if (n.kind == Kind::kAdd) {
+      if (f64) {
+        AddForward(plan_.f64_inputs[i].data(), inputs, y.numel(),
+                   y.data_as<double>());
+      } else {
+        AddForward(plan_.f32_inputs[i].data(), inputs, y.numel(),
+                   y.data_as<float>());
+      }
+    } else if (f64) {
+      ConcatForward(plan_.f64_inputs[i].data(), plan_.widths[i].data(),
+                    inputs, plan_.outer[i], y.data_as<double>());
+    } else {
+      ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
+                    inputs, plan_.outer[i], y.data_as<float>());
+    }
+  }
+}
+
+}  // namespace ai3

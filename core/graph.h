@@ -1,0 +1,163 @@
+// Model: a whole network as a DAG of layers, run entirely in C++.
+//
+// The frontends build one Model per converted network and call Forward once
+// per batch, so no Python runs between layers. Nodes are layers (any op,
+// through AnyLayer), elementwise sums (residual connections) and
+// concatenations (DenseNet, GoogLeNet, Inception, SqueezeNet), added in
+// topological order: a node's inputs are the model input or earlier nodes.
+//
+//   Model m;
+//   int c1 = m.AddLayer(conv1, Model::kInput);
+//   int r1 = m.AddLayer(relu, c1);
+//   int c2 = m.AddLayer(conv2, r1);
+//   int sum = m.AddAdd({c2, Model::kInput}, "block.add");
+//   m.AddLayer(relu, sum);   // the same layer object may appear twice
+//   m.Forward(x, y);         // y: OutputShape(x.shape, x.dtype)
+//
+// Memory: the first Forward for an input shape and dtype plans the run: it
+// checks every node's shape and gives each node's result a buffer, sharing
+// buffers between nodes whose results are not alive at the same time (a
+// buffer is reused once the last node reading it has run). Later calls with
+// the same shape and dtype allocate no activation memory; the output node
+// writes straight into the caller's output. A call with another shape plans
+// again, growing the buffers it keeps as needed.
+//
+// Nodes the output does not depend on (directly or through other nodes) are
+// pruned: they are neither shape-checked nor run nor given a buffer.
+//
+// Every node computes in the model input's dtype: layers keep their input's
+// dtype (and those with weights refuse another one), and add and concat keep
+// theirs.
+//
+// Thread safety: every method locks the model, so concurrent Forward calls
+// on one Model are serialised (they share the planned buffers).
+#ifndef AI3_CORE_GRAPH_H_
+#define AI3_CORE_GRAPH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/layer.h"
+#include "core/tensor.h"
+
+namespace ai3 {
+
+class Model {
+ public:
+  // The node id of the model's single input.
+  static constexpr int kInput = -1;
+
+  Model() = default;
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  // Each Add* returns the new node's id (0, 1, 2, ... in the order added).
+  // An input must be kInput or the id of an existing node, else
+  // kInvalidArgument. Shapes are only checked when the model is planned
+  // (they depend on the input's shape).
+
+  // A layer reading `input`. The model keeps the layer alive; the same layer
+  // object may be added several times (e.g. a ReLU a block calls twice).
+  int AddLayer(std::shared_ptr<AnyLayer> layer, int input);
+  // The elementwise sum of >= 2 inputs of identical shape.
+  int AddAdd(std::vector<int> inputs, std::string name);
+  // The concatenation of >= 1 inputs along `axis` (negative counts from the
+  // end), in memory order: NCHW channels are axis 1, NHWC channels axis 3
+  // (or -1). The inputs' other dimensions must match.
+  int AddConcat(std::vector<int> inputs, int64_t axis, std::string name);
+
+  // Makes `node` the model's output. Until this is called the output is the
+  // last node added.
+  void SetOutput(int node);
+  // The output node; kInput while the model is empty.
+  int output() const;
+  // The number of nodes.
+  int size() const;
+
+  struct NodeInfo {
+    std::string name;
+    std::string op;         // the layer's op, or "add" / "concat"
+    std::string algorithm;  // the layer's resolved algorithm; "direct" for
+                            // add and concat
+    std::vector<int> inputs;
+  };
+  NodeInfo Describe(int node) const;
+
+  // The output's shape for an input of this shape and dtype, checking every
+  // node the output needs. Errors name the node that cannot take its input,
+  // e.g. "conv2d layer 'layer1.0.conv1' (gemm): input (1, 32, 56, 56) (NCHW)
+  // has 32 channels, the layer expects 64".
+  Shape OutputShape(const Shape& input, DType dtype) const;
+
+  // Checks `input` (CPU, contiguous, float32/float64, with data), plans for
+  // its shape and dtype unless already planned, and returns the output's
+  // shape. Forward does this itself; callers that allocate the output
+  // themselves call it first to learn its shape.
+  Shape Prepare(const Tensor& input);
+
+  // Runs the model. `output` must be contiguous, of input's dtype and of the
+  // shape Prepare returns, and must not overlap `input`.
+  void Forward(const Tensor& input, const Tensor& output);
+
+  // What the current plan holds, for tests and memory reports: the number of
+  // activation buffers and their total size (0 before the first Forward).
+  int ActivationBuffers() const;
+  size_t ActivationBytes() const;
+
+ private:
+  enum class Kind { kLayer, kAdd, kConcat };
+
+  struct Node {
+    Kind kind;
+    std::string name;
+    std::shared_ptr<AnyLayer> layer;  // kLayer only
+    std::vector<int> inputs;
+    int64_t axis = 0;  // kConcat only; as given (may be negative)
+  };
+
+  // What Forward needs, computed once per input shape and dtype.
+  struct Plan {
+    bool valid = false;
+    Shape input_shape;
+    DType dtype = DType::kFloat32;
+    Shape output_shape;
+    std::vector<int> order;        // the live nodes, in id order
+    std::vector<Tensor> tensors;   // per node: its result (data in a slot;
+                                   // the output's is set per call)
+    // Per add / concat node: the inputs' data pointers, refilled each call
+    // (the model input's changes), and concat's row widths and row count.
+    std::vector<std::vector<const float*>> f32_inputs;
+    std::vector<std::vector<const double*>> f64_inputs;
+    std::vector<std::vector<int64_t>> widths;
+    std::vector<int64_t> outer;
+  };
+
+  // The nodes the output depends on (itself included).
+  std::vector<bool> Live() const;
+  // Shapes of the live nodes (others left empty). Throws naming the node.
+  std::vector<Shape> InferShapes(const Shape& input, DType dtype,
+                                 const std::vector<bool>& live) const;
+  Shape ConcatShape(int node, const std::vector<Shape>& shapes) const;
+  // Errors of a node that is not a layer (layers name themselves).
+  std::string NodeContext(int node) const;
+  std::string InputDescription(int input) const;
+  void CheckInputId(int input, const std::string& context) const;
+  int AddNode(Node node);
+  void MakePlan(const Tensor& input);
+  Shape PrepareLocked(const Tensor& input);
+
+  mutable std::mutex mutex_;
+  std::vector<Node> nodes_;
+  int output_ = kInput;  // kInput: the last node added
+  Plan plan_;
+  std::vector<Buffer> slots_;  // activation buffers, kept across plans
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_GRAPH_H_

@@ -1,0 +1,356 @@
+// ai3::Model against hand computations: a residual block (1x1 convolutions,
+// a ReLU object used twice, a skip connection), a concat block over the
+// model input and two branches, buffer reuse across calls and shapes,
+// pruning of nodes the output does not need, and the errors a malformed
+// graph or input must raise, naming the node.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/graph.h"
+#include "core/layer.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "core/ops/relu/relu.h"
+#include "core/testing/reference.h"
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+using testing::ExpectError;
+
+template <typename T>
+constexpr DType DTypeOf() {
+  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+}
+
+// A 1x1 convolution (a matrix per pixel), which the test can compute by hand.
+template <typename T>
+struct Conv1x1 {
+  int64_t in, out;
+  std::vector<T> weight, bias;
+  std::shared_ptr<Layer<Conv2dAttrs>> layer;
+
+  Conv1x1(const std::string& name, int64_t in_channels, int64_t out_channels,
+          uint32_t seed)
+      : in(in_channels), out(out_channels) {
+    weight = testing::Cast<T>(testing::RandomVector(out * in, seed));
+    bias = testing::Cast<T>(testing::RandomVector(out, seed + 1));
+    Conv2dAttrs a;
+    a.in_channels = in;
+    a.out_channels = out;
+    a.has_bias = true;
+    a.dtype = DTypeOf<T>();
+    layer = std::make_shared<Layer<Conv2dAttrs>>(
+        name, a,
+        std::vector<Tensor>{
+            Tensor{weight.data(), a.dtype, {out, in, 1, 1}},
+            Tensor{bias.data(), a.dtype, {out}}},
+        "direct");
+  }
+
+  // NCHW [n, in, hw] -> [n, out, hw], in double.
+  std::vector<double> Apply(const std::vector<double>& x, int64_t n,
+                            int64_t hw) const {
+    std::vector<double> y(n * out * hw);
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t k = 0; k < out; ++k)
+        for (int64_t p = 0; p < hw; ++p) {
+          double sum = bias[k];
+          for (int64_t c = 0; c < in; ++c) {
+            sum += double(weight[k * in + c]) * x[(b * in + c) * hw + p];
+          }
+          y[(b * out + k) * hw + p] = sum;
+        }
+    return y;
+  }
+};
+
+std::vector<double> Relu(std::vector<double> v) {
+  for (double& x : v) x = std::max(x, 0.0);
+  return v;
+}
+
+std::vector<double> Sum(std::vector<double> a, const std::vector<double>& b) {
+  for (size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+  return a;
+}
+
+template <typename T>
+double Tolerance() {
+  return std::is_same_v<T, double> ? 1e-12 : 1e-5;
+}
+
+template <typename T>
+void CheckClose(const std::vector<T>& got, const std::vector<double>& want,
+                const std::string& what) {
+  const double err = testing::MaxRelativeError(got, want);
+  Check(err <= Tolerance<T>(),
+        what + ": max relative error " + std::to_string(err));
+}
+
+// relu(conv2(relu(conv1(x))) + x), with one ReLU object at both places.
+template <typename T>
+void ResidualBlock() {
+  const std::string tag = std::string("residual ") + Name(DTypeOf<T>());
+  const int64_t c = 4, h = 5, w = 3;
+  Conv1x1<T> conv1("block.conv1", c, c, 21), conv2("block.conv2", c, c, 23);
+  auto relu = std::make_shared<Layer<ReluAttrs>>("block.relu", ReluAttrs{},
+                                                 std::vector<Tensor>{},
+                                                 "direct");
+  Model m;
+  const int c1 = m.AddLayer(conv1.layer, Model::kInput);
+  const int r1 = m.AddLayer(relu, c1);
+  const int c2 = m.AddLayer(conv2.layer, r1);
+  const int sum = m.AddAdd({c2, Model::kInput}, "block.add");
+  const int out = m.AddLayer(relu, sum);
+  Check(m.size() == 5 && out == 4 && m.output() == 4, tag + ": node ids");
+  Model::NodeInfo info = m.Describe(sum);
+  Check(info.op == "add" && info.name == "block.add" &&
+            info.algorithm == "direct" &&
+            info.inputs == std::vector<int>{c2, Model::kInput},
+        tag + ": Describe(add)");
+  info = m.Describe(c1);
+  Check(info.op == "conv2d" && info.name == "block.conv1" &&
+            info.algorithm == "direct",
+        tag + ": Describe(conv)");
+
+  for (int64_t n : {2, 2, 3, 2}) {  // replans for 3, and again for 2
+    const Shape shape = {n, c, h, w};
+    auto xd = testing::RandomVector(n * c * h * w, 31 + n);
+    auto want = Relu(Sum(conv2.Apply(Relu(conv1.Apply(xd, n, h * w)), n, h * w),
+                         xd));
+    auto x = testing::Cast<T>(xd);
+    std::vector<T> y(want.size(), T(-42));
+    const DType dtype = DTypeOf<T>();
+    Check(m.OutputShape(shape, dtype) == shape, tag + ": OutputShape");
+    Tensor xt{x.data(), dtype, shape};
+    Check(m.Prepare(xt) == shape, tag + ": Prepare");
+    m.Forward(xt, Tensor{y.data(), dtype, shape});
+    CheckClose(y, want, tag + " batch " + std::to_string(n));
+    // conv1 / relu / conv2 / add: each result is dead once the next node
+    // has read it, so two buffers take turns (the output is the caller's).
+    Check(m.ActivationBuffers() == 2,
+          tag + ": " + std::to_string(m.ActivationBuffers()) +
+              " activation buffers, expected 2");
+  }
+}
+
+// concat(relu(x), conv(x), x) along the channels, NCHW (axis 1) and along
+// the last axis.
+template <typename T>
+void ConcatBlock() {
+  const std::string tag = std::string("concat ") + Name(DTypeOf<T>());
+  const DType dtype = DTypeOf<T>();
+  const int64_t n = 2, c = 4, h = 3, w = 5, hw = h * w;
+  Conv1x1<T> conv("branch.conv", c, 3, 41);
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "branch.relu", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+  Model m;
+  const int a = m.AddLayer(relu, Model::kInput);
+  const int b = m.AddLayer(conv.layer, Model::kInput);
+  m.AddConcat({a, b, Model::kInput}, 1, "cat");
+  const Shape shape = {n, c, h, w};
+  const Shape out_shape = {n, 2 * c + 3, h, w};
+  Check(m.OutputShape(shape, dtype) == out_shape, tag + ": OutputShape");
+  auto xd = testing::RandomVector(n * c * hw, 43);
+  auto ra = Relu(xd);
+  auto rb = conv.Apply(xd, n, hw);
+  std::vector<double> want;
+  for (int64_t i = 0; i < n; ++i) {
+    auto append = [&](const std::vector<double>& v, int64_t channels) {
+      want.insert(want.end(), v.begin() + i * channels * hw,
+                  v.begin() + (i + 1) * channels * hw);
+    };
+    append(ra, c);
+    append(rb, 3);
+    append(xd, c);
+  }
+  auto x = testing::Cast<T>(xd);
+  std::vector<T> y(want.size());
+  m.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, out_shape});
+  CheckClose(y, want, tag + " axis 1");
+
+  // Along the last axis (as NHWC channels would be), through a model whose
+  // only node reads the input twice.
+  Model last;
+  last.AddConcat({Model::kInput, Model::kInput}, -1, "cat_last");
+  const Shape last_shape = {n, c, h, 2 * w};
+  std::vector<T> z(n * c * h * 2 * w);
+  last.Forward(Tensor{x.data(), dtype, shape},
+               Tensor{z.data(), dtype, last_shape});
+  std::vector<double> want_last;
+  for (int64_t row = 0; row < n * c * h; ++row) {
+    for (int rep = 0; rep < 2; ++rep) {
+      want_last.insert(want_last.end(), xd.begin() + row * w,
+                       xd.begin() + (row + 1) * w);
+    }
+  }
+  CheckClose(z, want_last, tag + " axis -1");
+
+  // A big concat (threaded copies) along axis 0.
+  const Shape big = {3, 64, 40, 40};
+  auto bd = testing::RandomVector(NumElements(big), 47);
+  auto bx = testing::Cast<T>(bd);
+  Model rows;
+  rows.AddConcat({Model::kInput, Model::kInput}, 0, "cat0");
+  std::vector<T> by(2 * bx.size());
+  rows.Forward(Tensor{bx.data(), dtype, big},
+               Tensor{by.data(), dtype, {6, 64, 40, 40}});
+  std::vector<double> want_rows = bd;
+  want_rows.insert(want_rows.end(), bd.begin(), bd.end());
+  CheckClose(by, want_rows, tag + " axis 0");
+}
+
+// Long chains reuse two buffers; an add over many inputs sums them all;
+// nodes the output does not need never run, even ones that would fail.
+void ReuseAndPruning() {
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "r", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+  Model chain;
+  int prev = Model::kInput;
+  for (int i = 0; i < 10; ++i) prev = chain.AddLayer(relu, prev);
+  chain.AddAdd({prev, 3, 5, Model::kInput}, "many");
+  std::vector<float> x = {-1, 2, -3, 4};
+  std::vector<float> y(4);
+  chain.Forward(Tensor{x.data(), DType::kFloat32, {4}},
+                Tensor{y.data(), DType::kFloat32, {4}});
+  Check(y == std::vector<float>{-1, 8, -3, 16}, "4-input add");
+  // Nodes 3 and 5 stay alive until the add, so more than two buffers, but
+  // far fewer than ten.
+  Check(chain.ActivationBuffers() <= 4,
+        "chain: " + std::to_string(chain.ActivationBuffers()) + " buffers");
+  Check(chain.ActivationBytes() <= 4 * 4 * sizeof(float) + 4 * 64,
+        "chain: activation bytes");
+
+  // A dead branch: conv2d expecting 3 channels on a 4-element vector would
+  // fail, but nothing the output needs reads it.
+  Conv1x1<float> conv("dead.conv", 3, 3, 51);
+  Model pruned;
+  const int live = pruned.AddLayer(relu, Model::kInput);
+  pruned.AddLayer(conv.layer, live);
+  pruned.SetOutput(live);
+  Check(pruned.OutputShape({4}, DType::kFloat32) == Shape{4}, "pruned shape");
+  pruned.Forward(Tensor{x.data(), DType::kFloat32, {4}},
+                 Tensor{y.data(), DType::kFloat32, {4}});
+  Check(y == std::vector<float>{0, 2, 0, 4}, "pruned run");
+  Check(pruned.ActivationBuffers() == 0, "pruned: output only, no buffers");
+}
+
+void ErrorCases() {
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "r", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+  Conv1x1<float> conv("layer1.0.conv1", 3, 2, 61);
+  Model m;
+  ExpectError("empty model", ErrorKind::kInvalidArgument,
+              "the model has no nodes",
+              [&] { m.OutputShape({1}, DType::kFloat32); });
+  ExpectError("bad layer input", ErrorKind::kInvalidArgument,
+              "relu layer 'r': input 7 is not a node of this model (it has 0 "
+              "nodes; -1 is the model input)",
+              [&] { m.AddLayer(relu, 7); });
+  ExpectError("bad layer input -2", ErrorKind::kInvalidArgument,
+              "input -2 is not a node", [&] { m.AddLayer(relu, -2); });
+  ExpectError("null layer", ErrorKind::kInvalidArgument, "layer is null",
+              [&] { m.AddLayer(nullptr, Model::kInput); });
+  const int c = m.AddLayer(conv.layer, Model::kInput);  // 3 -> 2 channels
+  ExpectError("one-input add", ErrorKind::kInvalidArgument,
+              "add node 'a': needs at least 2 inputs, got 1",
+              [&] { m.AddAdd({c}, "a"); });
+  ExpectError("bad add input", ErrorKind::kInvalidArgument,
+              "add node 'a': input 1 is not a node",
+              [&] { m.AddAdd({c, 1}, "a"); });
+  ExpectError("empty concat", ErrorKind::kInvalidArgument,
+              "concat node 'k': needs at least 1 input",
+              [&] { m.AddConcat({}, 1, "k"); });
+  ExpectError("bad output", ErrorKind::kInvalidArgument,
+              "SetOutput: 3 is not a node", [&] { m.SetOutput(3); });
+  Check(m.size() == 1, "failed adds add no node");
+
+  const int add = m.AddAdd({c, Model::kInput}, "layer1.0.add");
+  ExpectError("add shapes", ErrorKind::kShape,
+              "add node 'layer1.0.add': input 1 (the model input) has shape "
+              "(1, 3, 4, 4) but input 0 (node 0 'layer1.0.conv1') has shape "
+              "(1, 2, 4, 4)",
+              [&] { m.OutputShape({1, 3, 4, 4}, DType::kFloat32); });
+  ExpectError("wrong channels", ErrorKind::kShape,
+              "conv2d layer 'layer1.0.conv1' (direct): input (1, 5, 4, 4) "
+              "(NCHW) has 5 channels, the layer expects 3",
+              [&] { m.OutputShape({1, 5, 4, 4}, DType::kFloat32); });
+  ExpectError("wrong dtype", ErrorKind::kDType,
+              "conv2d layer 'layer1.0.conv1' (direct): input is float64", [&] {
+                m.OutputShape({1, 3, 4, 4}, DType::kFloat64);
+              });
+
+  m.SetOutput(c);  // the add is pruned now, so its mismatch is no error
+  Check(m.OutputShape({1, 3, 4, 4}, DType::kFloat32) == Shape{1, 2, 4, 4},
+        "SetOutput prunes the add");
+  // Nodes added later do not move an output set explicitly.
+  m.AddConcat({c, Model::kInput}, 1, "cat");
+  Check(m.output() == c &&
+            m.OutputShape({1, 3, 4, 4}, DType::kFloat32) == Shape{1, 2, 4, 4},
+        "SetOutput sticks");
+  m.SetOutput(m.size() - 1);
+  Check(m.OutputShape({1, 3, 4, 4}, DType::kFloat32) == Shape{1, 5, 4, 4},
+        "concat output");
+  (void)add;
+
+  Model k;
+  const int kc = k.AddLayer(conv.layer, Model::kInput);
+  k.AddConcat({kc, Model::kInput}, 2, "cat2");
+  ExpectError("concat shapes", ErrorKind::kShape,
+              "concat node 'cat2': input 1 (the model input) has shape "
+              "(1, 3, 4, 4) but input 0 (node 0 'layer1.0.conv1') has shape "
+              "(1, 2, 4, 4); concat along axis 2 needs every other "
+              "dimension to match",
+              [&] { k.OutputShape({1, 3, 4, 4}, DType::kFloat32); });
+  Model bad_axis;
+  bad_axis.AddConcat({Model::kInput}, -5, "cat3");
+  ExpectError("concat axis", ErrorKind::kShape,
+              "concat node 'cat3': axis -5 is out of range for inputs of "
+              "rank 4",
+              [&] { bad_axis.OutputShape({1, 3, 4, 4}, DType::kFloat32); });
+
+  Model r;
+  r.AddLayer(relu, Model::kInput);
+  std::vector<float> x(8), y(8);
+  ExpectError("output shape", ErrorKind::kShape,
+              "model output buffer is float32 (4,), expected float32 (8,)",
+              [&] {
+                r.Forward(Tensor{x.data(), DType::kFloat32, {8}},
+                          Tensor{y.data(), DType::kFloat32, {4}});
+              });
+  ExpectError("overlap", ErrorKind::kInvalidArgument,
+              "model output overlaps the model input", [&] {
+                r.Forward(Tensor{x.data(), DType::kFloat32, {8}},
+                          Tensor{x.data(), DType::kFloat32, {8}});
+              });
+  ExpectError("non-contiguous", ErrorKind::kInvalidArgument,
+              "model input is not contiguous", [&] {
+                r.Forward(Tensor{x.data(), DType::kFloat32, {2, 2}, {4, 2}},
+                          Tensor{y.data(), DType::kFloat32, {2, 2}});
+              });
+  ExpectError("negative dim", ErrorKind::kShape,
+              "model input has a negative dimension",
+              [&] { r.OutputShape({-1, 2}, DType::kFloat32); });
+}
+
+int Main() {
+  ResidualBlock<float>();
+  ResidualBlock<double>();
+  ConcatBlock<float>();
+  ConcatBlock<double>();
+  ReuseAndPruning();
+  ErrorCases();
+  std::printf("graph: %d failed\n", testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }

@@ -1,0 +1,62 @@
+#include "core/ops/batchnorm2d/batchnorm2d.h"
+
+#include <cmath>
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+void BatchNorm2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (channels < 1) {
+    Fail(ErrorKind::kInvalidArgument, "channels must be >= 1, got ",
+         channels);
+  }
+  if (!(eps >= 0) || !std::isfinite(eps)) {
+    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ",
+         eps);
+  }
+  if (params.size() != 4) {
+    Fail(ErrorKind::kInvalidArgument,
+         "expected 4 parameter tensors (weight, bias, running_mean, "
+         "running_var), got ",
+         params.size());
+  }
+  static const char* const kNames[] = {"weight", "bias", "running_mean",
+                                       "running_var"};
+  for (int i = 0; i < 4; ++i) {
+    if (params[i].shape != Shape{channels}) {
+      Fail(ErrorKind::kShape, kNames[i], " has shape ",
+           ToString(params[i].shape), ", expected (", channels, ",)");
+    }
+    if (params[i].dtype != dtype) {
+      Fail(ErrorKind::kDType, kNames[i], " is ", Name(params[i].dtype),
+           ", layer is ", Name(dtype));
+    }
+  }
+}
+
+Shape BatchNorm2dAttrs::OutputShape(const Tensor& input) const {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
+         " input, got rank ", input.rank(), " ", ToString(input.shape));
+  }
+  if (input.dtype != dtype) {
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
+         " but weights are ", Name(dtype));
+  }
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  ImageDims in = ImageDimsOf(input.shape, layout);
+  if (in.c != channels) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
+         Name(layout), ") has ", in.c, " channels, the layer expects ",
+         channels);
+  }
+  return input.shape;
+}
+
+}  // namespace ai3

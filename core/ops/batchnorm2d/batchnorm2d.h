@@ -1,0 +1,39 @@
+// batchnorm2d: inference-time batch normalisation of a rank-4 image tensor,
+// as nn.BatchNorm2d in eval mode (F.batch_norm with training=False):
+//   y[n, c, h, w] = (x[n, c, h, w] - running_mean[c])
+//                   / sqrt(running_var[c] + eps) * weight[c] + bias[c]
+// params = {weight (gamma), bias (beta), running_mean, running_var}, each
+// [channels] and of the layer's dtype. Frontends pass ones/zeros for a layer
+// without affine parameters.
+#ifndef AI3_CORE_OPS_BATCHNORM2D_BATCHNORM2D_H_
+#define AI3_CORE_OPS_BATCHNORM2D_BATCHNORM2D_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct BatchNorm2dAttrs {
+  static constexpr char kOp[] = "batchnorm2d";
+
+  int64_t channels = 0;
+  double eps = 1e-5;  // nn.BatchNorm2d's default
+  DType dtype = DType::kFloat32;
+  Layout layout = Layout::kNCHW;
+
+  // The order of the parameter tensors.
+  enum Param { kWeight = 0, kBias = 1, kRunningMean = 2, kRunningVar = 3 };
+
+  // channels >= 1, eps finite and >= 0, and four [channels] parameter
+  // tensors of `dtype`.
+  void Validate(const std::vector<Tensor>& params) const;
+  // A rank-4 input of `dtype` with `channels` channels; the output has its
+  // shape.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_BATCHNORM2D_BATCHNORM2D_H_
