@@ -1,12 +1,18 @@
 """ai3: choose, layer by layer, which algorithm runs each operation of a
 deep neural network.
 
-This package is the Python side of ai3: the exceptions (`ai3.Error` and its
-subclasses), `ai3.algorithms()`, and single core layers in `ai3.layers`. The
-framework frontends build on these.
+    model = ai3.swap_backend(torch_model, {"conv2d": "direct"})  # -> ai3.Model
+    ai3.swap_conv2d(torch_model, ["direct", "smm"])              # in place
+
+The PyTorch frontend's functions are available at the top level as in the
+paper ai3 comes from (importing them imports torch on first use, so that
+`import ai3` alone stays light); `ai3.layers` holds single core layers and
+`ai3.algorithms()` what this build offers.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ai3 import _core, layers
 from ai3.errors import (
@@ -15,10 +21,33 @@ from ai3.errors import (
     Error,
     InternalError,
     InvalidArgument,
+    InvalidSelector,
     ShapeError,
     UnknownAlgorithm,
     UnsupportedOperation,
 )
+from ai3.model import Model
+
+# PyTorch frontend functions re-exported lazily at the top level.
+_TORCH_EXPORTS = (
+    "swap_backend",
+    "swap_operation",
+    "swap_conv2d",
+    "swap_linear",
+    "swap_relu",
+    "swap_maxpool2d",
+    "swap_avgpool2d",
+    "swap_adaptiveavgpool2d",
+    "swap_flatten",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _TORCH_EXPORTS:
+        import ai3.torch
+
+        return getattr(ai3.torch, name)
+    raise AttributeError(f"module 'ai3' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
@@ -44,9 +73,12 @@ __all__ = [
     "Error",
     "InternalError",
     "InvalidArgument",
+    "InvalidSelector",
+    "Model",
     "ShapeError",
     "UnknownAlgorithm",
     "UnsupportedOperation",
     "algorithms",
     "layers",
+    *_TORCH_EXPORTS,
 ]

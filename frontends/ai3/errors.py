@@ -33,6 +33,11 @@ class AlgorithmNotApplicable(Error, ValueError):
     """A known algorithm that cannot take this layer's parameters."""
 
 
+class InvalidSelector(Error, ValueError, TypeError):
+    """An algorithm selector of the wrong type or length, or one that
+    returned something that is not an algorithm name."""
+
+
 class UnsupportedOperation(Error, NotImplementedError):
     """An operation, layer or feature ai3 does not implement."""
 
@@ -47,6 +52,7 @@ __all__ = [
     "Error",
     "InternalError",
     "InvalidArgument",
+    "InvalidSelector",
     "ShapeError",
     "UnknownAlgorithm",
     "UnsupportedOperation",

@@ -229,8 +229,40 @@ class Flatten(_Layer):
         )
 
 
+class BatchNorm2d(_Layer):
+    """Inference batch normalisation (nn.BatchNorm2d in eval mode):
+    (x - running_mean) / sqrt(running_var + eps) * weight + bias per channel.
+    weight / bias of None (affine=False) mean ones / zeros."""
+
+    def __init__(
+        self,
+        weight: Optional[Any],
+        bias: Optional[Any],
+        running_mean: Any,
+        running_var: Any,
+        eps: float = 1e-5,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "batchnorm2d",
+    ):
+        mean = _weight(running_mean, f"running_mean of layer '{name}'")
+        var = _weight(running_var, f"running_var of layer '{name}'")
+        self._core_layer = _core.BatchNorm2d(
+            weight=np.ones_like(mean) if weight is None else _weight(weight, f"weight of layer '{name}'"),
+            bias=np.zeros_like(mean) if bias is None else _weight(bias, f"bias of layer '{name}'"),
+            running_mean=mean,
+            running_var=var,
+            eps=float(eps),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
 __all__ = [
     "AdaptiveAvgPool2d",
+    "BatchNorm2d",
     "AvgPool2d",
     "Conv2d",
     "Flatten",

@@ -1,0 +1,169 @@
+"""ai3.Model: a whole network in the core, built from LayerSpecs.
+
+The network is a DAG run entirely in C++: one call from Python per forward
+pass, no Python between layers. Every frontend's swap_backend ends here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ai3 import _arrays, _core, errors, layers, selection
+from ai3.spec import MODEL_INPUT, LayerSpec
+
+
+def _weight(spec: LayerSpec, key: str, dtype: np.dtype) -> Optional[np.ndarray]:
+    value = spec.weights.get(key)
+    return None if value is None else np.ascontiguousarray(value, dtype=dtype)
+
+
+# op -> a function making the core layer for a spec.
+def _conv2d(spec, algorithm, dtype, layout):
+    a = spec.attrs
+    return layers.Conv2d(
+        _weight(spec, "weight", dtype),
+        _weight(spec, "bias", dtype),
+        a["stride"],
+        a["padding"],
+        a["dilation"],
+        a["groups"],
+        algorithm=algorithm,
+        layout=layout,
+        name=spec.name,
+    )
+
+
+def _linear(spec, algorithm, dtype, layout):
+    return layers.Linear(
+        _weight(spec, "weight", dtype), _weight(spec, "bias", dtype), algorithm=algorithm, name=spec.name
+    )
+
+
+def _relu(spec, algorithm, dtype, layout):
+    return layers.ReLU(algorithm=algorithm, name=spec.name)
+
+
+def _maxpool2d(spec, algorithm, dtype, layout):
+    a = spec.attrs
+    return layers.MaxPool2d(
+        a["kernel"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"], algorithm=algorithm, layout=layout, name=spec.name
+    )
+
+
+def _avgpool2d(spec, algorithm, dtype, layout):
+    a = spec.attrs
+    return layers.AvgPool2d(
+        a["kernel"],
+        a["stride"],
+        a["padding"],
+        a["ceil_mode"],
+        a["count_include_pad"],
+        a["divisor_override"],
+        algorithm=algorithm,
+        layout=layout,
+        name=spec.name,
+    )
+
+
+def _adaptiveavgpool2d(spec, algorithm, dtype, layout):
+    return layers.AdaptiveAvgPool2d(spec.attrs["output_size"], algorithm=algorithm, layout=layout, name=spec.name)
+
+
+def _flatten(spec, algorithm, dtype, layout):
+    return layers.Flatten(spec.attrs["start_dim"], spec.attrs["end_dim"], algorithm=algorithm, name=spec.name)
+
+
+def _batchnorm2d(spec, algorithm, dtype, layout):
+    w = {k: _weight(spec, k, dtype) for k in ("weight", "bias", "running_mean", "running_var")}
+    return layers.BatchNorm2d(
+        w["weight"], w["bias"], w["running_mean"], w["running_var"], spec.attrs["eps"], algorithm=algorithm, layout=layout, name=spec.name
+    )
+
+
+LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
+    "conv2d": _conv2d,
+    "linear": _linear,
+    "relu": _relu,
+    "maxpool2d": _maxpool2d,
+    "avgpool2d": _avgpool2d,
+    "adaptiveavgpool2d": _adaptiveavgpool2d,
+    "flatten": _flatten,
+    "batchnorm2d": _batchnorm2d,
+}
+GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
+
+
+class Model:
+    """A network run entirely by ai3's core. Call it on a torch tensor
+    (returns a torch tensor) or a NumPy array (returns NumPy)."""
+
+    def __init__(self, core_model: Any, dtype: np.dtype, layout: str, input_shape: Optional[tuple[int, ...]] = None):
+        self._core = core_model
+        self.dtype = np.dtype(dtype)
+        self.layout = layout
+        self.sample_input_shape = input_shape
+
+    def __call__(self, x: Any) -> Any:
+        array, was_torch = _arrays.to_array(x, "model input")
+        return _arrays.from_array(self._core(array), was_torch)
+
+    forward = __call__
+
+    def layers(self) -> list[tuple[str, str, str]]:
+        """(name, op, algorithm) of every layer, in execution order."""
+        return [tuple(entry) for entry in self._core.layers()]
+
+    def algorithms(self, op: Optional[str] = None) -> list[str]:
+        return [algo for _, o, algo in self.layers() if op is None or o == op]
+
+    def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
+        return tuple(self._core.output_shape(list(input_shape), self.dtype.name))
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def __repr__(self) -> str:
+        rows = "\n".join(f"  {name}: {op} [{algo}]" for name, op, algo in self.layers())
+        return f"ai3.Model({self.dtype.name}, {self.layout}, {len(self)} nodes)\n{rows}"
+
+
+def build(
+    specs: list[LayerSpec],
+    output: int,
+    algos: Any,
+    *,
+    dtype: np.dtype,
+    layout: str,
+    sample_input_shape: Optional[tuple[int, ...]] = None,
+) -> Model:
+    """Resolves one algorithm per spec with the selection layer and builds
+    the core DAG. `algos` is swap_backend's argument (see
+    selection.per_op_selectors)."""
+    ops = sorted({op for op, _, _ in _core.algorithms()})
+    selectors = selection.per_op_selectors(algos, ops)
+    chosen: dict[int, str] = {}
+    for op in sorted({s.op for s in specs if s.op not in GRAPH_OPS}):
+        indices = [i for i, s in enumerate(specs) if s.op == op]
+        candidates = [selection.Candidate(specs[i].name, specs[i].layer, specs[i].input_shape) for i in indices]
+        names = selection.select(op, selectors.get(op), candidates, allow_keep=False)
+        chosen.update(zip(indices, names))
+
+    core = _core.Model()
+    node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
+    for i, spec in enumerate(specs):
+        inputs = [node_of[j] for j in spec.inputs]
+        if spec.op == "add":
+            node_of[i] = core.add_add(inputs, spec.name)
+        elif spec.op == "concat":
+            node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
+        elif spec.op in LAYER_FACTORIES:
+            layer = LAYER_FACTORIES[spec.op](spec, chosen[i], dtype, layout)
+            node_of[i] = core.add_layer(layer._core_layer, inputs[0])
+        else:
+            raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")
+    if output == MODEL_INPUT:
+        raise errors.UnsupportedOperation("the model returns its input unchanged; there is nothing to run")
+    core.set_output(node_of[output])
+    return Model(core, dtype, layout, sample_input_shape)

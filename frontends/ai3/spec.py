@@ -1,0 +1,88 @@
+"""LayerSpec: what every frontend turns its framework's graph into, and the
+framework-independent passes over a list of them.
+
+A frontend traces its model (torch.fx graph, Keras layer graph, ONNX
+GraphProto) into LayerSpecs in topological order; the selection layer picks
+an algorithm per spec; ai3.model builds the core's DAG from them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+MODEL_INPUT = -1  # as an input index: the model's (single) input
+
+
+@dataclass
+class LayerSpec:
+    name: str  # the layer's path in the model (module path, node name)
+    op: str  # a core op ("conv2d", "linear", ...) or "add" / "concat"
+    inputs: list[int]  # indices of earlier specs, or MODEL_INPUT
+    attrs: dict[str, Any] = field(default_factory=dict)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    layer: Any = None  # the framework's own layer object (for selectors)
+    input_shape: Optional[tuple[int, ...]] = None
+
+
+def consumers(specs: list[LayerSpec]) -> dict[int, list[int]]:
+    used: dict[int, list[int]] = {}
+    for i, spec in enumerate(specs):
+        for j in spec.inputs:
+            used.setdefault(j, []).append(i)
+    return used
+
+
+def fold_batchnorm(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Folds each inference batchnorm2d whose only input is a conv2d used by
+    nothing else into that conv's weights and bias:
+        w' = w * s,  b' = (b - mean) * s + beta,  s = gamma / sqrt(var + eps)
+    so the pair costs one convolution. Returns the new specs and output index.
+    """
+    used = consumers(specs)
+    folded_into: dict[int, int] = {}  # batchnorm index -> conv index
+    for i, spec in enumerate(specs):
+        if spec.op != "batchnorm2d" or len(spec.inputs) != 1:
+            continue
+        j = spec.inputs[0]
+        if j == MODEL_INPUT or specs[j].op != "conv2d" or used.get(j) != [i] or j == output:
+            continue
+        conv, bn = specs[j], spec.weights
+        scale = bn["weight"] / np.sqrt(bn["running_var"] + spec.attrs["eps"])
+        weight = conv.weights["weight"]
+        bias = conv.weights.get("bias")
+        if bias is None:
+            bias = np.zeros(weight.shape[0], dtype=weight.dtype)
+        conv.weights["weight"] = (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
+        conv.weights["bias"] = ((bias - bn["running_mean"]) * scale + bn["bias"]).astype(weight.dtype)
+        conv.attrs["folded_batchnorm"] = spec.name
+        folded_into[i] = j
+    return _remove(specs, output, folded_into)
+
+
+def remove_identities(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Drops "identity" specs (dropout and the like at inference), wiring
+    their consumers to their input."""
+    aliases = {i: s.inputs[0] for i, s in enumerate(specs) if s.op == "identity"}
+    return _remove(specs, output, aliases)
+
+
+def _remove(specs: list[LayerSpec], output: int, alias: dict[int, int]) -> tuple[list[LayerSpec], int]:
+    """Removes the specs in `alias` (index -> the index that replaces it)."""
+
+    def resolve(i: int) -> int:
+        while i in alias:
+            i = alias[i]
+        return i
+
+    new_index: dict[int, int] = {MODEL_INPUT: MODEL_INPUT}
+    kept: list[LayerSpec] = []
+    for i, spec in enumerate(specs):
+        if i in alias:
+            continue
+        spec.inputs = [new_index[resolve(j)] for j in spec.inputs]
+        new_index[i] = len(kept)
+        kept.append(spec)
+    return kept, new_index[resolve(output)]
