@@ -1,0 +1,190 @@
+"""ai3's PyTorch frontend.
+
+    model = ai3.swap_backend(net, {"conv2d": "direct"})   # whole net in the core
+    ai3.swap_conv2d(net, ["direct", "smm", ...])         # in place, module by module
+
+swap_backend traces with torch.fx and returns an ai3.Model; the in-place
+swaps replace matching submodules with modules calling torch.library custom
+ops (ai3.torch.ops) backed by the core, so the model stays an nn.Module.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from torch import nn
+
+from ai3 import errors, model, selection, spec
+from ai3.selection import Selector
+from ai3.torch import fx
+
+# The PyTorch module class each in-place swap replaces.
+SWAPPABLE: dict[str, type] = {
+    "conv2d": nn.Conv2d,
+    "linear": nn.Linear,
+    "relu": nn.ReLU,
+    "maxpool2d": nn.MaxPool2d,
+    "avgpool2d": nn.AvgPool2d,
+    "adaptiveavgpool2d": nn.AdaptiveAvgPool2d,
+    "flatten": nn.Flatten,
+}
+
+
+def swap_backend(
+    module: nn.Module,
+    algos: Optional[Union[Selector, Mapping[str, Selector]]] = None,
+    sample_input_shape: Optional[Sequence[int]] = None,
+    *,
+    dtype: Optional[Any] = None,
+) -> model.Model:
+    """The whole network as an ai3.Model run by the core.
+
+    `algos` maps an op ("conv2d", "linear", ...) to a selector (a name, a
+    list of names, or a callable; see ai3.selection); ops it leaves out get
+    "default". Sequence selectors index an op's layers in execution order.
+    Batch norms that follow a convolution are folded into it; dropout is
+    dropped (inference). An operation the core lacks raises
+    ai3.UnsupportedOperation naming the fx node, its target and module.
+    """
+    if not isinstance(module, nn.Module):
+        raise errors.InvalidArgument(f"swap_backend takes an nn.Module, got {type(module).__name__}")
+    specs, output, _ = fx.to_specs(module, sample_input_shape)
+    specs, output = spec.remove_identities(specs, output)
+    specs, output = spec.fold_batchnorm(specs, output)
+    shape = None if sample_input_shape is None else tuple(sample_input_shape)
+    return model.build(specs, output, algos, dtype=fx.model_dtype(module, dtype), layout="NCHW", sample_input_shape=shape)
+
+
+def _input_shapes(module: nn.Module, targets: list[nn.Module], sample_input_shape: Sequence[int]) -> dict[int, tuple]:
+    """Each target module's input shape, by running the model once on zeros
+    with forward pre-hooks (works for models torch.fx cannot trace)."""
+    shapes: dict[int, tuple] = {}
+
+    def record(m, args):
+        if args and isinstance(args[0], torch.Tensor):
+            shapes.setdefault(id(m), tuple(args[0].shape))
+
+    hooks = [m.register_forward_pre_hook(record) for m in targets]
+    try:
+        dtype = next((p.dtype for p in module.parameters()), torch.float32)
+        with torch.no_grad():
+            module(torch.zeros(tuple(sample_input_shape), dtype=dtype))
+    except errors.Error:
+        raise
+    except Exception as e:
+        raise errors.ShapeError(f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}") from e
+    finally:
+        for h in hooks:
+            h.remove()
+    return shapes
+
+
+def swap_operation(
+    op: str,
+    module: nn.Module,
+    algos: Optional[Selector] = None,
+    sample_input_shape: Optional[Sequence[int]] = None,
+) -> nn.Module:
+    """Replaces, in place, every `op` layer of `module` (e.g. each nn.Conv2d
+    for "conv2d") with an ai3 module running the selected algorithm, and
+    returns `module` (or its replacement, if `module` itself is such a
+    layer). "torch"/"keep" leaves a layer as it is. Sequence selectors index
+    the layers in `module.named_modules()` order."""
+    from ai3.torch import modules as ai3_modules
+
+    if op not in SWAPPABLE:
+        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3 swaps {sorted(SWAPPABLE)}")
+    if not isinstance(module, nn.Module):
+        raise errors.InvalidArgument(f"swap_{op} takes an nn.Module, got {type(module).__name__}")
+    cls = SWAPPABLE[op]
+    # Exact type: a subclass may override forward, which ai3 would not honour.
+    targets = [(name, m) for name, m in module.named_modules() if type(m) is cls]
+    shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
+    candidates = [selection.Candidate(name or type(m).__name__, m, shapes.get(id(m))) for name, m in targets]
+    chosen = selection.select(op, algos, candidates, allow_keep=True)
+    replacement_class = getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op])
+    for (name, m), algorithm in zip(targets, chosen):
+        if algorithm in selection.KEEP_NAMES:
+            continue
+        new = replacement_class.from_torch(m, algorithm, name or type(m).__name__)
+        if not name:  # the module itself is the layer
+            return new
+        parent_name, _, child = name.rpartition(".")
+        setattr(module.get_submodule(parent_name), child, new)
+    return module
+
+
+def swap_conv2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    """swap_operation("conv2d", ...): every nn.Conv2d."""
+    return swap_operation("conv2d", module, algos, sample_input_shape)
+
+
+def swap_linear(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    return swap_operation("linear", module, algos, sample_input_shape)
+
+
+def swap_relu(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    return swap_operation("relu", module, algos, sample_input_shape)
+
+
+def swap_maxpool2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    return swap_operation("maxpool2d", module, algos, sample_input_shape)
+
+
+def swap_avgpool2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    return swap_operation("avgpool2d", module, algos, sample_input_shape)
+
+
+def swap_adaptiveavgpool2d(
+    module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
+) -> nn.Module:
+    return swap_operation("adaptiveavgpool2d", module, algos, sample_input_shape)
+
+
+def swap_flatten(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    return swap_operation("flatten", module, algos, sample_input_shape)
+
+
+def applicable(layer: nn.Module, algorithm: str) -> bool:
+    """Whether `algorithm` can take this PyTorch layer (winograd cannot take
+    a stride-2 convolution, for instance), for selectors that want to pick
+    an algorithm only where it applies."""
+    from ai3.torch import modules as ai3_modules
+
+    op = next((op for op, cls in SWAPPABLE.items() if type(layer) is cls), None)
+    if op is None:
+        raise errors.UnsupportedOperation(f"ai3 has no in-place swap for {type(layer).__name__}")
+    try:
+        getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op]).from_torch(layer, algorithm, type(layer).__name__)
+    except errors.AlgorithmNotApplicable:
+        return False
+    return True
+
+
+def chosen_algorithms(module: nn.Module) -> list[tuple[str, str, str]]:
+    """(module path, op, algorithm actually running) of every ai3 module in
+    `module`, for printing what a swap chose."""
+    from ai3.torch import modules as ai3_modules
+
+    found = []
+    for name, m in module.named_modules():
+        if isinstance(m, ai3_modules.Ai3Module):
+            found.append((name, m.op, m.resolved_algorithm()))
+    return found
+
+
+__all__ = [
+    "applicable",
+    "chosen_algorithms",
+    "swap_adaptiveavgpool2d",
+    "swap_avgpool2d",
+    "swap_backend",
+    "swap_conv2d",
+    "swap_flatten",
+    "swap_linear",
+    "swap_maxpool2d",
+    "swap_operation",
+    "swap_relu",
+]

@@ -1,0 +1,523 @@
+"""The PyTorch custom ops (ai3.torch.ops) and module replacements
+(ai3.torch.modules) the in-place swaps are built from.
+
+- torch.library.opcheck on every op (schema, autograd registration, fake
+  kernel, AOT dispatch with dynamic shapes), float32 and float64, every
+  conv2d algorithm that takes the case;
+- each module against the PyTorch module it replaces, over parameter sets;
+- what a swapped module must keep doing as an nn.Module: state_dict keys,
+  .to(float64), deepcopy, pickle, torch.compile (eager, aot_eager, inductor),
+  torch.export, torch.jit.trace, weight updates, errors naming the module,
+  inference-only autograd.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import pickle
+import threading
+
+if os.environ.get("TEST_TMPDIR"):  # inductor writes its cache; keep it in the sandbox
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.environ["TEST_TMPDIR"], "inductor"))
+
+import pytest
+import torch
+import torch.nn.functional as F
+import torch.nn.utils.prune
+from torch import nn
+
+import ai3
+import pytest_main
+from ai3.torch import modules, ops
+
+torch.set_num_threads(2)
+
+DTYPES = [torch.float32, torch.float64]
+
+
+def tol(dtype: torch.dtype, algorithm: str = "") -> float:
+    if dtype == torch.float64:
+        return 1e-10
+    return 5e-4 if algorithm == "winograd" else 1e-4
+
+
+def assert_close(got, want, t: float, what: str = "") -> None:
+    assert got.shape == want.shape, f"{what}: shape {tuple(got.shape)} != {tuple(want.shape)}"
+    torch.testing.assert_close(got, want, atol=t, rtol=t, msg=lambda m: f"{what}: {m}")
+
+
+def randn(*shape, dtype=torch.float32, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def applicable(op: str, *args) -> bool:
+    """Whether the algorithm in `args` takes this layer (it must refuse with
+    AlgorithmNotApplicable, never run wrongly)."""
+    try:
+        ops.prepare(op, *args)
+    except ai3.AlgorithmNotApplicable:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------
+# opcheck
+
+
+CONV_OPCHECK_CASES = [
+    # x shape, weight shape, bias, stride, padding, dilation, groups
+    ((2, 3, 9, 9), (4, 3, 3, 3), True, [1, 1], [1, 1, 1, 1], [1, 1], 1),
+    ((1, 4, 10, 7), (6, 2, 3, 3), False, [2, 1], [1, 0], [1, 2], 2),
+    ((1, 2, 6, 6), (3, 2, 2, 2), True, [1], [0, 1, 0, 1], [1], 1),  # asymmetric ("same" for an even kernel)
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", range(len(CONV_OPCHECK_CASES)))
+@pytest.mark.parametrize("algorithm", ai3.algorithms()["conv2d"] + ["default"])
+def test_opcheck_conv2d(algorithm, case, dtype):
+    xs, ws, has_bias, stride, padding, dilation, groups = CONV_OPCHECK_CASES[case]
+    x, w = randn(*xs, dtype=dtype), randn(*ws, dtype=dtype, seed=1)
+    b = randn(ws[0], dtype=dtype, seed=2) if has_bias else None
+    args = (w, b, stride, padding, dilation, groups, algorithm)
+    if not applicable("conv2d", *args):
+        pytest.skip(f"{algorithm} does not take this case")
+    torch.library.opcheck(torch.ops.ai3.conv2d, (x, *args))
+    pads = ops._pads("conv2d", padding)
+    want = F.conv2d(F.pad(x, (pads[2], pads[3], pads[0], pads[1])), w, b, stride=stride, dilation=dilation, groups=groups)
+    assert_close(torch.ops.ai3.conv2d(x, *args), want, tol(dtype, algorithm), algorithm)
+
+
+def weightless_cases(dtype):
+    x = randn(2, 3, 9, 11, dtype=dtype)
+    return [
+        ("relu", (randn(3, 5, dtype=dtype), "direct"), lambda: F.relu(randn(3, 5, dtype=dtype))),
+        ("relu", (randn((), dtype=dtype), "default"), lambda: F.relu(randn((), dtype=dtype))),
+        ("maxpool2d", (x, [3, 3], [2, 2], [1, 1], [1, 1], True, "direct"), lambda: F.max_pool2d(x, 3, 2, 1, 1, True)),
+        ("maxpool2d", (x, [2, 3], [1, 2], [0, 1, 0, 1], [2, 1], False, "default"), None),
+        ("avgpool2d", (x, [3, 3], [2, 2], [1, 1], True, False, None, "direct"), lambda: F.avg_pool2d(x, 3, 2, 1, True, False)),
+        ("avgpool2d", (x, [2, 2], [2, 2], [0, 0], False, True, 3, "direct"), lambda: F.avg_pool2d(x, 2, 2, 0, False, True, 3)),
+        ("adaptiveavgpool2d", (x, [2, 3], "direct"), lambda: F.adaptive_avg_pool2d(x, (2, 3))),
+        ("adaptiveavgpool2d", (x, [1], "default"), lambda: F.adaptive_avg_pool2d(x, 1)),
+        ("flatten", (x, 1, -1, "direct"), lambda: torch.flatten(x, 1)),
+        ("flatten", (x, 0, 2, "default"), lambda: torch.flatten(x, 0, 2)),
+        ("flatten", (randn((), dtype=dtype), 0, -1, "direct"), lambda: torch.flatten(randn((), dtype=dtype))),
+    ]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("index", range(11))
+def test_opcheck_weightless(index, dtype):
+    op, args, want = weightless_cases(dtype)[index]
+    torch.library.opcheck(getattr(torch.ops.ai3, op), args)
+    if want is not None:
+        assert_close(getattr(torch.ops.ai3, op)(*args), want(), tol(dtype), op)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("algorithm", ai3.algorithms()["linear"])
+@pytest.mark.parametrize("shape,bias", [((5, 7), True), ((2, 3, 7), False), ((7,), True)])
+def test_opcheck_linear(shape, bias, algorithm, dtype):
+    x, w = randn(*shape, dtype=dtype), randn(4, 7, dtype=dtype, seed=1)
+    b = randn(4, dtype=dtype, seed=2) if bias else None
+    if not applicable("linear", w, b, algorithm):
+        pytest.skip(f"{algorithm} does not take this case")
+    torch.library.opcheck(torch.ops.ai3.linear, (x, w, b, algorithm))
+    assert_close(torch.ops.ai3.linear(x, w, b, algorithm), F.linear(x, w, b), tol(dtype), algorithm)
+
+
+def test_op_result_never_aliases_its_input():
+    x = randn(2, 3, 4, 4)
+    y = torch.ops.ai3.flatten(x, 0, -1, "direct")
+    assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
+    y.zero_()
+    assert x.abs().sum() > 0
+
+
+def test_op_errors():
+    x, w = randn(1, 3, 8, 8), randn(4, 3, 3, 3)
+    with pytest.raises(ai3.DTypeError, match="int32"):
+        torch.ops.ai3.relu(x.int(), "direct")
+    with pytest.raises(ai3.DTypeError, match="bfloat16"):
+        torch.ops.ai3.relu(x.bfloat16(), "direct")
+    with pytest.raises(ai3.DTypeError, match="float64 but weight is torch.float32"):
+        torch.ops.ai3.conv2d(x.double(), w, None, [1], [0], [1], 1, "direct")
+    with pytest.raises(ai3.ShapeError, match="has 2 channels"):
+        torch.ops.ai3.conv2d(x[:, :2], w, None, [1], [0], [1], 1, "direct")
+    with pytest.raises(ai3.InvalidArgument, match="padding must be 1 or 2 or 4 ints"):
+        torch.ops.ai3.conv2d(x, w, None, [1], [0, 0, 0], [1], 1, "direct")
+    with pytest.raises(ai3.UnknownAlgorithm):
+        torch.ops.ai3.relu(x, "no such algorithm")
+    with pytest.raises(ai3.AlgorithmNotApplicable, match=r"^conv2d: .*winograd"):
+        torch.ops.ai3.conv2d(x, w, None, [2], [0], [1], 1, "winograd")
+    # The fake kernels check the same things, so tracing fails early.
+    with torch._subclasses.fake_tensor.FakeTensorMode():
+        with pytest.raises(ai3.ShapeError, match="has 2 channels"):
+            torch.ops.ai3.conv2d(torch.empty(1, 2, 8, 8), torch.empty(4, 3, 3, 3), None, [1], [0], [1], 1, "direct")
+
+
+def test_op_on_cuda_is_refused_as_cpu_only():
+    if torch.cuda.is_available():
+        with pytest.raises(ai3.UnsupportedOperation, match="CPU only"):
+            torch.ops.ai3.relu(torch.randn(3, device="cuda"), "direct")
+        with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'c': input is on cuda"):
+            modules.Conv2d.from_torch(nn.Conv2d(1, 1, 1).cuda(), "direct", "c")(torch.randn(1, 1, 2, 2, device="cuda"))
+    else:  # no GPU here: the device check that the real and fake kernels share
+        with pytest.raises(ai3.UnsupportedOperation, match="input is on cuda:0; this ai3 build runs on the CPU only"):
+            ops._check_tensor("relu", _FakeCuda(), "input")
+
+
+class _FakeCuda:
+    """Just enough of a CUDA tensor for the device check."""
+
+    device = torch.device("cuda", 0)
+    dtype = torch.float32
+
+
+def test_backward_raises_inference_only():
+    x = randn(1, 3, 6, 6).requires_grad_()
+    w = randn(2, 3, 3, 3).requires_grad_()
+    y = torch.ops.ai3.conv2d(x, w, None, [1], [1], [1], 1, "direct")  # forward runs
+    assert_close(y, F.conv2d(x, w, padding=1), 1e-4)
+    with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
+        y.sum().backward()
+
+
+# --------------------------------------------------------------------------
+# The modules against PyTorch's
+
+CONV_MODULES = [
+    dict(in_channels=3, out_channels=8, kernel_size=3, padding=1),
+    dict(in_channels=3, out_channels=4, kernel_size=3, stride=2, padding=1, bias=False),
+    dict(in_channels=4, out_channels=6, kernel_size=(3, 5), stride=(1, 2), padding=(1, 2), dilation=(2, 1), groups=2),
+    dict(in_channels=3, out_channels=5, kernel_size=4, padding="same"),
+    dict(in_channels=3, out_channels=5, kernel_size=3, padding="valid", dilation=2),
+    dict(in_channels=4, out_channels=4, kernel_size=3, padding=1, groups=4),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("kwargs", CONV_MODULES, ids=str)
+@pytest.mark.parametrize("algorithm", ["default", "direct", "smm", "gemm", "winograd"])
+def test_conv2d_module(algorithm, kwargs, dtype):
+    torch.manual_seed(0)
+    ref = nn.Conv2d(**kwargs).to(dtype).eval()
+    x = randn(2, kwargs["in_channels"], 11, 10, dtype=dtype)
+    try:
+        m = modules.Conv2d.from_torch(ref, algorithm, "features.0")
+    except ai3.AlgorithmNotApplicable as e:
+        assert str(e).startswith("conv2d layer 'features.0': "), str(e)
+        return
+    assert m.weight is ref.weight and m.bias is ref.bias
+    with torch.no_grad():
+        assert_close(m(x), ref(x), tol(dtype, m.resolved_algorithm()), f"{algorithm} {kwargs}")
+        assert_close(m(x[0]), ref(x[0]), tol(dtype, m.resolved_algorithm()), "unbatched")
+    assert m.in_channels == ref.in_channels and m.out_channels == ref.out_channels
+    assert m.kernel_size == ref.kernel_size and m.stride == ref.stride and m.padding == ref.padding
+    assert f"algorithm='{algorithm}'" in repr(m)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("algorithm", ["default"] + ai3.algorithms()["linear"])
+@pytest.mark.parametrize("shape,bias", [((4, 10), True), ((2, 3, 10), False), ((10,), True)])
+def test_linear_module(shape, bias, algorithm, dtype):
+    torch.manual_seed(0)
+    ref = nn.Linear(10, 6, bias=bias).to(dtype)
+    try:
+        m = modules.Linear.from_torch(ref, algorithm, "fc")
+    except ai3.AlgorithmNotApplicable:
+        return
+    x = randn(*shape, dtype=dtype)
+    with torch.no_grad():
+        assert_close(m(x), ref(x), tol(dtype), algorithm)
+    assert (m.in_features, m.out_features) == (10, 6)
+
+
+WEIGHTLESS_MODULES = [
+    nn.ReLU(),
+    nn.ReLU(inplace=True),
+    nn.MaxPool2d(2),
+    nn.MaxPool2d(3, stride=2, padding=1, ceil_mode=True),
+    nn.MaxPool2d((2, 3), stride=(1, 2), padding=(1, 0), dilation=(2, 1)),
+    nn.AvgPool2d(2),
+    nn.AvgPool2d(3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    nn.AvgPool2d((3, 2), stride=1, divisor_override=4),
+    nn.AdaptiveAvgPool2d(1),
+    nn.AdaptiveAvgPool2d((3, 4)),
+    nn.AdaptiveAvgPool2d((None, 2)),
+    nn.AdaptiveAvgPool2d((5, None)),
+    nn.Flatten(),
+    nn.Flatten(0, 2),
+    nn.Flatten(-2, -1),
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("index", range(len(WEIGHTLESS_MODULES)))
+def test_weightless_module(index, dtype):
+    ref = copy.deepcopy(WEIGHTLESS_MODULES[index])
+    op = {nn.ReLU: "relu", nn.MaxPool2d: "maxpool2d", nn.AvgPool2d: "avgpool2d", nn.AdaptiveAvgPool2d: "adaptiveavgpool2d", nn.Flatten: "flatten"}[type(ref)]
+    cls = getattr(modules, modules.CLASS_OF_OP[op])
+    m = cls.from_torch(ref, "direct", "layer")
+    assert m.op == op and m.resolved_algorithm() == "direct"
+    for shape in [(2, 3, 9, 11), (1, 2, 7, 7)]:
+        x = randn(*shape, dtype=dtype)
+        assert_close(m(x), ref(x.clone()), tol(dtype), repr(ref))
+        if op != "flatten":
+            assert_close(m(x[0]), ref(x[0].clone()), tol(dtype), f"unbatched {ref!r}")
+    assert "algorithm='direct'" in repr(m)
+
+
+# --------------------------------------------------------------------------
+# Behaving as an nn.Module
+
+
+def small_net(dtype=torch.float32) -> nn.Sequential:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3, padding="same", bias=False),
+        nn.AvgPool2d(2, ceil_mode=True),
+        nn.AdaptiveAvgPool2d((2, 2)),
+        nn.Flatten(),
+        nn.Linear(32, 5),
+    ).to(dtype).eval()
+
+
+def swapped(net: nn.Sequential, algorithms: dict | None = None) -> nn.Sequential:
+    """The net with every layer replaced (a copy; `net` is left alone)."""
+    net = copy.deepcopy(net)
+    for i, m in enumerate(list(net)):
+        op = type(m).__name__.lower()
+        cls = getattr(modules, modules.CLASS_OF_OP[op])
+        net[i] = cls.from_torch(m, (algorithms or {}).get(op, "default"), str(i))
+    return net
+
+
+def test_state_dict_keys_and_values_are_the_original_ones():
+    ref = small_net()
+    new = swapped(ref)
+    assert list(new.state_dict().keys()) == list(ref.state_dict().keys())
+    for k, v in ref.state_dict().items():
+        assert torch.equal(new.state_dict()[k], v), k
+    # A torch model loads an ai3 model's state_dict and vice versa.
+    again = small_net()
+    again.load_state_dict(new.state_dict())
+    new.load_state_dict(ref.state_dict())
+
+
+def test_from_torch_shares_the_parameters():
+    conv = nn.Conv2d(3, 4, 3)
+    m = modules.Conv2d.from_torch(conv, "direct", "c")
+    assert m.weight is conv.weight and m.bias is conv.bias
+    assert [p for p in m.parameters()] == [conv.weight, conv.bias]
+
+
+@pytest.mark.parametrize("algorithm", ["direct", "smm", "winograd"])
+def test_load_state_dict_updates_are_picked_up(algorithm):
+    ref = small_net()
+    new = swapped(ref, {"conv2d": algorithm})
+    x = randn(2, 3, 16, 16)
+    with torch.no_grad():
+        assert_close(new(x), ref(x), tol(torch.float32, algorithm))
+        other = small_net()
+        for p in other.parameters():
+            p.mul_(-1.5).add_(0.25)
+        ref.load_state_dict(other.state_dict())
+        new.load_state_dict(other.state_dict())
+        assert_close(new(x), ref(x), tol(torch.float32, algorithm), "after load_state_dict")
+        # An in-place update (an optimizer step) and a replaced .data too.
+        ref[0].weight.add_(1.0)
+        new[0].weight.add_(1.0)
+        assert_close(new(x), ref(x), tol(torch.float32, algorithm), "after add_")
+        ref[7].weight.data = randn(5, 32, seed=7)
+        new[7].weight.data = randn(5, 32, seed=7)
+        assert_close(new(x), ref(x), tol(torch.float32, algorithm), "after .data =")
+
+
+def test_cache_keeps_one_layer_per_weight_state():
+    conv = nn.Conv2d(3, 4, 3)
+    m = modules.Conv2d.from_torch(conv, "smm", "c")
+    x = randn(1, 3, 8, 8)
+    ops.clear_cache()
+    with torch.no_grad():
+        for _ in range(5):
+            conv.weight.add_(0.1)
+            assert_close(m(x), F.conv2d(x, conv.weight, conv.bias), 1e-4)
+            m(x)
+    assert ops.cached_layer_count() == 1  # stale layers were dropped; repeated calls hit
+
+
+@pytest.mark.parametrize("make", [lambda: small_net(), lambda: small_net(torch.float64)], ids=["f32", "f64"])
+def test_to_float64(make):
+    ref = make()
+    new = swapped(ref).to(torch.float64)
+    ref = ref.to(torch.float64)
+    x = randn(2, 3, 16, 16, dtype=torch.float64)
+    with torch.no_grad():
+        assert_close(new(x), ref(x), 1e-10)
+        new.to(torch.float32)
+        ref.to(torch.float32)
+        assert_close(new(x.float()), ref(x.float()), 1e-4, "back to float32")
+
+
+def test_deepcopy_and_pickle_round_trip():
+    ref = small_net()
+    new = swapped(ref, {"conv2d": "smm", "linear": "gemm"})
+    x = randn(2, 3, 16, 16)
+    with torch.no_grad():
+        want = ref(x)
+        for copied in (copy.deepcopy(new), pickle.loads(pickle.dumps(new))):
+            assert type(copied[0]) is modules.Conv2d and copied[0].algorithm == "smm" and copied[0].name == "0"
+            assert copied[0].weight is not new[0].weight
+            assert_close(copied(x), want, 1e-4)
+            copied[0].weight.zero_()  # the copy owns its weights
+        assert_close(new(x), want, 1e-4, "original after changing the copies")
+
+
+def test_module_errors_name_the_module():
+    new = swapped(small_net())
+    with pytest.raises(ai3.ShapeError, match=r"^conv2d layer '0': input \(1, 4, 16, 16\) has 4 channels"):
+        new(randn(1, 4, 16, 16))
+    with pytest.raises(ai3.DTypeError, match=r"^conv2d layer '0': input is torch.float64 but weight is torch.float32"):
+        new(randn(1, 3, 16, 16, dtype=torch.float64))
+    with pytest.raises(ai3.DTypeError, match=r"^conv2d layer '0': input has dtype torch.int64"):
+        new(torch.ones(1, 3, 16, 16, dtype=torch.int64))
+    with pytest.raises(ai3.ShapeError, match=r"^linear layer '7': expected an input whose last dimension is in_features=32"):
+        new[7](randn(2, 31))
+    with pytest.raises(ai3.InvalidArgument, match="^maxpool2d layer '2': input must be a torch.Tensor"):
+        new[2]([1.0])
+    with pytest.raises(ai3.AlgorithmNotApplicable, match="^conv2d layer 'features.3': conv2d algorithm 'winograd' cannot take this layer: .*stride 1"):
+        modules.Conv2d.from_torch(nn.Conv2d(3, 3, 3, stride=2), "winograd", "features.3")
+    with pytest.raises(ai3.UnknownAlgorithm, match="^relu layer 'act': unknown relu algorithm 'fast'"):
+        modules.ReLU.from_torch(nn.ReLU(), "fast", "act")
+    with pytest.raises(ai3.UnsupportedOperation, match="'b.conv'.*padding_mode='reflect'"):
+        modules.Conv2d.from_torch(nn.Conv2d(3, 3, 3, padding=1, padding_mode="reflect"), "direct", "b.conv")
+    with pytest.raises(ai3.UnsupportedOperation, match="^maxpool2d layer 'p': return_indices=True"):
+        modules.MaxPool2d.from_torch(nn.MaxPool2d(2, return_indices=True), "direct", "p")
+    with pytest.raises(ai3.InvalidArgument, match="^linear layer 'l': Linear.from_torch takes an nn.Linear, got Conv2d"):
+        modules.Linear.from_torch(nn.Conv2d(1, 1, 1), "direct", "l")
+
+    class Doubled(nn.Conv2d):
+        def forward(self, x):
+            return 2 * super().forward(x)
+
+    with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'd': Doubled overrides nn.Conv2d.forward"):
+        modules.Conv2d.from_torch(Doubled(1, 1, 1), "direct", "d")
+    with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'lazy': weight is not initialized"):
+        modules.Conv2d.from_torch(nn.LazyConv2d(3, 3), "direct", "lazy")
+    normed = nn.utils.parametrizations.weight_norm(nn.Conv2d(3, 3, 3))
+    with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'wn': the module's parameters are parametrized"):
+        modules.Conv2d.from_torch(normed, "direct", "wn")
+    pruned = torch.nn.utils.prune.random_unstructured(nn.Linear(4, 4), "weight", amount=0.5)
+    with pytest.raises(ai3.UnsupportedOperation, match="^linear layer 'pr': weight is a Tensor, not a Parameter"):
+        modules.Linear.from_torch(pruned, "direct", "pr")
+
+
+def test_grad_mode_forward_runs_and_backward_raises():
+    ref = small_net()
+    new = swapped(ref)
+    x = randn(2, 3, 16, 16).requires_grad_()
+    assert torch.is_grad_enabled() and new[0].weight.requires_grad
+    y = new(x)
+    assert_close(y.detach(), ref(x).detach(), 1e-4)
+    with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
+        y.sum().backward()
+    with torch.inference_mode():
+        assert_close(new(x), ref(x), 1e-4, "inference_mode")
+
+
+def test_concurrent_forward_from_threads():
+    ref = small_net()
+    new = swapped(ref, {"conv2d": "smm"})
+    x = randn(2, 3, 16, 16)
+    with torch.no_grad():
+        want = ref(x)
+    failures = []
+
+    def work():
+        try:
+            with torch.no_grad():
+                for _ in range(20):
+                    assert_close(new(x), want, 1e-4)
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+
+
+# --------------------------------------------------------------------------
+# Compilers and tracers
+
+
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_torch_compile(backend, grad):
+    torch._dynamo.reset()
+    ref = small_net()
+    new = swapped(ref, {"conv2d": "smm"})
+    compiled = torch.compile(new, backend=backend)
+    x = randn(2, 3, 16, 16)
+    with torch.set_grad_enabled(grad):
+        assert_close(compiled(x).detach(), ref(x).detach(), 1e-4, backend)
+        assert_close(compiled(x).detach(), ref(x).detach(), 1e-4, f"{backend}, second call")
+        with torch.no_grad():  # the compiled model sees new weights too
+            for p in ref.parameters():
+                p.mul_(0.5)
+        new.load_state_dict(ref.state_dict())
+        assert_close(compiled(x).detach(), ref(x).detach(), 1e-4, f"{backend}, after load_state_dict")
+        if grad:
+            with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
+                compiled(x).sum().backward()
+    torch._dynamo.reset()
+
+
+def test_torch_compile_dynamic_shapes_and_errors():
+    torch._dynamo.reset()
+    ref = small_net()
+    new = swapped(ref)
+    compiled = torch.compile(new, backend="aot_eager", dynamic=True)
+    with torch.no_grad():
+        for n, size in [(1, 16), (3, 16), (2, 20)]:
+            x = randn(n, 3, size, size)
+            assert_close(compiled(x), ref(x), 1e-4, f"batch {n}, size {size}")
+        with pytest.raises(ai3.ShapeError, match="^conv2d layer '0': .*has 4 channels"):
+            compiled(randn(1, 4, 16, 16))
+    torch._dynamo.reset()
+
+
+def test_torch_export():
+    ref = small_net()
+    new = swapped(ref, {"conv2d": "smm"})
+    x = randn(2, 3, 16, 16)
+    exported = torch.export.export(new, (x,))
+    targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+    assert "ai3.conv2d.default" in targets and "ai3.linear.default" in targets, targets
+    with torch.no_grad():
+        assert_close(exported.module()(x), ref(x), 1e-4)
+
+
+def test_torch_jit_trace(tmp_path):
+    ref = small_net()
+    new = swapped(ref, {"conv2d": "gemm"})
+    x = randn(2, 3, 16, 16)
+    with torch.no_grad():
+        traced = torch.jit.trace(new, (x,))
+        assert "ai3::conv2d" in str(traced.inlined_graph)
+        assert_close(traced(x), ref(x), 1e-4)
+        path = str(tmp_path / "traced.pt")
+        traced.save(path)
+        loaded = torch.jit.load(path)  # the ai3 ops are registered in this process
+        assert_close(loaded(x), ref(x), 1e-4, "saved and loaded")
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
