@@ -1,23 +1,28 @@
-"""./bazelw run //:demo — one conv layer through every ai3 algorithm.
+"""./bazelw run //:demo — a torchvision model swapped three ways.
 
-Prints, for a 3x3 convolution (by default a ResNet-style (1, 64, 56, 56)
-input to 64 channels), each algorithm's median time next to PyTorch's and its
-largest difference from PyTorch's output. Algorithms that cannot take the
-layer say why.
+Builds a torchvision model (default resnet18, weights=None), then
+  1. swap_backend: the whole network as an ai3.Model run by the core;
+  2. swap_conv2d with a list: the i-th convolution gets the i-th name of
+     --algorithms (cycled; a name a layer cannot take becomes "default");
+  3. swap_conv2d with a callable: winograd where it applies, else gemm;
+and prints the algorithm each layer got, latency next to unswapped PyTorch
+and the largest difference of outputs.
 """
 
 from __future__ import annotations
 
+import copy
+import itertools
 import os
 
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("input_shape", ["1", "64", "56", "56"], "Input shape N,C,H,W.")
-flags.DEFINE_integer("out_channels", 64, "Output channels.")
-flags.DEFINE_integer("kernel", 3, "Kernel size.")
-flags.DEFINE_integer("stride", 1, "Stride.")
-flags.DEFINE_integer("padding", 1, "Padding.")
+flags.DEFINE_string("model", "resnet18", "A torchvision classification model name.")
+flags.DEFINE_integer("batch", 1, "Batch size.")
+flags.DEFINE_integer("size", 224, "Input height and width.")
+flags.DEFINE_list("algorithms", ["gemm", "winograd", "implicit gemm", "smm"], "conv2d algorithms for the list selector.")
+flags.DEFINE_string("backend_conv2d", "default", "conv2d selector name for swap_backend.")
 flags.DEFINE_integer("threads", 2, "Threads.")
 
 
@@ -25,30 +30,54 @@ def main(argv: list[str]) -> None:
     del argv
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
     import torch
-    import torch.nn.functional as F
+    import torchvision
 
     import ai3
     from bench import timing
 
     torch.set_num_threads(FLAGS.threads)
-    n, c, h, w = (int(v) for v in FLAGS.input_shape)
-    x = torch.randn(n, c, h, w)
-    conv = torch.nn.Conv2d(c, FLAGS.out_channels, FLAGS.kernel, FLAGS.stride, FLAGS.padding).eval()
+    torch.manual_seed(0)
+    kwargs = {"init_weights": False, "aux_logits": False} if FLAGS.model in ("googlenet", "inception_v3") else {}
+    model = getattr(torchvision.models, FLAGS.model)(weights=None, **kwargs).eval()
+    x = torch.randn(FLAGS.batch, 3, FLAGS.size, FLAGS.size)
     with torch.inference_mode():
-        want = conv(x)
-        torch_s = timing.median_seconds(lambda: conv(x))
-    rows = [["pytorch", f"{torch_s * 1e3:.3f}", "1.00", "0 (reference)"]]
-    for algorithm in ai3.algorithms()["conv2d"]:
-        try:
-            layer = ai3.layers.Conv2d(conv.weight, conv.bias, FLAGS.stride, FLAGS.padding, algorithm=algorithm)
-        except ai3.AlgorithmNotApplicable as e:
-            rows.append([algorithm, "-", "-", "not applicable: " + str(e).split("cannot take this layer: ")[-1]])
-            continue
-        err = (layer(x) - want).abs().max().item()
-        seconds = timing.median_seconds(lambda: layer(x))
-        rows.append([algorithm, f"{seconds * 1e3:.3f}", f"{seconds / torch_s:.2f}", f"{err:.2e}"])
-    print(f"conv2d {tuple(x.shape)} -> {FLAGS.out_channels} channels, kernel {FLAGS.kernel}, stride {FLAGS.stride}, padding {FLAGS.padding}, float32\n")
-    print(timing.format_table(["algorithm", "ms", "vs torch", "max |ai3 - torch|"], rows))
+        want = model(x)
+        torch_s = timing.median_seconds(lambda: model(x))
+
+    convs = [m for m in model.modules() if type(m) is torch.nn.Conv2d]
+    names = itertools.cycle(FLAGS.algorithms)
+    as_list = [name if ai3.torch.applicable(conv, name) else "default" for conv, name in zip(convs, names)]
+
+    def winograd_else_gemm(conv: torch.nn.Conv2d) -> str:
+        return "winograd" if ai3.torch.applicable(conv, "winograd") else "gemm"
+
+    results = []
+    per_layer: dict[str, list[str]] = {}
+    try:
+        backend = ai3.swap_backend(model, {"conv2d": FLAGS.backend_conv2d})
+        per_layer["swap_backend"] = [f"{op}:{algo}" for _, op, algo in backend.layers() if op == "conv2d"]
+        results.append(("swap_backend", backend))
+    except ai3.UnsupportedOperation as e:
+        print(f"swap_backend: not for {FLAGS.model} yet: {e}\n")
+    for label, selector in (("swap_conv2d(list)", as_list), ("swap_conv2d(callable)", winograd_else_gemm)):
+        swapped = ai3.swap_conv2d(copy.deepcopy(model), selector)
+        per_layer[label] = [f"conv2d:{algo}" for _, _, algo in ai3.torch.chosen_algorithms(swapped)]
+        results.append((label, swapped))
+
+    print(f"{FLAGS.model}, input {tuple(x.shape)}, float32, {FLAGS.threads} threads\n")
+    conv_names = [n for n, m in model.named_modules() if type(m) is torch.nn.Conv2d]
+    labels = list(per_layer)
+    rows = [[name] + [per_layer[l][i].split(":")[1] if i < len(per_layer[l]) else "" for l in labels] for i, name in enumerate(conv_names)]
+    print("conv2d algorithm per layer:")
+    print(timing.format_table(["layer"] + labels, rows))
+    print()
+    rows = [["pytorch (unswapped)", f"{torch_s * 1e3:.2f}", "1.00", "0"]]
+    for label, f in results:
+        with torch.inference_mode():
+            err = (f(x) - want).abs().max().item()
+            seconds = timing.median_seconds(lambda: f(x))
+        rows.append([label, f"{seconds * 1e3:.2f}", f"{seconds / torch_s:.2f}", f"{err:.2e}"])
+    print(timing.format_table(["variant", "ms", "vs torch", "max |ai3 - torch|"], rows))
 
 
 if __name__ == "__main__":
