@@ -43,10 +43,10 @@ _TORCH_EXPORTS = (
 
 
 def __getattr__(name: str) -> Any:
-    if name in _TORCH_EXPORTS:
+    if name == "torch" or name in _TORCH_EXPORTS:
         import ai3.torch
 
-        return getattr(ai3.torch, name)
+        return ai3.torch if name == "torch" else getattr(ai3.torch, name)
     raise AttributeError(f"module 'ai3' has no attribute {name!r}")
 
 __version__ = "0.1.0"
