@@ -110,3 +110,22 @@ def test_swap_backend(name: str) -> None:
 
 if __name__ == "__main__":
     pytest_main.run(__file__)
+
+
+@pytest.mark.parametrize("backend", ["inductor", "aot_eager"])
+def test_torch_compile_on_swapped_resnet18(backend: str) -> None:
+    """A swapped model stays a normal nn.Module: torch.compile traces the
+    ai3 custom ops (with their fake kernels) as graph nodes, no graph breaks."""
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18(weights=None).eval()
+    x = torch.randn(2, 3, 64, 64)
+    with torch.inference_mode():
+        want = model(x)
+    ai3.swap_conv2d(model, ["winograd" if ai3.torch.applicable(c, "winograd") else "gemm" for c in model.modules() if type(c) is torch.nn.Conv2d])
+    ai3.swap_linear(model)
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
+    with torch.no_grad():
+        got = compiled(x)
+        again = compiled(torch.cat([x, x]))  # another batch size
+    assert_matches(got, want, 5e-3, f"torch.compile({backend})")
+    assert_matches(again[:2], want, 5e-3, f"torch.compile({backend}), batch 4")
