@@ -186,8 +186,8 @@ def test_conv2d_input_is_not_copied() -> None:
     from ai3 import _arrays
 
     x = torch.randn(1, 3, 4, 4)
-    array, was_torch = _arrays.to_array(x, "x")
-    assert was_torch and array.ctypes.data == x.data_ptr()
+    array, kind = _arrays.to_array(x, "x")
+    assert kind == "torch" and array.ctypes.data == x.data_ptr()
 
 
 # --------------------------------------------------------------------------
@@ -306,9 +306,125 @@ def test_flatten(algorithm, shape, start, end, dtype) -> None:
         assert_close(layer(x), torch.flatten(x, start, end), 0.0, "flatten")
 
 
+# --------------------------------------------------------------------------
+# clamp, sigmoid, silu, tanh, softmax, pad2d
+
+ELEMENTWISE_SHAPES = [(7,), (2, 3, 7, 9), (1, 1000), (), (3, 0, 2), (2, 3, 4, 5, 6)]
+
+
+def wide_input(shape, dtype) -> torch.Tensor:
+    """randn scaled to reach the tails and the clamp bounds, with the extremes."""
+    x = torch.randn(shape, dtype=dtype, generator=torch.Generator().manual_seed(3)) * 5
+    flat = x.view(-1)
+    if flat.numel() >= 4:
+        flat[:4] = torch.tensor([60.0, -60.0, 0.0, 6.0], dtype=dtype)
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", ELEMENTWISE_SHAPES, ids=str)
+@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (-2.5, 0.5), (None, 1.0), (-1.0, None), (3.0, -3.0)], ids=str)
+@pytest.mark.parametrize("algorithm", algorithms("clamp"))
+def test_clamp(algorithm, bounds, shape, dtype) -> None:
+    lo, hi = bounds
+    x = wide_input(shape, dtype)
+    layer = build(lambda: ai3.layers.Clamp(lo, hi, algorithm=algorithm), algorithm)
+    if layer is None:
+        return
+    want = torch.clamp(x, lo, hi)
+    if lo is not None and hi is not None and lo < hi:
+        torch.testing.assert_close(want, F.hardtanh(x, lo, hi), atol=0, rtol=0)
+    assert_close(layer(x), want, 0.0, f"clamp {bounds}")
+
+
+def test_clamp_is_relu6_and_passes_nan() -> None:
+    x = torch.tensor([-1.0, 3.0, 7.0, float("nan"), float("inf"), float("-inf")])
+    got = ai3.layers.Clamp(0, 6)(x)
+    torch.testing.assert_close(got, F.relu6(x), equal_nan=True, atol=0, rtol=0)
+
+
+UNARY = {
+    "sigmoid": (lambda a: ai3.layers.Sigmoid(algorithm=a), torch.sigmoid),
+    "silu": (lambda a: ai3.layers.SiLU(algorithm=a), F.silu),
+    "tanh": (lambda a: ai3.layers.Tanh(algorithm=a), torch.tanh),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", ELEMENTWISE_SHAPES, ids=str)
+@pytest.mark.parametrize("op,algorithm", [(op, a) for op in UNARY for a in algorithms(op)])
+def test_unary_activation(op, algorithm, shape, dtype) -> None:
+    make, reference = UNARY[op]
+    x = wide_input(shape, dtype)
+    layer = build(lambda: make(algorithm), algorithm)
+    if layer is not None:
+        assert layer.op == op
+        assert_close(layer(x), reference(x), tolerance(dtype), f"{op} {algorithm}")
+
+
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary_activation_special_values(op) -> None:
+    make, reference = UNARY[op]
+    x = torch.tensor([float("nan"), float("inf"), float("-inf"), -200.0, 200.0, 0.0, -0.0], dtype=torch.float64)
+    torch.testing.assert_close(make("direct")(x), reference(x), equal_nan=True, atol=1e-300, rtol=1e-12)
+
+
+SOFTMAX_CASES = [((7,), 0), ((7,), -1), ((3, 5), 0), ((3, 5), 1), ((3, 5), -1), ((2, 3, 4, 5), 1), ((2, 3, 4, 5), -1),
+                 ((2, 3, 4, 5), 2), ((2, 3, 4, 5), 0), ((2, 3, 4, 5), -3), ((1, 1000), 1), ((4, 300, 2), 1),
+                 ((2, 600, 1, 300), 3), ((2, 3, 0), 1), ((), 0), ((), -1), ((5, 1), 1)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape,axis", SOFTMAX_CASES, ids=str)
+@pytest.mark.parametrize("algorithm", algorithms("softmax"))
+def test_softmax(algorithm, shape, axis, dtype) -> None:
+    x = torch.randn(shape, dtype=dtype, generator=torch.Generator().manual_seed(4)) * 10
+    if x.numel() > 1:
+        x.view(-1)[1] = 1000.0  # overflows exp unless the max is subtracted
+    layer = build(lambda: ai3.layers.Softmax(axis, algorithm=algorithm), algorithm)
+    if layer is not None:
+        assert_close(layer(x), F.softmax(x, dim=axis), tolerance(dtype), f"softmax axis {axis}")
+
+
+def test_softmax_bad_axis() -> None:
+    layer = ai3.layers.Softmax(2, name="sm")
+    with pytest.raises(ai3.ShapeError, match=r"softmax layer 'sm'.*axis 2 is out of range for a rank-2 input"):
+        layer(torch.randn(2, 3))
+
+
+PAD_CASES = [(1, 1, 1, 1), (0, 1, 0, 1), (2, 0, 3, 1), (0, 0, 0, 0), (3, 2, 0, 0), (0, 0, 1, 4)]
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("shape", IMAGE_SHAPES + [(0, 2, 3, 3)], ids=str)
+@pytest.mark.parametrize("value", [0.0, -1.5])
+@pytest.mark.parametrize("pads", PAD_CASES, ids=str)
+@pytest.mark.parametrize("algorithm", algorithms("pad2d"))
+def test_pad2d(algorithm, pads, value, shape, dtype, layout) -> None:
+    top, bottom, left, right = pads
+    x = torch.randn(*shape, dtype=dtype)
+    want = F.pad(x, (left, right, top, bottom), mode="constant", value=value)
+    layer = build(lambda: ai3.layers.Pad2d(pads, value, algorithm=algorithm, layout=layout), algorithm)
+    if layer is not None:
+        assert_close(run_in_layout(layer, x, layout), want, 0.0, f"pad2d {pads}")
+
+
+def test_pad2d_int_and_pair_padding_and_errors() -> None:
+    x = torch.randn(1, 2, 3, 4)
+    assert_close(ai3.layers.Pad2d(2)(x), F.pad(x, (2, 2, 2, 2)), 0.0, "int")
+    assert_close(ai3.layers.Pad2d((1, 3))(x), F.pad(x, (3, 3, 1, 1)), 0.0, "pair")
+    assert ai3.layers.Pad2d((1, 2, 3, 4)).output_shape((1, 2, 3, 4)) == (1, 2, 6, 11)
+    with pytest.raises(ai3.InvalidArgument, match=r"pad2d layer 'p'.*pads must be >= 0"):
+        ai3.layers.Pad2d((0, 0, -1, 0), name="p")
+    with pytest.raises(ai3.ShapeError, match=r"expected a rank-4 NCHW input"):
+        ai3.layers.Pad2d(1)(torch.randn(3, 4))
+
+
 def test_every_op_has_direct() -> None:
     table = ai3.algorithms()
-    for op in ["conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten"]:
+    for op in ["conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten",
+               "clamp", "sigmoid", "silu", "tanh", "softmax", "pad2d"]:
         assert "direct" in table[op], op
     for name in ["direct", "smm", "gemm", "kn2row", "winograd", "implicit gemm", "guess", "custom"]:
         assert name in table["conv2d"], name

@@ -37,7 +37,6 @@ MODELS = {
 
 # The core lacks an operation these use; swap_backend must say which.
 NOT_YET = {
-    "mobilenet_v2": "ReLU6",
     "shufflenet_v2_x1_0": "tensor method .size.",  # channel shuffle: size/view/transpose
 }
 

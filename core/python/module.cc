@@ -18,11 +18,17 @@
 #include "core/graph.h"
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/clamp/clamp.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/flatten/flatten.h"
 #include "core/ops/linear/linear.h"
+#include "core/ops/pad2d/pad2d.h"
 #include "core/ops/pool2d/pool2d.h"
 #include "core/ops/relu/relu.h"
+#include "core/ops/sigmoid/sigmoid.h"
+#include "core/ops/silu/silu.h"
+#include "core/ops/softmax/softmax.h"
+#include "core/ops/tanh/tanh.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
@@ -461,6 +467,69 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::kw_only(), py::arg("weight"), py::arg("bias"),
            py::arg("running_mean"), py::arg("running_var"), py::arg("eps"),
+           py::arg("layout"), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<ClampAttrs>(
+      m, "Clamp",
+      "min(max(x, min), max) elementwise (ReLU6, Hardtanh); NaN passes.")
+      .def(py::init([](double min, double max, const std::string& algorithm,
+                       const std::string& name) {
+             ClampAttrs a;
+             a.min = min;
+             a.max = max;
+             return MakeLayer<ClampAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("min"), py::arg("max"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<SigmoidAttrs>(m, "Sigmoid", "1 / (1 + exp(-x)) elementwise.")
+      .def(py::init([](const std::string& algorithm, const std::string& name) {
+             return MakeLayer<SigmoidAttrs>(name, SigmoidAttrs{}, {},
+                                            algorithm);
+           }),
+           py::kw_only(), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<SiluAttrs>(m, "SiLU", "x * sigmoid(x) elementwise (swish).")
+      .def(py::init([](const std::string& algorithm, const std::string& name) {
+             return MakeLayer<SiluAttrs>(name, SiluAttrs{}, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<TanhAttrs>(m, "Tanh", "tanh(x) elementwise.")
+      .def(py::init([](const std::string& algorithm, const std::string& name) {
+             return MakeLayer<TanhAttrs>(name, TanhAttrs{}, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<SoftmaxAttrs>(
+      m, "Softmax",
+      "Numerically stable softmax along `axis` (negative counts from the "
+      "end).")
+      .def(py::init([](int64_t axis, const std::string& algorithm,
+                       const std::string& name) {
+             SoftmaxAttrs a;
+             a.axis = axis;
+             return MakeLayer<SoftmaxAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("axis"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<Pad2dAttrs>(
+      m, "Pad2d",
+      "Constant padding of H and W of a rank-4 tensor; padding is (top, "
+      "bottom, left, right).")
+      .def(py::init([](Pads padding, double value, const std::string& layout,
+                       const std::string& algorithm, const std::string& name) {
+             return Named("pad2d", name, [&] {
+               Pad2dAttrs a;
+               std::tie(a.pad_top, a.pad_bottom, a.pad_left, a.pad_right) =
+                   padding;
+               a.value = value;
+               a.layout = ParseLayout(layout);
+               return MakeLayer<Pad2dAttrs>(name, a, {}, algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("padding"), py::arg("value"),
            py::arg("layout"), py::arg("algorithm"), py::arg("name"));
 }
 

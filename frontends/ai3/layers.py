@@ -68,8 +68,8 @@ class _Layer:
     _core_layer: Any
 
     def __call__(self, x: Any) -> Any:
-        array, was_torch = _arrays.to_array(x, f"input of layer '{self.name}'")
-        return _arrays.from_array(self._core_layer(array), was_torch)
+        array, kind = _arrays.to_array(x, f"input of layer '{self.name}'")
+        return _arrays.from_array(self._core_layer(array), kind)
 
     def output_shape(self, input_shape: Sequence[int], dtype: str = "float32"):
         return tuple(self._core_layer.output_shape(list(input_shape), dtype))
@@ -260,13 +260,101 @@ class BatchNorm2d(_Layer):
         )
 
 
+class Clamp(_Layer):
+    """y = min(max(x, min), max) elementwise, NaN passing through, as
+    torch.clamp: nn.ReLU6 is Clamp(0, 6), nn.Hardtanh(a, b) is Clamp(a, b).
+    A bound of None leaves that side open."""
+
+    def __init__(
+        self,
+        min: Optional[float] = None,
+        max: Optional[float] = None,
+        *,
+        algorithm: str = "default",
+        name: str = "clamp",
+    ):
+        self._core_layer = _core.Clamp(
+            min=float("-inf") if min is None else float(min),
+            max=float("inf") if max is None else float(max),
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class Sigmoid(_Layer):
+    """y = 1 / (1 + exp(-x)) elementwise."""
+
+    def __init__(self, *, algorithm: str = "default", name: str = "sigmoid"):
+        self._core_layer = _core.Sigmoid(algorithm=algorithm, name=name)
+
+
+class SiLU(_Layer):
+    """y = x * sigmoid(x) elementwise (swish)."""
+
+    def __init__(self, *, algorithm: str = "default", name: str = "silu"):
+        self._core_layer = _core.SiLU(algorithm=algorithm, name=name)
+
+
+class Tanh(_Layer):
+    """y = tanh(x) elementwise."""
+
+    def __init__(self, *, algorithm: str = "default", name: str = "tanh"):
+        self._core_layer = _core.Tanh(algorithm=algorithm, name=name)
+
+
+class Softmax(_Layer):
+    """Numerically stable softmax along `axis` (memory order; negative
+    counts from the end), as F.softmax(x, dim=axis)."""
+
+    def __init__(self, axis: int = -1, *, algorithm: str = "default", name: str = "softmax"):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise errors.InvalidArgument(f"layer '{name}': axis must be an int, got {axis!r}")
+        self._core_layer = _core.Softmax(axis=int(axis), algorithm=algorithm, name=name)
+
+
+class Pad2d(_Layer):
+    """Constant padding of the H and W dims of a rank-4 tensor.
+
+    `padding` is an int (all four sides), a pair (top/bottom, left/right) or
+    (top, bottom, left, right), the order of the other ai3 layers; note that
+    F.pad's is (left, right, top, bottom)."""
+
+    def __init__(
+        self,
+        padding: Union[int, Sequence[int]],
+        value: float = 0.0,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "pad2d",
+    ):
+        if isinstance(padding, Sequence) and len(padding) == 4:
+            pads = tuple(int(v) for v in padding)
+        else:
+            ph, pw = _pair(padding, "padding", name)
+            pads = (ph, ph, pw, pw)
+        self._core_layer = _core.Pad2d(
+            padding=pads,
+            value=float(value),
+            layout=layout,
+            algorithm=algorithm,
+            name=name,
+        )
+
+
 __all__ = [
     "AdaptiveAvgPool2d",
     "BatchNorm2d",
     "AvgPool2d",
+    "Clamp",
     "Conv2d",
     "Flatten",
     "Linear",
     "MaxPool2d",
+    "Pad2d",
     "ReLU",
+    "SiLU",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
 ]

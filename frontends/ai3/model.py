@@ -82,6 +82,31 @@ def _batchnorm2d(spec, algorithm, dtype, layout):
     )
 
 
+def _clamp(spec, algorithm, dtype, layout):
+    return layers.Clamp(spec.attrs["min"], spec.attrs["max"], algorithm=algorithm, name=spec.name)
+
+
+def _sigmoid(spec, algorithm, dtype, layout):
+    return layers.Sigmoid(algorithm=algorithm, name=spec.name)
+
+
+def _silu(spec, algorithm, dtype, layout):
+    return layers.SiLU(algorithm=algorithm, name=spec.name)
+
+
+def _tanh(spec, algorithm, dtype, layout):
+    return layers.Tanh(algorithm=algorithm, name=spec.name)
+
+
+def _softmax(spec, algorithm, dtype, layout):
+    return layers.Softmax(spec.attrs.get("axis", -1), algorithm=algorithm, name=spec.name)
+
+
+def _pad2d(spec, algorithm, dtype, layout):
+    a = spec.attrs
+    return layers.Pad2d(a["padding"], a.get("value", 0.0), algorithm=algorithm, layout=layout, name=spec.name)
+
+
 LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "conv2d": _conv2d,
     "linear": _linear,
@@ -91,6 +116,12 @@ LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "adaptiveavgpool2d": _adaptiveavgpool2d,
     "flatten": _flatten,
     "batchnorm2d": _batchnorm2d,
+    "clamp": _clamp,
+    "sigmoid": _sigmoid,
+    "silu": _silu,
+    "tanh": _tanh,
+    "softmax": _softmax,
+    "pad2d": _pad2d,
 }
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 
@@ -106,8 +137,8 @@ class Model:
         self.sample_input_shape = input_shape
 
     def __call__(self, x: Any) -> Any:
-        array, was_torch = _arrays.to_array(x, "model input")
-        return _arrays.from_array(self._core(array), was_torch)
+        array, kind = _arrays.to_array(x, "model input")
+        return _arrays.from_array(self._core(array), kind)
 
     forward = __call__
 

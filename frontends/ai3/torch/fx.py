@@ -85,6 +85,51 @@ def _normalized(node: fx.Node, fn: Callable) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
+def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:
+    """A clamp bound: a number, or None for an open side."""
+    if value is None:
+        return default
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise _unsupported(node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)")
+
+
+def _rank(node: fx.Node) -> Optional[int]:
+    shape = _input_shape(node)
+    return None if shape is None else len(shape)
+
+
+def _softmax_axis(node: fx.Node, dim: Any, dtype: Any) -> int:
+    """softmax's dim as an int; dim=None is PyTorch's legacy implicit dim
+    (0 for ranks 0, 1 and 3, else 1), which needs the input's rank."""
+    if dtype is not None:
+        raise _unsupported(node, "softmax with a dtype argument (a cast) is not supported")
+    if dim is None:
+        rank = _rank(node)
+        if rank is None:
+            raise _unsupported(node, "softmax without dim needs the input's rank: pass dim, or a sample input shape")
+        return 0 if rank in (0, 1, 3) else 1
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise _unsupported(node, f"softmax's dim must be an int, got {dim!r}")
+    return dim
+
+
+def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any) -> dict[str, Any]:
+    """pad2d attrs from F.pad's (left, right, top, bottom) on the last two
+    dims of an NCHW tensor, constant mode."""
+    if mode != "constant":
+        raise _unsupported(node, f"padding mode '{mode}' is not supported (only 'constant')")
+    if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
+        raise _unsupported(node, f"only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
+    if any(p < 0 for p in pad):
+        raise _unsupported(node, f"negative pads (cropping) are not supported, got {tuple(pad)}")
+    rank = _rank(node)
+    if rank is not None and rank != 4:
+        raise _unsupported(node, f"pad2d takes a rank-4 tensor, this one has rank {rank}")
+    left, right, top, bottom = pad
+    return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}
+
+
 class _Mapper:
     def __init__(self, gm: fx.GraphModule):
         self.gm = gm
@@ -139,6 +184,18 @@ class _Mapper:
             self.add(node, "adaptiveavgpool2d", name, inputs, m, {"output_size": size})
         elif isinstance(m, nn.Flatten):
             self.add(node, "flatten", name, inputs, m, {"start_dim": m.start_dim, "end_dim": m.end_dim})
+        elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too: Hardtanh(0, 6)
+            self.add(node, "clamp", name, inputs, m, {"min": float(m.min_val), "max": float(m.max_val)})
+        elif isinstance(m, nn.Sigmoid):
+            self.add(node, "sigmoid", name, inputs, m)
+        elif isinstance(m, nn.SiLU):
+            self.add(node, "silu", name, inputs, m)
+        elif isinstance(m, nn.Tanh):
+            self.add(node, "tanh", name, inputs, m)
+        elif isinstance(m, nn.Softmax):
+            self.add(node, "softmax", name, inputs, m, {"axis": _softmax_axis(node, m.dim, None)})
+        elif isinstance(m, nn.ConstantPad2d):  # nn.ZeroPad2d too
+            self.add(node, "pad2d", name, inputs, m, _torch_pads(node, tuple(m.padding), "constant", m.value))
         elif isinstance(m, nn.BatchNorm2d):
             if m.running_mean is None or m.running_var is None:
                 raise _unsupported(node, "BatchNorm2d without running statistics (track_running_stats=False)")
@@ -179,10 +236,39 @@ class _Mapper:
             a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
             x = a.pop("input")
             self.add(node, "maxpool2d", name, [self.index[x]], node, params.maxpool2d(**a, name=name))
+        elif t is F.relu6:
+            a = _normalized(node, lambda input, inplace=False: None)
+            self.add(node, "clamp", name, [self.index[a["input"]]], node, {"min": 0.0, "max": 6.0})
+        elif t is F.hardtanh:
+            a = _normalized(node, lambda input, min_val=-1.0, max_val=1.0, inplace=False: None)
+            attrs = {"min": _bound(a["min_val"], -1.0, node, "min"), "max": _bound(a["max_val"], 1.0, node, "max")}
+            self.add(node, "clamp", name, [self.index[a["input"]]], node, attrs)
+        elif t is torch.clamp or t is torch.clip:
+            a = _normalized(node, lambda input, min=None, max=None: None)
+            self.clamp(node, name, a)
+        elif t in (torch.sigmoid, F.sigmoid):
+            self.add(node, "sigmoid", name, [self.index[node.args[0]]], node)
+        elif t is F.silu:
+            a = _normalized(node, lambda input, inplace=False: None)
+            self.add(node, "silu", name, [self.index[a["input"]]], node)
+        elif t in (torch.tanh, F.tanh):
+            self.add(node, "tanh", name, [self.index[node.args[0]]], node)
+        elif t in (F.softmax, torch.softmax):
+            a = _normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
+            self.add(node, "softmax", name, [self.index[a["input"]]], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
+        elif t is F.pad:
+            a = _normalized(node, lambda input, pad, mode="constant", value=None: None)
+            self.add(node, "pad2d", name, [self.index[a["input"]]], node, _torch_pads(node, a["pad"], a["mode"], a["value"]))
         elif t in (F.dropout, F.dropout2d):
             self.alias(node, node.args[0])
         else:
             raise _unsupported(node, "ai3's core has no equivalent of this function")
+
+    def clamp(self, node: fx.Node, name: str, a: dict[str, Any]) -> None:
+        if a["min"] is None and a["max"] is None:
+            raise _unsupported(node, "clamp needs min or max")
+        attrs = {"min": _bound(a["min"], float("-inf"), node, "min"), "max": _bound(a["max"], float("inf"), node, "max")}
+        self.add(node, "clamp", name, [self.index[a["input"]]], node, attrs)
 
     def method(self, node: fx.Node) -> None:
         name = f"{node.meta.get('ai3_module_path') or ''}.{node.name}".lstrip(".")
@@ -193,6 +279,13 @@ class _Mapper:
         elif node.target == "flatten":
             a = _normalized(node, lambda input, start_dim=0, end_dim=-1: None)
             self.add(node, "flatten", name, [self.index[a["input"]]], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
+        elif node.target in ("sigmoid", "sigmoid_", "tanh", "tanh_") and len(node.args) == 1 and not node.kwargs:
+            self.add(node, node.target.rstrip("_"), name, [self.index[node.args[0]]], node)
+        elif node.target == "softmax":
+            a = _normalized(node, lambda input, dim=None, dtype=None: None)
+            self.add(node, "softmax", name, [self.index[a["input"]]], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
+        elif node.target in ("clamp", "clamp_", "clip", "clip_"):
+            self.clamp(node, name, _normalized(node, lambda input, min=None, max=None: None))
         else:
             raise _unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
 

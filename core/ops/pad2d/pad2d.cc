@@ -1,0 +1,45 @@
+#include "core/ops/pad2d/pad2d.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+void Pad2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "pad2d takes no parameter tensors, got ", params.size());
+  }
+  if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
+    Fail(ErrorKind::kInvalidArgument,
+         "pads must be >= 0 (cropping is not supported), got (top, bottom, "
+         "left, right) = (",
+         pad_top, ", ", pad_bottom, ", ", pad_left, ", ", pad_right, ")");
+  }
+}
+
+Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",
+         layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
+         input.rank(), " ", ToString(input.shape));
+  }
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  ImageDims d = ImageDimsOf(input.shape, layout);
+  // An empty image would pad to rows of `value` from no input at all, which
+  // the layer would not run for (it skips empty inputs): refuse it.
+  if (d.h < 1 || d.w < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
+         Name(layout), ") has spatial size ", d.h, "x", d.w,
+         "; both must be >= 1");
+  }
+  d.h += pad_top + pad_bottom;
+  d.w += pad_left + pad_right;
+  return ImageShape(d, layout);
+}
+
+}  // namespace ai3

@@ -1,0 +1,135 @@
+// Every registered CPU pad2d algorithm against the definition, over NCHW
+// and NHWC inputs of several sizes, symmetric, asymmetric, one-sided and
+// zero pads and several fill values, in float32 and float64; then the
+// errors bad pads and inputs must raise.
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/layer.h"
+#include "core/ops/pad2d/pad2d.h"
+#include "core/testing/reference.h"
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+using testing::ExpectError;
+
+struct Case {
+  int64_t n, c, h, w;
+  int64_t top, bottom, left, right;
+  double value;
+};
+
+// The reference, NCHW, in double.
+std::vector<double> Reference(const Case& p, const std::vector<double>& x) {
+  const int64_t oh = p.h + p.top + p.bottom, ow = p.w + p.left + p.right;
+  std::vector<double> y(p.n * p.c * oh * ow, p.value);
+  for (int64_t n = 0; n < p.n; ++n)
+    for (int64_t c = 0; c < p.c; ++c)
+      for (int64_t h = 0; h < p.h; ++h)
+        for (int64_t w = 0; w < p.w; ++w)
+          y[((n * p.c + c) * oh + h + p.top) * ow + w + p.left] =
+              x[((n * p.c + c) * p.h + h) * p.w + w];
+  return y;
+}
+
+template <typename T>
+void RunCase(const Case& p, Layout layout, const std::string& algorithm) {
+  const DType dtype =
+      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  // Rounded to T first, so the reference holds exactly the layer's values.
+  const auto xt0 = testing::Cast<T>(
+      testing::RandomVector(p.n * p.c * p.h * p.w, 3));
+  std::vector<double> xd(xt0.begin(), xt0.end());
+  auto want = Reference(p, xd);
+  const int64_t oh = p.h + p.top + p.bottom, ow = p.w + p.left + p.right;
+  if (layout == Layout::kNHWC) {
+    xd = testing::ToNhwc(xd, p.n, p.c, p.h, p.w);
+    want = testing::ToNhwc(want, p.n, p.c, oh, ow);
+  }
+  auto x = testing::Cast<T>(xd);
+  Pad2dAttrs a;
+  a.pad_top = p.top;
+  a.pad_bottom = p.bottom;
+  a.pad_left = p.left;
+  a.pad_right = p.right;
+  a.value = p.value;
+  a.layout = layout;
+  Layer<Pad2dAttrs> layer("pad", a, {}, algorithm);
+  const Shape in_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
+  const Shape out_shape = ImageShape({p.n, p.c, oh, ow}, layout);
+  Tensor xt{x.data(), dtype, in_shape};
+  std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
+                     " " + ToString(in_shape) + " pads " +
+                     std::to_string(p.top) + "," + std::to_string(p.bottom) +
+                     "," + std::to_string(p.left) + "," +
+                     std::to_string(p.right);
+  Check(layer.OutputShape(xt) == out_shape, desc + ": output shape");
+  std::vector<T> y(want.size(), T(-42));
+  layer.Forward(xt, Tensor{y.data(), dtype, out_shape});
+  bool ok = true;
+  for (size_t i = 0; i < y.size(); ++i) ok &= y[i] == static_cast<T>(want[i]);
+  Check(ok, desc);
+}
+
+void ErrorCases() {
+  Pad2dAttrs a;
+  a.pad_left = -1;
+  ExpectError("negative pad", ErrorKind::kInvalidArgument,
+              "pad2d layer 'p': pads must be >= 0",
+              [&] { Layer<Pad2dAttrs>("p", a, {}, "default"); });
+  std::vector<float> w(1);
+  ExpectError("params", ErrorKind::kInvalidArgument,
+              "pad2d takes no parameter tensors, got 1", [&] {
+                Layer<Pad2dAttrs>("p", Pad2dAttrs{},
+                                  {Tensor{w.data(), DType::kFloat32, {1}}},
+                                  "default");
+              });
+  Pad2dAttrs ok;
+  ok.pad_top = 1;
+  Layer<Pad2dAttrs> layer("p", ok, {}, "direct");
+  std::vector<float> x(24);
+  ExpectError("rank", ErrorKind::kShape,
+              "pad2d layer 'p' (direct): expected a rank-4 NCHW input", [&] {
+                layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 12}});
+              });
+  ExpectError("empty image", ErrorKind::kShape, "has spatial size 0x3", [&] {
+    layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 2, 0, 3}});
+  });
+}
+
+int Main() {
+  const std::vector<Case> cases = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 0.0},     {2, 3, 5, 7, 1, 1, 1, 1, 0.0},
+      {1, 4, 6, 6, 0, 1, 0, 1, 0.0},     {2, 3, 4, 5, 2, 0, 3, 1, -1.5},
+      {1, 2, 3, 3, 0, 0, 0, 0, 0.0},     {3, 1, 2, 9, 0, 0, 4, 0, 2.0},
+      {1, 3, 7, 2, 5, 3, 0, 0, 0.25},    {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
+      {4, 32, 56, 56, 1, 1, 1, 1, 0.0},  // large enough to run threaded
+  };
+  const std::vector<std::string> names =
+      Registry<Pad2dAttrs>::Get().Names(Device::kCPU);
+  Check(!names.empty() && names[0] == "direct", "pad2d 'direct' registered");
+  int ran = 0;
+  for (const std::string& algorithm : names) {
+    for (const Case& p : cases) {
+      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+        RunCase<float>(p, layout, algorithm);
+        RunCase<double>(p, layout, algorithm);
+        ran += 2;
+      }
+    }
+  }
+  ErrorCases();
+  std::printf("pad2d: %d cases ran over %zu algorithms, %d failed\n", ran,
+              names.size(), testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }

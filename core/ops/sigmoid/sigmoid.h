@@ -1,0 +1,25 @@
+// sigmoid: y = 1 / (1 + exp(-x)) elementwise (torch.sigmoid, nn.Sigmoid).
+// No attributes and no weights: the input may have any shape (rank 0
+// included) and its dtype, float32 or float64, is the layer's. NaN passes
+// through as in PyTorch.
+#ifndef AI3_CORE_OPS_SIGMOID_SIGMOID_H_
+#define AI3_CORE_OPS_SIGMOID_SIGMOID_H_
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct SigmoidAttrs {
+  static constexpr char kOp[] = "sigmoid";
+
+  // sigmoid takes no parameter tensors.
+  void Validate(const std::vector<Tensor>& params) const;
+  // The input's shape: sigmoid keeps it.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_SIGMOID_SIGMOID_H_

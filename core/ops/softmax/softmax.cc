@@ -1,0 +1,43 @@
+#include "core/ops/softmax/softmax.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+void SoftmaxAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "softmax takes no parameter tensors, got ", params.size());
+  }
+}
+
+SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  // Like PyTorch, a rank-0 tensor takes axis 0 or -1.
+  const int64_t span = rank == 0 ? 1 : rank;
+  if (axis < -span || axis >= span) {
+    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
+         rank, " input ", ToString(shape), " (expected ", -span, " to ",
+         span - 1, ")");
+  }
+  Split s{1, 1, 1};
+  if (rank == 0) return s;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  for (int64_t i = 0; i < a; ++i) s.outer *= shape[i];
+  s.axis = shape[a];
+  for (int64_t i = a + 1; i < rank; ++i) s.inner *= shape[i];
+  return s;
+}
+
+Shape SoftmaxAttrs::OutputShape(const Tensor& input) const {
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  SplitOf(input.shape);
+  return input.shape;
+}
+
+}  // namespace ai3

@@ -1,0 +1,25 @@
+// tanh: y = tanh(x) elementwise (torch.tanh, nn.Tanh).
+// No attributes and no weights: the input may have any shape (rank 0
+// included) and its dtype, float32 or float64, is the layer's. NaN passes
+// through as in PyTorch.
+#ifndef AI3_CORE_OPS_TANH_TANH_H_
+#define AI3_CORE_OPS_TANH_TANH_H_
+
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct TanhAttrs {
+  static constexpr char kOp[] = "tanh";
+
+  // tanh takes no parameter tensors.
+  void Validate(const std::vector<Tensor>& params) const;
+  // The input's shape: tanh keeps it.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_TANH_TANH_H_

@@ -1,0 +1,139 @@
+"""swap_backend on small modules using the activation, softmax and padding
+ops (clamp, sigmoid, silu, tanh, softmax, pad2d), as modules, functions and
+tensor methods, against the unswapped module."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import ai3
+import pytest_main
+
+torch.set_num_threads(2)
+
+
+class Modules(nn.Module):
+    """Every supported module form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.pad = nn.ZeroPad2d((1, 2, 0, 3))
+        self.cpad = nn.ConstantPad2d(1, -0.5)
+        self.relu6 = nn.ReLU6()
+        self.hardtanh = nn.Hardtanh(-0.3, 0.4)
+        self.sigmoid = nn.Sigmoid()
+        self.silu = nn.SiLU()
+        self.tanh = nn.Tanh()
+        self.softmax = nn.Softmax(dim=1)
+        self.fc = nn.Linear(4, 5)
+        self.softmax_last = nn.Softmax(dim=-1)
+
+    def forward(self, x):
+        x = self.cpad(self.pad(x))
+        x = self.relu6(self.conv(x))
+        x = self.hardtanh(self.silu(x))
+        x = self.tanh(self.sigmoid(x))
+        x = self.softmax(x)
+        x = torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)
+        return self.softmax_last(self.fc(x))
+
+
+class Functions(nn.Module):
+    """Every supported function and tensor-method form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3, padding=1)
+
+    def forward(self, x):
+        x = F.pad(x, (2, 1, 0, 3))
+        x = F.pad(x, (1, 1, 1, 1), "constant", 0.25)
+        x = self.conv(x)
+        x = F.relu6(x)
+        x = F.hardtanh(x, -0.5, 0.5)
+        x = F.hardtanh(x, min_val=-0.25, max_val=0.3)
+        x = torch.sigmoid(x)
+        x = F.sigmoid(x)
+        x = F.silu(x)
+        x = torch.tanh(x)
+        x = x.sigmoid()
+        x = x.tanh()
+        x = torch.clamp(x, -0.2, 0.6)
+        x = x.clamp(min=0.1)
+        x = F.softmax(x, dim=1)
+        x = torch.softmax(x, -1)
+        x = x.softmax(2)
+        return x
+
+
+CASES = {"modules": Modules, "functions": Functions}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", list(CASES))
+def test_swap_backend_matches_torch(name, dtype) -> None:
+    torch.manual_seed(0)
+    model = CASES[name]().to(dtype).eval()
+    x = torch.randn(2, 3, 9, 11, dtype=dtype) * 3
+    with torch.inference_mode():
+        want = model(x)
+    swapped = ai3.swap_backend(model, sample_input_shape=tuple(x.shape))
+    got = swapped(x)
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    torch.testing.assert_close(got, want, atol=tol, rtol=tol)
+    ops = [op for _, op, _ in swapped.layers()]
+    for op in ["clamp", "sigmoid", "tanh", "softmax", "pad2d"]:
+        assert op in ops, (op, ops)
+    if name == "modules":
+        assert ops.count("clamp") == 2 and "silu" in ops
+    else:
+        assert ops.count("clamp") == 5 and "silu" in ops and ops.count("pad2d") == 2 and ops.count("softmax") == 3
+
+
+def test_attrs_of_the_specs() -> None:
+    from ai3.torch import fx
+
+    specs, _, _ = fx.to_specs(Modules().eval(), (1, 3, 8, 8))
+    by_name = {s.name: s for s in specs}
+    assert by_name["pad"].op == "pad2d" and by_name["pad"].attrs == {"padding": (0, 3, 1, 2), "value": 0.0}
+    assert by_name["cpad"].attrs == {"padding": (1, 1, 1, 1), "value": -0.5}
+    assert by_name["relu6"].op == "clamp" and by_name["relu6"].attrs == {"min": 0.0, "max": 6.0}
+    assert by_name["hardtanh"].attrs == pytest.approx({"min": -0.3, "max": 0.4})
+    assert by_name["softmax"].attrs == {"axis": 1}
+    assert by_name["softmax_last"].attrs == {"axis": -1}
+    assert [by_name[n].op for n in ("sigmoid", "silu", "tanh")] == ["sigmoid", "silu", "tanh"]
+
+
+def test_softmax_without_dim_uses_torch_implicit_dim() -> None:
+    model = nn.Sequential(nn.Flatten(), nn.Softmax()).eval()
+    x = torch.randn(3, 2, 4)
+    with pytest.warns(UserWarning):
+        want = model(x)
+    swapped = ai3.swap_backend(model, sample_input_shape=tuple(x.shape))
+    torch.testing.assert_close(swapped(x), want)
+
+
+@pytest.mark.parametrize(
+    "forward,match",
+    [
+        (lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect"), "padding mode 'reflect'"),
+        (lambda x: F.pad(x, (1, 1)), "only 4 int pads"),
+        (lambda x: F.pad(x, (1, -1, 0, 0)), "negative pads"),
+        (lambda x: F.softmax(x, 1, dtype=torch.float64), "softmax with a dtype"),
+    ],
+)
+def test_unsupported_forms_are_refused(forward, match) -> None:
+    class M(nn.Module):
+        def forward(self, x):
+            return forward(x)
+
+    with pytest.raises(ai3.UnsupportedOperation, match=match):
+        ai3.swap_backend(M().eval(), sample_input_shape=(1, 2, 5, 5))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
