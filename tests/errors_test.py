@@ -119,7 +119,7 @@ def test_placeholder_custom_refuses_with_where_to_write_it() -> None:
 
 
 def test_not_an_array() -> None:
-    with pytest.raises(ai3.InvalidArgument, match="NumPy array or a torch tensor"):
+    with pytest.raises(ai3.InvalidArgument, match="NumPy array, a torch tensor or a TensorFlow tensor"):
         conv()([[1.0, 2.0]])
 
 
