@@ -22,6 +22,7 @@ def test_wheel_installs_and_imports() -> None:
         check=True,
     )
     assert os.path.exists(os.path.join(target, "ai3", "_core.so"))
+    assert os.path.exists(os.path.join(target, "ai3", "_tf_ops.so"))
     script = (
         "import numpy as np, ai3\n"
         "assert ai3.__file__.startswith(%r), ai3.__file__\n"
@@ -29,6 +30,12 @@ def test_wheel_installs_and_imports() -> None:
         "y = ai3.layers.Conv2d(np.ones((3, 2, 3, 3), np.float32), padding=1, algorithm='gemm')(x)\n"
         "assert y.shape == (1, 3, 4, 4) and y[0, 0, 1, 1] == 18.0, y\n"
         "print(sorted(ai3.algorithms()['conv2d']))\n"
+        # The TensorFlow op library from the wheel, through a Keras swap.
+        "import keras, ai3.keras\n"
+        "m = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3, padding='same')])\n"
+        "s = ai3.keras.swap_conv2d(m, 'gemm')\n"
+        "x = np.random.rand(1, 6, 6, 2).astype(np.float32)\n"
+        "assert np.allclose(s(x), m(x), atol=1e-5)\n"
     ) % target
     # A clean environment: only the install directory on the path, no Bazel
     # runfiles, no LD_LIBRARY_PATH.

@@ -46,6 +46,9 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--version", required=True)
     parser.add_argument("--extension", required=True)
+    parser.add_argument(
+        "--tf_ops", help="the TensorFlow op library (links the pip TensorFlow's own library, which is not bundled)"
+    )
     parser.add_argument("sources", nargs="+", help="ai3 package .py files (paths end in ai3/...)")
     args = parser.parse_args()
 
@@ -57,6 +60,9 @@ def main() -> None:
             files[relative] = f.read()
     with open(args.extension, "rb") as f:
         files["ai3/_core.so"] = f.read()
+    if args.tf_ops:
+        with open(args.tf_ops, "rb") as f:
+            files["ai3/_tf_ops.so"] = f.read()
     for lib in bundled_libraries(args.extension):
         with open(lib, "rb") as f:
             files["ai3/" + os.path.basename(lib)] = f.read()

@@ -7,7 +7,50 @@ probes it, and writes a repository with:
   :python_headers  the interpreter's C headers
   :pybind11        pybind11's headers (from the venv's pybind11 package)
   :toolchain       a Python toolchain running that interpreter
+  :tensorflow_framework  the pip TensorFlow's headers, compile defines and
+                   libtensorflow_framework.so.2, for custom op libraries
+                   (core/tf); empty when the interpreter has no TensorFlow
 """
+
+def _tensorflow(ctx, info):
+    """Symlinks TensorFlow's include dir and returns the BUILD text of
+    :tensorflow_framework from tf.sysconfig's compile and link flags."""
+    compile_flags = info.get("tf_compile_flags")
+    link_flags = info.get("tf_link_flags")
+    if not compile_flags or not link_flags:
+        return """
+# The interpreter has no (importable) TensorFlow: nothing to build against.
+cc_library(name = "tensorflow_framework")
+"""
+    include = None
+    defines = []
+    for flag in compile_flags:
+        if flag.startswith("-I"):
+            include = flag[2:]
+        elif flag.startswith("-D"):
+            defines.append(flag[2:])
+    lib_dir = None
+    libs = []
+    for flag in link_flags:
+        if flag.startswith("-L"):
+            lib_dir = flag[2:]
+        elif flag.startswith("-l"):
+            libs.append(flag)
+    if not include or not lib_dir or not libs:
+        fail("ai3: unexpected tf.sysconfig flags: %s %s" % (compile_flags, link_flags))
+    ctx.symlink(include, "tf_include")
+
+    # The library is linked from where pip put it (by soname: at run time
+    # TensorFlow has loaded it already, before tf.load_op_library).
+    return """
+cc_library(
+    name = "tensorflow_framework",
+    hdrs = glob(["tf_include/**"], exclude = ["tf_include/**/*.c", "tf_include/**/*.cc"]),
+    includes = ["tf_include"],
+    defines = {defines},
+    linkopts = ["-L{lib_dir}"] + {libs},
+)
+""".format(defines = repr(defines), lib_dir = lib_dir, libs = repr(libs))
 
 def _interpreter(ctx):
     env_python = ctx.os.environ.get("PYTHON_BIN_PATH", "")
@@ -74,7 +117,7 @@ toolchain(
 )
 
 exports_files(["interpreter"])
-""".format(python = python))
+""".format(python = python) + _tensorflow(ctx, info))
     ctx.file("interpreter", python + "\n")
     ctx.file("defs.bzl", "PYTHON_BIN = %r\nSITE_PACKAGES = %r\n" % (python, info["site_packages"]))
 

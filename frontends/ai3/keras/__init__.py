@@ -1,0 +1,335 @@
+"""ai3's Keras frontend (Keras 3 on the TensorFlow backend).
+
+    swapped = ai3.keras.swap_conv2d(model, "gemm")      # a new keras.Model
+    ai3.keras.chosen_algorithms(swapped)                # what runs where
+
+The swaps return a copy of the model (keras.models.clone_model, recursing
+into nested Functional/Sequential models) in which every matching layer is
+an ai3 layer (ai3.keras.layers) holding a copy of the original's weights and
+calling ai3's TensorFlow ops; every other layer is a copy of the original.
+The original model is not modified. The copy is an ordinary Keras model:
+it runs eagerly or inside tf.function with any batch size, and saves and
+loads as ".keras" (after `import ai3.keras`) with its algorithm choices.
+
+Which layers each op swaps (exact classes; a subclass may override `call`,
+which ai3 would not honour):
+  conv2d             keras.layers.Conv2D (channels_last; channels_first
+                     raises ai3.UnsupportedOperation unless kept)
+  linear             keras.layers.Dense
+  relu               keras.layers.ReLU() with default arguments and
+                     keras.layers.Activation("relu")
+  maxpool2d          keras.layers.MaxPooling2D
+  avgpool2d          keras.layers.AveragePooling2D
+  adaptiveavgpool2d  keras.layers.GlobalAveragePooling2D
+  flatten            keras.layers.Flatten
+
+Selectors are ai3.selection's: a name for every layer, a list (one name
+per matching layer, in the order `ai3.keras.layers_of(model, op)` gives:
+the model's layers depth first, nested models in place, a shared layer
+once), or a callable taking the Keras layer, or (layer, input_shape) with
+`sample_input_shape` given (NHWC; the layer's input shape with the batch
+dimension taken from sample_input_shape). "keep"/"torch" leaves a layer
+as Keras' own. A name the layer cannot take raises at swap time
+(ai3.AlgorithmNotApplicable naming the layer); `applicable(layer, name)`
+tells a selector beforehand.
+
+Performance: ai3's kernels use OpenMP beside TensorFlow's own thread pool.
+With OpenMP's default active waiting, idle threads of each side spin while
+the other works; set OMP_WAIT_POLICY=PASSIVE (before `import ai3`) when
+running swapped models (bench/keras_models.py does).
+
+Conv2D algorithms on NHWC: direct, gemm, implicit gemm, winograd (3x3,
+stride 1, dilation 1), guess (float32), custom; smm and kn2row need NCHW and
+are AlgorithmNotApplicable here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import keras
+
+from ai3 import errors, selection
+from ai3.keras import layers as ai3_layers
+from ai3.keras import ops
+from ai3.selection import Selector
+
+OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
+
+
+def _is_target(op: str, layer: Any) -> bool:
+    t = type(layer)
+    if op == "conv2d":
+        return t is keras.layers.Conv2D
+    if op == "linear":
+        return t is keras.layers.Dense
+    if op == "relu":
+        if t is keras.layers.ReLU:
+            return (
+                layer.max_value is None and float(layer.negative_slope) == 0.0 and float(layer.threshold) == 0.0
+            )
+        return t is keras.layers.Activation and layer.activation is keras.activations.relu
+    if op == "maxpool2d":
+        return t is keras.layers.MaxPooling2D
+    if op == "avgpool2d":
+        return t is keras.layers.AveragePooling2D
+    if op == "adaptiveavgpool2d":
+        return t is keras.layers.GlobalAveragePooling2D
+    if op == "flatten":
+        return t is keras.layers.Flatten
+    return False
+
+
+def _is_graph_model(layer: Any) -> bool:
+    """A Functional or Sequential model (what clone_model recurses into)."""
+    return isinstance(layer, (keras.Sequential, keras.src.models.functional.Functional))
+
+
+def _walk(model: Any, prefix: str = ""):
+    """(path, layer) of every layer, depth first, nested graph models in
+    place, each layer object once."""
+    seen: set[int] = set()
+
+    def visit(m: Any, prefix: str):
+        for layer in m.layers:
+            if id(layer) in seen:
+                continue
+            seen.add(id(layer))
+            path = f"{prefix}{layer.name}"
+            if _is_graph_model(layer):
+                yield from visit(layer, path + "/")
+            else:
+                yield path, layer
+
+    yield from visit(model, prefix)
+
+
+def layers_of(model: Any, op: str) -> list[tuple[str, Any]]:
+    """(path, layer) of every layer swap_operation(op, ...) would replace,
+    in the order sequence selectors index them."""
+    return [(path, layer) for path, layer in _walk(model) if _is_target(op, layer)]
+
+
+def _input_shape(layer: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple]:
+    """The layer's (first) input shape in the model, with the batch
+    dimension from sample_input_shape; None if not fully known."""
+    if sample_input_shape is None:
+        return None
+    try:
+        nodes = layer._inbound_nodes
+        shape = tuple(nodes[0].input_tensors[0].shape)
+    except (AttributeError, IndexError):
+        return None
+    shape = (int(sample_input_shape[0]),) + tuple(shape[1:])
+    if any(d is None for d in shape):
+        return None
+    return shape
+
+
+def _check_model(model: Any, op: str) -> None:
+    if not isinstance(model, keras.Model):
+        raise errors.InvalidArgument(f"swap_{op} takes a keras.Model, got {type(model).__name__}")
+    if not _is_graph_model(model):
+        raise errors.UnsupportedOperation(
+            f"swap_{op}: {type(model).__name__} is a subclassed keras.Model; ai3 swaps layers of "
+            "Functional and Sequential models (keras.models.clone_model cannot copy a subclassed model)"
+        )
+
+
+def _ai3_layer(op: str, layer: Any, algorithm: str) -> Any:
+    """The ai3 layer replacing `layer`: its config plus the algorithm."""
+    config = layer.get_config()
+    if op == "relu":  # ReLU() or Activation("relu") -> ai3 ReLU
+        config = {"name": layer.name, "trainable": layer.trainable, "dtype": config.get("dtype")}
+    if op == "conv2d" and getattr(layer, "data_format", "channels_last") != "channels_last":
+        raise errors.UnsupportedOperation(
+            f"conv2d layer '{layer.name}': data_format={layer.data_format!r}; ai3's Keras layers run "
+            "channels_last (NHWC) only; select 'keep' for this layer"
+        )
+    for key in ("lora_rank",):
+        if config.get(key):
+            raise errors.UnsupportedOperation(f"{op} layer '{layer.name}': {key} is not supported by ai3")
+    cls = ai3_layers.CLASS_OF_OP[op]
+    return cls.from_config({**config, "algorithm": algorithm})
+
+
+def _copy_layer(layer: Any) -> Any:
+    """A fresh copy of a layer that is not swapped (weights copied later)."""
+    try:
+        return layer.__class__.from_config(layer.get_config())
+    except Exception:
+        # A custom layer that cannot round-trip its config: share it.
+        return layer
+
+
+def swap_operation(
+    op: str,
+    model: Any,
+    algos: Optional[Selector] = None,
+    sample_input_shape: Optional[Sequence[int]] = None,
+) -> Any:
+    """A copy of `model` whose `op` layers (see the module doc) run ai3's
+    algorithms chosen by `algos` (default: "default"). The original model is
+    left as it is."""
+    if op not in OPS:
+        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {sorted(OPS)}")
+    _check_model(model, op)
+    ops.library()  # fail early if the op library is missing
+    targets = layers_of(model, op)
+    candidates = [
+        selection.Candidate(path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets
+    ]
+    chosen = selection.select(op, algos, candidates, allow_keep=True)
+    by_id = {id(layer): (algorithm, cand) for (path, layer), algorithm, cand in zip(targets, chosen, candidates)}
+
+    # Build every replacement first: a name the layer cannot take fails here,
+    # naming the layer, before anything is cloned.
+    replacements: dict[int, Any] = {}
+    for (path, layer), algorithm, cand in zip(targets, chosen, candidates):
+        if algorithm in selection.KEEP_NAMES:
+            continue
+        new = _ai3_layer(op, layer, algorithm)
+        if layer.built:
+            new.build(_layer_build_shape(layer))
+            _copy_weights(layer, new)
+        try:
+            new.core_layer(cand.input_shape or _static_input_shape(layer))
+        except errors.Error as e:
+            raise type(e)(f"{path}: {e}" if path != layer.name else str(e)) from None
+        replacements[id(layer)] = new
+
+    pairs: list[tuple[Any, Any]] = []
+    copies: dict[int, Any] = {}  # a shared layer stays shared in the copy
+
+    def clone_function(layer: Any) -> Any:
+        new = replacements.get(id(layer))
+        if new is None:
+            new = copies.get(id(layer))
+        if new is None:
+            new = copies[id(layer)] = _copy_layer(layer)
+            if new is not layer:
+                pairs.append((layer, new))
+        return new
+
+    try:
+        clone = keras.models.clone_model(model, clone_function=clone_function, recursive=True)
+    except errors.Error:
+        raise
+    for orig, new in pairs:
+        if orig.weights:
+            _copy_weights(orig, new)
+    return clone
+
+
+def _layer_build_shape(layer: Any) -> Any:
+    shape = getattr(layer, "_build_shapes_dict", None)
+    if shape:
+        values = list(shape.values())
+        if len(values) == 1:
+            return values[0]
+    return _static_input_shape(layer)
+
+
+def _static_input_shape(layer: Any) -> Optional[tuple]:
+    try:
+        return tuple(layer._inbound_nodes[0].input_tensors[0].shape)
+    except (AttributeError, IndexError):
+        return None
+
+
+def _copy_weights(orig: Any, new: Any) -> None:
+    if not new.built and orig.built:
+        new.build(_layer_build_shape(orig))
+    values = orig.get_weights()
+    if values:
+        new.set_weights(values)
+
+
+def swap_conv2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    """swap_operation("conv2d", ...): every keras.layers.Conv2D."""
+    return swap_operation("conv2d", model, algos, sample_input_shape)
+
+
+def swap_linear(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    """swap_operation("linear", ...): every keras.layers.Dense."""
+    return swap_operation("linear", model, algos, sample_input_shape)
+
+
+def swap_relu(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    """swap_operation("relu", ...): ReLU() layers and Activation("relu")."""
+    return swap_operation("relu", model, algos, sample_input_shape)
+
+
+def swap_maxpool2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    return swap_operation("maxpool2d", model, algos, sample_input_shape)
+
+
+def swap_avgpool2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    return swap_operation("avgpool2d", model, algos, sample_input_shape)
+
+
+def swap_adaptiveavgpool2d(
+    model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
+) -> Any:
+    """swap_operation("adaptiveavgpool2d", ...): GlobalAveragePooling2D."""
+    return swap_operation("adaptiveavgpool2d", model, algos, sample_input_shape)
+
+
+def swap_flatten(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
+    return swap_operation("flatten", model, algos, sample_input_shape)
+
+
+def applicable(layer: Any, algorithm: str, input_shape: Optional[Sequence[int]] = None) -> bool:
+    """Whether `algorithm` can take this Keras layer (one swap_* would
+    replace, or an ai3 layer): e.g. winograd cannot take a stride-2 conv."""
+    if isinstance(layer, ai3_layers.Ai3Layer):
+        op = layer.op
+    else:
+        op = next((o for o in OPS if _is_target(o, layer)), None)
+        if op is None:
+            raise errors.UnsupportedOperation(f"ai3.keras has no swap for {type(layer).__name__} layer '{layer.name}'")
+    try:
+        if isinstance(layer, ai3_layers.Ai3Layer):
+            probe = ai3_layers.CLASS_OF_OP[op].from_config({**layer.get_config(), "algorithm": algorithm})
+        else:
+            probe = _ai3_layer(op, layer, algorithm)
+        if layer.built:
+            probe.build(_layer_build_shape(layer))
+        probe.core_layer(input_shape or _static_input_shape(layer))
+    except errors.AlgorithmNotApplicable:
+        return False
+    return True
+
+
+def chosen_algorithms(model: Any) -> list[tuple[str, str, str]]:
+    """(layer path, op, algorithm the core runs) of every ai3 layer in
+    `model` ("default" resolved)."""
+    found = []
+    for path, layer in _walk(model):
+        if isinstance(layer, ai3_layers.Ai3Layer):
+            found.append((path, layer.op, layer.resolved_algorithm(_static_input_shape(layer))))
+    return found
+
+
+def swap_backend(*args: Any, **kwargs: Any) -> Any:
+    """The whole Keras model as an ai3.Model (see ai3.keras.graph)."""
+    from ai3.keras import graph
+
+    return graph.swap_backend(*args, **kwargs)
+
+
+__all__ = [
+    "OPS",
+    "applicable",
+    "chosen_algorithms",
+    "layers_of",
+    "swap_adaptiveavgpool2d",
+    "swap_avgpool2d",
+    "swap_backend",
+    "swap_conv2d",
+    "swap_flatten",
+    "swap_linear",
+    "swap_maxpool2d",
+    "swap_operation",
+    "swap_relu",
+]

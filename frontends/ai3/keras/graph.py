@@ -1,0 +1,634 @@
+"""Keras 3 model -> LayerSpecs, by walking the functional graph.
+
+    model = ai3.keras.swap_backend(keras_model, {"conv2d": "direct"})
+    y = model(x_nhwc)            # NumPy (or torch) in, same kind out
+
+The model's nodes (Keras 3 `keras.src.ops.node.Node`s, one per call of a
+layer) are visited in the order Keras itself runs them (Function's
+`_nodes_by_depth`, deepest first). A nested model (a Functional or a built
+Sequential used as a layer) is flattened into the same DAG, its inputs
+wired to the outer tensors; a layer called at several places becomes one
+spec per call. Everything runs channels-last (the core's NHWC layout); a
+layer the core cannot run is an ai3.UnsupportedOperation naming the layer
+and its class, never a silent fallback.
+
+"same" padding with a stride above 1 depends on the input's height and
+width; it is computed for the model's static input size (or
+sample_input_shape's), so the returned ai3.Model matches Keras at that size
+(any batch).
+
+Keras layer -> spec (see `_Mapper.layer`):
+  Conv2D                   conv2d (HWIO kernel -> OIHW), + activation
+  DepthwiseConv2D          conv2d with groups = C, out = C * multiplier
+  Dense (rank-2 input)     linear ([in,out] -> [out,in]), + activation
+  BatchNormalization       batchnorm2d (inference statistics)
+  Activation / activation= relu, relu6 -> clamp(0,6), sigmoid, silu/swish,
+                           tanh, softmax, linear (identity)
+  ReLU / Softmax layers    relu or clamp(0,max_value) / softmax(axis)
+  MaxPooling2D             maxpool2d ("same" -> explicit asymmetric pads)
+  AveragePooling2D         avgpool2d ("same" -> pads, count_include_pad=False)
+  GlobalAveragePooling2D   adaptiveavgpool2d (1,1) [+ flatten unless keepdims]
+  GlobalMaxPooling2D       maxpool2d over the whole (static) map + flatten
+  Flatten                  flatten(1, -1) (Keras flattens NHWC memory order)
+  Add / Concatenate        add / concat(axis)
+  ZeroPadding2D            pad2d (folded into a following conv2d, or a max
+                           pool over a relu's output, where exact)
+  Reshape                  only where it moves no data: to the same shape,
+                           or (N,C) -> (N,1,1,C) after a global pooling
+  keras.ops.add (a + b)    add
+  Rescaling, Normalization batchnorm2d computing x * scale + offset exactly
+  Dropout, SpatialDropout*, GaussianNoise/Dropout, ActivityRegularization,
+  Identity, InputLayer     identity (dropped)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ai3 import errors
+from ai3.spec import MODEL_INPUT, LayerSpec
+
+
+def _keras():
+    import keras
+
+    return keras
+
+
+def _describe(layer: Any) -> str:
+    return f"layer '{getattr(layer, 'name', '?')}' ({type(layer).__module__}.{type(layer).__name__})"
+
+
+def _unsupported(layer: Any, why: str) -> errors.UnsupportedOperation:
+    return errors.UnsupportedOperation(f"{_describe(layer)}: {why}")
+
+
+def _numpy(value: Any) -> np.ndarray:
+    if hasattr(value, "numpy"):  # a keras.Variable or backend tensor
+        return np.asarray(value.numpy())
+    return np.asarray(_keras().ops.convert_to_numpy(value))
+
+
+def _is_model(layer: Any) -> bool:
+    """A Functional (or built Sequential) whose graph can be flattened."""
+    keras = _keras()
+    if isinstance(layer, keras.Sequential):
+        return getattr(layer, "_functional", None) is not None
+    return isinstance(layer, keras.Model) and hasattr(layer, "_nodes_by_depth")
+
+
+def _graph_of(model: Any) -> Any:
+    """The Function (inputs, outputs, _nodes_by_depth) of a model."""
+    keras = _keras()
+    if isinstance(model, keras.Sequential):
+        return model._functional
+    return model
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    if isinstance(v, int):
+        return (v, v)
+    v = tuple(int(x) for x in v)
+    return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
+
+
+def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 1) -> Optional[tuple[int, int]]:
+    """TensorFlow's "same" padding along one axis as (before, after):
+    total = max((ceil(in/s) - 1) * s + (k - 1) * d + 1 - in, 0), the odd
+    pixel after. None when it depends on an unknown size (stride > 1)."""
+    effective = (kernel - 1) * dilation + 1
+    if stride == 1:
+        total = effective - 1
+    elif size is None:
+        return None
+    else:
+        total = max((math.ceil(size / stride) - 1) * stride + effective - size, 0)
+    return (total // 2, total - total // 2)
+
+
+# Keras activation functions ai3 has, by their name in keras.activations.
+_ACTIVATIONS = ("relu", "relu6", "sigmoid", "silu", "swish", "tanh", "softmax", "linear")
+
+
+def _activation_name(fn: Any) -> Optional[str]:
+    """The keras.activations name of a built-in activation function, or
+    None for anything else (a lambda, a custom function)."""
+    activations = _keras().activations
+    if fn is None:
+        return "linear"
+    name = getattr(fn, "__name__", None)
+    if name and getattr(activations, name, None) is fn:
+        return name
+    for candidate in _ACTIVATIONS:
+        if getattr(activations, candidate, None) is fn:
+            return candidate
+    return None
+
+
+def _is_tensor_sum(op: Any) -> bool:
+    """keras.ops.add (what `a + b` on two KerasTensors records)."""
+    from keras.src.ops import numpy as knp
+
+    return type(op) is getattr(knp, "Add", None)
+
+
+_IDENTITY_LAYERS = (
+    "InputLayer", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
+    "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization", "Identity",
+)
+
+
+def _identity_classes() -> tuple:
+    """Layers that pass their input through at inference."""
+    layers = _keras().layers
+    return tuple(getattr(layers, n) for n in _IDENTITY_LAYERS if hasattr(layers, n))
+
+
+class _Mapper:
+    def __init__(self, sample_input_shape: Optional[tuple[int, ...]]):
+        self.specs: list[LayerSpec] = []
+        self.names: dict[str, int] = {}
+        self.sample = sample_input_shape
+        # id(graph tensor) -> (spec index, concrete shape)
+        self.tensors: dict[int, tuple[int, tuple]] = {}
+
+    # -- bookkeeping ----------------------------------------------------
+    def unique(self, name: str) -> str:
+        count = self.names.get(name, 0)
+        self.names[name] = count + 1
+        return name if count == 0 else f"{name}#{count}"
+
+    def add(self, op: str, name: str, inputs: list[int], layer: Any, in_shape: tuple, attrs=None, weights=None) -> int:
+        shape = None if in_shape is None else tuple(None if d is None else int(d) for d in in_shape)
+        self.specs.append(LayerSpec(self.unique(name), op, inputs, attrs or {}, weights or {}, layer, shape))
+        return len(self.specs) - 1
+
+    # -- graph walk -----------------------------------------------------
+    def walk(self, model: Any, prefix: str, inputs: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
+        """Maps the graph of `model` with its inputs bound to `inputs`
+        ((spec index, shape) each); returns its outputs likewise."""
+        graph = _graph_of(model)
+        if len(graph.inputs) != len(inputs):
+            raise _unsupported(model, f"takes {len(graph.inputs)} inputs; ai3 models take one")
+        for t, bound in zip(graph.inputs, inputs):
+            self.tensors[id(t)] = bound
+        for depth in sorted(graph._nodes_by_depth, reverse=True):
+            for node in graph._nodes_by_depth[depth]:
+                if node.operation is None or node.is_input:
+                    continue
+                self.node(node, prefix)
+        outs = []
+        for t in graph.outputs:
+            if id(t) not in self.tensors:
+                raise _unsupported(model, f"output '{getattr(t, 'name', t)}' is not connected to the input")
+            outs.append(self.tensors[id(t)])
+        return outs
+
+    def node(self, node: Any, prefix: str) -> None:
+        keras = _keras()
+        layer = node.operation
+        name = prefix + layer.name
+        tensors = list(node.input_tensors)
+        missing = [t for t in tensors if id(t) not in self.tensors]
+        if missing:
+            raise _unsupported(layer, "takes a tensor that does not come from the model's input")
+        bound = [self.tensors[id(t)] for t in tensors]
+        if len(node.outputs) != 1 and not _is_model(layer):
+            raise _unsupported(layer, f"returns {len(node.outputs)} tensors; ai3 layers return one")
+        if _is_model(layer):
+            outs = self.walk(layer, name + "/", bound)
+            if len(outs) != len(node.outputs):
+                raise _unsupported(layer, "a nested model whose outputs do not match its call")
+            for t, o in zip(node.outputs, outs):
+                self.tensors[id(t)] = o
+            return
+        out_shape = self.output_shape(layer, node, bound)
+        summing = _is_tensor_sum(layer) or isinstance(layer, keras.layers.Add)
+        if summing and len({s[1:] for _, s in bound}) != 1:
+            shapes = ", ".join(str(s) for _, s in bound)
+            raise _unsupported(layer, f"combines tensors of different shapes ({shapes}); ai3 does not broadcast")
+        if _is_tensor_sum(layer):  # `a + b` written on KerasTensors
+            if len(bound) != 2:
+                raise _unsupported(layer, "ai3 adds two tensors, not a tensor and a constant")
+            index = self.add("add", name, [i for i, _ in bound], layer, bound[0][1])
+        elif isinstance(layer, (keras.layers.Add, keras.layers.Concatenate)):
+            if len(bound) < 2:
+                raise _unsupported(layer, "needs at least two inputs")
+            ins = [i for i, _ in bound]
+            if isinstance(layer, keras.layers.Add):
+                index = self.add("add", name, ins, layer, bound[0][1])
+            else:
+                index = self.add("concat", name, ins, layer, bound[0][1], {"axis": int(layer.axis)})
+        else:
+            if len(bound) != 1:
+                raise _unsupported(layer, f"ai3's core has no equivalent of this layer (called on {len(bound)} tensors)")
+            index = self.layer(layer, name, bound[0][0], bound[0][1])
+        self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def output_shape(self, layer: Any, node: Any, bound: list[tuple[int, tuple]]) -> tuple:
+        """The node's output shape: the graph's own, or, with a sample
+        input shape, computed by the layer for the concrete input."""
+        if self.sample is None:
+            return tuple(node.outputs[0].shape)
+        keras = _keras()
+        values = {id(t): keras.KerasTensor(shape=s, dtype=t.dtype) for t, (_, s) in zip(node.input_tensors, bound)}
+        args, kwargs = node.arguments.fill_in(values)
+        try:
+            spec = layer.compute_output_spec(*args, **kwargs)
+        except Exception as e:
+            raise errors.ShapeError(f"{_describe(layer)} cannot take an input of shape {bound[0][1]}: {e}") from e
+        return tuple(spec.shape)
+
+    # -- single-input layers ----------------------------------------------
+    def activation(self, fn_name: Optional[str], layer: Any, name: str, x: int, shape: tuple, fn: Any = None) -> int:
+        """An activation spec (or x itself for linear)."""
+        if fn_name is None:
+            raise _unsupported(layer, f"activation {getattr(fn, '__name__', fn)!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+        if fn_name == "linear":
+            return x
+        if fn_name == "relu":
+            return self.add("relu", name, [x], layer, shape)
+        if fn_name == "relu6":
+            return self.add("clamp", name, [x], layer, shape, {"min": 0.0, "max": 6.0})
+        if fn_name in ("silu", "swish"):
+            return self.add("silu", name, [x], layer, shape)
+        if fn_name in ("sigmoid", "tanh"):
+            return self.add(fn_name, name, [x], layer, shape)
+        if fn_name == "softmax":
+            return self.add("softmax", name, [x], layer, shape, {"axis": -1})
+        raise _unsupported(layer, f"activation {fn_name!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+
+    def fused_activation(self, layer: Any, name: str, x: int, out_shape: tuple) -> int:
+        fn = getattr(layer, "activation", None)
+        act = _activation_name(fn)
+        if act == "linear":
+            return x
+        return self.activation(act, layer, name + "/" + str(act), x, out_shape, fn)
+
+    def channels_last(self, layer: Any) -> None:
+        fmt = getattr(layer, "data_format", "channels_last")
+        if fmt not in (None, "channels_last"):
+            raise _unsupported(layer, f"data_format={fmt!r}; ai3's Keras frontend runs channels_last (NHWC) only")
+
+    def spatial(self, layer: Any, shape: tuple) -> tuple[Optional[int], Optional[int]]:
+        if len(shape) != 4:
+            raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs this op on NHWC (rank-4) tensors")
+        return shape[1], shape[2]
+
+    def padding(self, layer: Any, shape: tuple, kernel, stride, dilation=(1, 1)) -> tuple[int, int, int, int]:
+        mode = str(layer.padding).lower()
+        if mode == "valid":
+            return (0, 0, 0, 0)
+        if mode != "same":
+            raise _unsupported(layer, f"padding={layer.padding!r}; ai3 maps 'valid' and 'same'")
+        h, w = self.spatial(layer, shape)
+        rows = same_padding(h, kernel[0], stride[0], dilation[0])
+        cols = same_padding(w, kernel[1], stride[1], dilation[1])
+        if rows is None or cols is None:
+            raise _unsupported(
+                layer,
+                "padding='same' with stride > 1 depends on the input's height and width, which the model "
+                "leaves unknown; pass sample_input_shape (N, H, W, C)",
+            )
+        return (rows[0], rows[1], cols[0], cols[1])
+
+    def layer(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        keras = _keras()
+        L = keras.layers
+        self.channels_last(layer)
+        if isinstance(layer, _identity_classes()):
+            return self.add("identity", name, [x], layer, shape)
+        if isinstance(layer, L.DepthwiseConv2D):
+            self.spatial(layer, shape)
+            kernel = _numpy(layer.kernel)  # [kh, kw, C, multiplier]
+            kh, kw, c, mult = kernel.shape
+            weight = kernel.reshape(kh, kw, c * mult).transpose(2, 0, 1)[:, None, :, :]
+            stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+            attrs = {"stride": stride, "padding": self.padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
+            bias = _numpy(layer.bias) if layer.use_bias else None
+            i = self.add("conv2d", name, [x], layer, shape, attrs, {"weight": np.ascontiguousarray(weight), "bias": bias})
+            return self.fused_activation(layer, name, i, shape)
+        if isinstance(layer, L.Conv2D) and type(layer).__name__ in ("Conv2D", "Convolution2D"):
+            self.spatial(layer, shape)
+            kernel = _numpy(layer.kernel)  # HWIO (I = C / groups)
+            weight = np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))
+            stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+            attrs = {
+                "stride": stride,
+                "padding": self.padding(layer, shape, weight.shape[2:], stride, dil),
+                "dilation": dil,
+                "groups": int(layer.groups),
+            }
+            bias = _numpy(layer.bias) if layer.use_bias else None
+            i = self.add("conv2d", name, [x], layer, shape, attrs, {"weight": weight, "bias": bias})
+            return self.fused_activation(layer, name, i, shape)
+        if isinstance(layer, L.Dense) and type(layer).__name__ == "Dense":
+            if len(shape) != 2:
+                raise _unsupported(layer, f"Dense on a rank-{len(shape)} input; ai3's linear takes (N, features)")
+            if getattr(layer, "lora_enabled", False):
+                raise _unsupported(layer, "LoRA-enabled Dense")
+            weight = np.ascontiguousarray(_numpy(layer.kernel).T)
+            bias = _numpy(layer.bias) if layer.use_bias else None
+            i = self.add("linear", name, [x], layer, shape, {}, {"weight": weight, "bias": bias})
+            return self.fused_activation(layer, name, i, shape)
+        if isinstance(layer, L.BatchNormalization):
+            self.spatial(layer, shape)
+            axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
+            if axis not in (-1, 3):
+                raise _unsupported(layer, f"axis={layer.axis!r}; ai3 normalizes the channel axis (-1) of NHWC")
+            if getattr(layer, "renorm", False):
+                raise _unsupported(layer, "batch renormalization")
+            mean, var = _numpy(layer.moving_mean), _numpy(layer.moving_variance)
+            gamma = _numpy(layer.gamma) if layer.scale else np.ones_like(mean)
+            beta = _numpy(layer.beta) if layer.center else np.zeros_like(mean)
+            weights = {"weight": gamma, "bias": beta, "running_mean": mean, "running_var": var}
+            return self.add("batchnorm2d", name, [x], layer, shape, {"eps": float(layer.epsilon)}, weights)
+        if isinstance(layer, L.Activation):
+            fn = layer.activation
+            return self.activation(_activation_name(fn), layer, name, x, shape, fn)
+        if isinstance(layer, L.ReLU):
+            if float(layer.negative_slope or 0) != 0 or float(layer.threshold or 0) != 0:
+                raise _unsupported(layer, "ReLU with negative_slope or threshold (ai3 has relu and clamp)")
+            if layer.max_value is None:
+                return self.add("relu", name, [x], layer, shape)
+            return self.add("clamp", name, [x], layer, shape, {"min": 0.0, "max": float(layer.max_value)})
+        if isinstance(layer, L.Softmax):
+            axis = layer.axis
+            if not isinstance(axis, int):
+                if len(axis) != 1:
+                    raise _unsupported(layer, f"softmax over several axes {axis!r}")
+                axis = axis[0]
+            return self.add("softmax", name, [x], layer, shape, {"axis": int(axis)})
+        if isinstance(layer, (L.MaxPooling2D, L.AveragePooling2D)):
+            self.spatial(layer, shape)
+            kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
+            pads = self.padding(layer, shape, kernel, stride)
+            if isinstance(layer, L.MaxPooling2D):
+                attrs = {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False}
+                return self.add("maxpool2d", name, [x], layer, shape, attrs)
+            attrs = {
+                "kernel": kernel,
+                "stride": stride,
+                "padding": pads,
+                "ceil_mode": False,
+                "count_include_pad": False,  # TF's "same" average excludes the padding
+                "divisor_override": None,
+            }
+            return self.add("avgpool2d", name, [x], layer, shape, attrs)
+        if isinstance(layer, L.GlobalAveragePooling2D):
+            self.spatial(layer, shape)
+            i = self.add("adaptiveavgpool2d", name, [x], layer, shape, {"output_size": (1, 1)})
+            if layer.keepdims:
+                return i
+            return self.add("flatten", name + "/flatten", [i], layer, (shape[0], 1, 1, shape[3]), {"start_dim": 1, "end_dim": -1})
+        if isinstance(layer, L.GlobalMaxPooling2D):
+            h, w = self.spatial(layer, shape)
+            if h is None or w is None:
+                raise _unsupported(layer, "global max pooling over an unknown height and width; pass sample_input_shape")
+            attrs = {"kernel": (h, w), "stride": (h, w), "padding": (0, 0, 0, 0), "dilation": (1, 1), "ceil_mode": False}
+            i = self.add("maxpool2d", name, [x], layer, shape, attrs)
+            if layer.keepdims:
+                return i
+            return self.add("flatten", name + "/flatten", [i], layer, (shape[0], 1, 1, shape[3]), {"start_dim": 1, "end_dim": -1})
+        if isinstance(layer, L.Flatten):
+            return self.add("flatten", name, [x], layer, shape, {"start_dim": 1, "end_dim": -1})
+        if isinstance(layer, L.ZeroPadding2D):
+            self.spatial(layer, shape)
+            (top, bottom), (left, right) = layer.padding
+            attrs = {"padding": (int(top), int(bottom), int(left), int(right)), "value": 0.0}
+            return self.add("pad2d", name, [x], layer, shape, attrs)
+        if isinstance(layer, L.Reshape):
+            return self.reshape(layer, name, x, shape)
+        if isinstance(layer, L.Rescaling):
+            return self.affine(layer, name, x, shape, layer.scale, layer.offset)
+        if isinstance(layer, L.Normalization):
+            return self.normalization(layer, name, x, shape)
+        raise _unsupported(layer, "ai3's core has no equivalent of this layer")
+
+    def reshape(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """The reshapes that move no data in NHWC: to the same shape, and
+        (N, C) back to (N, 1, 1, C) right after a global pooling's flatten
+        (squeeze-and-excitation blocks), which undoes that flatten."""
+        try:
+            target = tuple(layer.compute_output_shape(shape))[1:]
+        except Exception:
+            target = None
+        if target is not None and target == tuple(shape[1:]) and None not in target:
+            return self.add("identity", name, [x], layer, shape)
+        source = self.specs[x] if x != MODEL_INPUT else None
+        if (
+            target is not None
+            and source is not None
+            and source.op == "flatten"
+            and source.inputs[0] != MODEL_INPUT
+            and self.specs[source.inputs[0]].op in ("adaptiveavgpool2d", "maxpool2d")
+            and len(target) == 3
+            and target[:2] == (1, 1)
+            and target[2] == shape[-1]
+        ):
+            return self.add("identity", name, [source.inputs[0]], layer, shape)
+        raise _unsupported(layer, f"a reshape to {layer.target_shape}; ai3 has no reshape op")
+
+    def per_channel(self, layer: Any, value: Any, channels: int, what: str) -> np.ndarray:
+        v = np.asarray(_numpy(value) if not isinstance(value, (int, float, list, tuple)) else value, dtype=np.float64)
+        if v.size == 1:
+            return np.full(channels, float(v.reshape(())), dtype=np.float64)
+        if v.shape[-1] == channels and v.size == channels:
+            return v.reshape(channels)
+        raise _unsupported(layer, f"{what} of shape {v.shape} is not per-channel (last axis, {channels} channels)")
+
+    def affine(self, layer: Any, name: str, x: int, shape: tuple, scale: Any, offset: Any) -> int:
+        """x * scale + offset per channel, as an exact batchnorm2d."""
+        self.spatial(layer, shape)
+        c = shape[3]
+        if c is None:
+            raise _unsupported(layer, "an unknown number of channels")
+        weights = {
+            "weight": self.per_channel(layer, scale, c, "scale"),
+            "bias": self.per_channel(layer, offset, c, "offset"),
+            "running_mean": np.zeros(c),
+            "running_var": np.ones(c),
+        }
+        return self.add("batchnorm2d", name, [x], layer, shape, {"eps": 0.0}, weights)
+
+    def normalization(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        axis = tuple(layer.axis) if layer.axis is not None else ()
+        if len(shape) != 4 or axis not in ((-1,), (3,)):
+            raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{len(shape)} input; ai3 maps per-channel (axis -1) normalization of NHWC")
+        c = shape[3]
+        mean = self.per_channel(layer, layer.mean, c, "mean")
+        std = np.maximum(np.sqrt(self.per_channel(layer, layer.variance, c, "variance")), _keras().backend.epsilon())
+        if layer.invert:  # mean + x * std
+            return self.affine(layer, name, x, shape, std, mean)
+        return self.affine(layer, name, x, shape, 1.0 / std, -mean / std)
+
+
+def _input_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
+    if sample_input_shape is None:
+        return None
+    try:
+        shape = tuple(int(d) for d in sample_input_shape)
+    except (TypeError, ValueError) as e:
+        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {sample_input_shape!r}") from e
+    if any(d <= 0 for d in shape):
+        raise errors.ShapeError(f"sample_input_shape {shape} has a non-positive dimension")
+    expected = tuple(_graph_of(model).inputs[0].shape)
+    if len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected[1:], shape[1:])):
+        raise errors.ShapeError(f"sample_input_shape {shape} does not match the model's input shape {expected}")
+    return shape
+
+
+def _check_model(model: Any, sample_input_shape: Optional[Sequence[int]]) -> None:
+    keras = _keras()
+    if not isinstance(model, keras.Model):
+        raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
+    if isinstance(model, keras.Sequential) and getattr(model, "_functional", None) is None:
+        if sample_input_shape is None:
+            raise errors.InvalidArgument(
+                f"Sequential model '{model.name}' has no input shape yet; build it (model.build, keras.Input) "
+                "or pass sample_input_shape"
+            )
+        model.build((None, *tuple(sample_input_shape)[1:]))
+    if not _is_model(model):
+        raise errors.UnsupportedOperation(
+            f"{_describe(model)} is a subclassed model without a functional graph; ai3's Keras frontend "
+            "takes Functional and Sequential models"
+        )
+    graph = _graph_of(model)
+    if len(graph.inputs) != 1:
+        raise errors.UnsupportedOperation(f"model '{model.name}' has {len(graph.inputs)} inputs; ai3 models take one")
+    if len(graph.outputs) != 1:
+        raise errors.UnsupportedOperation(f"model '{model.name}' has {len(graph.outputs)} outputs; ai3 models return one")
+
+
+def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
+    """The model's LayerSpecs in execution order and the index of its output
+    spec. Each spec's input_shape is its layer's input shape in the graph
+    (batch None, and None where the model leaves a size unknown); with
+    sample_input_shape (N, H, W, C) the shapes are computed for that input
+    (batch N), and so are "same" paddings the model's unknown H and W would
+    leave open."""
+    _check_model(model, sample_input_shape)
+    shape = _input_shape(model, sample_input_shape)
+    mapper = _Mapper(shape)
+    graph_input = _graph_of(model).inputs[0]
+    start = shape if shape is not None else tuple(graph_input.shape)
+    (output, _), = mapper.walk(model, "", [(MODEL_INPUT, start)])
+    return _prune(mapper.specs, output)
+
+
+def _prune(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Drops the specs the output does not depend on (a flatten undone by
+    a reshape, say)."""
+    live, todo = set(), [output]
+    while todo:
+        i = todo.pop()
+        if i == MODEL_INPUT or i in live:
+            continue
+        live.add(i)
+        todo += specs[i].inputs
+    if len(live) == len(specs):
+        return specs, output
+    new_index = {MODEL_INPUT: MODEL_INPUT}
+    kept = []
+    for i, s in enumerate(specs):
+        if i in live:
+            s.inputs = [new_index[j] for j in s.inputs]
+            new_index[i] = len(kept)
+            kept.append(s)
+    return kept, new_index[output]
+
+
+def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Folds each zero pad2d (ZeroPadding2D) whose only consumer is a
+    conv2d into that convolution's own (zero) padding, as Keras
+    applications write an asymmetric "same" convolution: one op instead of
+    two, and no padded copy of the activations. A zero pad before a max
+    pool is folded too where the pad's input is non-negative (a relu's),
+    where it is exact."""
+    from ai3.spec import _remove, consumers
+
+    used = consumers(specs)
+    folded: dict[int, int] = {}
+    for i, s in enumerate(specs):
+        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or i == output:
+            continue
+        users = used.get(i, [])
+        if len(users) != 1:
+            continue
+        conv = specs[users[0]]
+        if conv.op == "maxpool2d":
+            # Zeros never win a max over a non-negative input (relu's, or a
+            # clamp's from 0 up), and each window keeps one real element
+            # while each side's padding is at most half the kernel.
+            source = specs[s.inputs[0]] if s.inputs[0] != MODEL_INPUT else None
+            nonnegative = source is not None and (
+                source.op == "relu" or (source.op == "clamp" and source.attrs.get("min", -1.0) >= 0.0)
+            )
+            pads = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
+            k = conv.attrs["kernel"]
+            if not nonnegative or any(2 * p > k[0] for p in pads[:2]) or any(2 * p > k[1] for p in pads[2:]):
+                continue
+        elif conv.op != "conv2d":
+            continue
+        conv.attrs["padding"] = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
+        conv.attrs["folded_padding"] = s.name
+        if s.input_shape is not None:
+            conv.input_shape = s.input_shape  # the conv now reads the unpadded tensor
+        folded[i] = s.inputs[0]
+    return _remove(specs, output, folded)
+
+
+def model_dtype(model: Any, dtype: Optional[Any]) -> np.dtype:
+    if dtype is None:
+        dtype = getattr(model, "compute_dtype", None) or "float32"
+    try:
+        dtype = np.dtype(getattr(dtype, "name", dtype))
+    except TypeError as e:
+        raise errors.DTypeError(f"ai3 models run in float32 or float64, not {dtype}") from e
+    if dtype not in (np.float32, np.float64):
+        raise errors.DTypeError(
+            f"ai3 models run in float32 or float64, not {dtype}; pass dtype='float32' to run a "
+            "mixed-precision model in float32"
+        )
+    return dtype
+
+
+def swap_backend(
+    model: Any,
+    algos: Any = None,
+    sample_input_shape: Optional[Sequence[int]] = None,
+    *,
+    dtype: Optional[Any] = None,
+):
+    """The whole Keras model as an ai3.Model run by the core in NHWC.
+
+    `algos` is as for ai3.swap_backend: None, one selector for conv2d, or a
+    mapping op -> selector (a name, a list of names in execution order, or
+    a callable taking the Keras layer, or the layer and its input shape,
+    which needs sample_input_shape). Batch norms that follow a convolution
+    are folded into it; dropout and the like are dropped (inference). The
+    returned model takes NHWC NumPy arrays (or torch tensors).
+    """
+    from ai3 import model as ai3_model
+    from ai3 import spec
+
+    if not isinstance(model, _keras().Model):
+        raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
+    np_dtype = model_dtype(model, dtype)
+    specs, output = to_specs(model, sample_input_shape)
+    specs, output = fold_zero_padding(specs, output)
+    available = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
+    for s in specs:
+        if s.op not in available:
+            raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
+    specs, output = spec.remove_identities(specs, output)
+    specs, output = spec.fold_batchnorm(specs, output)
+    shape = None if sample_input_shape is None else tuple(int(d) for d in sample_input_shape)
+    return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
+
+
+__all__ = ["fold_zero_padding", "model_dtype", "same_padding", "swap_backend", "to_specs"]

@@ -1,0 +1,140 @@
+"""ai3's TensorFlow ops (core/tf/ops.cc): loading the library and calling
+its ops with ai3's errors.
+
+The library `_tf_ops.so` sits next to `_core.so` in the ai3 package and is
+loaded once, on first use, with `tf.load_op_library`. Each op takes NHWC
+input (read in place), the Keras layer's weights as inputs (converted once
+to the core's layout and cached per weight buffer inside the kernel) and
+`algorithm`/`layer_name` attrs. A failure inside the core comes back as a
+TensorFlow error whose message starts "ai3.<ErrorClass>: "; `call` turns it
+into that ai3.Error subclass (shape-function errors at tf.function tracing
+time as well as kernel errors in eager mode). Errors raised while a
+tf.function graph *runs* surface as TensorFlow's own OpError, whose message
+still carries the marker and layer name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import Any, Callable, Optional
+
+from ai3 import errors
+
+_LIBRARY: Optional[Any] = None
+_LOCK = threading.Lock()
+_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_tf_ops.so")
+_MARKER = re.compile(r"ai3\.(\w+): (.*)", re.S)
+# What TensorFlow appends after the op's message.
+_TF_SUFFIXES = (re.compile(r" \[Op:\w+\].*$", re.S), re.compile(r" for '\{\{node .*$", re.S))
+
+
+def library() -> Any:
+    """The loaded op library (tf.load_op_library's module)."""
+    global _LIBRARY
+    if _LIBRARY is None:
+        with _LOCK:
+            if _LIBRARY is None:
+                import tensorflow as tf
+
+                if not os.path.exists(_PATH):
+                    raise errors.UnsupportedOperation(
+                        f"ai3's TensorFlow ops are not in this build ({_PATH} is missing); "
+                        "build //frontends/ai3:_tf_ops.so (Bazel target //frontends/ai3:keras)"
+                    )
+                _LIBRARY = tf.load_op_library(_PATH)
+    return _LIBRARY
+
+
+def translate(error: BaseException) -> Optional[errors.Error]:
+    """The ai3.Error a TensorFlow error carries, or None if it is not ai3's."""
+    message = getattr(error, "message", None) or str(error)
+    match = _MARKER.search(message)
+    if not match:
+        return None
+    cls = getattr(errors, match.group(1), None)
+    if not (isinstance(cls, type) and issubclass(cls, errors.Error)):
+        cls = errors.InternalError
+    text = match.group(2)
+    for suffix in _TF_SUFFIXES:
+        text = suffix.sub("", text)
+    return cls(text.strip())
+
+
+def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """fn(*args, **kwargs), re-raising ai3's errors as ai3.Error subclasses."""
+    import tensorflow as tf
+
+    try:
+        return fn(*args, **kwargs)
+    except (tf.errors.OpError, ValueError, TypeError) as e:
+        if isinstance(e, errors.Error):
+            raise
+        ai3_error = translate(e)
+        if ai3_error is None:
+            raise
+        raise ai3_error from None
+
+
+def conv2d(x, kernel, bias, *, strides, dilations, groups, padding, use_bias, algorithm, layer_name):
+    """NHWC conv2d; kernel HWIO; bias [O] (ignored, may be [0], without use_bias).
+    padding: "SAME", "VALID" or (top, bottom, left, right)."""
+    explicit: list[int] = []
+    if not isinstance(padding, str):
+        explicit = [int(p) for p in padding]
+        padding = "EXPLICIT"
+    return call(
+        library().ai3_conv2d,
+        x,
+        kernel,
+        bias,
+        strides=list(strides),
+        dilations=list(dilations),
+        groups=int(groups),
+        padding=padding.upper(),
+        explicit_paddings=explicit,
+        use_bias=bool(use_bias),
+        algorithm=algorithm,
+        layer_name=layer_name,
+    )
+
+
+def dense(x, kernel, bias, *, use_bias, algorithm, layer_name):
+    return call(library().ai3_dense, x, kernel, bias, use_bias=bool(use_bias), algorithm=algorithm, layer_name=layer_name)
+
+
+def relu(x, *, algorithm, layer_name):
+    return call(library().ai3_relu, x, algorithm=algorithm, layer_name=layer_name)
+
+
+def max_pool2d(x, *, ksize, strides, padding, algorithm, layer_name):
+    return call(
+        library().ai3_max_pool2d,
+        x,
+        ksize=list(ksize),
+        strides=list(strides),
+        padding=padding.upper(),
+        algorithm=algorithm,
+        layer_name=layer_name,
+    )
+
+
+def avg_pool2d(x, *, ksize, strides, padding, algorithm, layer_name):
+    return call(
+        library().ai3_avg_pool2d,
+        x,
+        ksize=list(ksize),
+        strides=list(strides),
+        padding=padding.upper(),
+        algorithm=algorithm,
+        layer_name=layer_name,
+    )
+
+
+def global_avg_pool2d(x, *, keepdims, algorithm, layer_name):
+    return call(library().ai3_global_avg_pool2d, x, keepdims=bool(keepdims), algorithm=algorithm, layer_name=layer_name)
+
+
+def flatten(x, *, algorithm, layer_name):
+    return call(library().ai3_flatten, x, algorithm=algorithm, layer_name=layer_name)
