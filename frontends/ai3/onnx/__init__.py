@@ -1,0 +1,60 @@
+"""ai3's ONNX frontend.
+
+In-graph swaps (ai3.onnx.rewrite): a new ModelProto whose matching nodes
+run in ai3 inside ONNX Runtime (ai3.onnx.session)::
+
+    model = ai3.onnx.swap_conv2d("resnet18.onnx", "gemm")
+    sess = ai3.onnx.InferenceSession(model)     # an onnxruntime.InferenceSession
+    y, = sess.run(None, {"input": x})
+
+and, from ai3.onnx.graph, `swap_backend` (the whole graph as an ai3.Model)
+and `load`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ai3.onnx.rewrite import (
+    swap_adaptiveavgpool2d,
+    swap_avgpool2d,
+    swap_conv2d,
+    swap_flatten,
+    swap_linear,
+    swap_maxpool2d,
+    swap_operation,
+    swap_relu,
+)
+
+_SESSION_EXPORTS = ("InferenceSession", "session_options", "clear_cache")
+_GRAPH_EXPORTS = ("swap_backend", "load")
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy: the session half imports onnxruntime(-extensions); graph.py is
+    # another module that may not be present in every build.
+    if name in _SESSION_EXPORTS:
+        from ai3.onnx import session
+
+        return getattr(session, name)
+    if name in _GRAPH_EXPORTS:
+        try:
+            from ai3.onnx import graph
+        except ImportError as e:
+            raise AttributeError(f"ai3.onnx.{name} is unavailable: ai3.onnx.graph did not import ({e})") from e
+        return getattr(graph, name)
+    raise AttributeError(f"module 'ai3.onnx' has no attribute {name!r}")
+
+
+__all__ = [
+    "swap_operation",
+    "swap_conv2d",
+    "swap_linear",
+    "swap_relu",
+    "swap_maxpool2d",
+    "swap_avgpool2d",
+    "swap_adaptiveavgpool2d",
+    "swap_flatten",
+    *_SESSION_EXPORTS,
+    *_GRAPH_EXPORTS,
+]

@@ -1,0 +1,677 @@
+"""ONNX model -> LayerSpecs -> an ai3.Model run entirely by the core.
+
+    model = ai3.onnx.graph.swap_backend("resnet18.onnx", {"conv2d": "direct"})
+    y = model(x_nchw)            # NumPy (or torch) in, same kind out
+
+The graph's nodes (default domain, opsets 11 to 28) are visited in the
+order ONNX stores them (topological). Initializers and Constant nodes are
+the weights; every other tensor is the output of a spec. Shapes come from
+onnx.shape_inference with sample_input_shape (if given) bound to the
+input. Everything runs NCHW. A node the core cannot run is an
+ai3.UnsupportedOperation naming the node, its op_type and its domain,
+never a silent fallback.
+
+ONNX op -> spec (see `_Mapper.node`):
+  Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
+                            SAME_UPPER/SAME_LOWER/VALID from the input size
+  Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
+  MatMul (constant B)       linear; a following Add of a 1-D constant
+                            becomes its bias
+  Relu, Sigmoid, Tanh       relu, sigmoid, tanh
+  Clip                      clamp (bounds: attributes before opset 11,
+                            constant inputs from 11)
+  Softmax                   softmax(axis) (before opset 13, which coerces
+                            to 2-D: only where axis is the last one)
+  MaxPool                   maxpool2d (no indices output, storage_order 0)
+  AveragePool               avgpool2d (count_include_pad, ceil_mode)
+  GlobalAveragePool         adaptiveavgpool2d (1, 1)
+  GlobalMaxPool             maxpool2d over the whole (known) map
+  Flatten (axis 1)          flatten(1, -1)
+  Reshape (constant shape)  flatten(1, -1) where it is (N, -1) / (N, C*H*W),
+                            identity where it keeps the shape
+  BatchNormalization        batchnorm2d (inference; folded into a preceding
+                            conv2d by spec.fold_batchnorm)
+  Add                       add (two tensors of the same shape)
+  Concat                    concat(axis)
+  Pad (constant, H/W only)  pad2d (a zero pad feeding only a conv2d is
+                            folded into its padding)
+  Dropout, Identity         identity (dropped)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ai3 import errors
+from ai3.spec import MODEL_INPUT, LayerSpec
+
+MIN_OPSET = 11
+MAX_OPSET = 28
+_DOMAINS = ("", "ai.onnx")
+
+SUPPORTED_OPS = (
+    "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv", "Dropout",
+    "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Identity", "MatMul", "MaxPool", "Pad",
+    "Relu", "Reshape", "Sigmoid", "Softmax", "Tanh",
+)
+
+
+def _onnx():
+    import onnx
+
+    return onnx
+
+
+# -- loading --------------------------------------------------------------
+def load(model_or_path: Any) -> Any:
+    """An onnx.ModelProto from a ModelProto, a path (str / os.PathLike) or
+    the serialized bytes, checked with onnx.checker. Anything that is not a
+    valid ONNX model raises ai3.InvalidArgument."""
+    onnx = _onnx()
+    if isinstance(model_or_path, onnx.ModelProto):
+        model = model_or_path
+    elif isinstance(model_or_path, (bytes, bytearray, memoryview)):
+        model = onnx.ModelProto()
+        try:
+            model.ParseFromString(bytes(model_or_path))
+        except Exception as e:
+            raise errors.InvalidArgument(f"not a valid ONNX model: the bytes do not parse ({type(e).__name__}: {e})") from e
+    elif isinstance(model_or_path, (str, os.PathLike)):
+        path = os.fspath(model_or_path)
+        if not os.path.isfile(path):
+            raise errors.InvalidArgument(f"not a valid ONNX model: no file {path!r}")
+        try:
+            model = onnx.load(path)
+        except Exception as e:
+            raise errors.InvalidArgument(f"not a valid ONNX model: {path!r} does not parse ({type(e).__name__}: {e})") from e
+    else:
+        raise errors.InvalidArgument(
+            f"expected an onnx.ModelProto, a path or bytes, got {type(model_or_path).__name__}"
+        )
+    if not model.HasField("graph") or len(model.graph.node) == 0:
+        raise errors.InvalidArgument("not a valid ONNX model: it has no graph (or an empty one)")
+    try:
+        # A path lets the checker handle models over 2 GB / external data.
+        if isinstance(model_or_path, (str, os.PathLike)):
+            onnx.checker.check_model(os.fspath(model_or_path))
+        else:
+            onnx.checker.check_model(model)
+    except Exception as e:
+        raise errors.InvalidArgument(f"not a valid ONNX model: {type(e).__name__}: {e}") from e
+    return model
+
+
+def opset_of(model: Any) -> int:
+    for entry in model.opset_import:
+        if entry.domain in _DOMAINS:
+            return int(entry.version)
+    raise errors.UnsupportedOperation("the model imports no opset of the default ONNX domain")
+
+
+def _describe(node: Any) -> str:
+    return f"node '{node.name or '<unnamed>'}' (op_type {node.op_type}, domain '{node.domain or 'ai.onnx'}')"
+
+
+def _unsupported(node: Any, why: str) -> errors.UnsupportedOperation:
+    return errors.UnsupportedOperation(f"{_describe(node)}: {why}")
+
+
+def _graph_input(model: Any) -> Any:
+    graph = model.graph
+    inits = {t.name for t in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in inits]
+    if len(inputs) != 1:
+        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs; ai3 models take one")
+    if len(graph.output) != 1:
+        raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs; ai3 models return one")
+    return inputs[0]
+
+
+def _dims(value_info: Any) -> Optional[tuple]:
+    t = value_info.type
+    if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim)
+
+
+def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
+    """float32 / float64 from the input's element type (or `dtype`)."""
+    onnx = _onnx()
+    if dtype is None:
+        elem = _graph_input(model).type.tensor_type.elem_type
+        table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
+        if elem not in table:
+            name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
+            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input is {name}")
+        return np.dtype(table[elem])
+    try:
+        dtype = np.dtype(getattr(dtype, "name", dtype))
+    except TypeError as e:
+        raise errors.DTypeError(f"ai3 models run in float32 or float64, not {dtype}") from e
+    if dtype not in (np.float32, np.float64):
+        raise errors.DTypeError(f"ai3 models run in float32 or float64, not {dtype}")
+    return dtype
+
+
+def _check_ops(model: Any) -> None:
+    for node in model.graph.node:
+        if node.domain not in _DOMAINS:
+            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
+        if node.op_type not in SUPPORTED_OPS:
+            raise _unsupported(node, "ai3's core has no equivalent of this operator")
+
+
+def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
+    if sample_input_shape is None:
+        return None
+    try:
+        shape = tuple(int(d) for d in sample_input_shape)
+    except (TypeError, ValueError) as e:
+        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {sample_input_shape!r}") from e
+    if any(d <= 0 for d in shape):
+        raise errors.ShapeError(f"sample_input_shape {shape} has a non-positive dimension")
+    expected = _dims(_graph_input(model))
+    if expected is not None and (
+        len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape))
+    ):
+        shown = tuple("?" if e is None else e for e in expected)
+        raise errors.ShapeError(f"sample_input_shape {shape} does not match the model's input shape {shown}")
+    return shape
+
+
+def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> dict[str, tuple]:
+    """Tensor name -> shape (None for unknown dims) by onnx.shape_inference,
+    the input bound to sample_input_shape if given."""
+    onnx = _onnx()
+    inp = _graph_input(model)
+    saved = None
+    if sample_input_shape is not None:
+        saved = onnx.TypeProto()
+        saved.CopyFrom(inp.type)
+        shape = inp.type.tensor_type.shape
+        shape.ClearField("dim")
+        for d in sample_input_shape:
+            shape.dim.add().dim_value = int(d)
+    try:
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+        except Exception as e:
+            raise errors.ShapeError(f"ONNX shape inference failed (input shape {sample_input_shape}): {e}") from e
+    finally:
+        if saved is not None:
+            inp.type.CopyFrom(saved)
+    g = inferred.graph
+    shapes: dict[str, tuple] = {}
+    for vi in [*g.input, *g.value_info, *g.output]:
+        dims = _dims(vi)
+        if dims is not None:
+            shapes[vi.name] = dims
+    for t in g.initializer:
+        shapes[t.name] = tuple(t.dims)
+    if sample_input_shape is not None:
+        shapes[inp.name] = tuple(sample_input_shape)
+    return shapes
+
+
+def _pads_for(node: Any, auto_pad: str, size: Optional[int], kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+    """ONNX auto_pad along one axis as (before, after)."""
+    if auto_pad == "VALID":
+        return (0, 0)
+    if size is None:
+        raise _unsupported(node, f"auto_pad={auto_pad} depends on the input's height and width, which are unknown; pass sample_input_shape")
+    effective = (kernel - 1) * dilation + 1
+    total = max((math.ceil(size / stride) - 1) * stride + effective - size, 0)
+    small, big = total // 2, total - total // 2
+    return (small, big) if auto_pad == "SAME_UPPER" else (big, small)
+
+
+class _Mapper:
+    def __init__(self, model: Any, shapes: dict[str, tuple], opset: int):
+        onnx = _onnx()
+        self.onnx = onnx
+        self.model = model
+        self.shapes = shapes
+        self.opset = opset
+        self.specs: list[LayerSpec] = []
+        self.names: dict[str, int] = {}
+        self.constants: dict[str, np.ndarray] = {}
+        self.tensors: dict[str, int] = {}  # tensor name -> spec index
+        self.uses: dict[str, int] = {}
+        for node in model.graph.node:
+            for name in node.input:
+                self.uses[name] = self.uses.get(name, 0) + 1
+        for out in model.graph.output:
+            self.uses[out.name] = self.uses.get(out.name, 0) + 1
+        for t in model.graph.initializer:
+            self.constants[t.name] = onnx.numpy_helper.to_array(t)
+
+    # -- bookkeeping ----------------------------------------------------
+    def unique(self, name: str) -> str:
+        count = self.names.get(name, 0)
+        self.names[name] = count + 1
+        return name if count == 0 else f"{name}#{count}"
+
+    def add(self, op: str, node: Any, inputs: list[int], attrs=None, weights=None, suffix: str = "") -> int:
+        shape = self.shapes.get(node.input[0]) if node.input else None
+        name = (node.name or f"{node.op_type}_{len(self.specs)}") + suffix
+        self.specs.append(LayerSpec(self.unique(name), op, inputs, attrs or {}, weights or {}, node, shape))
+        return len(self.specs) - 1
+
+    def attrs(self, node: Any) -> dict[str, Any]:
+        out = {}
+        for a in node.attribute:
+            v = self.onnx.helper.get_attribute_value(a)
+            out[a.name] = v.decode() if isinstance(v, bytes) else v
+        return out
+
+    def const(self, node: Any, name: str, what: str) -> np.ndarray:
+        if name not in self.constants:
+            raise _unsupported(node, f"its {what} ('{name}') is computed in the graph; ai3 needs it constant (an initializer or Constant)")
+        return self.constants[name]
+
+    def opt_const(self, node: Any, index: int, what: str) -> Optional[np.ndarray]:
+        if len(node.input) <= index or not node.input[index]:
+            return None
+        return self.const(node, node.input[index], what)
+
+    def tensor(self, node: Any, name: str) -> int:
+        if name in self.tensors:
+            return self.tensors[name]
+        if name in self.constants:
+            raise _unsupported(node, f"its input '{name}' is a constant; ai3 runs operators on the model's activations")
+        raise _unsupported(node, f"its input '{name}' is not produced by an earlier node")
+
+    def shape(self, name: str) -> Optional[tuple]:
+        return self.shapes.get(name)
+
+    def rank4(self, node: Any) -> tuple:
+        s = self.shape(node.input[0])
+        if s is None or len(s) != 4:
+            raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
+        return s
+
+    def walk(self, input_name: str) -> int:
+        self.tensors[input_name] = MODEL_INPUT
+        for node in self.model.graph.node:
+            self.node(node)
+        out = self.model.graph.output[0].name
+        if out not in self.tensors:
+            raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
+        return self.tensors[out]
+
+    def output(self, node: Any, index: int) -> None:
+        outs = [o for o in node.output[1:] if o and self.uses.get(o, 0)]
+        if outs:
+            raise _unsupported(node, f"its extra outputs {outs} are used; ai3 layers return one tensor")
+        self.tensors[node.output[0]] = index
+
+    # -- nodes ------------------------------------------------------------
+    def node(self, node: Any) -> None:
+        op = node.op_type
+        a = self.attrs(node)
+        if op == "Constant":
+            self.constants[node.output[0]] = self.constant(node, a)
+            return
+        if op in ("Identity", "Dropout"):
+            if op == "Dropout":
+                mode = self.opt_const(node, 2, "training_mode")
+                if mode is not None and bool(np.asarray(mode).reshape(-1)[0]):
+                    raise _unsupported(node, "training_mode=True; ai3 runs inference")
+            if node.input[0] in self.constants:
+                self.constants[node.output[0]] = self.constants[node.input[0]]
+                return
+            return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
+        if op == "Add":
+            return self.output(node, self.add_node(node))
+        if op == "Concat":
+            ins = [self.tensor(node, n) for n in node.input if n]
+            rank = len(self.shape(node.output[0]) or ()) or None
+            axis = int(a["axis"])
+            if axis < 0 and rank:
+                axis += rank
+            if len(ins) == 1:
+                return self.output(node, self.add("identity", node, ins))
+            return self.output(node, self.add("concat", node, ins, {"axis": axis}))
+        x = self.tensor(node, node.input[0])
+        handler = getattr(self, "op_" + op)
+        self.output(node, handler(node, a, x))
+
+    def constant(self, node: Any, a: dict) -> np.ndarray:
+        numpy_helper = self.onnx.numpy_helper
+        if "value" in a:
+            return numpy_helper.to_array(a["value"])
+        for key, kind in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64), ("value_ints", np.int64)):
+            if key in a:
+                return np.asarray(a[key], dtype=kind)
+        raise _unsupported(node, f"a Constant of kind {sorted(a)}; ai3 reads tensors, floats and ints")
+
+    def add_node(self, node: Any) -> int:
+        names = [n for n in node.input if n]
+        if len(names) != 2:
+            raise _unsupported(node, f"adds {len(names)} inputs")
+        consts = [n for n in names if n in self.constants]
+        if len(consts) == 2:
+            raise _unsupported(node, "adds two constants")
+        if consts:
+            # A bias after MatMul: x @ W + b.
+            other = names[0] if names[1] == consts[0] else names[1]
+            x = self.tensor(node, other)
+            bias = self.constants[consts[0]]
+            if x != MODEL_INPUT and self.uses.get(other) == 1:
+                spec = self.specs[x]
+                out = spec.weights["weight"].shape[0] if spec.op == "linear" else None
+                if spec.op == "linear" and spec.weights.get("bias") is None and bias.size in (1, out) and bias.ndim <= 2 and spec.attrs.get("from_matmul"):
+                    spec.weights["bias"] = np.broadcast_to(bias.reshape(-1), (out,)).copy()
+                    return x
+            raise _unsupported(node, "adds a constant; ai3 maps that only as the bias of a preceding MatMul")
+        a, b = (self.shape(n) for n in names)
+        if a is None or b is None or a != b:
+            raise _unsupported(node, f"adds tensors of shapes {a} and {b}; ai3 adds tensors of one (known) shape, without broadcasting")
+        return self.add("add", node, [self.tensor(node, n) for n in names])
+
+    # single-input ops: op_<OpType>(node, attrs, x) -> spec index
+    def op_Relu(self, node, a, x):
+        return self.add("relu", node, [x])
+
+    def op_Sigmoid(self, node, a, x):
+        return self.add("sigmoid", node, [x])
+
+    def op_Tanh(self, node, a, x):
+        return self.add("tanh", node, [x])
+
+    def op_Clip(self, node, a, x):
+        if self.opset < 11:
+            lo, hi = a.get("min"), a.get("max")
+        else:
+            lo, hi = self.opt_const(node, 1, "min"), self.opt_const(node, 2, "max")
+        lo = None if lo is None else float(np.asarray(lo).reshape(()))
+        hi = None if hi is None else float(np.asarray(hi).reshape(()))
+        return self.add("clamp", node, [x], {"min": lo, "max": hi})
+
+    def op_Softmax(self, node, a, x):
+        shape = self.shape(node.input[0])
+        rank = None if shape is None else len(shape)
+        if self.opset < 13:
+            # Coerced to 2-D (prod(d[:axis]), prod(d[axis:])): the same as
+            # softmax over one axis only when that is the last one.
+            axis = int(a.get("axis", 1))
+            if rank is not None and axis < 0:
+                axis += rank
+            if rank is None or axis != rank - 1:
+                raise _unsupported(
+                    node, f"Softmax before opset 13 (axis {a.get('axis', 1)}) on a rank-{rank} input coerces it to 2-D; "
+                    "ai3 maps it where axis is the last one (rank-2 inputs with axis 1)"
+                )
+            return self.add("softmax", node, [x], {"axis": axis})
+        axis = int(a.get("axis", -1))
+        return self.add("softmax", node, [x], {"axis": axis})
+
+    def conv_pads(self, node, a, shape, kernel, strides, dilations) -> tuple[int, int, int, int]:
+        auto = a.get("auto_pad", "NOTSET")
+        if auto in ("NOTSET", ""):
+            p = list(a.get("pads", [0, 0, 0, 0]))
+            if len(p) != 4:
+                raise _unsupported(node, f"pads {p} for a 2-D window")
+            if any(v < 0 for v in p):
+                raise _unsupported(node, f"negative pads {p}")
+            return (int(p[0]), int(p[2]), int(p[1]), int(p[3]))
+        if auto not in ("SAME_UPPER", "SAME_LOWER", "VALID"):
+            raise _unsupported(node, f"auto_pad={auto!r}")
+        rows = _pads_for(node, auto, shape[2], kernel[0], strides[0], dilations[0])
+        cols = _pads_for(node, auto, shape[3], kernel[1], strides[1], dilations[1])
+        return (rows[0], rows[1], cols[0], cols[1])
+
+    def op_Conv(self, node, a, x):
+        shape = self.rank4(node)
+        weight = self.const(node, node.input[1], "weight")
+        if weight.ndim != 4:
+            raise _unsupported(node, f"a {weight.ndim - 2}-D convolution; ai3 runs 2-D ones")
+        bias = self.opt_const(node, 2, "bias")
+        kernel = tuple(int(k) for k in a.get("kernel_shape", weight.shape[2:]))
+        if kernel != tuple(weight.shape[2:]):
+            raise _unsupported(node, f"kernel_shape {kernel} differs from the weight's {weight.shape[2:]}")
+        strides = tuple(int(s) for s in a.get("strides", (1, 1)))
+        dilations = tuple(int(d) for d in a.get("dilations", (1, 1)))
+        attrs = {
+            "stride": strides,
+            "padding": self.conv_pads(node, a, shape, kernel, strides, dilations),
+            "dilation": dilations,
+            "groups": int(a.get("group", 1)),
+        }
+        return self.add("conv2d", node, [x], attrs, {"weight": weight, "bias": bias})
+
+    def op_Gemm(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if int(a.get("transA", 0)) != 0:
+            raise _unsupported(node, "transA=1; ai3's linear takes (N, features) inputs")
+        if shape is not None and len(shape) != 2:
+            raise _unsupported(node, f"a rank-{len(shape)} input")
+        b = self.const(node, node.input[1], "B (weight)")
+        weight = b if int(a.get("transB", 0)) else b.T
+        alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+        if alpha != 1.0:
+            weight = weight * alpha
+        c = self.opt_const(node, 2, "C (bias)")
+        bias = None
+        if c is not None:
+            out = weight.shape[0]
+            if c.size not in (1, out) or (c.ndim == 2 and c.shape[0] != 1):
+                raise _unsupported(node, f"a bias C of shape {c.shape}; ai3 takes one value per output ({out})")
+            bias = np.broadcast_to(c.reshape(-1), (out,)) * beta
+        return self.add("linear", node, [x], {}, {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)})
+
+    def op_MatMul(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) != 2:
+            raise _unsupported(node, f"a MatMul of a rank-{len(shape) if shape else '?'} input; ai3's linear takes (N, features)")
+        b = self.const(node, node.input[1], "B (weight)")
+        if b.ndim != 2:
+            raise _unsupported(node, f"a MatMul with a rank-{b.ndim} B")
+        return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
+
+    def pool_common(self, node, a, shape):
+        kernel = tuple(int(k) for k in a["kernel_shape"])
+        if len(kernel) != 2:
+            raise _unsupported(node, f"a {len(kernel)}-D pooling; ai3 runs 2-D ones")
+        strides = tuple(int(s) for s in a.get("strides", (1, 1)))
+        dilations = tuple(int(d) for d in a.get("dilations", (1, 1)))
+        pads = self.conv_pads(node, a, shape, kernel, strides, dilations)
+        return kernel, strides, dilations, pads
+
+    def op_MaxPool(self, node, a, x):
+        shape = self.rank4(node)
+        if len(node.output) > 1 and node.output[1]:
+            raise _unsupported(node, "its indices output; ai3's max pooling returns the values only")
+        if int(a.get("storage_order", 0)) != 0:
+            raise _unsupported(node, "storage_order=1")
+        kernel, strides, dilations, pads = self.pool_common(node, a, shape)
+        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": bool(a.get("ceil_mode", 0))}
+        return self.add("maxpool2d", node, [x], attrs)
+
+    def op_AveragePool(self, node, a, x):
+        shape = self.rank4(node)
+        kernel, strides, dilations, pads = self.pool_common(node, a, shape)
+        if dilations != (1, 1):
+            raise _unsupported(node, f"dilations {dilations}; ai3's average pooling has none")
+        auto = a.get("auto_pad", "NOTSET")
+        attrs = {
+            "kernel": kernel,
+            "stride": strides,
+            "padding": pads,
+            "ceil_mode": bool(a.get("ceil_mode", 0)),
+            "count_include_pad": bool(a.get("count_include_pad", 0)) and auto in ("NOTSET", ""),
+            "divisor_override": None,
+        }
+        return self.add("avgpool2d", node, [x], attrs)
+
+    def op_GlobalAveragePool(self, node, a, x):
+        self.rank4(node)
+        return self.add("adaptiveavgpool2d", node, [x], {"output_size": (1, 1)})
+
+    def op_GlobalMaxPool(self, node, a, x):
+        _, _, h, w = self.rank4(node)
+        if h is None or w is None:
+            raise _unsupported(node, "global max pooling over an unknown height and width; pass sample_input_shape")
+        attrs = {"kernel": (h, w), "stride": (h, w), "padding": (0, 0, 0, 0), "dilation": (1, 1), "ceil_mode": False}
+        return self.add("maxpool2d", node, [x], attrs)
+
+    def op_Flatten(self, node, a, x):
+        axis = int(a.get("axis", 1))
+        shape = self.shape(node.input[0])
+        rank = None if shape is None else len(shape)
+        if rank is not None and axis < 0:
+            axis += rank
+        if axis != 1:
+            raise _unsupported(node, f"Flatten(axis={a.get('axis', 1)}); ai3 maps axis 1 (keep the batch dimension)")
+        return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+
+    def op_Reshape(self, node, a, x):
+        target = [int(v) for v in self.const(node, node.input[1], "shape").reshape(-1)]
+        shape = self.shape(node.input[0])
+        out = self.shape(node.output[0])
+        if shape is None:
+            raise _unsupported(node, "a reshape of a tensor of unknown rank")
+        if out is not None and tuple(out) == tuple(shape) and None not in shape[1:]:
+            return self.add("identity", node, [x])
+        rest = shape[1:]
+        size = None if None in rest else int(np.prod(rest))
+        flattens = len(target) == 2 and (
+            (target[0] == 0 and (target[1] == -1 or (size is not None and target[1] == size)))
+            or (target[0] == -1 and size is not None and target[1] == size)
+            or (shape[0] is not None and target[0] == shape[0] and (target[1] == -1 or (size is not None and target[1] == size)))
+        )
+        if not flattens:
+            raise _unsupported(node, f"a reshape of {shape} to {target}; ai3 maps only reshapes that flatten to (N, -1)")
+        return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+
+    def op_BatchNormalization(self, node, a, x):
+        self.rank4(node)
+        if int(a.get("training_mode", 0)):
+            raise _unsupported(node, "training_mode=1; ai3 runs inference batch norms")
+        names = ["scale", "B", "mean", "var"]
+        scale, bias, mean, var = (self.const(node, node.input[i + 1], names[i]) for i in range(4))
+        weights = {"weight": scale, "bias": bias, "running_mean": mean, "running_var": var}
+        return self.add("batchnorm2d", node, [x], {"eps": float(a.get("epsilon", 1e-5))}, weights)
+
+    def op_Pad(self, node, a, x):
+        shape = self.rank4(node)
+        mode = a.get("mode", "constant")
+        if mode != "constant":
+            raise _unsupported(node, f"mode={mode!r}; ai3 pads with a constant")
+        if self.opset < 11:
+            pads, value = list(a.get("pads", [])), float(a.get("value", 0.0))
+        else:
+            pads = [int(v) for v in self.const(node, node.input[1], "pads").reshape(-1)]
+            v = self.opt_const(node, 2, "constant_value")
+            value = 0.0 if v is None or v.size == 0 else float(v.reshape(-1)[0])
+            axes = self.opt_const(node, 3, "axes")
+            if axes is not None:
+                full = [0] * 8
+                for k, ax in enumerate(int(v) for v in axes.reshape(-1)):
+                    ax = ax + 4 if ax < 0 else ax
+                    full[ax], full[ax + 4] = pads[k], pads[k + len(axes.reshape(-1))]
+                pads = full
+        if len(pads) != 8:
+            raise _unsupported(node, f"pads {pads} for a rank-4 tensor")
+        if any(pads[i] for i in (0, 1, 4, 5)) or any(p < 0 for p in pads):
+            raise _unsupported(node, f"pads {pads}; ai3 pads the H and W dims only, by non-negative amounts")
+        return self.add("pad2d", node, [x], {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value})
+
+
+def _prune(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Drops the specs the output does not depend on."""
+    live, todo = set(), [output]
+    while todo:
+        i = todo.pop()
+        if i == MODEL_INPUT or i in live:
+            continue
+        live.add(i)
+        todo += specs[i].inputs
+    if len(live) == len(specs):
+        return specs, output
+    new_index = {MODEL_INPUT: MODEL_INPUT}
+    kept = []
+    for i, s in enumerate(specs):
+        if i in live:
+            s.inputs = [new_index[j] for j in s.inputs]
+            new_index[i] = len(kept)
+            kept.append(s)
+    return kept, new_index[output]
+
+
+def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+    """Folds each zero pad2d whose only consumer is a conv2d into that
+    convolution's own (zero) padding: one op, no padded copy."""
+    from ai3.spec import _remove, consumers
+
+    used = consumers(specs)
+    folded: dict[int, int] = {}
+    for i, s in enumerate(specs):
+        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or i == output:
+            continue
+        users = used.get(i, [])
+        if len(users) != 1 or specs[users[0]].op != "conv2d":
+            continue
+        conv = specs[users[0]]
+        conv.attrs["padding"] = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
+        conv.attrs["folded_padding"] = s.name
+        if s.input_shape is not None:
+            conv.input_shape = s.input_shape  # the conv now reads the unpadded tensor
+        folded[i] = s.inputs[0]
+    return _remove(specs, output, folded)
+
+
+def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
+    """The model's LayerSpecs in execution order and the index of its output
+    spec. `model` is anything `load` takes. Each spec's `layer` is its
+    onnx.NodeProto; its input_shape is the node's input shape from shape
+    inference (None for dims the model leaves unknown), for
+    sample_input_shape (N, C, H, W) if given."""
+    return _to_specs(load(model), sample_input_shape)
+
+
+def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[list[LayerSpec], int]:
+    _check_ops(model)
+    opset = opset_of(model)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
+    inp = _graph_input(model)
+    shape = _sample_shape(model, sample_input_shape)
+    shapes = infer_shapes(model, shape)
+    mapper = _Mapper(model, shapes, opset)
+    output = mapper.walk(inp.name)
+    specs, output = _prune(mapper.specs, output)
+    for s in specs:
+        s.attrs.pop("from_matmul", None)
+    return specs, output
+
+
+def swap_backend(model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, *, dtype: Optional[Any] = None):
+    """The whole ONNX model (a ModelProto, a path or bytes) as an ai3.Model
+    run by the core in NCHW.
+
+    `algos` is as for ai3.swap_backend: None, one selector for conv2d, or a
+    mapping op -> selector (a name, a list of names in execution order, or
+    a callable taking the onnx.NodeProto, or the node and its input shape,
+    which needs sample_input_shape). Batch norms that follow a convolution
+    are folded into it, and so are zero pads before one; Dropout and
+    Identity are dropped. dtype defaults to
+    the model input's (float32 or float64)."""
+    from ai3 import model as ai3_model
+    from ai3 import spec
+
+    proto = load(model)
+    np_dtype = model_dtype(proto, dtype)
+    specs, output = _to_specs(proto, sample_input_shape)
+    specs, output = spec.remove_identities(specs, output)
+    specs, output = fold_zero_padding(specs, output)
+    specs, output = spec.fold_batchnorm(specs, output)
+    shape = None if sample_input_shape is None else tuple(int(d) for d in sample_input_shape)
+    return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=shape)
+
+
+__all__ = ["fold_zero_padding", "load", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

@@ -1,0 +1,420 @@
+"""ai3.onnx.graph: ONNX files exported from torchvision models, run whole
+by ai3's core (swap_backend), against onnxruntime on the same file.
+
+Exports use the TorchScript exporter (dynamo=False) at opsets 11 and 17.
+The dynamo exporter (dynamo=True) needs onnxscript, which this environment
+does not have, so it is not exercised here.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import pytest_main
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+
+import ai3  # noqa: E402
+from ai3.onnx import graph  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
+
+
+# -- exports, cached per module -------------------------------------------
+MODELS = {
+    # name -> (constructor, input size)
+    "resnet18": (lambda: torchvision.models.resnet18(weights=None), 64),
+    "squeezenet1_1": (lambda: torchvision.models.squeezenet1_1(weights=None), 64),
+    "googlenet": (lambda: torchvision.models.googlenet(weights=None, init_weights=False, aux_logits=False), 64),
+    "densenet121": (lambda: torchvision.models.densenet121(weights=None), 64),
+    "mobilenet_v2": (lambda: torchvision.models.mobilenet_v2(weights=None), 64),
+    # inception_v3 takes at least 75x75.
+    "inception_v3": (lambda: torchvision.models.inception_v3(weights=None, init_weights=False, aux_logits=False), 80),
+    # vgg's AdaptiveAvgPool2d((7, 7)) exports only where 7 divides the map:
+    # 224 gives 7x7 (an AveragePool of kernel 1).
+    "vgg11": (lambda: torchvision.models.vgg11(weights=None), 224),
+}
+OPSETS = (11, 17)
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("onnx_exports")
+
+
+_cache: dict = {}
+
+
+def _export(module, size, path, opset, dynamic_batch=False):
+    x = torch.randn(1, 3, size, size)
+    kwargs = {}
+    if dynamic_batch:
+        kwargs["dynamic_axes"] = {"input": {0: "batch"}, "output": {0: "batch"}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module, (x,), str(path), opset_version=opset, input_names=["input"], output_names=["output"],
+            dynamo=False, **kwargs
+        )
+
+
+def exported(export_dir, name, opset, dynamic_batch=False):
+    key = (name, opset, dynamic_batch)
+    if key not in _cache:
+        make, size = MODELS[name]
+        torch.manual_seed(0)
+        module = make().eval()
+        path = export_dir / f"{name}_{opset}{'_dyn' if dynamic_batch else ''}.onnx"
+        _export(module, size, path, opset, dynamic_batch)
+        _cache[key] = (path, size)
+    return _cache[key]
+
+
+def run_ort(path, x):
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    return sess.run(None, {sess.get_inputs()[0].name: x})[0]
+
+
+def assert_close(got, want, rel=1e-4):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    scale = max(float(np.abs(want).max()), 1e-6)
+    err = float(np.abs(got - want).max())
+    assert err <= rel * scale + 1e-6, f"max abs error {err} vs output scale {scale}"
+
+
+# -- the zoo ----------------------------------------------------------------
+@pytest.mark.parametrize("opset", OPSETS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_zoo_matches_onnxruntime(export_dir, name, opset):
+    path, size = exported(export_dir, name, opset)
+    x = np.random.default_rng(0).standard_normal((1, 3, size, size)).astype(np.float32)
+    model = graph.swap_backend(str(path))
+    assert isinstance(model, ai3.Model)
+    assert model.layout == "NCHW" and model.dtype == np.float32
+    assert_close(model(x), run_ort(path, x))
+
+
+def test_bytes_and_modelproto_inputs(export_dir):
+    path, size = exported(export_dir, "resnet18", 17)
+    x = np.random.default_rng(1).standard_normal((1, 3, size, size)).astype(np.float32)
+    want = run_ort(path, x)
+    data = path.read_bytes()
+    assert_close(graph.swap_backend(data)(x), want)
+    assert_close(graph.swap_backend(onnx.load(str(path)), "gemm")(x), want)
+
+
+def test_dynamic_batch_two_sizes(export_dir):
+    path, size = exported(export_dir, "resnet18", 17, dynamic_batch=True)
+    model = graph.swap_backend(path)
+    rng = np.random.default_rng(2)
+    for n in (1, 3):
+        x = rng.standard_normal((n, 3, size, size)).astype(np.float32)
+        assert_close(model(x), run_ort(path, x))
+    specs, _ = graph.to_specs(path)
+    assert specs[0].input_shape[0] is None  # the symbolic batch
+    specs, _ = graph.to_specs(path, (2, 3, size, size))
+    assert specs[0].input_shape == (2, 3, size, size)
+
+
+def test_float64_and_algorithms(export_dir):
+    path, size = exported(export_dir, "squeezenet1_1", 11)
+    x = np.random.default_rng(3).standard_normal((1, 3, size, size)).astype(np.float32)
+    want = run_ort(path, x)
+    model = graph.swap_backend(path, {"conv2d": "gemm", "maxpool2d": "direct"}, dtype="float64")
+    assert model.dtype == np.float64
+    assert set(model.algorithms("conv2d")) == {"gemm"}
+    assert_close(model(x.astype(np.float64)), want)
+
+
+@pytest.mark.parametrize(
+    "name,options",
+    [
+        # Unfolded: weights behind Identity nodes, Clip bounds as Constant
+        # nodes, every BatchNormalization left in the graph.
+        ("mobilenet_v2", {"do_constant_folding": False}),
+        # Older exports list the initializers among the graph's inputs.
+        ("squeezenet1_1", {"keep_initializers_as_inputs": True}),
+    ],
+)
+def test_export_variants(export_dir, name, options):
+    make, size = MODELS[name]
+    torch.manual_seed(0)
+    path = export_dir / f"{name}_variant.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(make().eval(), (torch.randn(1, 3, size, size),), str(path), opset_version=11,
+                          dynamo=False, **options)
+    x = np.random.default_rng(9).standard_normal((1, 3, size, size)).astype(np.float32)
+    assert_close(graph.swap_backend(path)(x), run_ort(path, x))
+
+
+def test_sample_shape_leaves_model_unchanged(export_dir):
+    path, size = exported(export_dir, "resnet18", 17, dynamic_batch=True)
+    proto = onnx.load(str(path))
+    before = proto.graph.input[0].SerializeToString()
+    model = graph.swap_backend(proto, sample_input_shape=(2, 3, size, size))
+    assert model.sample_input_shape == (2, 3, size, size)
+    assert proto.graph.input[0].SerializeToString() == before
+
+
+# -- selectors --------------------------------------------------------------
+def test_selector_gets_node_and_shape(export_dir):
+    path, size = exported(export_dir, "resnet18", 11)
+    seen = []
+
+    def pick(node, shape):
+        assert isinstance(node, onnx.NodeProto) and node.op_type == "Conv"
+        seen.append(shape)
+        return "direct" if shape[1] == 3 else "gemm"
+
+    model = graph.swap_backend(path, {"conv2d": pick, "linear": lambda n: "gemm" if n.op_type == "Gemm" else "x"},
+                               sample_input_shape=(1, 3, size, size))
+    assert seen[0] == (1, 3, size, size)
+    assert len(seen) == 20
+    algos = model.algorithms("conv2d")
+    assert algos[0] == "direct" and set(algos[1:]) == {"gemm"}
+    assert model.algorithms("linear") == ["gemm"]
+    x = np.random.default_rng(4).standard_normal((1, 3, size, size)).astype(np.float32)
+    assert_close(model(x), run_ort(path, x))
+
+
+def test_selector_list_and_inferred_shape(export_dir):
+    path, size = exported(export_dir, "resnet18", 11)
+    # Without sample_input_shape a two-argument selector gets the shape
+    # ONNX shape inference gives (the export's static batch of 1 here).
+    seen = []
+    graph.swap_backend(path, {"conv2d": lambda node, shape: seen.append(shape) or "direct"})
+    assert seen[0] == (1, 3, size, size)
+    with pytest.raises(ai3.InvalidSelector):
+        graph.swap_backend(path, ["direct"] * 3)
+    model = graph.swap_backend(path, ["direct"] * 19 + ["gemm"])
+    assert model.algorithms("conv2d")[-1] == "gemm"
+
+
+# -- small hand-built graphs ---------------------------------------------------
+def _tensor(name, array):
+    return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
+
+
+def _model(nodes, inits, in_shape, out_shape, opset=17, elem=TensorProto.FLOAT):
+    g = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", elem, in_shape)],
+        [helper.make_tensor_value_info("y", elem, out_shape)],
+        initializer=inits,
+    )
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    if opset <= 21:
+        m.ir_version = 8  # what older onnxruntimes read
+    return m
+
+
+def _ort_model(m, x):
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, {"x": x})[0]
+
+
+@pytest.mark.parametrize("opset", [13, 28])
+def test_small_ops_graph(opset):
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    nodes = [
+        helper.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+        helper.make_node("Conv", ["p", "w"], ["c"], auto_pad="SAME_UPPER", strides=[2, 2], name="conv"),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["r"], name="clip"),
+        helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], auto_pad="SAME_LOWER", strides=[2, 2]),
+        helper.make_node("Sigmoid", ["m"], ["s"]),
+        helper.make_node("Tanh", ["m"], ["t"]),
+        helper.make_node("Add", ["s", "t"], ["a"]),
+        helper.make_node("GlobalMaxPool", ["a"], ["g"]),
+        helper.make_node("Reshape", ["g", "shape"], ["f"]),
+        helper.make_node("MatMul", ["f", "mw"], ["mm"]),
+        helper.make_node("Add", ["mm", "mb"], ["l"]),
+        helper.make_node("Softmax", ["l"], ["y"], axis=1),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([0, 0, 1, 0, 0, 0, 0, 2], dtype=np.int64), "pads"),
+        _tensor("w", w),
+        _tensor("lo", -0.5), _tensor("hi", 2.0),
+        numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "shape"),
+        _tensor("mw", rng.standard_normal((4, 5))),
+        _tensor("mb", rng.standard_normal(5)),
+    ]
+    m = _model(nodes, inits, [2, 3, 11, 13], [2, 5], opset=opset)
+    x = rng.standard_normal((2, 3, 11, 13)).astype(np.float32)
+    model = graph.swap_backend(m)
+    ops = [op for _, op, _ in model.layers()]
+    assert "pad2d" not in ops and "linear" in ops and "add" in ops  # the pad is folded into the conv
+    assert_close(model(x), _ort_model(m, x))
+    # A pad with a non-zero value stays a pad2d.
+    inits.append(_tensor("v", 0.25))
+    nodes[0] = helper.make_node("Pad", ["x", "pads", "v"], ["p"], mode="constant")
+    m = _model(nodes, inits, [2, 3, 11, 13], [2, 5], opset=opset)
+    model = graph.swap_backend(m)
+    assert "pad2d" in [op for _, op, _ in model.layers()]
+    assert_close(model(x), _ort_model(m, x))
+
+
+def test_legacy_softmax_rank2_and_refuse_rank4():
+    nodes = [helper.make_node("Flatten", ["x"], ["f"]), helper.make_node("Softmax", ["f"], ["y"])]
+    m = _model(nodes, [], [2, 3, 2, 2], [2, 12], opset=11)
+    x = np.random.default_rng(6).standard_normal((2, 3, 2, 2)).astype(np.float32)
+    assert_close(graph.swap_backend(m)(x), _ort_model(m, x))
+    m = _model([helper.make_node("Softmax", ["x"], ["y"], name="sm")], [], [2, 3, 2, 2], [2, 3, 2, 2], opset=11)
+    with pytest.raises(ai3.UnsupportedOperation, match="sm"):
+        graph.swap_backend(m)
+    # axis = the last one: the 2-D coercion is a softmax over that axis.
+    m = _model([helper.make_node("Softmax", ["x"], ["y"], axis=3)], [], [2, 3, 2, 2], [2, 3, 2, 2], opset=11)
+    assert_close(graph.swap_backend(m)(x), _ort_model(m, x))
+    m = _model([helper.make_node("Softmax", ["x"], ["y"], axis=1)], [], [2, 3, 2, 2], [2, 3, 2, 2], opset=13)
+    assert_close(graph.swap_backend(m)(x), _ort_model(m, x))
+
+
+@pytest.mark.parametrize("opset", [11, 13, 17, 21, 28])
+def test_gemm_pool_batchnorm_concat_graph(opset):
+    rng = np.random.default_rng(7)
+    c = 3
+    drop = [helper.make_node("Dropout", ["bn"], ["d"])]
+    nodes = [
+        helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["bn"], epsilon=1e-3),
+        *drop,
+        helper.make_node("AveragePool", ["d"], ["ap"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1],
+                         count_include_pad=1, ceil_mode=0),
+        helper.make_node("AveragePool", ["d"], ["ap2"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1]),
+        helper.make_node("Concat", ["ap", "ap2"], ["cat"], axis=-3),
+        helper.make_node("Identity", ["cat"], ["id"]),
+        helper.make_node("Flatten", ["id"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "gw", "gb"], ["gm"], transB=0, alpha=0.5, beta=2.0),
+        helper.make_node("Relu", ["gm"], ["y"]),
+    ]
+    inits = [
+        _tensor("s", rng.uniform(0.5, 1.5, c)), _tensor("b", rng.standard_normal(c)),
+        _tensor("mean", rng.standard_normal(c)), _tensor("var", rng.uniform(0.5, 2, c)),
+        _tensor("gw", rng.standard_normal((2 * c * 4 * 4, 6))), _tensor("gb", rng.standard_normal((1, 6))),
+    ]
+    m = _model(nodes, inits, [2, c, 8, 9], [2, 6], opset=opset)
+    onnx.checker.check_model(m)
+    x = rng.standard_normal((2, c, 8, 9)).astype(np.float32)
+    model = graph.swap_backend(m)
+    ops = [op for _, op, _ in model.layers()]
+    assert ops.count("avgpool2d") == 2 and "batchnorm2d" in ops and "concat" in ops
+    assert_close(model(x), _ort_model(m, x))
+
+
+@pytest.mark.parametrize("case", ["reshape", "maxpool_indices", "bn_training", "broadcast_add", "pad_reflect", "conv3d", "gemm_transA", "computed_weight"])
+def test_unsupported_forms(case):
+    rng = np.random.default_rng(8)
+    inits, out = [], [1, 3, 4, 4]
+    if case == "reshape":
+        nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"], name="bad")]
+        inits = [numpy_helper.from_array(np.array([1, 12, 4], dtype=np.int64), "shape")]
+        out = [1, 12, 4]
+    elif case == "maxpool_indices":
+        nodes = [helper.make_node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2], name="bad")]
+        out = [1, 3, 3, 3]
+    elif case == "bn_training":
+        nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1, name="bad")]
+        inits = [_tensor(n, np.ones(3)) for n in ("s", "b", "m", "v")]
+    elif case == "broadcast_add":
+        nodes = [helper.make_node("GlobalAveragePool", ["x"], ["r"]),
+                 helper.make_node("Add", ["x", "r"], ["y"], name="bad")]
+    elif case == "pad_reflect":
+        nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="reflect", name="bad")]
+        inits = [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64), "pads")]
+        out = [1, 3, 6, 6]
+    elif case == "gemm_transA":
+        nodes = [helper.make_node("Flatten", ["x"], ["f"]),
+                 helper.make_node("Gemm", ["f", "w"], ["y"], transA=1, name="bad")]
+        inits = [_tensor("w", rng.standard_normal((1, 5)))]
+        out = [48, 5]
+    elif case == "computed_weight":
+        nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Conv", ["x", "r"], ["y"], name="bad")]
+        out = None
+    else:
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="bad")]
+        inits = [_tensor("w", rng.standard_normal((2, 3, 1, 1, 1)))]
+        out = None
+    in_shape = [1, 3, 4, 4, 4] if case == "conv3d" else [1, 3, 4, 4]
+    if out is None:
+        out = [1, 2, 4, 4, 4] if case == "conv3d" else [1, 1, 1, 1]
+    m = _model(nodes, inits, in_shape, out)
+    with pytest.raises(ai3.UnsupportedOperation, match="'bad'"):
+        graph.swap_backend(m)
+
+
+# -- bad input ----------------------------------------------------------------
+def test_truncated_and_garbage_bytes(export_dir):
+    path, _ = exported(export_dir, "squeezenet1_1", 17)
+    data = path.read_bytes()
+    for bad in (data[: len(data) // 3], b"\x00\xffnot an onnx model" * 10, b""):
+        with pytest.raises(ai3.InvalidArgument, match="not a valid ONNX model"):
+            graph.swap_backend(bad)
+    with pytest.raises(ai3.InvalidArgument):
+        graph.load(str(path) + ".missing")
+    with pytest.raises(ai3.InvalidArgument):
+        graph.load(42)
+
+
+def test_checker_failure():
+    # A node reading a tensor nothing produces fails onnx.checker.
+    m = _model([helper.make_node("Relu", ["nowhere"], ["y"])], [], [1, 3, 4, 4], [1, 3, 4, 4])
+    with pytest.raises(ai3.InvalidArgument, match="not a valid ONNX model"):
+        graph.swap_backend(m)
+
+
+@pytest.mark.parametrize("op,kwargs", [("LeakyRelu", {"alpha": 0.1}), ("Gelu", {})])
+def test_unsupported_op(op, kwargs):
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
+    m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
+    with pytest.raises(ai3.UnsupportedOperation, match=f"act7.*{op}.*ai.onnx"):
+        graph.swap_backend(m)
+
+
+def test_other_domain_unsupported():
+    nodes = [helper.make_node("Relu", ["x"], ["y"], name="custom_relu", domain="com.example")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    with pytest.raises(ai3.UnsupportedOperation, match="custom_relu.*Relu.*com.example"):
+        graph.swap_backend(m)
+
+
+def test_unsupported_dtype():
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [], [1, 3, 4, 4], [1, 3, 4, 4], elem=TensorProto.FLOAT16)
+    with pytest.raises(ai3.DTypeError):
+        graph.swap_backend(m)
+    m = _model([helper.make_node("Relu", ["x"], ["y"])], [], [1, 3, 4, 4], [1, 3, 4, 4])
+    with pytest.raises(ai3.DTypeError):
+        graph.swap_backend(m, dtype="int32")
+
+
+def test_wrong_sample_shape(export_dir):
+    path, size = exported(export_dir, "resnet18", 17)
+    with pytest.raises(ai3.ShapeError):
+        graph.swap_backend(path, sample_input_shape=(1, 4, size, size))
+    with pytest.raises(ai3.ShapeError):
+        graph.swap_backend(path, sample_input_shape=(1, 3, size))
+
+
+def test_wrong_input_at_run_time(export_dir):
+    path, size = exported(export_dir, "resnet18", 17)
+    model = graph.swap_backend(path)
+    with pytest.raises(ai3.Error):
+        model(np.zeros((1, 4, size, size), dtype=np.float32))
+    with pytest.raises(ai3.Error):
+        model(np.zeros((1, 3, size), dtype=np.float32))
+    with pytest.raises(ai3.Error):
+        model(np.zeros((1, 3, size, size), dtype=np.int32))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
