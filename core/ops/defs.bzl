@@ -5,7 +5,7 @@ load("//core:copts.bzl", "AI3_COPTS")
 def ai3_op(name, algorithm_deps = []):
     """Declares an op's package.
 
-    :<name>        the op's attributes (<name>.h/.cc): what a layer of it is,
+    :<name>        the op's attributes (<name>.h, <name>.cc if any): what a layer of it is,
                    how its output shape follows from its input
     :algorithms    every other .cc file: one algorithm each, registering
                    itself (hence alwayslink)
@@ -13,10 +13,13 @@ def ai3_op(name, algorithm_deps = []):
     """
     native.cc_library(
         name = name,
-        srcs = [name + ".cc"],
+        srcs = native.glob([name + ".cc"]),  # header-only for elementwise ops
         hdrs = [name + ".h"],
         copts = AI3_COPTS,
-        deps = ["//core:base"],
+        deps = [
+            "//core:base",
+            "//core/ops:elementwise",
+        ],
         visibility = ["//visibility:public"],
     )
     native.cc_library(

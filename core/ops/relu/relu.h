@@ -4,19 +4,12 @@
 #ifndef AI3_CORE_OPS_RELU_RELU_H_
 #define AI3_CORE_OPS_RELU_RELU_H_
 
-#include <vector>
-
-#include "core/tensor.h"
+#include "core/ops/elementwise.h"
 
 namespace ai3 {
 
-struct ReluAttrs {
+struct ReluAttrs : ElementwiseAttrs<ReluAttrs> {
   static constexpr char kOp[] = "relu";
-
-  // relu takes no parameter tensors.
-  void Validate(const std::vector<Tensor>& params) const;
-  // The input's shape: relu keeps it.
-  Shape OutputShape(const Tensor& input) const;
 };
 
 }  // namespace ai3

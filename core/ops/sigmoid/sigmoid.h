@@ -5,19 +5,12 @@
 #ifndef AI3_CORE_OPS_SIGMOID_SIGMOID_H_
 #define AI3_CORE_OPS_SIGMOID_SIGMOID_H_
 
-#include <vector>
-
-#include "core/tensor.h"
+#include "core/ops/elementwise.h"
 
 namespace ai3 {
 
-struct SigmoidAttrs {
+struct SigmoidAttrs : ElementwiseAttrs<SigmoidAttrs> {
   static constexpr char kOp[] = "sigmoid";
-
-  // sigmoid takes no parameter tensors.
-  void Validate(const std::vector<Tensor>& params) const;
-  // The input's shape: sigmoid keeps it.
-  Shape OutputShape(const Tensor& input) const;
 };
 
 }  // namespace ai3

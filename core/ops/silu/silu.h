@@ -5,19 +5,12 @@
 #ifndef AI3_CORE_OPS_SILU_SILU_H_
 #define AI3_CORE_OPS_SILU_SILU_H_
 
-#include <vector>
-
-#include "core/tensor.h"
+#include "core/ops/elementwise.h"
 
 namespace ai3 {
 
-struct SiluAttrs {
+struct SiluAttrs : ElementwiseAttrs<SiluAttrs> {
   static constexpr char kOp[] = "silu";
-
-  // silu takes no parameter tensors.
-  void Validate(const std::vector<Tensor>& params) const;
-  // The input's shape: silu keeps it.
-  Shape OutputShape(const Tensor& input) const;
 };
 
 }  // namespace ai3

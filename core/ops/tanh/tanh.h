@@ -5,19 +5,12 @@
 #ifndef AI3_CORE_OPS_TANH_TANH_H_
 #define AI3_CORE_OPS_TANH_TANH_H_
 
-#include <vector>
-
-#include "core/tensor.h"
+#include "core/ops/elementwise.h"
 
 namespace ai3 {
 
-struct TanhAttrs {
+struct TanhAttrs : ElementwiseAttrs<TanhAttrs> {
   static constexpr char kOp[] = "tanh";
-
-  // tanh takes no parameter tensors.
-  void Validate(const std::vector<Tensor>& params) const;
-  // The input's shape: tanh keeps it.
-  Shape OutputShape(const Tensor& input) const;
 };
 
 }  // namespace ai3
