@@ -22,6 +22,28 @@ enum class ErrorKind {
   kInternal,                // a math library failed; a bug, not bad input
 };
 
+// The name of the ai3.errors class (Python) an ErrorKind becomes; every
+// binding of the core (pybind11, the TensorFlow ops) uses this one table.
+inline const char* ErrorClassName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorKind::kShape:
+      return "ShapeError";
+    case ErrorKind::kDType:
+      return "DTypeError";
+    case ErrorKind::kUnknownAlgorithm:
+      return "UnknownAlgorithm";
+    case ErrorKind::kAlgorithmNotApplicable:
+      return "AlgorithmNotApplicable";
+    case ErrorKind::kUnsupported:
+      return "UnsupportedOperation";
+    case ErrorKind::kInternal:
+      break;
+  }
+  return "InternalError";
+}
+
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message)

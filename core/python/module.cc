@@ -39,32 +39,12 @@ namespace {
 
 // ---- Errors: ai3::Error kinds -> the classes of ai3.errors --------------
 
-const char* PythonErrorClass(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kInvalidArgument:
-      return "InvalidArgument";
-    case ErrorKind::kShape:
-      return "ShapeError";
-    case ErrorKind::kDType:
-      return "DTypeError";
-    case ErrorKind::kUnknownAlgorithm:
-      return "UnknownAlgorithm";
-    case ErrorKind::kAlgorithmNotApplicable:
-      return "AlgorithmNotApplicable";
-    case ErrorKind::kUnsupported:
-      return "UnsupportedOperation";
-    case ErrorKind::kInternal:
-      break;
-  }
-  return "InternalError";
-}
-
 void TranslateErrors(std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& e) {
     py::object cls =
-        py::module_::import("ai3.errors").attr(PythonErrorClass(e.kind()));
+        py::module_::import("ai3.errors").attr(ErrorClassName(e.kind()));
     PyErr_SetString(cls.ptr(), e.what());
   }
 }

@@ -66,28 +66,8 @@ using tf::shape_inference::ShapeHandle;
 
 // ---- Errors -----------------------------------------------------------------
 
-const char* ErrorClass(ErrorKind kind) {
-  switch (kind) {
-    case ErrorKind::kInvalidArgument:
-      return "InvalidArgument";
-    case ErrorKind::kShape:
-      return "ShapeError";
-    case ErrorKind::kDType:
-      return "DTypeError";
-    case ErrorKind::kUnknownAlgorithm:
-      return "UnknownAlgorithm";
-    case ErrorKind::kAlgorithmNotApplicable:
-      return "AlgorithmNotApplicable";
-    case ErrorKind::kUnsupported:
-      return "UnsupportedOperation";
-    case ErrorKind::kInternal:
-      break;
-  }
-  return "InternalError";
-}
-
 absl::Status ToStatus(ErrorKind kind, const std::string& what) {
-  std::string message = std::string("ai3.") + ErrorClass(kind) + ": " + what;
+  std::string message = std::string("ai3.") + ErrorClassName(kind) + ": " + what;
   switch (kind) {
     case ErrorKind::kUnsupported:
       return absl::UnimplementedError(message);
