@@ -49,7 +49,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ai3 import errors
-from ai3.spec import MODEL_INPUT, LayerSpec
+from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
 def _keras():
@@ -517,69 +517,7 @@ def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> 
     graph_input = _graph_of(model).inputs[0]
     start = shape if shape is not None else tuple(graph_input.shape)
     (output, _), = mapper.walk(model, "", [(MODEL_INPUT, start)])
-    return _prune(mapper.specs, output)
-
-
-def _prune(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
-    """Drops the specs the output does not depend on (a flatten undone by
-    a reshape, say)."""
-    live, todo = set(), [output]
-    while todo:
-        i = todo.pop()
-        if i == MODEL_INPUT or i in live:
-            continue
-        live.add(i)
-        todo += specs[i].inputs
-    if len(live) == len(specs):
-        return specs, output
-    new_index = {MODEL_INPUT: MODEL_INPUT}
-    kept = []
-    for i, s in enumerate(specs):
-        if i in live:
-            s.inputs = [new_index[j] for j in s.inputs]
-            new_index[i] = len(kept)
-            kept.append(s)
-    return kept, new_index[output]
-
-
-def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
-    """Folds each zero pad2d (ZeroPadding2D) whose only consumer is a
-    conv2d into that convolution's own (zero) padding, as Keras
-    applications write an asymmetric "same" convolution: one op instead of
-    two, and no padded copy of the activations. A zero pad before a max
-    pool is folded too where the pad's input is non-negative (a relu's),
-    where it is exact."""
-    from ai3.spec import _remove, consumers
-
-    used = consumers(specs)
-    folded: dict[int, int] = {}
-    for i, s in enumerate(specs):
-        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or i == output:
-            continue
-        users = used.get(i, [])
-        if len(users) != 1:
-            continue
-        conv = specs[users[0]]
-        if conv.op == "maxpool2d":
-            # Zeros never win a max over a non-negative input (relu's, or a
-            # clamp's from 0 up), and each window keeps one real element
-            # while each side's padding is at most half the kernel.
-            source = specs[s.inputs[0]] if s.inputs[0] != MODEL_INPUT else None
-            nonnegative = source is not None and (
-                source.op == "relu" or (source.op == "clamp" and source.attrs.get("min", -1.0) >= 0.0)
-            )
-            pads = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
-            k = conv.attrs["kernel"]
-            if not nonnegative or any(2 * p > k[0] for p in pads[:2]) or any(2 * p > k[1] for p in pads[2:]):
-                continue
-        elif conv.op != "conv2d":
-            continue
-        conv.attrs["padding"] = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
-        conv.attrs["folded_padding"] = s.name
-        if s.input_shape is not None:
-            conv.input_shape = s.input_shape  # the conv now reads the unpadded tensor
-        folded[i] = s.inputs[0]
-    return _remove(specs, output, folded)
+    return prune_dead(mapper.specs, output)
 
 
 def model_dtype(model: Any, dtype: Optional[Any]) -> np.dtype:

@@ -47,7 +47,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ai3 import errors
-from ai3.spec import MODEL_INPUT, LayerSpec
+from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 MIN_OPSET = 11
 MAX_OPSET = 28
@@ -582,49 +582,6 @@ class _Mapper:
         return self.add("pad2d", node, [x], {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value})
 
 
-def _prune(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
-    """Drops the specs the output does not depend on."""
-    live, todo = set(), [output]
-    while todo:
-        i = todo.pop()
-        if i == MODEL_INPUT or i in live:
-            continue
-        live.add(i)
-        todo += specs[i].inputs
-    if len(live) == len(specs):
-        return specs, output
-    new_index = {MODEL_INPUT: MODEL_INPUT}
-    kept = []
-    for i, s in enumerate(specs):
-        if i in live:
-            s.inputs = [new_index[j] for j in s.inputs]
-            new_index[i] = len(kept)
-            kept.append(s)
-    return kept, new_index[output]
-
-
-def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
-    """Folds each zero pad2d whose only consumer is a conv2d into that
-    convolution's own (zero) padding: one op, no padded copy."""
-    from ai3.spec import _remove, consumers
-
-    used = consumers(specs)
-    folded: dict[int, int] = {}
-    for i, s in enumerate(specs):
-        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or i == output:
-            continue
-        users = used.get(i, [])
-        if len(users) != 1 or specs[users[0]].op != "conv2d":
-            continue
-        conv = specs[users[0]]
-        conv.attrs["padding"] = tuple(a + b for a, b in zip(conv.attrs["padding"], s.attrs["padding"]))
-        conv.attrs["folded_padding"] = s.name
-        if s.input_shape is not None:
-            conv.input_shape = s.input_shape  # the conv now reads the unpadded tensor
-        folded[i] = s.inputs[0]
-    return _remove(specs, output, folded)
-
-
 def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
     """The model's LayerSpecs in execution order and the index of its output
     spec. `model` is anything `load` takes. Each spec's `layer` is its
@@ -644,7 +601,7 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     shapes = infer_shapes(model, shape)
     mapper = _Mapper(model, shapes, opset)
     output = mapper.walk(inp.name)
-    specs, output = _prune(mapper.specs, output)
+    specs, output = prune_dead(mapper.specs, output)
     for s in specs:
         s.attrs.pop("from_matmul", None)
     return specs, output
