@@ -39,6 +39,32 @@ class Kernel {
                    void* workspace) = 0;
 };
 
+// A kernel of an op with a weight and an optional bias (conv2d, linear):
+// params[0] is the weight, params[1] the bias when attrs.has_bias. It keeps
+// the attributes and the weights (which outlive it, see Prepare).
+template <class Attrs>
+class WeightBiasKernel : public Kernel {
+ public:
+  WeightBiasKernel(const Attrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs),
+        weight_(params[0].data),
+        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+
+ protected:
+  template <typename T>
+  const T* weight() const {
+    return static_cast<const T*>(weight_);
+  }
+  template <typename T>
+  const T* bias() const {
+    return static_cast<const T*>(bias_);  // null without a bias
+  }
+
+  Attrs attrs_;
+  const void* weight_;
+  const void* bias_;
+};
+
 // One algorithm for the op whose layer parameters are `Attrs`.
 template <class Attrs>
 class Algorithm {

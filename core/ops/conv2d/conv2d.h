@@ -50,12 +50,9 @@ Conv2dGeometry GeometryOf(const Conv2dAttrs& attrs, const Shape& input_shape);
 // What every conv2d kernel keeps: the attributes and the layer's weights.
 // Subclasses implement Run<T> for T = float, double; Run dispatches.
 template <class Derived>
-class Conv2dKernelBase : public Kernel {
+class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
  public:
-  Conv2dKernelBase(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        weight_(params[0].data),
-        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+  using WeightBiasKernel::WeightBiasKernel;
 
   void Run(const Tensor& input, const Tensor& output,
            void* workspace) override {
@@ -69,20 +66,6 @@ class Conv2dKernelBase : public Kernel {
           g, input.data_as<const float>(), output.data_as<float>(), workspace);
     }
   }
-
- protected:
-  template <typename T>
-  const T* weight() const {
-    return static_cast<const T*>(weight_);
-  }
-  template <typename T>
-  const T* bias() const {
-    return static_cast<const T*>(bias_);
-  }
-
-  Conv2dAttrs attrs_;
-  const void* weight_;
-  const void* bias_;
 };
 
 }  // namespace ai3

@@ -32,12 +32,9 @@ struct LinearAttrs {
 // implement RunTyped<T>(x, y, rows) for T = float, double, where rows is the
 // product of the input's leading dimensions.
 template <class Derived>
-class LinearKernelBase : public Kernel {
+class LinearKernelBase : public WeightBiasKernel<LinearAttrs> {
  public:
-  LinearKernelBase(const LinearAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        weight_(params[0].data),
-        bias_(attrs.has_bias ? params[1].data : nullptr) {}
+  using WeightBiasKernel::WeightBiasKernel;
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
     DispatchFloat(attrs_.dtype, [&](auto zero) {
@@ -47,20 +44,6 @@ class LinearKernelBase : public Kernel {
           input.numel() / attrs_.in_features);
     });
   }
-
- protected:
-  template <typename T>
-  const T* weight() const {
-    return static_cast<const T*>(weight_);
-  }
-  template <typename T>
-  const T* bias() const {
-    return static_cast<const T*>(bias_);
-  }
-
-  LinearAttrs attrs_;
-  const void* weight_;
-  const void* bias_;
 };
 
 }  // namespace ai3
