@@ -27,6 +27,7 @@ from ai3.errors import (
     UnsupportedOperation,
 )
 from ai3.model import Model
+from ai3.plans import Plan, plan
 
 # PyTorch frontend functions re-exported lazily at the top level.
 _TORCH_EXPORTS = (
@@ -75,10 +76,12 @@ __all__ = [
     "InvalidArgument",
     "InvalidSelector",
     "Model",
+    "Plan",
     "ShapeError",
     "UnknownAlgorithm",
     "UnsupportedOperation",
     "algorithms",
     "layers",
+    "plan",
     *_TORCH_EXPORTS,
 ]

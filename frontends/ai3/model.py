@@ -177,7 +177,7 @@ def build(
     chosen: dict[int, str] = {}
     for op in sorted({s.op for s in specs if s.op not in GRAPH_OPS}):
         indices = [i for i, s in enumerate(specs) if s.op == op]
-        candidates = [selection.Candidate(specs[i].name, specs[i].layer, specs[i].input_shape) for i in indices]
+        candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
         names = selection.select(op, selectors.get(op), candidates, allow_keep=False)
         chosen.update(zip(indices, names))
 

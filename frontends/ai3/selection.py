@@ -7,9 +7,13 @@ A selector for an op is one of
     must match);
   - a callable taking the framework's layer object, or the layer object and
     that layer's input shape (which needs a sample input shape);
+  - an ai3.Plan (ai3.plans), which names the algorithm of each layer it
+    lists, by the layer's name;
 and a name is an algorithm of this build (`ai3.algorithms()`), "default"
-(the core's pick for the layer's parameters), or, for in-place swaps only,
-"torch"/"keep" (leave the framework's own layer).
+(the core's pick for the layer's parameters), "auto" (each applicable
+algorithm timed on the layer's input shape, the fastest kept; see
+ai3.tuning), or, for in-place swaps only, "torch"/"keep" (leave the
+framework's own layer).
 """
 
 from __future__ import annotations
@@ -18,24 +22,62 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
-from ai3 import _core, errors
+import numpy as np
+
+from ai3 import errors, tuning
 
 Selector = Union[str, Sequence[str], Callable[..., str]]
 KEEP_NAMES = ("torch", "keep")
 DEFAULT = "default"
+AUTO = "auto"
 
 
 @dataclass
 class Candidate:
-    """One layer a selector chooses for."""
+    """One layer a selector chooses for.
+
+    For "auto", the frontend also gives `make_layer(algorithm)`: a runnable
+    layer (see ai3.tuning.Tunable) for timing, and `params`, the layer's
+    parameters for the tuning cache key; `dtype`, `layout` and `via` (what
+    runs the layer) complete the key."""
 
     name: str  # the layer's path in the model, used in messages
     layer: Any  # the framework's own layer object
     input_shape: Optional[tuple[int, ...]] = None
+    make_layer: Optional[Callable[[str], Any]] = None
+    params: Optional[dict[str, Any]] = None
+    dtype: str = "float32"
+    layout: str = "NCHW"
+    via: str = "core"
 
 
-def known_algorithms(op: str, device: str = "cpu") -> list[str]:
-    return [name for o, name, dev in _core.algorithms() if o == op and dev == device]
+@dataclass(frozen=True)
+class EveryOp:
+    """swap_backend's `algos` giving one selector to every op, e.g.
+    EveryOp("auto") (a bare selector means conv2d only)."""
+
+    selector: Any
+
+
+def spec_candidate(spec: Any, factory: Optional[Callable[..., Any]], dtype: Any, layout: str) -> Candidate:
+    """The Candidate for a LayerSpec whose core layers `factory` (one of
+    ai3.model.LAYER_FACTORIES) makes: timed as the core layer it becomes.
+    Specs of several inputs cannot be timed from one input shape."""
+    dtype = np.dtype(dtype)
+    make_layer = None
+    if factory is not None and len(spec.inputs) == 1:
+
+        def make_layer(algorithm: str) -> Any:
+            return factory(spec, algorithm, dtype, layout)
+
+    params = {
+        "attrs": {k: v for k, v in spec.attrs.items() if not k.startswith("folded_")},  # names, not parameters
+        "weights": {k: (None if w is None else tuple(np.shape(w))) for k, w in spec.weights.items()},
+    }
+    return Candidate(spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core")
+
+
+known_algorithms = tuning.known_algorithms
 
 
 def _takes_shape(selector: Callable[..., str]) -> bool:
@@ -65,7 +107,9 @@ def select(
     if selector is None:
         selector = DEFAULT
     count = len(candidates)
-    if isinstance(selector, str):
+    if hasattr(selector, "select_for"):  # an ai3.Plan
+        chosen = list(selector.select_for(op, candidates))
+    elif isinstance(selector, str):
         chosen = [selector] * count
     elif callable(selector):
         with_shape = _takes_shape(selector)
@@ -96,7 +140,7 @@ def select(
             f"got {type(selector).__name__}"
         )
     known = known_algorithms(op, device)
-    allowed = set(known) | {DEFAULT} | (set(KEEP_NAMES) if allow_keep else set())
+    allowed = set(known) | {DEFAULT, AUTO} | (set(KEEP_NAMES) if allow_keep else set())
     for name, c in zip(chosen, candidates):
         if isinstance(name, str) and name in allowed:
             continue
@@ -105,11 +149,7 @@ def select(
                 f"{op} layer '{c.name}': '{name}' keeps the framework's layer, which only the "
                 f"in-place swaps (swap_{op}) can do; swap_backend runs every layer in ai3"
             )
-        if name == "auto":
-            raise errors.UnsupportedOperation(
-                f"{op} layer '{c.name}': 'auto' (measured selection) is not available in this build yet"
-            )
-        choices = ", ".join(repr(a) for a in [*known, DEFAULT, *(KEEP_NAMES if allow_keep else ())])
+        choices = ", ".join(repr(a) for a in [*known, DEFAULT, AUTO, *(KEEP_NAMES if allow_keep else ())])
         if not isinstance(name, str):
             raise errors.InvalidSelector(
                 f"{op} layer '{c.name}': the selector gave {name!r} ({type(name).__name__}), "
@@ -118,14 +158,50 @@ def select(
         raise errors.UnknownAlgorithm(
             f"{op} layer '{c.name}': '{name}' is not a {op} algorithm of this build; choose from {choices}"
         )
+    auto = [i for i, name in enumerate(chosen) if name == AUTO]
+    if auto:
+        timed = []
+        for i in auto:
+            t = _tunable(op, candidates[i], device)
+            if t is None:
+                chosen[i] = DEFAULT
+            else:
+                timed.append((i, t))
+        results = tuning.tune_all([t for _, t in timed])
+        for (i, _), result in zip(timed, results):
+            chosen[i] = result.choice
     return chosen
 
 
+def _tunable(op: str, c: Candidate, device: str) -> Optional[tuning.Tunable]:
+    if c.input_shape is None:
+        raise errors.InvalidSelector(
+            f"{op} layer '{c.name}': 'auto' times each algorithm on the layer's input shape, which is unknown; "
+            "pass sample_input_shape"
+        )
+    if c.make_layer is None:
+        if tuning.recording():
+            # ai3.plan's blanket "auto": a layer that cannot be timed alone
+            # keeps "default" (the plan lists it untimed).
+            return None
+        raise errors.UnsupportedOperation(
+            f"{op} layer '{c.name}': 'auto' cannot time this layer (a layer of several inputs, or a frontend "
+            "that cannot build it alone); name an algorithm"
+        )
+    return tuning.Tunable(
+        op, c.name, c.make_layer, c.params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via
+    )
+
+
 def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], ops: Sequence[str]) -> dict[str, Selector]:
-    """swap_backend's `algos`: None, a mapping op -> selector, or one
-    selector for conv2d (the op users choose for most)."""
+    """swap_backend's `algos`: None, a mapping op -> selector, an ai3.Plan,
+    or one selector for conv2d (the op users choose for most)."""
     if algos is None:
         return {}
+    if hasattr(algos, "select_for"):  # an ai3.Plan: the ops it lists
+        return {op: algos for op in algos.ops()}
+    if isinstance(algos, EveryOp):
+        return {op: algos.selector for op in ops}
     if isinstance(algos, Mapping):
         unknown = sorted(set(algos) - set(ops) - {"batchnorm2d", "add", "concat"})
         if unknown:

@@ -102,9 +102,10 @@ def swap_operation(
     # Exact type: a subclass may override forward, which ai3 would not honour.
     targets = [(name, m) for name, m in module.named_modules() if type(m) is cls]
     shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
-    candidates = [selection.Candidate(name or type(m).__name__, m, shapes.get(id(m))) for name, m in targets]
-    chosen = selection.select(op, algos, candidates, allow_keep=True)
     replacement_class = getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op])
+    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    candidates = [_candidate(name or type(m).__name__, m, shapes.get(id(m)), replacement_class, dtype) for name, m in targets]
+    chosen = selection.select(op, algos, candidates, allow_keep=True)
     for (name, m), algorithm in zip(targets, chosen):
         if algorithm in selection.KEEP_NAMES:
             continue
@@ -114,6 +115,25 @@ def swap_operation(
         parent_name, _, child = name.rpartition(".")
         setattr(module.get_submodule(parent_name), child, new)
     return module
+
+
+def _candidate(name: str, m: nn.Module, shape: Optional[tuple], replacement_class: type, dtype: torch.dtype) -> selection.Candidate:
+    """A layer to swap; "auto" times the ai3 module that would replace it."""
+
+    def make_layer(algorithm: str) -> Any:
+        new = replacement_class.from_torch(m, algorithm, name)
+
+        def run(x: np.ndarray) -> torch.Tensor:
+            with torch.no_grad():
+                return new(torch.from_numpy(x))
+
+        run.algorithm = new.resolved_algorithm()
+        return run
+
+    weights = {k: tuple(p.shape) for k, p in m.named_parameters(recurse=False)}
+    params = {"module": type(m).__name__, "config": m.extra_repr(), "weights": weights}
+    dtype = next((p.dtype for p in m.parameters(recurse=False)), dtype)
+    return selection.Candidate(name, m, shape, make_layer, params, str(dtype).replace("torch.", ""), "NCHW", "torch")
 
 
 def swap_conv2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
