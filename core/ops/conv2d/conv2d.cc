@@ -1,5 +1,7 @@
 #include "core/ops/conv2d/conv2d.h"
 
+#include <string>
+
 #include "core/errors.h"
 
 namespace ai3 {
@@ -29,6 +31,10 @@ void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
     Fail(ErrorKind::kInvalidArgument, "groups=", groups,
          " must divide in_channels=", in_channels, " and out_channels=",
          out_channels);
+  }
+  const std::string bad_activation = activation.WhyInvalid();
+  if (!bad_activation.empty()) {
+    Fail(ErrorKind::kInvalidArgument, bad_activation);
   }
   if (params.size() != (has_bias ? 2u : 1u)) {
     Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,

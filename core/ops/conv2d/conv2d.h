@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/math/epilogue.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
@@ -27,6 +28,9 @@ struct Conv2dAttrs {
   bool has_bias = false;
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // A fused clamp (ReLU, ReLU6) every algorithm applies as it writes the
+  // output; see core/math/epilogue.h.
+  Activation activation;
 
   int64_t in_channels_per_group() const { return in_channels / groups; }
   int64_t out_channels_per_group() const { return out_channels / groups; }

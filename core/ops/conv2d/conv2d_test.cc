@@ -2,7 +2,9 @@
 // of parameters, in float32 and float64 and both layouts. An algorithm that
 // refuses a case must say why through the registry; one that accepts it must
 // match.
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,8 +51,17 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
 }
 
 
+// The fused activations every algorithm must apply in its epilogue: none,
+// ReLU, and a two-sided clamp (ReLU6-like, with bounds the outputs cross).
+const Activation kActivations[] = {
+    Activation{},
+    Activation::Clamp(0.0, std::numeric_limits<double>::infinity()),
+    Activation::Clamp(-0.3, 0.4),
+};
+
 template <typename T>
-int RunCase(const Case& p, Layout layout, const std::string& algorithm) {
+int RunCase(const Case& p, Layout layout, const std::string& algorithm,
+            const Activation& act) {
   Conv2dAttrs a;
   a.in_channels = p.c;
   a.out_channels = p.k;
@@ -68,6 +79,7 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm) {
   a.has_bias = p.bias;
   a.dtype = std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
   a.layout = layout;
+  a.activation = act;
 
   std::string why;
   for (auto& [name, reason] :
@@ -82,6 +94,7 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm) {
   auto wd = testing::RandomVector(p.k * (p.c / p.groups) * p.kh * p.kw, 2);
   auto bd = testing::RandomVector(p.k, 3);
   auto want = Reference(p, xd, wd, bd, oh, ow);
+  for (double& v : want) v = act.As<double>()(v);
   if (layout == Layout::kNHWC) {
     xd = ToNhwc(xd, p.n, p.c, p.h, p.w);
     want = ToNhwc(want, p.n, p.k, oh, ow);
@@ -109,10 +122,12 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm) {
   char desc[256];
   std::snprintf(desc, sizeof desc,
                 "%s %s %s n%ld c%ld %ldx%ld k%ld kernel %ldx%ld stride %ld,%ld "
-                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d: err %.3g",
+                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d act [%g, %g]: "
+                "err %.3g",
                 algorithm.c_str(), Name(a.dtype), Name(layout), p.n, p.c, p.h,
                 p.w, p.k, p.kh, p.kw, p.sh, p.sw, p.pt, p.pb, p.pl, p.pr, p.dh,
-                p.dw, p.groups, p.bias, err);
+                p.dw, p.groups, p.bias, act.enabled ? act.min : -INFINITY,
+                act.enabled ? act.max : INFINITY, err);
   Check(err <= tol, desc);
   return 1;
 }
@@ -144,10 +159,14 @@ int Main() {
   int ran = 0, refused = 0;
   for (const std::string& algorithm :
        Registry<Conv2dAttrs>::Get().Names(Device::kCPU)) {
-    for (const Case& p : cases) {
+    for (size_t i = 0; i < cases.size(); ++i) {
+      // Each case with one of the activations, in turn: all three meet
+      // every algorithm on several shapes without tripling the grid.
+      const Case& p = cases[i];
+      const Activation& act = kActivations[i % 3];
       for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        int r = RunCase<float>(p, layout, algorithm) +
-                RunCase<double>(p, layout, algorithm);
+        int r = RunCase<float>(p, layout, algorithm, act) +
+                RunCase<double>(p, layout, algorithm, act);
         ran += r;
         refused += 2 - r;
       }

@@ -18,6 +18,7 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
     const T* b = bias<T>();
     const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+    const auto act = attrs_.activation.As<T>();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t n = 0; n < g.n; ++n) {
       for (int64_t k = 0; k < g.k; ++k) {
@@ -38,7 +39,7 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
                 }
               }
             }
-            y[n * ys.n + k * ys.c + oh * ys.h + ow * ys.w] = acc;
+            y[n * ys.n + k * ys.c + oh * ys.h + ow * ys.w] = act(acc);
           }
         }
       }

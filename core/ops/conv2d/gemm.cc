@@ -106,6 +106,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
                 w + grp * g.kg * depth, depth, matrix, pixels, beta,
                 yn + grp * g.kg * pixels, pixels);
       }
+      // Fused activation over this image's output, just written.
+      ApplyActivationParallel(attrs_.activation.As<T>(), yn, g.k * pixels);
     }
   }
 
@@ -168,6 +170,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
         Gemm<T>(false, true, g.n * pixels, g.kg, g.cg, T(1), x + grp * g.cg,
                 g.c, w + grp * g.kg * g.cg, g.cg, beta, y + grp * g.kg, g.k);
       }
+      ApplyActivationParallel(attrs_.activation.As<T>(), y,
+                              g.n * pixels * g.k);
       return;
     }
 
@@ -180,6 +184,7 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
         Gemm<T>(false, true, pixels, g.kg, depth, T(1), col, depth,
                 w + grp * g.kg * depth, depth, beta, yn + grp * g.kg, g.k);
       }
+      ApplyActivationParallel(attrs_.activation.As<T>(), yn, pixels * g.k);
     }
   }
 

@@ -18,6 +18,7 @@
 // thread and called on another) crashed inside oneDNN.
 //
 // float32 only: oneDNN's CPU convolution has no float64.
+#include <cmath>
 #include <exception>
 #include <memory>
 #include <string>
@@ -132,6 +133,20 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
         {attrs_.pad_bottom, attrs_.pad_right});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (attrs_.activation.enabled) {
+      // The fused activation as oneDNN's own eltwise post-op, applied by the
+      // convolution's epilogue.
+      const Activation& a = attrs_.activation;
+      dnnl::post_ops ops;
+      if (a.min == 0 && std::isinf(a.max) && a.max > 0) {
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      } else {
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+                           static_cast<float>(a.min),
+                           static_cast<float>(a.max));
+      }
+      attr.set_post_ops(ops);
+    }
     dnnl::convolution_forward::primitive_desc pd(desc, attr, engine_);
     cached->conv = dnnl::convolution_forward(pd);
     // Ask the primitive, not `pd`, which weights layout it runs with: oneDNN

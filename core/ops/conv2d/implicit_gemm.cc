@@ -113,6 +113,9 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const T* b = bias<T>();
     const T* packed = packed_.as<T>();
+    // The fused activation applies when the last block of K is added.
+    const auto act = attrs_.activation.As<T>();
+    const Activation::Bounds<T> no_act{false, T(0), T(0)};
 
 #pragma omp parallel num_threads(threads)
     {
@@ -138,7 +141,8 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
               MicroKernel<T>(w, panel + j0, width, rows, mr,
                              std::min(nr, count - j0),
                              y + n * ys.n + k0 * ys.c + (p0 + j0) * ys.w,
-                             ys.c, ys.w, d0 == 0, b ? b + k0 : nullptr);
+                             ys.c, ys.w, d0 == 0, b ? b + k0 : nullptr,
+                             d0 + rows == depth ? act : no_act);
             }
           }
         }
@@ -199,13 +203,14 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
 
   // acc[i][j] = sum over kk < rows of w[kk*kMr + i] * panel[kk*stride + j]
   // for i < kMr, j < Nr (two vector registers per row); then
-  //   y[i*yc + j*yp] = (first ? bias[i] or 0 : y[...]) + acc[i][j]
-  // for the mr x nr valid part. `panel` is 32-byte aligned.
+  //   y[i*yc + j*yp] = act((first ? bias[i] or 0 : y[...]) + acc[i][j])
+  // for the mr x nr valid part, act being the fused activation on the last
+  // block of K (disabled before it). `panel` is 32-byte aligned.
   template <typename T>
   static void MicroKernel(const T* __restrict w, const T* __restrict panel,
                           int64_t stride, int64_t rows, int64_t mr, int64_t nr,
                           T* __restrict y, int64_t yc, int64_t yp, bool first,
-                          const T* bias) {
+                          const T* bias, const Activation::Bounds<T>& act) {
     using V = typename VectorOf<T>::type;
     constexpr int64_t lanes = kVectorBytes / sizeof(T);
     V acc[kMr][kVectorsPerRow];
@@ -235,16 +240,17 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
             __builtin_memcpy(&out, yi + v * lanes, sizeof(V));
             out += acc[i][v];
           }
+          if (act.enabled) {
+            const V lo = V{} + act.lo, hi = V{} + act.hi;
+            out = out < lo ? lo : out;
+            out = out > hi ? hi : out;
+          }
           __builtin_memcpy(yi + v * lanes, &out, sizeof(V));
         }
       } else {
         for (int64_t j = 0; j < nr; ++j) {
           const T a = acc[i][j / lanes][j % lanes];
-          if (first) {
-            yi[j * yp] = init + a;
-          } else {
-            yi[j * yp] += a;
-          }
+          yi[j * yp] = act(first ? init + a : yi[j * yp] + a);
         }
       }
     }

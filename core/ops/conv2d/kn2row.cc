@@ -106,6 +106,7 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
           }
         }
       }
+      ApplyActivationParallel(attrs_.activation.As<T>(), yn, g.k * out_plane);
     }
   }
 

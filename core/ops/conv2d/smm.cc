@@ -55,6 +55,7 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     const int64_t out_plane = g.oh * g.ow;
     const int64_t taps = g.kh * g.kw;
     T* pad = static_cast<T*>(workspace);
+    const auto act = attrs_.activation.As<T>();
 
     for (int64_t n = 0; n < g.n; ++n) {
       const T* xn = x + n * g.c * g.h * g.w;
@@ -117,6 +118,7 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
             }
           }
         }
+        ApplyActivation(act, yk, out_plane);  // the plane is still in cache
       }
     }
   }

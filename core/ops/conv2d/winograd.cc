@@ -131,6 +131,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     T* v = static_cast<T*>(workspace);
     T* m = v + kPos * g.c * tiling.chunk;
     const bool use_gemm = g.groups == 1 || g.cg * g.kg >= 64;
+    const auto act = attrs_.activation.As<T>();
 
     for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
       const int64_t nt = std::min(tiling.chunk, tiling.total - t0);
@@ -235,7 +236,9 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
           T* yk = y + n * ys.n + k * ys.c;
           for (int64_t i = 0; i < rows; ++i) {
             T* row = yk + (oh0 + i) * ys.h + ow0 * ys.w;
-            for (int64_t j = 0; j < cols; ++j) row[j * ys.w] = out[i][j] + bk;
+            for (int64_t j = 0; j < cols; ++j) {
+              row[j * ys.w] = act(out[i][j] + bk);
+            }
           }
         }
       }

@@ -19,6 +19,7 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
     const T* w = weight<T>();
     const T* b = bias<T>();
+    const auto act = attrs_.activation.As<T>();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t o = 0; o < out; ++o) {
@@ -26,7 +27,7 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
         const T* wo = w + o * in;
         T acc = 0;
         for (int64_t k = 0; k < in; ++k) acc += xi[k] * wo[k];
-        y[i * out + o] = b ? acc + b[o] : acc;
+        y[i * out + o] = act(b ? acc + b[o] : acc);
       }
     }
   }

@@ -1,5 +1,7 @@
 #include "core/ops/linear/linear.h"
 
+#include <string>
+
 #include "core/errors.h"
 
 namespace ai3 {
@@ -12,6 +14,10 @@ void LinearAttrs::Validate(const std::vector<Tensor>& params) const {
   if (out_features < 1) {
     Fail(ErrorKind::kInvalidArgument, "out_features must be >= 1, got ",
          out_features);
+  }
+  const std::string bad_activation = activation.WhyInvalid();
+  if (!bad_activation.empty()) {
+    Fail(ErrorKind::kInvalidArgument, bad_activation);
   }
   if (params.size() != (has_bias ? 2u : 1u)) {
     Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,

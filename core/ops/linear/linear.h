@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/math/dispatch.h"
+#include "core/math/epilogue.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
@@ -20,6 +21,9 @@ struct LinearAttrs {
   int64_t out_features = 0;
   bool has_bias = false;
   DType dtype = DType::kFloat32;
+  // A fused clamp (ReLU, ReLU6) applied as the output is written; see
+  // core/math/epilogue.h.
+  Activation activation;
 
   // Checks the attributes and the weights: params = {weight[, bias]}.
   void Validate(const std::vector<Tensor>& params) const;

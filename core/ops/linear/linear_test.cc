@@ -2,6 +2,7 @@
 // of shapes, in float32 and float64; then the errors bad weights and inputs
 // must raise.
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -49,16 +50,27 @@ LinearAttrs AttrsOf(const Case& p, DType dtype) {
   return a;
 }
 
+// The fused activations the algorithms apply as they write y: none, ReLU,
+// and a two-sided clamp whose bounds the outputs cross.
+const Activation kActivations[] = {
+    Activation{},
+    Activation::Clamp(0.0, std::numeric_limits<double>::infinity()),
+    Activation::Clamp(-0.3, 0.4),
+};
+
 template <typename T>
-void RunCase(const Case& p, const std::string& algorithm) {
+void RunCase(const Case& p, const std::string& algorithm,
+             const Activation& act) {
   const DType dtype =
       std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
   LinearAttrs a = AttrsOf(p, dtype);
+  a.activation = act;
   const int64_t m = NumElements(p.lead);
   auto xd = testing::RandomVector(m * p.in, 1);
   auto wd = testing::RandomVector(p.out * p.in, 2);
   auto bd = testing::RandomVector(p.out, 3);
   auto want = Reference(m, p, xd, wd, bd);
+  for (double& v : want) v = act.As<double>()(v);
   auto x = testing::Cast<T>(xd);
   auto w = testing::Cast<T>(wd);
   auto b = testing::Cast<T>(bd);
@@ -74,7 +86,10 @@ void RunCase(const Case& p, const std::string& algorithm) {
   Tensor yt{y.data(), dtype, out_shape};
   std::string desc = algorithm + " " + Name(dtype) + " input " +
                      ToString(in_shape) + " out " + std::to_string(p.out) +
-                     " bias " + std::to_string(p.bias);
+                     " bias " + std::to_string(p.bias) +
+                     (act.enabled ? " act [" + std::to_string(act.min) + ", " +
+                                        std::to_string(act.max) + "]"
+                                  : "");
   Check(layer.OutputShape(xt) == out_shape, desc + ": output shape");
   layer.Forward(xt, yt);
   layer.Forward(xt, yt);  // a second call must give the same answer
@@ -169,9 +184,11 @@ int Main() {
     Check(found, std::string("linear algorithm '") + want + "' registered");
   }
   for (const std::string& algorithm : names) {
-    for (const Case& p : cases) {
-      RunCase<float>(p, algorithm);
-      RunCase<double>(p, algorithm);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      // Each case with one activation in turn (see kActivations).
+      const Activation& act = kActivations[i % 3];
+      RunCase<float>(cases[i], algorithm, act);
+      RunCase<double>(cases[i], algorithm, act);
       ran += 2;
     }
   }

@@ -1,0 +1,40 @@
+// conv2d "winograd" on CUDA: cuDNN's Winograd convolutions: the fused
+// kernel (CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD, 3x3) where cuDNN has it for
+// the shape, else the non-fused one (WINOGRAD_NONFUSED: 3x3 and 5x5).
+#include <memory>
+#include <string>
+
+#include "core/ops/conv2d/cuda/cudnn_conv.h"
+
+namespace ai3 {
+namespace {
+
+class Algo : public cuda::CudnnConv2d {
+ public:
+  Algo() : CudnnConv2d("winograd", {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+                                 CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED}) {}
+  std::string WhyNot(const Conv2dAttrs& a) const override {
+    std::string why = CudnnConv2d::WhyNot(a);
+    if (!why.empty()) return why;
+    if (a.kernel_h != a.kernel_w || (a.kernel_h != 3 && a.kernel_h != 5)) {
+      return "cuDNN winograd needs a 3x3 or 5x5 kernel, got " +
+             std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w);
+    }
+    if (a.stride_h != 1 || a.stride_w != 1) {
+      return "cuDNN winograd needs stride 1, got " +
+             std::to_string(a.stride_h) + "," + std::to_string(a.stride_w);
+    }
+    if (a.dilation_h != 1 || a.dilation_w != 1) {
+      return "cuDNN winograd needs dilation 1, got " +
+             std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
+    }
+    if (a.dtype != DType::kFloat32) return "cuDNN winograd is float32 only";
+    return {};
+  }
+  int Preference(const Conv2dAttrs&) const override { return 0; }
+};
+
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "winograd", Device::kCUDA, Algo);
+
+}  // namespace
+}  // namespace ai3
