@@ -253,9 +253,14 @@ def cache_store(key: dict[str, Any], result: TuneResult) -> None:
 # ---- Timing -------------------------------------------------------------------
 
 
-def measure(run: Callable[[], Any], best: Optional[float] = None) -> tuple[float, int, bool]:
-    """Times `run()`: warm-up, then repetitions; returns (median seconds,
-    samples, stopped early). The one place ai3 times a layer."""
+def measure(layer: Callable[[Any], Any], x: Any, best: Optional[float] = None) -> tuple[float, int, bool]:
+    """Times `layer(x)`: warm-up, then repetitions; returns (median seconds,
+    samples, stopped early). The one place ai3 times a layer; `best` is the
+    fastest time so far, for cutting a clearly slower algorithm short."""
+
+    def run() -> None:
+        layer(x)
+
     for _ in range(WARMUP_CALLS):
         run()
     samples: list[float] = []
@@ -324,7 +329,7 @@ def tune(t: Tunable) -> TuneResult:
     for algorithm in order:
         layer = layers[algorithm]
         try:
-            seconds, samples, early = measure(lambda: layer(x), best)
+            seconds, samples, early = measure(layer, x, best)
         except errors.Error as e:  # e.g. a shape this algorithm cannot run
             measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
             continue

@@ -1,0 +1,142 @@
+"""ai3.plan / ai3.Plan: a plan lists each layer's measured candidates and
+choice, prints as a table, round-trips through JSON, and reproduces its
+choices without timing when passed back as the selector."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import torch
+from torch import nn
+
+import ai3
+from ai3 import tuning
+
+SHAPE = (1, 3, 12, 12)
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    count = {"n": 0}
+    real = tuning.measure
+
+    def counting(layer, x, best=None):
+        count["n"] += 1
+        return real(layer, x, best)
+
+    monkeypatch.setattr(tuning, "measure", counting)
+    return count
+
+
+class Block(nn.Module):
+    """A residual block: an add node the plan lists untimed."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(8, 8, 3, padding=1)
+        self.relu = nn.ReLU()
+
+    def forward(self, x):
+        return self.relu(self.conv(x) + x)
+
+
+def small_net() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        Block(),
+        nn.Conv2d(8, 4, 3, stride=2, padding=1),
+        nn.Flatten(),
+        nn.Linear(4 * 6 * 6, 3),
+    ).eval()
+
+
+def test_plan_lists_candidates_and_choices(calls):
+    net = small_net()
+    plan = ai3.plan(net, SHAPE)
+    assert isinstance(plan, ai3.Plan)
+    ops = [lp.op for lp in plan.layers]
+    assert ops.count("conv2d") == 3 and "add" in ops and "linear" in ops
+    assert calls["n"] > 0
+    for lp in plan.layers:
+        if lp.op == "add":
+            assert lp.measurements == []  # run by the graph itself, not timed
+            continue
+        timed = [m for m in lp.measurements if m.timed]
+        assert timed, lp.name
+        # The choice is the fastest measured algorithm that was fully timed.
+        full = [m for m in timed if m.note != tuning.STOPPED_EARLY]
+        assert lp.choice == min(full, key=lambda m: m.seconds).algorithm
+        assert lp.input_shape is not None
+    strided = plan["3"]
+    assert not any(m.algorithm == "winograd" and m.timed for m in strided.measurements)
+    # The plan's model is the built ai3.Model, with those choices.
+    assert [a for _, _, a in plan.model.layers()] == [lp.choice for lp in plan.layers]
+    x = torch.randn(SHAPE)
+    torch.testing.assert_close(plan.model(x), net(x).detach(), rtol=1e-4, atol=1e-4)
+
+
+def test_plan_prints_a_table():
+    plan = ai3.plan(small_net(), SHAPE, {"conv2d": "auto"})
+    text = str(plan)
+    for lp in plan.layers:
+        assert lp.name in text
+    assert "choice" in text and "candidates" in text
+    # Only conv2d was timed; the others are listed with their algorithm.
+    assert all(lp.measurements == [] for lp in plan.layers if lp.op != "conv2d")
+
+
+def test_plan_json_round_trip_reapplies_without_timing(tmp_path, calls):
+    net = small_net()
+    plan = ai3.plan(net, SHAPE)
+    path = tmp_path / "plan.json"
+    plan.save(path)
+    data = json.loads(path.read_text())
+    assert data["frontend"] == "torch" and data["sample_input_shape"] == list(SHAPE)
+    loaded = ai3.Plan.load(path)
+    assert loaded.choices() == plan.choices()
+    timed = calls["n"]
+    model = ai3.swap_backend(net, loaded, SHAPE)
+    assert calls["n"] == timed  # no timing, no cache needed
+    assert model.layers() == plan.model.layers()
+    # The same plan drives the in-place swap: conv layers by module path.
+    swapped = ai3.swap_conv2d(copy.deepcopy(net), loaded)
+    assert [a for _, _, a in ai3.torch.chosen_algorithms(swapped)] == [c for _, _, c in plan.choices("conv2d")]
+    assert calls["n"] == timed
+
+
+def test_plan_reapplied_with_a_different_shape_warns():
+    net = small_net()
+    plan = ai3.plan(net, SHAPE, {"conv2d": "auto"})
+    with pytest.warns(RuntimeWarning, match="plan was made for"):
+        ai3.swap_backend(net, plan, (2, 3, 12, 12))
+
+
+def test_plan_missing_a_layer_is_an_error():
+    plan = ai3.plan(small_net(), SHAPE, {"conv2d": "auto"})
+    other = nn.Sequential(nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 1), nn.Conv2d(3, 3, 1)).eval()
+    with pytest.raises(ai3.InvalidSelector, match="the plan has no such layer"):
+        ai3.swap_backend(other, plan, SHAPE)
+
+
+def test_bad_plan_files(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2")
+    with pytest.raises(ai3.InvalidArgument, match="not JSON"):
+        ai3.Plan.load(bad)
+    bad.write_text(json.dumps({"format": 99}))
+    with pytest.raises(ai3.InvalidArgument, match="not an ai3 plan"):
+        ai3.Plan.load(bad)
+    with pytest.raises(ai3.InvalidArgument, match="sample_input_shape"):
+        ai3.plan(small_net(), None)
+    with pytest.raises(ai3.InvalidArgument, match="ai3.plan takes"):
+        ai3.plan(object(), SHAPE)

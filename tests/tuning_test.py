@@ -1,0 +1,237 @@
+"""Measured selection ("auto") and its disk cache (ai3.tuning).
+
+No timing goes into an assertion: where a test needs a particular winner it
+replaces ai3.tuning.measure with a fake that ranks algorithms by name, and
+elsewhere it checks only what "auto" may pick (an applicable algorithm) and
+that the swapped model still computes what PyTorch does. Every test uses a
+temporary cache folder (AI3_CACHE_DIR), never ~/.cache.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import ai3
+from ai3 import tuning
+
+SHAPE = (1, 3, 12, 12)
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
+    return tmp_path / "cache"
+
+
+def small_cnn() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, stride=2, padding=1),  # winograd cannot take stride 2
+        nn.ReLU(),
+        nn.Flatten(),
+        nn.Linear(8 * 6 * 6, 5),
+    ).eval()
+
+
+class CountingMeasure:
+    """Wraps ai3.tuning.measure, counting calls; with `rank`, returns a fake
+    time per algorithm instead of timing (lower wins)."""
+
+    def __init__(self, rank=None):
+        self.calls = 0
+        self.algorithms: list[str] = []
+        self.rank = rank
+        self.real = tuning.measure
+
+    def __call__(self, layer, x, best=None):
+        self.calls += 1
+        algorithm = getattr(layer, "algorithm", None)
+        self.algorithms.append(algorithm)
+        if self.rank is None:
+            return self.real(layer, x, best)
+        layer(x)  # it must still run
+        return self.rank(algorithm), 1, False
+
+
+@pytest.fixture
+def counting(monkeypatch):
+    counter = CountingMeasure()
+    monkeypatch.setattr(tuning, "measure", counter)
+    return counter
+
+
+def assert_matches_torch(swapped, net, shape=SHAPE):
+    x = torch.randn(shape)
+    with torch.no_grad():
+        expected = net(x)
+        got = swapped(x)
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
+
+
+def conv_modules(net):
+    return [m for m in net.modules() if type(m) is nn.Conv2d]
+
+
+def test_auto_swap_backend_picks_applicable_and_matches_torch(counting):
+    net = small_cnn()
+    model = ai3.swap_backend(net, {"conv2d": "auto", "linear": "auto"}, SHAPE)
+    chosen = model.algorithms("conv2d")
+    assert len(chosen) == 2
+    for conv, algorithm in zip(conv_modules(net), chosen):
+        assert ai3.torch.applicable(conv, algorithm), algorithm
+    assert chosen[1] != "winograd"
+    assert model.algorithms("linear")[0] in ai3.algorithms()["linear"]
+    assert counting.calls > 0
+    # Only algorithms that could be built were timed.
+    assert "custom" not in counting.algorithms or ai3.torch.applicable(conv_modules(net)[0], "custom")
+    assert_matches_torch(model, net)
+
+
+def test_auto_takes_the_fastest_applicable(monkeypatch):
+    # winograd "wins" wherever it can run; stride 2 must fall back to the next.
+    order = ["winograd", "kn2row", "smm", "gemm", "implicit gemm", "direct", "guess", "custom"]
+    monkeypatch.setattr(tuning, "measure", CountingMeasure(rank=lambda a: 1.0 + order.index(a)))
+    net = small_cnn()
+    model = ai3.swap_backend(net, "auto", SHAPE)
+    assert model.algorithms("conv2d") == ["winograd", "kn2row"]
+    assert_matches_torch(model, net)
+
+
+def test_auto_in_place_swap_matches_torch(counting):
+    net = small_cnn()
+    swapped = ai3.swap_conv2d(copy.deepcopy(net), "auto", SHAPE)
+    found = ai3.torch.chosen_algorithms(swapped)
+    assert [op for _, op, _ in found] == ["conv2d", "conv2d"]
+    assert found[1][2] != "winograd"
+    assert counting.calls > 0
+    assert_matches_torch(swapped, net)
+
+
+def test_callable_selector_may_answer_auto(counting):
+    net = small_cnn()
+    model = ai3.swap_backend(net, lambda conv: "auto" if conv.stride == (1, 1) else "direct", SHAPE)
+    assert model.algorithms("conv2d")[1] == "direct"
+    assert_matches_torch(model, net)
+
+
+def test_auto_needs_the_input_shape():
+    net = small_cnn()
+    with pytest.raises(ai3.InvalidSelector, match="sample_input_shape"):
+        ai3.swap_conv2d(copy.deepcopy(net), "auto")
+    with pytest.raises(ai3.InvalidSelector, match="sample_input_shape"):
+        ai3.swap_backend(net, "auto")
+
+
+def test_cache_round_trips_without_timing(counting, cache):
+    net = small_cnn()
+    first = ai3.swap_backend(net, "auto", SHAPE).algorithms("conv2d")
+    timed = counting.calls
+    assert timed > 0
+    files = list(cache.rglob("*.json"))
+    assert len(files) == 2  # one per conv layer
+    key = json.loads(files[0].read_text())["key"]
+    assert key["op"] == "conv2d" and key["dtype"] == "float32" and key["device"] == "cpu"
+    second = ai3.swap_backend(net, "auto", SHAPE).algorithms("conv2d")
+    assert counting.calls == timed  # all from the cache
+    assert second == first
+
+
+def test_cache_is_keyed_by_shape(counting):
+    net = small_cnn()
+    ai3.swap_backend(net, "auto", SHAPE)
+    after_first = counting.calls
+    ai3.swap_backend(net, "auto", (2, 3, 12, 12))  # another batch: tuned again
+    after_second = counting.calls
+    assert after_second > after_first
+    ai3.swap_backend(net, "auto", (2, 3, 12, 12))
+    assert counting.calls == after_second
+
+
+def test_in_place_and_backend_keys_differ(counting):
+    # swap_conv2d times the torch module, swap_backend the core layer.
+    net = small_cnn()
+    ai3.swap_backend(net, "auto", SHAPE)
+    calls = counting.calls
+    ai3.swap_conv2d(copy.deepcopy(net), "auto", SHAPE)
+    assert counting.calls > calls
+
+
+def test_corrupt_cache_file_warns_and_is_rebuilt(counting, cache):
+    net = small_cnn()
+    ai3.swap_backend(net, "auto", SHAPE)
+    files = sorted(cache.rglob("*.json"))
+    files[0].write_text("{ not json")
+    calls = counting.calls
+    with pytest.warns(RuntimeWarning, match="ignoring the tuning cache file"):
+        ai3.swap_backend(net, "auto", SHAPE)
+    assert counting.calls > calls
+    assert json.loads(files[0].read_text())["format"] == tuning.CACHE_FORMAT
+
+
+def test_stale_cache_file_warns_and_is_rebuilt(counting, cache):
+    net = small_cnn()
+    ai3.swap_backend(net, "auto", SHAPE)
+    path = sorted(cache.rglob("*.json"))[0]
+    data = json.loads(path.read_text())
+    data["result"]["choice"] = "an algorithm this build lacks"
+    path.write_text(json.dumps(data))
+    with pytest.warns(RuntimeWarning, match="not an algorithm of this build"):
+        ai3.swap_backend(net, "auto", SHAPE)
+    assert json.loads(path.read_text())["result"]["choice"] in ai3.algorithms()["conv2d"]
+
+
+def test_empty_cache_dir_turns_the_cache_off(counting, monkeypatch, cache):
+    monkeypatch.setenv("AI3_CACHE_DIR", "")
+    net = small_cnn()
+    ai3.swap_backend(net, "auto", SHAPE)
+    calls = counting.calls
+    ai3.swap_backend(net, "auto", SHAPE)
+    assert counting.calls == 2 * calls
+    assert not cache.exists()
+
+
+def test_concurrent_writers_leave_a_whole_file(cache):
+    key = {"op": "conv2d", "params": {}, "input_shape": [1], "dtype": "float32", "layout": "NCHW", "device": "cpu", "via": "core"}
+    results = [
+        tuning.TuneResult(a, [tuning.Measurement(a, 0.001 * i, 3)]) for i, a in enumerate(ai3.algorithms()["conv2d"])
+    ]
+
+    def write(result):
+        for _ in range(20):
+            tuning.cache_store(key, result)
+
+    threads = [threading.Thread(target=write, args=(r,)) for r in results]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    loaded = tuning.cache_load(key, ai3.algorithms()["conv2d"])
+    assert loaded is not None and loaded.choice in ai3.algorithms()["conv2d"]
+    assert [p.name for p in cache.rglob("*") if p.is_file()] == [p.name for p in cache.rglob("*.json")]
+    assert not list(cache.rglob(".tmp-*"))
+
+
+def test_tune_reports_why_an_algorithm_was_skipped(counting):
+    weight = np.random.default_rng(0).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    t = tuning.Tunable(
+        op="conv2d",
+        name="strided",
+        make_layer=lambda a: ai3.layers.Conv2d(weight, None, stride=2, padding=1, algorithm=a, name="strided"),
+        params={"stride": 2},
+        input_shape=(1, 3, 9, 9),
+    )
+    result = tuning.tune(t)
+    notes = {m.algorithm: m for m in result.measurements}
+    assert notes["winograd"].note.startswith(tuning.NOT_APPLICABLE)
+    assert not notes["winograd"].timed
+    assert result.choice in [m.algorithm for m in result.measurements if m.timed]
