@@ -20,22 +20,37 @@ sample_input_shape's), so the returned ai3.Model matches Keras at that size
 Keras layer -> spec (see `_Mapper.layer`):
   Conv2D                   conv2d (HWIO kernel -> OIHW), + activation
   DepthwiseConv2D          conv2d with groups = C, out = C * multiplier
+  SeparableConv2D          depthwise conv2d + pointwise (1x1) conv2d
   Dense (rank-2 input)     linear ([in,out] -> [out,in]), + activation
+  Dense (rank > 2)         matmul by the kernel (+ add of the bias), as
+                           Keras applies it to the last axis
   BatchNormalization       batchnorm2d (inference statistics)
+  LayerNormalization       layernorm over the trailing axes (gamma, beta)
   Activation / activation= relu, relu6 -> clamp(0,6), sigmoid, silu/swish,
-                           tanh, softmax, linear (identity)
+                           tanh, softmax, log_softmax, gelu (exact or tanh),
+                           hard_silu/hard_swish, hard_sigmoid (1/6, 1/2),
+                           linear (identity)
   ReLU / Softmax layers    relu or clamp(0,max_value) / softmax(axis)
   MaxPooling2D             maxpool2d ("same" -> explicit asymmetric pads)
   AveragePooling2D         avgpool2d ("same" -> pads, count_include_pad=False)
   GlobalAveragePooling2D   adaptiveavgpool2d (1,1) [+ flatten unless keepdims]
   GlobalMaxPooling2D       maxpool2d over the whole (static) map + flatten
   Flatten                  flatten(1, -1) (Keras flattens NHWC memory order)
-  Add / Concatenate        add / concat(axis)
+  Add / Multiply / Subtract  add / mul / sub (NumPy broadcasting, as Keras's
+                           merge layers do; more than two inputs: a chain)
+  Concatenate              concat(axis)
   ZeroPadding2D            pad2d (folded into a following conv2d, or a max
                            pool over a relu's output, where exact)
-  Reshape                  only where it moves no data: to the same shape,
-                           or (N,C) -> (N,1,1,C) after a global pooling
-  keras.ops.add (a + b)    add
+  Cropping2D               slice along H, then W
+  Reshape                  identity where it moves nothing (same shape, or
+                           (N,C) -> (N,1,1,C) undoing a global pooling's
+                           flatten), else reshape([0, *target_shape])
+  Permute                  permute([0, *dims])
+  keras.ops add/subtract/multiply/divide (`a + b`, `x * 0.5` on KerasTensors)
+                           add / sub / mul / div of two tensors, or of a
+                           tensor and a constant (weights["other"])
+  LayerScale (ConvNeXt)    mul by gamma;  CustomScaleLayer
+  (InceptionResNetV2)      x + scale * r as mul then add
   Rescaling, Normalization batchnorm2d computing x * scale + offset exactly
   Dropout, SpatialDropout*, GaussianNoise/Dropout, ActivityRegularization,
   Identity, InputLayer     identity (dropped)
@@ -110,7 +125,10 @@ def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 
 
 
 # Keras activation functions ai3 has, by their name in keras.activations.
-_ACTIVATIONS = ("relu", "relu6", "sigmoid", "silu", "swish", "tanh", "softmax", "linear")
+_ACTIVATIONS = (
+    "relu", "relu6", "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "gelu", "hard_silu",
+    "hard_swish", "hard_sigmoid", "linear",
+)
 
 
 def _activation_name(fn: Any) -> Optional[str]:
@@ -128,11 +146,27 @@ def _activation_name(fn: Any) -> Optional[str]:
     return None
 
 
-def _is_tensor_sum(op: Any) -> bool:
-    """keras.ops.add (what `a + b` on two KerasTensors records)."""
+# keras.ops arithmetic (what `a + b`, `x * 0.5` on KerasTensors record) by
+# the core op it becomes.
+_TENSOR_OPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "TrueDivide": "div"}
+
+
+def _tensor_op(op: Any) -> Optional[str]:
+    """The core op of a keras.ops arithmetic operation, else None."""
     from keras.src.ops import numpy as knp
 
-    return type(op) is getattr(knp, "Add", None)
+    name = type(op).__name__
+    return _TENSOR_OPS[name] if name in _TENSOR_OPS and type(op) is getattr(knp, name, None) else None
+
+
+def _merge_op(layer: Any) -> Optional[str]:
+    """The core op of a Keras merge layer that maps to one (Add, Multiply,
+    Subtract), else None."""
+    L = _keras().layers
+    for cls, op in (("Add", "add"), ("Multiply", "mul"), ("Subtract", "sub")):
+        if type(layer) is getattr(L, cls, None):
+            return op
+    return None
 
 
 _IDENTITY_LAYERS = (
@@ -145,6 +179,13 @@ def _identity_classes() -> tuple:
     """Layers that pass their input through at inference."""
     layers = _keras().layers
     return tuple(getattr(layers, n) for n in _IDENTITY_LAYERS if hasattr(layers, n))
+
+
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    """NumPy's broadcast of two shapes (None: unknown)."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(y if x == 1 else x if y == 1 or x == y else (x or y) for x, y in zip(a, b))
 
 
 class _Mapper:
@@ -206,27 +247,59 @@ class _Mapper:
                 self.tensors[id(t)] = o
             return
         out_shape = self.output_shape(layer, node, bound)
-        summing = _is_tensor_sum(layer) or isinstance(layer, keras.layers.Add)
-        if summing and len({s[1:] for _, s in bound}) != 1:
-            shapes = ", ".join(str(s) for _, s in bound)
-            raise _unsupported(layer, f"combines tensors of different shapes ({shapes}); ai3 does not broadcast")
-        if _is_tensor_sum(layer):  # `a + b` written on KerasTensors
-            if len(bound) != 2:
-                raise _unsupported(layer, "ai3 adds two tensors, not a tensor and a constant")
-            index = self.add("add", name, [i for i, _ in bound], layer, bound[0][1])
-        elif isinstance(layer, (keras.layers.Add, keras.layers.Concatenate)):
+        op = _tensor_op(layer)
+        if op is not None:  # `a + b`, `x * 0.5` written on KerasTensors
+            index = self.tensor_op(op, node, layer, name, bound)
+        elif _merge_op(layer) is not None:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")
-            ins = [i for i, _ in bound]
-            if isinstance(layer, keras.layers.Add):
-                index = self.add("add", name, ins, layer, bound[0][1])
-            else:
-                index = self.add("concat", name, ins, layer, bound[0][1], {"axis": int(layer.axis)})
+            index = self.merge(_merge_op(layer), layer, name, bound)
+        elif isinstance(layer, keras.layers.Concatenate):
+            if len(bound) < 2:
+                raise _unsupported(layer, "needs at least two inputs")
+            index = self.add("concat", name, [i for i, _ in bound], layer, bound[0][1], {"axis": int(layer.axis)})
+        elif type(layer).__name__ == "CustomScaleLayer" and len(bound) == 2:
+            # InceptionResNetV2's residual: inputs[0] + inputs[1] * scale.
+            scaled = self.add("mul", name + "/scale", [bound[1][0]], layer, bound[1][1], {"reverse": False},
+                              {"other": np.asarray(float(layer.scale))})
+            index = self.add("add", name, [bound[0][0], scaled], layer, bound[0][1])
         else:
             if len(bound) != 1:
                 raise _unsupported(layer, f"ai3's core has no equivalent of this layer (called on {len(bound)} tensors)")
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def merge(self, op: str, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> int:
+        """A merge layer over its inputs: one add node where all shapes
+        match (the core sums N tensors at once), else a left-to-right chain
+        of broadcasting binary ops, as Keras computes it."""
+        ins = [i for i, _ in bound]
+        if op == "add" and len({s[1:] for _, s in bound}) == 1:
+            return self.add("add", name, ins, layer, bound[0][1])
+        index, shape = ins[0], bound[0][1]
+        for k, (i, s) in enumerate(bound[1:], start=1):
+            step = name if k == len(bound) - 1 else f"{name}/{k}"
+            index = self.add(op, step, [index, i], layer, shape)
+            shape = _broadcast(shape, s)
+        return index
+
+    def tensor_op(self, op: str, node: Any, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> int:
+        """keras.ops arithmetic on two tensors, or on a tensor and a
+        constant (a Python number or an array), which becomes the spec's
+        weights["other"]; `reverse` when the constant is the left operand."""
+        keras = _keras()
+        args = list(node.arguments.args)
+        if len(args) != 2 or node.arguments.kwargs:
+            raise _unsupported(layer, f"a keras.ops call with {len(args)} positional arguments; ai3 maps binary ones")
+        is_tensor = [isinstance(a, keras.KerasTensor) for a in args]
+        if all(is_tensor):
+            return self.merge(op, layer, name, bound)
+        if not any(is_tensor):
+            raise _unsupported(layer, "an operation on two constants")
+        (x, shape), = bound
+        other = args[1] if is_tensor[0] else args[0]
+        other = np.asarray(other if isinstance(other, (int, float, list, tuple, np.ndarray)) else _numpy(other), dtype=np.float64)
+        return self.add(op, name, [x], layer, shape, {"reverse": not is_tensor[0]}, {"other": other})
 
     def output_shape(self, layer: Any, node: Any, bound: list[tuple[int, tuple]]) -> tuple:
         """The node's output shape: the graph's own, or, with a sample
@@ -257,8 +330,14 @@ class _Mapper:
             return self.add("silu", name, [x], layer, shape)
         if fn_name in ("sigmoid", "tanh"):
             return self.add(fn_name, name, [x], layer, shape)
-        if fn_name == "softmax":
-            return self.add("softmax", name, [x], layer, shape, {"axis": -1})
+        if fn_name in ("softmax", "log_softmax"):
+            return self.add(fn_name, name, [x], layer, shape, {"axis": -1})
+        if fn_name == "gelu":  # keras.activations.gelu's default: the exact (erf) form
+            return self.add("gelu", name, [x], layer, shape, {"approximate": "none"})
+        if fn_name in ("hard_silu", "hard_swish"):  # x * relu6(x + 3) / 6, as torch's hardswish
+            return self.add("hardswish", name, [x], layer, shape)
+        if fn_name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
+            return self.add("hardsigmoid", name, [x], layer, shape, {"alpha": 1.0 / 6.0, "beta": 0.5})
         raise _unsupported(layer, f"activation {fn_name!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
 
     def fused_activation(self, layer: Any, name: str, x: int, out_shape: tuple) -> int:
@@ -325,15 +404,31 @@ class _Mapper:
             bias = _numpy(layer.bias) if layer.use_bias else None
             i = self.add("conv2d", name, [x], layer, shape, attrs, {"weight": weight, "bias": bias})
             return self.fused_activation(layer, name, i, shape)
+        if type(layer).__name__ in ("SeparableConv2D", "SeparableConvolution2D") and isinstance(layer, getattr(L, "SeparableConv2D", ())):
+            return self.separable(layer, name, x, shape)
         if isinstance(layer, L.Dense) and type(layer).__name__ == "Dense":
-            if len(shape) != 2:
-                raise _unsupported(layer, f"Dense on a rank-{len(shape)} input; ai3's linear takes (N, features)")
             if getattr(layer, "lora_enabled", False):
                 raise _unsupported(layer, "LoRA-enabled Dense")
-            weight = np.ascontiguousarray(_numpy(layer.kernel).T)
+            kernel = _numpy(layer.kernel)
             bias = _numpy(layer.bias) if layer.use_bias else None
-            i = self.add("linear", name, [x], layer, shape, {}, {"weight": weight, "bias": bias})
+            if len(shape) == 2:
+                weight = np.ascontiguousarray(kernel.T)
+                i = self.add("linear", name, [x], layer, shape, {}, {"weight": weight, "bias": bias})
+            else:  # Keras applies the kernel to the last axis: x @ kernel (+ bias)
+                i = self.add("matmul", name, [x], layer, shape, {}, {"other": kernel})
+                if bias is not None:
+                    out = (*shape[:-1], kernel.shape[1])
+                    i = self.add("add", name + "/bias", [i], layer, out, {"reverse": False}, {"other": bias})
             return self.fused_activation(layer, name, i, shape)
+        if isinstance(layer, L.LayerNormalization):
+            return self.layernorm(layer, name, x, shape)
+        if type(layer).__name__ == "LayerScale" and hasattr(layer, "gamma"):
+            # ConvNeXt's layer scale: x * gamma (per channel, the last axis).
+            return self.add("mul", name, [x], layer, shape, {"reverse": False}, {"other": _numpy(layer.gamma)})
+        if isinstance(layer, L.Cropping2D):
+            return self.cropping(layer, name, x, shape)
+        if isinstance(layer, L.Permute):
+            return self.add("permute", name, [x], layer, shape, {"dims": [0, *(int(d) for d in layer.dims)]})
         if isinstance(layer, L.BatchNormalization):
             self.spatial(layer, shape)
             axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
@@ -430,7 +525,73 @@ class _Mapper:
             and target[2] == shape[-1]
         ):
             return self.add("identity", name, [source.inputs[0]], layer, shape)
-        raise _unsupported(layer, f"a reshape to {layer.target_shape}; ai3 has no reshape op")
+        dims = [int(d) for d in layer.target_shape]
+        if dims.count(-1) > 1:
+            raise _unsupported(layer, f"a reshape to {layer.target_shape} with more than one unknown (-1) dimension")
+        # 0 copies the input's batch dimension, so any batch runs.
+        return self.add("reshape", name, [x], layer, shape, {"shape": [0, *dims]})
+
+    def separable(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """SeparableConv2D: a depthwise conv2d (groups = C, with the layer's
+        strides, dilation and padding) then a 1x1 pointwise conv2d carrying
+        the bias and the activation."""
+        self.spatial(layer, shape)
+        depthwise = _numpy(layer.depthwise_kernel)  # [kh, kw, C, multiplier]
+        kh, kw, c, mult = depthwise.shape
+        dw = depthwise.reshape(kh, kw, c * mult).transpose(2, 0, 1)[:, None, :, :]
+        stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+        attrs = {"stride": stride, "padding": self.padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
+        i = self.add("conv2d", name + "/depthwise", [x], layer, shape, attrs, {"weight": np.ascontiguousarray(dw), "bias": None})
+        pointwise = _numpy(layer.pointwise_kernel)  # [1, 1, C * multiplier, out]
+        pw = np.ascontiguousarray(pointwise.transpose(3, 2, 0, 1))
+        bias = _numpy(layer.bias) if layer.use_bias else None
+        mid = self.specs[i].input_shape
+        h, w = mid[1], mid[2]
+        if h is not None and w is not None:  # the depthwise output's size
+            pads = attrs["padding"]
+            h = (h + pads[0] + pads[1] - ((kh - 1) * dil[0] + 1)) // stride[0] + 1
+            w = (w + pads[2] + pads[3] - ((kw - 1) * dil[1] + 1)) // stride[1] + 1
+        mid = (mid[0], h, w, c * mult)
+        unit = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
+        j = self.add("conv2d", name, [i], layer, mid, unit, {"weight": pw, "bias": bias})
+        return self.fused_activation(layer, name, j, mid)
+
+    def layernorm(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """LayerNormalization over trailing axes -> layernorm(axes = their
+        count); gamma/beta (or ones/zeros) shaped like those axes."""
+        rank = len(shape)
+        axes = [layer.axis] if isinstance(layer.axis, int) else list(layer.axis)
+        axes = sorted(a + rank if a < 0 else a for a in axes)
+        if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0:
+            raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{rank} input; ai3 normalizes trailing axes (not the batch)")
+        if getattr(layer, "rms_scaling", False):
+            raise _unsupported(layer, "rms_scaling=True (RMS normalization)")
+        trailing = tuple(shape[a] for a in axes)
+        if None in trailing:
+            raise _unsupported(layer, f"normalizes axes of unknown size {trailing}")
+        weights = {
+            "weight": _numpy(layer.gamma).reshape(trailing) if layer.scale else np.ones(trailing),
+            "bias": _numpy(layer.beta).reshape(trailing) if layer.center else np.zeros(trailing),
+        }
+        return self.add("layernorm", name, [x], layer, shape, {"axes": len(axes), "eps": float(layer.epsilon)}, weights)
+
+    def cropping(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """Cropping2D as a slice along H then along W (only where it crops)."""
+        h, w = self.spatial(layer, shape)
+        (top, bottom), (left, right) = layer.cropping
+        index, cur = x, tuple(shape)
+        for axis, size, lo, hi in ((1, h, top, bottom), (2, w, left, right)):
+            if lo == 0 and hi == 0:
+                continue
+            stop = size - hi if size is not None else (-hi if hi else None)
+            if stop is None:
+                stop = 2**62  # to the end (Python slice semantics clamp it)
+            attrs = {"axis": axis, "start": int(lo), "stop": int(stop), "step": 1}
+            index = self.add("slice", name if axis == 2 or (left, right) == (0, 0) else name + "/rows", [index], layer, cur, attrs)
+            cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1:])
+        if index == x:
+            return self.add("identity", name, [x], layer, shape)
+        return index
 
     def per_channel(self, layer: Any, value: Any, channels: int, what: str) -> np.ndarray:
         v = np.asarray(_numpy(value) if not isinstance(value, (int, float, list, tuple)) else value, dtype=np.float64)
