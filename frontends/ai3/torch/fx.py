@@ -1,59 +1,55 @@
 """PyTorch model -> LayerSpecs, through torch.fx.
 
-The model is traced with a torch.fx tracer that also records which module
-each node was traced inside (for messages about functional calls), its
-nodes are mapped one by one onto the core's ops, and an operation the core
-lacks is an ai3.UnsupportedOperation naming the fx node, its target and the
-module path: never a silent fallback.
+The model is traced (ai3.torch.tracing): with a sample input shape, by a
+tracer that also runs it on two batch sizes, so every node carries its
+values, shapes resolve to ints and the batch-dependent dimensions are known;
+without one, by plain symbolic tracing, enough for networks without shape
+arithmetic. The nodes are then mapped one by one onto the core's ops (see
+core/ops/README.md for the op interface); an operation the core lacks is an
+ai3.UnsupportedOperation naming the fx node, its target and the module
+path: never a silent fallback.
+
+Nodes whose values are not tensors (sizes and the integer arithmetic on
+them) produce no layer: the reshape that uses them is written from its
+output shapes at both batch sizes (ai3.torch.shapes). Tensors that do not
+depend on the input (parameters read in forward, layer scales, position
+embeddings, masks) are constants: the weights["other"] of a one-input binary
+op, a linear's or layer norm's weights.
 """
 
 from __future__ import annotations
 
+import inspect
 import operator
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
+import torchvision
 from torch import fx, nn
-from torch.fx.passes.shape_prop import ShapeProp
 
 from ai3 import errors
-from ai3.spec import MODEL_INPUT, LayerSpec
-from ai3.torch import params
+from ai3.spec import MODEL_INPUT, LayerSpec, prune_dead
+from ai3.torch import params, shapes, tracing
+from ai3.torch.tracing import values as _values
 
 
-class _PathTracer(fx.Tracer):
-    """symbolic_trace's tracer, noting on every node the module it was
-    traced inside."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._paths: list[str] = []
-
-    def call_module(self, m, forward, args, kwargs):
-        self._paths.append(self.path_of_module(m))
-        try:
-            return super().call_module(m, forward, args, kwargs)
-        finally:
-            self._paths.pop()
-
-    def create_node(self, *args, **kwargs):
-        node = super().create_node(*args, **kwargs)
-        node.meta["ai3_module_path"] = self._paths[-1] if self._paths else ""
-        return node
-
-
-def trace(module: nn.Module) -> fx.GraphModule:
-    tracer = _PathTracer()
+def trace(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = None) -> fx.GraphModule:
     try:
-        graph = tracer.trace(module)
+        samples = None if sample_input_shape is None else tracing.sample_inputs(module, sample_input_shape)
+        gm, _ = tracing.trace(module, samples)
+    except errors.Error:
+        raise
     except Exception as e:
+        if sample_input_shape is not None and isinstance(e, (RuntimeError, ValueError, IndexError)) and "fx" not in type(e).__module__:
+            raise errors.ShapeError(f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}") from e
+        hint = "" if sample_input_shape is not None else "; passing sample_input_shape lets ai3 trace shape arithmetic"
         raise errors.UnsupportedOperation(
             f"torch.fx could not trace {type(module).__name__} ({type(e).__name__}: {e}); "
-            "swap_backend needs a model torch.fx can trace (the in-place swap_<op> functions do not)"
+            f"swap_backend needs a model torch.fx can trace (the in-place swap_<op> functions do not){hint}"
         ) from e
-    return fx.GraphModule(tracer.root, graph)
+    return gm
 
 
 def _describe(node: fx.Node) -> str:
@@ -68,19 +64,12 @@ def _unsupported(node: fx.Node, why: str) -> errors.UnsupportedOperation:
     return errors.UnsupportedOperation(f"{_describe(node)}: {why}")
 
 
-def _input_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
-    for arg in node.all_input_nodes:
-        meta = arg.meta.get("tensor_meta")
-        if meta is not None and hasattr(meta, "shape"):
-            return tuple(meta.shape)
-    return None
-
-
 def _normalized(node: fx.Node, fn: Callable) -> dict[str, Any]:
     """The call's arguments by parameter name, defaults filled in."""
-    import inspect
-
-    bound = inspect.signature(fn).bind(*node.args, **node.kwargs)
+    try:
+        bound = inspect.signature(fn).bind(*node.args, **node.kwargs)
+    except TypeError as e:
+        raise _unsupported(node, f"unexpected arguments ({e})") from e
     bound.apply_defaults()
     return dict(bound.arguments)
 
@@ -92,6 +81,23 @@ def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     raise _unsupported(node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)")
+
+
+def _tensor_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
+    """The shape of the tensor `node` computes, on the first sample."""
+    vals = _values(node)
+    if vals is not None and isinstance(vals[0], torch.Tensor):
+        return tuple(vals[0].shape)
+    meta = node.meta.get("tensor_meta")
+    return tuple(meta.shape) if meta is not None and hasattr(meta, "shape") else None
+
+
+def _input_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
+    for arg in node.all_input_nodes:
+        shape = _tensor_shape(arg)
+        if shape is not None:
+            return shape
+    return None
 
 
 def _rank(node: fx.Node) -> Optional[int]:
@@ -130,43 +136,175 @@ def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any) -> dict[str, Any
     return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}
 
 
+def _is_tensor_valued(node: fx.Node) -> bool:
+    """False for nodes computing sizes and other non-tensors (they make no
+    layer); True when unknown (traced without sample inputs)."""
+    vals = _values(node)
+    if vals is None:
+        return True
+    first = vals[0]
+    if isinstance(first, (tuple, list)):
+        return any(isinstance(v, torch.Tensor) for v in first)
+    return isinstance(first, torch.Tensor)
+
+
+# Canonical names of the calls the mapper handles: functions by identity,
+# tensor methods by name. Method calls put the tensor first, as the
+# functions do, so one handler serves both forms.
+_FUNCTIONS: dict[Any, str] = {
+    operator.add: "add", operator.iadd: "add", torch.add: "add",
+    operator.sub: "sub", operator.isub: "sub", torch.sub: "sub", torch.subtract: "sub",
+    operator.mul: "mul", operator.imul: "mul", torch.mul: "mul", torch.multiply: "mul",
+    operator.truediv: "div", operator.itruediv: "div", torch.div: "div", torch.true_divide: "div", torch.divide: "div",
+    operator.matmul: "matmul", torch.matmul: "matmul", torch.bmm: "matmul",
+    operator.getitem: "getitem",
+    torch.cat: "cat", torch.concat: "cat", torch.concatenate: "cat",
+    torch.flatten: "flatten",
+    torch.reshape: "reshape", torch.squeeze: "reshape", torch.unsqueeze: "reshape",
+    torch.permute: "permute", torch.transpose: "transpose", torch.swapaxes: "transpose", torch.swapdims: "transpose",
+    torch.chunk: "chunk", torch.split: "split",
+    torch.roll: "roll", torch.mean: "mean", torch.einsum: "einsum",
+    F.relu: "relu", torch.relu: "relu", torch.relu_: "relu",
+    F.gelu: "gelu", F.hardswish: "hardswish", F.hardsigmoid: "hardsigmoid", F.silu: "silu",
+    torch.sigmoid: "sigmoid", F.sigmoid: "sigmoid", torch.tanh: "tanh", F.tanh: "tanh",
+    F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
+    F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
+    F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
+    F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
+    F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
+    F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
+    torchvision.ops.stochastic_depth: "stochastic_depth",
+    F.scaled_dot_product_attention: "attention",
+}  # fmt: skip
+_METHODS: dict[str, str] = {
+    "add": "add", "add_": "add", "__add__": "add", "__radd__": "add", "__iadd__": "add",
+    "sub": "sub", "sub_": "sub", "__sub__": "sub",
+    "mul": "mul", "mul_": "mul", "__mul__": "mul", "__rmul__": "mul", "__imul__": "mul",
+    "div": "div", "div_": "div", "__truediv__": "div",
+    "matmul": "matmul", "bmm": "matmul", "__matmul__": "matmul",
+    "__getitem__": "getitem", "flatten": "flatten",
+    "view": "reshape", "reshape": "reshape", "squeeze": "reshape", "unsqueeze": "reshape", "view_as": "reshape", "reshape_as": "reshape",
+    "permute": "permute", "transpose": "transpose", "swapaxes": "transpose", "swapdims": "transpose",
+    "contiguous": "identity", "clone": "identity", "detach": "identity",
+    "chunk": "chunk", "split": "split", "expand": "expand", "expand_as": "expand",
+    "roll": "roll", "mean": "mean",
+    "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
+    "clamp": "clamp", "clamp_": "clamp", "clip": "clamp", "clip_": "clamp",
+    "softmax": "softmax", "log_softmax": "log_softmax",
+}  # fmt: skip
+
+# Binary ops: (reversible?) — sub and div with a constant on the left are
+# `other - x`, `other / x` (the interface's `reverse`); add and mul commute.
+_BINARY = ("add", "sub", "mul", "div")
+
+
 class _Mapper:
     def __init__(self, gm: fx.GraphModule):
         self.gm = gm
         self.modules = dict(gm.named_modules())
         self.specs: list[LayerSpec] = []
-        self.index: dict[fx.Node, int] = {}
+        self.index: dict[fx.Node, int] = {}  # tensor node -> spec index (or MODEL_INPUT)
+        self.pieces: dict[fx.Node, list[Optional[int]]] = {}  # tuple-valued node -> each element's spec
+        self.consts: dict[fx.Node, torch.Tensor] = {}  # get_attr nodes
+        self.expanded: dict[fx.Node, torch.Tensor] = {}  # a constant expanded along the batch, awaiting a concat
+
+    # -- building blocks -------------------------------------------------
+    def add(self, node: fx.Node, op: str, name: str, inputs: list[int], layer: Any, attrs=None, weights=None) -> int:
+        spec = LayerSpec(name, op, inputs, attrs or {}, weights or {}, layer, _input_shape(node))
+        self.index[node] = len(self.specs)
+        self.specs.append(spec)
+        return self.index[node]
+
+    def emit(self, node: fx.Node, op: str, name: str, inputs: list[int], attrs=None, weights=None, input_shape=None) -> int:
+        """A helper layer of a node that maps to several (slices of a chunk,
+        the permutes around an einsum), not yet the node's own result."""
+        self.specs.append(LayerSpec(name, op, inputs, attrs or {}, weights or {}, node, input_shape))
+        return len(self.specs) - 1
+
+    def alias(self, node: fx.Node, source: fx.Node) -> None:
+        self.index[node] = self.tensor(node, source)
+
+    def values(self, node: fx.Node, of: fx.Node) -> tuple[Any, Any]:
+        vals = _values(of)
+        if vals is None:
+            raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+        return vals
+
+    def shapes(self, node: fx.Node, of: fx.Node) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        a, b = self.values(node, of)
+        return tuple(a.shape), tuple(b.shape)
+
+    def tensor(self, node: fx.Node, a: Any) -> int:
+        """The spec index of tensor argument `a` of `node`."""
+        if isinstance(a, fx.Node) and a in self.index:
+            return self.index[a]
+        if isinstance(a, fx.Node) and (a in self.consts or a in self.expanded):
+            raise _unsupported(node, f"takes the constant tensor '{a.name}' where ai3 needs a computed one")
+        raise _unsupported(node, f"takes a non-tensor argument {a!r} where ai3 needs a tensor")
 
     def inputs_of(self, node: fx.Node, args: Sequence[Any]) -> list[int]:
         found = []
         for a in args:
-            if isinstance(a, fx.Node):
-                found.append(self.index[a])
-            elif isinstance(a, (list, tuple)) and all(isinstance(x, fx.Node) for x in a):
-                found += [self.index[x] for x in a]
+            if isinstance(a, (list, tuple)):
+                found += [self.tensor(node, x) for x in a]
             else:
-                raise _unsupported(node, f"takes a non-tensor argument {a!r} where ai3 needs a tensor")
+                found.append(self.tensor(node, a))
         return found
 
-    def add(self, node: fx.Node, op: str, name: str, inputs: list[int], layer: Any, attrs=None, weights=None) -> None:
-        spec = LayerSpec(name, op, inputs, attrs or {}, weights or {}, layer, _input_shape(node))
-        self.index[node] = len(self.specs)
-        self.specs.append(spec)
+    def constant(self, node: fx.Node, a: Any) -> Optional[np.ndarray]:
+        """`a` as a constant array (a number, or a tensor read from the
+        model), or None when it is a computed tensor."""
+        if isinstance(a, bool) or a is None:
+            raise _unsupported(node, f"takes {a!r} where ai3 needs a tensor or a number")
+        if isinstance(a, (int, float)):
+            return np.asarray(a, dtype=np.float64)
+        if isinstance(a, torch.Tensor):
+            return a.detach().cpu().numpy()
+        if isinstance(a, fx.Node) and a in self.consts:
+            return self.consts[a].detach().cpu().numpy()
+        if isinstance(a, fx.Node) and a not in self.index and a not in self.expanded:
+            raise _unsupported(node, f"takes '{a.name}', a value that depends on the batch size, as an operand")
+        return None
 
-    def alias(self, node: fx.Node, source: fx.Node) -> None:
-        self.index[node] = self.index[source]
+    # -- per node ------------------------------------------------------------
+    def map(self, node: fx.Node) -> None:
+        if not _is_tensor_valued(node):
+            return  # sizes and their arithmetic: consumed through the values
+        if _values(node) is None and node.target in ("size", "dim", "numel", getattr):
+            raise _unsupported(node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend")
+        if node.op == "call_module":
+            self.module(node)
+        elif node.op == "call_function":
+            kind = _FUNCTIONS.get(node.target)
+            if kind is None:
+                raise _unsupported(node, "ai3's core has no equivalent of this function")
+            self.call(node, kind)
+        else:
+            kind = _METHODS.get(node.target)
+            if kind is None:
+                raise _unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
+            self.call(node, kind)
+
+    def name_of(self, node: fx.Node) -> str:
+        if node.op == "call_module":
+            return node.target
+        return f"{node.meta.get('ai3_module_path') or ''}.{node.name}".lstrip(".")
 
     # -- call_module ---------------------------------------------------
     def module(self, node: fx.Node) -> None:
         m = self.modules[node.target]
         name = node.target
+        if isinstance(m, nn.MultiheadAttention):
+            return self.attention(node, m)
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
             raise _unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
-        inputs = [self.index[x]]
+        inputs = [self.tensor(node, x)]
         w = params.numpy_weight
-        if isinstance(m, (nn.Dropout, nn.Dropout2d, nn.Identity)):
+        if isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.Identity)):
             self.alias(node, x)
+        elif isinstance(m, torchvision.ops.StochasticDepth):
+            self.alias(node, x)  # identity at inference (the model is in eval mode)
         elif isinstance(m, nn.Conv2d):
             self.add(node, "conv2d", name, inputs, m, params.conv2d(m, name), {"weight": w(m.weight), "bias": w(m.bias)})
         elif isinstance(m, nn.Linear):
@@ -182,6 +320,11 @@ class _Mapper:
         elif isinstance(m, nn.AdaptiveAvgPool2d):
             size = params.adaptive_output_size(m.output_size, _input_shape(node), name)
             self.add(node, "adaptiveavgpool2d", name, inputs, m, {"output_size": size})
+        elif isinstance(m, nn.AdaptiveMaxPool2d):
+            if m.return_indices:
+                raise _unsupported(node, "AdaptiveMaxPool2d with return_indices=True")
+            size = params.adaptive_output_size(m.output_size, _input_shape(node), name)
+            self.add(node, "adaptivemaxpool2d", name, inputs, m, {"output_size": size})
         elif isinstance(m, nn.Flatten):
             self.add(node, "flatten", name, inputs, m, {"start_dim": m.start_dim, "end_dim": m.end_dim})
         elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too: Hardtanh(0, 6)
@@ -192,8 +335,19 @@ class _Mapper:
             self.add(node, "silu", name, inputs, m)
         elif isinstance(m, nn.Tanh):
             self.add(node, "tanh", name, inputs, m)
+        elif isinstance(m, nn.GELU):
+            self.add(node, "gelu", name, inputs, m, {"approximate": m.approximate})
+        elif isinstance(m, nn.Hardswish):
+            self.add(node, "hardswish", name, inputs, m)
+        elif isinstance(m, nn.Hardsigmoid):
+            self.add(node, "hardsigmoid", name, inputs, m, params.TORCH_HARDSIGMOID)
+        elif isinstance(m, nn.LayerNorm):
+            attrs, weights = params.layernorm(m.normalized_shape, m.weight, m.bias, m.eps)
+            self.add(node, "layernorm", name, inputs, m, attrs, weights)
         elif isinstance(m, nn.Softmax):
             self.add(node, "softmax", name, inputs, m, {"axis": _softmax_axis(node, m.dim, None)})
+        elif isinstance(m, nn.LogSoftmax):
+            self.add(node, "log_softmax", name, inputs, m, {"axis": _softmax_axis(node, m.dim, None)})
         elif isinstance(m, nn.ConstantPad2d):  # nn.ZeroPad2d too
             self.add(node, "pad2d", name, inputs, m, _torch_pads(node, tuple(m.padding), "constant", m.value))
         elif isinstance(m, nn.BatchNorm2d):
@@ -206,106 +360,363 @@ class _Mapper:
         else:
             raise _unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
 
-    # -- call_function / call_method --------------------------------------
-    def function(self, node: fx.Node) -> None:
-        t = node.target
-        name = f"{node.meta.get('ai3_module_path') or ''}.{node.name}".lstrip(".")
-        if t in (F.relu, torch.relu, torch.relu_):
-            self.add(node, "relu", name, [self.index[node.args[0]]], node)
-        elif t in (operator.add, operator.iadd, torch.add):
-            if len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
-                raise _unsupported(node, "only the sum of two tensors is supported")
-            self.add(node, "add", name, self.inputs_of(node, node.args), node)
-        elif t is torch.cat:
-            a = node.args
-            tensors = a[0]
-            dim = a[1] if len(a) > 1 else node.kwargs.get("dim", 0)
-            self.add(node, "concat", name, self.inputs_of(node, [tensors]), node, {"axis": int(dim)})
-        elif t is torch.flatten:
-            a = _normalized(node, lambda input, start_dim=0, end_dim=-1: None)
-            self.add(node, "flatten", name, [self.index[a["input"]]], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
-        elif t is F.adaptive_avg_pool2d:
-            a = _normalized(node, lambda input, output_size: None)
-            size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
-            self.add(node, "adaptiveavgpool2d", name, [self.index[a["input"]]], node, {"output_size": size})
-        elif t is F.avg_pool2d:
-            a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: None)
-            x = a.pop("input")
-            self.add(node, "avgpool2d", name, [self.index[x]], node, params.avgpool2d(**a, name=name))
-        elif t is F.max_pool2d:
-            a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
-            x = a.pop("input")
-            self.add(node, "maxpool2d", name, [self.index[x]], node, params.maxpool2d(**a, name=name))
-        elif t is F.relu6:
-            a = _normalized(node, lambda input, inplace=False: None)
-            self.add(node, "clamp", name, [self.index[a["input"]]], node, {"min": 0.0, "max": 6.0})
-        elif t is F.hardtanh:
-            a = _normalized(node, lambda input, min_val=-1.0, max_val=1.0, inplace=False: None)
-            attrs = {"min": _bound(a["min_val"], -1.0, node, "min"), "max": _bound(a["max_val"], 1.0, node, "max")}
-            self.add(node, "clamp", name, [self.index[a["input"]]], node, attrs)
-        elif t is torch.clamp or t is torch.clip:
-            a = _normalized(node, lambda input, min=None, max=None: None)
-            self.clamp(node, name, a)
-        elif t in (torch.sigmoid, F.sigmoid):
-            self.add(node, "sigmoid", name, [self.index[node.args[0]]], node)
-        elif t is F.silu:
-            a = _normalized(node, lambda input, inplace=False: None)
-            self.add(node, "silu", name, [self.index[a["input"]]], node)
-        elif t in (torch.tanh, F.tanh):
-            self.add(node, "tanh", name, [self.index[node.args[0]]], node)
-        elif t in (F.softmax, torch.softmax):
-            a = _normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
-            self.add(node, "softmax", name, [self.index[a["input"]]], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
-        elif t is F.pad:
-            a = _normalized(node, lambda input, pad, mode="constant", value=None: None)
-            self.add(node, "pad2d", name, [self.index[a["input"]]], node, _torch_pads(node, a["pad"], a["mode"], a["value"]))
-        elif t in (F.dropout, F.dropout2d):
-            self.alias(node, node.args[0])
+    def attention(self, node: fx.Node, module: Optional[nn.Module] = None) -> None:
+        """nn.MultiheadAttention and F.scaled_dot_product_attention live in
+        ai3.torch.attention, which registers the node's spec(s) here."""
+        try:
+            from ai3.torch import attention
+        except ImportError as e:
+            raise _unsupported(node, "this build of ai3 has no attention mapping") from e
+        if module is not None:
+            attention.map_module(self, node, module)
         else:
-            raise _unsupported(node, "ai3's core has no equivalent of this function")
+            attention.map_function(self, node)
 
-    def clamp(self, node: fx.Node, name: str, a: dict[str, Any]) -> None:
+    # -- call_function / call_method -------------------------------------
+    def call(self, node: fx.Node, kind: str) -> None:
+        name = self.name_of(node)
+        args = node.args
+        if kind in _BINARY:
+            return self.binary(node, kind, name)
+        handler = getattr(self, f"_{kind}", None)
+        if handler is not None:
+            return handler(node, name)
+        if kind in ("relu", "sigmoid", "tanh", "silu", "hardswish"):
+            a = _normalized(node, lambda input, inplace=False: None)
+            return self.add(node, kind, name, [self.tensor(node, a["input"])], node)
+        if kind == "identity":
+            return self.alias(node, args[0])
+        if kind in ("dropout", "stochastic_depth"):
+            if kind == "dropout":
+                a = _normalized(node, lambda input, p=0.5, training=True, inplace=False: None)
+            else:
+                a = _normalized(node, lambda input, p, mode, training=True: None)
+            if a["training"] is not False and a["p"] != 0:
+                raise _unsupported(node, f"{kind} in training mode (ai3 runs inference)")
+            return self.alias(node, a["input"])
+        raise _unsupported(node, f"no mapping for '{kind}'")
+
+    def binary(self, node: fx.Node, op: str, name: str) -> None:
+        if len(node.args) != 2 or any(k not in ("alpha", "rounding_mode") for k in node.kwargs):
+            raise _unsupported(node, f"{op} takes two operands")
+        if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("rounding_mode") is not None:
+            raise _unsupported(node, f"{op} with alpha or rounding_mode is not supported")
+        x, y = node.args
+        if node.op == "call_method" and node.target in ("__radd__", "__rmul__"):
+            x, y = y, x
+        cx, cy = self.constant(node, x), self.constant(node, y)
+        if cx is None and cy is None:
+            if x in self.expanded or y in self.expanded:
+                raise _unsupported(node, "a constant expanded along the batch as an operand")
+            self.add(node, op, name, [self.tensor(node, x), self.tensor(node, y)], node)
+        elif cx is None or cy is None:
+            tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
+            self.add(node, op, name, [self.tensor(node, tensor)], node, {"reverse": reverse}, {"other": other})
+        else:
+            raise _unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
+
+    def _matmul(self, node: fx.Node, name: str) -> None:
+        x, y = node.args[:2]
+        if self.constant(node, x) is not None:
+            raise _unsupported(node, "matmul with a constant on the left is not supported (only x @ constant)")
+        other = self.constant(node, y)
+        if other is None:
+            self.add(node, "matmul", name, [self.tensor(node, x), self.tensor(node, y)], node)
+        else:
+            self.add(node, "matmul", name, [self.tensor(node, x)], node, {}, {"other": other})
+
+    def _linear(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, weight, bias=None: None)
+        weight, bias = self.constant(node, a["weight"]), None if a["bias"] is None else self.constant(node, a["bias"])
+        if weight is None or (a["bias"] is not None and bias is None):
+            raise _unsupported(node, "F.linear with a computed weight or bias (only the model's own tensors)")
+        self.add(node, "linear", name, [self.tensor(node, a["input"])], node, {}, {"weight": weight, "bias": bias})
+
+    def _layer_norm(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
+        w, b = (None if a[k] is None else self.constant(node, a[k]) for k in ("weight", "bias"))
+        attrs, weights = params.layernorm(a["normalized_shape"], w, b, a["eps"])
+        self.add(node, "layernorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _gelu(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, approximate="none": None)
+        self.add(node, "gelu", name, [self.tensor(node, a["input"])], node, {"approximate": a["approximate"]})
+
+    def _hardsigmoid(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, inplace=False: None)
+        self.add(node, "hardsigmoid", name, [self.tensor(node, a["input"])], node, params.TORCH_HARDSIGMOID)
+
+    def _flatten(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, start_dim=0, end_dim=-1: None)
+        self.add(node, "flatten", name, [self.tensor(node, a["input"])], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
+
+    def _cat(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda tensors, dim=0, axis=None: None)
+        dim = a["dim"] if a["axis"] is None else a["axis"]
+        items = list(a["tensors"])
+        computed = [t for t in items if isinstance(t, fx.Node) and t in self.index]
+        inputs = []
+        for t in items:
+            if isinstance(t, fx.Node) and t in self.expanded:
+                if not computed:
+                    raise _unsupported(node, "concatenates only constants")
+                inputs.append(self.broadcast_constant(node, name, t, computed[0], dim))
+            else:
+                inputs.append(self.tensor(node, t))
+        self.add(node, "concat", name, inputs, node, {"axis": int(dim)})
+
+    def broadcast_constant(self, node: fx.Node, name: str, const: fx.Node, like: fx.Node, dim: int) -> int:
+        """A constant expanded along the batch (ViT's class token), as a
+        computed tensor: a slice of `like` (a tensor it is concatenated
+        with) of the constant's length along `dim`, times 0, plus the
+        constant. The core has no op making a tensor of the batch's size
+        from nothing; this costs two elementwise ops on a small slice."""
+        value = self.expanded[const]
+        (v1, v2), (l1, l2) = self.values(node, const), self.values(node, like)
+        rank = v1.dim()
+        axis = dim % rank
+        length = v1.shape[axis]
+        if l1.shape[axis] < length or any(
+            v.shape[i] != l.shape[i] for v, l in ((v1, l1), (v2, l2)) for i in range(rank) if i != axis
+        ):
+            raise _unsupported(node, f"cannot shape the expanded constant '{const.name}' like '{like.name}'")
+        shape = tuple(l1.shape)
+        piece = self.emit(node, "slice", f"{name}.{const.name}.slice", [self.index[like]], {"axis": axis, "start": 0, "stop": length, "step": 1}, input_shape=shape)
+        zero = self.emit(node, "mul", f"{name}.{const.name}.zero", [piece], {"reverse": False}, {"other": np.zeros((), dtype=np.float64)})
+        return self.emit(node, "add", f"{name}.{const.name}", [zero], {"reverse": False}, {"other": value.detach().cpu().numpy()})
+
+    def _expand(self, node: fx.Node, name: str) -> None:
+        source = node.args[0]
+        (o1, o2) = self.shapes(node, node)
+        if source in self.consts:
+            self.expanded[node] = self.consts[source]  # broadcasts over the batch where it is used
+            return
+        (i1, i2) = self.shapes(node, source)
+        if (i1, i2) != (o1, o2):
+            raise _unsupported(node, "expand that broadcasts a computed tensor is not supported")
+        self.alias(node, source)
+
+    def _reshape(self, node: fx.Node, name: str) -> None:
+        x = node.args[0]
+        src = self.tensor(node, x)
+        if _values(node) is None:
+            # Traced without samples: only literal shapes can be mapped.
+            dims = node.args[1:] if node.target not in (torch.reshape,) else node.args[1]
+            dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else list(dims)
+            if node.target not in ("view", "reshape", torch.reshape) or not all(isinstance(d, int) and d != 0 for d in dims):
+                raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            self.add(node, "reshape", name, [src], node, {"shape": dims})
+            return
+        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        if (i1, i2) == (o1, o2):
+            return self.alias(node, x)
+        try:
+            target = shapes.reshape_target(i1, i2, o1, o2)
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from e
+        self.add(node, "reshape", name, [src], node, {"shape": target})
+
+    def dims_arg(self, node: fx.Node) -> list[int]:
+        dims = node.args[1:] if "dims" not in node.kwargs else (node.kwargs["dims"],)
+        if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = dims[0]
+        if not all(isinstance(d, int) for d in dims):
+            raise _unsupported(node, f"permutation must be ints, got {dims!r}")
+        return list(dims)
+
+    def _permute(self, node: fx.Node, name: str) -> None:
+        x = node.args[0]
+        rank = len(self.shapes(node, x)[0]) if _values(x) is not None else len(self.dims_arg(node))
+        try:
+            perm = shapes.permutation(rank, self.dims_arg(node))
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from e
+        self.permute(node, name, x, perm)
+
+    def permute(self, node: fx.Node, name: str, x: fx.Node, perm: list[int]) -> None:
+        if shapes.is_identity(perm):
+            self.alias(node, x)
+        else:
+            self.add(node, "permute", name, [self.tensor(node, x)], node, {"dims": perm})
+
+    def _transpose(self, node: fx.Node, name: str) -> None:
+        x, a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim0"), node.args[2] if len(node.args) > 2 else node.kwargs.get("dim1")
+        rank = _tensor_shape(x)
+        if rank is None:
+            raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+        self.permute(node, name, x, shapes.transposition(len(rank), int(a), int(b)))
+
+    def _getitem(self, node: fx.Node, name: str) -> None:
+        source, index = node.args
+        if source in self.pieces:
+            piece = self.pieces[source][index]
+            if piece is None:
+                raise _unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
+            self.index[node] = piece
+            return
+        if isinstance(index, fx.Node) or (isinstance(index, tuple) and any(isinstance(i, fx.Node) for i in index)):
+            raise _unsupported(node, "indexing with tensors or batch-dependent values is not supported")
+        (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
+        try:
+            slices, reshape = shapes.index_slices(index, i1, i2)
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from e
+        current, c1, c2 = self.tensor(node, source), list(i1), list(i2)
+        for n, (axis, start, stop, step) in enumerate(slices):
+            attrs = {"axis": axis, "start": start, "stop": stop, "step": step}
+            current = self.emit(node, "slice", f"{name}.slice{n}", [current], attrs, input_shape=tuple(c1))
+            for c in (c1, c2):
+                c[axis] = len(range(*slice(start, stop, step).indices(c[axis])))
+        if reshape and (tuple(c1), tuple(c2)) != (o1, o2):
+            target = shapes.reshape_target(c1, c2, o1, o2)
+            current = self.emit(node, "reshape", name, [current], {"shape": target}, input_shape=tuple(c1))
+        self.index[node] = current
+
+    def split_into(self, node: fx.Node, name: str, x: fx.Node, dim: int, bounds: list[tuple[int, int]]) -> None:
+        (i1, _) = self.shapes(node, x)
+        src = self.tensor(node, x)
+        axis = dim % len(i1)
+        self.pieces[node] = [
+            self.emit(node, "slice", f"{name}.{n}", [src], {"axis": axis, "start": s, "stop": e, "step": 1}, input_shape=tuple(i1))
+            for n, (s, e) in enumerate(bounds)
+        ]
+
+    def split_dim(self, node: fx.Node, x: fx.Node, dim: int) -> int:
+        (i1, i2) = self.shapes(node, x)
+        if i1[dim] != i2[dim]:
+            raise _unsupported(node, "splitting the batch dimension is not supported")
+        return int(i1[dim])
+
+    def _chunk(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, chunks, dim=0: None)
+        size = self.split_dim(node, a["input"], a["dim"])
+        self.split_into(node, name, a["input"], a["dim"], shapes.chunk_bounds(size, a["chunks"]))
+
+    def _split(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, split_size_or_sections, dim=0: None)
+        size = self.split_dim(node, a["input"], a["dim"])
+        try:
+            bounds = shapes.split_bounds(size, a["split_size_or_sections"])
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from e
+        self.split_into(node, name, a["input"], a["dim"], bounds)
+
+    def _roll(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, shifts, dims=None: None)
+        if a["dims"] is None:
+            raise _unsupported(node, "roll without dims (over the flattened tensor) is not supported")
+        shifts = [a["shifts"]] if isinstance(a["shifts"], int) else list(a["shifts"])
+        dims = [a["dims"]] if isinstance(a["dims"], int) else list(a["dims"])
+        if len(shifts) != len(dims) or not all(isinstance(v, int) for v in shifts + dims):
+            raise _unsupported(node, f"roll's shifts {a['shifts']!r} and dims {a['dims']!r} must be ints, as many of each")
+        self.add(node, "roll", name, [self.tensor(node, a["input"])], node, {"shifts": shifts, "axes": dims})
+
+    def _mean(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, dim=None, keepdim=False, dtype=None: None)
+        if a["dtype"] is not None:
+            raise _unsupported(node, "mean with a dtype argument (a cast) is not supported")
+        dim = a["dim"]
+        if dim is None:
+            rank = _tensor_shape(a["input"])
+            if rank is None:
+                raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            dim = list(range(len(rank)))
+        axes = [dim] if isinstance(dim, int) else list(dim)
+        self.add(node, "mean", name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])})
+
+    def _einsum(self, node: fx.Node, name: str) -> None:
+        equation, *operands = node.args
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+            operands = list(operands[0])
+        if len(operands) != 2:
+            raise _unsupported(node, "only two-operand einsum is supported")
+        try:
+            perm_a, perm_b, perm_out = shapes.einsum_matmul(equation)
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from e
+        inputs = []
+        for n, (operand, perm) in enumerate(zip(operands, (perm_a, perm_b))):
+            src = self.tensor(node, operand)
+            if not shapes.is_identity(perm):
+                src = self.emit(node, "permute", f"{name}.operand{n}", [src], {"dims": perm}, input_shape=_tensor_shape(operand))
+            inputs.append(src)
+        if shapes.is_identity(perm_out):
+            self.add(node, "matmul", name, inputs, node)
+        else:
+            product = self.emit(node, "matmul", f"{name}.matmul", inputs)
+            self.index[node] = self.emit(node, "permute", name, [product], {"dims": perm_out})
+
+    def _relu6(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, inplace=False: None)
+        self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, {"min": 0.0, "max": 6.0})
+
+    def _hardtanh(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, min_val=-1.0, max_val=1.0, inplace=False: None)
+        attrs = {"min": _bound(a["min_val"], -1.0, node, "min"), "max": _bound(a["max_val"], 1.0, node, "max")}
+        self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
+
+    def _clamp(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, min=None, max=None: None)
         if a["min"] is None and a["max"] is None:
             raise _unsupported(node, "clamp needs min or max")
         attrs = {"min": _bound(a["min"], float("-inf"), node, "min"), "max": _bound(a["max"], float("inf"), node, "max")}
-        self.add(node, "clamp", name, [self.index[a["input"]]], node, attrs)
+        self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
 
-    def method(self, node: fx.Node) -> None:
-        name = f"{node.meta.get('ai3_module_path') or ''}.{node.name}".lstrip(".")
-        if node.target in ("relu", "relu_"):
-            self.add(node, "relu", name, [self.index[node.args[0]]], node)
-        elif node.target in ("add", "add_", "__add__") and len(node.args) == 2 and not node.kwargs:
-            self.add(node, "add", name, self.inputs_of(node, node.args), node)
-        elif node.target == "flatten":
-            a = _normalized(node, lambda input, start_dim=0, end_dim=-1: None)
-            self.add(node, "flatten", name, [self.index[a["input"]]], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
-        elif node.target in ("sigmoid", "sigmoid_", "tanh", "tanh_") and len(node.args) == 1 and not node.kwargs:
-            self.add(node, node.target.rstrip("_"), name, [self.index[node.args[0]]], node)
-        elif node.target == "softmax":
+    def _softmax(self, node: fx.Node, name: str, op: str = "softmax") -> None:
+        if node.op == "call_method":
             a = _normalized(node, lambda input, dim=None, dtype=None: None)
-            self.add(node, "softmax", name, [self.index[a["input"]]], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
-        elif node.target in ("clamp", "clamp_", "clip", "clip_"):
-            self.clamp(node, name, _normalized(node, lambda input, min=None, max=None: None))
         else:
-            raise _unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
+            a = _normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
+        self.add(node, op, name, [self.tensor(node, a["input"])], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
+
+    def _log_softmax(self, node: fx.Node, name: str) -> None:
+        self._softmax(node, name, "log_softmax")
+
+    def _pad(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, pad, mode="constant", value=None: None)
+        pad = a["pad"]
+        if isinstance(pad, (list, tuple)) and all(p == 0 for p in pad) and a["mode"] == "constant":
+            return self.alias(node, a["input"])  # swin pads by (W % window) and the like: often nothing
+        if isinstance(pad, (list, tuple)) and len(pad) > 4 and all(p == 0 for p in pad[4:]):
+            pad = tuple(pad[:4])
+        self.add(node, "pad2d", name, [self.tensor(node, a["input"])], node, _torch_pads(node, pad, a["mode"], a["value"]))
+
+    def _adaptive_avg_pool2d(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, output_size: None)
+        size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
+        self.add(node, "adaptiveavgpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
+
+    def _adaptive_max_pool2d(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, output_size, return_indices=False: None)
+        if a["return_indices"]:
+            raise _unsupported(node, "adaptive_max_pool2d with return_indices=True")
+        size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
+        self.add(node, "adaptivemaxpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
+
+    def _avg_pool2d(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: None)
+        x = a.pop("input")
+        self.add(node, "avgpool2d", name, [self.tensor(node, x)], node, params.avgpool2d(**a, name=name))
+
+    def _max_pool2d(self, node: fx.Node, name: str) -> None:
+        a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
+        x = a.pop("input")
+        self.add(node, "maxpool2d", name, [self.tensor(node, x)], node, params.maxpool2d(**a, name=name))
+
+    def _attention(self, node: fx.Node, name: str) -> None:
+        self.attention(node)
 
 
 def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int, fx.GraphModule]:
     """The model's LayerSpecs in execution order and the index of its output
-    spec. With sample_input_shape, every spec also gets its input shape."""
+    spec. With sample_input_shape, every spec also gets its input shape,
+    and shape arithmetic in the model is resolved (see module docstring)."""
     training = [n for n, m in module.named_modules() if m.training and isinstance(m, (nn.BatchNorm2d, nn.Dropout, nn.Dropout2d))]
     if training:
         raise errors.InvalidArgument(
             f"ai3 runs inference, but module '{training[0] or type(module).__name__}' is in training mode; call model.eval() first"
         )
-    gm = trace(module)
-    if sample_input_shape is not None:
-        dtype = next((p.dtype for p in module.parameters()), torch.float32)
-        try:
-            with torch.no_grad():
-                ShapeProp(gm).propagate(torch.zeros(tuple(sample_input_shape), dtype=dtype))
-        except Exception as e:
-            raise errors.ShapeError(f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}") from e
+    gm = trace(module, sample_input_shape)
     mapper = _Mapper(gm)
     output: Optional[int] = None
     for node in gm.graph.nodes:
@@ -313,21 +724,20 @@ def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = No
             if MODEL_INPUT in mapper.index.values():
                 raise _unsupported(node, "ai3 models take one input tensor")
             mapper.index[node] = MODEL_INPUT
-        elif node.op == "call_module":
-            mapper.module(node)
-        elif node.op == "call_function":
-            mapper.function(node)
-        elif node.op == "call_method":
-            mapper.method(node)
+        elif node.op == "get_attr":
+            mapper.consts[node] = tracing._get_attr(gm, node.target)
         elif node.op == "output":
             result = node.args[0]
-            if not isinstance(result, fx.Node):
+            if not isinstance(result, fx.Node) or result in mapper.pieces:
                 raise _unsupported(node, "ai3 models return one tensor (this one returns a tuple or structure)")
-            output = mapper.index[result]
-        else:  # get_attr: a parameter used directly in the graph
-            raise _unsupported(node, "tensors read from module attributes inside forward are not supported")
+            output = mapper.tensor(node, result)
+        else:
+            mapper.map(node)
+    for node in gm.graph.nodes:
+        node.meta.pop(tracing.VALUES, None)  # the sample activations: not needed any more
     assert output is not None
-    return mapper.specs, output, gm
+    specs, output = prune_dead(mapper.specs, output)
+    return specs, output, gm
 
 
 def model_dtype(module: nn.Module, dtype: Optional[Any]) -> np.dtype:

@@ -94,3 +94,15 @@ def adaptive_output_size(output_size, input_shape: Optional[Sequence[int]], name
 
 def numpy_weight(tensor: Optional[torch.Tensor]):
     return None if tensor is None else tensor.detach().cpu().numpy()
+
+
+# nn.Hardsigmoid: relu6(x + 3) / 6 = clamp(x / 6 + 1 / 2, 0, 1).
+TORCH_HARDSIGMOID = {"alpha": 1.0 / 6.0, "beta": 0.5}
+
+
+def layernorm(normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """layernorm attrs and weights of nn.LayerNorm / F.layer_norm: the core
+    normalises the input's last len(normalized_shape) dims."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    as_array = lambda t: None if t is None else (numpy_weight(t) if isinstance(t, torch.Tensor) else t)  # noqa: E731
+    return {"axes": len(shape), "eps": float(eps)}, {"weight": as_array(weight), "bias": as_array(bias)}

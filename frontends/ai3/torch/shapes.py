@@ -1,0 +1,177 @@
+"""Shape arithmetic for the torch.fx mapping: PyTorch's reshapes, indexing,
+chunking and einsum expressed in the core's ops (reshape with 0 / -1,
+slice, permute, matmul).
+
+The fx graph's values are known on two sample inputs that differ only in
+their batch size (ai3.torch.tracing), so a dimension that differs between
+the two depends on the batch size and one that does not is a constant. Every
+function here is pure and raises ValueError with the reason a form is not
+expressible; the mapper turns that into an UnsupportedOperation naming the
+fx node.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, Optional, Sequence
+
+Shape = Sequence[int]
+END = sys.maxsize  # a slice's stop meaning "to the end" (slices clamp, as Python's do)
+
+
+def reshape_target(in1: Shape, in2: Shape, out1: Shape, out2: Shape) -> list[int]:
+    """The core reshape's `shape` taking an input of shape in1 to out1 and
+    of shape in2 to out2 (the same reshape at two batch sizes): a dimension
+    the same in both outputs is a constant; one that follows the input's
+    dimension at the same position is 0 (copy); the one left, if any, is -1
+    (inferred)."""
+    target = []
+    for i, (a, b) in enumerate(zip(out1, out2)):
+        if a == b:
+            target.append(int(a))
+        elif i < len(in1) and in1[i] == a and in2[i] == b:
+            target.append(0)
+        else:
+            target.append(-1)
+    if target.count(-1) > 1:
+        raise ValueError(
+            f"reshape {tuple(in1)} -> {tuple(out1)} has more than one dimension that depends on the batch size"
+        )
+    return target
+
+
+def permutation(rank: int, dims: Sequence[int]) -> list[int]:
+    """A permute's dims, negatives resolved, checked to be a permutation."""
+    perm = [d + rank if d < 0 else d for d in dims]
+    if sorted(perm) != list(range(rank)):
+        raise ValueError(f"{tuple(dims)} is not a permutation of {rank} dims")
+    return perm
+
+
+def transposition(rank: int, a: int, b: int) -> list[int]:
+    perm = list(range(rank))
+    a, b = a % rank, b % rank
+    perm[a], perm[b] = perm[b], perm[a]
+    return perm
+
+
+def _slice_bounds(s: slice, dim: Optional[int]) -> Optional[tuple[int, int, int]]:
+    """(start, stop, step) of a slice along a dimension of size `dim` (None
+    when it depends on the batch size), or None when it keeps everything."""
+    step = 1 if s.step is None else s.step
+    for v in (s.start, s.stop, step):
+        if v is not None and not isinstance(v, int):
+            raise ValueError(f"slice bounds must be ints, got {s!r}")
+    if step <= 0:
+        raise ValueError(f"slices with step {step} are not supported (only positive steps)")
+    start = 0 if s.start is None else s.start
+    stop = END if s.stop is None else s.stop
+    if dim is not None:
+        start, stop, _ = slice(start, None if stop == END else stop, step).indices(dim)
+        if start == 0 and stop >= dim and step == 1:
+            return None
+    elif start == 0 and stop == END and step == 1:
+        return None
+    elif start < 0 or stop < 0:
+        raise ValueError("negative slice bounds along a dimension that depends on the batch size")
+    return int(start), int(stop), int(step)
+
+
+def index_slices(index: Any, shape1: Shape, shape2: Shape) -> tuple[list[tuple[int, int, int, int]], bool]:
+    """PyTorch basic indexing `x[index]` as core slices
+    [(axis, start, stop, step), ...] on x's axes, and whether a reshape must
+    follow (ints drop their axis, None adds one). Advanced indexing (tensors,
+    lists, bools) is refused."""
+    items = list(index) if isinstance(index, tuple) else [index]
+    for it in items:
+        if not (it is None or it is Ellipsis or isinstance(it, (int, slice))) or isinstance(it, bool):
+            raise ValueError(f"only ints, slices, None and ... can index a tensor here, got {it!r}")
+    consuming = sum(1 for it in items if it is not None and it is not Ellipsis)
+    if items.count(Ellipsis) > 1:
+        raise ValueError("an index with more than one ...")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items[at : at + 1] = [slice(None)] * (len(shape1) - consuming)
+    if consuming > len(shape1):
+        raise ValueError(f"too many indices ({consuming}) for a tensor of rank {len(shape1)}")
+    slices, reshape, axis = [], False, 0
+    for it in items:
+        if it is None:
+            reshape = True
+            continue
+        dim = int(shape1[axis]) if shape1[axis] == shape2[axis] else None
+        if isinstance(it, int):
+            if dim is None:
+                raise ValueError("an int index along a dimension that depends on the batch size")
+            if not -dim <= it < dim:
+                raise ValueError(f"index {it} is out of range for a dimension of size {dim}")
+            i = it % dim
+            slices.append((axis, i, i + 1, 1))
+            reshape = True
+        else:
+            bounds = _slice_bounds(it, dim)
+            if bounds is not None:
+                slices.append((axis,) + bounds)
+        axis += 1
+    return slices, reshape
+
+
+def split_bounds(size: int, sections: Any) -> list[tuple[int, int]]:
+    """torch.split's pieces of a dimension of `size`: `sections` is a piece
+    size (the last piece may be smaller) or a list of sizes."""
+    if isinstance(sections, int):
+        if sections <= 0:
+            raise ValueError(f"split size must be positive, got {sections}")
+        lengths = [min(sections, size - s) for s in range(0, size, sections)] or [0]
+    else:
+        lengths = [int(s) for s in sections]
+        if sum(lengths) != size:
+            raise ValueError(f"split sizes {lengths} do not add up to the dimension's size {size}")
+    bounds, start = [], 0
+    for n in lengths:
+        bounds.append((start, start + n))
+        start += n
+    return bounds
+
+
+def chunk_bounds(size: int, chunks: int) -> list[tuple[int, int]]:
+    """torch.chunk's pieces: ceil(size / chunks) each, fewer pieces when
+    that already covers the dimension."""
+    if chunks <= 0:
+        raise ValueError(f"chunk count must be positive, got {chunks}")
+    return split_bounds(size, max(1, -(-size // chunks)))
+
+
+def einsum_matmul(equation: str) -> tuple[list[int], list[int], list[int]]:
+    """A two-operand einsum that is a batched matrix product, as
+    (permutation of A to (batch..., i, k), permutation of B to
+    (batch..., k, j), permutation of the product (batch..., i, j) to the
+    output). Exactly one free index per operand and one contracted index;
+    every other index is a batch index present everywhere."""
+    eq = equation.replace(" ", "")
+    if "->" not in eq or "." in eq:
+        raise ValueError(f"einsum '{equation}': only explicit '->' equations without ... are supported")
+    lhs, out = eq.split("->")
+    terms = lhs.split(",")
+    if len(terms) != 2:
+        raise ValueError(f"einsum '{equation}': only two operands are supported")
+    a, b = terms
+    for t in (a, b, out):
+        if len(set(t)) != len(t):
+            raise ValueError(f"einsum '{equation}': repeated indices (traces, diagonals) are not supported")
+    batch = [c for c in out if c in a and c in b]
+    i = [c for c in out if c in a and c not in b]
+    j = [c for c in out if c in b and c not in a]
+    k = [c for c in a if c in b and c not in out]
+    summed = [c for c in a + b if c not in out and not (c in a and c in b)]
+    if len(i) != 1 or len(j) != 1 or len(k) != 1 or summed or len(out) != len(batch) + 2:
+        raise ValueError(f"einsum '{equation}' is not a batched matrix product (one free index per operand, one contracted)")
+    perm_a = [a.index(c) for c in batch + i + k]
+    perm_b = [b.index(c) for c in batch + k + j]
+    product = batch + i + j
+    perm_out = [product.index(c) for c in out]
+    return perm_a, perm_b, perm_out
+
+
+def is_identity(perm: Sequence[int]) -> bool:
+    return list(perm) == list(range(len(perm)))

@@ -1,0 +1,247 @@
+"""torch.fx tracers for swap_backend.
+
+_PathTracer is symbolic_trace's tracer plus, on every node, the module it
+was traced inside (for error messages).
+
+_ValueTracer also runs the model for real while it traces, on two sample
+inputs that differ only in their batch size, and keeps both results on every
+node (node.meta[VALUES]). That is what lets ai3 trace torchvision's
+transformers, whose forward passes branch and compute on shapes
+(`B, H, W, C = x.shape`, `pad = (w - W % w) % w`, `if pad_H <= window: ...`):
+
+- `x.shape`, `x.size()`, `x.dim()`, `len(x)` answer with plain ints for the
+  dimensions that are the same in both runs; a dimension that differs
+  depends on the batch size and stays in the graph as a `size` node, so the
+  model keeps running at other batch sizes;
+- control flow on a traced value is taken the way both runs take it, and is
+  refused only where the two runs disagree (it depends on the batch);
+- tensors built from shapes and constants alone (`x.new_zeros(...)`, masks,
+  relative position biases from parameters) are computed while tracing and
+  enter the graph as constants;
+- helpers torchvision marks with torch.fx.wrap (swin's window attention and
+  patch-merging pad, stochastic depth) are traced through instead of being
+  kept as opaque calls, since their shape logic now resolves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Sequence
+
+import torch
+from torch import fx, nn
+from torch.fx import _symbolic_trace
+from torch.fx.node import map_aggregate
+
+VALUES = "ai3_values"  # node.meta key: (value on sample 1, value on sample 2)
+
+
+class _PathTracer(fx.Tracer):
+    """symbolic_trace's tracer, noting on every node the module it was
+    traced inside."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._paths: list[str] = []
+
+    def call_module(self, m, forward, args, kwargs):
+        self._paths.append(self.path_of_module(m))
+        try:
+            return super().call_module(m, forward, args, kwargs)
+        finally:
+            self._paths.pop()
+
+    def create_node(self, *args, **kwargs):
+        node = super().create_node(*args, **kwargs)
+        node.meta["ai3_module_path"] = self._paths[-1] if self._paths else ""
+        return node
+
+
+def values(node: fx.Node) -> Any:
+    """The node's (value on sample 1, value on sample 2), or None when it
+    was traced without sample inputs."""
+    return node.meta.get(VALUES)
+
+
+class _ValueProxy(fx.Proxy):
+    """A proxy that knows its node's values on both samples, and answers
+    shape questions with ints where the batch size does not matter."""
+
+    def _values(self) -> tuple[Any, Any]:
+        return self.node.meta[VALUES]
+
+    def __getattr__(self, k: str) -> Any:
+        first = self.node.meta[VALUES][0]
+        if isinstance(first, torch.Tensor):
+            if k == "shape":
+                return self.size()
+            if k == "ndim":
+                return first.dim()
+            if k in ("dtype", "device", "layout", "is_cuda", "requires_grad", "is_sparse"):
+                return getattr(first, k)
+        return super().__getattr__(k)
+
+    def size(self, dim: Any = None) -> Any:
+        a, b = self._values()
+        if not isinstance(a, torch.Tensor):
+            return self.tracer.create_proxy("call_method", "size", (self,) if dim is None else (self, dim), {})
+        if dim is not None:
+            return self._dim(a, b, dim)
+        dims = tuple(self._dim(a, b, i) for i in range(a.dim()))
+        return torch.Size(dims) if all(isinstance(d, int) for d in dims) else dims
+
+    def _dim(self, a: torch.Tensor, b: torch.Tensor, i: int) -> Any:
+        if a.shape[i] == b.shape[i]:
+            return int(a.shape[i])
+        return self.tracer.create_proxy("call_method", "size", (self, i), {})
+
+    def dim(self) -> int:
+        return self._values()[0].dim()
+
+    def __len__(self) -> int:
+        a, b = self._values()
+        if len(a) != len(b):
+            raise fx.proxy.TraceError(f"len() of fx node '{self.node.name}' depends on the batch size")
+        return len(a)
+
+    # Factories that read only x's dtype and device: computed now.
+    def _factory(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._values()[0], name)(*args, **kwargs)
+
+    def new_zeros(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factory("new_zeros", *args, **kwargs)
+
+    def new_ones(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factory("new_ones", *args, **kwargs)
+
+    def new_full(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factory("new_full", *args, **kwargs)
+
+    def new_empty(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factory("new_empty", *args, **kwargs)
+
+    def new_tensor(self, *args: Any, **kwargs: Any) -> Any:
+        return self._factory("new_tensor", *args, **kwargs)
+
+
+class _ValueTracer(_PathTracer):
+    def __init__(self, samples: Sequence[torch.Tensor]) -> None:
+        super().__init__()
+        self.samples = tuple(samples)
+        self._evaluating = 0  # > 0 while a leaf module runs for real
+
+    def proxy(self, node: fx.Node) -> fx.Proxy:
+        return _ValueProxy(node, self)
+
+    def call_module(self, m, forward, args, kwargs):
+        if self._evaluating:  # a submodule of a leaf module running for real
+            return forward(*args, **kwargs)
+        return super().call_module(m, forward, args, kwargs)
+
+    def getattr(self, attr, attr_val, parameter_proxy_cache):
+        # Parameters and buffers stay real tensors: what is computed from
+        # them alone (relative position biases, ...) is computed now, and
+        # where they meet traced values they enter the graph as get_attr.
+        return attr_val
+
+    def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+        proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
+        if kind == "placeholder":
+            proxy.node.meta[VALUES] = self.samples
+        else:
+            proxy.node.meta[VALUES] = tuple(self._evaluate(kind, target, args, kwargs, k) for k in range(2))
+        return proxy
+
+    def _evaluate(self, kind: str, target: Any, args: Any, kwargs: Any, k: int) -> Any:
+        def real(a: Any) -> Any:
+            return a.node.meta[VALUES][k] if isinstance(a, fx.Proxy) else a
+
+        args, kwargs = map_aggregate(args, real), map_aggregate(kwargs, real)
+        self._evaluating += 1
+        try:
+            with torch.no_grad():
+                if kind == "call_function":
+                    return target(*args, **kwargs)
+                if kind == "call_method":
+                    return getattr(args[0], target)(*args[1:], **kwargs)
+                if kind == "call_module":
+                    return _symbolic_trace._orig_module_call(self.root.get_submodule(target), *args, **kwargs)
+                if kind == "get_attr":
+                    return _get_attr(self.root, target)
+        finally:
+            self._evaluating -= 1
+        raise AssertionError(f"unexpected node kind {kind}")
+
+    def to_bool(self, obj: fx.Proxy) -> bool:
+        a, b = (bool(v) for v in obj.node.meta[VALUES])
+        if a != b:
+            raise fx.proxy.TraceError(f"control flow on fx node '{obj.node.name}' depends on the batch size")
+        return a
+
+    def iter(self, obj: fx.Proxy) -> Iterator:
+        return iter([obj[i] for i in range(len(obj))])
+
+
+def _get_attr(root: nn.Module, target: str) -> Any:
+    value: Any = root
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+# Methods of constant tensors that take sizes: called with a batch-dependent
+# size (ViT's `class_token.expand(n, -1, -1)`) they must become graph nodes,
+# which torch's argument parsing would not let a Proxy size do.
+_SIZE_METHODS = ("expand", "repeat", "view", "reshape")
+
+
+@contextlib.contextmanager
+def _traced_through_torchvision_wraps() -> Iterator[None]:
+    """For this trace only: lets the tracer go inside torchvision's
+    torch.fx.wrap'ed helpers (with concrete shapes their bodies trace), and
+    records the size-taking methods of constant tensors."""
+    table = _symbolic_trace._wrapped_fns_to_patch
+    removed = {k: g for k, g in table.items() if str(g.get("__name__", "")).startswith("torchvision.")}
+    for k in removed:
+        del table[k]
+    methods = _symbolic_trace._wrapped_methods_to_patch
+    added = [(torch.Tensor, m) for m in _SIZE_METHODS if (torch.Tensor, m) not in methods]
+    methods.extend(added)
+    try:
+        yield
+    finally:
+        table.update(removed)
+        for entry in added:
+            methods.remove(entry)
+
+
+def trace(module: nn.Module, samples: Sequence[torch.Tensor] | None = None) -> tuple[fx.GraphModule, Any]:
+    """(GraphModule, the tracer's root) of `module`; with two `samples`,
+    every node also carries its values on them (see values())."""
+    if samples is None:
+        tracer: _PathTracer = _PathTracer()
+        graph = tracer.trace(module)
+    else:
+        tracer = _ValueTracer(samples)
+        before = set(vars(module))
+        try:
+            with _traced_through_torchvision_wraps():
+                graph = tracer.trace(module)
+            gm = fx.GraphModule(tracer.root, graph)
+        finally:
+            # fx stores the constants it meets on the root as
+            # _tensor_constant<N>; they live on in the GraphModule.
+            for added in set(vars(module)) - before:
+                delattr(module, added)
+        return gm, tracer.root
+    return fx.GraphModule(tracer.root, graph), tracer.root
+
+
+def sample_inputs(module: nn.Module, shape: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two random inputs: `shape`, and `shape` with one more in the batch
+    dimension (to tell the batch-dependent dimensions from the fixed ones)."""
+    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    generator = torch.Generator().manual_seed(0)
+    shape = tuple(int(d) for d in shape)
+    other = (shape[0] + 1,) + shape[1:]
+    return (torch.randn(shape, generator=generator, dtype=dtype), torch.randn(other, generator=generator, dtype=dtype))
