@@ -17,8 +17,8 @@ enum class DType { kFloat32, kFloat64 };
 // always given in memory order: [N, C, H, W] for kNCHW, [N, H, W, C] for kNHWC.
 enum class Layout { kNCHW, kNHWC };
 
-// Where the data lives. Only kCPU has algorithms so far; kCUDA is reserved
-// for the CUDA half of the core.
+// Where the data lives. kCUDA algorithms exist in builds with
+// --config=cuda (core/cuda, core/ops/*/cuda).
 enum class Device { kCPU, kCUDA };
 
 using Shape = std::vector<int64_t>;
@@ -37,6 +37,11 @@ struct Tensor {
   Shape strides;  // in elements; empty means C-contiguous
   Layout layout = Layout::kNCHW;
   Device device = Device::kCPU;
+  // kCUDA only: which GPU holds `data`, and the cudaStream_t (kept opaque so
+  // this header needs no CUDA) the caller orders its work on; kernels run
+  // on that stream and do not synchronise it. Null is the default stream.
+  int device_index = 0;
+  void* stream = nullptr;
 
   int64_t numel() const { return NumElements(shape); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }

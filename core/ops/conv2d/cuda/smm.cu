@@ -65,7 +65,7 @@ __global__ void ScalarMatrix(Conv2dGeometry g, PaddedDims p,
   const bool active = pixel < g.oh * g.ow;
   const int64_t oh = active ? pixel / g.ow : 0, ow = active ? pixel % g.ow : 0;
   const int64_t taps = g.kh * g.kw;
-  const int64_t chunk = max<int64_t>(1, kSharedWeights / taps);
+  const int64_t chunk = max(int64_t(1), int64_t(kSharedWeights) / taps);
   const int64_t c0 = (k / g.kg) * g.cg;
   const T* wk = w + k * g.cg * taps;
   const T* origin = pad + (n * g.c + c0) * p.ph * p.pw + oh * g.sh * p.pw +
