@@ -1,0 +1,116 @@
+"""Which torchvision classification families ai3.swap_backend runs, and how
+closely: the model zoo of tests/torch_models_test.py and of the README's
+coverage table (tools/coverage_table.py).
+
+One representative per family, built with weights=None, at the smallest
+input the model takes (64x64 where valid; inception_v3 75x75; swin and
+maxvit 224x224, whose window partitions need it; ViT at image_size 64).
+The protocol every frontend's coverage module follows (ai3.keras.coverage,
+ai3.onnx.coverage where present): `coverage()` returns `Row`s.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+FRONTEND = "PyTorch"
+
+
+@dataclass(frozen=True)
+class Zoo:
+    constructor: str  # torchvision.models.<constructor>
+    kwargs: dict[str, Any]
+    size: int  # input height and width
+    tol: float = 1e-4  # max|ai3 - torch| <= tol * max|torch|, float32
+
+
+@dataclass(frozen=True)
+class Row:
+    family: str  # the issue's family name ("resnet", "vit", ...)
+    model: str  # the model checked ("resnet18")
+    ok: bool
+    reason: str  # why not, or how close (max error relative to the output's scale)
+
+
+_NO_AUX = {"init_weights": False, "aux_logits": False}
+
+# family -> the model that stands for it. Tolerances are relative to the
+# output's scale: float32 sums in another order through dozens of layers
+# (1e-4); the transformers' layer norms and softmaxes over long reductions
+# lose a little more.
+FAMILIES: dict[str, Zoo] = {
+    "alexnet": Zoo("alexnet", {}, 64),
+    "vgg": Zoo("vgg11", {}, 64),
+    "resnet": Zoo("resnet18", {}, 64),
+    "resnext": Zoo("resnext50_32x4d", {}, 64),
+    "wide_resnet": Zoo("wide_resnet50_2", {}, 64),
+    "squeezenet": Zoo("squeezenet1_1", {}, 64),
+    "densenet": Zoo("densenet121", {}, 64),
+    "googlenet": Zoo("googlenet", _NO_AUX, 64),
+    "inception_v3": Zoo("inception_v3", _NO_AUX, 75),
+    "mobilenet_v2": Zoo("mobilenet_v2", {}, 64),
+    "mobilenet_v3": Zoo("mobilenet_v3_small", {}, 64),
+    "shufflenet_v2": Zoo("shufflenet_v2_x0_5", {}, 64),
+    "mnasnet": Zoo("mnasnet0_5", {}, 64),
+    "efficientnet": Zoo("efficientnet_b0", {}, 64),
+    "efficientnet_v2": Zoo("efficientnet_v2_s", {}, 64),
+    "regnet": Zoo("regnet_x_400mf", {}, 64),
+    "convnext": Zoo("convnext_tiny", {}, 64, 1e-3),
+    "vit": Zoo("vit_b_16", {"image_size": 64}, 64, 1e-3),
+    "swin": Zoo("swin_t", {}, 224, 1e-3),
+    "maxvit": Zoo("maxvit_t", {}, 224, 1e-3),
+}
+
+
+def build(family: str, seed: int = 0) -> Any:
+    """The family's model (weights=None, eval mode, fixed seed)."""
+    import torch
+    import torchvision
+
+    zoo = FAMILIES[family]
+    torch.manual_seed(seed)
+    return getattr(torchvision.models, zoo.constructor)(weights=None, **zoo.kwargs).eval()
+
+
+def input_for(family: str, batch: int = 2, seed: int = 1) -> Any:
+    import torch
+
+    size = FAMILIES[family].size
+    return torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed))
+
+
+def relative_error(got: Any, want: Any) -> float:
+    """max|got - want| / max|want|."""
+    return float((got - want).abs().max()) / max(float(want.abs().max()), 1e-30)
+
+
+def check(family: str, algos: Optional[Any] = None) -> Row:
+    """swap_backend on the family's model against the model itself."""
+    import torch
+
+    import ai3
+
+    zoo = FAMILIES[family]
+    try:
+        model, x = build(family), input_for(family)
+        with torch.inference_mode():
+            want = model(x)
+        swapped = ai3.swap_backend(model, algos, sample_input_shape=tuple(x.shape))
+        err = relative_error(swapped(x), want)
+    except ai3.Error as e:
+        return Row(family, zoo.constructor, False, f"{type(e).__name__}: {e}")
+    if err > zoo.tol:
+        return Row(family, zoo.constructor, False, f"max error {err:.2g} x output scale (tolerance {zoo.tol:g})")
+    return Row(family, zoo.constructor, True, f"max error {err:.1g} x output scale")
+
+
+def coverage(families: Optional[list[str]] = None, log: Any = None) -> list[Row]:
+    rows = []
+    for family in families or list(FAMILIES):
+        start = time.perf_counter()
+        rows.append(check(family))
+        if log is not None:
+            log(f"{FRONTEND} {family}: {'ok' if rows[-1].ok else 'FAILS'} ({time.perf_counter() - start:.0f} s) {rows[-1].reason}")
+    return rows
