@@ -67,12 +67,27 @@ int Model::AddNode(Node node) {
 }
 
 int Model::AddLayer(std::shared_ptr<AnyLayer> layer, int input) {
+  return AddLayer(std::move(layer), std::vector<int>{input});
+}
+
+int Model::AddLayer(std::shared_ptr<AnyLayer> layer, std::vector<int> inputs) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (!layer) Fail(ErrorKind::kInvalidArgument, "AddLayer: layer is null");
   std::string context =
       std::string(layer->op()) + " layer '" + layer->name() + "'";
-  CheckInputId(input, context);
-  Node node{Kind::kLayer, layer->name(), std::move(layer), {input}};
+  const int count = static_cast<int>(inputs.size());
+  if (count < layer->min_inputs() || count > layer->max_inputs()) {
+    if (layer->min_inputs() == layer->max_inputs()) {
+      Fail(ErrorKind::kInvalidArgument, context, ": takes ",
+           layer->min_inputs(), " input", layer->min_inputs() == 1 ? "" : "s",
+           ", got ", count);
+    }
+    Fail(ErrorKind::kInvalidArgument, context, ": takes ",
+         layer->min_inputs(), " to ", layer->max_inputs(), " inputs, got ",
+         count);
+  }
+  for (int input : inputs) CheckInputId(input, context);
+  Node node{Kind::kLayer, layer->name(), std::move(layer), std::move(inputs)};
   return AddNode(std::move(node));
 }
 
@@ -207,11 +222,15 @@ std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
     const int node = static_cast<int>(i);
     switch (n.kind) {
       case Kind::kLayer: {
-        Tensor probe;
-        probe.dtype = dtype;
-        probe.shape = shape_of(n.inputs[0]);
-        probe.layout = n.layer->layout();
-        shapes[i] = n.layer->OutputShape(probe);  // names the layer
+        std::vector<Tensor> probes(n.inputs.size());
+        for (size_t k = 0; k < n.inputs.size(); ++k) {
+          probes[k].dtype = dtype;
+          probes[k].shape = shape_of(n.inputs[k]);
+          probes[k].layout = n.layer->layout();
+        }
+        shapes[i] = probes.size() == 1
+                        ? n.layer->OutputShape(probes[0])  // names the layer
+                        : n.layer->OutputShape(probes);
         break;
       }
       case Kind::kAdd: {
@@ -321,6 +340,7 @@ void Model::MakePlan(const Tensor& input) {
   plan.f64_inputs.resize(count);
   plan.widths.resize(count);
   plan.outer.resize(count, 0);
+  plan.layer_inputs.resize(count);
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
     plan.order.push_back(i);
@@ -335,7 +355,15 @@ void Model::MakePlan(const Tensor& input) {
       const int first = n.inputs[0];
       t.layout = first == kInput ? input.layout : plan.tensors[first].layout;
     }
-    if (n.kind == Kind::kLayer) continue;
+    if (n.kind == Kind::kLayer) {
+      if (n.inputs.size() > 1) {
+        for (int input_id : n.inputs) {
+          plan.layer_inputs[i].push_back(
+              input_id == kInput ? input : plan.tensors[input_id]);
+        }
+      }
+      continue;
+    }
     plan.f32_inputs[i].resize(n.inputs.size());
     plan.f64_inputs[i].resize(n.inputs.size());
     if (n.kind == Kind::kConcat) {
@@ -418,7 +446,13 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
     const Node& n = nodes_[i];
     const Tensor& y = plan_.tensors[i];
     if (n.kind == Kind::kLayer) {
-      n.layer->Forward(in(n.inputs[0]), y);
+      if (n.inputs.size() == 1) {
+        n.layer->Forward(in(n.inputs[0]), y);
+        continue;
+      }
+      std::vector<Tensor>& xs = plan_.layer_inputs[i];
+      for (size_t k = 0; k < xs.size(); ++k) xs[k].data = in(n.inputs[k]).data;
+      n.layer->Forward(xs, y);
       continue;
     }
     const int inputs = static_cast<int>(n.inputs.size());

@@ -2,7 +2,8 @@
 //
 // The frontends build one Model per converted network and call Forward once
 // per batch, so no Python runs between layers. Nodes are layers (any op,
-// through AnyLayer), elementwise sums (residual connections) and
+// through AnyLayer; multi-input layers such as a broadcasting add, matmul or
+// attention read several nodes), elementwise sums (residual connections) and
 // concatenations (DenseNet, GoogLeNet, Inception, SqueezeNet), added in
 // topological order: a node's inputs are the model input or earlier nodes.
 //
@@ -12,6 +13,7 @@
 //   int c2 = m.AddLayer(conv2, r1);
 //   int sum = m.AddAdd({c2, Model::kInput}, "block.add");
 //   m.AddLayer(relu, sum);   // the same layer object may appear twice
+//   m.AddLayer(matmul, {c2, sum});  // a layer reading two nodes
 //   m.Forward(x, y);         // y: OutputShape(x.shape, x.dtype)
 //
 // Memory: the first Forward for an input shape and dtype plans the run: it
@@ -64,6 +66,10 @@ class Model {
   // A layer reading `input`. The model keeps the layer alive; the same layer
   // object may be added several times (e.g. a ReLU a block calls twice).
   int AddLayer(std::shared_ptr<AnyLayer> layer, int input);
+  // A layer reading several nodes, in the order its op documents (e.g. sub:
+  // inputs[0] - inputs[1]). Their number must be within the layer's
+  // min_inputs()..max_inputs(); a node may be read twice (x * x).
+  int AddLayer(std::shared_ptr<AnyLayer> layer, std::vector<int> inputs);
   // The elementwise sum of >= 2 inputs of identical shape.
   int AddAdd(std::vector<int> inputs, std::string name);
   // The concatenation of >= 1 inputs along `axis` (negative counts from the
@@ -135,6 +141,10 @@ class Model {
     std::vector<std::vector<const double*>> f64_inputs;
     std::vector<std::vector<int64_t>> widths;
     std::vector<int64_t> outer;
+    // Per layer node with several inputs: its inputs as tensors (shapes set
+    // when planning, data pointers refilled each call), so running it
+    // allocates nothing.
+    std::vector<std::vector<Tensor>> layer_inputs;
   };
 
   // The nodes the output depends on (itself included).

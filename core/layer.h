@@ -4,10 +4,18 @@
 // AnyLayer is the same thing with the op erased: what a Model (core/graph.h)
 // holds, so one graph can chain conv2d, relu, linear... without knowing them.
 //
-// `Attrs` (e.g. Conv2dAttrs) provides:
-//   static constexpr char kOp[];
-//   void Validate(const std::vector<Tensor>& params) const;  // attrs+weights
-//   Shape OutputShape(const Tensor& input) const;            // checks input
+// Two kinds of layer share that interface:
+//   Layer<Attrs>       one input (conv2d, relu, ...). `Attrs` provides:
+//     static constexpr char kOp[];
+//     void Validate(const std::vector<Tensor>& params) const;  // attrs+weights
+//     Shape OutputShape(const Tensor& input) const;            // checks input
+//   MultiLayer<Attrs>  N inputs (broadcasting add, matmul, attention). `Attrs`
+//     provides kOp and Validate as above, and
+//     int MinInputs() const; int MaxInputs() const;  // how many it reads
+//     Shape OutputShape(const std::vector<Tensor>& inputs) const;
+//     its algorithms' kernels derive from MultiInputKernel (below).
+// Both run through the same registry (core/registry.h), so a multi-input op
+// has named algorithms, "default" and applicability like any other.
 #ifndef AI3_CORE_LAYER_H_
 #define AI3_CORE_LAYER_H_
 
@@ -26,9 +34,10 @@
 
 namespace ai3 {
 
-// A single-input layer of any op. Implementations must be safe to call from
-// several threads (Layer<Attrs> serialises its own Forward calls), since one
-// layer object may be shared by Python code and one or more Models.
+// A layer of any op. Implementations must be safe to call from several
+// threads (Layer<Attrs> and MultiLayer<Attrs> serialise their own Forward
+// calls), since one layer object may be shared by Python code and one or
+// more Models.
 class AnyLayer {
  public:
   virtual ~AnyLayer() = default;
@@ -47,6 +56,65 @@ class AnyLayer {
   // Runs the layer; `output` must have OutputShape(input) and input's dtype,
   // and must not overlap `input`.
   virtual void Forward(const Tensor& input, const Tensor& output) = 0;
+
+  // How many inputs the layer reads: 1 and 1 for single-input layers. A
+  // multi-input layer may take a range (e.g. add: 2 tensors, or 1 and its
+  // constant operand; attention: q, k, v and an optional mask).
+  virtual int min_inputs() const { return 1; }
+  virtual int max_inputs() const { return 1; }
+
+  // The N-input forms, for layers whose max_inputs() > 1. For single-input
+  // layers they take exactly one input and call the forms above. All inputs
+  // share the first one's dtype. Forward must not allocate per call beyond
+  // what the one-input form does (Models call it once per node per batch).
+  virtual Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    CheckInputCount(inputs.size());
+    return OutputShape(inputs[0]);
+  }
+  virtual void Forward(const std::vector<Tensor>& inputs,
+                       const Tensor& output) {
+    CheckInputCount(inputs.size());
+    Forward(inputs[0], output);
+  }
+
+ protected:
+  // Throws kInvalidArgument naming the layer unless min_inputs() <= count <=
+  // max_inputs().
+  void CheckInputCount(size_t count) const {
+    const int n = static_cast<int>(count);
+    if (n >= min_inputs() && n <= max_inputs()) return;
+    std::string context = std::string(op()) + " layer";
+    if (!name().empty()) context += " '" + name() + "'";
+    if (min_inputs() == max_inputs()) {
+      Fail(ErrorKind::kInvalidArgument, context, ": takes ", min_inputs(),
+           " input", min_inputs() == 1 ? "" : "s", ", got ", count);
+    }
+    Fail(ErrorKind::kInvalidArgument, context, ": takes ", min_inputs(),
+         " to ", max_inputs(), " inputs, got ", count);
+  }
+};
+
+// The kernel of a multi-input op's algorithm: Algorithm<Attrs>::Prepare
+// returns one of these (as a Kernel) for a MultiLayer to run. The one-input
+// Run of Kernel is not used.
+class MultiInputKernel : public Kernel {
+ public:
+  // Scratch memory RunInputs needs for these inputs (only their shapes and
+  // dtypes are read).
+  virtual size_t InputsWorkspaceBytes(const std::vector<Tensor>& inputs) const {
+    (void)inputs;
+    return 0;
+  }
+  // `inputs` and `output` are contiguous, on this kernel's device, of the
+  // dtype and shapes the layer validated; `workspace` has
+  // InputsWorkspaceBytes.
+  virtual void RunInputs(const std::vector<Tensor>& inputs,
+                         const Tensor& output, void* workspace) = 0;
+
+  void Run(const Tensor&, const Tensor&, void*) final {
+    Fail(ErrorKind::kInternal,
+         "a multi-input kernel was run through the one-input interface");
+  }
 };
 
 namespace internal {
@@ -58,13 +126,16 @@ struct HasLayout<Attrs, std::void_t<decltype(std::declval<Attrs>().layout)>>
     : std::true_type {};
 }  // namespace internal
 
+// What Layer and MultiLayer share: the name, attributes, a copy of the
+// weights, the resolved algorithm and its kernel, and the checks and error
+// context of every call.
 template <class Attrs>
-class Layer : public AnyLayer {
+class LayerBase : public AnyLayer {
  public:
   // Copies `params` (the layer owns its weights; the framework's tensors may
   // change or go away) and prepares the algorithm called `algorithm`.
-  Layer(std::string name, Attrs attrs, const std::vector<Tensor>& params,
-        const std::string& algorithm, Device device = Device::kCPU)
+  LayerBase(std::string name, Attrs attrs, const std::vector<Tensor>& params,
+            const std::string& algorithm, Device device)
       : name_(std::move(name)), attrs_(std::move(attrs)), device_(device) {
     try {
       attrs_.Validate(params);
@@ -88,8 +159,8 @@ class Layer : public AnyLayer {
     }
   }
 
-  Layer(const Layer&) = delete;
-  Layer& operator=(const Layer&) = delete;
+  LayerBase(const LayerBase&) = delete;
+  LayerBase& operator=(const LayerBase&) = delete;
 
   const std::string& name() const override { return name_; }
   const char* op() const override { return Attrs::kOp; }
@@ -103,40 +174,7 @@ class Layer : public AnyLayer {
   }
   const Attrs& attrs() const { return attrs_; }
 
-  Shape OutputShape(const Tensor& input) const override {
-    try {
-      // A shape query: the data pointer is not needed (see Forward).
-      CheckTensor(input, "input", /*need_data=*/false);
-      return attrs_.OutputShape(input);
-    } catch (const Error& e) {
-      throw e.WithContext(Context());
-    }
-  }
-
-  // Runs the layer; `output` must have OutputShape(input) and input's dtype.
-  void Forward(const Tensor& input, const Tensor& output) override {
-    Shape expected = OutputShape(input);
-    try {
-      CheckTensor(input, "input", /*need_data=*/true);
-      CheckTensor(output, "output", /*need_data=*/true);
-      if (output.shape != expected || output.dtype != input.dtype) {
-        Fail(ErrorKind::kShape, "output buffer is ", Name(output.dtype), " ",
-             ToString(output.shape), ", expected ", Name(input.dtype), " ",
-             ToString(expected));
-      }
-      if (input.numel() == 0 || output.numel() == 0) return;
-      // The workspace and the kernel's own state (e.g. oneDNN primitives it
-      // caches) are per layer, and callers release the GIL: one call at a
-      // time. Kernels are parallel inside, so little is lost.
-      std::lock_guard<std::mutex> lock(run_mutex_);
-      workspace_.Reserve(kernel_->WorkspaceBytes(input.shape));
-      kernel_->Run(input, output, workspace_.data());
-    } catch (const Error& e) {
-      throw e.WithContext(Context());
-    }
-  }
-
- private:
+ protected:
   std::string Context() const {
     std::string context = std::string(Attrs::kOp) + " layer";
     if (!name_.empty()) context += " '" + name_ + "'";
@@ -161,6 +199,17 @@ class Layer : public AnyLayer {
     }
   }
 
+  // Checks the output buffer against the expected shape and dtype.
+  void CheckOutput(const Tensor& output, const Shape& expected,
+                   DType dtype) const {
+    CheckTensor(output, "output", /*need_data=*/true);
+    if (output.shape != expected || output.dtype != dtype) {
+      Fail(ErrorKind::kShape, "output buffer is ", Name(output.dtype), " ",
+           ToString(output.shape), ", expected ", Name(dtype), " ",
+           ToString(expected));
+    }
+  }
+
   std::string name_;
   Attrs attrs_;
   Device device_;
@@ -170,6 +219,120 @@ class Layer : public AnyLayer {
   std::unique_ptr<Kernel> kernel_;
   std::mutex run_mutex_;  // guards workspace_ and kernel_ while running
   Buffer workspace_;
+};
+
+template <class Attrs>
+class Layer : public LayerBase<Attrs> {
+ public:
+  Layer(std::string name, Attrs attrs, const std::vector<Tensor>& params,
+        const std::string& algorithm, Device device = Device::kCPU)
+      : LayerBase<Attrs>(std::move(name), std::move(attrs), params, algorithm,
+                         device) {}
+
+  using AnyLayer::Forward;
+  using AnyLayer::OutputShape;
+
+  Shape OutputShape(const Tensor& input) const override {
+    try {
+      // A shape query: the data pointer is not needed (see Forward).
+      this->CheckTensor(input, "input", /*need_data=*/false);
+      return this->attrs_.OutputShape(input);
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
+
+  // Runs the layer; `output` must have OutputShape(input) and input's dtype.
+  void Forward(const Tensor& input, const Tensor& output) override {
+    Shape expected = OutputShape(input);
+    try {
+      this->CheckTensor(input, "input", /*need_data=*/true);
+      this->CheckOutput(output, expected, input.dtype);
+      if (input.numel() == 0 || output.numel() == 0) return;
+      // The workspace and the kernel's own state (e.g. oneDNN primitives it
+      // caches) are per layer, and callers release the GIL: one call at a
+      // time. Kernels are parallel inside, so little is lost.
+      std::lock_guard<std::mutex> lock(this->run_mutex_);
+      this->workspace_.Reserve(this->kernel_->WorkspaceBytes(input.shape));
+      this->kernel_->Run(input, output, this->workspace_.data());
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
+};
+
+// A layer reading attrs.MinInputs() to attrs.MaxInputs() tensors. Every
+// input is checked like a Layer's (device, contiguous, float dtype) and must
+// share input 0's dtype; the op's OutputShape checks the shapes. A layer
+// that may take a single input (add with a constant operand) can also be
+// called through the one-input interface.
+template <class Attrs>
+class MultiLayer : public LayerBase<Attrs> {
+ public:
+  MultiLayer(std::string name, Attrs attrs, const std::vector<Tensor>& params,
+             const std::string& algorithm, Device device = Device::kCPU)
+      : LayerBase<Attrs>(std::move(name), std::move(attrs), params, algorithm,
+                         device) {
+    multi_kernel_ =
+        dynamic_cast<MultiInputKernel*>(LayerBase<Attrs>::kernel_.get());
+    if (!multi_kernel_) {
+      Fail(ErrorKind::kInternal, this->Context(),
+           ": the algorithm's kernel is not a MultiInputKernel");
+    }
+  }
+
+  int min_inputs() const override { return this->attrs_.MinInputs(); }
+  int max_inputs() const override { return this->attrs_.MaxInputs(); }
+
+  Shape OutputShape(const std::vector<Tensor>& inputs) const override {
+    try {
+      CheckInputs(inputs, /*need_data=*/false);
+      return this->attrs_.OutputShape(inputs);
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
+
+  void Forward(const std::vector<Tensor>& inputs,
+               const Tensor& output) override {
+    Shape expected = OutputShape(inputs);
+    try {
+      CheckInputs(inputs, /*need_data=*/true);
+      this->CheckOutput(output, expected, inputs[0].dtype);
+      if (output.numel() == 0) return;
+      std::lock_guard<std::mutex> lock(this->run_mutex_);  // see Layer
+      this->workspace_.Reserve(multi_kernel_->InputsWorkspaceBytes(inputs));
+      multi_kernel_->RunInputs(inputs, output, this->workspace_.data());
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
+
+  // The one-input interface, for layers that may take one input.
+  Shape OutputShape(const Tensor& input) const override {
+    return OutputShape(std::vector<Tensor>{input});
+  }
+  void Forward(const Tensor& input, const Tensor& output) override {
+    Forward(std::vector<Tensor>{input}, output);
+  }
+
+ private:
+  void CheckInputs(const std::vector<Tensor>& inputs, bool need_data) const {
+    this->CheckInputCount(inputs.size());
+    static const char* const kNames[] = {"input 0", "input 1", "input 2",
+                                         "input 3", "input 4", "input 5"};
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const char* what = k < 6 ? kNames[k] : "an input";
+      this->CheckTensor(inputs[k], what, need_data);
+      if (inputs[k].dtype != inputs[0].dtype) {
+        Fail(ErrorKind::kDType, what, " is ", Name(inputs[k].dtype),
+             " but input 0 is ", Name(inputs[0].dtype),
+             "; every input must have one dtype");
+      }
+    }
+  }
+
+  MultiInputKernel* multi_kernel_;  // kernel_, as what it is
 };
 
 }  // namespace ai3

@@ -2,7 +2,7 @@
 
 load("//core:copts.bzl", "AI3_COPTS")
 
-def ai3_op(name, algorithm_deps = []):
+def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []):
     """Declares an op's package.
 
     :<name>        the op's attributes (<name>.h, <name>.cc if any): what a layer of it is,
@@ -10,16 +10,20 @@ def ai3_op(name, algorithm_deps = []):
     :algorithms    every other .cc file: one algorithm each, registering
                    itself (hence alwayslink)
     :<name>_test   every algorithm against a naive reference
+
+    extra_hdrs / deps: more headers and libraries of :<name> (e.g. a helper
+    header several ops of one package share); test_deps: more for the test
+    (e.g. //core:graph for a test through ai3::Model).
     """
     native.cc_library(
         name = name,
         srcs = native.glob([name + ".cc"]),  # header-only for elementwise ops
-        hdrs = [name + ".h"],
+        hdrs = [name + ".h"] + extra_hdrs,
         copts = AI3_COPTS,
         deps = [
             "//core:base",
             "//core/ops:elementwise",
-        ],
+        ] + deps,
         visibility = ["//visibility:public"],
     )
     native.cc_library(
@@ -49,5 +53,5 @@ def ai3_op(name, algorithm_deps = []):
             ":" + name,
             "//core:base",
             "//core/testing:reference",
-        ],
+        ] + test_deps,
     )

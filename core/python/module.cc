@@ -18,6 +18,7 @@
 #include "core/graph.h"
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/binary/binary.h"
 #include "core/ops/clamp/clamp.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/flatten/flatten.h"
@@ -123,6 +124,32 @@ py::array CallLayer(AnyLayer& layer, const py::array& x) {
   return y;
 }
 
+// A multi-input layer called on several arrays: layer(x, y).
+py::array CallLayerN(AnyLayer& layer, const py::args& args) {
+  if (args.size() == 1) return CallLayer(layer, args[0].cast<py::array>());
+  std::vector<py::array> arrays;
+  std::vector<Tensor> inputs;
+  try {
+    for (size_t k = 0; k < args.size(); ++k) {
+      arrays.push_back(args[k].cast<py::array>());
+      inputs.push_back(TensorOf(arrays.back(), "input", layer.layout()));
+    }
+  } catch (const Error& e) {
+    throw e.WithContext(LayerContext(layer));
+  }
+  if (inputs.empty()) {
+    Fail(ErrorKind::kInvalidArgument, LayerContext(layer),
+         ": called with no inputs");
+  }
+  py::array y = EmptyArray(inputs[0].dtype, layer.OutputShape(inputs));
+  Tensor output = TensorOf(y, "output", inputs[0].layout);
+  {
+    py::gil_scoped_release release;
+    layer.Forward(inputs, output);
+  }
+  return y;
+}
+
 std::vector<int64_t> LayerOutputShape(const AnyLayer& layer,
                                       const std::vector<int64_t>& input_shape,
                                       const std::string& dtype) {
@@ -145,8 +172,27 @@ void BindAnyLayer(py::module_& m) {
       .def("__call__", &CallLayer, py::arg("x"),
            "Runs the layer on a NumPy array (read in place) and returns a "
            "new array.")
+      .def("__call__", &CallLayerN,
+           "Runs a multi-input layer on several NumPy arrays: layer(x, y).")
       .def("output_shape", &LayerOutputShape, py::arg("input_shape"),
            py::arg("dtype") = "float32")
+      .def(
+          "output_shape",
+          [](const AnyLayer& layer,
+             const std::vector<std::vector<int64_t>>& input_shapes,
+             const std::string& dtype) {
+            std::vector<Tensor> probes(input_shapes.size());
+            for (size_t k = 0; k < probes.size(); ++k) {
+              probes[k].shape = input_shapes[k];
+              probes[k].dtype = ParseDType(dtype);
+              probes[k].layout = layer.layout();
+            }
+            return layer.OutputShape(probes);
+          },
+          py::arg("input_shapes"), py::arg("dtype") = "float32",
+          "The output shape of a multi-input layer for these input shapes.")
+      .def_property_readonly("min_inputs", &AnyLayer::min_inputs)
+      .def_property_readonly("max_inputs", &AnyLayer::max_inputs)
       .def_property_readonly(
           "algorithm", [](const AnyLayer& l) { return l.algorithm(); })
       .def_property_readonly("name",
@@ -173,6 +219,44 @@ std::shared_ptr<Layer<Attrs>> MakeLayer(const std::string& name,
   std::vector<Tensor> tensors;
   for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
   return std::make_shared<Layer<Attrs>>(name, attrs, tensors, algorithm);
+}
+
+// Multi-input ops (add, matmul, attention...) are bound as MultiLayer<Attrs>.
+template <class Attrs>
+using MultiLayerClass = py::class_<MultiLayer<Attrs>, AnyLayer,
+                                   std::shared_ptr<MultiLayer<Attrs>>>;
+
+template <class Attrs>
+std::shared_ptr<MultiLayer<Attrs>> MakeMultiLayer(
+    const std::string& name, const Attrs& attrs,
+    const std::vector<py::array>& params, const std::string& algorithm) {
+  std::vector<Tensor> tensors;
+  for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
+  return std::make_shared<MultiLayer<Attrs>>(name, attrs, tensors, algorithm);
+}
+
+// add / sub / mul / div: two inputs, or one and a constant `other`.
+template <class Attrs>
+void BindBinary(py::module_& m, const char* class_name, const char* doc) {
+  MultiLayerClass<Attrs>(m, class_name, doc)
+      .def(py::init([](const std::optional<py::array>& other, bool reverse,
+                       const std::string& algorithm, const std::string& name) {
+             return Named(Attrs::kOp, name, [&] {
+               Attrs a;
+               a.has_other = other.has_value();
+               a.reverse = reverse;
+               std::vector<py::array> params;
+               if (other) {
+                 Tensor t = TensorOf(*other, "constant operand");
+                 a.other_shape = t.shape;
+                 a.other_dtype = t.dtype;
+                 params.push_back(*other);
+               }
+               return MakeMultiLayer<Attrs>(name, a, params, algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("other") = py::none(),
+           py::arg("reverse") = false, py::arg("algorithm"), py::arg("name"));
 }
 
 int64_t Dim(const py::array& a, int axis, int rank, const char* what) {
@@ -237,9 +321,17 @@ void BindModel(py::module_& m) {
       "otherwise; nodes it does not depend on are not run. The model keeps "
       "its layers alive; one layer may appear at several nodes.")
       .def(py::init<>())
-      .def("add_layer", &Model::AddLayer, py::arg("layer"), py::arg("input"),
+      .def("add_layer",
+           py::overload_cast<std::shared_ptr<AnyLayer>, int>(&Model::AddLayer),
+           py::arg("layer"), py::arg("input"),
            "Adds a layer reading node `input` (or MODEL_INPUT); returns the "
            "node id.")
+      .def("add_layer",
+           py::overload_cast<std::shared_ptr<AnyLayer>, std::vector<int>>(
+               &Model::AddLayer),
+           py::arg("layer"), py::arg("inputs"),
+           "Adds a layer reading the nodes `inputs` in order (a multi-input "
+           "layer: add, matmul, attention...); returns the node id.")
       .def("add_add", &Model::AddAdd, py::arg("inputs"), py::arg("name"),
            "Adds the elementwise sum of >= 2 nodes of one shape; returns the "
            "node id.")
@@ -493,6 +585,17 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::kw_only(), py::arg("axis"), py::arg("algorithm"),
            py::arg("name"));
+
+  BindBinary<AddAttrs>(m, "Add",
+                       "x0 + x1 with NumPy broadcasting, or x + other.");
+  BindBinary<SubAttrs>(m, "Sub",
+                       "x0 - x1 with NumPy broadcasting, or x - other (other "
+                       "- x with reverse).");
+  BindBinary<MulAttrs>(m, "Mul",
+                       "x0 * x1 with NumPy broadcasting, or x * other.");
+  BindBinary<DivAttrs>(m, "Div",
+                       "x0 / x1 with NumPy broadcasting, or x / other (other "
+                       "/ x with reverse).");
 
   BindLayer<Pad2dAttrs>(
       m, "Pad2d",

@@ -67,11 +67,20 @@ class _Layer:
 
     _core_layer: Any
 
-    def __call__(self, x: Any) -> Any:
+    def __call__(self, x: Any, *more: Any) -> Any:
+        """layer(x), or layer(x, y, ...) for a multi-input layer; the result
+        has x's kind (NumPy or torch)."""
         array, kind = _arrays.to_array(x, f"input of layer '{self.name}'")
-        return _arrays.from_array(self._core_layer(array), kind)
+        if not more:
+            return _arrays.from_array(self._core_layer(array), kind)
+        arrays = [array] + [_arrays.to_array(m, f"input {k + 1} of layer '{self.name}'")[0] for k, m in enumerate(more)]
+        return _arrays.from_array(self._core_layer(*arrays), kind)
 
-    def output_shape(self, input_shape: Sequence[int], dtype: str = "float32"):
+    def output_shape(self, input_shape: Sequence[Any], dtype: str = "float32"):
+        """The output shape for one input shape, or (multi-input layers) a
+        list of input shapes."""
+        if len(input_shape) and not isinstance(input_shape[0], (int, np.integer)):
+            return tuple(self._core_layer.output_shape([list(s) for s in input_shape], dtype))
         return tuple(self._core_layer.output_shape(list(input_shape), dtype))
 
     @property
@@ -312,6 +321,47 @@ class Softmax(_Layer):
         self._core_layer = _core.Softmax(axis=int(axis), algorithm=algorithm, name=name)
 
 
+class _Binary(_Layer):
+    """An elementwise op of two operands with NumPy broadcasting: called on
+    two inputs, layer(x, y), or, given a constant `other`, on one:
+    layer(x) = x op other (other op x with reverse=True)."""
+
+    _core_class = ""
+
+    def __init__(self, other: Optional[Any] = None, *, reverse: bool = False, algorithm: str = "default", name: str = ""):
+        name = name or self._core_class.lower()
+        self._core_layer = getattr(_core, self._core_class)(
+            other=None if other is None else np.ascontiguousarray(_weight(other, f"constant of layer '{name}'")),
+            reverse=bool(reverse),
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+class Add(_Binary):
+    """x + y with broadcasting (or x + other)."""
+
+    _core_class = "Add"
+
+
+class Sub(_Binary):
+    """x - y with broadcasting (or x - other; other - x with reverse)."""
+
+    _core_class = "Sub"
+
+
+class Mul(_Binary):
+    """x * y with broadcasting (or x * other)."""
+
+    _core_class = "Mul"
+
+
+class Div(_Binary):
+    """x / y with broadcasting (or x / other; other / x with reverse)."""
+
+    _core_class = "Div"
+
+
 class Pad2d(_Layer):
     """Constant padding of the H and W dims of a rank-4 tensor.
 
@@ -343,6 +393,10 @@ class Pad2d(_Layer):
 
 
 __all__ = [
+    "Add",
+    "Div",
+    "Mul",
+    "Sub",
     "AdaptiveAvgPool2d",
     "BatchNorm2d",
     "AvgPool2d",

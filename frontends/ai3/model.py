@@ -102,6 +102,16 @@ def _softmax(spec, algorithm, dtype, layout):
     return layers.Softmax(spec.attrs.get("axis", -1), algorithm=algorithm, name=spec.name)
 
 
+def _binary(cls):
+    """add / sub / mul / div: 2 inputs, or 1 and weights["other"] (reverse:
+    other op x)."""
+
+    def make(spec, algorithm, dtype, layout):
+        return cls(_weight(spec, "other", dtype), reverse=spec.attrs.get("reverse", False), algorithm=algorithm, name=spec.name)
+
+    return make
+
+
 def _pad2d(spec, algorithm, dtype, layout):
     a = spec.attrs
     return layers.Pad2d(a["padding"], a.get("value", 0.0), algorithm=algorithm, layout=layout, name=spec.name)
@@ -122,8 +132,18 @@ LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "tanh": _tanh,
     "softmax": _softmax,
     "pad2d": _pad2d,
+    "add": _binary(layers.Add),  # broadcasting; 3+ same-shape inputs: the graph's add node
+    "sub": _binary(layers.Sub),
+    "mul": _binary(layers.Mul),
+    "div": _binary(layers.Div),
 }
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
+
+
+def _is_graph_node(spec: LayerSpec) -> bool:
+    """concat, and an add of 3+ inputs (same shapes), are nodes of the core
+    Model itself; a 2-input or constant add is a broadcasting add layer."""
+    return spec.op == "concat" or (spec.op == "add" and len(spec.inputs) > 2 and "other" not in spec.weights)
 
 
 class Model:
@@ -175,8 +195,8 @@ def build(
     ops = sorted({op for op, _, _ in _core.algorithms()})
     selectors = selection.per_op_selectors(algos, ops)
     chosen: dict[int, str] = {}
-    for op in sorted({s.op for s in specs if s.op not in GRAPH_OPS}):
-        indices = [i for i, s in enumerate(specs) if s.op == op]
+    for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
+        indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
         candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
         names = selection.select(op, selectors.get(op), candidates, allow_keep=False)
         chosen.update(zip(indices, names))
@@ -185,13 +205,13 @@ def build(
     node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
     for i, spec in enumerate(specs):
         inputs = [node_of[j] for j in spec.inputs]
-        if spec.op == "add":
+        if spec.op == "add" and _is_graph_node(spec):
             node_of[i] = core.add_add(inputs, spec.name)
         elif spec.op == "concat":
             node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
         elif spec.op in LAYER_FACTORIES:
             layer = LAYER_FACTORIES[spec.op](spec, chosen[i], dtype, layout)
-            node_of[i] = core.add_layer(layer._core_layer, inputs[0])
+            node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
         else:
             raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")
     if output == MODEL_INPUT:

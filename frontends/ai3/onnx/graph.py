@@ -47,17 +47,22 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ai3 import errors
+from ai3.onnx import fold, patterns
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 MIN_OPSET = 11
 MAX_OPSET = 28
 _DOMAINS = ("", "ai.onnx")
 
+# What the mapper reads after constant folding (ai3.onnx.fold): every
+# node on constants only (shape arithmetic, masks) is folded away first.
 SUPPORTED_OPS = (
-    "Add", "AveragePool", "BatchNormalization", "Clip", "Concat", "Constant", "Conv", "Dropout",
-    "Flatten", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "Identity", "MatMul", "MaxPool", "Pad",
-    "Relu", "Reshape", "Sigmoid", "Softmax", "Tanh",
+    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout",
+    "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
+    "HardSwish", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad", "ReduceMean",
+    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
 )
+_BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
 
 def _onnx():
@@ -248,6 +253,11 @@ class _Mapper:
             self.uses[out.name] = self.uses.get(out.name, 0) + 1
         for t in model.graph.initializer:
             self.constants[t.name] = onnx.numpy_helper.to_array(t)
+        # Node index -> the GELU chain it belongs to (ai3.onnx.patterns).
+        self.gelus: dict[int, patterns.Gelu] = {}
+        for g in patterns.find_gelus(list(model.graph.node), self.constants.get, self.uses):
+            for i in g.nodes:
+                self.gelus[i] = g
 
     # -- bookkeeping ----------------------------------------------------
     def unique(self, name: str) -> str:
@@ -255,8 +265,11 @@ class _Mapper:
         self.names[name] = count + 1
         return name if count == 0 else f"{name}#{count}"
 
-    def add(self, op: str, node: Any, inputs: list[int], attrs=None, weights=None, suffix: str = "") -> int:
-        shape = self.shapes.get(node.input[0]) if node.input else None
+    def add(self, op: str, node: Any, inputs: list[int], attrs=None, weights=None, suffix: str = "", shape: Any = "node") -> int:
+        """A spec for `node` (its input_shape: the node's first input's,
+        unless `shape` says otherwise, as for the inner steps of a chain)."""
+        if isinstance(shape, str):
+            shape = self.shapes.get(node.input[0]) if node.input else None
         name = (node.name or f"{node.op_type}_{len(self.specs)}") + suffix
         self.specs.append(LayerSpec(self.unique(name), op, inputs, attrs or {}, weights or {}, node, shape))
         return len(self.specs) - 1
@@ -296,7 +309,13 @@ class _Mapper:
 
     def walk(self, input_name: str) -> int:
         self.tensors[input_name] = MODEL_INPUT
-        for node in self.model.graph.node:
+        for i, node in enumerate(self.model.graph.node):
+            if i in self.gelus:
+                g = self.gelus[i]
+                if i == g.last:
+                    x = self.tensor(node, g.x)
+                    self.output(node, self.add("gelu", node, [x], {"approximate": "none"}, shape=self.shape(g.x)))
+                continue
             self.node(node)
         out = self.model.graph.output[0].name
         if out not in self.tensors:
@@ -325,8 +344,15 @@ class _Mapper:
                 self.constants[node.output[0]] = self.constants[node.input[0]]
                 return
             return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
-        if op == "Add":
-            return self.output(node, self.add_node(node))
+        if op in _BINARY:
+            return self.output(node, self.binary(node, _BINARY[op]))
+        if op == "MatMul" and node.input[0] not in self.constants and node.input[1] not in self.constants:
+            ins = [self.tensor(node, n) for n in node.input[:2]]
+            return self.output(node, self.add("matmul", node, ins))
+        if op == "Einsum":
+            return self.output(node, self.einsum(node, a))
+        if op == "Split":
+            return self.split(node, a, self.tensor(node, node.input[0]))
         if op == "Concat":
             ins = [self.tensor(node, n) for n in node.input if n]
             rank = len(self.shape(node.output[0]) or ()) or None
@@ -340,7 +366,7 @@ class _Mapper:
         handler = getattr(self, "op_" + op)
         self.output(node, handler(node, a, x))
 
-    def constant(self, node: Any, a: dict) -> np.ndarray:
+    def constant(self, node: Any, a: dict) -> np.ndarray:  # (folded models have none left)
         numpy_helper = self.onnx.numpy_helper
         if "value" in a:
             return numpy_helper.to_array(a["value"])
@@ -349,29 +375,88 @@ class _Mapper:
                 return np.asarray(a[key], dtype=kind)
         raise _unsupported(node, f"a Constant of kind {sorted(a)}; ai3 reads tensors, floats and ints")
 
-    def add_node(self, node: Any) -> int:
-        names = [n for n in node.input if n]
-        if len(names) != 2:
-            raise _unsupported(node, f"adds {len(names)} inputs")
-        consts = [n for n in names if n in self.constants]
-        if len(consts) == 2:
-            raise _unsupported(node, "adds two constants")
-        if consts:
-            # A bias after MatMul: x @ W + b.
-            other = names[0] if names[1] == consts[0] else names[1]
-            x = self.tensor(node, other)
-            bias = self.constants[consts[0]]
-            if x != MODEL_INPUT and self.uses.get(other) == 1:
-                spec = self.specs[x]
-                out = spec.weights["weight"].shape[0] if spec.op == "linear" else None
-                if spec.op == "linear" and spec.weights.get("bias") is None and bias.size in (1, out) and bias.ndim <= 2 and spec.attrs.get("from_matmul"):
-                    spec.weights["bias"] = np.broadcast_to(bias.reshape(-1), (out,)).copy()
-                    return x
-            raise _unsupported(node, "adds a constant; ai3 maps that only as the bias of a preceding MatMul")
-        a, b = (self.shape(n) for n in names)
-        if a is None or b is None or a != b:
-            raise _unsupported(node, f"adds tensors of shapes {a} and {b}; ai3 adds tensors of one (known) shape, without broadcasting")
-        return self.add("add", node, [self.tensor(node, n) for n in names])
+    def binary(self, node: Any, op: str) -> int:
+        """Add/Sub/Mul/Div: of two tensors (NumPy broadcasting), or of a
+        tensor and a constant (weights["other"], `reverse` when the constant
+        is the left operand). A constant added to a MatMul's output that is
+        read nowhere else becomes that linear layer's bias."""
+        names = list(node.input)
+        if len(names) != 2 or not all(names):
+            raise _unsupported(node, f"takes {len(names)} inputs")
+        consts = [n in self.constants for n in names]
+        if all(consts):
+            raise _unsupported(node, "combines two constants")  # (folded before mapping, unless it failed)
+        if not any(consts):
+            return self.add(op, node, [self.tensor(node, n) for n in names])
+        k = consts.index(True)
+        other_name, x_name = names[k], names[1 - k]
+        other = self.constants[other_name]
+        if other.dtype.kind not in "fiu":
+            raise _unsupported(node, f"a constant of type {other.dtype}; ai3 computes in floating point")
+        x = self.tensor(node, x_name)
+        if op == "add" and x != MODEL_INPUT and self.uses.get(x_name) == 1:
+            spec = self.specs[x]
+            out = spec.weights["weight"].shape[0] if spec.op == "linear" else None
+            if spec.op == "linear" and spec.weights.get("bias") is None and other.size in (1, out) and other.ndim <= 2 and spec.attrs.get("from_matmul"):
+                spec.weights["bias"] = np.broadcast_to(other.reshape(-1), (out,)).astype(np.float64)
+                return x
+        return self.add(op, node, [x], {"reverse": k == 0}, {"other": other.astype(np.float64)}, shape=self.shape(x_name))
+
+    def split(self, node: Any, a: dict, x: int) -> None:
+        """Split into slices along one axis (sizes from the `split` input,
+        the attribute before opset 13, or equal parts)."""
+        shape = self.shape(node.input[0])
+        axis = int(a.get("axis", 0))
+        if shape is None or shape[axis] is None:
+            raise _unsupported(node, "a split of a tensor of unknown size along its axis")
+        axis = axis + len(shape) if axis < 0 else axis
+        sizes = a.get("split") if self.opset < 13 else self.opt_const(node, 1, "split")
+        n = len(node.output)
+        if sizes is None:
+            size = shape[axis]
+            chunk = -(-size // n)  # ONNX (and torch.chunk): ceil-sized parts, the last smaller
+            sizes = [min(chunk, size - k * chunk) for k in range(n)]
+        sizes = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        start = 0
+        for k, (out, size) in enumerate(zip(node.output, sizes)):
+            if out:
+                attrs = {"axis": axis, "start": start, "stop": start + size, "step": 1}
+                self.tensors[out] = self.add("slice", node, [x], attrs, suffix=f"/{k}")
+            start += size
+
+    def einsum(self, node: Any, a: dict) -> int:
+        """A batched-matmul Einsum ("bhid,bhjd->bhij", "bhij,bhjd->bhid",
+        any letters): shared leading batch letters, one contracted letter,
+        one free letter per operand -> permutes around one matmul."""
+        eq = str(a.get("equation", "")).replace(" ", "")
+        if "->" not in eq or "..." in eq or len(node.input) != 2:
+            raise _unsupported(node, f"equation {eq!r}; ai3 maps two-operand batched matmuls written out in full")
+        lhs, out = eq.split("->")
+        left, right = lhs.split(",")
+        contracted = [c for c in left if c in right and c not in out]
+        free_l = [c for c in left if c not in right]
+        free_r = [c for c in right if c not in left]
+        batch = [c for c in out if c in left and c in right]
+        if (len(contracted) != 1 or len(free_l) != 1 or len(free_r) != 1 or sorted(out) != sorted(batch + free_l + free_r)
+                or len(left) != len(batch) + 2 or len(right) != len(batch) + 2 or len(set(left)) != len(left)):
+            raise _unsupported(node, f"equation {eq!r}; ai3 maps two-operand batched matmuls (one contracted index)")
+        k = contracted[0]
+
+        def arranged(name: str, letters: str, order: list[str], step: str) -> int:
+            x = self.tensor(node, name)
+            dims = [letters.index(c) for c in order]
+            if dims == list(range(len(dims))):
+                return x
+            return self.add("permute", node, [x], {"dims": dims}, suffix=step, shape=self.shape(name))
+
+        lhs_i = arranged(node.input[0], left, batch + free_l + [k], "/lhs")
+        rhs_i = arranged(node.input[1], right, batch + [k] + free_r, "/rhs")
+        result = batch + free_l + free_r
+        dims = [result.index(c) for c in out]
+        if dims == list(range(len(dims))):
+            return self.add("matmul", node, [lhs_i, rhs_i])
+        m = self.add("matmul", node, [lhs_i, rhs_i], suffix="/matmul")
+        return self.add("permute", node, [m], {"dims": dims}, shape=None)
 
     # single-input ops: op_<OpType>(node, attrs, x) -> spec index
     def op_Relu(self, node, a, x):
@@ -392,7 +477,10 @@ class _Mapper:
         hi = None if hi is None else float(np.asarray(hi).reshape(()))
         return self.add("clamp", node, [x], {"min": lo, "max": hi})
 
-    def op_Softmax(self, node, a, x):
+    def op_LogSoftmax(self, node, a, x):
+        return self.op_Softmax(node, a, x, "log_softmax")
+
+    def op_Softmax(self, node, a, x, op="softmax"):
         shape = self.shape(node.input[0])
         rank = None if shape is None else len(shape)
         if self.opset < 13:
@@ -406,9 +494,9 @@ class _Mapper:
                     node, f"Softmax before opset 13 (axis {a.get('axis', 1)}) on a rank-{rank} input coerces it to 2-D; "
                     "ai3 maps it where axis is the last one (rank-2 inputs with axis 1)"
                 )
-            return self.add("softmax", node, [x], {"axis": axis})
+            return self.add(op, node, [x], {"axis": axis})
         axis = int(a.get("axis", -1))
-        return self.add("softmax", node, [x], {"axis": axis})
+        return self.add(op, node, [x], {"axis": axis})
 
     def conv_pads(self, node, a, shape, kernel, strides, dilations) -> tuple[int, int, int, int]:
         auto = a.get("auto_pad", "NOTSET")
@@ -465,13 +553,15 @@ class _Mapper:
         return self.add("linear", node, [x], {}, {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)})
 
     def op_MatMul(self, node, a, x):
+        """x @ B, B constant: a linear layer for (N, features) inputs (a
+        following constant Add becomes its bias), else a matmul by B."""
         shape = self.shape(node.input[0])
-        if shape is None or len(shape) != 2:
-            raise _unsupported(node, f"a MatMul of a rank-{len(shape) if shape else '?'} input; ai3's linear takes (N, features)")
+        if node.input[0] in self.constants:
+            raise _unsupported(node, "a constant left operand; ai3's matmul multiplies a tensor by a constant on the right")
         b = self.const(node, node.input[1], "B (weight)")
-        if b.ndim != 2:
-            raise _unsupported(node, f"a MatMul with a rank-{b.ndim} B")
-        return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
+        if shape is not None and len(shape) == 2 and b.ndim == 2:
+            return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
+        return self.add("matmul", node, [x], {}, {"other": b.astype(np.float64)})
 
     def pool_common(self, node, a, shape):
         kernel = tuple(int(k) for k in a["kernel_shape"])
@@ -525,9 +615,12 @@ class _Mapper:
         rank = None if shape is None else len(shape)
         if rank is not None and axis < 0:
             axis += rank
-        if axis != 1:
-            raise _unsupported(node, f"Flatten(axis={a.get('axis', 1)}); ai3 maps axis 1 (keep the batch dimension)")
-        return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+        if axis == 1:
+            return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+        if rank is None or None in shape[axis:] or (axis > 1 and None in shape[1:axis]):
+            raise _unsupported(node, f"Flatten(axis={a.get('axis', 1)}) of a tensor of unknown shape {shape}")
+        inner = int(np.prod(shape[axis:], dtype=np.int64))
+        return self.add("reshape", node, [x], {"shape": [-1, inner]})
 
     def op_Reshape(self, node, a, x):
         target = [int(v) for v in self.const(node, node.input[1], "shape").reshape(-1)]
@@ -544,9 +637,159 @@ class _Mapper:
             or (target[0] == -1 and size is not None and target[1] == size)
             or (shape[0] is not None and target[0] == shape[0] and (target[1] == -1 or (size is not None and target[1] == size)))
         )
-        if not flattens:
-            raise _unsupported(node, f"a reshape of {shape} to {target}; ai3 maps only reshapes that flatten to (N, -1)")
-        return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+        if flattens:
+            return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
+        if int(a.get("allowzero", 0)) and 0 in target:
+            raise _unsupported(node, f"allowzero=1 with a 0 in the shape {target} (an empty tensor)")
+        return self.add("reshape", node, [x], {"shape": target})
+
+    def reshape_to(self, node, x, what: str):
+        """A reshape to the node's inferred output shape (Squeeze,
+        Unsqueeze): an unknown leading (batch) dim copied from the input
+        (0), one other unknown dim inferred (-1)."""
+        shape, out = self.shape(node.input[0]), self.shape(node.output[0])
+        if shape is None or out is None:
+            raise _unsupported(node, f"{what} of a tensor of unknown rank")
+        target = [d for d in out]
+        if target and target[0] is None and shape[0] is None:
+            target[0] = 0
+        if target.count(None) > 1:
+            raise _unsupported(node, f"{what} to {out}: more than one unknown dimension")
+        return self.add("reshape", node, [x], {"shape": [-1 if d is None else int(d) for d in target]})
+
+    def op_Squeeze(self, node, a, x):
+        return self.reshape_to(node, x, "Squeeze")
+
+    def op_Unsqueeze(self, node, a, x):
+        return self.reshape_to(node, x, "Unsqueeze")
+
+    def op_Transpose(self, node, a, x):
+        shape = self.shape(node.input[0])
+        perm = a.get("perm")
+        if perm is None:
+            if shape is None:
+                raise _unsupported(node, "a Transpose without perm of a tensor of unknown rank")
+            perm = list(range(len(shape)))[::-1]
+        return self.add("permute", node, [x], {"dims": [int(p) for p in perm]})
+
+    def op_Slice(self, node, a, x):
+        """Slice -> one slice spec per sliced axis, ends clamped to the
+        axis (Python slice semantics, as ONNX's)."""
+        shape = self.shape(node.input[0])
+        if self.opset < 10:
+            starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
+        else:
+            starts = self.const(node, node.input[1], "starts")
+            ends = self.const(node, node.input[2], "ends")
+            axes, steps = self.opt_const(node, 3, "axes"), self.opt_const(node, 4, "steps")
+        starts = [int(v) for v in np.asarray(starts).reshape(-1)]
+        ends = [int(v) for v in np.asarray(ends).reshape(-1)]
+        axes = list(range(len(starts))) if axes is None else [int(v) for v in np.asarray(axes).reshape(-1)]
+        steps = [1] * len(starts) if steps is None else [int(v) for v in np.asarray(steps).reshape(-1)]
+        if shape is None:
+            raise _unsupported(node, "a slice of a tensor of unknown rank")
+        index, cur = x, list(shape)
+        for k, (axis, start, stop, step) in enumerate(zip(axes, starts, ends, steps)):
+            axis = axis + len(shape) if axis < 0 else axis
+            size = cur[axis]
+            if size is None:
+                raise _unsupported(node, f"a slice along axis {axis}, whose size is unknown")
+            start, stop, step = slice(start, stop, step).indices(size)
+            if step < 0:
+                raise _unsupported(node, f"a negative step ({step}); ai3's slice takes positive steps")
+            if (start, stop, step) == (0, size, 1):
+                continue
+            last = k == len(axes) - 1
+            index = self.add("slice", node, [index], {"axis": axis, "start": start, "stop": stop, "step": step},
+                             suffix="" if last else f"/{axis}", shape=tuple(cur))
+            cur[axis] = len(range(start, stop, step))
+        return index if index != x else self.add("identity", node, [x])
+
+    def op_Gather(self, node, a, x):
+        """Gather of constant indices along one axis: a scalar index -> a
+        slice then a reshape dropping the axis (x[:, 0]); a run of evenly
+        spaced indices -> a slice."""
+        shape = self.shape(node.input[0])
+        idx = self.const(node, node.input[1], "indices")
+        axis = int(a.get("axis", 0))
+        if shape is None or shape[axis if axis >= 0 else axis + len(shape)] is None:
+            raise _unsupported(node, "a gather along an axis of unknown size")
+        axis = axis + len(shape) if axis < 0 else axis
+        size = shape[axis]
+        flat = [int(v) + size if int(v) < 0 else int(v) for v in np.asarray(idx).reshape(-1)]
+        if any(not 0 <= v < size for v in flat):
+            raise _unsupported(node, f"indices {flat} out of range for an axis of size {size}")
+        if idx.ndim > 1 or not flat:
+            raise _unsupported(node, f"indices of shape {idx.shape}; ai3 gathers a scalar or a 1-D run of indices")
+        step = flat[1] - flat[0] if len(flat) > 1 else 1
+        if step <= 0 or flat != list(range(flat[0], flat[0] + step * len(flat), step)):
+            raise _unsupported(node, f"indices {flat}; ai3 gathers evenly spaced, increasing indices (a slice)")
+        attrs = {"axis": axis, "start": flat[0], "stop": flat[-1] + 1, "step": step}
+        if idx.ndim == 1:
+            return self.add("slice", node, [x], attrs)
+        s = self.add("slice", node, [x], attrs, suffix="/slice")
+        return self.reshape_to_drop(node, s, shape, axis)
+
+    def reshape_to_drop(self, node, x, shape, axis):
+        """Drops a size-1 axis (a scalar Gather's)."""
+        out = list(shape[:axis]) + list(shape[axis + 1:])
+        if out and out[0] is None and axis != 0:
+            out[0] = 0
+        if out.count(None) > 1:
+            raise _unsupported(node, f"a gather from {shape}: more than one unknown dimension")
+        shape1 = tuple(shape[:axis]) + (1,) + tuple(shape[axis + 1:])
+        return self.add("reshape", node, [x], {"shape": [-1 if d is None else int(d) for d in out]}, shape=shape1)
+
+    def op_LayerNormalization(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if shape is None:
+            raise _unsupported(node, "a layer norm of a tensor of unknown rank")
+        axis = int(a.get("axis", -1))
+        axis = axis + len(shape) if axis < 0 else axis
+        if axis == 0:
+            raise _unsupported(node, "normalizes over the batch axis too")
+        if any(o and self.uses.get(o, 0) for o in node.output[1:]):
+            raise _unsupported(node, "its Mean / InvStdDev outputs are used (training)")
+        trailing = tuple(shape[axis:])
+        scale = self.const(node, node.input[1], "Scale")
+        bias = self.opt_const(node, 2, "B")
+        weights = {"weight": np.broadcast_to(scale, trailing).astype(np.float64)}
+        if bias is not None:
+            weights["bias"] = np.broadcast_to(bias, trailing).astype(np.float64)
+        return self.add("layernorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, weights)
+
+    def op_Gelu(self, node, a, x):
+        return self.add("gelu", node, [x], {"approximate": a.get("approximate", "none")})
+
+    def op_Erf(self, node, a, x):
+        raise _unsupported(node, "an Erf outside the GELU pattern x * 0.5 * (1 + erf(x / sqrt(2)))")
+
+    def op_HardSwish(self, node, a, x):
+        return self.add("hardswish", node, [x])
+
+    def op_HardSigmoid(self, node, a, x):
+        return self.add("hardsigmoid", node, [x], {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
+
+    def op_ReduceMean(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if self.opset < 18:
+            axes = a.get("axes")
+        else:
+            axes = self.opt_const(node, 1, "axes")
+        if axes is None or np.asarray(axes).size == 0:
+            if int(a.get("noop_with_empty_axes", 0)):
+                return self.add("identity", node, [x])
+            if shape is None:
+                raise _unsupported(node, "a mean over all axes of a tensor of unknown rank")
+            axes = list(range(len(shape)))
+        axes = [int(v) for v in np.asarray(axes).reshape(-1)]
+        return self.add("mean", node, [x], {"axes": axes, "keepdim": bool(int(a.get("keepdims", 1)))})
+
+    def op_Cast(self, node, a, x):
+        to = int(a["to"])
+        if to not in (self.onnx.TensorProto.FLOAT, self.onnx.TensorProto.DOUBLE, self.onnx.TensorProto.FLOAT16):
+            raise _unsupported(node, "a cast of the activations to a non-float type")
+        return self.add("identity", node, [x])  # ai3 computes in the model's one float dtype
 
     def op_BatchNormalization(self, node, a, x):
         self.rank4(node)
@@ -592,13 +835,17 @@ def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> 
 
 
 def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[list[LayerSpec], int]:
-    _check_ops(model)
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
+    for node in model.graph.node:
+        if node.domain not in _DOMAINS:
+            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
     inp = _graph_input(model)
     shape = _sample_shape(model, sample_input_shape)
-    shapes = infer_shapes(model, shape)
+    # Shape arithmetic and other constant subgraphs fold away for this input shape.
+    model, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
+    _check_ops(model)
     mapper = _Mapper(model, shapes, opset)
     output = mapper.walk(inp.name)
     specs, output = prune_dead(mapper.specs, output)

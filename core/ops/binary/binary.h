@@ -1,0 +1,102 @@
+// add, sub, mul, div with NumPy broadcasting (torch +, -, *, /; ONNX Add,
+// Sub, Mul, Div; Keras Add, Subtract, Multiply), as layers of an ai3::Model:
+//   2 inputs:             y = x0 op x1
+//   1 input + "other":    y = x op other    (reverse: y = other op x)
+// where "other" is a constant weight tensor (a bias, a position embedding, a
+// scale) broadcast like an input. The output has the broadcast shape; the
+// dtype, float32 or float64, is the inputs' (a constant must have it too).
+//
+// One attributes template serves the four ops; each is its own op in the
+// registry (its own kOp) so selectors and ai3.algorithms() name it. The
+// graph's N-input same-shape "add" node (core/ops/add) stays as it was.
+#ifndef AI3_CORE_OPS_BINARY_BINARY_H_
+#define AI3_CORE_OPS_BINARY_BINARY_H_
+
+#include <vector>
+
+#include "core/errors.h"
+#include "core/ops/binary/broadcast.h"
+#include "core/tensor.h"
+
+namespace ai3 {
+
+enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+
+template <class Derived>
+struct BinaryAttrs {
+  // True: one input and the constant operand params[0]; false: two inputs.
+  bool has_other = false;
+  // With has_other: other op x instead of x op other (e.g. 1 - x, 2 / x).
+  bool reverse = false;
+  // With has_other: the constant's shape and dtype, as params[0] has them
+  // (shapes are known before any kernel holds the constant).
+  Shape other_shape;
+  DType other_dtype = DType::kFloat32;
+
+  int MinInputs() const { return has_other ? 1 : 2; }
+  int MaxInputs() const { return has_other ? 1 : 2; }
+
+  void Validate(const std::vector<Tensor>& params) const {
+    const size_t want = has_other ? 1 : 0;
+    if (params.size() != want) {
+      Fail(ErrorKind::kInvalidArgument, Derived::kOp, " takes ", want,
+           " parameter tensor", want == 1 ? "" : "s",
+           has_other ? " (the constant operand)" : "", ", got ",
+           params.size());
+    }
+    if (reverse && !has_other) {
+      Fail(ErrorKind::kInvalidArgument,
+           "reverse applies only to the one-input form with a constant");
+    }
+    if (has_other && (params[0].shape != other_shape ||
+                      params[0].dtype != other_dtype)) {
+      Fail(ErrorKind::kInternal, "the constant operand is ",
+           Name(params[0].dtype), " ", ToString(params[0].shape),
+           " but the attributes say ", Name(other_dtype), " ",
+           ToString(other_shape));
+    }
+    for (int64_t d : other_shape) {
+      if (d < 0) {
+        Fail(ErrorKind::kShape, "the constant operand has a negative "
+             "dimension: ", ToString(other_shape));
+      }
+    }
+  }
+
+  // The broadcast shape of the two operands.
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    if (!has_other) {
+      return BroadcastShapes(inputs[0].shape, inputs[1].shape, "input 0",
+                             "input 1");
+    }
+    if (other_dtype != inputs[0].dtype) {
+      Fail(ErrorKind::kDType, "input is ", Name(inputs[0].dtype),
+           " but the constant operand is ", Name(other_dtype));
+    }
+    return reverse ? BroadcastShapes(other_shape, inputs[0].shape,
+                                     "constant", "input")
+                   : BroadcastShapes(inputs[0].shape, other_shape, "input",
+                                     "constant");
+  }
+};
+
+struct AddAttrs : BinaryAttrs<AddAttrs> {
+  static constexpr char kOp[] = "add";
+  static constexpr BinaryOp kBinaryOp = BinaryOp::kAdd;
+};
+struct SubAttrs : BinaryAttrs<SubAttrs> {
+  static constexpr char kOp[] = "sub";
+  static constexpr BinaryOp kBinaryOp = BinaryOp::kSub;
+};
+struct MulAttrs : BinaryAttrs<MulAttrs> {
+  static constexpr char kOp[] = "mul";
+  static constexpr BinaryOp kBinaryOp = BinaryOp::kMul;
+};
+struct DivAttrs : BinaryAttrs<DivAttrs> {
+  static constexpr char kOp[] = "div";
+  static constexpr BinaryOp kBinaryOp = BinaryOp::kDiv;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_BINARY_BINARY_H_

@@ -1,0 +1,227 @@
+// add / sub / mul / div against a naive broadcasting reference in double,
+// over pairs of shapes covering equal shapes, scalars, leading and inner
+// broadcasts, both operands broadcast, empty dims and a long row that
+// threads; the constant forms (x op c and c op x); the same ops run as
+// multi-input nodes of an ai3::Model; and the errors.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/graph.h"
+#include "core/layer.h"
+#include "core/ops/binary/binary.h"
+#include "core/testing/reference.h"
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+using testing::ExpectError;
+
+double ApplyRef(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::kAdd:
+      return a + b;
+    case BinaryOp::kSub:
+      return a - b;
+    case BinaryOp::kMul:
+      return a * b;
+    case BinaryOp::kDiv:
+      return a / b;
+  }
+  return 0;
+}
+
+// Element `flat` of `out` read from a tensor of shape `s` (right-aligned,
+// size-1 dims broadcast).
+int64_t SourceIndex(const Shape& s, const Shape& out, int64_t flat) {
+  int64_t index = 0, stride = 1;
+  for (int i = static_cast<int>(out.size()) - 1; i >= 0; --i) {
+    const int64_t coord = flat % out[i];
+    flat /= out[i];
+    const int j = i - static_cast<int>(out.size() - s.size());
+    if (j < 0) continue;
+    if (s[j] != 1) index += coord * stride;
+    stride *= s[j];
+  }
+  return index;
+}
+
+template <class Attrs, typename T>
+void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
+             bool constant, bool reverse) {
+  const DType dtype =
+      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  auto ad = testing::RandomVector(NumElements(sa), 3);
+  auto bd = testing::RandomVector(NumElements(sb), 4);
+  for (double& v : bd) v += v >= 0 ? 0.5 : -0.5;  // keep divisors off 0
+  auto a = testing::Cast<T>(ad);
+  auto b = testing::Cast<T>(bd);
+  Tensor at{a.data(), dtype, sa}, bt{b.data(), dtype, sb};
+  std::string desc = std::string(Attrs::kOp) + " " + Name(dtype) + " " +
+                     ToString(sa) + " " + ToString(sb) +
+                     (constant ? (reverse ? " const reversed" : " const") : "");
+  Attrs attrs;
+  std::vector<Tensor> params, inputs;
+  // Constant form: the layer reads `x` and holds `c`; reversed, c op x.
+  const Tensor& x = reverse ? bt : at;
+  const Tensor& c = reverse ? at : bt;
+  if (constant) {
+    attrs.has_other = true;
+    attrs.reverse = reverse;
+    attrs.other_shape = c.shape;
+    attrs.other_dtype = dtype;
+    params = {c};
+    inputs = {x};
+  } else {
+    inputs = {at, bt};
+  }
+  MultiLayer<Attrs> layer("t", attrs, params, "direct");
+  Shape shape = layer.OutputShape(inputs);
+  Check(shape == want_shape, desc + ": shape " + ToString(shape));
+  if (shape != want_shape) return;
+  const int64_t n = NumElements(shape);
+  std::vector<T> y(n, T(-42));
+  layer.Forward(inputs, Tensor{y.data(), dtype, shape});
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i) {
+    want[i] = ApplyRef(Attrs::kBinaryOp, double(a[SourceIndex(sa, shape, i)]),
+                       double(b[SourceIndex(sb, shape, i)]));
+  }
+  const double tol = std::is_same_v<T, double> ? 1e-15 : 1e-6;
+  const double err = testing::MaxRelativeError(y, want);
+  Check(err <= tol, desc + ": max relative error " + std::to_string(err));
+}
+
+struct Case {
+  Shape a, b, out;
+};
+
+template <class Attrs>
+int RunOp(const std::vector<Case>& cases) {
+  int ran = 0;
+  for (const Case& c : cases) {
+    for (int form = 0; form < 3; ++form) {
+      RunCase<Attrs, float>(c.a, c.b, c.out, form > 0, form == 2);
+      RunCase<Attrs, double>(c.a, c.b, c.out, form > 0, form == 2);
+      ran += 2;
+    }
+  }
+  return ran;
+}
+
+// Two inputs of a Model: (x * 2-input mul) then + the model input again.
+void ModelCase() {
+  auto mul = std::make_shared<MultiLayer<MulAttrs>>("mul", MulAttrs{},
+                                                    std::vector<Tensor>{},
+                                                    "default");
+  SubAttrs sub_attrs;
+  std::vector<float> c = {1, 2, 3};
+  sub_attrs.has_other = true;
+  sub_attrs.reverse = true;
+  sub_attrs.other_shape = {3};
+  auto sub = std::make_shared<MultiLayer<SubAttrs>>(
+      "rsub", sub_attrs,
+      std::vector<Tensor>{Tensor{c.data(), DType::kFloat32, {3}}}, "default");
+  auto add = std::make_shared<MultiLayer<AddAttrs>>("add", AddAttrs{},
+                                                    std::vector<Tensor>{},
+                                                    "default");
+  Model m;
+  const int sq = m.AddLayer(mul, {Model::kInput, Model::kInput});  // x * x
+  const int r = m.AddLayer(sub, sq);                  // c - x*x
+  m.AddLayer(add, {r, Model::kInput});                // c - x*x + x
+  std::vector<float> x = {0.5f, -1, 2, 3, 4, -5};
+  Tensor xt{x.data(), DType::kFloat32, {2, 3}};
+  Check(m.Prepare(xt) == Shape({2, 3}), "model: output shape");
+  std::vector<float> y(6);
+  m.Forward(xt, Tensor{y.data(), DType::kFloat32, {2, 3}});
+  for (int i = 0; i < 6; ++i) {
+    const float want = c[i % 3] - x[i] * x[i] + x[i];
+    Check(y[i] == want, "model: element " + std::to_string(i));
+  }
+  Check(m.Describe(2).inputs == std::vector<int>({1, Model::kInput}),
+        "model: node inputs");
+  ExpectError("model input count", ErrorKind::kInvalidArgument,
+              "mul layer 'mul': takes 2 inputs, got 1",
+              [&] { m.AddLayer(mul, {0}); });
+  ExpectError("model input count", ErrorKind::kInvalidArgument,
+              "takes 2 inputs, got 3",
+              [&] { m.AddLayer(mul, {0, 0, 0}); });
+  Model bad;
+  bad.AddLayer(mul, {Model::kInput, Model::kInput});
+  auto relu_like = bad.AddLayer(add, {0, Model::kInput});
+  (void)relu_like;
+  Check(bad.OutputShape({4, 5}, DType::kFloat64) == Shape({4, 5}),
+        "model: shapes");
+}
+
+void Errors() {
+  std::vector<float> x(6), z(4);
+  Tensor a{x.data(), DType::kFloat32, {2, 3}};
+  Tensor b{z.data(), DType::kFloat32, {2, 2}};
+  MultiLayer<AddAttrs> add("a", AddAttrs{}, {}, "direct");
+  ExpectError("not broadcastable", ErrorKind::kShape,
+              "add layer 'a' (direct): input 0 (2, 3) and input 1 (2, 2) do "
+              "not broadcast: dimension -1 is 3 vs 2",
+              [&] { add.OutputShape(std::vector<Tensor>{a, b}); });
+  ExpectError("one input", ErrorKind::kInvalidArgument,
+              "add layer 'a': takes 2 inputs, got 1",
+              [&] { add.OutputShape(a); });
+  std::vector<double> d(6);
+  Tensor ad{d.data(), DType::kFloat64, {2, 3}};
+  ExpectError("dtypes", ErrorKind::kDType,
+              "input 1 is float64 but input 0 is float32",
+              [&] { add.OutputShape(std::vector<Tensor>{a, ad}); });
+  ExpectError("params", ErrorKind::kInvalidArgument,
+              "div takes 0 parameter tensors, got 1",
+              [&] { MultiLayer<DivAttrs>("d", DivAttrs{}, {a}, "direct"); });
+  DivAttrs rev;
+  rev.reverse = true;
+  ExpectError("reverse", ErrorKind::kInvalidArgument,
+              "reverse applies only to the one-input form",
+              [&] { MultiLayer<DivAttrs>("d", rev, {}, "direct"); });
+  MulAttrs k;
+  k.has_other = true;
+  k.other_shape = {2, 2};
+  MultiLayer<MulAttrs> mul("m", k, {b}, "direct");
+  ExpectError("constant", ErrorKind::kShape,
+              "input (2, 3) and constant (2, 2) do not broadcast",
+              [&] { mul.OutputShape(a); });
+  ExpectError("constant dtype", ErrorKind::kDType,
+              "input is float64 but the constant operand is float32",
+              [&] { mul.OutputShape(ad); });
+}
+
+int Main() {
+  const std::vector<Case> cases = {
+      {{2, 3}, {2, 3}, {2, 3}},
+      {{}, {}, {}},
+      {{2, 3}, {}, {2, 3}},
+      {{}, {4}, {4}},
+      {{2, 3, 4}, {4}, {2, 3, 4}},
+      {{2, 3, 4}, {3, 1}, {2, 3, 4}},
+      {{2, 1, 4}, {1, 3, 1}, {2, 3, 4}},
+      {{2, 3, 4, 5}, {1, 3, 1, 1}, {2, 3, 4, 5}},
+      {{2, 3, 4, 5}, {2, 3, 1, 1}, {2, 3, 4, 5}},
+      {{1, 5, 1}, {3, 1, 7}, {3, 5, 7}},
+      {{4, 1}, {1, 1}, {4, 1}},
+      {{2, 0, 3}, {1, 3}, {2, 0, 3}},
+      {{1, 197, 64}, {5, 197, 64}, {5, 197, 64}},
+      {{3, 70000}, {3, 70000}, {3, 70000}},
+      {{8, 1, 9000}, {1, 6, 1}, {8, 6, 9000}},
+  };
+  int ran = RunOp<AddAttrs>(cases) + RunOp<SubAttrs>(cases) +
+            RunOp<MulAttrs>(cases) + RunOp<DivAttrs>(cases);
+  ModelCase();
+  Errors();
+  std::printf("binary: %d cases ran, %d failed\n", ran, testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }

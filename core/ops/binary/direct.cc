@@ -1,0 +1,112 @@
+// add / sub / mul / div "direct": the broadcast as rows of a contiguous
+// innermost run (BroadcastIndex, broadcast.h), so each inner loop is a
+// plain vectorisable stream of one of three forms: both operands
+// contiguous, or one of them a scalar repeated along the run. Work is split
+// into (row, block of the run) tasks over OpenMP threads when large enough,
+// so one long row (same-shape operands) threads as well as many short ones.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/layer.h"
+#include "core/math/dispatch.h"
+#include "core/ops/binary/binary.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+// Below this many elements threads cost more than they save.
+constexpr int64_t kParallelThreshold = 1 << 15;
+// Elements of a row per task.
+constexpr int64_t kBlock = 4096;
+
+template <BinaryOp Op, typename T>
+inline T Apply(T a, T b) {
+  if constexpr (Op == BinaryOp::kAdd) return a + b;
+  if constexpr (Op == BinaryOp::kSub) return a - b;
+  if constexpr (Op == BinaryOp::kMul) return a * b;
+  if constexpr (Op == BinaryOp::kDiv) return a / b;
+}
+
+template <BinaryOp Op, typename T>
+void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
+  const int64_t rows = ix.rows();
+  const int64_t inner = ix.inner();
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  const int64_t step_a = ix.stride_a[ix.rank - 1];
+  const int64_t step_b = ix.stride_b[ix.rank - 1];
+  const bool parallel = rows * inner >= kParallelThreshold;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < rows * blocks; ++t) {
+    const int64_t row = t / blocks;
+    const int64_t begin = (t % blocks) * kBlock;
+    const int64_t len = std::min(kBlock, inner - begin);
+    int64_t off_a, off_b;
+    ix.RowOffsets(row, &off_a, &off_b);
+    const T* __restrict pa = a + off_a + begin * step_a;
+    const T* __restrict pb = b + off_b + begin * step_b;
+    T* __restrict py = y + row * inner + begin;
+    if (step_a == 1 && step_b == 1) {
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], pb[i]);
+    } else if (step_a == 1) {
+      const T vb = pb[0];
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], vb);
+    } else if (step_b == 1) {
+      const T va = pa[0];
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(va, pb[i]);
+    } else {  // both broadcast along the run: one value repeated
+      const T v = Apply<Op>(pa[0], pb[0]);
+      for (int64_t i = 0; i < len; ++i) py[i] = v;
+    }
+  }
+}
+
+template <class Attrs>
+class DirectKernel : public MultiInputKernel {
+ public:
+  DirectKernel(const Attrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs) {
+    if (attrs.has_other) other_ = params[0];
+  }
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    const Tensor* a = &inputs[0];
+    const Tensor* b = attrs_.has_other ? &other_ : &inputs[1];
+    if (attrs_.reverse) std::swap(a, b);
+    if (a->numel() == 0 || b->numel() == 0) return;
+    const BroadcastIndex ix(a->shape, b->shape, output.shape);
+    DispatchFloat(output.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      Broadcast<Attrs::kBinaryOp, T>(ix, a->data_as<const T>(),
+                                     b->data_as<const T>(),
+                                     output.data_as<T>());
+    });
+  }
+
+ private:
+  Attrs attrs_;
+  Tensor other_;  // the constant operand (the layer's copy), if any
+};
+
+template <class Attrs>
+class Direct : public Algorithm<Attrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(
+      const Attrs& attrs, const std::vector<Tensor>& params) const override {
+    return std::make_unique<DirectKernel<Attrs>>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(AddAttrs, "direct", Device::kCPU, Direct<AddAttrs>);
+AI3_REGISTER_ALGORITHM(SubAttrs, "direct", Device::kCPU, Direct<SubAttrs>);
+AI3_REGISTER_ALGORITHM(MulAttrs, "direct", Device::kCPU, Direct<MulAttrs>);
+AI3_REGISTER_ALGORITHM(DivAttrs, "direct", Device::kCPU, Direct<DivAttrs>);
+
+}  // namespace
+}  // namespace ai3

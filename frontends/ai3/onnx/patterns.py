@@ -1,0 +1,111 @@
+"""Recognising GELU written out in an ONNX graph.
+
+Exporters before opset 20 (which has a Gelu operator) write the exact GELU,
+x * 0.5 * (1 + erf(x / sqrt(2))), as five nodes: Div(x, 1.414...) (or
+Mul(x, 0.7071...)) -> Erf -> Add(., 1) -> two Muls, by x and by 0.5, in
+either order (or 0.5 * x computed on the side and multiplied in). `find_gelus`
+returns each such chain so the mapper emits one gelu spec for it: one op,
+and the exact erf instead of a chain of broadcasts. A chain whose inner
+tensors are used elsewhere (or a constant that is not the GELU's) is left
+alone, and its Erf is then refused by the mapper.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+_RTOL = 1e-4
+
+
+@dataclass
+class Gelu:
+    x: str  # the GELU's input tensor
+    last: int  # index of the chain's final node (it outputs the GELU)
+    nodes: list[int]  # indices of every node in the chain
+
+
+def _scalar(value: Optional[np.ndarray]) -> Optional[float]:
+    if value is None or np.asarray(value).size != 1:
+        return None
+    return float(np.asarray(value).reshape(()))
+
+
+def _near(value: Optional[float], target: float) -> bool:
+    return value is not None and abs(value - target) <= _RTOL * abs(target)
+
+
+def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int]) -> list[Gelu]:
+    """Every erf-GELU chain among `nodes` (a graph's nodes, in order).
+    `constant(name)` is a tensor's constant value or None; `uses` counts
+    each tensor's readers."""
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        for name in n.input:
+            readers.setdefault(name, []).append(i)
+
+    def only_reader(tensor: str, op_type: str) -> Optional[int]:
+        r = readers.get(tensor, [])
+        if uses.get(tensor, 0) != 1 or len(r) != 1 or nodes[r[0]].op_type != op_type:
+            return None
+        return r[0]
+
+    def split(node: Any) -> tuple[Optional[str], Optional[float]]:
+        """(the tensor operand, the scalar constant operand) of a binary node."""
+        a, b = node.input[0], node.input[1]
+        if constant(b) is not None:
+            return a, _scalar(constant(b))
+        if constant(a) is not None:
+            return b, _scalar(constant(a))
+        return None, None
+
+    found = []
+    for e, erf in enumerate(nodes):
+        if erf.op_type != "Erf" or erf.input[0] not in producer:
+            continue
+        scale_at = producer[erf.input[0]]
+        scale = nodes[scale_at]
+        x, c = split(scale) if scale.op_type in ("Div", "Mul") else (None, None)
+        if x is None or uses.get(erf.input[0], 0) != 1:
+            continue
+        if scale.op_type == "Div" and not (_near(c, math.sqrt(2.0)) and constant(scale.input[1]) is not None):
+            continue
+        if scale.op_type == "Mul" and not _near(c, 1.0 / math.sqrt(2.0)):
+            continue
+        add_at = only_reader(erf.output[0], "Add")
+        if add_at is None or not _near(split(nodes[add_at])[1], 1.0):
+            continue
+        m1_at = only_reader(nodes[add_at].output[0], "Mul")
+        if m1_at is None:
+            continue
+        m1 = nodes[m1_at]
+        other = m1.input[1] if m1.input[0] == nodes[add_at].output[0] else m1.input[0]
+        chain = [scale_at, e, add_at, m1_at]
+        if other == x or _near(_scalar(constant(other)), 0.5):
+            # (1 + erf) * x then * 0.5, or (1 + erf) * 0.5 then * x.
+            m2_at = only_reader(m1.output[0], "Mul")
+            if m2_at is None:
+                continue
+            t, c2 = split(nodes[m2_at])
+            rest = nodes[m2_at].input[1] if nodes[m2_at].input[0] == m1.output[0] else nodes[m2_at].input[0]
+            if not ((other == x and _near(c2, 0.5)) or (other != x and rest == x)):
+                continue
+            chain.append(m2_at)
+        elif other in producer and nodes[producer[other]].op_type == "Mul" and uses.get(other, 0) == 1:
+            # (0.5 * x) * (1 + erf)
+            half_at = producer[other]
+            t, c2 = split(nodes[half_at])
+            if t != x or not _near(c2, 0.5):
+                continue
+            chain.append(half_at)
+        else:
+            continue
+        found.append(Gelu(x=x, last=max(chain), nodes=sorted(chain)))
+    return found
+
+
+__all__ = ["Gelu", "find_gelus"]
