@@ -88,10 +88,11 @@ def test_swap_backend_matches_torch(name, dtype) -> None:
     ops = [op for _, op, _ in swapped.layers()]
     for op in ["clamp", "sigmoid", "tanh", "softmax", "pad2d"]:
         assert op in ops, (op, ops)
+    # The relu6 right after the conv is fused into it (ai3.fusion).
     if name == "modules":
-        assert ops.count("clamp") == 2 and "silu" in ops
+        assert ops.count("clamp") == 1 and "silu" in ops
     else:
-        assert ops.count("clamp") == 5 and "silu" in ops and ops.count("pad2d") == 2 and ops.count("softmax") == 3
+        assert ops.count("clamp") == 4 and "silu" in ops and ops.count("pad2d") == 2 and ops.count("softmax") == 3
 
 
 def test_attrs_of_the_specs() -> None:

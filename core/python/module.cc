@@ -402,7 +402,9 @@ PYBIND11_MODULE(_core, m) {
                        const std::optional<py::array>& bias, Pair stride,
                        Pads padding, Pair dilation, int64_t groups,
                        const std::string& layout, const std::string& algorithm,
-                       const std::string& name) {
+                       const std::string& name,
+                       const std::optional<std::pair<double, double>>&
+                           activation) {
              return Named("conv2d", name, [&] {
                Conv2dAttrs a;
                a.out_channels = Dim(weight, 0, 4, "weight");
@@ -417,6 +419,10 @@ PYBIND11_MODULE(_core, m) {
                a.has_bias = bias.has_value();
                a.dtype = LayerDType(weight);
                a.layout = ParseLayout(layout);
+               if (activation) {
+                 a.activation =
+                     Activation::Clamp(activation->first, activation->second);
+               }
                return MakeLayer<Conv2dAttrs>(name, a, Params(weight, bias),
                                                algorithm);
              });
@@ -424,24 +430,35 @@ PYBIND11_MODULE(_core, m) {
            py::kw_only(), py::arg("weight"), py::arg("bias"),
            py::arg("stride"), py::arg("padding"), py::arg("dilation"),
            py::arg("groups"), py::arg("layout"), py::arg("algorithm"),
-           py::arg("name"));
+           py::arg("name"), py::arg("activation") = py::none(),
+           "activation: (min, max) of a clamp fused into the epilogue (ReLU "
+           "is (0, inf)), or None.");
 
   BindLayer<LinearAttrs>(m, "Linear", "y = x W^T + b over the last dim.")
       .def(py::init([](const py::array& weight,
                        const std::optional<py::array>& bias,
-                       const std::string& algorithm, const std::string& name) {
+                       const std::string& algorithm, const std::string& name,
+                       const std::optional<std::pair<double, double>>&
+                           activation) {
              return Named("linear", name, [&] {
                LinearAttrs a;
                a.out_features = Dim(weight, 0, 2, "weight");
                a.in_features = weight.shape(1);
                a.has_bias = bias.has_value();
                a.dtype = LayerDType(weight);
+               if (activation) {
+                 a.activation =
+                     Activation::Clamp(activation->first, activation->second);
+               }
                return MakeLayer<LinearAttrs>(name, a, Params(weight, bias),
                                                algorithm);
              });
            }),
            py::kw_only(), py::arg("weight"), py::arg("bias"),
-           py::arg("algorithm"), py::arg("name"));
+           py::arg("algorithm"), py::arg("name"),
+           py::arg("activation") = py::none(),
+           "activation: (min, max) of a clamp fused into the epilogue, or "
+           "None.");
 
   BindLayer<ReluAttrs>(m, "ReLU", "max(x, 0) elementwise.")
       .def(py::init([](const std::string& algorithm, const std::string& name) {

@@ -57,6 +57,28 @@ def _padding(
     return ph, ph, pw, pw
 
 
+Activation = Union[None, str, Sequence[float]]
+# Activations a conv2d / linear layer can fuse into its epilogue, as the
+# (min, max) clamp the core applies (see core/math/epilogue.h).
+ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0)}
+
+
+def _activation(value: Activation, layer: str) -> Optional[tuple[float, float]]:
+    """None, "relu", "relu6" or a (min, max) pair -> the core's clamp bounds."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        if value in ACTIVATIONS:
+            return ACTIVATIONS[value]
+    elif isinstance(value, Sequence) and len(value) == 2:
+        lo, hi = float(value[0]), float(value[1])
+        if lo <= hi:  # also False for NaN
+            return lo, hi
+    raise errors.InvalidArgument(
+        f"layer '{layer}': activation must be None, 'relu', 'relu6' or (min, max) with min <= max, got {value!r}"
+    )
+
+
 def _weight(x: Any, what: str) -> np.ndarray:
     array, _ = _arrays.to_array(x, what)
     return array
@@ -113,6 +135,7 @@ class Conv2d(_Layer):
         algorithm: str = "default",
         layout: str = "NCHW",
         name: str = "conv2d",
+        activation: Activation = None,
     ):
         w = _weight(weight, f"weight of layer '{name}'")
         kernel = tuple(w.shape[2:4]) if w.ndim == 4 else (1, 1)
@@ -127,6 +150,7 @@ class Conv2d(_Layer):
             layout=layout,
             algorithm=algorithm,
             name=name,
+            activation=_activation(activation, name),
         )
 
 
@@ -138,12 +162,14 @@ class Linear(_Layer):
         *,
         algorithm: str = "default",
         name: str = "linear",
+        activation: Activation = None,
     ):
         self._core_layer = _core.Linear(
             weight=_weight(weight, f"weight of layer '{name}'"),
             bias=None if bias is None else _weight(bias, f"bias of layer '{name}'"),
             algorithm=algorithm,
             name=name,
+            activation=_activation(activation, name),
         )
 
 

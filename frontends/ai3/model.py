@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ai3 import _arrays, _core, errors, layers, selection
+from ai3 import _arrays, _core, errors, fusion, layers, selection
 from ai3.spec import MODEL_INPUT, LayerSpec
 
 
@@ -32,12 +32,17 @@ def _conv2d(spec, algorithm, dtype, layout):
         algorithm=algorithm,
         layout=layout,
         name=spec.name,
+        activation=a.get("activation"),  # fused by ai3.fusion
     )
 
 
 def _linear(spec, algorithm, dtype, layout):
     return layers.Linear(
-        _weight(spec, "weight", dtype), _weight(spec, "bias", dtype), algorithm=algorithm, name=spec.name
+        _weight(spec, "weight", dtype),
+        _weight(spec, "bias", dtype),
+        algorithm=algorithm,
+        name=spec.name,
+        activation=spec.attrs.get("activation"),
     )
 
 
@@ -200,6 +205,9 @@ def build(
         candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
         names = selection.select(op, selectors.get(op), candidates, allow_keep=False)
         chosen.update(zip(indices, names))
+    # Activations fold into the conv/linear before them once the algorithms
+    # are known (nothing is fused into a "custom" one).
+    specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
 
     core = _core.Model()
     node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}

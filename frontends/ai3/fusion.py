@@ -1,0 +1,74 @@
+"""Fusing activations into the convolution or linear layer before them.
+
+A ReLU, ReLU6 or clamp whose only input is a conv2d / linear that nothing
+else reads is folded into that layer as an ``activation`` attribute: the
+core's algorithms clamp each output element in their epilogue, as they write
+it (core/math/epilogue.h), so the pair costs one pass over memory instead of
+two. Together with ``spec.fold_batchnorm`` this makes conv + BatchNorm + ReLU
+one core layer.
+
+The pass runs in ``ai3.model.build`` after the selection layer has chosen an
+algorithm per spec (so "auto" times the layers as the user wrote them) and
+before the core layers are made.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ai3.spec import MODEL_INPUT, LayerSpec, _remove, consumers
+
+# Ops whose core layers take an activation attribute.
+FUSABLE_PRODUCERS = ("conv2d", "linear")
+# Algorithms that are the user's own code: they get the weights and the
+# attributes but nobody promises they apply the activation, so nothing is
+# fused into them.
+UNFUSABLE_ALGORITHMS = ("custom",)
+
+
+def activation_bounds(spec: LayerSpec) -> Optional[tuple[float, float]]:
+    """The (min, max) clamp a relu / clamp spec computes, or None for any
+    other spec."""
+    if spec.op == "relu":
+        return 0.0, float("inf")
+    if spec.op == "clamp":
+        lo = spec.attrs.get("min")
+        hi = spec.attrs.get("max")
+        return (
+            float("-inf") if lo is None else float(lo),
+            float("inf") if hi is None else float(hi),
+        )
+    return None
+
+
+def fuse_activations(
+    specs: list[LayerSpec], output: int, algorithms: dict[int, str]
+) -> tuple[list[LayerSpec], int, dict[int, str]]:
+    """Folds each relu / clamp into its producer where that is exact: the
+    producer is a conv2d / linear read by nothing but this activation, has no
+    activation yet, and does not run a "custom" algorithm. Returns the new
+    specs, output index and per-spec algorithms (re-indexed)."""
+    used = consumers(specs)
+    fused: dict[int, int] = {}  # activation index -> producer index
+    for i, spec in enumerate(specs):
+        bounds = activation_bounds(spec)
+        if bounds is None or len(spec.inputs) != 1:
+            continue
+        j = spec.inputs[0]
+        if j == MODEL_INPUT or j == output or used.get(j) != [i]:
+            continue
+        producer = specs[j]
+        if producer.op not in FUSABLE_PRODUCERS or "activation" in producer.attrs:
+            continue
+        if not bounds[0] <= bounds[1]:  # crossed or NaN bounds: keep torch's own semantics
+            continue
+        if algorithms.get(j) in UNFUSABLE_ALGORITHMS:
+            continue
+        producer.attrs["activation"] = bounds
+        producer.attrs["fused_activation"] = spec.name
+        fused[i] = j
+    if not fused:
+        return specs, output, algorithms
+    by_spec = {id(s): algorithms[i] for i, s in enumerate(specs) if i in algorithms}
+    specs, output = _remove(specs, output, fused)
+    return specs, output, {i: by_spec[id(s)] for i, s in enumerate(specs) if id(s) in by_spec}

@@ -1,0 +1,144 @@
+"""Fused activations: a conv2d / linear with a ReLU, ReLU6 or clamp in its
+epilogue gives what the unfused pair gives, for every algorithm; and
+ai3.Model folds such layers (after a folded BatchNorm too) only where that
+is exact."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+import ai3
+from ai3 import fusion
+from ai3.spec import MODEL_INPUT, LayerSpec
+
+ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0), "clamp": (-0.5, 0.75)}
+CONV_ALGORITHMS = [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
+LINEAR_ALGORITHMS = [a for a in ai3.algorithms()["linear"] if a != "custom"]
+
+
+def _clamp(y: torch.Tensor, bounds: tuple[float, float]) -> torch.Tensor:
+    return y.clamp(bounds[0], None if bounds[1] == float("inf") else bounds[1])
+
+
+@pytest.mark.parametrize("algorithm", CONV_ALGORITHMS)
+@pytest.mark.parametrize("activation", ["relu", "relu6", (-0.5, 0.75)])
+def test_conv2d_fused_matches_unfused(algorithm, activation) -> None:
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 10, 9) * 2
+    w = torch.randn(12, 8, 3, 3)
+    b = torch.randn(12)
+    bounds = ACTIVATIONS.get(activation, activation) if isinstance(activation, str) else tuple(activation)
+    plain = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm)
+    fused = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm, activation=activation)
+    unfused = _clamp(plain(x), bounds)
+    torch.testing.assert_close(fused(x), unfused, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(fused(x), _clamp(F.conv2d(x, w, b, padding=1), bounds), atol=1e-3, rtol=1e-3)
+
+
+@pytest.mark.parametrize("algorithm", LINEAR_ALGORITHMS)
+def test_linear_fused_matches_unfused(algorithm) -> None:
+    torch.manual_seed(1)
+    x = torch.randn(5, 33)
+    w = torch.randn(17, 33)
+    b = torch.randn(17)
+    for activation in ("relu", "relu6", (-1.0, 2.0)):
+        bounds = ACTIVATIONS[activation] if isinstance(activation, str) else activation
+        fused = ai3.layers.Linear(w, b, algorithm=algorithm, activation=activation)
+        torch.testing.assert_close(fused(x), _clamp(F.linear(x, w, b), bounds), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("bad", ["gelu", (1.0, 0.0), (float("nan"), 1.0), (1.0,)])
+def test_bad_activation_is_refused(bad) -> None:
+    with pytest.raises(ai3.InvalidArgument, match="layer 'c'.*activation"):
+        ai3.layers.Conv2d(torch.randn(2, 2, 1, 1), activation=bad, name="c")
+
+
+class Net(torch.nn.Module):
+    """conv-bn-relu, conv-relu6, a conv whose output a relu and the residual
+    add both read (not fusable), and linear-relu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, bias=False)
+        self.conv3 = torch.nn.Conv2d(8, 8, 1)
+        self.fc1 = torch.nn.Linear(8 * 6 * 6, 16)
+        self.fc2 = torch.nn.Linear(16, 4)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = F.relu6(self.conv2(x))
+        y = self.conv3(x)
+        x = F.relu(y) + y
+        x = torch.flatten(x, 1)
+        return self.fc2(F.relu(self.fc1(x)))
+
+
+@pytest.mark.parametrize("algorithm", ["default", "direct", "implicit gemm", "smm"])
+def test_model_fuses_where_exact(algorithm) -> None:
+    torch.manual_seed(2)
+    net = Net().eval()
+    with torch.no_grad():  # a batch norm that is not the identity
+        net.bn1.running_mean.uniform_(-1, 1)
+        net.bn1.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 6, 6)
+    with torch.inference_mode():
+        want = net(x)
+    model = ai3.swap_backend(net, {"conv2d": algorithm})
+    torch.testing.assert_close(model(x), want, atol=1e-4, rtol=1e-4)
+    listing = model.layers()
+    ops = [op for _, op, _ in listing]
+    # bn1 folds into conv1; relu into conv1, relu6 into conv2, relu into fc1.
+    # conv3 is read by the relu and the add, so that relu stays.
+    assert "batchnorm2d" not in ops
+    assert ops.count("relu") == 1 and "clamp" not in ops, ops
+    assert ops.count("conv2d") == 3 and ops.count("linear") == 2
+
+
+def _spec(name, op, inputs, **attrs) -> LayerSpec:
+    return LayerSpec(name=name, op=op, inputs=inputs, attrs=attrs)
+
+
+def test_pass_keeps_algorithms_and_output() -> None:
+    specs = [
+        _spec("c0", "conv2d", [MODEL_INPUT]),
+        _spec("r0", "relu", [0]),
+        _spec("c1", "conv2d", [1]),
+        _spec("r1", "clamp", [2], min=0.0, max=6.0),
+        _spec("c2", "conv2d", [3]),  # "custom": its relu stays
+        _spec("r2", "relu", [4]),
+        _spec("c3", "linear", [5]),
+        _spec("r3", "clamp", [6], min=2.0, max=1.0),  # crossed bounds: torch's semantics kept
+    ]
+    chosen = {0: "gemm", 1: "direct", 2: "smm", 3: "direct", 4: "custom", 5: "direct", 6: "gemm", 7: "direct"}
+    out, output, algos = fusion.fuse_activations(specs, 7, chosen)
+    assert [s.name for s in out] == ["c0", "c1", "c2", "r2", "c3", "r3"]
+    assert output == 5
+    assert algos == {0: "gemm", 1: "smm", 2: "custom", 3: "direct", 4: "gemm", 5: "direct"}
+    assert out[0].attrs["activation"] == (0.0, float("inf"))
+    assert out[1].attrs["activation"] == (0.0, 6.0) and out[1].inputs == [0]
+    assert "activation" not in out[2].attrs and "activation" not in out[4].attrs
+
+
+def test_activation_as_the_output_is_fused() -> None:
+    specs = [_spec("c", "conv2d", [MODEL_INPUT]), _spec("r", "relu", [0])]
+    out, output, algos = fusion.fuse_activations(specs, 1, {0: "direct", 1: "direct"})
+    assert [s.name for s in out] == ["c"] and output == 0 and algos == {0: "direct"}
+
+
+def test_numpy_model_same_result_with_and_without_fusion() -> None:
+    """The same network with the ReLU fused (swap_backend) and run as
+    separate core layers gives the same numbers."""
+    torch.manual_seed(3)
+    conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+    net = torch.nn.Sequential(conv, torch.nn.ReLU()).eval()
+    x = np.random.default_rng(0).standard_normal((1, 4, 7, 7)).astype(np.float32)
+    fused = ai3.swap_backend(net, {"conv2d": "winograd"})
+    assert [op for _, op, _ in fused.layers()] == ["conv2d"]
+    layer = ai3.layers.Conv2d(conv.weight.detach(), conv.bias.detach(), padding=1, algorithm="winograd")
+    relu = ai3.layers.ReLU()
+    np.testing.assert_allclose(fused(x), relu(layer(x)), atol=1e-5, rtol=1e-5)
