@@ -87,6 +87,18 @@ def _batchnorm(s, xs):
     return F.batch_norm(xs[0], w["running_mean"], w["running_var"], w["weight"], w["bias"], False, 0.0, s.attrs["eps"])
 
 
+def _multihead_attention(s, xs):
+    q, k, v = xs * 3 if len(xs) == 1 else xs[:3]
+    if s.attrs["batch_first"]:
+        q, k, v = (t.transpose(0, 1) for t in (q, k, v))
+    w = {key: _t(value) for key, value in s.weights.items()}
+    out, _ = F.multi_head_attention_forward(
+        q, k, v, q.shape[-1], s.attrs["num_heads"], w["in_proj_weight"], w["in_proj_bias"], None, None, False, 0.0,
+        w["out_proj_weight"], w["out_proj_bias"], training=False, need_weights=False,
+    )  # fmt: skip
+    return out.transpose(0, 1) if s.attrs["batch_first"] else out
+
+
 REFERENCE = {
     "conv2d": _conv2d,
     "linear": lambda s, xs: F.linear(xs[0], _t(s.weights["weight"]), _t(s.weights.get("bias"))),
@@ -119,6 +131,7 @@ REFERENCE = {
     "layernorm": _layernorm,
     "mean": lambda s, xs: xs[0].mean(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
     "roll": lambda s, xs: torch.roll(xs[0], s.attrs["shifts"], s.attrs["axes"]),
+    "multihead_attention": _multihead_attention,
 }
 
 
@@ -318,6 +331,7 @@ FAMILIES = {
     "efficientnet_b0": ({}, 64),
     "regnet_x_400mf": ({}, 64),
     "convnext_tiny": ({}, 64),
+    "vit_b_16": ({"image_size": 32}, 32),
     "swin_t": ({}, 224),
     "maxvit_t": ({}, 224),
 }
