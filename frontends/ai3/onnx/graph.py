@@ -188,38 +188,67 @@ def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Op
     return shape
 
 
+_LARGE = 4096  # elements: an initializer this big is a weight, not shape data
+
+
+def _light_copy(model: Any) -> Any:
+    """The model for shape inference: its large initializers (weights)
+    declared as inputs of their shape instead of carried (serializing
+    hundreds of MB for each inference costs seconds); the small ones,
+    which shape inference may read (Reshape targets), kept."""
+    onnx = _onnx()
+    light = onnx.ModelProto()
+    light.ir_version = model.ir_version
+    light.opset_import.extend(model.opset_import)
+    light.functions.extend(model.functions)
+    g, src = light.graph, model.graph
+    g.name = src.name
+    g.node.extend(src.node)
+    g.input.extend(src.input)
+    g.output.extend(src.output)
+    declared = {i.name for i in src.input}
+    for t in src.initializer:
+        if int(np.prod(t.dims, dtype=np.int64)) <= _LARGE:
+            g.initializer.append(t)
+        elif t.name not in declared:
+            g.input.append(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return light
+
+
 def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> dict[str, tuple]:
     """Tensor name -> shape (None for unknown dims) by onnx.shape_inference,
     the input bound to sample_input_shape if given."""
     onnx = _onnx()
     inp = _graph_input(model)
-    saved = None
+    light = _light_copy(model)
     if sample_input_shape is not None:
-        saved = onnx.TypeProto()
-        saved.CopyFrom(inp.type)
-        shape = inp.type.tensor_type.shape
+        (light_inp,) = [i for i in light.graph.input if i.name == inp.name]
+        shape = light_inp.type.tensor_type.shape
         shape.ClearField("dim")
         for d in sample_input_shape:
             shape.dim.add().dim_value = int(d)
     try:
-        try:
-            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-        except Exception as e:
-            raise errors.ShapeError(f"ONNX shape inference failed (input shape {sample_input_shape}): {e}") from e
-    finally:
-        if saved is not None:
-            inp.type.CopyFrom(saved)
+        inferred = onnx.shape_inference.infer_shapes(light, strict_mode=True)
+    except Exception as e:
+        raise errors.ShapeError(f"ONNX shape inference failed (input shape {sample_input_shape}): {e}") from e
     g = inferred.graph
     shapes: dict[str, tuple] = {}
     for vi in [*g.input, *g.value_info, *g.output]:
         dims = _dims(vi)
         if dims is not None:
             shapes[vi.name] = dims
-    for t in g.initializer:
+    for t in model.graph.initializer:
         shapes[t.name] = tuple(t.dims)
     if sample_input_shape is not None:
         shapes[inp.name] = tuple(sample_input_shape)
     return shapes
+
+
+def _float(value: np.ndarray) -> np.ndarray:
+    """A constant operand as floating point (integer ones from folded shape
+    arithmetic become float64; float ones keep their dtype, cast once by
+    the model's layer factories)."""
+    return value if value.dtype.kind == "f" else value.astype(np.float64)
 
 
 def _pads_for(node: Any, auto_pad: str, size: Optional[int], kernel: int, stride: int, dilation: int) -> tuple[int, int]:
@@ -354,14 +383,7 @@ class _Mapper:
         if op == "Split":
             return self.split(node, a, self.tensor(node, node.input[0]))
         if op == "Concat":
-            ins = [self.tensor(node, n) for n in node.input if n]
-            rank = len(self.shape(node.output[0]) or ()) or None
-            axis = int(a["axis"])
-            if axis < 0 and rank:
-                axis += rank
-            if len(ins) == 1:
-                return self.output(node, self.add("identity", node, ins))
-            return self.output(node, self.add("concat", node, ins, {"axis": axis}))
+            return self.output(node, self.concat(node, a))
         x = self.tensor(node, node.input[0])
         handler = getattr(self, "op_" + op)
         self.output(node, handler(node, a, x))
@@ -400,7 +422,69 @@ class _Mapper:
             if spec.op == "linear" and spec.weights.get("bias") is None and other.size in (1, out) and other.ndim <= 2 and spec.attrs.get("from_matmul"):
                 spec.weights["bias"] = np.broadcast_to(other.reshape(-1), (out,)).astype(np.float64)
                 return x
-        return self.add(op, node, [x], {"reverse": k == 0}, {"other": other.astype(np.float64)}, shape=self.shape(x_name))
+        return self.add(op, node, [x], {"reverse": k == 0}, {"other": _float(other)}, shape=self.shape(x_name))
+
+    def concat(self, node: Any, a: dict) -> int:
+        """Concat of tensors; constants at either end (ViT's class token)
+        become a zero pad of the tensors' concat along the axis plus the
+        constants added into the padded rows, which is exact (x + 0 = x,
+        0 + c = c)."""
+        names = [n for n in node.input if n]
+        out_shape = self.shape(node.output[0])
+        rank = len(out_shape) if out_shape is not None else None
+        axis = int(a["axis"])
+        if axis < 0 and rank:
+            axis += rank
+        is_const = [n in self.constants for n in names]
+        first = is_const.index(False) if False in is_const else len(names)
+        last = len(names) - is_const[::-1].index(False) if False in is_const else 0
+        if first == len(names):
+            raise _unsupported(node, "concatenates constants only")
+        if any(is_const[first:last]):
+            raise _unsupported(node, "a constant between tensors; ai3 concatenates constants at either end only")
+        ins = [self.tensor(node, n) for n in names[first:last]]
+        if len(ins) == 1:
+            x = self.add("identity", node, ins, suffix="/tensors" if first or last < len(names) else "")
+        else:
+            x = self.add("concat", node, ins, {"axis": axis}, suffix="/tensors" if first or last < len(names) else "")
+        if first == 0 and last == len(names):
+            return x
+        if out_shape is None or None in out_shape[1:]:
+            raise _unsupported(node, f"a concat with constants into a tensor of unknown shape {out_shape}")
+        consts = [_float(self.constants[n]) if c else None for n, c in zip(names, is_const)]
+        before = sum(c.shape[axis] for c in consts[:first])
+        after = sum(c.shape[axis] for c in consts[last:])
+        middle = out_shape[axis] - before - after
+        tensor_shape = tuple(out_shape[:axis]) + (middle,) + tuple(out_shape[axis + 1:])
+        padded = self.pad_axis(node, x, tensor_shape, axis, before, after, 0.0)
+        # The added constant: the constants, zeros over the tensors' rows;
+        # its batch dim kept at 1 where the constant repeats over it (an Expand).
+        full = [np.broadcast_to(c, c.shape[:axis] + c.shape[axis:axis + 1] + tuple(out_shape[axis + 1:])) for c in consts if c is not None]
+        zeros_shape = list(full[0].shape)
+        zeros_shape[axis] = middle
+        mask = np.concatenate(full[:first] + [np.zeros(zeros_shape)] + full[last:], axis=axis)
+        if axis > 0 and mask.shape[0] > 1 and np.all(mask == mask[:1]):
+            mask = mask[:1]
+        return self.add("add", node, [padded], {"reverse": False}, {"other": mask}, shape=tuple(out_shape))
+
+    def pad_axis(self, node: Any, x: int, shape: tuple, axis: int, before: int, after: int, value: float) -> int:
+        """x padded with `value` along one (non-batch) axis: pad2d directly on
+        H or W of a rank-4 tensor, else a pad2d of its H axis after a
+        reshape to (N, prod(dims before), dims[axis], prod(dims after))."""
+        rank = len(shape)
+        if rank == 4 and axis in (2, 3):
+            padding = (before, after, 0, 0) if axis == 2 else (0, 0, before, after)
+            return self.add("pad2d", node, [x], {"padding": padding, "value": value}, suffix=f"/pad{axis}", shape=shape)
+        if axis == 0 or None in shape[1:]:
+            raise _unsupported(node, f"a pad along axis {axis} of a tensor of shape {shape}")
+        mid = int(np.prod(shape[1:axis], dtype=np.int64))
+        rest = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        r = self.add("reshape", node, [x], {"shape": [0, mid, int(shape[axis]), rest]}, suffix=f"/pad{axis}_in", shape=shape)
+        p = self.add("pad2d", node, [r], {"padding": (before, after, 0, 0), "value": value}, suffix=f"/pad{axis}",
+                     shape=(shape[0], mid, shape[axis], rest))
+        target = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1:]]
+        return self.add("reshape", node, [p], {"shape": [int(d) for d in target]}, suffix=f"/pad{axis}_out",
+                        shape=(shape[0], mid, shape[axis] + before + after, rest))
 
     def split(self, node: Any, a: dict, x: int) -> None:
         """Split into slices along one axis (sizes from the `split` input,
@@ -561,7 +645,7 @@ class _Mapper:
         b = self.const(node, node.input[1], "B (weight)")
         if shape is not None and len(shape) == 2 and b.ndim == 2:
             return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
-        return self.add("matmul", node, [x], {}, {"other": b.astype(np.float64)})
+        return self.add("matmul", node, [x], {}, {"other": _float(b)})
 
     def pool_common(self, node, a, shape):
         kernel = tuple(int(k) for k in a["kernel_shape"])
@@ -801,7 +885,10 @@ class _Mapper:
         return self.add("batchnorm2d", node, [x], {"eps": float(a.get("epsilon", 1e-5))}, weights)
 
     def op_Pad(self, node, a, x):
-        shape = self.rank4(node)
+        shape = self.shape(node.input[0])
+        if shape is None:
+            raise _unsupported(node, "a pad of a tensor of unknown rank")
+        rank = len(shape)
         mode = a.get("mode", "constant")
         if mode != "constant":
             raise _unsupported(node, f"mode={mode!r}; ai3 pads with a constant")
@@ -813,16 +900,24 @@ class _Mapper:
             value = 0.0 if v is None or v.size == 0 else float(v.reshape(-1)[0])
             axes = self.opt_const(node, 3, "axes")
             if axes is not None:
-                full = [0] * 8
+                full = [0] * (2 * rank)
                 for k, ax in enumerate(int(v) for v in axes.reshape(-1)):
-                    ax = ax + 4 if ax < 0 else ax
-                    full[ax], full[ax + 4] = pads[k], pads[k + len(axes.reshape(-1))]
+                    ax = ax + rank if ax < 0 else ax
+                    full[ax], full[ax + rank] = pads[k], pads[k + len(axes.reshape(-1))]
                 pads = full
-        if len(pads) != 8:
-            raise _unsupported(node, f"pads {pads} for a rank-4 tensor")
-        if any(pads[i] for i in (0, 1, 4, 5)) or any(p < 0 for p in pads):
-            raise _unsupported(node, f"pads {pads}; ai3 pads the H and W dims only, by non-negative amounts")
-        return self.add("pad2d", node, [x], {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value})
+        if len(pads) != 2 * rank:
+            raise _unsupported(node, f"pads {pads} for a rank-{rank} tensor")
+        if any(p < 0 for p in pads) or pads[0] or pads[rank]:
+            raise _unsupported(node, f"pads {pads}; ai3 pads non-batch dims by non-negative amounts")
+        if rank == 4 and not any(pads[i] for i in (1, 5)):
+            return self.add("pad2d", node, [x], {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value})
+        # Other axes: one pad per padded axis (swin pads H and W of NHWC windows).
+        index, cur = x, list(shape)
+        for axis in range(1, rank):
+            if pads[axis] or pads[axis + rank]:
+                index = self.pad_axis(node, index, tuple(cur), axis, pads[axis], pads[axis + rank], value)
+                cur[axis] = None if cur[axis] is None else cur[axis] + pads[axis] + pads[axis + rank]
+        return index
 
 
 def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
