@@ -15,9 +15,10 @@ namespace ai3 {
 namespace {
 
 void CheckModelTensor(const Tensor& t, const char* what) {
-  if (t.device != Device::kCPU) {
+  // Other devices need this build to have their backend (--config=cuda).
+  if (t.device != Device::kCPU && !GraphBackendFor(t.device)) {
     Fail(ErrorKind::kInvalidArgument, what, " is on ", Name(t.device),
-         " but models run on cpu");
+         " but this build runs models on cpu only");
   }
   if (!t.IsContiguous()) {
     Fail(ErrorKind::kInvalidArgument, what,
@@ -326,14 +327,34 @@ void Model::MakePlan(const Tensor& input) {
     }
   }
 
-  if (slots_.size() < slot_bytes.size()) slots_.resize(slot_bytes.size());
-  for (size_t s = 0; s < slot_bytes.size(); ++s) {
-    slots_[s].Reserve(slot_bytes[s]);
+  // A GPU input gets its activations in that GPU's memory (allocated on the
+  // current device, which the frontend makes the input's).
+  GraphBackend* backend = GraphBackendFor(input.device);
+  std::vector<void*> slot_data(slot_bytes.size());
+  if (backend) {
+    // Slots planned for another GPU (or none) are freed, not reused.
+    if (plan_.device != input.device ||
+        plan_.device_index != input.device_index) {
+      device_slots_.clear();
+    }
+    for (size_t s = 0; s < slot_bytes.size(); ++s) {
+      if (s == device_slots_.size()) device_slots_.emplace_back(backend);
+      device_slots_[s].Reserve(slot_bytes[s]);
+      slot_data[s] = device_slots_[s].data();
+    }
+  } else {
+    if (slots_.size() < slot_bytes.size()) slots_.resize(slot_bytes.size());
+    for (size_t s = 0; s < slot_bytes.size(); ++s) {
+      slots_[s].Reserve(slot_bytes[s]);
+      slot_data[s] = slots_[s].data();
+    }
   }
 
   Plan plan;
   plan.input_shape = input.shape;
   plan.dtype = input.dtype;
+  plan.device = input.device;
+  plan.device_index = input.device_index;
   plan.output_shape = shapes[out];
   plan.tensors.resize(count);
   plan.f32_inputs.resize(count);
@@ -346,8 +367,10 @@ void Model::MakePlan(const Tensor& input) {
     plan.order.push_back(i);
     const Node& n = nodes_[i];
     Tensor& t = plan.tensors[i];
-    t.data = slot[i] >= 0 ? slots_[slot[i]].data() : nullptr;
+    t.data = slot[i] >= 0 ? slot_data[slot[i]] : nullptr;
     t.dtype = input.dtype;
+    t.device = input.device;
+    t.device_index = input.device_index;
     t.shape = shapes[i];
     if (n.kind == Kind::kLayer) {
       t.layout = n.layer->layout();
@@ -390,7 +413,8 @@ void Model::MakePlan(const Tensor& input) {
 Shape Model::PrepareLocked(const Tensor& input) {
   CheckModelTensor(input, "model input");
   if (!plan_.valid || plan_.input_shape != input.shape ||
-      plan_.dtype != input.dtype) {
+      plan_.dtype != input.dtype || plan_.device != input.device ||
+      plan_.device_index != input.device_index) {
     MakePlan(input);
   }
   return plan_.output_shape;
@@ -442,6 +466,14 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
     return id == kInput ? input : plan_.tensors[id];
   };
   const bool f64 = plan_.dtype == DType::kFloat64;
+  GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
+  if (backend) {
+    // Every node runs on the caller's stream of this call.
+    for (Tensor& t : plan_.tensors) t.stream = input.stream;
+    for (auto& xs : plan_.layer_inputs) {
+      for (Tensor& t : xs) t.stream = input.stream;
+    }
+  }
   for (int i : plan_.order) {
     const Node& n = nodes_[i];
     const Tensor& y = plan_.tensors[i];
@@ -462,6 +494,18 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
       plan_.f64_inputs[i][k] = x.data_as<const double>();
     }
     if (y.numel() == 0) continue;
+    if (backend) {
+      const void* const* xs =
+          f64 ? reinterpret_cast<const void* const*>(plan_.f64_inputs[i].data())
+              : reinterpret_cast<const void* const*>(plan_.f32_inputs[i].data());
+      if (n.kind == Kind::kAdd) {
+        backend->Add(plan_.dtype, xs, inputs, y.numel(), y.data, input.stream);
+      } else {
+        backend->Concat(xs, plan_.widths[i].data(), inputs, plan_.outer[i],
+                        SizeOf(plan_.dtype), y.data, input.stream);
+      }
+      continue;
+    }
     if (n.kind == Kind::kAdd) {
       if (f64) {
         AddForward(plan_.f64_inputs[i].data(), inputs, y.numel(),

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/cuda/graph_backend.h"
 #include "core/layer.h"
 #include "core/tensor.h"
 
@@ -131,6 +132,8 @@ class Model {
     bool valid = false;
     Shape input_shape;
     DType dtype = DType::kFloat32;
+    Device device = Device::kCPU;  // where the input, and so every node, is
+    int device_index = 0;
     Shape output_shape;
     std::vector<int> order;        // the live nodes, in id order
     std::vector<Tensor> tensors;   // per node: its result (data in a slot;
@@ -166,6 +169,8 @@ class Model {
   int output_ = kInput;  // kInput: the last node added
   Plan plan_;
   std::vector<Buffer> slots_;  // activation buffers, kept across plans
+  // The same on a GPU (core/cuda/graph_backend.h), for CUDA inputs.
+  std::vector<BackendBuffer> device_slots_;
 };
 
 }  // namespace ai3

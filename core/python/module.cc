@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cuda/device_bindings.h"
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/layer.h"
@@ -218,7 +219,9 @@ std::shared_ptr<Layer<Attrs>> MakeLayer(const std::string& name,
                                         const std::string& algorithm) {
   std::vector<Tensor> tensors;
   for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
-  return std::make_shared<Layer<Attrs>>(name, attrs, tensors, algorithm);
+  // Weights come as host arrays; a CUDA layer copies them to its GPU.
+  return std::make_shared<Layer<Attrs>>(name, attrs, tensors, algorithm,
+                                        LayerDevice());
 }
 
 // Multi-input ops (add, matmul, attention...) are bound as MultiLayer<Attrs>.
@@ -396,6 +399,7 @@ PYBIND11_MODULE(_core, m) {
 
   BindAnyLayer(m);
   BindModel(m);
+  BindDeviceCalls(m);  // device tensors and the layer device (core/cuda)
 
   BindLayer<Conv2dAttrs>(m, "Conv2d", "2-D convolution (weights OIHW).")
       .def(py::init([](const py::array& weight,

@@ -7,6 +7,9 @@ These are the core's layer objects with framework-style arguments::
 
 Weights are copied into the layer once; inputs are read in place and each
 call returns a new array (or tensor, for a tensor input).
+
+On a CUDA build, layers built inside ``with ai3.cuda.layer_device("cuda"):``
+run on the GPU, on CUDA torch tensors, which stay there (see ai3.cuda).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from ai3 import _arrays, _core, errors
+from ai3 import _arrays, _core, cuda, errors
 
 IntOrPair = Union[int, Sequence[int]]
 Padding = Union[int, str, Sequence[int]]
@@ -80,6 +83,10 @@ def _activation(value: Activation, layer: str) -> Optional[tuple[float, float]]:
 
 
 def _weight(x: Any, what: str) -> np.ndarray:
+    if cuda.is_cuda_tensor(x):
+        # Weights are copied into the layer once anyway; a CUDA layer then
+        # uploads them to its GPU (see ai3.cuda.layer_device).
+        x = x.detach().cpu()
     array, _ = _arrays.to_array(x, what)
     return array
 
@@ -92,6 +99,8 @@ class _Layer:
     def __call__(self, x: Any, *more: Any) -> Any:
         """layer(x), or layer(x, y, ...) for a multi-input layer; the result
         has x's kind (NumPy or torch)."""
+        if cuda.is_cuda_tensor(x) and not more:  # stays on its GPU (ai3.cuda)
+            return cuda.call_layer(self._core_layer, x, f"input of layer '{self.name}'")
         array, kind = _arrays.to_array(x, f"input of layer '{self.name}'")
         if not more:
             return _arrays.from_array(self._core_layer(array), kind)

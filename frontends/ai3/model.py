@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ai3 import _arrays, _core, errors, fusion, layers, selection
+from ai3 import _arrays, _core, cuda, errors, fusion, layers, selection
 from ai3.spec import MODEL_INPUT, LayerSpec
 
 
@@ -162,6 +162,11 @@ class Model:
         self.sample_input_shape = input_shape
 
     def __call__(self, x: Any) -> Any:
+        if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
+            import torch
+
+            with torch.cuda.device(x.device):
+                return cuda.call_model(self._core, x)
         array, kind = _arrays.to_array(x, "model input")
         return _arrays.from_array(self._core(array), kind)
 
@@ -193,17 +198,21 @@ def build(
     dtype: np.dtype,
     layout: str,
     sample_input_shape: Optional[tuple[int, ...]] = None,
+    device: Any = "cpu",
 ) -> Model:
     """Resolves one algorithm per spec with the selection layer and builds
     the core DAG. `algos` is swap_backend's argument (see
-    selection.per_op_selectors)."""
+    selection.per_op_selectors). The layers run on `device` ("cpu", or a
+    CUDA torch.device / "cuda:N" in a --config=cuda build), and names are
+    checked against that device's algorithms."""
+    device_type = getattr(device, "type", None) or str(device).split(":")[0]
     ops = sorted({op for op, _, _ in _core.algorithms()})
     selectors = selection.per_op_selectors(algos, ops)
     chosen: dict[int, str] = {}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
         candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
-        names = selection.select(op, selectors.get(op), candidates, allow_keep=False)
+        names = selection.select(op, selectors.get(op), candidates, allow_keep=False, device=device_type)
         chosen.update(zip(indices, names))
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
@@ -218,7 +227,8 @@ def build(
         elif spec.op == "concat":
             node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
         elif spec.op in LAYER_FACTORIES:
-            layer = LAYER_FACTORIES[spec.op](spec, chosen[i], dtype, layout)
+            with cuda.layer_device(device):
+                layer = LAYER_FACTORIES[spec.op](spec, chosen[i], dtype, layout)
             node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
         else:
             raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")

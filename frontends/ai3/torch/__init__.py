@@ -10,6 +10,7 @@ ops (ai3.torch.ops) backed by the core, so the model stays an nn.Module.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -50,11 +51,18 @@ def swap_backend(
     """
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_backend takes an nn.Module, got {type(module).__name__}")
-    specs, output, _ = fx.to_specs(module, sample_input_shape)
+    # The Model runs where the module's parameters are (a CUDA module gives a
+    # model of CUDA layers, see ai3.cuda); it is traced from a CPU copy so
+    # shape propagation runs on CPU sample inputs.
+    device = next((p.device for p in module.parameters()), torch.device("cpu"))
+    traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
+    specs, output, _ = fx.to_specs(traced, sample_input_shape)
     specs, output = spec.remove_identities(specs, output)
     specs, output = spec.fold_batchnorm(specs, output)
     shape = None if sample_input_shape is None else tuple(sample_input_shape)
-    return model.build(specs, output, algos, dtype=fx.model_dtype(module, dtype), layout="NCHW", sample_input_shape=shape)
+    return model.build(
+        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout="NCHW", sample_input_shape=shape, device=device
+    )
 
 
 def _input_shapes(module: nn.Module, targets: list[nn.Module], sample_input_shape: Sequence[int]) -> dict[int, tuple]:

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from ai3 import errors
+from ai3 import cuda, errors
 from ai3.torch import ops, params
 
 CLASS_OF_OP = {
@@ -194,7 +194,9 @@ class Ai3Module(nn.Module):
 
 
 def _cpu_float(t: torch.Tensor) -> bool:
-    return t.device.type == "cpu" and t.dtype in (torch.float32, torch.float64)
+    # CUDA weights too, in a CUDA build: the layer is then built on their GPU.
+    on_device = t.device.type == "cpu" or (t.device.type == "cuda" and cuda.built())
+    return on_device and t.dtype in (torch.float32, torch.float64)
 
 
 class Conv2d(Ai3Module):

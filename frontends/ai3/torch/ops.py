@@ -22,8 +22,10 @@ torch.jit.trace keep everything the op needs. Conventions:
   ``output_size`` take 1 or 2 ints (h, w). ``padding`` takes 4 ints
   (top, bottom, left, right), 2 ints (h, w: symmetric, as PyTorch) or 1.
 - ``algorithm`` is a name from ``ai3.algorithms()[op]`` or "default".
-- Inputs and weights: CPU float32 or float64, of one dtype. A tensor on
-  another device raises ai3.UnsupportedOperation (this build is CPU-only);
+- Inputs and weights: float32 or float64, of one dtype, on the CPU or (in a
+  --config=cuda build) on a GPU, where they stay: weighted layers run on
+  their weight's device, weightless ones on the input's (ai3.cuda). A tensor
+  on another device raises ai3.UnsupportedOperation;
   another dtype raises ai3.DTypeError; a bad shape ai3.ShapeError. The same
   checks run in the fake (meta) kernels, so torch.compile/export fail at
   trace time rather than at run time.
@@ -58,7 +60,7 @@ from typing import Any, Callable, Optional, Sequence
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
 
-from ai3 import errors, layers
+from ai3 import cuda, errors, layers
 
 NAMESPACE = "ai3"
 OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
@@ -71,10 +73,12 @@ _FLOATS = (torch.float32, torch.float64)
 
 
 def _check_tensor(op: str, t: torch.Tensor, what: str) -> None:
-    if t.device.type not in ("cpu", "meta"):
+    if t.device.type == "cuda" and not cuda.built():
         raise errors.UnsupportedOperation(
-            f"{op}: {what} is on {t.device}; this ai3 build runs on the CPU only"
+            f"{op}: {what} is on {t.device}; this ai3 build runs on the CPU only (build with --config=cuda)"
         )
+    if t.device.type not in ("cpu", "meta", "cuda"):
+        raise errors.UnsupportedOperation(f"{op}: {what} is on {t.device}; ai3 runs on cpu and cuda")
     if t.dtype not in _FLOATS:
         raise errors.DTypeError(f"{op}: {what} has dtype {t.dtype}; ai3 takes float32 or float64")
 
@@ -280,21 +284,32 @@ def _flatten_shape(x, start_dim, end_dim) -> tuple:
 
 class _Entry:
     """A core layer and the lock that serializes its calls (a core layer
-    owns a workspace, so one layer must not run on two threads at once)."""
+    owns a workspace, so one layer must not run on two threads at once).
 
-    __slots__ = ("layer", "lock", "weight_state", "bias_ref", "bias_state", "__weakref__")
+    A layer runs on one device. Weighted layers are built on their weight's
+    device; a weightless entry keeps `build` and makes a layer for each other
+    device an input comes from (a CUDA layer per GPU, see ai3.cuda)."""
 
-    def __init__(self, layer, weight_state=None, bias=None, bias_state=None):
+    __slots__ = ("layer", "lock", "weight_state", "bias_ref", "bias_state", "build", "on_device", "__weakref__")
+
+    def __init__(self, layer, weight_state=None, bias=None, bias_state=None, build=None):
         self.layer = layer
         self.lock = threading.Lock()
         self.weight_state = weight_state
         self.bias_ref = None if bias is None else weakref.ref(bias)
         self.bias_state = bias_state
+        self.build = build
+        self.on_device: dict = {}
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         with self.lock:
+            layer = self.layer
+            if x.device.type == "cuda" and self.build is not None:
+                layer = self.on_device.get(x.device)
+                if layer is None:
+                    layer = self.on_device[x.device] = _build(self.layer.op, self.build, x.device)
             try:
-                return self.layer(x)
+                return layer(x)
             except errors.Error as e:
                 raise _renamed(e, self.layer.op) from None
 
@@ -315,9 +330,10 @@ def _renamed(error: errors.Error, op: str) -> errors.Error:
         return error
 
 
-def _build(op: str, build: Callable[[], Any]) -> Any:
+def _build(op: str, build: Callable[[], Any], device: Optional[torch.device] = None) -> Any:
     try:
-        return build()
+        with cuda.layer_device(device):  # the device the layer runs on
+            return build()
     except errors.Error as e:
         raise _renamed(e, op) from None
 
@@ -350,14 +366,14 @@ def _weighted_layer(op: str, weight: torch.Tensor, bias: Optional[torch.Tensor],
                 "version counter; ai3 rebuilds its layer on every call instead of caching it",
                 stacklevel=3,
             )
-        return _Entry(_build(op, build))
+        return _Entry(_build(op, build, weight.device))
     key = (op, weight_state, None if bias is None else (id(bias), bias_state), params)
     with _weighted_lock:
         per_weight = _weighted.get(weight)
         entry = None if per_weight is None else per_weight.get(key)
     if entry is not None and (bias is None or (entry.bias_ref is not None and entry.bias_ref() is bias)):
         return entry
-    entry = _Entry(_build(op, build), weight_state, bias, bias_state)
+    entry = _Entry(_build(op, build, weight.device), weight_state, bias, bias_state)
     with _weighted_lock:
         per_weight = _weighted.get(weight)
         if per_weight is None:
@@ -385,7 +401,7 @@ def _weightless_layer(key: tuple, build: Callable[[], Any]) -> _Entry:  # key[0]
         cache = _thread_local.layers = {}
     entry = cache.get(key)
     if entry is None:
-        entry = cache[key] = _Entry(_build(key[0], build))
+        entry = cache[key] = _Entry(_build(key[0], build), build=build)
     return entry
 
 

@@ -29,6 +29,10 @@ class Algo : public cuda::CudnnConv2d {
              std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
     }
     if (a.dtype != DType::kFloat32) return "cuDNN winograd is float32 only";
+    if (a.groups != 1) {
+      return "cuDNN winograd is used here for groups=1 only, got groups=" +
+             std::to_string(a.groups);
+    }
     return {};
   }
   int Preference(const Conv2dAttrs&) const override { return 0; }

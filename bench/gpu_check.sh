@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# bench/gpu_check.sh: the CUDA half of ai3 on a machine with an NVIDIA GPU.
+#
+#   bench/gpu_check.sh                 # build, GPU tests, benchmark
+#   bench/gpu_check.sh --models=vgg16  # extra flags go to //bench:gpu_bench
+#
+# 1. builds the core with --config=cuda (nvcc; cuDNN/cuBLAS from the venv);
+# 2. runs the GPU tests (//tests/gpu: every CUDA algorithm vs PyTorch over a
+#    parameter grid; swap_conv2d / swap_backend on resnet18, vgg16,
+#    mobilenet_v2), unsandboxed so they see the GPU;
+# 3. runs the seed paper's benchmark (//bench:gpu_bench).
+# Each step has a time limit; the whole run is meant to take well under ten
+# minutes on one GPU (most of it the first --config=cuda build).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+step() { printf '\n=== gpu_check: %s ===\n' "$*"; }
+
+step "GPU"
+if ! nvidia-smi -L; then
+  echo "gpu_check: no NVIDIA GPU here (nvidia-smi failed); nothing to check" >&2
+  exit 2
+fi
+
+step "build --config=cuda"
+timeout 420 ./bazelw build --config=cuda //frontends/ai3:_core.so //tests/gpu:all //bench:gpu_bench
+
+step "GPU tests"
+# local: the tests need /dev/nvidia*; they must not skip here.
+timeout 300 ./bazelw test --config=cuda --spawn_strategy=local --test_output=errors \
+  --test_env=CUDA_VISIBLE_DEVICES --test_env=AI3_REQUIRE_GPU=1 //tests/gpu:all
+
+step "benchmark"
+timeout 540 ./bazelw run --config=cuda //bench:gpu_bench -- "$@"
