@@ -273,7 +273,22 @@ class ClassToken(nn.Module):
         return F.hardswish(x[:, 0]) + F.hardsigmoid(x[:, 1])
 
 
-@pytest.mark.parametrize("cls,shape", [(ShapeArithmetic, (2, 3, 6, 6)), (ClassToken, (2, 3, 8, 8))], ids=["shapes", "class_token"])
+class WindowPad(nn.Module):
+    """swin's pattern: channels-last windows padded to a multiple of the
+    window with F.pad over dims 1 and 2, then cropped back."""
+
+    def forward(self, x):
+        x = x.permute(0, 2, 3, 1)
+        _, h, w, _ = x.shape
+        x = F.pad(x, (0, 0, 0, (4 - w % 4) % 4, 0, (4 - h % 4) % 4))
+        return torch.sigmoid(x)[:, :h, :w, :].permute(0, 3, 1, 2)
+
+
+@pytest.mark.parametrize(
+    "cls,shape",
+    [(ShapeArithmetic, (2, 3, 6, 6)), (ClassToken, (2, 3, 8, 8)), (WindowPad, (1, 3, 5, 7))],
+    ids=["shapes", "class_token", "window_pad"],
+)
 def test_small_modules_map_exactly(cls, shape) -> None:
     torch.manual_seed(0)
     model = cls().eval()
@@ -332,7 +347,7 @@ FAMILIES = {
     "regnet_x_400mf": ({}, 64),
     "convnext_tiny": ({}, 64),
     "vit_b_16": ({"image_size": 32}, 32),
-    "swin_t": ({}, 224),
+    "swin_t": ({}, 64),  # windows padded (F.pad on channels-last dims)
     "maxvit_t": ({}, 224),
 }
 

@@ -3,8 +3,8 @@ unswapped model: swap_conv2d with each conv2d algorithm on the CNNs, and
 swap_backend ("default" everywhere) on one model of every torchvision
 classification family (ai3.torch.coverage.FAMILIES).
 
-Inputs are small where a model allows (64x64; inception_v3 75x75; swin and
-maxvit 224x224, which their window partitions need; ViT with image_size 64)
+Inputs are small where a model allows (64x64, swin included; inception_v3
+75x75; maxvit 224x224, which its partitions need; ViT with image_size 64)
 and the batch is 2, to keep the suite fast. Outputs are compared relative to
 the output's scale: max|ai3 - torch| <= tol * max(|torch|), float32, with
 tol 1e-4 for the CNNs (float32 summed in another order through dozens of

@@ -3,8 +3,9 @@ closely: the model zoo of tests/torch_models_test.py and of the README's
 coverage table (tools/coverage_table.py).
 
 One representative per family, built with weights=None, at the smallest
-input the model takes (64x64 where valid; inception_v3 75x75; swin and
-maxvit 224x224, whose window partitions need it; ViT at image_size 64).
+input the model takes (64x64 where valid, swin's windows padded as in
+torchvision; inception_v3 75x75; maxvit 224x224, whose partitions need it;
+ViT at image_size 64).
 The protocol every frontend's coverage module follows (ai3.keras.coverage,
 ai3.onnx.coverage where present): `coverage()` returns `Row`s.
 """
@@ -59,7 +60,7 @@ FAMILIES: dict[str, Zoo] = {
     "regnet": Zoo("regnet_x_400mf", {}, 64),
     "convnext": Zoo("convnext_tiny", {}, 64, 1e-3),
     "vit": Zoo("vit_b_16", {"image_size": 64}, 64, 1e-3),
-    "swin": Zoo("swin_t", {}, 224, 1e-3),
+    "swin": Zoo("swin_t", {}, 64, 1e-3),
     "maxvit": Zoo("maxvit_t", {}, 224, 1e-3),
 }
 

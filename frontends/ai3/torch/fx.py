@@ -679,7 +679,20 @@ class _Mapper:
             return self.alias(node, a["input"])  # swin pads by (W % window) and the like: often nothing
         if isinstance(pad, (list, tuple)) and len(pad) > 4 and all(p == 0 for p in pad[4:]):
             pad = tuple(pad[:4])
+        if isinstance(pad, (list, tuple)) and len(pad) == 6 and pad[:2] == (0, 0) and _rank(node) == 4:
+            return self.pad_channels_last(node, name, a, tuple(pad[2:]))
         self.add(node, "pad2d", name, [self.tensor(node, a["input"])], node, _torch_pads(node, pad, a["mode"], a["value"]))
+
+    def pad_channels_last(self, node: fx.Node, name: str, a: dict[str, Any], pad: tuple[int, ...]) -> None:
+        """F.pad of dims 1 and 2 of a (B, H, W, C) tensor (swin pads its
+        windows so): pad2d pads the last two dims, so the channels move in
+        front for it and back after."""
+        attrs = _torch_pads(node, pad, a["mode"], a["value"])
+        shape = _tensor_shape(a["input"])
+        first = self.emit(node, "permute", f"{name}.to_nchw", [self.tensor(node, a["input"])], {"dims": [0, 3, 1, 2]}, input_shape=shape)
+        nchw = None if shape is None else (shape[0], shape[3], shape[1], shape[2])
+        padded = self.emit(node, "pad2d", f"{name}.pad2d", [first], attrs, input_shape=nchw)
+        self.index[node] = self.emit(node, "permute", name, [padded], {"dims": [0, 2, 3, 1]})
 
     def _adaptive_avg_pool2d(self, node: fx.Node, name: str) -> None:
         a = _normalized(node, lambda input, output_size: None)
