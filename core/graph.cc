@@ -202,7 +202,8 @@ Shape Model::ConcatShape(int node, const std::vector<Shape>& shapes) const {
 // shapes[i] is node i's shape; the model input's shape rides at the back so
 // that lookups need no special case.
 std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
-                                      const std::vector<bool>& live) const {
+                                      const std::vector<bool>& live,
+                                      Device device) const {
   if (nodes_.empty()) {
     Fail(ErrorKind::kInvalidArgument, "the model has no nodes");
   }
@@ -228,6 +229,7 @@ std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
           probes[k].dtype = dtype;
           probes[k].shape = shape_of(n.inputs[k]);
           probes[k].layout = n.layer->layout();
+          probes[k].device = device;  // layers check the input's device
         }
         shapes[i] = probes.size() == 1
                         ? n.layer->OutputShape(probes[0])  // names the layer
@@ -271,7 +273,8 @@ Shape Model::OutputShape(const Shape& input, DType dtype) const {
 void Model::MakePlan(const Tensor& input) {
   plan_.valid = false;
   const std::vector<bool> live = Live();
-  std::vector<Shape> shapes = InferShapes(input.shape, input.dtype, live);
+  std::vector<Shape> shapes =
+      InferShapes(input.shape, input.dtype, live, input.device);
   const int count = static_cast<int>(nodes_.size());
   const int out = output_ != kInput ? output_ : count - 1;
 

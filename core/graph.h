@@ -152,9 +152,11 @@ class Model {
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;
-  // Shapes of the live nodes (others left empty). Throws naming the node.
+  // Shapes of the live nodes (others left empty), for an input on
+  // `device`. Throws naming the node.
   std::vector<Shape> InferShapes(const Shape& input, DType dtype,
-                                 const std::vector<bool>& live) const;
+                                 const std::vector<bool>& live,
+                                 Device device = Device::kCPU) const;
   Shape ConcatShape(int node, const std::vector<Shape>& shapes) const;
   // Errors of a node that is not a layer (layers name themselves).
   std::string NodeContext(int node) const;
