@@ -277,7 +277,8 @@ class _Mapper:
         elif node.op == "call_function":
             kind = _FUNCTIONS.get(node.target)
             if kind is None:
-                raise _unsupported(node, "ai3's core has no equivalent of this function")
+                hint = "" if _values(node) is not None else " (traced without sample_input_shape, which would trace through torch.fx.wrap'ed helpers)"
+                raise _unsupported(node, f"ai3's core has no equivalent of this function{hint}")
             self.call(node, kind)
         else:
             kind = _METHODS.get(node.target)
