@@ -37,6 +37,10 @@
 namespace py = pybind11;
 
 namespace ai3 {
+
+// attention and multihead_attention (attention_bindings.cc).
+void BindAttention(py::module_& m);
+
 namespace {
 
 // ---- Errors: ai3::Error kinds -> the classes of ai3.errors --------------
@@ -399,6 +403,7 @@ PYBIND11_MODULE(_core, m) {
 
   BindAnyLayer(m);
   BindModel(m);
+  BindAttention(m);
   BindDeviceCalls(m);  // device tensors and the layer device (core/cuda)
 
   BindLayer<Conv2dAttrs>(m, "Conv2d", "2-D convolution (weights OIHW).")

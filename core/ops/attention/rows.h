@@ -1,0 +1,99 @@
+// Row-wise pieces every attention algorithm shares: turning a row of raw
+// scores q_i . k_j into masked scores, and a softmax that gives zeros (not
+// NaN) for a row whose keys are all masked, as torch's SDPA does.
+#ifndef AI3_CORE_OPS_ATTENTION_ROWS_H_
+#define AI3_CORE_OPS_ATTENTION_ROWS_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "core/ops/attention/attention.h"
+#include "core/ops/sigmoid/exp.h"
+
+namespace ai3 {
+namespace attention {
+
+// Scores s[0, cols) of query row i (of batch entry n) against keys
+// j0 .. j0 + cols - 1, already scaled: adds the mask and hides the keys a
+// causal layer does not see (j > i) with -inf.
+template <typename T>
+inline void MaskScores(const AttentionGeometry& g, const T* mask, int64_t n,
+                       int64_t i, int64_t j0, int64_t cols, T* __restrict s) {
+  if (g.has_mask) {
+    const T* __restrict m = mask + g.mask_offsets[n] +
+                            i * g.mask_row_stride + j0 * g.mask_col_stride;
+    if (g.mask_col_stride != 0) {
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) s[j] += m[j];
+    } else {  // one value for every key of the row
+      const T value = m[0];
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j) s[j] += value;
+    }
+  }
+  if (g.causal) {
+    const T hidden = -std::numeric_limits<T>::infinity();
+    for (int64_t j = std::max<int64_t>(0, i + 1 - j0); j < cols; ++j) {
+      s[j] = hidden;
+    }
+  }
+}
+
+template <typename T>
+inline T RowMax(const T* __restrict s, int64_t len) {
+  T m = -std::numeric_limits<T>::infinity();
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 0; j < len; ++j) m = std::max(m, s[j]);
+  return m;
+}
+
+// s[j] = exp(s[j] - max) in place; returns the sum. `max` must be finite
+// or +inf (a -inf max means every key is masked: the caller handles it).
+template <typename T>
+inline T ExpRow(T* __restrict s, int64_t len, T max,
+                const vmath::ExpRange<T>& range) {
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < len; ++j) {
+    const T e = vmath::Exp(s[j] - max, range);
+    s[j] = e;
+    sum += e;
+  }
+  return sum;
+}
+
+// Softmax of s[0, len) in place; a row that is all -inf becomes zeros.
+template <typename T>
+inline void SafeSoftmaxRow(T* __restrict s, int64_t len,
+                           const vmath::ExpRange<T>& range) {
+  const T max = RowMax(s, len);
+  if (max == -std::numeric_limits<T>::infinity()) {
+    std::fill(s, s + len, T(0));
+    return;
+  }
+  const T inv = T(1) / ExpRow(s, len, max, range);
+#pragma omp simd
+  for (int64_t j = 0; j < len; ++j) s[j] *= inv;
+}
+
+// Scaled scores of rows i0 .. i0 + rows - 1 of batch entry n against keys
+// 0 .. cols - 1 (row r at p + r * cols) -> attention probabilities, in
+// place. Threads over rows; call from outside a parallel region.
+template <typename T>
+void ScoresToProbabilities(const AttentionGeometry& g, const T* mask,
+                           int64_t n, int64_t i0, int64_t rows, int64_t cols,
+                           T* p) {
+  const vmath::ExpRange<T> range;
+#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 14))
+  for (int64_t r = 0; r < rows; ++r) {
+    T* row = p + r * cols;
+    MaskScores(g, mask, n, i0 + r, 0, cols, row);
+    SafeSoftmaxRow(row, cols, range);
+  }
+}
+
+}  // namespace attention
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_ATTENTION_ROWS_H_
