@@ -40,6 +40,7 @@ _TORCH_EXPORTS = (
     "swap_avgpool2d",
     "swap_adaptiveavgpool2d",
     "swap_flatten",
+    "swap_attention",
 )
 
 

@@ -428,6 +428,9 @@ class Pad2d(_Layer):
 
 
 __all__ = [
+    "Attention",
+    "MultiheadAttention",
+    "scaled_dot_product_attention",
     "Add",
     "Div",
     "Mul",
@@ -447,3 +450,169 @@ __all__ = [
     "Softmax",
     "Tanh",
 ]
+
+
+# ---- attention (core/ops/attention) ---------------------------------------
+
+
+def additive_mask(mask: Any, dtype: Any, *, keep: bool, what: str) -> np.ndarray:
+    """An attention mask as the core takes it: additive, in `dtype`. A
+    boolean mask becomes 0 where a key takes part and -inf where it does not;
+    `keep` says what True means (True = take part in torch's SDPA and ONNX,
+    True = masked out in nn.MultiheadAttention's attn_mask and
+    key_padding_mask). A float mask is added as it is."""
+    if not isinstance(mask, np.ndarray):
+        if hasattr(mask, "detach"):
+            mask = mask.detach().cpu()
+        mask = np.asarray(mask.numpy() if hasattr(mask, "numpy") else mask)
+    if mask.dtype == np.bool_:
+        take_part = mask if keep else ~mask
+        return np.where(take_part, 0.0, -np.inf).astype(dtype)
+    if mask.dtype.kind not in "fiu":
+        raise errors.DTypeError(f"{what} has dtype {mask.dtype}; expected a boolean or float mask")
+    return np.ascontiguousarray(mask, dtype=dtype)
+
+
+def _dtype_of(x: Any, what: str) -> np.dtype:
+    return _arrays.to_array(x, what)[0].dtype
+
+
+class _AttentionLayer(_Layer):
+    def workspace_bytes(self, input_shapes: Sequence[Sequence[int]], dtype: str = "float32") -> int:
+        """Scratch bytes a call with inputs of these shapes uses (kept by the
+        layer between calls), besides the inputs and the output."""
+        return int(self._core_layer.workspace_bytes([list(s) for s in input_shapes], dtype))
+
+
+class Attention(_AttentionLayer):
+    """Scaled dot-product attention, as torch's F.scaled_dot_product_attention:
+    ``layer(q, k, v[, mask])`` with q (*batch, L, E), k (*batch, S, E),
+    v (*batch, S, Ev) -> (*batch, L, Ev). `mask` (given iff has_mask) is
+    additive (float) or boolean (True = take part), broadcastable to
+    (*batch, L, S). `causal` hides key j from query i when j > i (top-left
+    aligned, as torch's is_causal); `scale` defaults to 1/sqrt(E). A query
+    whose keys are all masked gives zeros, as torch does. Algorithms: "naive"
+    (the full score matrix), "flash" (tiled, online softmax, memory O(L + S)),
+    "chunked" (query chunks, memory O(chunk * S))."""
+
+    def __init__(
+        self,
+        *,
+        causal: bool = False,
+        scale: Optional[float] = None,
+        has_mask: bool = False,
+        algorithm: str = "default",
+        name: str = "attention",
+    ):
+        self._has_mask = bool(has_mask)
+        self._core_layer = _core.Attention(
+            causal=bool(causal),
+            scale=None if scale is None else float(scale),
+            has_mask=self._has_mask,
+            algorithm=algorithm,
+            name=name,
+        )
+
+    def __call__(self, q: Any, k: Any, v: Any, mask: Any = None) -> Any:
+        if (mask is not None) != self._has_mask:
+            raise errors.InvalidArgument(
+                f"attention layer '{self.name}': made with has_mask={self._has_mask} but called "
+                f"{'with' if mask is not None else 'without'} a mask"
+            )
+        inputs = [q, k, v]
+        if mask is not None:
+            inputs.append(additive_mask(mask, _dtype_of(q, "q"), keep=True, what=f"mask of layer '{self.name}'"))
+        return super().__call__(*inputs)
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    *,
+    algorithm: str = "default",
+) -> Any:
+    """torch.nn.functional.scaled_dot_product_attention (inference: dropout_p
+    must be 0) on ai3's core, with the algorithm chosen by name."""
+    if dropout_p:
+        raise errors.UnsupportedOperation(
+            f"scaled_dot_product_attention: dropout_p={dropout_p}; ai3 runs inference only (dropout_p=0)"
+        )
+    layer = Attention(
+        causal=is_causal,
+        scale=scale,
+        has_mask=attn_mask is not None,
+        algorithm=algorithm,
+        name="scaled_dot_product_attention",
+    )
+    return layer(query, key, value, attn_mask)
+
+
+class MultiheadAttention(_AttentionLayer):
+    """torch.nn.MultiheadAttention at inference (need_weights=False), in its
+    weight layout: in_proj_weight (3D, D), in_proj_bias (3D), out_proj_weight
+    (D, D), out_proj_bias (D) (biases both or neither). ``layer(x)``
+    (self-attention) or ``layer(q, k, v)`` when made with
+    self_attention=False; inputs (L, B, D), (B, L, D) with batch_first, or
+    unbatched (L, D). `mask` (iff has_mask): additive float, or boolean with
+    nn.MultiheadAttention's meaning (True = masked out), broadcastable to
+    (B, num_heads, L, S). The algorithm is the attention algorithm the heads
+    run (naive, flash, chunked)."""
+
+    def __init__(
+        self,
+        in_proj_weight: Any,
+        in_proj_bias: Optional[Any],
+        out_proj_weight: Any,
+        out_proj_bias: Optional[Any],
+        num_heads: int,
+        *,
+        batch_first: bool = False,
+        causal: bool = False,
+        self_attention: bool = True,
+        has_mask: bool = False,
+        algorithm: str = "default",
+        name: str = "multihead_attention",
+    ):
+        self._self_attention = bool(self_attention)
+        self._has_mask = bool(has_mask)
+
+        def weight(x: Any, what: str) -> Optional[np.ndarray]:
+            return None if x is None else np.ascontiguousarray(_weight(x, f"{what} of layer '{name}'"))
+
+        self._core_layer = _core.MultiheadAttention(
+            in_proj_weight=weight(in_proj_weight, "in_proj_weight"),
+            in_proj_bias=weight(in_proj_bias, "in_proj_bias"),
+            out_proj_weight=weight(out_proj_weight, "out_proj_weight"),
+            out_proj_bias=weight(out_proj_bias, "out_proj_bias"),
+            num_heads=int(num_heads),
+            batch_first=bool(batch_first),
+            causal=bool(causal),
+            self_attention=self._self_attention,
+            has_mask=self._has_mask,
+            algorithm=algorithm,
+            name=name,
+        )
+
+    def __call__(self, *inputs: Any, mask: Any = None) -> Any:
+        want = 1 if self._self_attention else 3
+        if len(inputs) != want:
+            raise errors.InvalidArgument(
+                f"multihead_attention layer '{self.name}': takes {want} input{'s' if want > 1 else ''} "
+                f"({'x' if want == 1 else 'q, k, v'}), got {len(inputs)}"
+            )
+        if (mask is not None) != self._has_mask:
+            raise errors.InvalidArgument(
+                f"multihead_attention layer '{self.name}': made with has_mask={self._has_mask} but called "
+                f"{'with' if mask is not None else 'without'} a mask"
+            )
+        all_inputs = list(inputs)
+        if mask is not None:
+            dtype = _dtype_of(inputs[0], "input")
+            all_inputs.append(additive_mask(mask, dtype, keep=False, what=f"mask of layer '{self.name}'"))
+        return super().__call__(*all_inputs)
+

@@ -122,6 +122,36 @@ def _pad2d(spec, algorithm, dtype, layout):
     return layers.Pad2d(a["padding"], a.get("value", 0.0), algorithm=algorithm, layout=layout, name=spec.name)
 
 
+def _attention(spec, algorithm, dtype, layout):
+    """attention: inputs q, k, v[, mask] (an additive float mask node)."""
+    a = spec.attrs
+    return layers.Attention(
+        causal=a.get("causal", False),
+        scale=a.get("scale"),
+        has_mask=len(spec.inputs) == 4,
+        algorithm=algorithm,
+        name=spec.name,
+    )
+
+
+def _multihead_attention(spec, algorithm, dtype, layout):
+    """multihead_attention: inputs x[, mask] or q, k, v[, mask]."""
+    a = spec.attrs
+    return layers.MultiheadAttention(
+        _weight(spec, "in_proj_weight", dtype),
+        _weight(spec, "in_proj_bias", dtype),
+        _weight(spec, "out_proj_weight", dtype),
+        _weight(spec, "out_proj_bias", dtype),
+        a["num_heads"],
+        batch_first=a.get("batch_first", False),
+        causal=a.get("causal", False),
+        self_attention=len(spec.inputs) in (1, 2),
+        has_mask=len(spec.inputs) in (2, 4),
+        algorithm=algorithm,
+        name=spec.name,
+    )
+
+
 LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "conv2d": _conv2d,
     "linear": _linear,
@@ -136,6 +166,8 @@ LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "silu": _silu,
     "tanh": _tanh,
     "softmax": _softmax,
+    "attention": _attention,
+    "multihead_attention": _multihead_attention,
     "pad2d": _pad2d,
     "add": _binary(layers.Add),  # broadcasting; 3+ same-shape inputs: the graph's add node
     "sub": _binary(layers.Sub),

@@ -175,6 +175,14 @@ def swap_flatten(module: nn.Module, algos: Optional[Selector] = None, sample_inp
     return swap_operation("flatten", module, algos, sample_input_shape)
 
 
+def swap_attention(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+    """Every nn.MultiheadAttention, in place, on the core's attention
+    algorithms (ai3.torch.attention)."""
+    from ai3.torch import attention
+
+    return attention.swap_attention(module, algos, sample_input_shape)
+
+
 def applicable(layer: nn.Module, algorithm: str) -> bool:
     """Whether `algorithm` can take this PyTorch layer (winograd cannot take
     a stride-2 convolution, for instance), for selectors that want to pick
@@ -207,6 +215,7 @@ __all__ = [
     "applicable",
     "chosen_algorithms",
     "swap_adaptiveavgpool2d",
+    "swap_attention",
     "swap_avgpool2d",
     "swap_backend",
     "swap_conv2d",

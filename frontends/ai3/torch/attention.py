@@ -1,0 +1,394 @@
+"""Attention in the PyTorch frontend: nn.MultiheadAttention and
+F.scaled_dot_product_attention.
+
+- swap_backend (ai3.torch.fx calls map_module / map_function): an
+  nn.MultiheadAttention node becomes one "multihead_attention" spec (inputs
+  x, or q, k, v; weights in torch's layout), an SDPA call one "attention"
+  spec (q, k, v[, mask]). A mask must be a computed float tensor (it becomes
+  the layer's last input); boolean or constant masks are refused naming the
+  node (the core's graph takes additive float masks only).
+- In place: swap_attention(module, algos) replaces every
+  nn.MultiheadAttention with ai3.torch.attention.MultiheadAttention, whose
+  forward calls the custom op ``torch.ops.ai3.multihead_attention``; SDPA
+  is ``torch.ops.ai3.attention``. Masks there may be boolean or float:
+  nn.MultiheadAttention's attn_mask / key_padding_mask (True = masked out)
+  are folded into one additive mask of shape broadcastable to
+  (B, num_heads, L, S); SDPA's boolean attn_mask means True = take part.
+
+Masks become additive as in torch: 0 where a key takes part, -inf where it
+does not; a query whose keys are all masked gives zeros (torch does too).
+Attention weights are not computed: the ai3 module returns None for them
+(need_weights=True warns once).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any, Optional, Sequence
+
+import torch
+import torch.nn.functional as F
+from torch import fx, nn
+
+from ai3 import errors, layers, selection
+from ai3.selection import Selector
+from ai3.torch import ops, params
+
+# ---------------------------------------------------------------------------
+# swap_backend: fx nodes -> LayerSpecs
+
+
+def _mha_support(m: nn.MultiheadAttention) -> Optional[str]:
+    """Why the core cannot run this module, or None."""
+    if not m._qkv_same_embed_dim:
+        return "kdim/vdim differ from embed_dim (separate q/k/v projection weights)"
+    if m.bias_k is not None or m.bias_v is not None:
+        return "add_bias_kv=True"
+    if m.add_zero_attn:
+        return "add_zero_attn=True"
+    if type(m).forward is not nn.MultiheadAttention.forward:
+        return f"{type(m).__name__} overrides forward"
+    return None
+
+
+_MHA_SIGNATURE = inspect.signature(nn.MultiheadAttention.forward)
+
+
+def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
+    """The spec index of a computed float mask, or an error naming the node."""
+    from ai3.torch.fx import _unsupported, _values
+
+    if not isinstance(mask, fx.Node) or mask not in mapper.index:
+        raise _unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
+    vals = _values(mask)
+    if vals is not None and not vals[0].is_floating_point():
+        raise _unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
+    return mapper.index[mask]
+
+
+def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
+    """An nn.MultiheadAttention call: one multihead_attention spec; the
+    node's value is a tuple (output, weights), of which only the output
+    exists in ai3."""
+    from ai3.torch.fx import _unsupported
+
+    why = _mha_support(m)
+    if why:
+        raise _unsupported(node, f"nn.MultiheadAttention with {why} is not supported")
+    try:
+        a = _MHA_SIGNATURE.bind(m, *node.args, **node.kwargs)
+    except TypeError as e:
+        raise _unsupported(node, f"unexpected arguments ({e})") from e
+    a.apply_defaults()
+    a = a.arguments
+    if a["key_padding_mask"] is not None:
+        raise _unsupported(node, "key_padding_mask is not supported by swap_backend (use swap_attention)")
+    q, k, v = a["query"], a["key"], a["value"]
+    inputs = [mapper.tensor(node, q)] if q is k and k is v else [mapper.tensor(node, t) for t in (q, k, v)]
+    if a["attn_mask"] is not None:
+        inputs.append(_float_mask_input(mapper, node, a["attn_mask"], "attn_mask"))
+    causal = bool(a["is_causal"]) and a["attn_mask"] is None
+    w = params.numpy_weight
+    weights = {
+        "in_proj_weight": w(m.in_proj_weight),
+        "in_proj_bias": w(m.in_proj_bias),
+        "out_proj_weight": w(m.out_proj.weight),
+        "out_proj_bias": w(m.out_proj.bias),
+    }
+    attrs = {"num_heads": m.num_heads, "batch_first": m.batch_first, "causal": causal}
+    index = mapper.add(node, "multihead_attention", node.target, inputs, m, attrs, weights)
+    mapper.pieces[node] = [index, None]  # (output, attention weights)
+
+
+def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+    """F.scaled_dot_product_attention's signature, for binding fx args."""
+
+
+def map_function(mapper: Any, node: fx.Node) -> None:
+    """An F.scaled_dot_product_attention call: one attention spec."""
+    from ai3.torch.fx import _normalized, _unsupported
+
+    a = _normalized(node, _sdpa)
+    if a["dropout_p"]:
+        raise _unsupported(node, f"dropout_p={a['dropout_p']} (ai3 runs inference)")
+    if a["enable_gqa"]:
+        raise _unsupported(node, "enable_gqa=True (grouped-query attention) is not supported")
+    if a["is_causal"] and a["attn_mask"] is not None:
+        raise _unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
+    if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
+        raise _unsupported(node, f"scale must be a number, got {a['scale']!r}")
+    inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
+    if a["attn_mask"] is not None:
+        inputs.append(_float_mask_input(mapper, node, a["attn_mask"], "attn_mask"))
+    attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
+    mapper.add(node, "attention", mapper.name_of(node), inputs, node, attrs)
+
+
+# ---------------------------------------------------------------------------
+# Masks
+
+
+def _additive(mask: Optional[torch.Tensor], dtype: torch.dtype, keep: bool) -> Optional[torch.Tensor]:
+    """0 / -inf from a boolean mask (`keep`: True means take part), or a
+    float mask cast to `dtype`."""
+    if mask is None:
+        return None
+    if mask.dtype == torch.bool:
+        take_part = mask if keep else ~mask
+        zeros = torch.zeros((), dtype=dtype, device=mask.device)
+        return torch.where(take_part, zeros, torch.full((), float("-inf"), dtype=dtype, device=mask.device))
+    return mask.to(dtype)
+
+
+def mha_mask(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    num_heads: int,
+    batch_first: bool,
+    attn_mask: Optional[torch.Tensor],
+    key_padding_mask: Optional[torch.Tensor],
+) -> Optional[torch.Tensor]:
+    """nn.MultiheadAttention's attn_mask ((L, S) or (B * num_heads, L, S))
+    and key_padding_mask ((B, S) or (S,) unbatched), True = masked out, as
+    one additive mask broadcastable to (B, num_heads, L, S)."""
+    dtype = query.dtype
+    am = _additive(attn_mask, dtype, keep=False)
+    kp = _additive(key_padding_mask, dtype, keep=False)
+    batched = query.dim() == 3
+    l_len = query.shape[1 if batched and batch_first else 0]
+    s_len = key.shape[1 if batched and batch_first else 0]
+    if am is not None and am.dim() == 3:
+        am = am.reshape(-1, num_heads, l_len, s_len)
+    if kp is not None:
+        kp = kp.reshape(-1, 1, 1, s_len)
+    if am is None:
+        return kp
+    return am if kp is None else am + kp
+
+
+# ---------------------------------------------------------------------------
+# Custom ops: torch.ops.ai3.attention and torch.ops.ai3.multihead_attention
+
+
+def _attention_shape(q, k, v) -> tuple:
+    for t, what in ((q, "q"), (k, "k"), (v, "v")):
+        ops._check_tensor("attention", t, what)
+    if q.dim() < 2:
+        raise errors.ShapeError(f"attention: q must have rank >= 2 ((*batch, L, E)), got {tuple(q.shape)}")
+    return (*q.shape[:-1], v.shape[-1])
+
+
+@torch.library.custom_op(
+    "ai3::attention",
+    mutates_args=(),
+    schema="(Tensor q, Tensor k, Tensor v, Tensor? mask, bool causal, float? scale, str algorithm) -> Tensor",
+)
+def attention(q, k, v, mask, causal, scale, algorithm):
+    """scaled dot-product attention; `mask` additive, of q's dtype."""
+    _attention_shape(q, k, v)
+    key = ("attention", bool(causal), scale, mask is not None, algorithm)
+    entry = ops._weightless_layer(
+        key,
+        lambda: layers.Attention(causal=causal, scale=scale, has_mask=mask is not None, algorithm=algorithm, name="attention"),
+    )
+    with entry.lock:
+        try:
+            return entry.layer(q, k, v, mask)
+        except errors.Error as e:
+            raise ops._renamed(e, "attention") from None
+
+
+@attention.register_fake
+def _(q, k, v, mask, causal, scale, algorithm):
+    return q.new_empty(_attention_shape(q, k, v))
+
+
+@torch.library.custom_op(
+    "ai3::multihead_attention",
+    mutates_args=(),
+    schema="(Tensor q, Tensor k, Tensor v, Tensor? mask, Tensor in_proj_weight, Tensor? in_proj_bias, "
+    "Tensor out_proj_weight, Tensor? out_proj_bias, int num_heads, bool batch_first, bool causal, str algorithm) -> Tensor",
+)
+def multihead_attention(q, k, v, mask, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads, batch_first, causal, algorithm):
+    """nn.MultiheadAttention's output; q, k and v the same tensor means
+    self-attention (one projection GEMM); `mask` additive, of q's dtype."""
+    ops._check_tensor("multihead_attention", q, "query")
+    self_attention = q is k and k is v
+    out_state = (ops._state(out_proj_weight), None if out_proj_bias is None else ops._state(out_proj_bias))
+    entry = ops._weighted_layer(
+        "multihead_attention",
+        in_proj_weight,
+        in_proj_bias,
+        (out_state, int(num_heads), bool(batch_first), bool(causal), self_attention, mask is not None, algorithm),
+        lambda: layers.MultiheadAttention(
+            in_proj_weight,
+            in_proj_bias,
+            out_proj_weight,
+            out_proj_bias,
+            num_heads,
+            batch_first=batch_first,
+            causal=causal,
+            self_attention=self_attention,
+            has_mask=mask is not None,
+            algorithm=algorithm,
+            name="multihead_attention",
+        ),
+    )
+    inputs = (q,) if self_attention else (q, k, v)
+    with entry.lock:
+        try:
+            return entry.layer(*inputs, mask=mask)
+        except errors.Error as e:
+            raise ops._renamed(e, "multihead_attention") from None
+
+
+@multihead_attention.register_fake
+def _(q, k, v, mask, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads, batch_first, causal, algorithm):
+    return q.new_empty(q.shape)
+
+
+ops._register_inference_only(attention, "attention")
+ops._register_inference_only(multihead_attention, "multihead_attention")
+
+
+def scaled_dot_product_attention(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: Optional[torch.Tensor] = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: Optional[float] = None,
+    *,
+    algorithm: str = "default",
+) -> torch.Tensor:
+    """F.scaled_dot_product_attention through torch.ops.ai3.attention
+    (inference: dropout_p must be 0)."""
+    if dropout_p:
+        raise errors.UnsupportedOperation(f"scaled_dot_product_attention: dropout_p={dropout_p}; ai3 runs inference only")
+    mask = _additive(attn_mask, query.dtype, keep=True)
+    return torch.ops.ai3.attention(query, key, value, mask, bool(is_causal), scale, algorithm)
+
+
+# ---------------------------------------------------------------------------
+# In-place swap
+
+
+class MultiheadAttention(nn.Module):
+    """An nn.MultiheadAttention whose forward runs ai3's core (inference).
+    It keeps the original's Parameters (state_dict keys unchanged:
+    in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias) and
+    hyper-parameters. forward returns (output, None): attention weights are
+    not computed."""
+
+    op = "multihead_attention"
+
+    def __init__(self, module: nn.MultiheadAttention, algorithm: str = "default", name: str = ""):
+        super().__init__()
+        why = _mha_support(module)
+        if why:
+            raise errors.UnsupportedOperation(f"multihead_attention layer '{name}': nn.MultiheadAttention with {why} is not supported")
+        self.embed_dim = module.embed_dim
+        self.num_heads = module.num_heads
+        self.batch_first = module.batch_first
+        self.in_proj_weight = module.in_proj_weight
+        self.in_proj_bias = module.in_proj_bias
+        self.out_proj = module.out_proj
+        self.algorithm = algorithm
+        self.name = name
+        self.train(module.training)
+        self._warned = False
+        # Refuse an algorithm that cannot take the layer now, naming it.
+        self.resolved_algorithm()
+
+    @classmethod
+    def from_torch(cls, module: nn.MultiheadAttention, algorithm: str = "default", name: str = "") -> "MultiheadAttention":
+        return cls(module, algorithm, name)
+
+    def resolved_algorithm(self) -> str:
+        w, b = self.in_proj_weight, self.in_proj_bias
+        try:
+            return layers.MultiheadAttention(
+                w.detach(),
+                None if b is None else b.detach(),
+                self.out_proj.weight.detach(),
+                None if self.out_proj.bias is None else self.out_proj.bias.detach(),
+                self.num_heads,
+                algorithm=self.algorithm,
+                name=self.name,
+            ).algorithm
+        except errors.Error as e:
+            raise _named(e, self.name) from None
+
+    def forward(
+        self,
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        key_padding_mask: Optional[torch.Tensor] = None,
+        need_weights: bool = True,
+        attn_mask: Optional[torch.Tensor] = None,
+        average_attn_weights: bool = True,
+        is_causal: bool = False,
+    ) -> tuple[torch.Tensor, None]:
+        if need_weights and not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"multihead_attention layer '{self.name}': ai3 does not compute attention weights; "
+                "it returns None for them (call with need_weights=False to silence this)",
+                stacklevel=2,
+            )
+        mask = mha_mask(query, key, self.num_heads, self.batch_first, attn_mask, key_padding_mask)
+        causal = bool(is_causal) and mask is None
+        try:
+            out = torch.ops.ai3.multihead_attention(
+                query,
+                key,
+                value,
+                mask,
+                self.in_proj_weight,
+                self.in_proj_bias,
+                self.out_proj.weight,
+                self.out_proj.bias,
+                self.num_heads,
+                self.batch_first,
+                causal,
+                self.algorithm,
+            )
+        except errors.Error as e:
+            raise _named(e, self.name) from None
+        return out, None
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}, algorithm={self.algorithm!r}"
+
+
+def _named(error: errors.Error, name: str) -> errors.Error:
+    from ai3.torch.modules import _named as named
+
+    return named(error, "multihead_attention", name)
+
+
+def swap_attention(
+    module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
+) -> nn.Module:
+    """Replaces, in place, every nn.MultiheadAttention (exact type) of
+    `module` with an ai3 MultiheadAttention running the selected attention
+    algorithm ("naive", "flash", "chunked", "default"; "torch"/"keep" leaves
+    one as it is) and returns `module` (or its replacement, if `module` is
+    one). "auto" needs sample_input_shape (not supported here yet)."""
+    if not isinstance(module, nn.Module):
+        raise errors.InvalidArgument(f"swap_attention takes an nn.Module, got {type(module).__name__}")
+    targets = [(name, m) for name, m in module.named_modules() if type(m) is nn.MultiheadAttention]
+    candidates = [selection.Candidate(name or type(m).__name__, m, None) for name, m in targets]
+    chosen = selection.select("multihead_attention", algos, candidates, allow_keep=True)
+    for (name, m), algorithm in zip(targets, chosen):
+        if algorithm in selection.KEEP_NAMES:
+            continue
+        new = MultiheadAttention(m, algorithm, name or type(m).__name__)
+        if not name:
+            return new
+        parent_name, _, child = name.rpartition(".")
+        setattr(module.get_submodule(parent_name), child, new)
+    return module
