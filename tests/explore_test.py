@@ -1,0 +1,75 @@
+"""`python -m ai3 explore` runs on small models and writes its PNG chart and
+plan JSON (what it prints and measures is not asserted: no timing in tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import ai3
+from ai3 import explore
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
+    monkeypatch.delenv("BUILD_WORKING_DIRECTORY", raising=False)
+
+
+def check_outputs(out, name, frontend, framework):
+    png = out / f"{name}.png"
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    plan = ai3.Plan.load(out / f"{name}.plan.json")
+    assert plan.frontend == frontend
+    assert set(plan.end_to_end) == {"ai3 (auto)", framework}
+    convs = [lp for lp in plan.layers if lp.op == "conv2d"]
+    assert convs and all(any(m.timed for m in lp.measurements) for lp in convs)
+    return plan
+
+
+def test_explore_torchvision_model(tmp_path):
+    out = tmp_path / "out"
+    assert explore.main(["--model", "squeezenet1_1", "--size", "64", "--out", str(out)]) == 0
+    plan = check_outputs(out, "squeezenet1_1", "torch", "PyTorch")
+    assert plan.sample_input_shape == (1, 3, 64, 64)
+    assert "concat" in [lp.op for lp in plan.layers]
+
+
+def test_python_m_ai3_explore_onnx(tmp_path):
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4),
+    ).eval()
+    path = tmp_path / "tiny.onnx"
+    torch.onnx.export(net, (torch.randn(1, 3, 16, 16),), str(path), input_names=["x"], dynamo=False)
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    done = subprocess.run(
+        [sys.executable, "-m", "ai3", "explore", "--onnx", str(path), "--out", str(out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ai3 explore" in done.stdout and "end to end" in done.stdout
+    plan = check_outputs(out, "tiny", "onnx", "ONNX Runtime")
+    assert plan.sample_input_shape == (1, 3, 16, 16)
+    data = json.loads((out / "tiny.plan.json").read_text())
+    assert data["layers"][0]["measurements"]
+
+
+def test_explore_rejects_bad_arguments(tmp_path):
+    with pytest.raises(SystemExit):
+        explore.main(["--out", str(tmp_path)])  # no model named
+    with pytest.raises(ai3.InvalidArgument, match="no ONNX file"):
+        explore.main(["--onnx", str(tmp_path / "missing.onnx")])
+    with pytest.raises(ai3.InvalidArgument, match="no torchvision model"):
+        explore.main(["--model", "not_a_model"])
