@@ -455,36 +455,65 @@ class _Mapper:
         a = _normalized(node, lambda tensors, dim=0, axis=None: None)
         dim = a["dim"] if a["axis"] is None else a["axis"]
         items = list(a["tensors"])
-        computed = [t for t in items if isinstance(t, fx.Node) and t in self.index]
-        inputs = []
-        for t in items:
-            if isinstance(t, fx.Node) and t in self.expanded:
-                if not computed:
-                    raise _unsupported(node, "concatenates only constants")
-                inputs.append(self.broadcast_constant(node, name, t, computed[0], dim))
-            else:
-                inputs.append(self.tensor(node, t))
-        self.add(node, "concat", name, inputs, node, {"axis": int(dim)})
+        is_const = [isinstance(t, fx.Node) and (t in self.expanded or t in self.consts) for t in items]
+        if not any(is_const):
+            self.add(node, "concat", name, self.inputs_of(node, items), node, {"axis": int(dim)})
+            return
+        self.cat_with_constants(node, name, items, is_const, int(dim))
 
-    def broadcast_constant(self, node: fx.Node, name: str, const: fx.Node, like: fx.Node, dim: int) -> int:
-        """A constant expanded along the batch (ViT's class token), as a
-        computed tensor: a slice of `like` (a tensor it is concatenated
-        with) of the constant's length along `dim`, times 0, plus the
-        constant. The core has no op making a tensor of the batch's size
-        from nothing; this costs two elementwise ops on a small slice."""
-        value = self.expanded[const]
-        (v1, v2), (l1, l2) = self.values(node, const), self.values(node, like)
-        rank = v1.dim()
-        axis = dim % rank
-        length = v1.shape[axis]
-        if l1.shape[axis] < length or any(
-            v.shape[i] != l.shape[i] for v, l in ((v1, l1), (v2, l2)) for i in range(rank) if i != axis
-        ):
-            raise _unsupported(node, f"cannot shape the expanded constant '{const.name}' like '{like.name}'")
-        shape = tuple(l1.shape)
-        piece = self.emit(node, "slice", f"{name}.{const.name}.slice", [self.index[like]], {"axis": axis, "start": 0, "stop": length, "step": 1}, input_shape=shape)
-        zero = self.emit(node, "mul", f"{name}.{const.name}.zero", [piece], {"reverse": False}, {"other": np.zeros((), dtype=np.float64)})
-        return self.emit(node, "add", f"{name}.{const.name}", [zero], {"reverse": False}, {"other": value.detach().cpu().numpy()})
+    def cat_with_constants(self, node: fx.Node, name: str, items: list, is_const: list[bool], dim: int) -> None:
+        """A concat with constants at either end (ViT's class token, a
+        parameter expanded along the batch): the computed tensors' concat,
+        zero-padded along the axis where the constants go, plus the
+        constants over zeros: exact (x + 0 = x, 0 + c = c), and no op has
+        to make a tensor of the batch's size from nothing."""
+        if all(is_const):
+            raise _unsupported(node, "concatenates constants only")
+        first = is_const.index(False)
+        last = len(items) - is_const[::-1].index(False)
+        if any(is_const[first:last]):
+            raise _unsupported(node, "a constant between computed tensors; ai3 concatenates constants at either end only")
+        (o1, o2) = self.shapes(node, node)
+        axis = dim % len(o1)
+        if o1[axis] != o2[axis] or any(o1[i] != o2[i] for i in range(len(o1)) if i not in (0, axis)):
+            raise _unsupported(node, "a concat with constants along, or of tensors with, batch-dependent dimensions")
+        middle = [self.tensor(node, t) for t in items[first:last]]
+        x = middle[0] if len(middle) == 1 else self.emit(node, "concat", f"{name}.tensors", middle, {"axis": axis})
+        # Each constant with its batch dim at 1 (it repeats over the batch).
+        consts = []
+        for t in items[:first] + items[last:]:
+            value = self.expanded[t] if t in self.expanded else self.consts[t]
+            if value.dim() != len(o1) or value.shape[0] != 1:
+                raise _unsupported(node, f"the constant '{t.name}' of shape {tuple(value.shape)} does not repeat over the batch")
+            length = self.values(node, t)[0].shape[axis] if t in self.expanded else value.shape[axis]
+            target = (1,) + tuple(o1[1:axis]) + (int(length),) + tuple(o1[axis + 1 :])
+            consts.append(np.broadcast_to(value.detach().cpu().numpy(), target))
+        before = sum(c.shape[axis] for c in consts[:first])
+        after = sum(c.shape[axis] for c in consts[first:])
+        rows = int(o1[axis]) - before - after
+        zeros_shape = (1,) + tuple(o1[1:axis]) + (rows,) + tuple(o1[axis + 1:])
+        other = np.concatenate(consts[:first] + [np.zeros(zeros_shape, dtype=consts[0].dtype)] + consts[first:], axis=axis)
+        padded = self.pad_axis(node, name, x, tuple(o1[:axis]) + (rows,) + tuple(o1[axis + 1:]), axis, before, after)
+        self.add(node, "add", name, [padded], node, {"reverse": False}, {"other": other})
+
+    def pad_axis(self, node: fx.Node, name: str, x: int, shape: tuple[int, ...], axis: int, before: int, after: int) -> int:
+        """Spec `x` (of `shape` at the sample batch) zero-padded along one
+        non-batch axis: pad2d on H or W of a rank-4 tensor directly, else a
+        pad2d of the H axis of a (N, prod(dims before), dims[axis],
+        prod(dims after)) view of it."""
+        if len(shape) == 4 and axis in (2, 3):
+            padding = (before, after, 0, 0) if axis == 2 else (0, 0, before, after)
+            return self.emit(node, "pad2d", f"{name}.pad", [x], {"padding": padding, "value": 0.0}, input_shape=shape)
+        if axis == 0:
+            raise _unsupported(node, "a concat with constants along the batch axis")
+        outer = int(np.prod(shape[1:axis], dtype=np.int64))
+        inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        view = (shape[0], outer, shape[axis], inner)
+        r = self.emit(node, "reshape", f"{name}.pad_in", [x], {"shape": [0, outer, int(shape[axis]), inner]}, input_shape=shape)
+        p = self.emit(node, "pad2d", f"{name}.pad", [r], {"padding": (before, after, 0, 0), "value": 0.0}, input_shape=view)
+        back = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1:]]
+        padded_view = (shape[0], outer, shape[axis] + before + after, inner)
+        return self.emit(node, "reshape", f"{name}.pad_out", [p], {"shape": [int(d) for d in back]}, input_shape=padded_view)
 
     def _expand(self, node: fx.Node, name: str) -> None:
         source = node.args[0]
