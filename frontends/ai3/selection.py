@@ -45,7 +45,7 @@ class Candidate:
     layer: Any  # the framework's own layer object
     input_shape: Optional[tuple[int, ...]] = None
     make_layer: Optional[Callable[[str], Any]] = None
-    params: Optional[dict[str, Any]] = None
+    params: Union[None, dict[str, Any], Callable[[], dict[str, Any]]] = None  # a callable: computed when tuned
     dtype: str = "float32"
     layout: str = "NCHW"
     via: str = "core"
@@ -188,9 +188,24 @@ def _tunable(op: str, c: Candidate, device: str) -> Optional[tuning.Tunable]:
             f"{op} layer '{c.name}': 'auto' cannot time this layer (a layer of several inputs, or a frontend "
             "that cannot build it alone); name an algorithm"
         )
+    params = c.params() if callable(c.params) else c.params
     return tuning.Tunable(
-        op, c.name, c.make_layer, c.params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via
+        op, c.name, c.make_layer, params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via
     )
+
+
+def wants_shapes(selector: Any, sample_input_shape_given: bool) -> bool:
+    """Whether a frontend should find its layers' input shapes for
+    `selector`: "auto" (or a list naming it), a callable taking the shape,
+    or any callable (which may answer "auto") when the user gave a sample
+    input shape."""
+    if isinstance(selector, str):
+        return selector == AUTO
+    if callable(selector):
+        return sample_input_shape_given or _takes_shape(selector)
+    if isinstance(selector, Sequence):
+        return AUTO in selector
+    return False
 
 
 def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], ops: Sequence[str]) -> dict[str, Selector]:

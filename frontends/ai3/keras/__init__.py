@@ -176,9 +176,7 @@ def swap_operation(
     _check_model(model, op)
     ops.library()  # fail early if the op library is missing
     targets = layers_of(model, op)
-    candidates = [
-        selection.Candidate(path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets
-    ]
+    candidates = [_candidate(op, path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets]
     chosen = selection.select(op, algos, candidates, allow_keep=True)
     by_id = {id(layer): (algorithm, cand) for (path, layer), algorithm, cand in zip(targets, chosen, candidates)}
 
@@ -219,6 +217,22 @@ def swap_operation(
         if orig.weights:
             _copy_weights(orig, new)
     return clone
+
+
+def _candidate(op: str, path: str, layer: Any, shape: Optional[tuple]) -> selection.Candidate:
+    """A layer to swap; "auto" times the core layer its ai3 layer runs
+    (ai3_layer.core_layer, with zero weights: the time does not depend on them)."""
+
+    def make_layer(algorithm: str) -> Any:
+        probe = _ai3_layer(op, layer, algorithm)
+        if layer.built:
+            probe.build(_layer_build_shape(layer))
+        return probe.core_layer(shape)
+
+    config = {k: v for k, v in layer.get_config().items() if k not in ("name", "trainable")}
+    params = {"layer": type(layer).__name__, "config": config, "weights": [tuple(w.shape) for w in layer.weights]}
+    dtype = getattr(layer, "compute_dtype", None) or "float32"
+    return selection.Candidate(path, layer, shape, make_layer, params, str(dtype), "NHWC", "keras")
 
 
 def _layer_build_shape(layer: Any) -> Any:

@@ -34,6 +34,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ai3 import errors, selection
+from ai3.onnx import autotune
 from ai3.selection import Selector
 
 DOMAIN = "ai3"
@@ -300,11 +301,9 @@ def swap_operation(
                     matmuls[i] = found
         targets = sorted(targets + [(i, result.graph.node[i]) for i in matmuls])
     shapes: dict[str, tuple[int, ...]] = {}
-    if callable(algos) and not isinstance(algos, str) and selection._takes_shape(algos) and targets:
+    if targets and selection.wants_shapes(algos, sample_input_shape is not None):
         shapes = _shape_map(result, sample_input_shape)
-    candidates = [
-        selection.Candidate(_node_label(n, i), n, shapes.get(n.input[0]) if n.input else None) for i, n in targets
-    ]
+    candidates = autotune.candidates(op, result, targets, matmuls, shapes, _node_label)
     chosen = selection.select(op, algos, candidates, allow_keep=True)
     swapped = 0
     removed: set[int] = set()

@@ -1,0 +1,134 @@
+""""auto" and plans in the Keras and ONNX frontends: the swapped models still
+compute what the framework does, only applicable algorithms are picked,
+and a plan reproduces its choices. (PyTorch: tuning_test.py, plan_test.py.)"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+import ai3
+import ai3.keras
+import ai3.onnx
+from ai3 import tuning
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    count = {"n": 0}
+    real = tuning.measure
+
+    def counting(layer, x, best=None):
+        count["n"] += 1
+        return real(layer, x, best)
+
+    monkeypatch.setattr(tuning, "measure", counting)
+    return count
+
+
+# ---- Keras (NHWC) -------------------------------------------------------------------
+
+KERAS_SHAPE = (2, 12, 12, 3)
+
+
+def keras_model():
+    keras.utils.set_random_seed(0)
+    inp = keras.Input(KERAS_SHAPE[1:])
+    x = keras.layers.Conv2D(8, 3, padding="same")(inp)
+    x = keras.layers.ReLU()(x)
+    x = keras.layers.Conv2D(8, 3, strides=2, padding="same")(x)  # no winograd
+    x = keras.layers.Flatten()(x)
+    return keras.Model(inp, keras.layers.Dense(4)(x))
+
+
+def test_keras_swap_conv2d_auto_matches_keras(calls):
+    model = keras_model()
+    x = np.random.default_rng(0).standard_normal(KERAS_SHAPE).astype(np.float32)
+    swapped = ai3.keras.swap_conv2d(model, "auto", KERAS_SHAPE)
+    chosen = ai3.keras.chosen_algorithms(swapped)
+    assert [op for _, op, _ in chosen] == ["conv2d", "conv2d"]
+    assert chosen[1][2] != "winograd"
+    assert calls["n"] > 0
+    np.testing.assert_allclose(swapped(x).numpy(), model(x).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_keras_swap_backend_auto_every_op_and_plan(calls, tmp_path):
+    model = keras_model()
+    x = np.random.default_rng(1).standard_normal(KERAS_SHAPE).astype(np.float32)
+    built = ai3.keras.swap_backend(model, ai3.selection.EveryOp("auto"), KERAS_SHAPE)
+    np.testing.assert_allclose(built(x), model(x).numpy(), rtol=1e-4, atol=1e-4)
+    plan = ai3.plan(model, KERAS_SHAPE)
+    assert plan.frontend == "keras"
+    plan.save(tmp_path / "k.json")
+    timed = calls["n"]
+    again = ai3.keras.swap_backend(model, ai3.Plan.load(tmp_path / "k.json"), KERAS_SHAPE)
+    assert calls["n"] == timed
+    assert again.layers() == plan.model.layers()
+
+
+def test_keras_auto_needs_the_input_shape():
+    with pytest.raises(ai3.InvalidSelector, match="sample_input_shape"):
+        ai3.keras.swap_conv2d(keras_model(), "auto")
+
+
+# ---- ONNX (in-graph swaps and swap_backend) ----------------------------------------------
+
+ONNX_SHAPE = (1, 3, 12, 12)
+
+
+@pytest.fixture(scope="module")
+def onnx_file(tmp_path_factory):
+    torch.manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.Flatten(), nn.Linear(8 * 6 * 6, 4)
+    ).eval()
+    path = tmp_path_factory.mktemp("onnx") / "tiny.onnx"
+    torch.onnx.export(net, (torch.randn(ONNX_SHAPE),), str(path), input_names=["x"], dynamo=False)
+    return str(path), net
+
+
+def onnx_algorithms(model):
+    return [
+        next(a.s.decode() for a in n.attribute if a.name == "algorithm")
+        for n in model.graph.node
+        if n.domain == "ai3"
+    ]
+
+
+def run_session(model, x):
+    return ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
+
+
+def test_onnx_rewrite_auto_matches_torch(onnx_file, calls):
+    path, net = onnx_file
+    x = np.random.default_rng(0).standard_normal(ONNX_SHAPE).astype(np.float32)
+    expected = net(torch.from_numpy(x)).detach().numpy()
+    convs = ai3.onnx.swap_conv2d(path, "auto")  # shapes from the model itself
+    chosen = onnx_algorithms(convs)
+    assert len(chosen) == 2 and chosen[1] != "winograd"
+    assert all(a in ai3.algorithms()["conv2d"] for a in chosen)
+    assert calls["n"] > 0
+    np.testing.assert_allclose(run_session(convs, x), expected, rtol=1e-4, atol=1e-4)
+    linear = ai3.onnx.swap_linear(path, ["auto"], ONNX_SHAPE)
+    np.testing.assert_allclose(run_session(linear, x), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_onnx_plan_drives_swap_backend_and_rewrite(onnx_file, calls):
+    path, net = onnx_file
+    x = np.random.default_rng(2).standard_normal(ONNX_SHAPE).astype(np.float32)
+    plan = ai3.plan(path, ONNX_SHAPE)
+    assert plan.frontend == "onnx"
+    np.testing.assert_allclose(plan.model(x), net(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-4)
+    timed = calls["n"]
+    rewritten = ai3.onnx.swap_conv2d(path, plan)
+    assert onnx_algorithms(rewritten) == [c for _, _, c in plan.choices("conv2d")]
+    assert calls["n"] == timed
