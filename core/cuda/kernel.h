@@ -16,9 +16,21 @@
 namespace ai3 {
 namespace cuda {
 
+//
+// A kernel's device state (workspaces, cuDNN's plan) is reused by every
+// call. Calls are serialised on the host (Layer holds a lock), but their GPU
+// work is queued asynchronously: a call on another stream than the last one
+// first waits (on the GPU, cudaStreamWaitEvent) for the last one's work, so
+// two streams never share a workspace at once.
 class CudaKernel : public Kernel {
  public:
-  CudaKernel() : device_(CurrentDevice()) {}
+  CudaKernel() : device_(CurrentDevice()) {
+    Check(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming),
+          "creating an event");
+  }
+  ~CudaKernel() override { cudaEventDestroy(done_); }
+  CudaKernel(const CudaKernel&) = delete;
+  CudaKernel& operator=(const CudaKernel&) = delete;
 
   // Device kernels keep their own device workspaces (Layer's workspace is
   // host memory), so they ask it for none.
@@ -28,7 +40,15 @@ class CudaKernel : public Kernel {
     CheckOnDevice(input, device_, "input");
     CheckOnDevice(output, device_, "output");
     DeviceGuard guard(device_);
-    RunOnDevice(input, output, StreamOf(input));
+    cudaStream_t stream = StreamOf(input);
+    if (ran_ && stream != last_stream_) {
+      Check(cudaStreamWaitEvent(stream, done_, 0),
+            "ordering after the previous call's stream");
+    }
+    RunOnDevice(input, output, stream);
+    Check(cudaEventRecord(done_, stream), "recording the call's end");
+    ran_ = true;
+    last_stream_ = stream;
   }
 
  protected:
@@ -41,6 +61,9 @@ class CudaKernel : public Kernel {
 
  private:
   int device_;
+  cudaEvent_t done_ = nullptr;  // recorded after each call's work
+  cudaStream_t last_stream_ = nullptr;
+  bool ran_ = false;
 };
 
 // The weight and optional bias of a conv2d or linear layer, copied to the

@@ -121,14 +121,34 @@ def call_layer(core_layer: Any, x: Any, what: str) -> Any:
     return y
 
 
-def call_model(core_model: Any, x: Any) -> Any:
+class StreamOrder:
+    """Orders the calls of one core Model across CUDA streams.
+
+    A Model reuses its activation buffers on every call, and its kernels are
+    queued without waiting. A call on another stream than the previous one
+    therefore first makes its stream wait for everything queued on that one,
+    so two calls never write the same buffers at once."""
+
+    def __init__(self) -> None:
+        self._last: Any = None
+
+    def enter(self, stream: Any) -> None:
+        if self._last is not None and self._last != stream:
+            stream.wait_stream(self._last)
+        self._last = stream
+
+
+def call_model(core_model: Any, x: Any, order: Optional[StreamOrder] = None) -> Any:
     """Runs a whole core Model (built on CUDA) on a CUDA torch tensor."""
     import torch
 
     x = _prepared(x)
     dtype = _dtype_name(x, "model input")
     index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    stream = torch.cuda.current_stream(x.device).cuda_stream
+    current = torch.cuda.current_stream(x.device)
+    if order is not None:
+        order.enter(current)
+    stream = current.cuda_stream
     out: list[Any] = []
 
     def allocate(shape: list[int]) -> int:
@@ -139,4 +159,4 @@ def call_model(core_model: Any, x: Any) -> Any:
     return out[0]
 
 
-__all__ = ["built", "call_layer", "call_model", "is_available", "is_cuda_tensor", "layer_device", "unavailable_reason"]
+__all__ = ["StreamOrder", "built", "call_layer", "call_model", "is_available", "is_cuda_tensor", "layer_device", "unavailable_reason"]

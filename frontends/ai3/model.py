@@ -197,8 +197,9 @@ class Model:
         if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
             import torch
 
+            order = self.__dict__.setdefault("_cuda_order", cuda.StreamOrder())
             with torch.cuda.device(x.device):
-                return cuda.call_model(self._core, x)
+                return cuda.call_model(self._core, x, order)
         array, kind = _arrays.to_array(x, "model input")
         return _arrays.from_array(self._core(array), kind)
 
