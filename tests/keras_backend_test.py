@@ -6,9 +6,9 @@ statistics (so that folding them into the convolutions is really tested)
 and small inputs. Outputs are compared relative to the output's scale:
 max|ai3 - keras| <= 1e-4 * max|keras|.
 
-Spec ops that the core does not have yet in this build (clamp, sigmoid,
-silu, tanh, softmax, pad2d are being added) make the tests that need them
-skip, saying which op; once the core has them, the same tests run.
+Spec ops that the core does not have yet in this build (the issue-7 ops
+land one by one) make the tests that need them skip, saying which op; once
+the core has them, the same tests run.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import tensorflow as tf  # noqa: E402
 import ai3  # noqa: E402
 import pytest_main  # noqa: E402
 from ai3 import model as ai3_model  # noqa: E402
-from ai3.keras import graph  # noqa: E402
+from ai3.keras import coverage, graph  # noqa: E402
 
 L = keras.layers
 TOL = 1e-4
@@ -83,54 +83,23 @@ def check(model, x, algos=None, sample_input_shape=None, **kw):
 
 
 # --------------------------------------------------------------------------
-# keras.applications
+# keras.applications: every family (ai3.keras.coverage.MODELS), batch 2,
+# random batch-norm statistics, logits; tolerance per model in MODELS.
 
-def classifier_activation():
-    return "softmax" if has_ops("softmax") else None
-
-
-APPLICATIONS = {
-    # name: (constructor, input size)
-    "VGG16": (keras.applications.VGG16, 64),
-    "ResNet50": (keras.applications.ResNet50, 64),
-    "MobileNetV2": (keras.applications.MobileNetV2, 96),
-    "DenseNet121": (keras.applications.DenseNet121, 64),
-    "InceptionV3": (keras.applications.InceptionV3, 75),
-    "EfficientNetB0": (keras.applications.EfficientNetB0, 64),
-}
-
-# The core lacks an operation these use: swap_backend must name the layer
-# and its class.
-NOT_YET = {
-    # squeeze-and-excitation: GlobalAveragePooling2D -> Reshape(1,1,C) ->
-    # Conv2D -> sigmoid -> Multiply(x, scale). The reshape maps (it undoes
-    # the pooling's flatten); the core has no (broadcast) multiply.
-    "EfficientNetB0": ("block1a_se_excite", "Multiply"),
-}
-
-_cache: dict = {}
-
-
-def application(name):
-    if name not in _cache:
-        ctor, size = APPLICATIONS[name]
-        keras.utils.set_random_seed(0)
-        model = ctor(weights=None, input_shape=(size, size, 3), classifier_activation=classifier_activation())
-        randomize_batchnorm(model)
-        x = inputs((1, size, size, 3))
-        _cache[name] = (model, x)
-    return _cache[name]
-
-
-@pytest.mark.parametrize("name", sorted(APPLICATIONS))
+@pytest.mark.parametrize("name", sorted(coverage.MODELS))
 def test_application(name):
-    model, x = application(name)
-    if name in NOT_YET:
-        layer, cls = NOT_YET[name]
-        with pytest.raises(ai3.UnsupportedOperation, match=f"'{layer}'.*{cls}"):
-            graph.swap_backend(model)
-        return
-    check(model, x)
+    model, x = coverage.build(name), coverage.input_for(name)
+    specs, _ = graph.to_specs(model)
+    need_ops(specs)
+    want = np.asarray(model(x, training=False))
+    net = graph.swap_backend(model)
+    assert_matches(net(x), want, tol=coverage.MODELS[name].tol, what=name)
+
+
+def test_coverage_rows():
+    rows = coverage.coverage(["mobilenet_v2"])
+    assert [(r.family, r.model) for r in rows] == [("mobilenet_v2", "MobileNetV2")]
+    assert rows[0].ok, rows[0].reason
 
 
 # --------------------------------------------------------------------------
@@ -185,14 +154,41 @@ def test_branches_nested_and_shared():
 
 
 def test_tensor_sum_and_broadcast():
+    keras.utils.set_random_seed(5)
     i = keras.Input((6, 6, 4))
     a = L.Conv2D(4, 3, padding="same", name="a")(i)
     check(keras.Model(i, a + i), inputs((2, 6, 6, 4)))  # keras.ops.add on KerasTensors
     g = L.GlobalAveragePooling2D(keepdims=True, name="g")(a)
-    with pytest.raises(ai3.UnsupportedOperation, match="different shapes"):
-        graph.swap_backend(keras.Model(i, L.Add(name="bcast")([a, g])))
-    with pytest.raises(ai3.UnsupportedOperation, match="constant"):
-        graph.swap_backend(keras.Model(i, a + 1.0))
+    # Merge layers broadcast (squeeze-and-excitation), three inputs chain.
+    model = keras.Model(i, L.Add(name="bcast")([a, g]))
+    assert [s.op for s in graph.to_specs(model)[0]][-1] == "add"
+    check(model, inputs((2, 6, 6, 4)))
+    check(keras.Model(i, L.Multiply(name="se")([a, g, i])), inputs((2, 6, 6, 4)))
+    check(keras.Model(i, L.Subtract(name="minus")([a, g])), inputs((2, 6, 6, 4)))
+
+
+@pytest.mark.parametrize("expr,op,reverse", [
+    (lambda a: a + 1.5, "add", False), (lambda a: 2.0 - a, "sub", True), (lambda a: a * 0.25, "mul", False),
+    (lambda a: a / 3.0, "div", False), (lambda a: 2.0 / (a * a + 1.0), "div", True),
+])
+def test_tensor_ops_with_constants(expr, op, reverse):
+    i = keras.Input((5, 5, 3))
+    a = L.Conv2D(3, 1, name="a")(i)
+    model = keras.Model(i, expr(a))
+    specs, out = graph.to_specs(model)
+    assert specs[out].op == op and specs[out].attrs["reverse"] is reverse
+    assert "other" in specs[out].weights
+    check(model, inputs((2, 5, 5, 3)))
+
+
+def test_hard_sigmoid_written_out():
+    """MobileNetV3's hard_sigmoid: ReLU(6)(x + 3) * (1/6) on KerasTensors."""
+    i = keras.Input((6, 6, 4))
+    x = L.Conv2D(4, 1, name="c")(i)
+    y = L.ReLU(6.0, name="r6")(x + 3.0) * (1.0 / 6.0)
+    model = keras.Model(i, L.Multiply(name="hs")([x, y]))
+    assert [s.op for s in graph.to_specs(model)[0]] == ["conv2d", "add", "clamp", "mul", "mul"]
+    check(model, inputs((2, 6, 6, 4)) * 4)
 
 
 def test_reshape_that_moves_no_data():
@@ -207,8 +203,56 @@ def test_reshape_that_moves_no_data():
     specs, _ = graph.to_specs(model)
     assert "squeeze/flatten" not in [s.name for s in specs]  # undone by the reshape
     check(model, inputs((2, 8, 8, 4)))
-    with pytest.raises(ai3.UnsupportedOperation, match="'swap'.*Reshape"):
-        graph.swap_backend(keras.Model(i, L.Reshape((4, 8, 8), name="swap")(x)))
+
+
+def test_reshape_permute_and_cropping():
+    keras.utils.set_random_seed(7)
+    i = keras.Input((8, 6, 4))
+    x = L.Conv2D(4, 3, padding="same", name="c")(i)
+    r = L.Reshape((4, 48), name="regroup")(x)
+    r = L.Permute((2, 1), name="swap")(r)
+    r = L.Reshape((-1,), name="flat")(r)
+    c = L.Cropping2D(((1, 2), (0, 3)), name="crop")(x)
+    c = L.Cropping2D(((0, 0), (1, 0)), name="crop_left")(c)
+    model = keras.Model(i, L.Concatenate()([r, L.Flatten()(c)]))
+    ops = {s.name: s.op for s in graph.to_specs(model)[0]}
+    assert ops["regroup"] == "reshape" and ops["swap"] == "permute" and ops["crop"] == "slice"
+    check(model, inputs((2, 8, 6, 4)))
+    # Any batch: the reshape copies the batch dimension.
+    net = graph.swap_backend(model)
+    x3 = inputs((3, 8, 6, 4), seed=1)
+    assert_matches(net(x3), np.asarray(model(x3, training=False)))
+
+
+def test_separable_conv():
+    keras.utils.set_random_seed(8)
+    i = keras.Input((11, 11, 3))
+    x = L.SeparableConv2D(5, 3, strides=2, padding="same", depth_multiplier=2, activation="relu", name="sep")(i)
+    x = L.SeparableConv2D(4, (3, 1), dilation_rate=(2, 1), use_bias=False, name="sep2")(x)
+    model = keras.Model(i, x)
+    specs, _ = graph.to_specs(model)
+    assert [s.op for s in specs] == ["conv2d", "conv2d", "relu", "conv2d", "conv2d"]
+    assert specs[0].attrs["groups"] == 3 and specs[0].weights["weight"].shape == (6, 1, 3, 3)
+    check(model, inputs((2, 11, 11, 3)))
+
+
+@pytest.mark.parametrize("rank", [2, 3, 4])
+def test_dense_any_rank_and_layernorm(rank):
+    keras.utils.set_random_seed(9)
+    shape = {2: (12,), 3: (5, 12), 4: (3, 4, 12)}[rank]
+    i = keras.Input(shape)
+    x = L.LayerNormalization(epsilon=1e-5, name="ln")(i)
+    x = L.Dense(16, activation="gelu", name="fc1")(x)
+    x = L.Dense(12, name="fc2")(x)
+    x = L.LayerNormalization(axis=list(range(1, rank)), center=False, name="ln_all")(x)
+    model = keras.Model(i, x)
+    for layer in (model.get_layer("ln"), model.get_layer("ln_all")):
+        layer.set_weights([np.random.RandomState(k).uniform(0.5, 1.5, w.shape).astype("float32") for k, w in enumerate(layer.get_weights())])
+    specs, _ = graph.to_specs(model)
+    ops = [s.op for s in specs]
+    assert ops[0] == "layernorm" and specs[0].attrs["axes"] == 1 and specs[-1].attrs["axes"] == rank - 1
+    assert ("linear" if rank == 2 else "matmul") in ops and "gelu" in ops
+    check(model, inputs((2, *shape)))
 
 
 def test_concatenate_axes():
@@ -309,7 +353,9 @@ def test_batchnorm_without_scale_or_center():
 
 @pytest.mark.parametrize(
     "activation,op",
-    [("relu", "relu"), ("linear", None), ("relu6", "clamp"), ("sigmoid", "sigmoid"), ("swish", "silu"), ("silu", "silu"), ("tanh", "tanh"), ("softmax", "softmax")],
+    [("relu", "relu"), ("linear", None), ("relu6", "clamp"), ("sigmoid", "sigmoid"), ("swish", "silu"), ("silu", "silu"),
+     ("tanh", "tanh"), ("softmax", "softmax"), ("log_softmax", "log_softmax"), ("gelu", "gelu"),
+     ("hard_silu", "hardswish"), ("hard_swish", "hardswish"), ("hard_sigmoid", "hardsigmoid")],
 )
 def test_activations(activation, op):
     i = keras.Input((5, 5, 3))
@@ -521,15 +567,21 @@ def test_bad_inputs():
 def test_unsupported_layers_and_models():
     i = keras.Input((4, 4, 3))
     x = L.Conv2D(3, 1, name="c")(i)
-    mul = keras.Model(i, L.Multiply(name="times")([x, i]))
-    with pytest.raises(ai3.UnsupportedOperation, match="'times'.*Multiply"):
-        graph.swap_backend(mul)
-    reshape = keras.Model(i, L.Reshape((3, 16), name="flat_by_reshape")(i))
-    with pytest.raises(ai3.UnsupportedOperation, match="'flat_by_reshape'.*Reshape"):
-        graph.swap_backend(reshape)
-    leaky = keras.Model(i, L.Activation("gelu", name="g")(i))
-    with pytest.raises(ai3.UnsupportedOperation, match="'g'.*gelu"):
+    maximum = keras.Model(i, L.Maximum(name="most")([x, i]))
+    with pytest.raises(ai3.UnsupportedOperation, match="'most'.*Maximum"):
+        graph.swap_backend(maximum)
+    upsample = keras.Model(i, L.UpSampling2D(name="up")(i))
+    with pytest.raises(ai3.UnsupportedOperation, match="'up'.*UpSampling2D"):
+        graph.swap_backend(upsample)
+    leaky = keras.Model(i, L.Activation("leaky_relu", name="g")(i))
+    with pytest.raises(ai3.UnsupportedOperation, match="'g'.*leaky_relu"):
         graph.swap_backend(leaky)
+    rms = keras.Model(i, L.LayerNormalization(rms_scaling=True, name="rms")(i))
+    with pytest.raises(ai3.UnsupportedOperation, match="'rms'.*rms_scaling"):
+        graph.swap_backend(rms)
+    middle_ln = keras.Model(i, L.LayerNormalization(axis=[1, 2], name="mid")(i))
+    with pytest.raises(ai3.UnsupportedOperation, match="'mid'.*trailing axes"):
+        graph.swap_backend(middle_ln)
 
     i2 = keras.Input((4, 4, 3))
     two_in = keras.Model([i, i2], L.Add()([i, i2]))
