@@ -262,7 +262,15 @@ std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
 Shape Model::OutputShape(const Shape& input, DType dtype) const {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::vector<bool> live = Live();
-  std::vector<Shape> shapes = InferShapes(input, dtype, live);
+  // A shape query for the device the model's layers run on.
+  Device device = Device::kCPU;
+  for (const Node& n : nodes_) {
+    if (n.kind == Kind::kLayer) {
+      device = n.layer->device();
+      break;
+    }
+  }
+  std::vector<Shape> shapes = InferShapes(input, dtype, live, device);
   const int out =
       output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
   return shapes[out];
