@@ -48,6 +48,8 @@ class AnyLayer {
   virtual const std::string& algorithm() const = 0;
   // The layer's data layout; kNCHW for ops that have none (relu, linear).
   virtual Layout layout() const = 0;
+  // Where the layer runs (its inputs and outputs live there).
+  virtual Device device() const { return Device::kCPU; }
 
   // The shape Forward would produce for `input` (only its shape, dtype and
   // device are read: `input.data` may be null). Throws an Error naming the
@@ -165,6 +167,7 @@ class LayerBase : public AnyLayer {
   const std::string& name() const override { return name_; }
   const char* op() const override { return Attrs::kOp; }
   const std::string& algorithm() const override { return algorithm_; }
+  Device device() const override { return device_; }
   Layout layout() const override {
     if constexpr (internal::HasLayout<Attrs>::value) {
       return attrs_.layout;

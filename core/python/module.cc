@@ -166,6 +166,7 @@ std::vector<int64_t> LayerOutputShape(const AnyLayer& layer,
     throw e.WithContext(LayerContext(layer));
   }
   probe.layout = layer.layout();
+  probe.device = layer.device();  // a shape query is never refused for it
   return layer.OutputShape(probe);
 }
 
