@@ -43,6 +43,8 @@ def _where_applicable(algorithm: str):
     its parameters, the CUDA default elsewhere."""
 
     def select(conv) -> str:
+        if not hasattr(conv, "stride"):  # not an nn.Conv2d: let the core decide
+            return "default" if algorithm in ("winograd", "fft") else algorithm
         plain = conv.stride == (1, 1) and conv.dilation == (1, 1) and conv.groups == 1
         if algorithm == "winograd" and not (plain and conv.kernel_size in ((3, 3), (5, 5))):
             return "default"

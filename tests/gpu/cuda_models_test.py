@@ -46,6 +46,8 @@ def where_applicable(algorithm: str):
     1; both groups 1), the CUDA default elsewhere."""
 
     def select(conv) -> str:
+        if not hasattr(conv, "stride"):  # not an nn.Conv2d: let the core decide
+            return "default" if algorithm in ("winograd", "fft") else algorithm
         plain = conv.stride == (1, 1) and conv.dilation == (1, 1) and conv.groups == 1
         if algorithm == "winograd" and not (plain and conv.kernel_size == (3, 3)):
             return "default"
