@@ -9,7 +9,8 @@ PyTorch (cuDNN) on one GPU, in one process (bench/gpu_check.sh runs it).
    AlexNet, DenseNet-121, GoogLeNet, Inception-v3, ResNet-50, Swin-T,
    ViT-B/16, SqueezeNet 1.1, VGG16: PyTorch, swap_conv2d with each
    conv2d algorithm (where it applies; the CUDA default elsewhere), and
-   swap_backend with each where the core has every op of the model.
+   swap_backend with --backend_algorithms where the core has every op of
+   the model on CUDA (else the reason is printed).
 
 Times are medians of CUDA-event timings on the current stream
 (ai3.cuda_timing), float32 with TF32 off on both sides (ai3's cuDNN
@@ -27,6 +28,11 @@ FLAGS = flags.FLAGS
 flags.DEFINE_integer("batch", 10, "Batch size (the seed paper's: 10).")
 flags.DEFINE_integer("repeats", 5, "Timed runs per measurement (median kept).")
 flags.DEFINE_list("algorithms", [], "ai3 conv2d algorithms (default: every CUDA one).")
+flags.DEFINE_list(
+    "backend_algorithms",
+    ["guess", "smm", "direct"],
+    "conv2d algorithms also run through swap_backend (each is a whole-model trace and build, so a few).",
+)
 flags.DEFINE_list(
     "models",
     ["alexnet", "densenet121", "googlenet", "inception_v3", "resnet50", "swin_t", "vit_b_16", "squeezenet1_1", "vgg16"],
@@ -109,7 +115,8 @@ def model_part(torch, torchvision, ai3, timing, time_call, algorithms, started: 
             torch_s = time_call(lambda: model(x), repeats=FLAGS.repeats)
         rows = [["pytorch (cuDNN)", "", f"{torch_s * 1e3:.2f}", "1.00", ""]]
         for algorithm in algorithms:
-            for how in ("swap_conv2d", "swap_backend"):
+            hows = ("swap_conv2d", "swap_backend") if algorithm in FLAGS.backend_algorithms else ("swap_conv2d",)
+            for how in hows:
                 try:
                     if how == "swap_conv2d":
                         run = ai3.swap_conv2d(copy.deepcopy(model), _where_applicable(algorithm))

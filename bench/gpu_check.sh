@@ -15,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 step() { printf '\n=== gpu_check: %s ===\n' "$*"; }
+# .bazelrc keeps CI at 2 jobs; a GPU machine has more cores.
+jobs="--jobs=$(nproc)"
 
 step "GPU"
 if ! nvidia-smi -L; then
@@ -23,12 +25,12 @@ if ! nvidia-smi -L; then
 fi
 
 step "build --config=cuda"
-timeout 420 ./bazelw build --config=cuda //frontends/ai3:_core.so //tests/gpu:all //bench:gpu_bench
+timeout 420 ./bazelw build --config=cuda "$jobs" //frontends/ai3:_core.so //tests/gpu:all //bench:gpu_bench
 
 step "GPU tests"
 # local: the tests need /dev/nvidia*; they must not skip here.
-timeout 300 ./bazelw test --config=cuda --spawn_strategy=local --test_output=errors \
+timeout 240 ./bazelw test --config=cuda "$jobs" --spawn_strategy=local --test_output=errors \
   --test_env=CUDA_VISIBLE_DEVICES --test_env=AI3_REQUIRE_GPU=1 //tests/gpu:all
 
 step "benchmark"
-timeout 540 ./bazelw run --config=cuda //bench:gpu_bench -- "$@"
+timeout 300 ./bazelw run --config=cuda "$jobs" //bench:gpu_bench -- --repeats=3 --budget_s=240 "$@"
