@@ -58,6 +58,13 @@ class AnyLayer {
   // Runs the layer; `output` must have OutputShape(input) and input's dtype,
   // and must not overlap `input`.
   virtual void Forward(const Tensor& input, const Tensor& output) = 0;
+  // Scratch bytes Forward keeps for an input of this shape and dtype (only
+  // those are read), besides the input and output: what "auto" and plans
+  // report beside each algorithm's time. 0 for layers that need none.
+  virtual size_t InputWorkspaceBytes(const Tensor& input) const {
+    (void)input;
+    return 0;
+  }
 
   // How many inputs the layer reads: 1 and 1 for single-input layers. A
   // multi-input layer may take a range (e.g. add: 2 tensors, or 1 and its
@@ -234,6 +241,15 @@ class Layer : public LayerBase<Attrs> {
 
   using AnyLayer::Forward;
   using AnyLayer::OutputShape;
+
+  size_t InputWorkspaceBytes(const Tensor& input) const override {
+    OutputShape(input);  // validates the input, naming the layer
+    try {
+      return this->kernel_->WorkspaceBytes(input.shape);
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
 
   Shape OutputShape(const Tensor& input) const override {
     try {

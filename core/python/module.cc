@@ -204,7 +204,21 @@ void BindAnyLayer(py::module_& m) {
       .def_property_readonly("name",
                              [](const AnyLayer& l) { return l.name(); })
       .def_property_readonly(
-          "op", [](const AnyLayer& l) { return std::string(l.op()); });
+          "op", [](const AnyLayer& l) { return std::string(l.op()); })
+      .def(
+          "workspace_bytes",
+          [](const AnyLayer& l, const std::vector<int64_t>& input_shape,
+             const std::string& dtype) {
+            Tensor probe;  // shape and dtype only: no data is read
+            probe.shape = input_shape;
+            probe.dtype = ParseDType(dtype);
+            probe.layout = l.layout();
+            probe.device = l.device();
+            return l.InputWorkspaceBytes(probe);
+          },
+          py::arg("input_shape"), py::arg("dtype") = "float32",
+          "Scratch bytes a call on an input of this shape keeps (the layer "
+          "reuses it between calls), besides the input and the output.");
 }
 
 template <class Attrs>
