@@ -76,6 +76,8 @@ def test_plan_lists_candidates_and_choices(calls):
         # The choice is the fastest measured algorithm that was fully timed.
         full = [m for m in timed if m.note != tuning.STOPPED_EARLY]
         assert lp.choice == min(full, key=lambda m: m.seconds).algorithm
+        # The core reports each timed algorithm's scratch memory.
+        assert all(isinstance(m.workspace_bytes, int) and m.workspace_bytes >= 0 for m in timed)
         assert lp.input_shape is not None
     strided = plan["3"]
     assert not any(m.algorithm == "winograd" and m.timed for m in strided.measurements)
