@@ -23,7 +23,7 @@ from ai3 import errors
 # Operators whose result is not a function of their inputs' values.
 _NONDETERMINISTIC = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli")
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-_MAX_ROUNDS = 8
+_MAX_ROUNDS = 32
 
 
 def _onnx():

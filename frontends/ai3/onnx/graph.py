@@ -4,37 +4,59 @@
     y = model(x_nchw)            # NumPy (or torch) in, same kind out
 
 The graph's nodes (default domain, opsets 11 to 28) are visited in the
-order ONNX stores them (topological). Initializers and Constant nodes are
-the weights; every other tensor is the output of a spec. Shapes come from
+order ONNX stores them (topological). Shapes come from
 onnx.shape_inference with sample_input_shape (if given) bound to the
-input. Everything runs NCHW. A node the core cannot run is an
-ai3.UnsupportedOperation naming the node, its op_type and its domain,
-never a silent fallback.
+input. First every node computable from constants is folded
+(ai3.onnx.fold: shape arithmetic, masks, Cast/Sqrt of sizes, with ONNX's
+reference implementation); then initializers and folded values are the
+weights, and every other tensor is the output of a spec. Everything runs
+NCHW. A node the core cannot run is an ai3.UnsupportedOperation naming the
+node, its op_type and its domain, never a silent fallback.
 
 ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
   Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
-  MatMul (constant B)       linear; a following Add of a 1-D constant
-                            becomes its bias
+  MatMul                    constant B: linear for (N, features) inputs (a
+                            following Add of a 1-D constant is its bias),
+                            else matmul by B; two tensors: matmul
+  Einsum                    batched-matmul equations: permutes + matmul
+  Add, Sub, Mul, Div        add/sub/mul/div: two tensors (broadcasting) or a
+                            tensor and a constant (weights["other"],
+                            reverse when the constant is on the left)
   Relu, Sigmoid, Tanh       relu, sigmoid, tanh
+  HardSwish, HardSigmoid    hardswish, hardsigmoid(alpha, beta)
+  Gelu (20+), and the erf   gelu ("none" / "tanh"); the exporters'
+  chain x*0.5*(1+erf(x/√2)) five-node form is found by ai3.onnx.patterns
   Clip                      clamp (bounds: attributes before opset 11,
                             constant inputs from 11)
-  Softmax                   softmax(axis) (before opset 13, which coerces
-                            to 2-D: only where axis is the last one)
+  Softmax, LogSoftmax       softmax / log_softmax(axis) (before opset 13,
+                            which coerces to 2-D: only where axis is last)
+  LayerNormalization        layernorm(axes = trailing dims from axis); the
+                            written-out form before 17 (ReduceMean, Sub,
+                            Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) too
   MaxPool                   maxpool2d (no indices output, storage_order 0)
   AveragePool               avgpool2d (count_include_pad, ceil_mode)
   GlobalAveragePool         adaptiveavgpool2d (1, 1)
   GlobalMaxPool             maxpool2d over the whole (known) map
-  Flatten (axis 1)          flatten(1, -1)
-  Reshape (constant shape)  flatten(1, -1) where it is (N, -1) / (N, C*H*W),
-                            identity where it keeps the shape
+  ReduceMean                mean(axes, keepdim)
+  Flatten                   flatten(1, -1) for axis 1, else reshape
+  Reshape (constant shape)  flatten where it flattens to (N, -1), identity
+                            where it keeps the shape, else reshape (0, -1)
+  Squeeze, Unsqueeze        reshape to the inferred shape
+  Transpose                 permute(perm)
+  Slice, Split              slice per sliced axis / per output
+  Gather (constant indices) slice (+ reshape dropping the axis for a
+                            scalar index, as x[:, 0])
   BatchNormalization        batchnorm2d (inference; folded into a preceding
                             conv2d by spec.fold_batchnorm)
-  Add                       add (two tensors of the same shape)
-  Concat                    concat(axis)
-  Pad (constant, H/W only)  pad2d (a zero pad feeding only a conv2d is
-                            folded into its padding)
+  Concat                    concat(axis); constants at either end (ViT's
+                            class token) as a zero pad of the tensors plus
+                            the constants, exactly
+  Pad (constant mode)       pad2d on H/W (a zero pad feeding only a conv2d is
+                            folded into its padding); other axes through a
+                            reshape to put the axis where pad2d pads
+  Cast (to a float type)    identity (ai3 computes in the model's dtype)
   Dropout, Identity         identity (dropped)
 """
 
@@ -59,8 +81,8 @@ _DOMAINS = ("", "ai.onnx")
 SUPPORTED_OPS = (
     "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout",
     "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-    "HardSwish", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad", "ReduceMean",
-    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
+    "HardSwish", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad", "Pow", "ReduceMean",
+    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
@@ -282,11 +304,15 @@ class _Mapper:
             self.uses[out.name] = self.uses.get(out.name, 0) + 1
         for t in model.graph.initializer:
             self.constants[t.name] = onnx.numpy_helper.to_array(t)
-        # Node index -> the GELU chain it belongs to (ai3.onnx.patterns).
-        self.gelus: dict[int, patterns.Gelu] = {}
-        for g in patterns.find_gelus(list(model.graph.node), self.constants.get, self.uses):
-            for i in g.nodes:
-                self.gelus[i] = g
+        # Node index -> the written-out GELU or layer norm it belongs to
+        # (ai3.onnx.patterns); the chain's last node emits one spec.
+        self.fused: dict[int, Any] = {}
+        nodes = list(model.graph.node)
+        found = [*patterns.find_gelus(nodes, self.constants.get, self.uses),
+                 *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset)]
+        for g in found:
+            if not any(i in self.fused for i in g.nodes):  # (chains never overlap; be sure)
+                self.fused.update((i, g) for i in g.nodes)
 
     # -- bookkeeping ----------------------------------------------------
     def unique(self, name: str) -> str:
@@ -339,17 +365,39 @@ class _Mapper:
     def walk(self, input_name: str) -> int:
         self.tensors[input_name] = MODEL_INPUT
         for i, node in enumerate(self.model.graph.node):
-            if i in self.gelus:
-                g = self.gelus[i]
-                if i == g.last:
-                    x = self.tensor(node, g.x)
-                    self.output(node, self.add("gelu", node, [x], {"approximate": "none"}, shape=self.shape(g.x)))
+            if i in self.fused:
+                if i == self.fused[i].last:
+                    self.output(node, self.pattern(node, self.fused[i]))
                 continue
             self.node(node)
         out = self.model.graph.output[0].name
         if out not in self.tensors:
             raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
         return self.tensors[out]
+
+    def pattern(self, node: Any, g: Any) -> int:
+        """The one spec standing for a written-out GELU or layer norm."""
+        x = self.tensor(node, g.x)
+        shape = self.shape(g.x)
+        if isinstance(g, patterns.Gelu):
+            return self.add("gelu", node, [x], {"approximate": "none"}, shape=shape)
+        if shape is None:
+            raise _unsupported(node, "a layer norm of a tensor of unknown rank")
+        rank = len(shape)
+        axes = sorted(a + rank if a < 0 else a for a in g.axes)
+        if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0 or None in shape[axes[0]:]:
+            raise _unsupported(node, f"a layer norm over axes {g.axes} of a {shape} tensor; ai3 normalizes known trailing axes")
+        trailing = tuple(shape[axes[0]:])
+        weights = {}
+        for key, value, default in (("weight", g.weight, 1.0), ("bias", g.bias, 0.0)):
+            value = np.full(1, default) if value is None else np.asarray(value)
+            while value.ndim > len(trailing) and value.shape[0] == 1:
+                value = value.reshape(value.shape[1:])
+            try:
+                weights[key] = np.broadcast_to(value, trailing)
+            except ValueError:
+                raise _unsupported(node, f"a layer norm whose {key} {value.shape} varies outside the normalized axes {trailing}") from None
+        return self.add("layernorm", node, [x], {"axes": len(axes), "eps": g.eps}, weights, shape=shape)
 
     def output(self, node: Any, index: int) -> None:
         outs = [o for o in node.output[1:] if o and self.uses.get(o, 0)]
@@ -844,6 +892,12 @@ class _Mapper:
 
     def op_Gelu(self, node, a, x):
         return self.add("gelu", node, [x], {"approximate": a.get("approximate", "none")})
+
+    def op_Pow(self, node, a, x):
+        raise _unsupported(node, "a Pow outside a written-out layer norm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div)")
+
+    def op_Sqrt(self, node, a, x):
+        raise _unsupported(node, "a Sqrt outside a written-out layer norm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div)")
 
     def op_Erf(self, node, a, x):
         raise _unsupported(node, "an Erf outside the GELU pattern x * 0.5 * (1 + erf(x / sqrt(2)))")

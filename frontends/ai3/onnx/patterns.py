@@ -1,4 +1,4 @@
-"""Recognising GELU written out in an ONNX graph.
+"""Recognising GELU and layer norm written out in an ONNX graph.
 
 Exporters before opset 20 (which has a Gelu operator) write the exact GELU,
 x * 0.5 * (1 + erf(x / sqrt(2))), as five nodes: Div(x, 1.414...) (or
@@ -8,6 +8,10 @@ returns each such chain so the mapper emits one gelu spec for it: one op,
 and the exact erf instead of a chain of broadcasts. A chain whose inner
 tensors are used elsewhere (or a constant that is not the GELU's) is left
 alone, and its Erf is then refused by the mapper.
+
+Before opset 17 (which has LayerNormalization) torch writes a layer norm
+as ReduceMean -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div,
+then Mul(gamma) and Add(beta); `find_layernorms` returns each such chain.
 """
 
 from __future__ import annotations
@@ -108,4 +112,78 @@ def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]]
     return found
 
 
-__all__ = ["Gelu", "find_gelus"]
+@dataclass
+class LayerNorm:
+    x: str  # the normalised tensor
+    last: int
+    nodes: list[int]
+    axes: list[int]  # the ReduceMean axes, as written
+    eps: float
+    weight: Optional[np.ndarray]  # gamma (None: 1)
+    bias: Optional[np.ndarray]  # beta (None: 0)
+
+
+def find_layernorms(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int], opset: int) -> list[LayerNorm]:
+    """Every decomposed layer norm among `nodes`, found from its Pow(., 2)."""
+    from onnx import helper
+
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    readers: dict[str, list[int]] = {}
+    for i, n in enumerate(nodes):
+        for name in n.input:
+            readers.setdefault(name, []).append(i)
+
+    def only_reader(tensor: str, op_type: str) -> Optional[int]:
+        r = readers.get(tensor, [])
+        if uses.get(tensor, 0) != 1 or len(r) != 1 or nodes[r[0]].op_type != op_type:
+            return None
+        return r[0]
+
+    def reduce_axes(node: Any) -> Optional[list[int]]:
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if int(attrs.get("keepdims", 1)) != 1:
+            return None
+        axes = attrs.get("axes") if opset < 18 else (constant(node.input[1]) if len(node.input) > 1 else None)
+        return None if axes is None else [int(v) for v in np.asarray(axes).reshape(-1)]
+
+    found = []
+    for pw_at, pw in enumerate(nodes):
+        if pw.op_type != "Pow" or not _near(_scalar(constant(pw.input[1])), 2.0) or pw.input[0] not in producer:
+            continue
+        sub_at = producer[pw.input[0]]
+        sub = nodes[sub_at]
+        if sub.op_type != "Sub" or sub.input[1] not in producer or uses.get(sub.output[0], 0) != 2:
+            continue
+        x, mean_at = sub.input[0], producer[sub.input[1]]
+        mean = nodes[mean_at]
+        if mean.op_type != "ReduceMean" or mean.input[0] != x or uses.get(mean.output[0], 0) != 1:
+            continue
+        axes = reduce_axes(mean)
+        var_at = only_reader(pw.output[0], "ReduceMean")
+        if axes is None or var_at is None or reduce_axes(nodes[var_at]) != axes:
+            continue
+        add_at = only_reader(nodes[var_at].output[0], "Add")
+        eps = _scalar(constant(nodes[add_at].input[1])) if add_at is not None else None
+        sqrt_at = only_reader(nodes[add_at].output[0], "Sqrt") if eps is not None else None
+        div_at = only_reader(nodes[sqrt_at].output[0], "Div") if sqrt_at is not None else None
+        if div_at is None or nodes[div_at].input != [sub.output[0], nodes[sqrt_at].output[0]]:
+            continue
+        chain = [mean_at, sub_at, pw_at, var_at, add_at, sqrt_at, div_at]
+        weight = bias = None
+        mul_at = only_reader(nodes[div_at].output[0], "Mul")
+        if mul_at is not None:
+            m = nodes[mul_at]
+            weight = constant(m.input[1] if m.input[0] == nodes[div_at].output[0] else m.input[0])
+            if weight is not None:
+                chain.append(mul_at)
+                bias_at = only_reader(m.output[0], "Add")
+                if bias_at is not None:
+                    b = nodes[bias_at]
+                    bias = constant(b.input[1] if b.input[0] == m.output[0] else b.input[0])
+                    if bias is not None:
+                        chain.append(bias_at)
+        found.append(LayerNorm(x, max(chain), sorted(chain), axes, float(eps), weight, bias))
+    return found
+
+
+__all__ = ["Gelu", "LayerNorm", "find_gelus", "find_layernorms"]
