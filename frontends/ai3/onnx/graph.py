@@ -308,8 +308,10 @@ class _Mapper:
         # (ai3.onnx.patterns); the chain's last node emits one spec.
         self.fused: dict[int, Any] = {}
         nodes = list(model.graph.node)
+        rank = lambda name: None if self.shapes.get(name) is None else len(self.shapes[name])  # noqa: E731
         found = [*patterns.find_gelus(nodes, self.constants.get, self.uses),
-                 *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset)]
+                 *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset),
+                 *patterns.find_attentions(nodes, self.constants.get, self.uses, rank, opset)]
         for g in found:
             if not any(i in self.fused for i in g.nodes):  # (chains never overlap; be sure)
                 self.fused.update((i, g) for i in g.nodes)
@@ -377,6 +379,9 @@ class _Mapper:
 
     def pattern(self, node: Any, g: Any) -> int:
         """The one spec standing for a written-out GELU or layer norm."""
+        if isinstance(g, patterns.Attention):
+            ins = [self.tensor(node, t) for t in (g.q, g.k, g.v)]
+            return self.add("attention", node, ins, {"causal": False, "scale": g.scale}, shape=self.shape(g.q))
         x = self.tensor(node, g.x)
         shape = self.shape(g.x)
         if isinstance(g, patterns.Gelu):

@@ -1,4 +1,4 @@
-"""Recognising GELU and layer norm written out in an ONNX graph.
+"""Recognising GELU, layer norm and attention written out in an ONNX graph.
 
 Exporters before opset 20 (which has a Gelu operator) write the exact GELU,
 x * 0.5 * (1 + erf(x / sqrt(2))), as five nodes: Div(x, 1.414...) (or
@@ -12,6 +12,13 @@ alone, and its Erf is then refused by the mapper.
 Before opset 17 (which has LayerNormalization) torch writes a layer norm
 as ReduceMean -> Sub -> Pow(2) -> ReduceMean -> Add(eps) -> Sqrt -> Div,
 then Mul(gamma) and Add(beta); `find_layernorms` returns each such chain.
+
+Scaled dot-product attention is exported (torch's SDPA before opset 23,
+a hand-written MultiheadAttention) as MatMul(Softmax(MatMul(q', k')), v)
+with q' = q or q * c and k' = Transpose(k) (last two axes swapped),
+possibly times a constant, the scores possibly times or over a constant; `find_attentions` returns each such chain
+without a mask, its scale the product of the constants, so the mapper
+emits one attention op (whose algorithms never need the score matrix).
 """
 
 from __future__ import annotations
@@ -186,4 +193,90 @@ def find_layernorms(nodes: list[Any], constant: Callable[[str], Optional[np.ndar
     return found
 
 
-__all__ = ["Gelu", "LayerNorm", "find_gelus", "find_layernorms"]
+@dataclass
+class Attention:
+    q: str
+    k: str
+    v: str
+    last: int
+    nodes: list[int]
+    scale: float
+
+
+def find_attentions(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int],
+                    rank: Callable[[str], Optional[int]], opset: int) -> list[Attention]:
+    """Every unmasked MatMul-Softmax-MatMul attention among `nodes`;
+    `rank(name)` is a tensor's rank (None: unknown)."""
+    from onnx import helper
+
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+
+    def single(tensor: str, op_type: str) -> Optional[int]:
+        """The producer of `tensor` if it is an `op_type` read only here."""
+        i = producer.get(tensor)
+        if i is None or uses.get(tensor, 0) != 1 or nodes[i].op_type != op_type:
+            return None
+        return i
+
+    def peel(tensor: str, want_transpose: bool) -> tuple[Optional[str], float, list[int]]:
+        """(the tensor under constant Muls and, for k, one last-two-axes
+        Transpose; their scale product; the nodes peeled)."""
+        scale, peeled, transposed = 1.0, [], False
+        while True:
+            mul = single(tensor, "Mul")
+            if mul is not None:
+                a, b = nodes[mul].input
+                c = _scalar(constant(b)) if constant(b) is not None else _scalar(constant(a))
+                t = a if constant(b) is not None else b
+                if c is None or constant(t) is not None:
+                    return None, 1.0, []
+                scale, tensor = scale * c, t
+                peeled.append(mul)
+                continue
+            tr = single(tensor, "Transpose")
+            if want_transpose and not transposed and tr is not None:
+                perm = [int(v) for v in helper.get_attribute_value(nodes[tr].attribute[0])] if nodes[tr].attribute else None
+                n = len(perm) if perm else 0
+                if not perm or perm != list(range(n - 2)) + [n - 1, n - 2]:
+                    return None, 1.0, []
+                tensor, transposed = nodes[tr].input[0], True
+                peeled.append(tr)
+                continue
+            break
+        if want_transpose and not transposed:
+            return None, 1.0, []
+        return tensor, scale, peeled
+
+    found = []
+    for out_at, out in enumerate(nodes):
+        if out.op_type != "MatMul":
+            continue
+        sm_at = single(out.input[0], "Softmax")
+        if sm_at is None:
+            continue
+        r = rank(out.input[0])
+        axis = {a.name: helper.get_attribute_value(a) for a in nodes[sm_at].attribute}.get("axis", -1 if opset >= 13 else 1)
+        if r is None or r < 3 or int(axis) not in (-1, r - 1):
+            continue
+        scores, s_scale, s_nodes = nodes[sm_at].input[0], 1.0, []
+        for op_type in ("Mul", "Div"):  # scores * c or scores / c
+            at = single(scores, op_type)
+            if at is not None and constant(nodes[at].input[1]) is not None and _scalar(constant(nodes[at].input[1])):
+                c = _scalar(constant(nodes[at].input[1]))
+                s_scale = c if op_type == "Mul" else 1.0 / c
+                scores, s_nodes = nodes[at].input[0], [at]
+                break
+        qk_at = single(scores, "MatMul")
+        if qk_at is None:
+            continue
+        q, sq, q_nodes = peel(nodes[qk_at].input[0], False)
+        k, sk, k_nodes = peel(nodes[qk_at].input[1], True)
+        v = out.input[1]
+        if q is None or k is None or constant(v) is not None or any(rank(t) != r for t in (q, k, v)):
+            continue
+        chain = sorted([*q_nodes, *k_nodes, *s_nodes, qk_at, sm_at, out_at])
+        found.append(Attention(q, k, v, out_at, chain, sq * sk * s_scale))
+    return found
+
+
+__all__ = ["Attention", "Gelu", "LayerNorm", "find_attentions", "find_gelus", "find_layernorms"]
