@@ -236,6 +236,32 @@ def test_separable_conv():
     check(model, inputs((2, 11, 11, 3)))
 
 
+def test_multihead_attention():
+    """Self-attention (one input) and causal cross-attention (three), as the
+    core's multihead_attention in torch's layout."""
+    keras.utils.set_random_seed(10)
+    i = keras.Input((5, 8))
+    a = L.MultiHeadAttention(num_heads=2, key_dim=4, name="self")(i, i)
+    b = L.MultiHeadAttention(num_heads=4, key_dim=2, name="cross")(a, i * 2.0, use_causal_mask=True)
+    model = keras.Model(i, a + b)
+    rng = np.random.RandomState(1)
+    for layer in model.layers:
+        if isinstance(layer, L.MultiHeadAttention):
+            for w in layer.weights:
+                w.assign((0.3 * rng.randn(*w.shape)).astype("float32"))
+    specs, _ = graph.to_specs(model)
+    assert [(s.op, len(s.inputs)) for s in specs if s.op == "multihead_attention"] == [("multihead_attention", 1), ("multihead_attention", 3)]
+    assert specs[2].attrs == {"num_heads": 4, "batch_first": True, "causal": True}
+    check(model, inputs((2, 5, 8)))
+    j = keras.Input((5, 8))
+    masked = keras.Model([i, j], L.MultiHeadAttention(2, 4, name="masked")(i, i, attention_mask=j > 0))
+    with pytest.raises(ai3.UnsupportedOperation):
+        graph.swap_backend(masked)
+    odd = keras.Model(i, L.MultiHeadAttention(2, 3, name="odd")(i, i))
+    with pytest.raises(ai3.UnsupportedOperation, match="'odd'.*key_dim=3"):
+        graph.swap_backend(odd)
+
+
 @pytest.mark.parametrize("rank", [2, 3, 4])
 def test_dense_any_rank_and_layernorm(rank):
     keras.utils.set_random_seed(9)

@@ -49,6 +49,8 @@ Keras layer -> spec (see `_Mapper.layer`):
   keras.ops add/subtract/multiply/divide (`a + b`, `x * 0.5` on KerasTensors)
                            add / sub / mul / div of two tensors, or of a
                            tensor and a constant (weights["other"])
+  MultiHeadAttention       multihead_attention (torch's layout, batch first;
+                           one input for self-attention), unmasked or causal
   LayerScale (ConvNeXt)    mul by gamma;  CustomScaleLayer
   (InceptionResNetV2)      x + scale * r as mul then add
   Rescaling, Normalization batchnorm2d computing x * scale + offset exactly
@@ -258,6 +260,8 @@ class _Mapper:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")
             index = self.add("concat", name, [i for i, _ in bound], layer, bound[0][1], {"axis": int(layer.axis)})
+        elif isinstance(layer, keras.layers.MultiHeadAttention):
+            index = self.multihead_attention(node, layer, name)
         elif type(layer).__name__ == "CustomScaleLayer" and len(bound) == 2:
             # InceptionResNetV2's residual: inputs[0] + inputs[1] * scale.
             scaled = self.add("mul", name + "/scale", [bound[1][0]], layer, bound[1][1], {"reverse": False},
@@ -282,6 +286,52 @@ class _Mapper:
             index = self.add(op, step, [index, i], layer, shape)
             shape = _broadcast(shape, s)
         return index
+
+    def multihead_attention(self, node: Any, layer: Any, name: str) -> int:
+        """MultiHeadAttention over (B, L, D) tensors as the core's
+        multihead_attention (torch's nn.MultiheadAttention layout, batch
+        first): the query/key/value kernels (D, H, Dh) become the rows of
+        in_proj_weight (3D, D), the output kernel (H, Dh, D) out_proj_weight.
+        Self-attention (query, key and value one tensor) takes one input."""
+        keras = _keras()
+        names = ("query", "value", "key")
+        args = dict(zip(names, node.arguments.args[:3]))
+        kwargs = dict(node.arguments.kwargs)
+        args.update({k: kwargs.pop(k) for k in names if k in kwargs})
+        if any(kwargs.get(k) is not None for k in ("query_mask", "value_mask", "key_mask", "attention_mask")) or len(node.arguments.args) > 3:
+            raise _unsupported(layer, "an attention mask; ai3 maps unmasked (or causal) MultiHeadAttention")
+        if kwargs.get("return_attention_scores"):
+            raise _unsupported(layer, "return_attention_scores=True; ai3's attention never materialises the scores")
+        q, v = args["query"], args["value"]
+        k = args.get("key") if args.get("key") is not None else v
+        if not all(isinstance(t, keras.KerasTensor) for t in (q, k, v)):
+            raise _unsupported(layer, "a query, key or value that is not a tensor of the model")
+        h, dk, dv = int(layer.num_heads), int(layer.key_dim), int(layer.value_dim or layer.key_dim)
+        shape = self.tensors[id(q)][1]
+        d = shape[-1]
+        if (len(shape) != 3 or dk != dv or h * dk != d or getattr(layer, "_output_shape", None) not in (None, d, (d,))
+                or getattr(layer, "_use_gate", False) or getattr(layer, "_attention_axes", None) not in (None, (1,), [1])):
+            raise _unsupported(
+                layer, f"num_heads={h}, key_dim={dk}, value_dim={dv} on a {shape} query; ai3 maps the torch-shaped "
+                "form: (B, L, D) tensors, num_heads * key_dim = value_dim * num_heads = D = output dim, no gate",
+            )
+        dense = (layer._query_dense, layer._key_dense, layer._value_dense)
+        weight = np.concatenate([_numpy(x.kernel).reshape(d, d).T for x in dense], axis=0)
+        use_bias = bool(getattr(layer, "_use_bias", True))
+        bias = np.concatenate([_numpy(x.bias).reshape(d) for x in dense]) if use_bias else np.zeros(3 * d)
+        out = layer._output_dense
+        weights = {
+            "in_proj_weight": weight,
+            "in_proj_bias": bias,
+            "out_proj_weight": _numpy(out.kernel).reshape(d, d).T.copy(),
+            "out_proj_bias": _numpy(out.bias).reshape(d) if use_bias else np.zeros(d),
+        }
+        attrs = {"num_heads": h, "batch_first": True, "causal": bool(kwargs.get("use_causal_mask", False))}
+        if q is k and k is v:
+            ins = [self.tensors[id(q)][0]]
+        else:
+            ins = [self.tensors[id(t)][0] for t in (q, k, v)]
+        return self.add("multihead_attention", name, ins, layer, shape, attrs, weights)
 
     def tensor_op(self, op: str, node: Any, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> int:
         """keras.ops arithmetic on two tensors, or on a tensor and a
