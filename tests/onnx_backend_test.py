@@ -492,6 +492,17 @@ def test_shape_arithmetic_folds():
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])])
+def test_slice_steps(starts, ends, steps):
+    nodes = [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])]
+    inits = [_ints("st", starts), _ints("en", ends), _ints("ax", [-1]), _ints("sp", steps)]
+    width = len(range(*slice(starts[0], ends[0], steps[0]).indices(7)))
+    m = _model(nodes, inits, [2, 3, 7], [2, 3, width], opset=17)
+    x = np.random.default_rng(14).standard_normal((2, 3, 7)).astype(np.float32)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
 def test_einsum_batched_matmuls():
     rng = np.random.default_rng(13)
     nodes = [

@@ -633,10 +633,8 @@ class _Mapper:
         for axis, size, lo, hi in ((1, h, top, bottom), (2, w, left, right)):
             if lo == 0 and hi == 0:
                 continue
-            stop = size - hi if size is not None else (-hi if hi else None)
-            if stop is None:
-                stop = 2**62  # to the end (Python slice semantics clamp it)
-            attrs = {"axis": axis, "start": int(lo), "stop": int(stop), "step": 1}
+            stop = size - hi if size is not None else (-hi if hi else None)  # None: to the end
+            attrs = {"axis": axis, "start": int(lo), "stop": None if stop is None else int(stop), "step": 1}
             index = self.add("slice", name if axis == 2 or (left, right) == (0, 0) else name + "/rows", [index], layer, cur, attrs)
             cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1:])
         if index == x:

@@ -831,15 +831,18 @@ class _Mapper:
             size = cur[axis]
             if size is None:
                 raise _unsupported(node, f"a slice along axis {axis}, whose size is unknown")
+            if step == 0:
+                raise _unsupported(node, "a step of 0")
             start, stop, step = slice(start, stop, step).indices(size)
-            if step < 0:
-                raise _unsupported(node, f"a negative step ({step}); ai3's slice takes positive steps")
             if (start, stop, step) == (0, size, 1):
                 continue
+            count = len(range(start, stop, step))
+            # Walking backwards past index 0 (stop -1 from indices()) is stop None.
+            end = None if step < 0 and stop < 0 else stop
             last = k == len(axes) - 1
-            index = self.add("slice", node, [index], {"axis": axis, "start": start, "stop": stop, "step": step},
+            index = self.add("slice", node, [index], {"axis": axis, "start": start, "stop": end, "step": step},
                              suffix="" if last else f"/{axis}", shape=tuple(cur))
-            cur[axis] = len(range(start, stop, step))
+            cur[axis] = count
         return index if index != x else self.add("identity", node, [x])
 
     def op_Gather(self, node, a, x):
