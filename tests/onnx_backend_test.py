@@ -503,6 +503,18 @@ def test_slice_steps(starts, ends, steps):
     assert_close(got, want)
 
 
+def test_dynamic_shape_arithmetic_needs_sample_shape(export_dir):
+    """A dynamic-batch export whose reshapes read x.shape: refused with a
+    hint, then folded for the given sample_input_shape."""
+    path = str(export_dir / "shufflenet_dyn.onnx")
+    coverage.export("shufflenet_v2", path, 17, dynamic_batch=True)
+    with pytest.raises(ai3.UnsupportedOperation, match="Shape.*sample_input_shape"):
+        graph.to_specs(path)
+    size = coverage.size_of("shufflenet_v2")
+    specs, _ = graph.to_specs(path, (2, 3, size, size))
+    assert "reshape" in {s.op for s in specs}
+
+
 def test_einsum_batched_matmuls():
     rng = np.random.default_rng(13)
     nodes = [

@@ -188,8 +188,13 @@ def _check_ops(model: Any) -> None:
     for node in model.graph.node:
         if node.domain not in _DOMAINS:
             raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
+        if node.op_type in ("Shape", "Size"):
+            raise _unsupported(
+                node, "it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
+                "sample_input_shape so that the shape arithmetic folds to constants",
+            )
         if node.op_type not in SUPPORTED_OPS:
-            raise _unsupported(node, "ai3's core has no equivalent of this operator")
+            raise _unsupported(node, "ai3's core has no equivalent of this operator (after folding the constant subgraphs)")
 
 
 def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
