@@ -53,10 +53,15 @@ inline T RowMax(const T* __restrict s, int64_t len) {
 template <typename T>
 inline T ExpRow(T* __restrict s, int64_t len, T max,
                 const vmath::ExpRange<T>& range) {
+  // The range as opaque run-time values: inlined into a caller that built
+  // it, GCC would see the constants again and keep Exp's range checks as
+  // branches, which do not vectorise (see exp.h).
+  vmath::ExpRange<T> opaque = range;
+  asm("" : "+x"(opaque.lo), "+x"(opaque.hi));
   T sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < len; ++j) {
-    const T e = vmath::Exp(s[j] - max, range);
+    const T e = vmath::Exp(s[j] - max, opaque);
     s[j] = e;
     sum += e;
   }
