@@ -133,6 +133,14 @@ struct HasLayout : std::false_type {};
 template <class Attrs>
 struct HasLayout<Attrs, std::void_t<decltype(std::declval<Attrs>().layout)>>
     : std::true_type {};
+// Ops whose output has elements even for an empty input (mean over an empty
+// axis is NaN) declare `static constexpr bool kRunsOnEmptyInput = true;`;
+// the others are skipped when the input is empty.
+template <class Attrs, class = void>
+struct RunsOnEmptyInput : std::false_type {};
+template <class Attrs>
+struct RunsOnEmptyInput<Attrs, std::void_t<decltype(Attrs::kRunsOnEmptyInput)>>
+    : std::bool_constant<Attrs::kRunsOnEmptyInput> {};
 }  // namespace internal
 
 // What Layer and MultiLayer share: the name, attributes, a copy of the
@@ -263,21 +271,47 @@ class Layer : public LayerBase<Attrs> {
 
   // Runs the layer; `output` must have OutputShape(input) and input's dtype.
   void Forward(const Tensor& input, const Tensor& output) override {
-    Shape expected = OutputShape(input);
+    // The workspace and the kernel's own state (e.g. oneDNN primitives it
+    // caches) are per layer, and callers release the GIL: one call at a
+    // time. Kernels are parallel inside, so little is lost.
+    std::lock_guard<std::mutex> lock(this->run_mutex_);
+    // The output shape and workspace size follow from the input's shape and
+    // dtype alone; working them out allocates (a Shape is a vector), so they
+    // are kept for the last input seen and a Model's repeated forward passes
+    // allocate nothing (core/model_alloc_test.cc).
+    if (!planned_ || input.shape != planned_input_ ||
+        input.dtype != planned_dtype_) {
+      planned_ = false;
+      planned_output_ = OutputShape(input);  // names the layer if it throws
+      try {
+        planned_workspace_ = this->kernel_->WorkspaceBytes(input.shape);
+      } catch (const Error& e) {
+        throw e.WithContext(this->Context());
+      }
+      planned_input_ = input.shape;
+      planned_dtype_ = input.dtype;
+      planned_ = true;
+    }
     try {
       this->CheckTensor(input, "input", /*need_data=*/true);
-      this->CheckOutput(output, expected, input.dtype);
-      if (input.numel() == 0 || output.numel() == 0) return;
-      // The workspace and the kernel's own state (e.g. oneDNN primitives it
-      // caches) are per layer, and callers release the GIL: one call at a
-      // time. Kernels are parallel inside, so little is lost.
-      std::lock_guard<std::mutex> lock(this->run_mutex_);
-      this->workspace_.Reserve(this->kernel_->WorkspaceBytes(input.shape));
+      this->CheckOutput(output, planned_output_, input.dtype);
+      if (output.numel() == 0) return;
+      if (input.numel() == 0 && !internal::RunsOnEmptyInput<Attrs>::value) {
+        return;
+      }
+      this->workspace_.Reserve(planned_workspace_);
       this->kernel_->Run(input, output, this->workspace_.data());
     } catch (const Error& e) {
       throw e.WithContext(this->Context());
     }
   }
+
+ private:
+  // The last input shape Forward planned for (guarded by run_mutex_).
+  bool planned_ = false;
+  Shape planned_input_, planned_output_;
+  DType planned_dtype_ = DType::kFloat32;
+  size_t planned_workspace_ = 0;
 };
 
 // A layer reading attrs.MinInputs() to attrs.MaxInputs() tensors. Every

@@ -1,13 +1,22 @@
-// What every parameter-free elementwise op (relu, sigmoid, silu, tanh) has in
-// common: no weights, any input shape (rank 0 included), the output shaped
-// like the input, the dtype (float32 or float64) taken from the input.
+// What every parameter-free elementwise op (relu, sigmoid, silu, tanh, gelu,
+// hardswish, hardsigmoid) has in common: no weights, any input shape (rank 0
+// included), the output shaped like the input, the dtype (float32 or
+// float64) taken from the input. Ops with scalar attributes (gelu's
+// approximation, hardsigmoid's alpha and beta) add them as fields.
+//
+// ElementwiseDirect is the "direct" algorithm of such an op from one
+// function object: the loop, the threading and the dtype dispatch live here
+// once, each op's file only says what y is for one x.
 #ifndef AI3_CORE_OPS_ELEMENTWISE_H_
 #define AI3_CORE_OPS_ELEMENTWISE_H_
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/math/dispatch.h"
+#include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -32,6 +41,43 @@ struct ElementwiseAttrs {
     }
     return input.shape;
   }
+};
+
+// "direct" for the elementwise op `Attrs`: y[i] = Fn<T>(attrs)(x[i]), one
+// pass split over OpenMP threads when the tensor has at least
+// `kParallelThreshold` elements, the loop vectorised where Fn allows (keep
+// Fn's constants in members: see core/ops/sigmoid/exp.h on ExpRange).
+// Register it through an alias (the macro takes no commas):
+//   using Direct = ElementwiseDirect<GeluAttrs, GeluFn>;
+//   AI3_REGISTER_ALGORITHM(GeluAttrs, "direct", Device::kCPU, Direct);
+template <class Attrs, template <typename> class Fn,
+          int64_t kParallelThreshold = (1 << 13)>
+class ElementwiseDirect : public Algorithm<Attrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const Attrs& attrs,
+                                  const std::vector<Tensor>&) const override {
+    return std::make_unique<RunKernel>(attrs);
+  }
+
+ private:
+  class RunKernel : public Kernel {
+   public:
+    explicit RunKernel(const Attrs& attrs) : attrs_(attrs) {}
+    void Run(const Tensor& input, const Tensor& output, void*) override {
+      DispatchFloat(input.dtype, [&](auto zero) {
+        using T = decltype(zero);
+        const Fn<T> fn(attrs_);
+        const T* __restrict x = input.data_as<const T>();
+        T* __restrict y = output.data_as<T>();
+        const int64_t n = input.numel();
+#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
+        for (int64_t i = 0; i < n; ++i) y[i] = fn(x[i]);
+      });
+    }
+
+   private:
+    Attrs attrs_;
+  };
 };
 
 }  // namespace ai3

@@ -1,0 +1,118 @@
+// matmul "direct": GEMMs from core/math (oneDNN sgemm / OpenBLAS dgemm).
+//   - right operand without batch (x @ W, a constant, ViT/Swin MLPs): the
+//     left operand's batch folds into M, one GEMM for everything;
+//   - otherwise one GEMM per output batch entry, operands located through
+//     the broadcast batch index (BroadcastIndex);
+//   - many small products (attention per head and window): the GEMM
+//     library's per-call cost would dominate, so the batch is split over
+//     OpenMP threads, each running a plain i-p-j loop whose inner loop is a
+//     vectorised stream over the output row.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/layer.h"
+#include "core/math/dispatch.h"
+#include "core/math/gemm.h"
+#include "core/ops/binary/broadcast.h"
+#include "core/ops/matmul/matmul.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+// Below this many multiply-adds per product (with several products) the
+// batch-parallel loop beats one library call per product.
+constexpr int64_t kSmallProduct = 64 * 64 * 64;
+
+template <typename T>
+void SmallProduct(const T* __restrict a, const T* __restrict b,
+                  T* __restrict c, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* __restrict ci = c + i * n;
+    for (int64_t j = 0; j < n; ++j) ci[j] = T(0);
+    for (int64_t p = 0; p < k; ++p) {
+      const T aip = a[i * k + p];
+      const T* __restrict bp = b + p * n;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+    }
+  }
+}
+
+template <typename T>
+void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c) {
+  const int64_t m = d.m, k = d.k, n = d.n;
+  if (k == 0) {  // an empty sum: zeros
+    std::memset(c, 0, NumElements(d.out) * sizeof(T));
+    return;
+  }
+  if (NumElements(d.b_batch) == 1) {
+    const int64_t rows = NumElements(d.a_batch) * m;
+    Gemm<T>(false, false, rows, n, k, T(1), a, k, b, n, T(0), c, n);
+    return;
+  }
+  const BroadcastIndex ix(d.a_batch, d.b_batch, d.batch);
+  const int64_t count = NumElements(d.batch);
+  const int64_t inner = ix.inner();
+  auto operands = [&](int64_t t, const T** pa, const T** pb) {
+    int64_t oa, ob;
+    ix.RowOffsets(t / inner, &oa, &ob);
+    const int64_t i = t % inner;
+    *pa = a + (oa + i * ix.stride_a[ix.rank - 1]) * m * k;
+    *pb = b + (ob + i * ix.stride_b[ix.rank - 1]) * k * n;
+  };
+  if (m * k * n < kSmallProduct) {
+#pragma omp parallel for schedule(static) if (count * m * k * n >= (1 << 16))
+    for (int64_t t = 0; t < count; ++t) {
+      const T *pa, *pb;
+      operands(t, &pa, &pb);
+      SmallProduct<T>(pa, pb, c + t * m * n, m, k, n);
+    }
+    return;
+  }
+  for (int64_t t = 0; t < count; ++t) {
+    const T *pa, *pb;
+    operands(t, &pa, &pb);
+    Gemm<T>(false, false, m, n, k, T(1), pa, k, pb, n, T(0), c + t * m * n, n);
+  }
+}
+
+class DirectKernel : public MultiInputKernel {
+ public:
+  DirectKernel(const MatmulAttrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs) {
+    if (attrs.has_other) other_ = params[0];
+  }
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    const Tensor& a = inputs[0];
+    const Tensor& b = attrs_.has_other ? other_ : inputs[1];
+    const MatmulAttrs::Dims d = attrs_.DimsOf(a.shape, b.shape);
+    DispatchFloat(output.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      Matmul<T>(d, a.data_as<const T>(), b.data_as<const T>(),
+                output.data_as<T>());
+    });
+  }
+
+ private:
+  MatmulAttrs attrs_;
+  Tensor other_;  // the layer's copy of the constant, if any
+};
+
+class Direct : public Algorithm<MatmulAttrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(
+      const MatmulAttrs& attrs,
+      const std::vector<Tensor>& params) const override {
+    return std::make_unique<DirectKernel>(attrs, params);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(MatmulAttrs, "direct", Device::kCPU, Direct);
+
+}  // namespace
+}  // namespace ai3

@@ -1,0 +1,51 @@
+#include "core/ops/mean/mean.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+void MeanAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "mean takes no parameter tensors, got ",
+         params.size());
+  }
+}
+
+std::vector<bool> MeanAttrs::Reduced(const Shape& shape) const {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) {
+      Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
+           rank, " input ", ToString(shape));
+    }
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (reduced[a]) {
+      Fail(ErrorKind::kShape, "axis ", axis, " (dimension ", a,
+           ") is given twice");
+    }
+    reduced[a] = true;
+  }
+  return reduced;
+}
+
+Shape MeanAttrs::OutputShape(const Tensor& input) const {
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  const std::vector<bool> reduced = Reduced(input.shape);
+  Shape out;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (!reduced[i]) {
+      out.push_back(input.shape[i]);
+    } else if (keepdim) {
+      out.push_back(1);
+    }
+  }
+  return out;
+}
+
+}  // namespace ai3

@@ -1,0 +1,146 @@
+// permute "direct": the output walked in order, each element read from the
+// input at the permuted strides. Output dimensions of size 1 are dropped and
+// neighbours whose input strides are contiguous with each other merged, so
+// e.g. (N, C, H, W) -> (N, H, W, C) becomes a batch of 2-D transposes
+// [C, HW] -> [HW, C]. When the innermost output dimension is contiguous in
+// the input too, rows are copied whole; otherwise the last two merged
+// dimensions are transposed in square tiles, so both the reads and the
+// writes stay within a few cache lines. Tasks (a row, or a tile) are split
+// over OpenMP threads when there is enough work.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "core/math/dispatch.h"
+#include "core/ops/permute/permute.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+constexpr int64_t kParallelThreshold = 1 << 15;
+constexpr int64_t kTile = 32;
+constexpr int kMaxRank = 16;
+
+// The permutation as merged output dimensions and their input strides.
+struct Plan {
+  int rank = 0;
+  int64_t size[kMaxRank];
+  int64_t stride[kMaxRank];  // in the input, per output dimension
+};
+
+Plan MakePlan(const Shape& in, const std::vector<int64_t>& perm) {
+  const int r = static_cast<int>(in.size());
+  int64_t in_stride[kMaxRank];
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    in_stride[d] = s;
+    s *= in[d];
+  }
+  Plan p;
+  for (int d = 0; d < r; ++d) {
+    const int64_t n = in[perm[d]];
+    const int64_t st = in_stride[perm[d]];
+    if (n == 1) continue;
+    if (p.rank > 0 && p.stride[p.rank - 1] == st * n) {
+      p.size[p.rank - 1] *= n;  // contiguous with the previous dimension
+      p.stride[p.rank - 1] = st;
+      continue;
+    }
+    p.size[p.rank] = n;
+    p.stride[p.rank] = st;
+    ++p.rank;
+  }
+  if (p.rank == 0) {
+    p.size[0] = 1;
+    p.stride[0] = 1;
+    p.rank = 1;
+  }
+  return p;
+}
+
+// The input offset of the first element of outer index `o` over the plan's
+// dimensions [0, dims).
+int64_t Offset(const Plan& p, int dims, int64_t o) {
+  int64_t off = 0;
+  for (int d = dims - 1; d >= 0; --d) {
+    off += (o % p.size[d]) * p.stride[d];
+    o /= p.size[d];
+  }
+  return off;
+}
+
+template <typename T>
+void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
+  const bool parallel = numel >= kParallelThreshold;
+  const int64_t inner = p.size[p.rank - 1];
+  if (p.stride[p.rank - 1] == 1) {  // rows stay rows
+    const int64_t rows = numel / inner;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t r = 0; r < rows; ++r) {
+      std::memcpy(y + r * inner, x + Offset(p, p.rank - 1, r),
+                  inner * sizeof(T));
+    }
+    return;
+  }
+  if (p.rank == 1) {  // a single strided row
+    const int64_t st = p.stride[0];
+    for (int64_t i = 0; i < inner; ++i) y[i] = x[i * st];
+    return;
+  }
+  // Tiles over the last two merged output dimensions [a, b]: y[i][j] =
+  // x[i * sa + j * sb]; the dimension contiguous in the input is among the
+  // outer ones or is `a`, so tiling keeps both sides local.
+  const int64_t a = p.size[p.rank - 2], sa = p.stride[p.rank - 2];
+  const int64_t b = inner, sb = p.stride[p.rank - 1];
+  const int64_t batches = numel / (a * b);
+  const int64_t ta = (a + kTile - 1) / kTile, tb = (b + kTile - 1) / kTile;
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < batches * ta * tb; ++t) {
+    const int64_t batch = t / (ta * tb);
+    const int64_t i0 = (t / tb % ta) * kTile, j0 = (t % tb) * kTile;
+    const T* xb = x + Offset(p, p.rank - 2, batch);
+    T* yb = y + batch * a * b;
+    const int64_t i1 = std::min(a, i0 + kTile), j1 = std::min(b, j0 + kTile);
+    for (int64_t i = i0; i < i1; ++i) {
+      for (int64_t j = j0; j < j1; ++j) yb[i * b + j] = xb[i * sa + j * sb];
+    }
+  }
+}
+
+class DirectKernel : public Kernel {
+ public:
+  explicit DirectKernel(const PermuteAttrs& attrs)
+      : perm_(attrs.Normalized()) {}
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    if (input.rank() > kMaxRank) {
+      Fail(ErrorKind::kUnsupported, "permute 'direct' takes up to ",
+           kMaxRank, " dimensions, got ", input.rank());
+    }
+    const Plan p = MakePlan(input.shape, perm_);
+    DispatchFloat(input.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      Permute<T>(p, input.data_as<const T>(), output.data_as<T>(),
+                 input.numel());
+    });
+  }
+
+ private:
+  std::vector<int64_t> perm_;
+};
+
+class Direct : public Algorithm<PermuteAttrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const PermuteAttrs& attrs,
+                                  const std::vector<Tensor>&) const override {
+    return std::make_unique<DirectKernel>(attrs);
+  }
+};
+
+AI3_REGISTER_ALGORITHM(PermuteAttrs, "direct", Device::kCPU, Direct);
+
+}  // namespace
+}  // namespace ai3

@@ -1,0 +1,61 @@
+#include "core/ops/permute/permute.h"
+
+#include <string>
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+namespace {
+std::string ListString(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    s += (i ? ", " : "") + std::to_string(v[i]);
+  }
+  return s + "]";
+}
+}  // namespace
+
+std::vector<int64_t> PermuteAttrs::Normalized() const {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> out(dims);
+  for (int64_t& d : out) {
+    if (d < 0) d += rank;
+  }
+  return out;
+}
+
+void PermuteAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument,
+         "permute takes no parameter tensors, got ", params.size());
+  }
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t d : Normalized()) {
+    if (d < 0 || d >= rank || seen[d]) {
+      Fail(ErrorKind::kInvalidArgument, "dims ", ListString(dims),
+           " is not a permutation of the ", rank, " dimensions");
+    }
+    seen[d] = true;
+  }
+}
+
+Shape PermuteAttrs::OutputShape(const Tensor& input) const {
+  if (input.rank() != static_cast<int64_t>(dims.size())) {
+    Fail(ErrorKind::kShape, "dims ", ListString(dims), " permute ",
+         dims.size(), " dimensions but the input ", ToString(input.shape),
+         " has rank ", input.rank());
+  }
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  Shape out;
+  for (int64_t d : Normalized()) out.push_back(input.shape[d]);
+  return out;
+}
+
+}  // namespace ai3

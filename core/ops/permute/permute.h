@@ -1,0 +1,31 @@
+// permute: the input's dimensions reordered (torch permute/transpose/
+// swapaxes, ONNX Transpose, Keras Permute): output dimension d is input
+// dimension dims[d]. `dims` is a full permutation of the input's dimensions,
+// batch included; negative entries count from the end. No weights.
+#ifndef AI3_CORE_OPS_PERMUTE_PERMUTE_H_
+#define AI3_CORE_OPS_PERMUTE_PERMUTE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct PermuteAttrs {
+  static constexpr char kOp[] = "permute";
+
+  std::vector<int64_t> dims;
+
+  // Checks that `dims` is a permutation of 0..rank-1 (rank = dims.size()).
+  void Validate(const std::vector<Tensor>& params) const;
+  // The input's dimensions in `dims`' order; the input's rank must be
+  // dims.size().
+  Shape OutputShape(const Tensor& input) const;
+  // dims with negative entries resolved.
+  std::vector<int64_t> Normalized() const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_PERMUTE_PERMUTE_H_

@@ -1,0 +1,29 @@
+// reshape: the same elements in the same (row-major) order under another
+// shape (torch view/reshape/squeeze/unsqueeze, ONNX Reshape/Squeeze/
+// Unsqueeze, Keras Reshape). `shape` is the target, batch dim included,
+// with ONNX's conventions: -1 (at most once) is inferred from the element
+// count, 0 copies the input's dimension at that position. No weights.
+#ifndef AI3_CORE_OPS_RESHAPE_RESHAPE_H_
+#define AI3_CORE_OPS_RESHAPE_RESHAPE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct ReshapeAttrs {
+  static constexpr char kOp[] = "reshape";
+
+  Shape shape;
+
+  void Validate(const std::vector<Tensor>& params) const;
+  // The target with -1 and 0 resolved; throws kShape when the element
+  // counts differ.
+  Shape OutputShape(const Tensor& input) const;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_RESHAPE_RESHAPE_H_

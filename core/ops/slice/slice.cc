@@ -1,0 +1,58 @@
+#include "core/ops/slice/slice.h"
+
+#include "core/errors.h"
+
+namespace ai3 {
+
+void SliceAttrs::Validate(const std::vector<Tensor>& params) const {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "slice takes no parameter tensors, got ",
+         params.size());
+  }
+  if (step == 0) Fail(ErrorKind::kInvalidArgument, "slice step cannot be 0");
+}
+
+SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank) {
+    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
+         rank, " input ", ToString(shape));
+  }
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  Range r{1, shape[a], 1, 0, 0};
+  for (int64_t i = 0; i < a; ++i) r.outer *= shape[i];
+  for (int64_t i = a + 1; i < rank; ++i) r.inner *= shape[i];
+  // Python's slice.indices(len), written to avoid overflow at the INT64
+  // sentinels.
+  const int64_t n = r.len;
+  auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
+    if (v < 0) v = v < -n ? lo : v + n;
+    return v < lo ? lo : (v > hi ? hi : v);
+  };
+  if (step > 0) {
+    const int64_t b = clamp(start, 0, n), e = clamp(stop, 0, n);
+    r.first = b;
+    r.count = e > b ? (e - b + step - 1) / step : 0;
+  } else {
+    const int64_t b = clamp(start, -1, n - 1), e = clamp(stop, -1, n - 1);
+    r.first = b;
+    r.count = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+  }
+  return r;
+}
+
+Shape SliceAttrs::OutputShape(const Tensor& input) const {
+  for (int64_t d : input.shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, "input has a negative dimension: ",
+           ToString(input.shape));
+    }
+  }
+  const Range r = RangeOf(input.shape);
+  Shape out = input.shape;
+  const int64_t rank = input.rank();
+  out[axis < 0 ? axis + rank : axis] = r.count;
+  return out;
+}
+
+}  // namespace ai3
