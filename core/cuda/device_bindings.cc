@@ -105,6 +105,44 @@ void BindDeviceCalls(py::module_& m) {
       "Runs `layer` on the contiguous device tensor at pointer x into the "
       "one at y (of layer_output_shape_device), queued on `stream` (a "
       "cudaStream_t as an int; 0 is the default stream). Does not wait.");
+  // The same for multi-input layers (add, matmul, ...): one pointer and
+  // shape per input.
+  m.def(
+      "layer_output_shape_device_n",
+      [](const AnyLayer& layer, const std::vector<std::vector<int64_t>>& shapes,
+         const std::string& dtype, const std::string& device, int index) {
+        std::vector<Tensor> probes;
+        for (const auto& shape : shapes) {
+          probes.push_back(DeviceTensor(0, shape, dtype, device, index, 0,
+                                        layer.layout()));
+        }
+        return layer.OutputShape(probes);
+      },
+      py::arg("layer"), py::arg("shapes"), py::arg("dtype"), py::arg("device"),
+      py::arg("index") = 0);
+  m.def(
+      "layer_forward_device_n",
+      [](AnyLayer& layer, const std::vector<uintptr_t>& xs,
+         const std::vector<std::vector<int64_t>>& shapes, uintptr_t y,
+         const std::vector<int64_t>& y_shape, const std::string& dtype,
+         const std::string& device, int index, uintptr_t stream) {
+        if (xs.size() != shapes.size()) {
+          Fail(ErrorKind::kInvalidArgument, "got ", xs.size(),
+               " input pointers but ", shapes.size(), " shapes");
+        }
+        std::vector<Tensor> inputs;
+        for (size_t k = 0; k < xs.size(); ++k) {
+          inputs.push_back(DeviceTensor(xs[k], shapes[k], dtype, device, index,
+                                        stream, layer.layout()));
+        }
+        Tensor output = DeviceTensor(y, y_shape, dtype, device, index, stream,
+                                     layer.layout());
+        py::gil_scoped_release release;
+        layer.Forward(inputs, output);
+      },
+      py::arg("layer"), py::arg("xs"), py::arg("shapes"), py::arg("y"),
+      py::arg("y_shape"), py::arg("dtype"), py::arg("device"),
+      py::arg("index"), py::arg("stream"));
   m.def(
       "model_forward_device",
       [](Model& model, uintptr_t x, const std::vector<int64_t>& x_shape,

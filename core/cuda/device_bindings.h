@@ -25,8 +25,8 @@ namespace ai3 {
 Device LayerDevice();
 
 // Adds set_layer_device, layer_device, cuda_algorithms_built,
-// layer_forward_device, layer_output_shape_device and model_forward_device
-// to the module.
+// layer_forward_device, layer_output_shape_device (and their _n forms for
+// multi-input layers) and model_forward_device to the module.
 void BindDeviceCalls(pybind11::module_& m);
 
 }  // namespace ai3

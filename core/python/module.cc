@@ -254,7 +254,8 @@ std::shared_ptr<MultiLayer<Attrs>> MakeMultiLayer(
     const std::vector<py::array>& params, const std::string& algorithm) {
   std::vector<Tensor> tensors;
   for (const py::array& p : params) tensors.push_back(TensorOf(p, "weight"));
-  return std::make_shared<MultiLayer<Attrs>>(name, attrs, tensors, algorithm);
+  return std::make_shared<MultiLayer<Attrs>>(name, attrs, tensors, algorithm,
+                                             LayerDevice());
 }
 
 // add / sub / mul / div: two inputs, or one and a constant `other`.

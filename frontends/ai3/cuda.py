@@ -104,19 +104,35 @@ def _prepared(x: Any) -> Any:
     return x
 
 
-def call_layer(core_layer: Any, x: Any, what: str) -> Any:
-    """Runs a core layer on a CUDA torch tensor; returns a new CUDA tensor on
-    the same device, computed on the caller's current stream."""
+def call_layer(core_layer: Any, x: Any, what: str, *more: Any) -> Any:
+    """Runs a core layer on CUDA torch tensors (x, or x and `more` for a
+    multi-input layer, all on x's GPU); returns a new CUDA tensor on the same
+    device, computed on the caller's current stream."""
     import torch
 
     x = _prepared(x)
     dtype = _dtype_name(x, what)
     index = x.device.index if x.device.index is not None else torch.cuda.current_device()
-    shape = _core.layer_output_shape_device(core_layer, list(x.shape), dtype, "cuda", index)
-    y = torch.empty(tuple(shape), dtype=x.dtype, device=x.device)
     stream = torch.cuda.current_stream(x.device).cuda_stream
-    _core.layer_forward_device(
-        core_layer, x.data_ptr(), list(x.shape), y.data_ptr(), list(y.shape), dtype, "cuda", index, stream
+    if not more:
+        shape = _core.layer_output_shape_device(core_layer, list(x.shape), dtype, "cuda", index)
+        y = torch.empty(tuple(shape), dtype=x.dtype, device=x.device)
+        _core.layer_forward_device(
+            core_layer, x.data_ptr(), list(x.shape), y.data_ptr(), list(y.shape), dtype, "cuda", index, stream
+        )
+        return y
+    xs = [x]
+    for k, m in enumerate(more):
+        if not is_cuda_tensor(m) or m.device != x.device:
+            raise errors.InvalidArgument(f"{what}: input {k + 1} is on {getattr(m, 'device', 'cpu')}, input 0 on {x.device}")
+        if m.dtype != x.dtype:
+            raise errors.DTypeError(f"{what}: input {k + 1} is {m.dtype}, input 0 is {x.dtype}")
+        xs.append(_prepared(m))
+    shapes = [list(t.shape) for t in xs]
+    shape = _core.layer_output_shape_device_n(core_layer, shapes, dtype, "cuda", index)
+    y = torch.empty(tuple(shape), dtype=x.dtype, device=x.device)
+    _core.layer_forward_device_n(
+        core_layer, [t.data_ptr() for t in xs], shapes, y.data_ptr(), list(y.shape), dtype, "cuda", index, stream
     )
     return y
 

@@ -99,8 +99,8 @@ class _Layer:
     def __call__(self, x: Any, *more: Any) -> Any:
         """layer(x), or layer(x, y, ...) for a multi-input layer; the result
         has x's kind (NumPy or torch)."""
-        if cuda.is_cuda_tensor(x) and not more:  # stays on its GPU (ai3.cuda)
-            return cuda.call_layer(self._core_layer, x, f"input of layer '{self.name}'")
+        if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
+            return cuda.call_layer(self._core_layer, x, f"input of layer '{self.name}'", *more)
         array, kind = _arrays.to_array(x, f"input of layer '{self.name}'")
         if not more:
             return _arrays.from_array(self._core_layer(array), kind)

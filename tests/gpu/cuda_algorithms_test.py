@@ -190,6 +190,22 @@ def test_batchnorm2d_and_flatten(dtype):
     torch.testing.assert_close(flat(x), x.flatten(1))
 
 
+BINARY = {"Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div} if REASON is None else {}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["Add", "Sub", "Mul", "Div"])
+@pytest.mark.parametrize("a,b", [((2, 3, 4, 5), (2, 3, 4, 5)), ((2, 3, 4, 5), (3, 1, 1)), ((4, 1), (1, 6)), ((5,), ())])
+def test_binary_broadcast(op, a, b, dtype):
+    t = getattr(torch, dtype)
+    x = torch.randn(*a, dtype=t, device="cuda")
+    y = torch.rand(*b, dtype=t, device="cuda") + 0.5
+    layer = _on_gpu(lambda: getattr(ai3.layers, op)())
+    torch.testing.assert_close(layer(x, y), BINARY[op](x, y), **tolerance(t))
+    with_constant = _on_gpu(lambda: getattr(ai3.layers, op)(y, reverse=True))
+    torch.testing.assert_close(with_constant(x), BINARY[op](y, x), **tolerance(t))
+
+
 def test_wrong_device_names_layer():
     layer = ai3.layers.ReLU(name="cpu_relu")  # a CPU layer
     with pytest.raises(ai3.InvalidArgument, match="cpu_relu.*cuda"):
