@@ -20,6 +20,18 @@
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/binary/binary.h"
+#include "core/ops/adaptivemaxpool2d/adaptivemaxpool2d.h"
+#include "core/ops/gelu/gelu.h"
+#include "core/ops/hardsigmoid/hardsigmoid.h"
+#include "core/ops/hardswish/hardswish.h"
+#include "core/ops/layernorm/layernorm.h"
+#include "core/ops/log_softmax/log_softmax.h"
+#include "core/ops/matmul/matmul.h"
+#include "core/ops/mean/mean.h"
+#include "core/ops/permute/permute.h"
+#include "core/ops/reshape/reshape.h"
+#include "core/ops/roll/roll.h"
+#include "core/ops/slice/slice.h"
 #include "core/ops/clamp/clamp.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/flatten/flatten.h"
@@ -400,6 +412,175 @@ void BindModel(py::module_& m) {
 using Pair = std::pair<int64_t, int64_t>;
 using Pads = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // t, b, l, r
 
+// The ops issue 7 added (core/ops/README.md): matmul, shape ops, norms and
+// activations of modern networks.
+void BindIssue7Ops(py::module_& m) {
+  MultiLayerClass<MatmulAttrs>(
+      m, "Matmul",
+      "x0 @ x1 as torch.matmul (batched, broadcast batch dims), or x @ other.")
+      .def(py::init([](const std::optional<py::array>& other,
+                       const std::string& algorithm, const std::string& name) {
+             return Named("matmul", name, [&] {
+               MatmulAttrs a;
+               std::vector<py::array> params;
+               if (other) {
+                 Tensor t = TensorOf(*other, "constant operand");
+                 a.has_other = true;
+                 a.other_shape = t.shape;
+                 a.other_dtype = t.dtype;
+                 params.push_back(*other);
+               }
+               return MakeMultiLayer<MatmulAttrs>(name, a, params, algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("other") = py::none(), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<ReshapeAttrs>(m, "Reshape",
+                          "The elements under another shape (-1 inferred, 0 "
+                          "copies the input's dim).")
+      .def(py::init([](const std::vector<int64_t>& shape,
+                       const std::string& algorithm, const std::string& name) {
+             ReshapeAttrs a;
+             a.shape = shape;
+             return MakeLayer<ReshapeAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("shape"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<PermuteAttrs>(m, "Permute",
+                          "Output dim d is input dim dims[d].")
+      .def(py::init([](const std::vector<int64_t>& dims,
+                       const std::string& algorithm, const std::string& name) {
+             PermuteAttrs a;
+             a.dims = dims;
+             return MakeLayer<PermuteAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("dims"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<SliceAttrs>(m, "Slice",
+                        "x[..., start:stop:step, ...] along `axis` (Python "
+                        "slice semantics).")
+      .def(py::init([](int64_t axis, int64_t start, int64_t stop, int64_t step,
+                       const std::string& algorithm, const std::string& name) {
+             return MakeLayer<SliceAttrs>(
+                 name, SliceAttrs{axis, start, stop, step}, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("axis"), py::arg("start"), py::arg("stop"),
+           py::arg("step"), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<LogSoftmaxAttrs>(m, "LogSoftmax", "log(softmax(x)) along `axis`.")
+      .def(py::init([](int64_t axis, const std::string& algorithm,
+                       const std::string& name) {
+             LogSoftmaxAttrs a;
+             a.axis = axis;
+             return MakeLayer<LogSoftmaxAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("axis"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<LayerNormAttrs>(m, "LayerNorm",
+                            "Normalisation over the last `axes` dims.")
+      .def(py::init([](const std::optional<py::array>& weight,
+                       const std::optional<py::array>& bias, int64_t axes,
+                       double eps, const std::string& algorithm,
+                       const std::string& name) {
+             return Named("layernorm", name, [&] {
+               LayerNormAttrs a;
+               a.axes = axes;
+               a.eps = eps;
+               a.has_weight = weight.has_value();
+               a.has_bias = bias.has_value();
+               std::vector<py::array> params;
+               for (const auto* p : {&weight, &bias}) {
+                 if (!*p) continue;
+                 Tensor t = TensorOf(**p, "weight");
+                 a.normalized_shape = t.shape;
+                 a.dtype = t.dtype;
+                 params.push_back(**p);
+               }
+               return MakeLayer<LayerNormAttrs>(name, a, params, algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("weight") = py::none(),
+           py::arg("bias") = py::none(), py::arg("axes"), py::arg("eps"),
+           py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<GeluAttrs>(m, "GELU", "x * Phi(x) elementwise, exact or tanh.")
+      .def(py::init([](const std::string& approximate,
+                       const std::string& algorithm, const std::string& name) {
+             return Named("gelu", name, [&] {
+               GeluAttrs a;
+               if (approximate == "tanh") {
+                 a.approximate = GeluAttrs::Approximate::kTanh;
+               } else if (approximate != "none") {
+                 Fail(ErrorKind::kInvalidArgument,
+                      "approximate must be 'none' or 'tanh', got '",
+                      approximate, "'");
+               }
+               return MakeLayer<GeluAttrs>(name, a, {}, algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("approximate"), py::arg("algorithm"),
+           py::arg("name"));
+
+  BindLayer<HardswishAttrs>(m, "Hardswish", "x * relu6(x + 3) / 6.")
+      .def(py::init([](const std::string& algorithm, const std::string& name) {
+             return MakeLayer<HardswishAttrs>(name, HardswishAttrs{}, {},
+                                              algorithm);
+           }),
+           py::kw_only(), py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<HardsigmoidAttrs>(m, "Hardsigmoid",
+                              "clamp(alpha * x + beta, 0, 1).")
+      .def(py::init([](double alpha, double beta, const std::string& algorithm,
+                       const std::string& name) {
+             HardsigmoidAttrs a;
+             a.alpha = alpha;
+             a.beta = beta;
+             return MakeLayer<HardsigmoidAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("alpha"), py::arg("beta"),
+           py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<AdaptiveMaxPool2dAttrs>(m, "AdaptiveMaxPool2d",
+                                    "2-D adaptive max pooling.")
+      .def(py::init([](Pair output_size, const std::string& layout,
+                       const std::string& algorithm, const std::string& name) {
+             return Named("adaptivemaxpool2d", name, [&] {
+               AdaptiveMaxPool2dAttrs a;
+               std::tie(a.output_h, a.output_w) = output_size;
+               a.layout = ParseLayout(layout);
+               return MakeLayer<AdaptiveMaxPool2dAttrs>(name, a, {},
+                                                        algorithm);
+             });
+           }),
+           py::kw_only(), py::arg("output_size"), py::arg("layout"),
+           py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<MeanAttrs>(m, "Mean", "The mean over `axes` (empty: all).")
+      .def(py::init([](const std::vector<int64_t>& axes, bool keepdim,
+                       const std::string& algorithm, const std::string& name) {
+             MeanAttrs a;
+             a.axes = axes;
+             a.keepdim = keepdim;
+             return MakeLayer<MeanAttrs>(name, a, {}, algorithm);
+           }),
+           py::kw_only(), py::arg("axes"), py::arg("keepdim"),
+           py::arg("algorithm"), py::arg("name"));
+
+  BindLayer<RollAttrs>(m, "Roll", "torch.roll(x, shifts, dims).")
+      .def(py::init([](const std::vector<int64_t>& shifts,
+                       const std::vector<int64_t>& axes,
+                       const std::string& algorithm, const std::string& name) {
+             return MakeLayer<RollAttrs>(name, RollAttrs{shifts, axes}, {},
+                                         algorithm);
+           }),
+           py::kw_only(), py::arg("shifts"), py::arg("axes"),
+           py::arg("algorithm"), py::arg("name"));
+}
+
 PYBIND11_MODULE(_core, m) {
   m.doc() =
       "ai3's C++ core: algorithms per op, layers that run them, and "
@@ -627,6 +808,8 @@ PYBIND11_MODULE(_core, m) {
            }),
            py::kw_only(), py::arg("axis"), py::arg("algorithm"),
            py::arg("name"));
+
+  BindIssue7Ops(m);
 
   BindBinary<AddAttrs>(m, "Add",
                        "x0 + x1 with NumPy broadcasting, or x + other.");

@@ -373,6 +373,156 @@ class _Binary(_Layer):
         )
 
 
+class Matmul(_Layer):
+    """x @ y as torch.matmul (batched, broadcast batch dims, 1-D operands),
+    or, given a constant `other`, x @ other."""
+
+    def __init__(self, other: Optional[Any] = None, *, algorithm: str = "default", name: str = "matmul"):
+        self._core_layer = _core.Matmul(
+            other=None if other is None else np.ascontiguousarray(_weight(other, f"constant of layer '{name}'")),
+            algorithm=algorithm,
+            name=name,
+        )
+
+
+def _ints(value: Any, what: str, layer: str) -> list[int]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return [int(value)]
+    if isinstance(value, Sequence) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        return [int(v) for v in value]
+    raise errors.InvalidArgument(f"layer '{layer}': {what} must be an int or a list of ints, got {value!r}")
+
+
+class Reshape(_Layer):
+    """The elements in order under `shape` (batch included): -1 is inferred
+    (once), 0 copies the input's dimension at that position (ONNX)."""
+
+    def __init__(self, shape: Sequence[int], *, algorithm: str = "default", name: str = "reshape"):
+        self._core_layer = _core.Reshape(shape=_ints(shape, "shape", name), algorithm=algorithm, name=name)
+
+
+class Permute(_Layer):
+    """Output dimension d is input dimension dims[d] (a full permutation,
+    batch included; negative entries count from the end)."""
+
+    def __init__(self, dims: Sequence[int], *, algorithm: str = "default", name: str = "permute"):
+        self._core_layer = _core.Permute(dims=_ints(dims, "dims", name), algorithm=algorithm, name=name)
+
+
+_INT64_MAX, _INT64_MIN = 2**63 - 1, -(2**63)
+
+
+class Slice(_Layer):
+    """x[..., start:stop:step, ...] along `axis`, with Python's semantics
+    (negative bounds from the end, clamped; None for an open end)."""
+
+    def __init__(
+        self,
+        axis: int,
+        start: Optional[int] = None,
+        stop: Optional[int] = None,
+        step: int = 1,
+        *,
+        algorithm: str = "default",
+        name: str = "slice",
+    ):
+        step = int(step)
+        if start is None:
+            start = 0 if step > 0 else _INT64_MAX
+        if stop is None:
+            stop = _INT64_MAX if step > 0 else _INT64_MIN
+        clamp = lambda v: max(_INT64_MIN, min(_INT64_MAX, int(v)))  # noqa: E731
+        self._core_layer = _core.Slice(
+            axis=int(axis), start=clamp(start), stop=clamp(stop), step=step, algorithm=algorithm, name=name
+        )
+
+
+class LogSoftmax(_Layer):
+    """log(softmax(x)) along `axis`, computed stably (F.log_softmax)."""
+
+    def __init__(self, axis: int = -1, *, algorithm: str = "default", name: str = "log_softmax"):
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise errors.InvalidArgument(f"layer '{name}': axis must be an int, got {axis!r}")
+        self._core_layer = _core.LogSoftmax(axis=int(axis), algorithm=algorithm, name=name)
+
+
+class LayerNorm(_Layer):
+    """Normalisation over the last `axes` dims (nn.LayerNorm): weight and
+    bias optional, shaped like those dims; `axes` defaults to the weight's
+    rank (1 without weights)."""
+
+    def __init__(
+        self,
+        weight: Optional[Any] = None,
+        bias: Optional[Any] = None,
+        axes: Optional[int] = None,
+        eps: float = 1e-5,
+        *,
+        algorithm: str = "default",
+        name: str = "layernorm",
+    ):
+        w = None if weight is None else np.ascontiguousarray(_weight(weight, f"weight of layer '{name}'"))
+        b = None if bias is None else np.ascontiguousarray(_weight(bias, f"bias of layer '{name}'"))
+        if axes is None:
+            axes = (w if w is not None else b).ndim if (w is not None or b is not None) else 1
+        self._core_layer = _core.LayerNorm(weight=w, bias=b, axes=int(axes), eps=float(eps), algorithm=algorithm, name=name)
+
+
+class GELU(_Layer):
+    """x * Phi(x) elementwise; approximate="tanh" for the tanh form."""
+
+    def __init__(self, approximate: str = "none", *, algorithm: str = "default", name: str = "gelu"):
+        self._core_layer = _core.GELU(approximate=str(approximate), algorithm=algorithm, name=name)
+
+
+class Hardswish(_Layer):
+    """x * relu6(x + 3) / 6 elementwise."""
+
+    def __init__(self, *, algorithm: str = "default", name: str = "hardswish"):
+        self._core_layer = _core.Hardswish(algorithm=algorithm, name=name)
+
+
+class Hardsigmoid(_Layer):
+    """clamp(alpha * x + beta, 0, 1) elementwise; torch's defaults (ONNX
+    uses alpha 0.2)."""
+
+    def __init__(self, alpha: float = 1.0 / 6.0, beta: float = 0.5, *, algorithm: str = "default", name: str = "hardsigmoid"):
+        self._core_layer = _core.Hardsigmoid(alpha=float(alpha), beta=float(beta), algorithm=algorithm, name=name)
+
+
+class AdaptiveMaxPool2d(_Layer):
+    def __init__(
+        self,
+        output_size: IntOrPair,
+        *,
+        algorithm: str = "default",
+        layout: str = "NCHW",
+        name: str = "adaptivemaxpool2d",
+    ):
+        self._core_layer = _core.AdaptiveMaxPool2d(
+            output_size=_pair(output_size, "output_size", name), layout=layout, algorithm=algorithm, name=name
+        )
+
+
+class Mean(_Layer):
+    """The mean over `axes` (memory order, negative from the end; empty or
+    None: every axis), keeping them as size 1 with keepdim."""
+
+    def __init__(self, axes: Optional[Sequence[int]] = None, keepdim: bool = False, *, algorithm: str = "default", name: str = "mean"):
+        self._core_layer = _core.Mean(
+            axes=[] if axes is None else _ints(axes, "axes", name), keepdim=bool(keepdim), algorithm=algorithm, name=name
+        )
+
+
+class Roll(_Layer):
+    """torch.roll(x, shifts, dims) with dims given as `axes`."""
+
+    def __init__(self, shifts: Union[int, Sequence[int]], axes: Union[int, Sequence[int]], *, algorithm: str = "default", name: str = "roll"):
+        self._core_layer = _core.Roll(
+            shifts=_ints(shifts, "shifts", name), axes=_ints(axes, "axes", name), algorithm=algorithm, name=name
+        )
+
+
 class Add(_Binary):
     """x + y with broadcasting (or x + other)."""
 
@@ -431,6 +581,18 @@ __all__ = [
     "Attention",
     "MultiheadAttention",
     "scaled_dot_product_attention",
+    "AdaptiveMaxPool2d",
+    "GELU",
+    "Hardsigmoid",
+    "Hardswish",
+    "LayerNorm",
+    "LogSoftmax",
+    "Matmul",
+    "Mean",
+    "Permute",
+    "Reshape",
+    "Roll",
+    "Slice",
     "Add",
     "Div",
     "Mul",

@@ -117,6 +117,37 @@ def _binary(cls):
     return make
 
 
+def _matmul(spec, algorithm, dtype, layout):
+    return layers.Matmul(_weight(spec, "other", dtype), algorithm=algorithm, name=spec.name)
+
+
+def _attr_layer(cls, *keys, **defaults):
+    """A factory passing attrs `keys` (then `defaults`' keys, with their
+    defaults) as keywords to `cls`."""
+
+    def make(spec, algorithm, dtype, layout):
+        kwargs = {k: spec.attrs[k] for k in keys}
+        kwargs.update({k: spec.attrs.get(k, v) for k, v in defaults.items()})
+        return cls(**kwargs, algorithm=algorithm, name=spec.name)
+
+    return make
+
+
+def _layernorm(spec, algorithm, dtype, layout):
+    return layers.LayerNorm(
+        _weight(spec, "weight", dtype),
+        _weight(spec, "bias", dtype),
+        axes=spec.attrs.get("axes", 1),
+        eps=spec.attrs.get("eps", 1e-5),
+        algorithm=algorithm,
+        name=spec.name,
+    )
+
+
+def _adaptivemaxpool2d(spec, algorithm, dtype, layout):
+    return layers.AdaptiveMaxPool2d(spec.attrs["output_size"], algorithm=algorithm, layout=layout, name=spec.name)
+
+
 def _pad2d(spec, algorithm, dtype, layout):
     a = spec.attrs
     return layers.Pad2d(a["padding"], a.get("value", 0.0), algorithm=algorithm, layout=layout, name=spec.name)
@@ -173,6 +204,18 @@ LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
     "sub": _binary(layers.Sub),
     "mul": _binary(layers.Mul),
     "div": _binary(layers.Div),
+    "matmul": _matmul,
+    "reshape": _attr_layer(layers.Reshape, "shape"),
+    "permute": _attr_layer(layers.Permute, "dims"),
+    "slice": _attr_layer(layers.Slice, "axis", start=None, stop=None, step=1),
+    "log_softmax": _attr_layer(layers.LogSoftmax, axis=-1),
+    "layernorm": _layernorm,
+    "gelu": _attr_layer(layers.GELU, approximate="none"),
+    "hardswish": _attr_layer(layers.Hardswish),
+    "hardsigmoid": _attr_layer(layers.Hardsigmoid, alpha=1.0 / 6.0, beta=0.5),
+    "adaptivemaxpool2d": _adaptivemaxpool2d,
+    "mean": _attr_layer(layers.Mean, axes=None, keepdim=False),
+    "roll": _attr_layer(layers.Roll, "shifts", "axes"),
 }
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 

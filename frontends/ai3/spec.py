@@ -35,27 +35,46 @@ def consumers(specs: list[LayerSpec]) -> dict[int, list[int]]:
     return used
 
 
-def fold_batchnorm(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:
+def _batchnorm_on_last_dim(spec: LayerSpec, layout: str) -> bool:
+    """Whether this batchnorm normalises its input's last dim (where a
+    linear's output features are): a BatchNorm1d on (N, C), or any
+    channels-last (NHWC model) batchnorm. Unknown shapes: no."""
+    shape = spec.input_shape
+    return shape is not None and (len(shape) == 2 or (layout == "NHWC" and len(shape) >= 2))
+
+
+def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") -> tuple[list[LayerSpec], int]:
     """Folds each inference batchnorm2d whose only input is a conv2d used by
     nothing else into that conv's weights and bias:
         w' = w * s,  b' = (b - mean) * s + beta,  s = gamma / sqrt(var + eps)
-    so the pair costs one convolution. Returns the new specs and output index.
+    so the pair costs one convolution. Likewise into a linear (weight
+    (out, in): row o scaled by s[o]) when the batchnorm normalises the
+    linear's output features, its input's last dim (BatchNorm1d after
+    nn.Linear; `layout` "NHWC" for channels-last models). A batchnorm that
+    cannot fold stays a batchnorm2d layer. Returns the new specs and output
+    index.
     """
     used = consumers(specs)
-    folded_into: dict[int, int] = {}  # batchnorm index -> conv index
+    folded_into: dict[int, int] = {}  # batchnorm index -> conv/linear index
     for i, spec in enumerate(specs):
         if spec.op != "batchnorm2d" or len(spec.inputs) != 1:
             continue
         j = spec.inputs[0]
-        if j == MODEL_INPUT or specs[j].op != "conv2d" or used.get(j) != [i] or j == output:
+        if j == MODEL_INPUT or used.get(j) != [i] or j == output:
+            continue
+        if specs[j].op == "linear" and not _batchnorm_on_last_dim(spec, layout):
+            continue
+        if specs[j].op not in ("conv2d", "linear") or specs[j].attrs.get("activation") is not None:
             continue
         conv, bn = specs[j], spec.weights
+        if conv.weights["weight"].shape[0] != bn["running_mean"].shape[0]:
+            continue
         scale = bn["weight"] / np.sqrt(bn["running_var"] + spec.attrs["eps"])
         weight = conv.weights["weight"]
         bias = conv.weights.get("bias")
         if bias is None:
             bias = np.zeros(weight.shape[0], dtype=weight.dtype)
-        conv.weights["weight"] = (weight * scale.reshape(-1, 1, 1, 1)).astype(weight.dtype)
+        conv.weights["weight"] = (weight * scale.reshape((-1,) + (1,) * (weight.ndim - 1))).astype(weight.dtype)
         conv.weights["bias"] = ((bias - bn["running_mean"]) * scale + bn["bias"]).astype(weight.dtype)
         conv.attrs["folded_batchnorm"] = spec.name
         folded_into[i] = j
