@@ -313,10 +313,36 @@ def test_fold_batchnorm_into_linear(dtype):
     x = rand((3, 6), dtype)
     want = torch.relu(bn(lin(torch.from_numpy(x).double()))).detach().numpy()
     np.testing.assert_allclose(m(x), want, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5 if dtype == np.float32 else 1e-10)
-    # (N, C, L) after a linear normalises dim 1, not the features: no fold.
+    # (N, C, L) after a linear normalises dim 1, not the features: no fold;
+    # it runs as batchnorm2d between reshapes.
     specs[1].input_shape = (3, 4, 5)
     kept, _ = spec.fold_batchnorm(specs, 2)
-    assert [s.op for s in kept] == ["linear", "batchnorm2d", "relu"]
+    assert [s.op for s in kept] == ["linear", "reshape", "batchnorm2d", "reshape", "relu"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 4), (3, 4, 5)])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_batchnorm1d_unfolded(dtype, shape, layout):
+    """A batchnorm on a rank-2/3 input that cannot fold (its input is the
+    model input) runs as BatchNorm1d: channels dim 1 (NCHW models) or last
+    (NHWC)."""
+    bn = torch.nn.BatchNorm1d(4).double().eval()
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        bn.weight.uniform_(-1, 1)
+        bn.bias.uniform_(-1, 1)
+    w = {k: v.detach().numpy() for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    in_shape = shape if layout == "NCHW" else (shape[0],) + shape[2:] + (4,)
+    specs = [LayerSpec("bn", "batchnorm2d", [MODEL_INPUT], {"eps": bn.eps}, w, input_shape=in_shape)]
+    specs, out = spec.fold_batchnorm(specs, 0, layout=layout)
+    m = model.build(specs, out, "default", dtype=np.dtype(dtype), layout=layout)
+    x = rand(in_shape, dtype)
+    t = torch.from_numpy(x).double()
+    want = bn(t if layout == "NCHW" else t.movedim(-1, 1))
+    want = (want if layout == "NCHW" else want.movedim(1, -1)).detach().numpy()
+    close(m(x), want, dtype)
 
 
 def test_algorithms_listed():

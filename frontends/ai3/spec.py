@@ -78,7 +78,45 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
         conv.weights["bias"] = ((bias - bn["running_mean"]) * scale + bn["bias"]).astype(weight.dtype)
         conv.attrs["folded_batchnorm"] = spec.name
         folded_into[i] = j
-    return _remove(specs, output, folded_into)
+    specs, output = _remove(specs, output, folded_into)
+    return _batchnorm1d_as_2d(specs, output, layout)
+
+
+def _batchnorm1d_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tuple[list[LayerSpec], int]:
+    """Runs each batchnorm on a rank-2 or rank-3 input (BatchNorm1d on
+    (N, C) / (N, C, L); channels-last (N, C) / (N, L, C)) as the rank-4
+    batchnorm2d between two reshapes: (N, C, L) -> (N, C, L, 1) and back.
+    The reshapes copy dims with 0, so any batch size runs."""
+    to_4d = {
+        ("NCHW", 2): [0, 0, 1, 1],
+        ("NCHW", 3): [0, 0, 0, 1],
+        ("NHWC", 2): [0, 1, 1, -1],
+        ("NHWC", 3): [0, 0, 1, -1],
+    }
+    back = {2: [0, -1], 3: [0, 0, -1]}
+    chains: dict[int, list[LayerSpec]] = {}
+    for i, s in enumerate(specs):
+        rank = None if s.input_shape is None else len(s.input_shape)
+        if s.op == "batchnorm2d" and (layout, rank) in to_4d:
+            shape4 = tuple(s.input_shape) + (1,) * (4 - rank)
+            if layout == "NHWC":
+                shape4 = (s.input_shape[0],) + tuple(s.input_shape[1:-1]) + (1,) * (4 - rank) + (s.input_shape[-1],)
+            chains[i] = [
+                LayerSpec(f"{s.name}.to4d", "reshape", [], {"shape": to_4d[(layout, rank)]}, input_shape=s.input_shape),
+                LayerSpec(s.name, s.op, [], s.attrs, s.weights, s.layer, shape4),
+                LayerSpec(f"{s.name}.back", "reshape", [], {"shape": back[rank]}, input_shape=shape4),
+            ]
+    if not chains:
+        return specs, output
+    new_index: dict[int, int] = {MODEL_INPUT: MODEL_INPUT}
+    kept: list[LayerSpec] = []
+    for i, s in enumerate(specs):
+        inputs = [new_index[j] for j in s.inputs]
+        for k, piece in enumerate(chains.get(i, [s])):
+            piece.inputs = inputs if k == 0 else [len(kept) - 1]
+            kept.append(piece)
+        new_index[i] = len(kept) - 1
+    return kept, new_index[output]
 
 
 def remove_identities(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:

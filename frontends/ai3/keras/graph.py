@@ -773,7 +773,7 @@ def swap_backend(
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
     specs, output = spec.remove_identities(specs, output)
-    specs, output = spec.fold_batchnorm(specs, output)
+    specs, output = spec.fold_batchnorm(specs, output, layout="NHWC")  # channels last
     shape = None if sample_input_shape is None else tuple(int(d) for d in sample_input_shape)
     return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
 
