@@ -110,11 +110,30 @@ def test_auto_takes_the_fastest_applicable(monkeypatch):
 def test_auto_in_place_swap_matches_torch(counting):
     net = small_cnn()
     swapped = ai3.swap_conv2d(copy.deepcopy(net), "auto", SHAPE)
-    found = ai3.torch.chosen_algorithms(swapped)
-    assert [op for _, op, _ in found] == ["conv2d", "conv2d"]
-    assert found[1][2] != "winograd"
+    # Each conv is an ai3 module running an applicable algorithm, or
+    # PyTorch's own where that timed fastest ("torch" is a candidate here).
+    chosen = dict((name, algorithm) for name, _, algorithm in ai3.torch.chosen_algorithms(swapped))
+    for (name, m), original in zip(((n, m) for n, m in swapped.named_modules() if n in ("0", "2")), conv_modules(net)):
+        if type(m) is nn.Conv2d:
+            assert name not in chosen
+        else:
+            assert ai3.torch.applicable(original, chosen[name])
+    assert chosen.get("2") != "winograd"
     assert counting.calls > 0
     assert_matches_torch(swapped, net)
+
+
+def test_auto_in_place_keeps_torch_where_it_is_fastest(monkeypatch):
+    counter = CountingMeasure(rank=lambda a: 0.5 if a == "torch" else 1.0)
+    monkeypatch.setattr(tuning, "measure", counter)
+    net = small_cnn()
+    swapped = ai3.swap_conv2d(copy.deepcopy(net), "auto", SHAPE)
+    assert ai3.torch.chosen_algorithms(swapped) == []  # both convs kept
+    assert "torch" in counter.algorithms
+    # swap_backend runs every layer in ai3: "torch" is no candidate there.
+    counter.algorithms.clear()
+    ai3.swap_backend(net, "auto", SHAPE)
+    assert "torch" not in counter.algorithms
 
 
 def test_callable_selector_may_answer_auto(counting):

@@ -43,6 +43,7 @@ class LayerPlan:
     input_shape: Optional[tuple[int, ...]] = None
     measurements: list[tuning.Measurement] = field(default_factory=list)
     cached: bool = False  # the measurements came from the tuning cache
+    fused: bool = False  # selected, then fused into a neighbour (not a node of the model)
 
     def time_of(self, algorithm: str) -> Optional[float]:
         return next((m.seconds for m in self.measurements if m.algorithm == algorithm), None)
@@ -54,6 +55,7 @@ class LayerPlan:
             "choice": self.choice,
             "input_shape": None if self.input_shape is None else list(self.input_shape),
             "cached": self.cached,
+            "fused": self.fused,
             "measurements": [asdict(m) for m in self.measurements],
         }
 
@@ -67,6 +69,7 @@ class LayerPlan:
             input_shape=None if shape is None else tuple(int(d) for d in shape),
             measurements=[tuning.Measurement(**m) for m in data.get("measurements", [])],
             cached=bool(data.get("cached", False)),
+            fused=bool(data.get("fused", False)),
         )
 
 
@@ -204,7 +207,7 @@ class Plan:
         for lp in self.layers:
             best = lp.time_of(lp.choice)
             table.add_row(
-                lp.name,
+                lp.name + (" (fused)" if lp.fused else ""),
                 lp.op,
                 "" if lp.input_shape is None else "x".join(str(d) for d in lp.input_shape),
                 lp.choice,
@@ -298,20 +301,27 @@ def plan(
         algos = selection.EveryOp(selection.AUTO)
     with tuning.record() as found:
         built = swap_backend(model, algos, sample_input_shape, dtype=dtype)
-    measured = {(op, name): (t, r) for op, name, t, r in found}
-    layers = []
-    for name, op, algorithm in built.layers():
-        t, r = measured.get((op, name), (None, None))
-        layers.append(
-            LayerPlan(
-                name,
-                op,
-                algorithm,
-                None if t is None else tuple(t.input_shape),
-                [] if r is None else list(r.measurements),
-                False if r is None else r.cached,
-            )
+    measured = {(op, name): r for op, name, _, r in found.tuned}
+    shapes = {(op, name): shape for op, name, shape, _ in found.selected}
+
+    def layer_plan(name: str, op: str, algorithm: str, fused: bool = False) -> LayerPlan:
+        r = measured.get((op, name))
+        shape = shapes.get((op, name))
+        return LayerPlan(
+            name,
+            op,
+            algorithm,
+            None if shape is None else tuple(int(d) for d in shape),
+            [] if r is None else list(r.measurements),
+            False if r is None else r.cached,
+            fused,
         )
+
+    layers = [layer_plan(name, op, algorithm) for name, op, algorithm in built.layers()]
+    # Layers selected, then fused into a neighbour (a relu into its conv):
+    # listed too, so the plan still names them when it is a selector.
+    present = {(lp.op, lp.name) for lp in layers}
+    layers += [layer_plan(name, op, choice, True) for op, name, _, choice in found.selected if (op, name) not in present]
     return Plan(
         layers,
         sample_input_shape=sample_input_shape,

@@ -49,6 +49,7 @@ class Candidate:
     dtype: str = "float32"
     layout: str = "NCHW"
     via: str = "core"
+    extra: tuple[str, ...] = ()  # more choices make_layer builds (see tuning.Tunable)
 
 
 @dataclass(frozen=True)
@@ -170,6 +171,7 @@ def select(
         results = tuning.tune_all([t for _, t in timed])
         for (i, _), result in zip(timed, results):
             chosen[i] = result.choice
+    tuning.note_selection(op, [c.name for c in candidates], [c.input_shape for c in candidates], chosen)
     return chosen
 
 
@@ -190,7 +192,8 @@ def _tunable(op: str, c: Candidate, device: str) -> Optional[tuning.Tunable]:
         )
     params = c.params() if callable(c.params) else c.params
     return tuning.Tunable(
-        op, c.name, c.make_layer, params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via
+        op, c.name, c.make_layer, params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via,
+        c.extra,
     )
 
 

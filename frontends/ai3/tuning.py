@@ -126,6 +126,9 @@ class Tunable:
     layout: str = "NCHW"
     device: str = "cpu"
     via: str = "core"
+    # Choices besides the core's algorithms that make_layer also builds,
+    # e.g. ("torch",): PyTorch's own layer, which an in-place swap may keep.
+    extra: tuple[str, ...] = ()
 
 
 def jsonable(value: Any) -> Any:
@@ -156,6 +159,7 @@ def cache_key(t: Tunable) -> dict[str, Any]:
             "layout": t.layout,
             "device": t.device,
             "via": t.via,
+            "extra": list(t.extra),
         }
     )
 
@@ -307,7 +311,7 @@ def known_algorithms(op: str, device: str = "cpu") -> list[str]:
 
 def tune(t: Tunable) -> TuneResult:
     """Times every applicable algorithm of `t.op` on `t` (no cache)."""
-    known = known_algorithms(t.op, t.device)
+    known = known_algorithms(t.op, t.device) + list(t.extra)
     x = _random_input(t.input_shape, t.dtype)
     layers: dict[str, Any] = {}
     measurements: dict[str, Measurement] = {}
@@ -355,14 +359,23 @@ def _reason(e: Exception) -> str:
 
 # ---- Many layers: the cache, the progress bar and the plan recorder -----------------
 
-# (op, layer name, Tunable, TuneResult) of every layer tuned inside record().
-_RECORDER: contextvars.ContextVar[Optional[list]] = contextvars.ContextVar("ai3_tuning_recorder", default=None)
+@dataclass
+class Recording:
+    """What record() saw: every layer tuned, (op, name, Tunable,
+    TuneResult), and every selection made, (op, name, input shape, choice),
+    including layers a later pass fuses away."""
+
+    tuned: list = field(default_factory=list)
+    selected: list = field(default_factory=list)
+
+
+_RECORDER: contextvars.ContextVar[Optional[Recording]] = contextvars.ContextVar("ai3_tuning_recorder", default=None)
 
 
 @contextlib.contextmanager
-def record() -> Iterator[list]:
-    """Collects the results of every layer tuned in the block (for plans)."""
-    found: list = []
+def record() -> Iterator[Recording]:
+    """Collects what selection and tuning do in the block (for plans)."""
+    found = Recording()
     token = _RECORDER.set(found)
     try:
         yield found
@@ -372,6 +385,12 @@ def record() -> Iterator[list]:
 
 def recording() -> bool:
     return _RECORDER.get() is not None
+
+
+def note_selection(op: str, names: Sequence[str], shapes: Sequence[Optional[tuple]], chosen: Sequence[str]) -> None:
+    recorder = _RECORDER.get()
+    if recorder is not None:
+        recorder.selected.extend(zip([op] * len(names), names, shapes, chosen))
 
 
 def _show_progress() -> bool:
@@ -388,7 +407,7 @@ def tune_all(tunables: Sequence[Tunable]) -> list[TuneResult]:
     todo: list[int] = []
     keys = [cache_key(t) for t in tunables]
     for i, (t, key) in enumerate(zip(tunables, keys)):
-        cached = cache_load(key, known_algorithms(t.op, t.device))
+        cached = cache_load(key, known_algorithms(t.op, t.device) + list(t.extra))
         results.append(cached)
         if cached is None:
             todo.append(i)
@@ -401,7 +420,7 @@ def tune_all(tunables: Sequence[Tunable]) -> list[TuneResult]:
                 cache_store(keys[i], results[i])
     recorder = _RECORDER.get()
     if recorder is not None:
-        recorder.extend((t.op, t.name, t, r) for t, r in zip(tunables, results))
+        recorder.tuned.extend((t.op, t.name, t, r) for t, r in zip(tunables, results))
     return results  # type: ignore[return-value]
 
 

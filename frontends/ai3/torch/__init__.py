@@ -126,22 +126,23 @@ def swap_operation(
 
 
 def _candidate(name: str, m: nn.Module, shape: Optional[tuple], replacement_class: type, dtype: torch.dtype) -> selection.Candidate:
-    """A layer to swap; "auto" times the ai3 module that would replace it."""
+    """A layer to swap; "auto" times the ai3 module that would replace it,
+    and PyTorch's own layer ("torch", kept where it is fastest)."""
 
     def make_layer(algorithm: str) -> Any:
-        new = replacement_class.from_torch(m, algorithm, name)
+        new = m if algorithm == "torch" else replacement_class.from_torch(m, algorithm, name)
 
         def run(x: np.ndarray) -> torch.Tensor:
             with torch.no_grad():
                 return new(torch.from_numpy(x))
 
-        run.algorithm = new.resolved_algorithm()
+        run.algorithm = algorithm if new is m else new.resolved_algorithm()
         return run
 
     weights = {k: tuple(p.shape) for k, p in m.named_parameters(recurse=False)}
     params = {"module": type(m).__name__, "config": m.extra_repr(), "weights": weights}
     dtype = next((p.dtype for p in m.parameters(recurse=False)), dtype)
-    return selection.Candidate(name, m, shape, make_layer, params, str(dtype).replace("torch.", ""), "NCHW", "torch")
+    return selection.Candidate(name, m, shape, make_layer, params, str(dtype).replace("torch.", ""), "NCHW", "torch", ("torch",))
 
 
 def swap_conv2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
