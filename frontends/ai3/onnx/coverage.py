@@ -124,7 +124,10 @@ def coverage(families: Optional[list[str]] = None, log: Any = None, opset: int =
             except Exception as e:  # the exporter's own failure, not ai3's
                 ok, reason = False, f"torch.onnx.export (opset {opset}) failed: {type(e).__name__}: {str(e).splitlines()[0]}"
             else:
-                ok, reason = check_file(family, path)
+                try:
+                    ok, reason = check_file(family, path)
+                except Exception as e:  # one broken family must not stop the table
+                    ok, reason = False, f"{type(e).__name__}: {e}"
                 os.remove(path)
             rows.append(Row(family, model, ok, reason))
             if log is not None:
