@@ -15,6 +15,10 @@ Runtime), prints the plan and those totals as rich tables, and writes into
   <name>.png        per-layer time by algorithm (log scale; layers with more
                     than one timed algorithm) and the end-to-end bars;
   <name>.plan.json  the plan (ai3.Plan.load it and pass it as a selector).
+
+With --keras, TensorFlow's thread pool and ai3's OpenMP threads share the
+cores; run with OMP_WAIT_POLICY=PASSIVE (as for any swapped Keras model,
+see ai3.keras) or each side's idle threads spin while the other works.
 """
 
 from __future__ import annotations
@@ -97,10 +101,14 @@ def _keras_model(name: str, shape: tuple[int, ...]) -> tuple[Any, Callable[[np.n
     make = getattr(keras.applications, name, None)
     if make is None or not callable(make):
         raise errors.InvalidArgument(f"no keras.applications model {name!r}")
+    import tensorflow as tf
+
     model = make(weights=None, input_shape=tuple(shape[1:]))
+    # A traced graph, not eager op-by-op calls: Keras at its usual speed.
+    call = tf.function(lambda t: model(t, training=False))
 
     def run(x: np.ndarray) -> Any:
-        return model(x, training=False)
+        return call(x)
 
     return model, run
 
