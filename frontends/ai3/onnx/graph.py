@@ -316,7 +316,8 @@ class _Mapper:
         rank = lambda name: None if self.shapes.get(name) is None else len(self.shapes[name])  # noqa: E731
         found = [*patterns.find_gelus(nodes, self.constants.get, self.uses),
                  *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset),
-                 *patterns.find_attentions(nodes, self.constants.get, self.uses, rank, opset)]
+                 *patterns.find_attentions(nodes, self.constants.get, self.uses, rank, opset),
+                 *patterns.find_silus(nodes, self.uses)]
         for g in found:
             if not any(i in self.fused for i in g.nodes):  # (chains never overlap; be sure)
                 self.fused.update((i, g) for i in g.nodes)
@@ -391,6 +392,8 @@ class _Mapper:
         shape = self.shape(g.x)
         if isinstance(g, patterns.Gelu):
             return self.add("gelu", node, [x], {"approximate": "none"}, shape=shape)
+        if isinstance(g, patterns.Silu):
+            return self.add("silu", node, [x], shape=shape)
         if shape is None:
             raise _unsupported(node, "a layer norm of a tensor of unknown rank")
         rank = len(shape)
