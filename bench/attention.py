@@ -7,6 +7,13 @@ and of each ai3 algorithm, measured in this one process on the same
 threads, their ratio ai3 / PyTorch (below 1 means ai3 is faster), the
 largest difference from PyTorch's result and the workspace each algorithm
 keeps (naive: the whole (L, S) score matrix per head).
+
+On a machine shared with other work, run it with OMP_WAIT_POLICY=PASSIVE
+(both libraries then sleep rather than spin between parallel regions):
+spinning OpenMP threads of two runtimes (torch's and the core's) starve each
+other there, which costs the algorithms with many short parallel regions
+(naive and chunked: GEMMs and softmaxes per head or chunk) far more than flash
+(one parallel region per call).
 """
 
 from __future__ import annotations
