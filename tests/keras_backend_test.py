@@ -33,10 +33,6 @@ TOL = 1e-4
 CORE_OPS = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
 
 
-def has_ops(*ops: str) -> bool:
-    return all(op in CORE_OPS for op in ops)
-
-
 def need_ops(specs) -> None:
     """Skips the test when the core lacks an op its specs need."""
     missing = sorted({s.op for s in specs} - CORE_OPS)

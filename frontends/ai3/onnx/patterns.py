@@ -101,7 +101,7 @@ def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]]
             m2_at = only_reader(m1.output[0], "Mul")
             if m2_at is None:
                 continue
-            t, c2 = split(nodes[m2_at])
+            _, c2 = split(nodes[m2_at])
             rest = nodes[m2_at].input[1] if nodes[m2_at].input[0] == m1.output[0] else nodes[m2_at].input[0]
             if not ((other == x and _near(c2, 0.5)) or (other != x and rest == x)):
                 continue
