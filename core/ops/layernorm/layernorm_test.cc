@@ -21,7 +21,9 @@ template <typename T>
 void Case(const Shape& in, int64_t axes, bool w, bool b) {
   const DType dtype = sizeof(T) == 8 ? DType::kFloat64 : DType::kFloat32;
   auto xd = testing::RandomVector(NumElements(in), 4);
-  for (size_t i = 0; i < xd.size(); ++i) xd[i] = xd[i] * 3 + (i % 7 == 0 ? 100 : 0);
+  for (size_t i = 0; i < xd.size(); ++i) {
+    xd[i] = xd[i] * 3 + (i % 7 == 0 ? 100 : 0);  // some rows far from 0
+  }
   auto x = testing::Cast<T>(xd);
   const Shape norm(in.end() - axes, in.end());
   const int64_t d = NumElements(norm);

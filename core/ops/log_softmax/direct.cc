@@ -40,7 +40,9 @@ void LogSoftmaxSlices(const T* x, T* y, int64_t len, int64_t inner,
   for (int64_t k = 0; k < len; ++k) {
     const T* __restrict xk = x + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) sum[i] += vmath::Exp(xk[i] - m[i], range);
+    for (int64_t i = 0; i < width; ++i) {
+      sum[i] += vmath::Exp(xk[i] - m[i], range);
+    }
   }
   for (int64_t i = 0; i < width; ++i) m[i] += std::log(sum[i]);
   for (int64_t k = 0; k < len; ++k) {

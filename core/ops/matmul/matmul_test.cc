@@ -1,7 +1,8 @@
 // matmul against a naive triple loop in double over operand pairs covering
 // 1-D operands, plain 2-D, batched, broadcast batch dims on either side,
-// large products (the GEMM path), many small ones (the batch-parallel path),
-// K = 0 and empty batches; both dtypes; the constant form; errors.
+// large products (the GEMM paths), batches of smaller ones (the
+// batch-parallel path), K = 0 and empty batches; both dtypes; the constant
+// form; errors.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -102,6 +103,7 @@ int Main() {
       {{2, 3, 7}, {7}, {2, 3}},
       {{2, 130, 70}, {70, 90}, {2, 130, 90}},
       {{3, 100, 80}, {3, 80, 120}, {3, 100, 120}},
+      {{2, 300, 260}, {2, 260, 256}, {2, 300, 256}},  // one GEMM each
       {{2, 12, 49, 32}, {2, 12, 32, 49}, {2, 12, 49, 49}},
       {{2, 3, 0}, {2, 0, 4}, {2, 3, 4}},
       {{0, 3, 5}, {5, 4}, {0, 3, 4}},

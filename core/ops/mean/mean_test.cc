@@ -93,7 +93,8 @@ int Main() {
               [&] { layer.OutputShape(xt); });
   a.axes = {1, -1};
   Layer<MeanAttrs> twice("m", a, {}, "direct");
-  ExpectError("twice", ErrorKind::kShape, "axis -1 (dimension 1) is given twice",
+  ExpectError("twice", ErrorKind::kShape,
+              "axis -1 (dimension 1) is given twice",
               [&] { twice.OutputShape(xt); });
   std::printf("mean: %d cases, %d failed\n", ran, testing::Failures());
   return testing::Failures() != 0;

@@ -35,7 +35,8 @@ class DirectKernel : public Kernel {
     const int64_t s = shift[rank - 1];
     const int64_t rows = input.numel() / inner;
     const int64_t row_bytes = inner * elem;
-#pragma omp parallel for schedule(static) if (rows * row_bytes >= kParallelBytes)
+    const bool parallel = rows * row_bytes >= kParallelBytes;
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t r = 0; r < rows; ++r) {
       // The source row: each coordinate moved back by its shift.
       int64_t rest = r, src = 0, stride = 1;

@@ -76,7 +76,9 @@ int Main() {
   ExpectError("lengths", ErrorKind::kInvalidArgument,
               "shifts and axes must have one length >= 1, got 2 shifts and 1 "
               "axes",
-              [&] { Layer<RollAttrs>("r", RollAttrs{{1, 2}, {0}}, {}, "direct"); });
+              [&] {
+                Layer<RollAttrs>("r", RollAttrs{{1, 2}, {0}}, {}, "direct");
+              });
   Layer<RollAttrs> layer("r", RollAttrs{{1}, {-3}}, {}, "direct");
   ExpectError("axis", ErrorKind::kShape,
               "roll layer 'r' (direct): axis -3 is out of range",
