@@ -44,7 +44,9 @@ def test_explore_torchvision_model(tmp_path):
     assert "concat" in [lp.op for lp in plan.layers]
 
 
-def test_python_m_ai3_explore_onnx(tmp_path):
+@pytest.mark.parametrize("command", [["-m", "ai3", "explore"], [explore.__file__]], ids=["python-m-ai3", "script"])
+def test_explore_onnx_from_the_command_line(tmp_path, command):
+    # "script" is how `bazel run //:explore` starts it: the file itself.
     torch.manual_seed(0)
     net = nn.Sequential(
         nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
@@ -55,7 +57,7 @@ def test_python_m_ai3_explore_onnx(tmp_path):
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     done = subprocess.run(
-        [sys.executable, "-m", "ai3", "explore", "--onnx", str(path), "--out", str(out)],
+        [sys.executable, *command, "--onnx", str(path), "--out", str(out)],
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]

@@ -26,12 +26,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
 
-import numpy as np
+if __name__ == "__main__":
+    # Run as a file (`bazel run //:explore`), this folder is sys.path[0]: ai3's
+    # own torch/keras/onnx subpackages there would shadow the frameworks.
+    # (Python puts the script's real folder there: runfiles are symlinks.)
+    _here = {os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.realpath(__file__))}
+    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) not in _here]
 
-from ai3 import errors, plans, tuning
+from pathlib import Path  # noqa: E402
+from typing import Any, Callable, Optional, Sequence  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from ai3 import errors, plans, tuning  # noqa: E402
 
 
 def _parser() -> argparse.ArgumentParser:
