@@ -421,7 +421,7 @@ void Model::MakePlan(const Tensor& input) {
   plan_ = std::move(plan);
 }
 
-Shape Model::PrepareLocked(const Tensor& input) {
+const Shape& Model::PrepareLocked(const Tensor& input) {
   CheckModelTensor(input, "model input");
   if (!plan_.valid || plan_.input_shape != input.shape ||
       plan_.dtype != input.dtype || plan_.device != input.device ||

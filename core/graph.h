@@ -164,7 +164,9 @@ class Model {
   void CheckInputId(int input, const std::string& context) const;
   int AddNode(Node node);
   void MakePlan(const Tensor& input);
-  Shape PrepareLocked(const Tensor& input);
+  // A reference to the plan's output shape: Forward calls it on every pass
+  // and must not copy (allocate) a Shape.
+  const Shape& PrepareLocked(const Tensor& input);
 
   mutable std::mutex mutex_;
   std::vector<Node> nodes_;

@@ -1,8 +1,8 @@
 // GEMM through well-kept math libraries, row-major:
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
-// float32 goes to oneDNN's dnnl_sgemm (the fastest SGEMM measured on the
-// target machines), float64 to OpenBLAS' cblas_dgemm (oneDNN has no DGEMM).
-// Both thread over OpenMP; call it from outside parallel regions.
+// Both dtypes go to OpenBLAS (cblas_sgemm / cblas_dgemm, its OpenMP build),
+// which allocates nothing per call (see gemm.cc for why not oneDNN's sgemm).
+// It threads over OpenMP; call it from outside parallel regions.
 #ifndef AI3_CORE_MATH_GEMM_H_
 #define AI3_CORE_MATH_GEMM_H_
 

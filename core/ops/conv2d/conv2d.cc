@@ -92,15 +92,22 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
   return ImageShape(out, layout);
 }
 
+// Runs on every forward pass, after OutputShape accepted the input, so it
+// computes the output size directly instead of building Shapes (which would
+// allocate; a Model's forward allocates nothing).
 Conv2dGeometry GeometryOf(const Conv2dAttrs& a, const Shape& input_shape) {
-  ImageDims in = ImageDimsOf(input_shape, a.layout);
-  Tensor probe;
-  probe.shape = input_shape;
-  probe.dtype = a.dtype;
-  ImageDims out = ImageDimsOf(a.OutputShape(probe), a.layout);
+  const ImageDims in = ImageDimsOf(input_shape, a.layout);
+  const int64_t oh = (in.h + a.pad_top + a.pad_bottom -
+                      a.dilation_h * (a.kernel_h - 1) - 1) /
+                         a.stride_h +
+                     1;
+  const int64_t ow = (in.w + a.pad_left + a.pad_right -
+                      a.dilation_w * (a.kernel_w - 1) - 1) /
+                         a.stride_w +
+                     1;
   return {in.n,     in.c,         in.h,         in.w,
-          out.c,    out.h,        out.w,        a.groups,
-          in.c / a.groups,        out.c / a.groups,
+          a.out_channels,         oh,           ow,
+          a.groups, in.c / a.groups,            a.out_channels / a.groups,
           a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
           a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w,
           a.layout};

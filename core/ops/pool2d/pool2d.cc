@@ -136,10 +136,16 @@ Shape AdaptiveAvgPool2dAttrs::OutputShape(const Tensor& input) const {
 
 Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
                                 const Shape& input_shape) {
-  Tensor probe;
-  probe.shape = input_shape;
-  ImageDims in = ImageDimsOf(input_shape, a.layout);
-  ImageDims out = ImageDimsOf(a.WindowOutputShape(probe), a.layout);
+  // Runs on every forward pass, after OutputShape accepted the input: the
+  // output size is computed directly, building no Shape (which would
+  // allocate; a Model's forward allocates nothing).
+  const ImageDims in = ImageDimsOf(input_shape, a.layout);
+  const ImageDims out{
+      in.n, in.c,
+      PoolOutputSize(in.h, a.kernel_h, a.pad_top, a.pad_bottom, a.stride_h,
+                     a.dilation_h, a.ceil_mode),
+      PoolOutputSize(in.w, a.kernel_w, a.pad_left, a.pad_right, a.stride_w,
+                     a.dilation_w, a.ceil_mode)};
   return {in.n,
           in.c,
           in.h,
