@@ -46,3 +46,87 @@ def format_table(headers: list[str], rows: list[list[str]]) -> str:
         for r in rows
     ]
     return "\n".join(out)
+
+
+def met(value: float, limit: float, higher_is_better: bool = False) -> str:
+    """The met/not-met cell of a target row: 'met' when value is on the
+    right side of limit."""
+    ok = value >= limit if higher_is_better else value <= limit
+    return "met" if ok else "NOT met"
+
+
+def results_dir(flag_value: str = "") -> str:
+    """Where a bench writes its markdown table and PNG: the flag's folder, or
+    bench/results/ of the source tree (`bazel run` sets
+    BUILD_WORKSPACE_DIRECTORY to it), or next to this file."""
+    import os
+
+    if flag_value:
+        path = flag_value
+    elif os.environ.get("BUILD_WORKSPACE_DIRECTORY"):
+        path = os.path.join(os.environ["BUILD_WORKSPACE_DIRECTORY"], "bench", "results")
+    else:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def markdown_table(headers: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "/") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def machine_note() -> str:
+    """One line naming the CPU and its load, so a table read later says what
+    it was measured on (a loaded machine gives slower, noisier numbers)."""
+    import os
+    import platform
+
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    model = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run"
+
+
+def write_markdown(path: str, title: str, sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]) -> None:
+    """Writes `# title`, then per section a heading and a table, then notes."""
+    out = [f"# {title}", "", machine_note(), ""]
+    for heading, headers, rows in sections:
+        out += [f"## {heading}", "", markdown_table(headers, rows), ""]
+    out += [f"- {n}" for n in notes]
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[float]], ylabel: str, log: bool = False) -> None:
+    """A grouped bar chart (one group per row, one bar per series) as a PNG,
+    drawn with matplotlib's Agg backend (no display needed). NaN bars are
+    left out."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(series)) / 2), 4.5))
+    for k, (label, values) in enumerate(series.items()):
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(groups))]
+        ax.bar(xs, values, width=width, label=label)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    if log:
+        ax.set_yscale("log")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
