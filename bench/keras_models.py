@@ -27,6 +27,7 @@ flags.DEFINE_integer("batch", 1, "Batch size.")
 flags.DEFINE_integer("threads", 2, "Threads for TensorFlow (intra-op) and ai3 (OpenMP).")
 flags.DEFINE_integer("repeats", 5, "Timed runs per measurement (median kept).")
 flags.DEFINE_string("conv2d", "default", "The conv2d algorithm for swap_conv2d.")
+flags.DEFINE_string("results_dir", "", "Where to write keras_models.md / .png (default: bench/results).")
 flags.DEFINE_bool("eager", False, "Time model(x, training=False) eagerly instead of a tf.function of it.")
 
 INPUT_SIZE = {"InceptionV3": 299}
@@ -77,7 +78,23 @@ def main(argv: list[str]) -> None:
         f"\nkeras.applications models, batch {FLAGS.batch}, float32, {FLAGS.threads} threads, {mode}, "
         f"conv2d '{FLAGS.conv2d}'; ms are medians; err is relative to the output's max\n"
     )
-    print(timing.format_table(["model", "keras ms", "swap_conv2d ms", "ratio", "rel err"], rows))
+    headers = ["model", "keras ms", "swap_conv2d ms", "ratio", "rel err"]
+    print(timing.format_table(headers, rows))
+    # The Keras analogue of issue 6's swap_conv2d row: never slower than the
+    # unswapped model.
+    targets = [[r[0], "swap_conv2d <= 1.0x Keras", f"{r[3]}x", timing.met(float(r[3]), 1.0)] for r in rows]
+    print("\ntargets")
+    print(timing.format_table(["model", "target", "measured", "status"], targets))
+    out = timing.results_dir(FLAGS.results_dir)
+    timing.write_markdown(
+        os.path.join(out, "keras_models.md"),
+        f"keras.applications: Keras ({mode}) and ai3.keras.swap_conv2d",
+        [("targets", ["model", "target", "measured", "status"], targets), ("latency (ms, medians)", headers, rows)],
+        [],
+    )
+    chart = {"keras": [float(r[1]) for r in rows], "ai3 swap_conv2d": [float(r[2]) for r in rows]}
+    timing.bar_chart(os.path.join(out, "keras_models.png"), "Keras models: latency (ms, lower is better)", [r[0] for r in rows], chart, "ms", log=True)
+    print(f"\nwrote {out}/keras_models.md and keras_models.png")
 
 
 if __name__ == "__main__":

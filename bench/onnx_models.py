@@ -29,7 +29,8 @@ flags.DEFINE_integer("batch", 1, "Batch size.")
 flags.DEFINE_integer("threads", 2, "Threads for ONNX Runtime and ai3.")
 flags.DEFINE_integer("repeats", 5, "Timed runs per measurement (median kept).")
 flags.DEFINE_integer("opset", 17, "ONNX opset of the export.")
-flags.DEFINE_string("conv2d", "default", "The conv2d algorithm for both swaps.")
+flags.DEFINE_string("conv2d", "auto", "The conv2d selector for both swaps (\"auto\" measures each layer).")
+flags.DEFINE_string("results_dir", "", "Where to write onnx_models.md / .png (default: bench/results).")
 
 INPUT_SIZE = {"inception_v3": 299}
 KWARGS = {"googlenet": {"init_weights": False, "aux_logits": False}, "inception_v3": {"init_weights": False, "aux_logits": False}}
@@ -59,7 +60,8 @@ def main(argv: list[str]) -> None:
         so.inter_op_num_threads = 1
         return so
 
-    rows = []
+    rows, targets = [], []
+    chart = {"onnxruntime": [], "ai3 rewritten, in ORT": [], "ai3 swap_backend": []}
     for name in FLAGS.models:
         torch.manual_seed(0)
         module = getattr(torchvision.models, name)(weights=None, **KWARGS.get(name, {})).eval()
@@ -89,8 +91,13 @@ def main(argv: list[str]) -> None:
                 err_sb = float(np.abs(np.asarray(backend(x.numpy())) - want).max())
                 sb_s = timing.median_seconds(lambda: backend(x.numpy()), FLAGS.repeats)
                 sb = [f"{sb_s * 1e3:.1f}", f"{sb_s / ort_s:.2f}", f"{err_sb:.1e}", ""]
+                targets.append([name, "swap_backend <= 1.0x ORT", f"{sb_s / ort_s:.2f}x", timing.met(sb_s / ort_s, 1.0)])
             except ai3.Error as e:
+                sb_s = float("nan")
                 sb = ["-", "-", "-", f"swap_backend: {type(e).__name__}: " + str(e)[:60]]
+                targets.append([name, "swap_backend <= 1.0x ORT", "-", "NOT met (unsupported)"])
+        for key, t in zip(chart, (ort_s, rw_s, sb_s)):
+            chart[key].append(t * 1e3)
         rows.append(
             [name, f"{ort_s * 1e3:.1f}", f"{rw_s * 1e3:.1f}", f"{rw_s / ort_s:.2f}", f"{err_rw:.1e}", *sb]
         )
@@ -106,6 +113,19 @@ def main(argv: list[str]) -> None:
         )
     )
 
+    print("\nissue 6 targets")
+    print(timing.format_table(["model", "target", "measured", "status"], targets))
+    headers = ["model", "ORT ms", "rewritten-in-ORT ms", "ratio", "max err", "swap_backend ms", "ratio", "max err", "note"]
+    out = timing.results_dir(FLAGS.results_dir)
+    timing.write_markdown(
+        os.path.join(out, "onnx_models.md"),
+        "torchvision models via ONNX: ONNX Runtime and ai3",
+        [("targets", ["model", "target", "measured", "status"], targets), ("latency (ms, medians)", headers, rows)],
+        ["The rewritten graph runs ai3's convolutions as Python custom ops inside ORT (onnxruntime-extensions): "
+         "each call crosses into Python, so it is a correctness path more than a fast one."],
+    )
+    timing.bar_chart(os.path.join(out, "onnx_models.png"), "ONNX models: latency (ms, lower is better)", list(FLAGS.models), chart, "ms", log=True)
+    print(f"\nwrote {out}/onnx_models.md and onnx_models.png")
 
 if __name__ == "__main__":
     app.run(main)
