@@ -480,9 +480,10 @@ class _Mapper:
         if isinstance(layer, L.Permute):
             return self.add("permute", name, [x], layer, shape, {"dims": [0, *(int(d) for d in layer.dims)]})
         if isinstance(layer, L.BatchNormalization):
-            self.spatial(layer, shape)
+            if len(shape) not in (2, 3, 4):  # rank 2/3: BatchNorm1d, see spec.fold_batchnorm
+                raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 4")
             axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
-            if axis not in (-1, 3):
+            if axis not in (-1, len(shape) - 1):
                 raise _unsupported(layer, f"axis={layer.axis!r}; ai3 normalizes the channel axis (-1) of NHWC")
             if getattr(layer, "renorm", False):
                 raise _unsupported(layer, "batch renormalization")
