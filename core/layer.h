@@ -348,17 +348,8 @@ class MultiLayer : public LayerBase<Attrs> {
 
   void Forward(const std::vector<Tensor>& inputs,
                const Tensor& output) override {
-    Shape expected = OutputShape(inputs);
-    try {
-      CheckInputs(inputs, /*need_data=*/true);
-      this->CheckOutput(output, expected, inputs[0].dtype);
-      if (output.numel() == 0) return;
-      std::lock_guard<std::mutex> lock(this->run_mutex_);  // see Layer
-      this->workspace_.Reserve(multi_kernel_->InputsWorkspaceBytes(inputs));
-      multi_kernel_->RunInputs(inputs, output, this->workspace_.data());
-    } catch (const Error& e) {
-      throw e.WithContext(this->Context());
-    }
+    std::lock_guard<std::mutex> lock(this->run_mutex_);  // see Layer
+    ForwardLocked(inputs, output);
   }
 
   // The one-input interface, for layers that may take one input.
@@ -366,10 +357,48 @@ class MultiLayer : public LayerBase<Attrs> {
     return OutputShape(std::vector<Tensor>{input});
   }
   void Forward(const Tensor& input, const Tensor& output) override {
-    Forward(std::vector<Tensor>{input}, output);
+    std::lock_guard<std::mutex> lock(this->run_mutex_);
+    one_input_.resize(1);
+    one_input_[0] = input;  // reuses the vectors' storage: no allocation
+    ForwardLocked(one_input_, output);
   }
 
  private:
+  // Forward under run_mutex_. As Layer::Forward, the output shape and
+  // workspace size are kept for the last input shapes and dtype, so a
+  // Model's repeated passes allocate nothing here.
+  void ForwardLocked(const std::vector<Tensor>& inputs, const Tensor& output) {
+    bool same = planned_ && inputs.size() == planned_inputs_.size() &&
+                inputs[0].dtype == planned_dtype_;
+    for (size_t k = 0; same && k < inputs.size(); ++k) {
+      same = inputs[k].shape == planned_inputs_[k];
+    }
+    if (!same) {
+      planned_ = false;
+      planned_output_ = OutputShape(inputs);  // names the layer if it throws
+      try {
+        planned_workspace_ = multi_kernel_->InputsWorkspaceBytes(inputs);
+      } catch (const Error& e) {
+        throw e.WithContext(this->Context());
+      }
+      planned_inputs_.resize(inputs.size());
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        planned_inputs_[k] = inputs[k].shape;
+      }
+      planned_dtype_ = inputs[0].dtype;
+      planned_ = true;
+    }
+    try {
+      CheckInputs(inputs, /*need_data=*/true);
+      this->CheckOutput(output, planned_output_, inputs[0].dtype);
+      if (output.numel() == 0) return;
+      this->workspace_.Reserve(planned_workspace_);
+      multi_kernel_->RunInputs(inputs, output, this->workspace_.data());
+    } catch (const Error& e) {
+      throw e.WithContext(this->Context());
+    }
+  }
+
   void CheckInputs(const std::vector<Tensor>& inputs, bool need_data) const {
     this->CheckInputCount(inputs.size());
     static const char* const kNames[] = {"input 0", "input 1", "input 2",
@@ -385,6 +414,13 @@ class MultiLayer : public LayerBase<Attrs> {
     }
   }
 
+  // Guarded by run_mutex_: what ForwardLocked planned for the last inputs.
+  bool planned_ = false;
+  std::vector<Shape> planned_inputs_;
+  DType planned_dtype_ = DType::kFloat32;
+  Shape planned_output_;
+  size_t planned_workspace_ = 0;
+  std::vector<Tensor> one_input_;  // the one-input Forward's input, reused
   MultiInputKernel* multi_kernel_;  // kernel_, as what it is
 };
 

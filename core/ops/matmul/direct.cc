@@ -92,10 +92,19 @@ class DirectKernel : public MultiInputKernel {
                  void*) override {
     const Tensor& a = inputs[0];
     const Tensor& b = attrs_.has_other ? other_ : inputs[1];
-    const MatmulAttrs::Dims d = attrs_.DimsOf(a.shape, b.shape);
+    // The dims are kept for the last operand shapes (the layer runs one call
+    // at a time): working them out builds Shapes, and a Model's repeated
+    // passes should not allocate.
+    if (!planned_ || a.shape != a_shape_ || b.shape != b_shape_) {
+      planned_ = false;
+      dims_ = attrs_.DimsOf(a.shape, b.shape);
+      a_shape_ = a.shape;
+      b_shape_ = b.shape;
+      planned_ = true;
+    }
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
-      Matmul<T>(d, a.data_as<const T>(), b.data_as<const T>(),
+      Matmul<T>(dims_, a.data_as<const T>(), b.data_as<const T>(),
                 output.data_as<T>());
     });
   }
@@ -103,6 +112,9 @@ class DirectKernel : public MultiInputKernel {
  private:
   MatmulAttrs attrs_;
   Tensor other_;  // the layer's copy of the constant, if any
+  bool planned_ = false;
+  Shape a_shape_, b_shape_;
+  MatmulAttrs::Dims dims_;
 };
 
 class Direct : public Algorithm<MatmulAttrs> {
