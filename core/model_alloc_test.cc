@@ -1,0 +1,276 @@
+// ai3::Model allocates nothing on the heap per forward pass once it has run
+// an input of that shape: buffers and workspaces are planned by the first
+// call and reused (core/graph.h). This test replaces malloc and friends for
+// the whole process (every operator new goes through malloc too, as do the
+// OpenMP runtime and oneDNN) and counts the calls made during the 2nd..Nth
+// Forward, on every thread, for a small CNN run with each conv2d algorithm,
+// in float32 and float64. Any count above zero fails, naming the algorithm.
+//
+// Known exceptions, reported (printed) but not asserted -- open findings,
+// not properties this build has:
+//   - "guess" runs oneDNN's convolution primitive, whose execute() builds
+//     its argument map and memory objects on the heap inside the library on
+//     every call (~100 allocations per forward here).
+//   - Inputs so small that an op stays below its parallel threshold: those
+//     ops write `#pragma omp parallel ... if (n >= threshold)`, and libgomp
+//     mallocs (and frees) a one-thread team for every region whose if()
+//     is false. The asserted model therefore uses a 2x3x128x128 input, where
+//     every op runs its region on all threads (libgomp then reuses its
+//     team); the tiny-input count is printed alongside. Removing it needs
+//     the ops to skip the region instead of if(false) (not done yet).
+//   - The algorithms built on the GEMM library (gemm, kn2row, winograd):
+//     OpenBLAS's OpenMP build opens its own parallel regions with a thread
+//     count it picks per call (1 for small products), so libgomp allocates
+//     a new team whenever that count changes (2-18 allocations per forward
+//     here). Removing it needs a GEMM that threads with one fixed team
+//     (e.g. ai3's own packed GEMM on the implicit-gemm micro-kernel).
+//
+// A correctness property, not timing: a per-call allocation is a lock and a
+// page fault away from a latency spike, and the issue asks for none.
+#include <execinfo.h>
+#include <malloc.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/layer.h"
+#include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "core/ops/flatten/flatten.h"
+#include "core/ops/linear/linear.h"
+#include "core/ops/pool2d/pool2d.h"
+#include "core/ops/relu/relu.h"
+#include "core/testing/reference.h"
+
+// ---- Counting allocator ------------------------------------------------------
+// glibc's own entry points, which the replacements forward to.
+extern "C" {
+void* __libc_malloc(size_t);
+void* __libc_calloc(size_t, size_t);
+void* __libc_realloc(void*, size_t);
+void* __libc_memalign(size_t, size_t);
+void __libc_free(void*);
+}
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocations{0};
+// AI3_ALLOC_TRACE=N prints the call stacks of the first N counted
+// allocations to stderr (backtrace_symbols_fd does not allocate), to find
+// where one comes from.
+long g_trace = 0;
+inline void Count() {
+  if (g_counting.load(std::memory_order_relaxed)) {
+    const long n = g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (n < g_trace) {
+      void* frames[32];
+      const int depth = backtrace(frames, 32);
+      backtrace_symbols_fd(frames, depth, STDERR_FILENO);
+      write(STDERR_FILENO, "----\n", 5);
+    }
+  }
+}
+}  // namespace
+
+extern "C" {
+void* malloc(size_t n) {
+  Count();
+  return __libc_malloc(n);
+}
+void* calloc(size_t n, size_t size) {
+  Count();
+  return __libc_calloc(n, size);
+}
+void* realloc(void* p, size_t n) {
+  Count();
+  return __libc_realloc(p, n);
+}
+void* memalign(size_t align, size_t n) {
+  Count();
+  return __libc_memalign(align, n);
+}
+void* aligned_alloc(size_t align, size_t n) {
+  Count();
+  return __libc_memalign(align, n);
+}
+int posix_memalign(void** out, size_t align, size_t n) {
+  Count();
+  void* p = __libc_memalign(align, n);
+  if (!p && n) return ENOMEM;
+  *out = p;
+  return 0;
+}
+void free(void* p) { __libc_free(p); }
+}
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+
+template <typename T>
+constexpr DType DTypeOf() {
+  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+}
+
+// Weights for a layer: kept alive by the test (layers copy them anyway).
+template <typename T>
+Tensor Param(std::vector<std::vector<T>>* store, Shape shape, uint32_t seed) {
+  store->push_back(testing::Cast<T>(testing::RandomVector(NumElements(shape),
+                                                         seed)));
+  return Tensor{store->back().data(), DTypeOf<T>(), std::move(shape)};
+}
+
+template <typename T>
+std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
+                               const std::string& name, int64_t c, int64_t k,
+                               int64_t kernel, int64_t stride, bool relu,
+                               const std::string& algorithm) {
+  Conv2dAttrs a;
+  a.in_channels = c;
+  a.out_channels = k;
+  a.kernel_h = a.kernel_w = kernel;
+  a.stride_h = a.stride_w = stride;
+  a.pad_top = a.pad_bottom = a.pad_left = a.pad_right = kernel / 2;
+  a.has_bias = true;
+  a.dtype = DTypeOf<T>();
+  if (relu) a.activation = Activation::Clamp(0, 6);
+  std::vector<Tensor> params = {Param(store, {k, c, kernel, kernel}, k + 1),
+                                Param(store, {k}, k + 2)};
+  // Algorithms that cannot take a layer (winograd with stride 2) leave it
+  // to "gemm" (not "default", which may pick "guess"; see the file comment).
+  std::string why;
+  for (auto& [n, reason] :
+       Registry<Conv2dAttrs>::Get().Applicability(Device::kCPU, a)) {
+    if (n == algorithm) why = reason;
+  }
+  return std::make_shared<Layer<Conv2dAttrs>>(
+      name, a, params, why.empty() ? algorithm : "gemm");
+}
+
+// conv-relu6 (fused) -> maxpool -> conv -> batchnorm -> relu, a residual add
+// and a concat, a strided conv, flatten, linear: every node kind a
+// torchvision CNN has.
+template <typename T>
+long CountForwardAllocations(const std::string& algorithm, int64_t size) {
+  std::vector<std::vector<T>> store;
+  const DType dtype = DTypeOf<T>();
+  Model m;
+  auto relu = std::make_shared<Layer<ReluAttrs>>("relu", ReluAttrs{},
+                                                 std::vector<Tensor>{},
+                                                 "default");
+  const int c1 = m.AddLayer(Conv<T>(&store, "c1", 3, 8, 3, 1, true, algorithm),
+                            Model::kInput);
+  MaxPool2dAttrs pool;
+  pool.kernel_h = pool.kernel_w = pool.stride_h = pool.stride_w = 2;
+  const int p1 = m.AddLayer(
+      std::make_shared<Layer<MaxPool2dAttrs>>("pool", pool,
+                                              std::vector<Tensor>{}, "default"),
+      c1);
+  const int c2 =
+      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, false, algorithm), p1);
+  BatchNorm2dAttrs bn;
+  bn.channels = 8;
+  bn.dtype = dtype;
+  std::vector<Tensor> bn_params = {Param(&store, {8}, 40),
+                                   Param(&store, {8}, 41),
+                                   Param(&store, {8}, 42),
+                                   Param(&store, {8}, 43)};
+  for (T& v : store.back()) v = v * v + T(0.5);  // running_var > 0
+  const int b2 = m.AddLayer(std::make_shared<Layer<BatchNorm2dAttrs>>(
+                                "bn", bn, bn_params, "default"),
+                            c2);
+  const int r2 = m.AddLayer(relu, b2);
+  const int sum = m.AddAdd({r2, p1}, "add");
+  const int cat = m.AddConcat({sum, p1}, 1, "concat");
+  const int c3 =
+      m.AddLayer(Conv<T>(&store, "c3", 16, 4, 3, 2, true, algorithm), cat);
+  const int c4 =
+      m.AddLayer(Conv<T>(&store, "c4", 4, 4, 1, 1, false, algorithm), c3);
+  FlattenAttrs flat;
+  const int f = m.AddLayer(
+      std::make_shared<Layer<FlattenAttrs>>("flatten", flat,
+                                            std::vector<Tensor>{}, "default"),
+      c4);
+  LinearAttrs fc;
+  const int64_t last = (size / 2 - 1) / 2 + 1;  // after the pool and c3
+  fc.in_features = 4 * last * last;
+  fc.out_features = 5;
+  fc.has_bias = true;
+  fc.dtype = dtype;
+  m.AddLayer(std::make_shared<Layer<LinearAttrs>>(
+                 "fc", fc,
+                 std::vector<Tensor>{Param(&store, {5, 4 * last * last}, 50),
+                                     Param(&store, {5}, 51)},
+                 "default"),
+             f);
+
+  const Shape in_shape = {2, 3, size, size};
+  auto x = testing::Cast<T>(testing::RandomVector(NumElements(in_shape), 7));
+  Tensor xt{x.data(), dtype, in_shape};
+  const Shape out_shape = m.Prepare(xt);
+  std::vector<T> y(NumElements(out_shape)), first(y.size());
+  Tensor yt{y.data(), dtype, out_shape};
+  m.Forward(xt, yt);  // plans, sizes the workspaces, builds primitives
+  first = y;
+
+  g_allocations = 0;
+  g_counting = true;
+  for (int call = 0; call < 4; ++call) m.Forward(xt, yt);
+  g_counting = false;
+  Check(std::memcmp(y.data(), first.data(), y.size() * sizeof(T)) == 0,
+        algorithm + " " + Name(dtype) + ": repeated calls agree");
+  return g_allocations.load();
+}
+
+// The exceptions above: oneDNN's primitive, and the OpenBLAS-based ones.
+const std::set<std::string> kLibraryAllocates = {"guess", "gemm", "kn2row",
+                                                 "winograd"};
+
+int Main() {
+  if (const char* trace = std::getenv("AI3_ALLOC_TRACE")) {
+    void* frames[4];
+    backtrace(frames, 4);  // loads libgcc's unwinder now, not while counting
+    g_trace = std::atol(trace);
+  }
+  int checked = 0;
+  for (const std::string& algorithm :
+       Registry<Conv2dAttrs>::Get().Names(Device::kCPU)) {
+    if (algorithm == "custom") continue;
+    for (bool f64 : {false, true}) {
+      if (f64 && algorithm == "guess") continue;  // oneDNN: float32 only
+      auto count = [&](int64_t size) {
+        return f64 ? CountForwardAllocations<double>(algorithm, size)
+                   : CountForwardAllocations<float>(algorithm, size);
+      };
+      const long count64 = count(128), count12 = count(12);
+      std::printf(
+          "conv2d %-14s %s: %ld heap allocations in 4 forwards at 128x128, "
+          "%ld at 12x12 (not asserted: small ops' one-thread OpenMP "
+          "teams)\n",
+          algorithm.c_str(), f64 ? "float64" : "float32", count64, count12);
+      if (kLibraryAllocates.count(algorithm)) continue;  // see the top
+      Check(count64 == 0, "conv2d '" + algorithm + "' " +
+                              (f64 ? "float64" : "float32") + ": " +
+                              std::to_string(count64) +
+                              " heap allocations after the first forward");
+      ++checked;
+    }
+  }
+  std::printf("%d models checked, %d failed\n", checked, testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }
