@@ -14,6 +14,7 @@ import ai3
 import ai3.keras
 import ai3.onnx
 from ai3 import tuning
+import pytest_main
 
 
 @pytest.fixture(autouse=True)
@@ -132,3 +133,7 @@ def test_onnx_plan_drives_swap_backend_and_rewrite(onnx_file, calls):
     rewritten = ai3.onnx.swap_conv2d(path, plan)
     assert onnx_algorithms(rewritten) == [c for _, _, c in plan.choices("conv2d")]
     assert calls["n"] == timed
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

@@ -14,6 +14,7 @@ from torch import nn
 
 import ai3
 from ai3 import explore
+import pytest_main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -75,3 +76,7 @@ def test_explore_rejects_bad_arguments(tmp_path):
         explore.main(["--onnx", str(tmp_path / "missing.onnx")])
     with pytest.raises(ai3.InvalidArgument, match="no torchvision model"):
         explore.main(["--model", "not_a_model"])
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

@@ -13,6 +13,7 @@ from torch import nn
 
 import ai3
 from ai3 import tuning
+import pytest_main
 
 SHAPE = (1, 3, 12, 12)
 
@@ -143,3 +144,7 @@ def test_bad_plan_files(tmp_path):
         ai3.plan(small_net(), None)
     with pytest.raises(ai3.InvalidArgument, match="ai3.plan takes"):
         ai3.plan(object(), SHAPE)
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

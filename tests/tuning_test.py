@@ -20,6 +20,7 @@ from torch import nn
 
 import ai3
 from ai3 import tuning
+import pytest_main
 
 SHAPE = (1, 3, 12, 12)
 
@@ -254,3 +255,7 @@ def test_tune_reports_why_an_algorithm_was_skipped(counting):
     assert notes["winograd"].note.startswith(tuning.NOT_APPLICABLE)
     assert not notes["winograd"].timed
     assert result.choice in [m.algorithm for m in result.measurements if m.timed]
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
