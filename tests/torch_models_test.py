@@ -20,6 +20,7 @@ import copy
 
 import pytest
 import torch
+import torchvision
 
 import ai3
 import pytest_main
