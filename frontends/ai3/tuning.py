@@ -309,31 +309,49 @@ def known_algorithms(op: str, device: str = "cpu") -> list[str]:
     return [name for o, name, dev in _core.algorithms() if o == op and dev == device]
 
 
+def _on_device(device: str) -> tuple[Callable[[], Any], Callable[..., Any], Callable[..., tuple[float, int, bool]]]:
+    """How to build, feed and time candidates on `device`: (a context the
+    layers are built in, a fixed-seed input maker, the timer). On a GPU the
+    layers are prepared there and timed with CUDA events (ai3.cuda_timing),
+    since wall-clock time would only see the kernel launches."""
+    if device == "cpu":
+        return contextlib.nullcontext, _random_input, measure
+    from ai3 import cuda, cuda_timing
+
+    return (
+        lambda: cuda.layer_device(device),
+        lambda shape, dtype: cuda_timing.random_input(shape, dtype, device),
+        cuda_timing.measure,
+    )
+
+
 def tune(t: Tunable) -> TuneResult:
     """Times every applicable algorithm of `t.op` on `t` (no cache)."""
     known = known_algorithms(t.op, t.device) + list(t.extra)
-    x = _random_input(t.input_shape, t.dtype)
+    place, make_input, timer = _on_device(t.device)
+    x = make_input(t.input_shape, t.dtype)
     layers: dict[str, Any] = {}
     measurements: dict[str, Measurement] = {}
-    for algorithm in known:
+    with place():
+        for algorithm in known:
+            try:
+                layers[algorithm] = t.make_layer(algorithm)
+            except errors.AlgorithmNotApplicable as e:
+                measurements[algorithm] = Measurement(algorithm, note=f"{NOT_APPLICABLE}: {_reason(e)}")
+            except errors.Error as e:  # e.g. a dtype only some algorithms take
+                measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
+        # The core's own pick first: it is usually fast, so the others can be
+        # cut short against it.
         try:
-            layers[algorithm] = t.make_layer(algorithm)
-        except errors.AlgorithmNotApplicable as e:
-            measurements[algorithm] = Measurement(algorithm, note=f"{NOT_APPLICABLE}: {_reason(e)}")
-        except errors.Error as e:  # e.g. a dtype only some algorithms take
-            measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
-    # The core's own pick first: it is usually fast, so the others can be
-    # cut short against it.
-    try:
-        preferred = getattr(t.make_layer("default"), "algorithm", None)
-    except errors.Error:
-        preferred = None
+            preferred = getattr(t.make_layer("default"), "algorithm", None)
+        except errors.Error:
+            preferred = None
     order = sorted(layers, key=lambda a: (a != preferred, known.index(a)))
     best: Optional[float] = None
     for algorithm in order:
         layer = layers[algorithm]
         try:
-            seconds, samples, early = measure(layer, x, best)
+            seconds, samples, early = timer(layer, x, best)
         except errors.Error as e:  # e.g. a shape this algorithm cannot run
             measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
             continue
