@@ -1,6 +1,7 @@
 """ai3_op: the three targets every op package under core/ops/ has."""
 
 load("//core:copts.bzl", "AI3_COPTS")
+load("//third_party/cuda:cuda.bzl", "cuda_library")
 
 def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []):
     """Declares an op's package.
@@ -54,4 +55,22 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
             "//core:base",
             "//core/testing:reference",
         ] + test_deps,
+    )
+
+def ai3_cuda_algorithms(hdrs = [], deps = []):
+    """The :algorithms target of an op's CUDA package (core/ops/<op>/cuda):
+    every .cu and .cc file there, one algorithm each registering itself for
+    Device::kCUDA, built by nvcc under --config=cuda only (cuda_library).
+    It depends on the op's attributes (the parent package), the core and the
+    CUDA runtime helpers; `deps` adds libraries such as cuDNN or cuBLAS."""
+    cuda_library(
+        name = "algorithms",
+        srcs = native.glob(["*.cu", "*.cc"]),
+        hdrs = hdrs,
+        visibility = ["//visibility:public"],
+        deps = [
+            "//core:base",
+            "//core/cuda:runtime",
+            "//" + native.package_name().rsplit("/", 1)[0],
+        ] + deps,
     )
