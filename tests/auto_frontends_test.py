@@ -13,27 +13,8 @@ from torch import nn
 import ai3
 import ai3.keras
 import ai3.onnx
-from ai3 import tuning
 import pytest_main
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    count = {"n": 0}
-    real = tuning.measure
-
-    def counting(layer, x, best=None):
-        count["n"] += 1
-        return real(layer, x, best)
-
-    monkeypatch.setattr(tuning, "measure", counting)
-    return count
+from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
 
 
 # ---- Keras (NHWC) -------------------------------------------------------------------
@@ -51,18 +32,18 @@ def keras_model():
     return keras.Model(inp, keras.layers.Dense(4)(x))
 
 
-def test_keras_swap_conv2d_auto_matches_keras(calls):
+def test_keras_swap_conv2d_auto_matches_keras(counting):
     model = keras_model()
     x = np.random.default_rng(0).standard_normal(KERAS_SHAPE).astype(np.float32)
     swapped = ai3.keras.swap_conv2d(model, "auto", KERAS_SHAPE)
     chosen = ai3.keras.chosen_algorithms(swapped)
     assert [op for _, op, _ in chosen] == ["conv2d", "conv2d"]
     assert chosen[1][2] != "winograd"
-    assert calls["n"] > 0
+    assert counting.calls > 0
     np.testing.assert_allclose(swapped(x).numpy(), model(x).numpy(), rtol=1e-4, atol=1e-4)
 
 
-def test_keras_swap_backend_auto_every_op_and_plan(calls, tmp_path):
+def test_keras_swap_backend_auto_every_op_and_plan(counting, tmp_path):
     model = keras_model()
     x = np.random.default_rng(1).standard_normal(KERAS_SHAPE).astype(np.float32)
     built = ai3.keras.swap_backend(model, ai3.selection.EveryOp("auto"), KERAS_SHAPE)
@@ -70,9 +51,9 @@ def test_keras_swap_backend_auto_every_op_and_plan(calls, tmp_path):
     plan = ai3.plan(model, KERAS_SHAPE)
     assert plan.frontend == "keras"
     plan.save(tmp_path / "k.json")
-    timed = calls["n"]
+    timed = counting.calls
     again = ai3.keras.swap_backend(model, ai3.Plan.load(tmp_path / "k.json"), KERAS_SHAPE)
-    assert calls["n"] == timed
+    assert counting.calls == timed
     assert again.layers() == plan.model.layers()
 
 
@@ -109,7 +90,7 @@ def run_session(model, x):
     return ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
 
 
-def test_onnx_rewrite_auto_matches_torch(onnx_file, calls):
+def test_onnx_rewrite_auto_matches_torch(onnx_file, counting):
     path, net = onnx_file
     x = np.random.default_rng(0).standard_normal(ONNX_SHAPE).astype(np.float32)
     expected = net(torch.from_numpy(x)).detach().numpy()
@@ -117,22 +98,22 @@ def test_onnx_rewrite_auto_matches_torch(onnx_file, calls):
     chosen = onnx_algorithms(convs)
     assert len(chosen) == 2 and chosen[1] != "winograd"
     assert all(a in ai3.algorithms()["conv2d"] for a in chosen)
-    assert calls["n"] > 0
+    assert counting.calls > 0
     np.testing.assert_allclose(run_session(convs, x), expected, rtol=1e-4, atol=1e-4)
     linear = ai3.onnx.swap_linear(path, ["auto"], ONNX_SHAPE)
     np.testing.assert_allclose(run_session(linear, x), expected, rtol=1e-4, atol=1e-4)
 
 
-def test_onnx_plan_drives_swap_backend_and_rewrite(onnx_file, calls):
+def test_onnx_plan_drives_swap_backend_and_rewrite(onnx_file, counting):
     path, net = onnx_file
     x = np.random.default_rng(2).standard_normal(ONNX_SHAPE).astype(np.float32)
     plan = ai3.plan(path, ONNX_SHAPE)
     assert plan.frontend == "onnx"
     np.testing.assert_allclose(plan.model(x), net(torch.from_numpy(x)).detach().numpy(), rtol=1e-4, atol=1e-4)
-    timed = calls["n"]
+    timed = counting.calls
     rewritten = ai3.onnx.swap_conv2d(path, plan)
     assert onnx_algorithms(rewritten) == [c for _, _, c in plan.choices("conv2d")]
-    assert calls["n"] == timed
+    assert counting.calls == timed
 
 
 if __name__ == "__main__":

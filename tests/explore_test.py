@@ -15,14 +15,15 @@ from torch import nn
 import ai3
 from ai3 import explore
 import pytest_main
+from tuning_fixtures import cache  # noqa: F401 (fixture)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
+def outside_bazel_run(cache, monkeypatch):
+    # explore puts a relative --out under BUILD_WORKING_DIRECTORY when
+    # `bazel run` sets it; these tests run it as a user would, outside Bazel.
     monkeypatch.delenv("BUILD_WORKING_DIRECTORY", raising=False)
 
 

@@ -14,27 +14,9 @@ from torch import nn
 import ai3
 from ai3 import tuning
 import pytest_main
+from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
 
 SHAPE = (1, 3, 12, 12)
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
-
-
-@pytest.fixture
-def calls(monkeypatch):
-    count = {"n": 0}
-    real = tuning.measure
-
-    def counting(layer, x, best=None):
-        count["n"] += 1
-        return real(layer, x, best)
-
-    monkeypatch.setattr(tuning, "measure", counting)
-    return count
 
 
 class Block(nn.Module):
@@ -61,13 +43,13 @@ def small_net() -> nn.Module:
     ).eval()
 
 
-def test_plan_lists_candidates_and_choices(calls):
+def test_plan_lists_candidates_and_choices(counting):
     net = small_net()
     plan = ai3.plan(net, SHAPE)
     assert isinstance(plan, ai3.Plan)
     ops = [lp.op for lp in plan.layers]
     assert ops.count("conv2d") == 3 and "add" in ops and "linear" in ops
-    assert calls["n"] > 0
+    assert counting.calls > 0
     for lp in plan.layers:
         if lp.op == "add":
             assert lp.measurements == []  # run by the graph itself, not timed
@@ -99,7 +81,7 @@ def test_plan_prints_a_table():
     assert all(lp.measurements == [] for lp in plan.layers if lp.op != "conv2d")
 
 
-def test_plan_json_round_trip_reapplies_without_timing(tmp_path, calls):
+def test_plan_json_round_trip_reapplies_without_timing(tmp_path, counting):
     net = small_net()
     plan = ai3.plan(net, SHAPE)
     path = tmp_path / "plan.json"
@@ -108,14 +90,14 @@ def test_plan_json_round_trip_reapplies_without_timing(tmp_path, calls):
     assert data["frontend"] == "torch" and data["sample_input_shape"] == list(SHAPE)
     loaded = ai3.Plan.load(path)
     assert loaded.choices() == plan.choices()
-    timed = calls["n"]
+    timed = counting.calls
     model = ai3.swap_backend(net, loaded, SHAPE)
-    assert calls["n"] == timed  # no timing, no cache needed
+    assert counting.calls == timed  # no timing, no cache needed
     assert model.layers() == plan.model.layers()
     # The same plan drives the in-place swap: conv layers by module path.
     swapped = ai3.swap_conv2d(copy.deepcopy(net), loaded)
     assert [a for _, _, a in ai3.torch.chosen_algorithms(swapped)] == [c for _, _, c in plan.choices("conv2d")]
-    assert calls["n"] == timed
+    assert counting.calls == timed
 
 
 def test_plan_reapplied_with_a_different_shape_warns():

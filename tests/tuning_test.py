@@ -21,15 +21,9 @@ from torch import nn
 import ai3
 from ai3 import tuning
 import pytest_main
+from tuning_fixtures import CountingMeasure, cache, counting  # noqa: F401 (fixtures)
 
 SHAPE = (1, 3, 12, 12)
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("AI3_NO_PROGRESS", "1")
-    return tmp_path / "cache"
 
 
 def small_cnn() -> nn.Module:
@@ -42,33 +36,6 @@ def small_cnn() -> nn.Module:
         nn.Flatten(),
         nn.Linear(8 * 6 * 6, 5),
     ).eval()
-
-
-class CountingMeasure:
-    """Wraps ai3.tuning.measure, counting calls; with `rank`, returns a fake
-    time per algorithm instead of timing (lower wins)."""
-
-    def __init__(self, rank=None):
-        self.calls = 0
-        self.algorithms: list[str] = []
-        self.rank = rank
-        self.real = tuning.measure
-
-    def __call__(self, layer, x, best=None):
-        self.calls += 1
-        algorithm = getattr(layer, "algorithm", None)
-        self.algorithms.append(algorithm)
-        if self.rank is None:
-            return self.real(layer, x, best)
-        layer(x)  # it must still run
-        return self.rank(algorithm), 1, False
-
-
-@pytest.fixture
-def counting(monkeypatch):
-    counter = CountingMeasure()
-    monkeypatch.setattr(tuning, "measure", counter)
-    return counter
 
 
 def assert_matches_torch(swapped, net, shape=SHAPE):
