@@ -49,11 +49,16 @@ def _near(value: Optional[float], target: float) -> bool:
     return value is not None and abs(value - target) <= _RTOL * abs(target)
 
 
-def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int]) -> list[Gelu]:
-    """Every erf-GELU chain among `nodes` (a graph's nodes, in order).
-    `constant(name)` is a tensor's constant value or None; `uses` counts
-    each tensor's readers."""
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+def _producers(nodes: list[Any]) -> dict[str, int]:
+    """Each tensor's producing node (an index into `nodes`)."""
+    return {o: i for i, n in enumerate(nodes) for o in n.output if o}
+
+
+def _only_reader_of(nodes: list[Any], uses: dict[str, int]) -> Callable[[str, str], Optional[int]]:
+    """A function (tensor, op_type) -> the index of the one node reading
+    `tensor` if that node is an `op_type` and nothing else (not even the
+    graph's outputs, which `uses` counts) reads it; else None. A chain is
+    only fused when its inner tensors have no other use."""
     readers: dict[str, list[int]] = {}
     for i, n in enumerate(nodes):
         for name in n.input:
@@ -64,6 +69,16 @@ def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]]
         if uses.get(tensor, 0) != 1 or len(r) != 1 or nodes[r[0]].op_type != op_type:
             return None
         return r[0]
+
+    return only_reader
+
+
+def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int]) -> list[Gelu]:
+    """Every erf-GELU chain among `nodes` (a graph's nodes, in order).
+    `constant(name)` is a tensor's constant value or None; `uses` counts
+    each tensor's readers."""
+    producer = _producers(nodes)
+    only_reader = _only_reader_of(nodes, uses)
 
     def split(node: Any) -> tuple[Optional[str], Optional[float]]:
         """(the tensor operand, the scalar constant operand) of a binary node."""
@@ -134,17 +149,8 @@ def find_layernorms(nodes: list[Any], constant: Callable[[str], Optional[np.ndar
     """Every decomposed layer norm among `nodes`, found from its Pow(., 2)."""
     from onnx import helper
 
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
-    readers: dict[str, list[int]] = {}
-    for i, n in enumerate(nodes):
-        for name in n.input:
-            readers.setdefault(name, []).append(i)
-
-    def only_reader(tensor: str, op_type: str) -> Optional[int]:
-        r = readers.get(tensor, [])
-        if uses.get(tensor, 0) != 1 or len(r) != 1 or nodes[r[0]].op_type != op_type:
-            return None
-        return r[0]
+    producer = _producers(nodes)
+    only_reader = _only_reader_of(nodes, uses)
 
     def reduce_axes(node: Any) -> Optional[list[int]]:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
@@ -209,7 +215,7 @@ def find_attentions(nodes: list[Any], constant: Callable[[str], Optional[np.ndar
     `rank(name)` is a tensor's rank (None: unknown)."""
     from onnx import helper
 
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    producer = _producers(nodes)
 
     def single(tensor: str, op_type: str) -> Optional[int]:
         """The producer of `tensor` if it is an `op_type` read only here."""
@@ -289,7 +295,7 @@ class Silu:
 def find_silus(nodes: list[Any], uses: dict[str, int]) -> list[Silu]:
     """Mul(x, Sigmoid(x)) (torch exports nn.SiLU so before opset 22's
     Swish): one silu instead of two ops and a temporary."""
-    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    producer = _producers(nodes)
     found = []
     for mul_at, mul in enumerate(nodes):
         if mul.op_type != "Mul" or len(mul.input) != 2:
