@@ -1,10 +1,7 @@
-// log_softmax "direct": the input as [outer, axis, inner]. Per slice: the
-// max over the axis, the sum of exp(x - max) (vmath::Exp, which vectorises),
-// then y = x - (max + log(sum)).
-//   inner == 1 (the last axis): one task per row, passes along the row.
-//   inner > 1: one task per (outer, block of inner positions), each pass
-//     walking the axis with the block as the vectorised loop.
-// Tasks are split over OpenMP threads when there is enough work.
+// log_softmax "direct": the input as [outer, axis, inner], split into row and
+// block tasks by ForEachSoftmaxSlice (core/ops/softmax/slices.h). Per slice:
+// the max over the axis, the sum of exp(x - max) (vmath::Exp, which
+// vectorises), then y = x - (max + log(sum)).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -13,21 +10,19 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/log_softmax/log_softmax.h"
+#include "core/ops/softmax/slices.h"
 #include "core/ops/sigmoid/exp.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
-constexpr int64_t kParallelThreshold = 1 << 13;
-constexpr int64_t kBlock = 256;
-
 // Over `width` interleaved slices (x[k * inner + i], i < width), width 1
 // being a plain row.
 template <typename T>
 void LogSoftmaxSlices(const T* x, T* y, int64_t len, int64_t inner,
                       int64_t width, const vmath::ExpRange<T>& range) {
-  T m[kBlock], sum[kBlock];
+  T m[kSliceBlock], sum[kSliceBlock];
   for (int64_t i = 0; i < width; ++i) {
     m[i] = x[i];
     sum[i] = 0;
@@ -69,25 +64,13 @@ void LogSoftmaxRow(const T* __restrict x, T* __restrict y, int64_t len,
 
 template <typename T>
 void LogSoftmax(const SoftmaxAttrs::Split& s, const T* x, T* y) {
-  const int64_t slice = s.axis * s.inner;
-  const bool parallel = s.outer * slice >= kParallelThreshold;
   const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
-  if (s.axis == 0) return;
-  if (s.inner == 1) {
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < s.outer; ++o) {
-      LogSoftmaxRow<T>(x + o * s.axis, y + o * s.axis, s.axis, range);
-    }
-    return;
-  }
-  const int64_t blocks = (s.inner + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < s.outer * blocks; ++t) {
-    const int64_t o = t / blocks;
-    const int64_t i0 = (t % blocks) * kBlock;
-    LogSoftmaxSlices<T>(x + o * slice + i0, y + o * slice + i0, s.axis,
-                        s.inner, std::min(kBlock, s.inner - i0), range);
-  }
+  ForEachSoftmaxSlice(
+      s, x, y,
+      [&](const T* xr, T* yr) { LogSoftmaxRow<T>(xr, yr, s.axis, range); },
+      [&](const T* xb, T* yb, int64_t width) {
+        LogSoftmaxSlices<T>(xb, yb, s.axis, s.inner, width, range);
+      });
 }
 
 class DirectKernel : public Kernel {

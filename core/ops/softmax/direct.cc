@@ -1,13 +1,8 @@
-// softmax "direct": the input as [outer, axis, inner]. Three passes over
-// each slice (max, exp and sum, scale by 1/sum), all in the layer's dtype.
-//   inner == 1 (the last axis, the common case): one task per row; the
-//     passes run along the contiguous row, vectorised.
-//   inner > 1: one task per (outer, block of up to kBlock inner positions);
-//     each pass walks the axis with the block's positions as the vectorised
-//     loop, keeping the block's running max and sum on the stack.
-// Tasks are split over OpenMP threads when there is enough work; exp is
-// vmath::Exp (core/ops/sigmoid/exp.h), which vectorises where std::exp
-// would not.
+// softmax "direct": the input as [outer, axis, inner], split into row and
+// block tasks by ForEachSoftmaxSlice (slices.h). Three passes over each slice
+// (max, exp and sum, scale by 1/sum), all in the layer's dtype; a block keeps
+// its running max and sum on the stack. exp is vmath::Exp
+// (core/ops/sigmoid/exp.h), which vectorises where std::exp would not.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,16 +11,12 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/sigmoid/exp.h"
+#include "core/ops/softmax/slices.h"
 #include "core/ops/softmax/softmax.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
-
-// Below this many elements threads cost more than they save.
-constexpr int64_t kParallelThreshold = 1 << 13;
-// Inner positions per task when the axis is not the last.
-constexpr int64_t kBlock = 256;
 
 template <typename T>
 void SoftmaxRow(const T* __restrict x, T* __restrict y, int64_t len,
@@ -45,11 +36,11 @@ void SoftmaxRow(const T* __restrict x, T* __restrict y, int64_t len,
   for (int64_t k = 0; k < len; ++k) y[k] *= scale;
 }
 
-// Softmax over the axis of x[k * inner + i] for i < width (width <= kBlock).
+// Softmax over the axis of x[k * inner + i] for i < width (width <= kSliceBlock).
 template <typename T>
 void SoftmaxBlock(const T* x, T* y, int64_t len, int64_t inner,
                   int64_t width, const vmath::ExpRange<T>& range) {
-  T m[kBlock], sum[kBlock];
+  T m[kSliceBlock], sum[kSliceBlock];
   for (int64_t i = 0; i < width; ++i) {
     m[i] = x[i];
     sum[i] = 0;
@@ -79,25 +70,13 @@ void SoftmaxBlock(const T* x, T* y, int64_t len, int64_t inner,
 
 template <typename T>
 void Softmax(const SoftmaxAttrs::Split& s, const T* x, T* y) {
-  const int64_t slice = s.axis * s.inner;
-  const bool parallel = s.outer * slice >= kParallelThreshold;
   const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
-  if (s.inner == 1) {
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < s.outer; ++o) {
-      SoftmaxRow<T>(x + o * s.axis, y + o * s.axis, s.axis, range);
-    }
-    return;
-  }
-  const int64_t blocks = (s.inner + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < s.outer * blocks; ++t) {
-    const int64_t o = t / blocks;
-    const int64_t i0 = (t % blocks) * kBlock;
-    const int64_t width = std::min(kBlock, s.inner - i0);
-    SoftmaxBlock<T>(x + o * slice + i0, y + o * slice + i0, s.axis, s.inner,
-                    width, range);
-  }
+  ForEachSoftmaxSlice(
+      s, x, y,
+      [&](const T* xr, T* yr) { SoftmaxRow<T>(xr, yr, s.axis, range); },
+      [&](const T* xb, T* yb, int64_t width) {
+        SoftmaxBlock<T>(xb, yb, s.axis, s.inner, width, range);
+      });
 }
 
 class DirectKernel : public Kernel {
