@@ -25,7 +25,10 @@ def test_unavailable_reason_matches_is_available():
         assert "--config=cuda" in reason
 
 
-@pytest.mark.skipif(cuda.is_available(), reason="a GPU is available here")
+@pytest.mark.skipif(
+    cuda.is_available(),
+    reason="checks the refusal on machines without a GPU; with one, layers are built on it (tests/gpu/cuda_algorithms_test.py)",
+)
 def test_layer_device_cuda_refused_with_reason():
     with pytest.raises(ai3.UnsupportedOperation, match="cannot build a layer on cuda"):
         with cuda.layer_device("cuda"):
