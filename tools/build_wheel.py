@@ -2,9 +2,9 @@
 
 The wheel holds the `ai3` package sources, the `_core` extension and the
 math libraries the extension links that are not part of every Linux system
-(oneDNN, OpenBLAS and what they pull in), next to it: `_core.so` is linked
+(oneDNN, BLIS and what they pull in), next to it: `_core.so` is linked
 with an RPATH of $ORIGIN, so an environment without Debian's libdnnl or
-OpenBLAS still imports it.
+BLIS still imports it.
 """
 
 from __future__ import annotations

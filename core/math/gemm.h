@@ -1,8 +1,9 @@
 // GEMM through well-kept math libraries, row-major:
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
-// Both dtypes go to OpenBLAS (cblas_sgemm / cblas_dgemm, its OpenMP build),
-// which allocates nothing per call (see gemm.cc for why not oneDNN's sgemm).
-// It threads over OpenMP; call it from outside parallel regions.
+// Both dtypes go to BLIS (its OpenMP build), which allocates nothing per
+// call (see gemm.cc for why not oneDNN's sgemm or OpenBLAS). Called outside
+// a parallel region it uses all of OpenMP's threads; called inside one (to
+// run many small products side by side) it runs on the calling thread.
 #ifndef AI3_CORE_MATH_GEMM_H_
 #define AI3_CORE_MATH_GEMM_H_
 

@@ -1,11 +1,13 @@
 """Repository rule finding the CPU math libraries ai3's core links.
 
-- oneDNN (Debian's libdnnl-dev, 2.6): dnnl_sgemm for float32 GEMM (the
-  fastest SGEMM measured on the target machines) and its convolution
-  primitive, which is the "guess" conv2d algorithm.
-- OpenBLAS, OpenMP build (libopenblas-openmp-dev): cblas_dgemm for float64,
-  which oneDNN does not offer. The OpenMP build shares the OpenMP runtime
-  with oneDNN and with ai3's own loops instead of adding a pthread pool.
+- oneDNN (Debian's libdnnl-dev, 2.6): its convolution primitive, which is
+  the "guess" conv2d algorithm.
+- BLIS, OpenMP build (libblis-openmp-dev, 0.9): GEMM for both dtypes (why
+  BLIS and not dnnl_sgemm or OpenBLAS: core/math/gemm.cc). The OpenMP build
+  shares the OpenMP runtime with oneDNN and with ai3's own loops instead of
+  adding a pthread pool. Debian installs it beside the other BLIS builds
+  under its own directory, so it is linked by that path with an rpath, not
+  through the libblis.so alternative (which may name another build).
 
 Both are system packages that ./bazelw installs; the rule fails with that
 hint when they are missing rather than leaving a link error.
@@ -24,19 +26,17 @@ def _find(ctx, dirs, name):
 def _math_configure_impl(ctx):
     dnnl_inc = _find(ctx, _SEARCH_INCLUDE, "oneapi/dnnl/dnnl.h")
     dnnl_lib = _find(ctx, _SEARCH_LIB, "libdnnl.so")
-    blas_inc = _find(ctx, _SEARCH_INCLUDE + ["/usr/include/x86_64-linux-gnu"], "cblas.h")
-    blas_lib = _find(ctx, _SEARCH_LIB, "libopenblas.so")
+    blis_inc = _find(ctx, [d + "/blis-openmp" for d in _SEARCH_INCLUDE + ["/usr/include/x86_64-linux-gnu"]], "blis.h")
+    blis_lib = _find(ctx, [d + "/blis-openmp" for d in _SEARCH_LIB], "libblis.so")
     missing = []
     if not dnnl_inc or not dnnl_lib:
         missing.append("oneDNN (libdnnl-dev)")
-    if not blas_inc or not blas_lib:
-        missing.append("OpenBLAS (libopenblas-openmp-dev)")
+    if not blis_inc or not blis_lib:
+        missing.append("BLIS (libblis-openmp-dev)")
     if missing:
         fail("ai3: missing %s. Run ./bazelw, which installs them." % ", ".join(missing))
     ctx.symlink(dnnl_inc + "/oneapi", "dnnl_include/oneapi")
-    ctx.symlink(blas_inc + "/cblas.h", "blas_include/cblas.h")
-    if ctx.path(blas_inc + "/openblas_config.h").exists:
-        ctx.symlink(blas_inc + "/openblas_config.h", "blas_include/openblas_config.h")
+    ctx.symlink(blis_inc + "/blis.h", "blis_include/blis.h")
     ctx.file("BUILD", """\
 package(default_visibility = ["//visibility:public"])
 
@@ -48,13 +48,12 @@ cc_library(
 )
 
 cc_library(
-    name = "openblas",
-    hdrs = glob(["blas_include/*.h"]),
-    includes = ["blas_include"],
-    linkopts = ["-L{blas_lib}", "-lopenblas"],
+    name = "blis",
+    hdrs = ["blis_include/blis.h"],
+    includes = ["blis_include"],
+    linkopts = ["-L{blis_lib}", "-l:libblis.so.4", "-Wl,-rpath,{blis_lib}"],
 )
-""".format(dnnl_lib = dnnl_lib, blas_lib = blas_lib))
-    ctx.file("libs.bzl", "DNNL_LIB_DIR = %r\nOPENBLAS_LIB_DIR = %r\n" % (dnnl_lib, blas_lib))
+""".format(dnnl_lib = dnnl_lib, blis_lib = blis_lib))
 
 math_configure = repository_rule(
     implementation = _math_configure_impl,

@@ -1,6 +1,6 @@
 // attention "naive": the textbook formula, one batch entry at a time.
 // Materialises the full (L, S) score matrix, scale * q k^T, with a GEMM
-// (oneDNN for float32, OpenBLAS for float64), turns each row into
+// (ai3::Gemm, BLIS), turns each row into
 // probabilities (mask, causal, softmax), and multiplies by v with a second
 // GEMM. Memory: L * S elements of workspace, reused across batch entries --
 // 256 MiB at L = S = 8192 in float32, which is what flash avoids.

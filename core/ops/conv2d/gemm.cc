@@ -1,5 +1,5 @@
 // conv2d "gemm": im2col, then one GEMM per image and group through
-// ai3::Gemm (oneDNN SGEMM / OpenBLAS DGEMM).
+// ai3::Gemm (BLIS).
 //
 // NCHW: the columns matrix is col[(c, r, s), (oh, ow)], so
 //   Y_g[kg, OH*OW] = W_g[kg, cg*kh*kw] x col   (+ bias)

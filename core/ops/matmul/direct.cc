@@ -1,4 +1,4 @@
-// matmul "direct": GEMMs from core/math (oneDNN sgemm / OpenBLAS dgemm).
+// matmul "direct": GEMMs from core/math (BLIS).
 //   - right operand without batch (x @ W, a constant, ViT/Swin MLPs): the
 //     left operand's batch folds into M, one GEMM for everything;
 //   - otherwise one GEMM per output batch entry, operands located through
