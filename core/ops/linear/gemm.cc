@@ -1,5 +1,5 @@
-// linear "gemm": y[M, out] = x[M, in] * W^T through ai3::Gemm (BLIS), with the bias broadcast into y first and
-// accumulated by the GEMM (beta = 1). The default: a tuned GEMM beats loops
+// linear "gemm": y[M, out] = x[M, in] * W^T through ai3::Gemm (BLIS), with
+// the bias broadcast into y first and accumulated by the GEMM (beta = 1). The default: a tuned GEMM beats loops
 // at every size worth measuring.
 #include <cstdint>
 #include <memory>
