@@ -9,3 +9,14 @@ AI3_COPTS = [
     "-fopenmp",
     "-Wno-unknown-pragmas",
 ]
+
+# The extra flags of a kernel's AVX-512 build (a *_avx512.cc file, see
+# core/ops/defs.bzl and core/cpu.h): called only on CPUs that have these.
+# 512-bit vectors are preferred for the loops the compiler vectorises itself.
+AI3_AVX512_COPTS = [
+    "-mavx512f",
+    "-mavx512bw",
+    "-mavx512vl",
+    "-mavx512dq",
+    "-mprefer-vector-width=512",
+]

@@ -1,6 +1,6 @@
 """ai3_op: the three targets every op package under core/ops/ has."""
 
-load("//core:copts.bzl", "AI3_COPTS")
+load("//core:copts.bzl", "AI3_AVX512_COPTS", "AI3_COPTS")
 load("//third_party/cuda:cuda.bzl", "cuda_library")
 
 def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []):
@@ -10,6 +10,11 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
                    how its output shape follows from its input
     :algorithms    every other .cc file: one algorithm each, registering
                    itself (hence alwayslink)
+    :avx512        the *_avx512.cc files, if any: kernels an algorithm also
+                   builds for AVX-512 and picks at run time (core/cpu.h),
+                   compiled with AI3_AVX512_COPTS; a dependency of :algorithms
+    :avx512_symbols_test  that :avx512 defines nothing the AVX2 code could
+                   link to by mistake (core/ops/avx512_symbols_test.sh)
     :<name>_test   every algorithm against a naive reference
 
     extra_hdrs / deps: more headers and libraries of :<name> (e.g. a helper
@@ -27,13 +32,31 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
         ] + deps,
         visibility = ["//visibility:public"],
     )
+    avx512_srcs = native.glob(["*_avx512.cc"])
+    avx512_deps = []
+    if avx512_srcs:
+        native.cc_library(
+            name = "avx512",
+            srcs = avx512_srcs,
+            hdrs = native.glob(["*_kernel.h"]),
+            copts = AI3_COPTS + AI3_AVX512_COPTS,
+            deps = [":" + name, "//core:base"],
+        )
+        avx512_deps = [":avx512"]
+        native.sh_test(
+            name = "avx512_symbols_test",
+            srcs = ["//core/ops:avx512_symbols_test.sh"],
+            args = ["$(locations :avx512)"],
+            data = [":avx512"],
+        )
     native.cc_library(
         name = "algorithms",
         srcs = native.glob(
-            ["*.cc"],
+            ["*.cc", "*_kernel.h"],
             exclude = [
                 name + ".cc",
                 "*_test.cc",
+                "*_avx512.cc",
             ],
         ),
         copts = AI3_COPTS,
@@ -41,7 +64,7 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
             ":" + name,
             "//core:base",
             "//core:math",
-        ] + algorithm_deps,
+        ] + algorithm_deps + avx512_deps,
         alwayslink = 1,
         visibility = ["//visibility:public"],
     )

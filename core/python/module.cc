@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/cuda/device_bindings.h"
 #include "core/errors.h"
 #include "core/graph.h"
@@ -597,6 +598,11 @@ PYBIND11_MODULE(_core, m) {
         return out;
       },
       "Every (op, algorithm, device) this build offers.");
+
+  m.def(
+      "kernel_isa", [] { return std::string(IsaName(KernelIsa())); },
+      "The instruction set ai3's own kernels run with on this CPU: 'avx512' "
+      "or 'avx2' (AI3_ISA=avx2 forces the baseline; core/cpu.h).");
 
   BindAnyLayer(m);
   BindModel(m);
