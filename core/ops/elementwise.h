@@ -16,6 +16,7 @@
 
 #include "core/errors.h"
 #include "core/math/dispatch.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
@@ -66,16 +67,33 @@ class ElementwiseDirect : public Algorithm<Attrs> {
     void Run(const Tensor& input, const Tensor& output, void*) override {
       DispatchFloat(input.dtype, [&](auto zero) {
         using T = decltype(zero);
-        const Fn<T> fn(attrs_);
-        const T* __restrict x = input.data_as<const T>();
-        T* __restrict y = output.data_as<T>();
+        Apply<T> apply{Fn<T>(attrs_), input.data_as<const T>(),
+                       output.data_as<T>()};
+        HideFromOptimizer(apply.fn);  // its constants: see core/parallel.h
         const int64_t n = input.numel();
-#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
-        for (int64_t i = 0; i < n; ++i) y[i] = fn(x[i]);
+        ParallelRanges(0, n, n >= kParallelThreshold, apply);
       });
     }
 
    private:
+    // y[i] = fn(x[i]) over [lo, hi): the ParallelRanges body. Fn comes
+    // from an op's .cc, in an anonymous namespace; GCC warns about any type
+    // declared in a header that holds one (-Wsubobject-linkage), which is
+    // harmless here: each instantiation is used in that one .cc only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
+    template <typename T>
+    struct Apply {
+      Fn<T> fn;
+      const T* __restrict x;
+      T* __restrict y;
+      void operator()(int64_t lo, int64_t hi) const {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) y[i] = fn(x[i]);
+      }
+    };
+#pragma GCC diagnostic pop
+
     Attrs attrs_;
   };
 };

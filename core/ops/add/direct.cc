@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/ops/add/add.h"
+#include "core/parallel.h"
 
 namespace ai3 {
 namespace {
@@ -18,8 +19,7 @@ constexpr int64_t kBlock = 4096;
 template <typename T>
 void AddN(const T* const* x, int count, int64_t n, T* y) {
   const int64_t blocks = (n + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (n >= kParallelThreshold)
-  for (int64_t b = 0; b < blocks; ++b) {
+  ParallelFor(0, blocks, n >= kParallelThreshold, [&](int64_t b) {
     const int64_t begin = b * kBlock;
     const int64_t len = std::min(kBlock, n - begin);
     T* yb = y + begin;
@@ -27,7 +27,7 @@ void AddN(const T* const* x, int count, int64_t n, T* y) {
     if (count == 1) {
 #pragma omp simd
       for (int64_t i = 0; i < len; ++i) yb[i] = x0[i];
-      continue;
+      return;
     }
     const T* x1 = x[1] + begin;
 #pragma omp simd
@@ -37,7 +37,7 @@ void AddN(const T* const* x, int count, int64_t n, T* y) {
 #pragma omp simd
       for (int64_t i = 0; i < len; ++i) yb[i] += xk[i];
     }
-  }
+  });
 }
 
 }  // namespace

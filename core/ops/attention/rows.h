@@ -10,6 +10,7 @@
 
 #include "core/ops/attention/attention.h"
 #include "core/ops/sigmoid/exp.h"
+#include "core/parallel.h"
 
 namespace ai3 {
 namespace attention {
@@ -90,12 +91,11 @@ void ScoresToProbabilities(const AttentionGeometry& g, const T* mask,
                            int64_t n, int64_t i0, int64_t rows, int64_t cols,
                            T* p) {
   const vmath::ExpRange<T> range;
-#pragma omp parallel for schedule(static) if (rows * cols >= (1 << 14))
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(0, rows, rows * cols >= (1 << 14), [&](int64_t r) {
     T* row = p + r * cols;
     MaskScores(g, mask, n, i0 + r, 0, cols, row);
     SafeSoftmaxRow(row, cols, range);
-  }
+  });
 }
 
 }  // namespace attention

@@ -13,6 +13,7 @@
 #include "core/buffer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -26,15 +27,14 @@ void ScaleShiftNchw(const ImageDims& d, const T* scale, const T* shift,
                     const T* x, T* y) {
   const int64_t planes = d.n * d.c;
   const int64_t hw = d.h * d.w;
-#pragma omp parallel for schedule(static) if (planes * hw >= kParallelThreshold)
-  for (int64_t p = 0; p < planes; ++p) {
+  ParallelFor(0, planes, planes * hw >= kParallelThreshold, [&](int64_t p) {
     const T s = scale[p % d.c];
     const T b = shift[p % d.c];
     const T* __restrict xp = x + p * hw;
     T* __restrict yp = y + p * hw;
 #pragma omp simd
     for (int64_t i = 0; i < hw; ++i) yp[i] = xp[i] * s + b;
-  }
+  });
 }
 
 template <typename T>
@@ -42,15 +42,14 @@ void ScaleShiftNhwc(const ImageDims& d, const T* scale, const T* shift,
                     const T* x, T* y) {
   const int64_t pixels = d.n * d.h * d.w;
   const int64_t c = d.c;
-#pragma omp parallel for schedule(static) if (pixels * c >= kParallelThreshold)
-  for (int64_t p = 0; p < pixels; ++p) {
+  ParallelFor(0, pixels, pixels * c >= kParallelThreshold, [&](int64_t p) {
     const T* __restrict xp = x + p * c;
     T* __restrict yp = y + p * c;
     const T* __restrict s = scale;
     const T* __restrict b = shift;
 #pragma omp simd
     for (int64_t k = 0; k < c; ++k) yp[k] = xp[k] * s[k] + b[k];
-  }
+  });
 }
 
 class DirectKernel : public Kernel {

@@ -12,6 +12,7 @@
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/binary/binary.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -38,8 +39,7 @@ void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
   const int64_t step_a = ix.stride_a[ix.rank - 1];
   const int64_t step_b = ix.stride_b[ix.rank - 1];
   const bool parallel = rows * inner >= kParallelThreshold;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < rows * blocks; ++t) {
+  ParallelFor(0, rows * blocks, parallel, [&](int64_t t) {
     const int64_t row = t / blocks;
     const int64_t begin = (t % blocks) * kBlock;
     const int64_t len = std::min(kBlock, inner - begin);
@@ -63,7 +63,7 @@ void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
       const T v = Apply<Op>(pa[0], pb[0]);
       for (int64_t i = 0; i < len; ++i) py[i] = v;
     }
-  }
+  });
 }
 
 template <class Attrs>

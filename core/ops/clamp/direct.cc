@@ -8,6 +8,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/clamp/clamp.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -18,11 +19,13 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 
 template <typename T>
 void Clamp(const T* __restrict x, T* __restrict y, int64_t n, T lo, T hi) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = x[i] < lo ? lo : x[i];  // NaN < lo is false: NaN stays
-    y[i] = v > hi ? hi : v;
-  }
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t b, int64_t e) {
+#pragma omp simd
+    for (int64_t i = b; i < e; ++i) {
+      const T v = x[i] < lo ? lo : x[i];  // NaN < lo is false: NaN stays
+      y[i] = v > hi ? hi : v;
+    }
+  });
 }
 
 class DirectKernel : public Kernel {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/ops/concat/concat.h"
+#include "core/parallel.h"
 
 namespace ai3 {
 namespace {
@@ -29,19 +30,18 @@ void ConcatRows(const T* const* x, const int64_t* widths, int count,
   const int64_t items = outer * count * chunks;
   const bool parallel =
       outer * row * static_cast<int64_t>(sizeof(T)) >= kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t item = 0; item < items; ++item) {
+  ParallelFor(0, items, parallel, [&](int64_t item) {
     const int64_t j = item % chunks;
     const int k = static_cast<int>((item / chunks) % count);
     const int64_t o = item / chunks / count;
     const int64_t begin = j * chunk;
-    if (begin >= widths[k]) continue;
+    if (begin >= widths[k]) return;
     const int64_t len = std::min(chunk, widths[k] - begin);
     int64_t offset = 0;  // count is small (a handful of branches)
     for (int q = 0; q < k; ++q) offset += widths[q];
     std::memcpy(y + o * row + offset + begin, x[k] + o * widths[k] + begin,
                 len * sizeof(T));
-  }
+  });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/layernorm/layernorm.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -20,8 +21,7 @@ constexpr int64_t kParallelThreshold = 1 << 14;
 template <typename T>
 void LayerNorm(const T* x, T* y, int64_t rows, int64_t d, T eps,
                const T* weight, const T* bias) {
-#pragma omp parallel for schedule(static) if (rows * d >= kParallelThreshold)
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(0, rows, rows * d >= kParallelThreshold, [&](int64_t r) {
     const T* __restrict xr = x + r * d;
     T* __restrict yr = y + r * d;
     T sum = 0;
@@ -47,7 +47,7 @@ void LayerNorm(const T* x, T* y, int64_t rows, int64_t d, T eps,
 #pragma omp simd
       for (int64_t i = 0; i < d; ++i) yr[i] = (xr[i] - mean) * rstd;
     }
-  }
+  });
 }
 
 class DirectKernel : public Kernel {

@@ -19,6 +19,7 @@
 #include "core/math/gemm.h"
 #include "core/ops/binary/broadcast.h"
 #include "core/ops/matmul/matmul.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -66,12 +67,11 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c) {
     *pb = b + (ob + i * ix.stride_b[ix.rank - 1]) * k * n;
   };
   if (m * k * n <= kSmallProduct) {
-#pragma omp parallel for schedule(static) if (count * m * k * n >= (1 << 16))
-    for (int64_t t = 0; t < count; ++t) {
+    ParallelFor(0, count, count * m * k * n >= (1 << 16), [&](int64_t t) {
       const T *pa, *pb;
       operands(t, &pa, &pb);
       SmallProduct<T>(pa, pb, c + t * m * n, m, k, n);
-    }
+    });
     return;
   }
   for (int64_t t = 0; t < count; ++t) {

@@ -13,6 +13,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/mean/mean.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -89,10 +90,10 @@ void Mean(const Blocks& b, const T* x, T* y, int64_t in_numel,
   if (in_numel > 0) {
     if (!b.reduced[0] && b.count > 1) {
       const int64_t per = in_numel / b.size[0];
-#pragma omp parallel for schedule(static) if (in_numel >= kParallelThreshold)
-      for (int64_t o = 0; o < b.size[0]; ++o) {
-        Accumulate<T>(b, 1, x + o * per, y + o * b.out_stride[0]);
-      }
+      ParallelFor(0, b.size[0], in_numel >= kParallelThreshold,
+                  [&](int64_t o) {
+                    Accumulate<T>(b, 1, x + o * per, y + o * b.out_stride[0]);
+                  });
     } else {
       Accumulate<T>(b, 0, x, y);
     }

@@ -12,6 +12,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/pad2d/pad2d.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -38,15 +39,13 @@ void Pad(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
   const int64_t out_h = d.h + a.pad_top + a.pad_bottom;
   const int64_t rows = planes * out_h;
   const T value = static_cast<T>(a.value);
-#pragma omp parallel for schedule(static) if (rows * out_row >= \
-                                                  kParallelThreshold)
-  for (int64_t r = 0; r < rows; ++r) {
+  ParallelFor(0, rows, rows * out_row >= kParallelThreshold, [&](int64_t r) {
     const int64_t p = r / out_h;
     const int64_t h = r % out_h - a.pad_top;
     T* __restrict yr = y + r * out_row;
     if (h < 0 || h >= d.h) {
       Fill(yr, out_row, value);
-      continue;
+      return;
     }
     const T* __restrict xr = x + (p * d.h + h) * in_row;
     Fill(yr, left, value);
@@ -54,7 +53,7 @@ void Pad(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
 #pragma omp simd
     for (int64_t i = 0; i < in_row; ++i) mid[i] = xr[i];
     Fill(yr + left + in_row, right, value);
-  }
+  });
 }
 
 class DirectKernel : public Kernel {

@@ -15,6 +15,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/permute/permute.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -78,11 +79,10 @@ void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
   const int64_t inner = p.size[p.rank - 1];
   if (p.stride[p.rank - 1] == 1) {  // rows stay rows
     const int64_t rows = numel / inner;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r) {
+    ParallelFor(0, rows, parallel, [&](int64_t r) {
       std::memcpy(y + r * inner, x + Offset(p, p.rank - 1, r),
                   inner * sizeof(T));
-    }
+    });
     return;
   }
   if (p.rank == 1) {  // a single strided row
@@ -97,8 +97,7 @@ void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
   const int64_t b = inner, sb = p.stride[p.rank - 1];
   const int64_t batches = numel / (a * b);
   const int64_t ta = (a + kTile - 1) / kTile, tb = (b + kTile - 1) / kTile;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < batches * ta * tb; ++t) {
+  ParallelFor(0, batches * ta * tb, parallel, [&](int64_t t) {
     const int64_t batch = t / (ta * tb);
     const int64_t i0 = (t / tb % ta) * kTile, j0 = (t % tb) * kTile;
     const T* xb = x + Offset(p, p.rank - 2, batch);
@@ -107,7 +106,7 @@ void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
     for (int64_t i = i0; i < i1; ++i) {
       for (int64_t j = j0; j < j1; ++j) yb[i * b + j] = xb[i * sa + j * sb];
     }
-  }
+  });
 }
 
 class DirectKernel : public Kernel {

@@ -7,6 +7,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/relu/relu.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -17,8 +18,10 @@ constexpr int64_t kParallelThreshold = 1 << 15;
 
 template <typename T>
 void Relu(const T* __restrict x, T* __restrict y, int64_t n) {
-#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
+#pragma omp simd
+    for (int64_t i = lo; i < hi; ++i) y[i] = x[i] < T(0) ? T(0) : x[i];
+  });
 }
 
 class DirectKernel : public Kernel {

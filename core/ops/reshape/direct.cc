@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ops/reshape/reshape.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -23,11 +24,10 @@ class DirectKernel : public Kernel {
     const char* x = static_cast<const char*>(input.data);
     char* y = static_cast<char*>(output.data);
     const int64_t chunks = (bytes + kChunk - 1) / kChunk;
-#pragma omp parallel for schedule(static) if (chunks > 1)
-    for (int64_t c = 0; c < chunks; ++c) {
+    ParallelFor(0, chunks, chunks > 1, [&](int64_t c) {
       const int64_t begin = c * kChunk;
       std::memcpy(y + begin, x + begin, std::min(kChunk, bytes - begin));
-    }
+    });
   }
 };
 

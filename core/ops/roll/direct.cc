@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/ops/roll/roll.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -36,8 +37,7 @@ class DirectKernel : public Kernel {
     const int64_t rows = input.numel() / inner;
     const int64_t row_bytes = inner * elem;
     const bool parallel = rows * row_bytes >= kParallelBytes;
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t r = 0; r < rows; ++r) {
+    ParallelFor(0, rows, parallel, [&](int64_t r) {
       // The source row: each coordinate moved back by its shift.
       int64_t rest = r, src = 0, stride = 1;
       for (int d = rank - 2; d >= 0; --d) {
@@ -50,7 +50,7 @@ class DirectKernel : public Kernel {
       char* yr = y + r * row_bytes;
       std::memcpy(yr, xr + (inner - s) * elem, s * elem);
       std::memcpy(yr + s * elem, xr, (inner - s) * elem);
-    }
+    });
   }
 
  private:

@@ -10,6 +10,7 @@
 #include "core/math/dispatch.h"
 #include "core/ops/sigmoid/exp.h"
 #include "core/ops/sigmoid/sigmoid.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -21,12 +22,15 @@ constexpr int64_t kParallelThreshold = 1 << 13;
 
 template <typename T>
 void Sigmoid(const T* __restrict x, T* __restrict y, int64_t n) {
-  const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
-#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = x[i];
-    y[i] = T(1) / (T(1) + vmath::Exp(-v, range));
-  }
+  vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
+  HideFromOptimizer(range);
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
+#pragma omp simd
+    for (int64_t i = lo; i < hi; ++i) {
+      const T v = x[i];
+      y[i] = T(1) / (T(1) + vmath::Exp(-v, range));
+    }
+  });
 }
 
 class DirectKernel : public Kernel {

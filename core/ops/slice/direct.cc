@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/ops/slice/slice.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -25,12 +26,11 @@ class DirectKernel : public Kernel {
     char* y = static_cast<char*>(output.data);
     const int64_t rows = r.outer * r.count;
     const int64_t step = attrs_.step;
-#pragma omp parallel for schedule(static) if (rows * row >= kParallelBytes)
-    for (int64_t t = 0; t < rows; ++t) {
+    ParallelFor(0, rows, rows * row >= kParallelBytes, [&](int64_t t) {
       const int64_t o = t / r.count, k = t % r.count;
       const int64_t src = o * r.len + r.first + k * step;
       std::memcpy(y + t * row, x + src * row, row);
-    }
+    });
   }
 
  private:

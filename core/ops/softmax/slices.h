@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/ops/softmax/softmax.h"
+#include "core/parallel.h"
 
 namespace ai3 {
 
@@ -29,18 +30,17 @@ void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
   const int64_t slice = s.axis * s.inner;
   const bool parallel = s.outer * slice >= kParallelThreshold;
   if (s.inner == 1) {
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < s.outer; ++o) row(x + o * s.axis, y + o * s.axis);
+    ParallelFor(0, s.outer, parallel,
+                [&](int64_t o) { row(x + o * s.axis, y + o * s.axis); });
     return;
   }
   const int64_t blocks = (s.inner + kSliceBlock - 1) / kSliceBlock;
-#pragma omp parallel for schedule(static) if (parallel)
-  for (int64_t t = 0; t < s.outer * blocks; ++t) {
+  ParallelFor(0, s.outer * blocks, parallel, [&](int64_t t) {
     const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kSliceBlock;
     block(x + o * slice + i0, y + o * slice + i0,
           std::min(kSliceBlock, s.inner - i0));
-  }
+  });
 }
 
 }  // namespace ai3

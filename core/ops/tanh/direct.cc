@@ -15,6 +15,7 @@
 #include "core/math/dispatch.h"
 #include "core/ops/sigmoid/exp.h"
 #include "core/ops/tanh/tanh.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -49,18 +50,22 @@ inline T TanhSeries(T a) {  // a in [0, kSmall]
 template <typename T>
 void Tanh(const T* __restrict x, T* __restrict y, int64_t n) {
   // Variables, not literals: see exp.h.
-  const vmath::ExpRange<T> range;
-  const T small = static_cast<T>(kSmall);
-#pragma omp parallel for simd schedule(static) if (n >= kParallelThreshold)
-  for (int64_t i = 0; i < n; ++i) {
-    const T a = std::fabs(x[i]);
-    const T use_series = a < small ? T(1) : T(0);
-    const T series = TanhSeries(a < small ? a : small);  // finite everywhere
-    const T e = vmath::Exp(T(-2) * a, range);
-    const T big = (T(1) - e) / (T(1) + e);
-    y[i] = std::copysign(series * use_series + big * (T(1) - use_series),
-                         x[i]);
-  }
+  vmath::ExpRange<T> range;
+  T small = static_cast<T>(kSmall);
+  HideFromOptimizer(range);
+  HideFromOptimizer(small);
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
+#pragma omp simd
+    for (int64_t i = lo; i < hi; ++i) {
+      const T a = std::fabs(x[i]);
+      const T use_series = a < small ? T(1) : T(0);
+      const T series = TanhSeries(a < small ? a : small);  // finite everywhere
+      const T e = vmath::Exp(T(-2) * a, range);
+      const T big = (T(1) - e) / (T(1) + e);
+      y[i] = std::copysign(series * use_series + big * (T(1) - use_series),
+                           x[i]);
+    }
+  });
 }
 
 class DirectKernel : public Kernel {

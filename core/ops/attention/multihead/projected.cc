@@ -17,6 +17,7 @@
 #include "core/math/gemm.h"
 #include "core/ops/attention/attention.h"
 #include "core/ops/attention/multihead/multihead_attention.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -31,10 +32,9 @@ template <typename T>
 void Project(const T* x, int64_t rows, int64_t d_in, const T* w,
              int64_t d_out, const T* b, T* y, int64_t ldy) {
   if (b) {
-#pragma omp parallel for schedule(static) if (rows * d_out >= (1 << 14))
-    for (int64_t r = 0; r < rows; ++r) {
+    ParallelFor(0, rows, rows * d_out >= (1 << 14), [&](int64_t r) {
       std::copy(b, b + d_out, y + r * ldy);
-    }
+    });
   }
   Gemm<T>(false, true, rows, d_out, d_in, T(1), x, d_in, w, d_in,
           b ? T(1) : T(0), y, ldy);
@@ -54,8 +54,7 @@ template <typename T, bool kToHeads>
 void CopyHeads(const TokenRows& row, int64_t heads, int64_t hd, T* rows,
                int64_t ld, T* split) {
   const int64_t tokens = row.batch * row.len;
-#pragma omp parallel for schedule(static) if (tokens * heads * hd >= (1 << 15))
-  for (int64_t t = 0; t < tokens; ++t) {
+  ParallelFor(0, tokens, tokens * heads * hd >= (1 << 15), [&](int64_t t) {
     const int64_t b = t / row.len, l = t % row.len;
     T* r = rows + row(b, l) * ld;
     for (int64_t h = 0; h < heads; ++h) {
@@ -66,7 +65,7 @@ void CopyHeads(const TokenRows& row, int64_t heads, int64_t hd, T* rows,
         std::copy(s, s + hd, r + h * hd);
       }
     }
-  }
+  });
 }
 
 class ProjectedKernel : public MultiInputKernel {
