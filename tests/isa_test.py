@@ -1,7 +1,7 @@
 """The run-time choice of instruction set for ai3's own kernels (core/cpu.h).
 
-ai3 is built for AVX2 + FMA; kernels with an AVX-512 build ("implicit
-gemm" conv2d) use it when the CPU has AVX-512 F/BW/VL/DQ. The conv2d grid of
+ai3 is built for AVX2 + FMA; kernels with an AVX-512 build (conv2d
+"implicit gemm" and "smm") use it when the CPU has AVX-512 F/BW/VL/DQ. The conv2d grid of
 core_layers_test checks whichever build the CPU picks; here:
   - the choice follows the CPU (/proc/cpuinfo);
   - AI3_ISA=avx2 forces the baseline, and it gives the same results as the
@@ -31,8 +31,8 @@ def cpu_has_avx512() -> bool:
     return all(flag in flags for flag in ("avx512f", "avx512bw", "avx512vl", "avx512dq"))
 
 
-# Runs implicit-gemm conv2d layers (float32 and float64, NCHW and NHWC,
-# with and without padding, groups and a fused-activation-free bias) and
+# Runs implicit-gemm (NCHW and NHWC) and smm conv2d layers (float32 and
+# float64, with and without padding, stride, groups; with a bias) and
 # prints the chosen ISA and the largest difference from torch per case.
 PROBE = textwrap.dedent(
     """
@@ -49,9 +49,9 @@ PROBE = textwrap.dedent(
             wt = torch.randn(k, c // groups, kernel, kernel, dtype=dtype)
             b = torch.randn(k, dtype=dtype)
             want = F.conv2d(x, wt, b, stride=stride, padding=pad, groups=groups)
-            for layout in ("NCHW", "NHWC"):
+            for algorithm, layout in (("implicit gemm", "NCHW"), ("implicit gemm", "NHWC"), ("smm", "NCHW")):
                 layer = ai3.layers.Conv2d(wt, b, stride=stride, padding=pad, groups=groups,
-                                   layout=layout, algorithm="implicit gemm")
+                                          layout=layout, algorithm=algorithm)
                 xin = x if layout == "NCHW" else x.permute(0, 2, 3, 1).contiguous()
                 got = torch.as_tensor(layer(xin))
                 if layout == "NHWC":

@@ -16,7 +16,9 @@
 // output is written once, with the bias and the fused activation. The same
 // scalar x shifted-matrix products as the plane-at-a-time form, 6 FMAs per
 // load instead of one load, one FMA and one store. Blocks of (output
-// channels, output row) are spread over OpenMP threads.
+// channels, output row) are spread over OpenMP threads. The rows are in
+// smm_kernel.h, built for AVX2 here and for AVX-512 in smm_avx512.cc (two
+// 64-byte vectors of pixels per block); the CPU picks (core/cpu.h).
 //
 // NCHW only: the algorithm works on whole channel planes, and an NHWC tensor
 // has no contiguous channel planes to scale and add.
@@ -25,8 +27,10 @@
 #include <memory>
 
 #include "core/buffer.h"
+#include "core/cpu.h"
 #include "core/math/dispatch.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/smm_kernel.h"
 
 namespace ai3 {
 namespace {
@@ -44,20 +48,7 @@ PaddedDims PaddedOf(const Conv2dGeometry& g) {
   return {rows, cols};
 }
 
-constexpr int64_t kKb = 6;           // output channels per register block
-constexpr int64_t kVectorBytes = 32;  // one AVX2 register
-constexpr int64_t kVectors = 2;       // vectors of output pixels per block
-
-template <typename T>
-struct VectorOf {
-  typedef T type __attribute__((vector_size(kVectorBytes)));
-};
-
-// Output pixels per register block: two AVX2 vectors of T.
-template <typename T>
-constexpr int64_t Pixels() {
-  return kVectors * kVectorBytes / static_cast<int64_t>(sizeof(T));
-}
+constexpr int64_t kKb = kSmmKb;
 
 class SmmKernel : public Conv2dKernelBase<SmmKernel> {
  public:
@@ -102,31 +93,35 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     const PaddedDims p = PaddedOf(g);
     const int64_t plane = p.ph * p.pw;
     const int64_t out_plane = g.oh * g.ow;
-    const int64_t blocks = (g.kg + kKb - 1) / kKb;
     T* pad = static_cast<T*>(workspace);
     std::fill(pad + g.c * plane, pad + g.c * plane + SlackOf(g), T(0));
 
+    SmmProblem<T> problem;
+    problem.g = g;
+    problem.ph = p.ph;
+    problem.pw = p.pw;
+    problem.pad = pad;
+    problem.packed = packed_.as<T>();
+    problem.bias = bias<T>();
+    problem.act = attrs_.activation.As<T>();
     for (int64_t n = 0; n < g.n; ++n) {
-      const T* xn = x + n * g.c * g.h * g.w;
-      T* yn = y + n * g.k * out_plane;
-      ZeroPack(g, p, xn, pad);
-      // Every output row of every block of kKb output channels is an
-      // independent task.
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t kb = 0; kb < g.groups * blocks; ++kb) {
-        for (int64_t oh = 0; oh < g.oh; ++oh) {
-          Row<T>(g, p, pad, kb / blocks, kb % blocks, oh, yn);
-        }
+      ZeroPack(g, p, x + n * g.c * g.h * g.w, pad);
+      problem.yn = y + n * g.k * out_plane;
+      if (KernelIsa() == Isa::kAvx512) {
+        SmmAvx512(problem);
+      } else {
+        SmmCompute<T, /*kVectorBytes=*/32>::Run(problem);
       }
     }
   }
 
  private:
   // Elements after the last padded plane: a register block loads whole
-  // vectors, up to Pixels() - 1 output columns (times the stride) past the
-  // end of an output row; those lanes are discarded, but must be readable.
+  // vectors, up to kSmmMaxPixels - 1 output columns (times the stride) past
+  // the end of an output row; those lanes are discarded, but must be
+  // readable. (The widest build's block, so both builds fit.)
   static int64_t SlackOf(const Conv2dGeometry& g) {
-    return Pixels<float>() * g.sw;
+    return kSmmMaxPixels * g.sw;
   }
 
   // Zero packing: every input channel of one image into its padded plane.
@@ -156,68 +151,6 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
                       static_cast<size_t>(hi - lo) * sizeof(T));
         }
         std::fill(drow + std::max(hi, lo), drow + p.pw, T(0));
-      }
-    }
-  }
-
-  // One output row `oh` of kKb output channels (block `b` of group `grp`):
-  //   Y[k](oh, :) = bias[k] + sum over c, r, s of w[k,c,r,s] * Xpad[c](r,s)(oh, :)
-  // the same scalar x shifted-matrix products as the definition, summed in
-  // registers: per (c, r, s) the shifted input row segment is loaded once
-  // (two vectors of pixels) and multiplied by the kKb scalars of that tap,
-  // so each load feeds kKb FMAs instead of one, and the output is written
-  // once, with the bias and the fused activation, instead of read and
-  // written per tap.
-  template <typename T>
-  void Row(const Conv2dGeometry& g, const PaddedDims& p, const T* pad,
-           int64_t grp, int64_t b, int64_t oh, T* yn) const {
-    using V = typename VectorOf<T>::type;
-    constexpr int64_t lanes = kVectorBytes / sizeof(T);
-    constexpr int64_t width = Pixels<T>();
-    const int64_t blocks = (g.kg + kKb - 1) / kKb;
-    const int64_t taps = g.cg * g.kh * g.kw;
-    const int64_t plane = p.ph * p.pw;
-    const int64_t k0 = grp * g.kg + b * kKb;
-    const int64_t kn = std::min(kKb, g.kg - b * kKb);
-    const T* wb = packed_.as<T>() + (grp * blocks + b) * taps * kKb;
-    const T* xg = pad + grp * g.cg * plane + oh * g.sh * p.pw;
-    const T* bias_k = bias<T>();
-    const auto act = attrs_.activation.As<T>();
-    for (int64_t ow0 = 0; ow0 < g.ow; ow0 += width) {
-      V acc[kKb][kVectors];
-      for (int64_t i = 0; i < kKb; ++i)
-        for (int64_t v = 0; v < kVectors; ++v) acc[i][v] = V{};
-      const T* w = wb;
-      for (int64_t c = 0; c < g.cg; ++c) {
-        for (int64_t r = 0; r < g.kh; ++r) {
-          const T* row = xg + c * plane + r * g.dh * p.pw + ow0 * g.sw;
-          for (int64_t s = 0; s < g.kw; ++s, w += kKb) {
-            const T* src = row + s * g.dw;
-            V in[kVectors];
-            if (g.sw == 1) {
-              for (int64_t v = 0; v < kVectors; ++v) {
-                __builtin_memcpy(&in[v], src + v * lanes, sizeof(V));
-              }
-            } else {
-              for (int64_t v = 0; v < kVectors; ++v)
-                for (int64_t l = 0; l < lanes; ++l) {
-                  in[v][l] = src[(v * lanes + l) * g.sw];
-                }
-            }
-            for (int64_t i = 0; i < kKb; ++i) {
-              const T wi = w[i];
-              for (int64_t v = 0; v < kVectors; ++v) acc[i][v] += wi * in[v];
-            }
-          }
-        }
-      }
-      const int64_t count = std::min(width, g.ow - ow0);
-      for (int64_t i = 0; i < kn; ++i) {
-        T* dst = yn + (k0 + i) * g.oh * g.ow + oh * g.ow + ow0;
-        const T init = bias_k ? bias_k[k0 + i] : T(0);
-        for (int64_t j = 0; j < count; ++j) {
-          dst[j] = act(init + acc[i][j / lanes][j % lanes]);
-        }
       }
     }
   }

@@ -1,0 +1,131 @@
+// The register-blocked rows of conv2d "smm" (smm.cc has the algorithm:
+// zero packing, the weight packing, the workspace), written once for any
+// vector width. smm.cc instantiates it for AVX2 (32-byte vectors),
+// smm_avx512.cc, compiled with AVX-512 flags, for 64-byte ones; core/cpu.h
+// picks one at run time. As in implicit_gemm_kernel.h, the code is in an
+// unnamed namespace so each instruction set's translation unit keeps its own
+// copy (core/ops/avx512_symbols_test.sh).
+#ifndef AI3_CORE_OPS_CONV2D_SMM_KERNEL_H_
+#define AI3_CORE_OPS_CONV2D_SMM_KERNEL_H_
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/math/epilogue.h"
+#include "core/ops/conv2d/conv2d.h"
+
+namespace ai3 {
+
+inline constexpr int64_t kSmmKb = 6;       // output channels per register block
+inline constexpr int64_t kSmmVectors = 2;  // vectors of output pixels per block
+// The widest block any build reads: two 64-byte vectors of float.
+inline constexpr int64_t kSmmMaxPixels = kSmmVectors * 64 / 4;
+
+// One image's operands, prepared by the algorithm.
+template <typename T>
+struct SmmProblem {
+  Conv2dGeometry g;
+  int64_t ph, pw;    // rows and columns of one zero-packed channel plane
+  const T* pad;      // the image's zero-packed channel planes
+  const T* packed;   // weights as [group][block of kKb][c][r][s][kKb]
+  const T* bias;     // or nullptr
+  Activation::Bounds<T> act;
+  T* yn;             // the image's output planes
+};
+
+// The AVX-512 build (smm_avx512.cc); call only when
+// KernelIsa() == Isa::kAvx512.
+void SmmAvx512(const SmmProblem<float>& p);
+void SmmAvx512(const SmmProblem<double>& p);
+
+namespace {
+
+template <typename T, int64_t kVectorBytes>
+struct SmmCompute {
+  static constexpr int64_t kKb = kSmmKb;
+  static constexpr int64_t kVectors = kSmmVectors;
+  static constexpr int64_t kLanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
+  static constexpr int64_t kWidth = kVectors * kLanes;  // pixels per block
+  static_assert(kWidth <= kSmmMaxPixels, "the workspace slack covers a block");
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+
+  // Every output row of every block of kKb output channels of one image is
+  // an independent task.
+  static void Run(const SmmProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t blocks = (g.kg + kKb - 1) / kKb;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t kb = 0; kb < g.groups * blocks; ++kb) {
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        Row(p, kb / blocks, kb % blocks, oh);
+      }
+    }
+  }
+
+  // One output row `oh` of kKb output channels (block `b` of group `grp`):
+  //   Y[k](oh, :) = bias[k] + sum over c, r, s of w[k,c,r,s] * Xpad[c](r,s)(oh, :)
+  // the same scalar x shifted-matrix products as the definition, summed in
+  // registers: per (c, r, s) the shifted input row segment is loaded once
+  // (two vectors of pixels) and multiplied by the kKb scalars of that tap,
+  // so each load feeds kKb FMAs instead of one, and the output is written
+  // once, with the bias and the fused activation, instead of read and
+  // written per tap.
+  static void Row(const SmmProblem<T>& p, int64_t grp, int64_t b,
+                  int64_t oh) {
+    const Conv2dGeometry& g = p.g;
+    constexpr int64_t lanes = kLanes;
+    constexpr int64_t width = kWidth;
+    const int64_t blocks = (g.kg + kKb - 1) / kKb;
+    const int64_t taps = g.cg * g.kh * g.kw;
+    const int64_t plane = p.ph * p.pw;
+    const int64_t k0 = grp * g.kg + b * kKb;
+    const int64_t kn = std::min(kKb, g.kg - b * kKb);
+    const T* wb = p.packed + (grp * blocks + b) * taps * kKb;
+    const T* xg = p.pad + grp * g.cg * plane + oh * g.sh * p.pw;
+    const T* bias_k = p.bias;
+    const auto& act = p.act;
+    for (int64_t ow0 = 0; ow0 < g.ow; ow0 += width) {
+      V acc[kKb][kVectors];
+      for (int64_t i = 0; i < kKb; ++i)
+        for (int64_t v = 0; v < kVectors; ++v) acc[i][v] = V{};
+      const T* w = wb;
+      for (int64_t c = 0; c < g.cg; ++c) {
+        for (int64_t r = 0; r < g.kh; ++r) {
+          const T* row = xg + c * plane + r * g.dh * p.pw + ow0 * g.sw;
+          for (int64_t s = 0; s < g.kw; ++s, w += kKb) {
+            const T* src = row + s * g.dw;
+            V in[kVectors];
+            if (g.sw == 1) {
+              for (int64_t v = 0; v < kVectors; ++v) {
+                __builtin_memcpy(&in[v], src + v * lanes, sizeof(V));
+              }
+            } else {
+              for (int64_t v = 0; v < kVectors; ++v)
+                for (int64_t l = 0; l < lanes; ++l) {
+                  in[v][l] = src[(v * lanes + l) * g.sw];
+                }
+            }
+            for (int64_t i = 0; i < kKb; ++i) {
+              const T wi = w[i];
+              for (int64_t v = 0; v < kVectors; ++v) acc[i][v] += wi * in[v];
+            }
+          }
+        }
+      }
+      const int64_t count = std::min(width, g.ow - ow0);
+      for (int64_t i = 0; i < kn; ++i) {
+        T* dst = p.yn + (k0 + i) * g.oh * g.ow + oh * g.ow + ow0;
+        const T init = bias_k ? bias_k[k0 + i] : T(0);
+        for (int64_t j = 0; j < count; ++j) {
+          dst[j] = act(init + acc[i][j / lanes][j % lanes]);
+        }
+      }
+    }
+  }
+
+};
+
+}  // namespace
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_CONV2D_SMM_KERNEL_H_
