@@ -48,32 +48,33 @@ PaddedDims PaddedOf(const Conv2dGeometry& g) {
   return {rows, cols};
 }
 
-constexpr int64_t kKb = kSmmKb;
 
 class SmmKernel : public Conv2dKernelBase<SmmKernel> {
  public:
   SmmKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
-    // The scalars of kKb output channels side by side, once:
-    //   packed[block][c][r][s][i] = w[block*kKb + i][c][r][s]
+    // The scalars of kb output channels side by side, once (kb: the
+    // register block's channels, SmmChannelsPerBlock):
+    //   packed[block][c][r][s][i] = w[block*kb + i][c][r][s]
     // (zero past the group's last channel), so one step of the accumulation
-    // reads kKb scalars from one cache line.
+    // reads kb scalars from one cache line.
     DispatchFloat(attrs.dtype, [&](auto zero) {
       using T = decltype(zero);
       const int64_t kg = attrs.out_channels_per_group();
-      const int64_t blocks = (kg + kKb - 1) / kKb;
+      const int64_t kb = SmmChannelsPerBlock(kg);
+      const int64_t blocks = (kg + kb - 1) / kb;
       const int64_t taps = attrs.in_channels_per_group() * attrs.kernel_h *
                            attrs.kernel_w;
-      packed_ = Buffer(static_cast<size_t>(attrs.groups * blocks * taps * kKb) *
+      packed_ = Buffer(static_cast<size_t>(attrs.groups * blocks * taps * kb) *
                        sizeof(T));
       const T* w = weight<T>();
       T* dst = packed_.as<T>();
       for (int64_t grp = 0; grp < attrs.groups; ++grp)
         for (int64_t b = 0; b < blocks; ++b)
           for (int64_t t = 0; t < taps; ++t)
-            for (int64_t i = 0; i < kKb; ++i) {
-              const int64_t k = b * kKb + i;
-              dst[((grp * blocks + b) * taps + t) * kKb + i] =
+            for (int64_t i = 0; i < kb; ++i) {
+              const int64_t k = b * kb + i;
+              dst[((grp * blocks + b) * taps + t) * kb + i] =
                   k < kg ? w[(grp * kg + k) * taps + t] : T(0);
             }
       return 0;
@@ -110,7 +111,7 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
       if (KernelIsa() == Isa::kAvx512) {
         SmmAvx512(problem);
       } else {
-        SmmCompute<T, /*kVectorBytes=*/32>::Run(problem);
+        RunSmm<T, /*kVectorBytes=*/32>(problem);
       }
     }
   }
@@ -155,7 +156,7 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     }
   }
 
-  Buffer packed_;  // weights as [group][block of kKb][c][r][s][kKb]
+  Buffer packed_;  // weights as [group][block of kb][c][r][s][kb]
 };
 
 class Smm : public Algorithm<Conv2dAttrs> {

@@ -6,11 +6,11 @@
 namespace ai3 {
 
 void SmmAvx512(const SmmProblem<float>& p) {
-  SmmCompute<float, /*kVectorBytes=*/64>::Run(p);
+  RunSmm<float, /*kVectorBytes=*/64>(p);
 }
 
 void SmmAvx512(const SmmProblem<double>& p) {
-  SmmCompute<double, /*kVectorBytes=*/64>::Run(p);
+  RunSmm<double, /*kVectorBytes=*/64>(p);
 }
 
 }  // namespace ai3

@@ -16,10 +16,20 @@
 
 namespace ai3 {
 
-inline constexpr int64_t kSmmKb = 6;       // output channels per register block
-inline constexpr int64_t kSmmVectors = 2;  // vectors of output pixels per block
-// The widest block any build reads: two 64-byte vectors of float.
-inline constexpr int64_t kSmmMaxPixels = kSmmVectors * 64 / 4;
+// Register blocks: kSmmKb output channels x 2 vectors of output pixels, each
+// input load feeding kSmmKb FMAs. Where a group has a single output channel
+// (depthwise convolution) there is nothing to share a load with, and a block
+// of 6 would be 5/6 zero rows: those layers use blocks of 1 channel x 4
+// vectors instead, the wider row giving the FMA chains independent work.
+inline constexpr int64_t kSmmKb = 6;
+inline constexpr int64_t kSmmVectors = 2;
+inline constexpr int64_t kSmmDepthwiseVectors = 4;
+// The widest block any build reads: four 64-byte vectors of float.
+inline constexpr int64_t kSmmMaxPixels = kSmmDepthwiseVectors * 64 / 4;
+
+// Output channels per register block for a layer with `kg` output channels
+// per group (the weight packing follows it).
+inline int64_t SmmChannelsPerBlock(int64_t kg) { return kg == 1 ? 1 : kSmmKb; }
 
 // One image's operands, prepared by the algorithm.
 template <typename T>
@@ -27,7 +37,7 @@ struct SmmProblem {
   Conv2dGeometry g;
   int64_t ph, pw;    // rows and columns of one zero-packed channel plane
   const T* pad;      // the image's zero-packed channel planes
-  const T* packed;   // weights as [group][block of kKb][c][r][s][kKb]
+  const T* packed;   // weights as [group][block][c][r][s][channels per block]
   const T* bias;     // or nullptr
   Activation::Bounds<T> act;
   T* yn;             // the image's output planes
@@ -40,10 +50,8 @@ void SmmAvx512(const SmmProblem<double>& p);
 
 namespace {
 
-template <typename T, int64_t kVectorBytes>
+template <typename T, int64_t kVectorBytes, int64_t kKb, int64_t kVectors>
 struct SmmCompute {
-  static constexpr int64_t kKb = kSmmKb;
-  static constexpr int64_t kVectors = kSmmVectors;
   static constexpr int64_t kLanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
   static constexpr int64_t kWidth = kVectors * kLanes;  // pixels per block
   static_assert(kWidth <= kSmmMaxPixels, "the workspace slack covers a block");
@@ -66,7 +74,7 @@ struct SmmCompute {
   //   Y[k](oh, :) = bias[k] + sum over c, r, s of w[k,c,r,s] * Xpad[c](r,s)(oh, :)
   // the same scalar x shifted-matrix products as the definition, summed in
   // registers: per (c, r, s) the shifted input row segment is loaded once
-  // (two vectors of pixels) and multiplied by the kKb scalars of that tap,
+  // (kVectors vectors of pixels) and multiplied by the kKb scalars of that tap,
   // so each load feeds kKb FMAs instead of one, and the output is written
   // once, with the bias and the fused activation, instead of read and
   // written per tap.
@@ -124,6 +132,16 @@ struct SmmCompute {
   }
 
 };
+
+// One image with the register block SmmChannelsPerBlock chose.
+template <typename T, int64_t kVectorBytes>
+void RunSmm(const SmmProblem<T>& p) {
+  if (SmmChannelsPerBlock(p.g.kg) == 1) {
+    SmmCompute<T, kVectorBytes, 1, kSmmDepthwiseVectors>::Run(p);
+  } else {
+    SmmCompute<T, kVectorBytes, kSmmKb, kSmmVectors>::Run(p);
+  }
+}
 
 }  // namespace
 }  // namespace ai3
