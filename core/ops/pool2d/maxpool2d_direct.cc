@@ -1,7 +1,7 @@
 // maxpool2d "direct": each output is the max over its window's in-bounds taps
 // (padding never wins, as in PyTorch; a window with no in-bounds tap, possible
 // only with dilation, gives -inf). NaN propagates. NCHW runs one thread per
-// (n, c) plane; NHWC runs threads over (n, output row) with the channels as
+// (n, c) plane, a row of outputs per tap; NHWC runs threads over (n, output row) with the channels as
 // the contiguous, vectorised inner loop.
 #include <cstdint>
 #include <limits>
@@ -15,6 +15,21 @@
 namespace ai3 {
 namespace {
 
+// Output columns [lo, hi) whose tap at input column ow*stride + offset is
+// in [0, size).
+inline void OutputColumns(int64_t offset, int64_t stride, int64_t size,
+                          int64_t count, int64_t* lo, int64_t* hi) {
+  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+  if (*lo > count) *lo = count;
+  if (*hi > count) *hi = count;
+  if (*hi < *lo) *hi = *lo;
+}
+
+// One output row at a time, one tap column at a time: for tap (r, s) the
+// whole row takes max(y[ow], x[r][ow*sw + s*dw - pl]) over the columns where
+// that tap is in bounds. The inner loop runs along the row, so it vectorises
+// (strided loads for stride 2), instead of one window at a time.
 template <typename T>
 void MaxPoolNchw(const Pool2dGeometry& g, const T* x, T* y) {
 #pragma omp parallel for schedule(static)
@@ -25,19 +40,23 @@ void MaxPoolNchw(const Pool2dGeometry& g, const T* x, T* y) {
       const int64_t hstart = oh * g.sh - g.pt;
       int64_t r0, r1;
       PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
+      T* __restrict yrow = yp + oh * g.ow;
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const int64_t wstart = ow * g.sw - g.pl;
-        int64_t s0, s1;
-        PoolTapRange(wstart, g.kw, g.dw, g.w, &s0, &s1);
-        T m = -std::numeric_limits<T>::infinity();
-        for (int64_t r = r0; r < r1; ++r) {
-          const T* row = xp + (hstart + r * g.dh) * g.w + wstart;
-          for (int64_t s = s0; s < s1; ++s) {
-            const T v = row[s * g.dw];
-            if (v > m || v != v) m = v;
+        yrow[ow] = -std::numeric_limits<T>::infinity();
+      }
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* xrow = xp + (hstart + r * g.dh) * g.w;
+        for (int64_t s = 0; s < g.kw; ++s) {
+          const int64_t offset = s * g.dw - g.pl;
+          int64_t lo, hi;
+          OutputColumns(offset, g.sw, g.w, g.ow, &lo, &hi);
+          const T* __restrict src = xrow + offset;
+          for (int64_t ow = lo; ow < hi; ++ow) {
+            const T v = src[ow * g.sw];
+            const T m = yrow[ow];
+            yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
           }
         }
-        yp[oh * g.ow + ow] = m;
       }
     }
   }
