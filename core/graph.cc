@@ -1,6 +1,7 @@
 #include "core/graph.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -473,10 +474,6 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
   const int out = output_ != kInput ? output_
                                     : static_cast<int>(nodes_.size()) - 1;
   plan_.tensors[out].data = output.data;
-  auto in = [&](int id) -> const Tensor& {
-    return id == kInput ? input : plan_.tensors[id];
-  };
-  const bool f64 = plan_.dtype == DType::kFloat64;
   GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
   if (backend) {
     // Every node runs on the caller's stream of this call.
@@ -486,53 +483,86 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
     }
   }
   for (int i : plan_.order) {
-    const Node& n = nodes_[i];
-    const Tensor& y = plan_.tensors[i];
-    if (n.kind == Kind::kLayer) {
-      if (n.inputs.size() == 1) {
-        n.layer->Forward(in(n.inputs[0]), y);
-        continue;
-      }
-      std::vector<Tensor>& xs = plan_.layer_inputs[i];
-      for (size_t k = 0; k < xs.size(); ++k) xs[k].data = in(n.inputs[k]).data;
-      n.layer->Forward(xs, y);
+    if (!profiling_) {
+      RunNode(i, input, backend);
       continue;
     }
-    const int inputs = static_cast<int>(n.inputs.size());
-    for (int k = 0; k < inputs; ++k) {
-      const Tensor& x = in(n.inputs[k]);
-      plan_.f32_inputs[i][k] = x.data_as<const float>();
-      plan_.f64_inputs[i][k] = x.data_as<const double>();
-    }
-    if (y.numel() == 0) continue;
-    if (backend) {
-      const void* const* xs =
-          f64 ? reinterpret_cast<const void* const*>(plan_.f64_inputs[i].data())
-              : reinterpret_cast<const void* const*>(plan_.f32_inputs[i].data());
-      if (n.kind == Kind::kAdd) {
-        backend->Add(plan_.dtype, xs, inputs, y.numel(), y.data, input.stream);
-      } else {
-        backend->Concat(xs, plan_.widths[i].data(), inputs, plan_.outer[i],
-                        SizeOf(plan_.dtype), y.data, input.stream);
-      }
-      continue;
-    }
-    if (n.kind == Kind::kAdd) {
-      if (f64) {
-        AddForward(plan_.f64_inputs[i].data(), inputs, y.numel(),
-                   y.data_as<double>());
-      } else {
-        AddForward(plan_.f32_inputs[i].data(), inputs, y.numel(),
-                   y.data_as<float>());
-      }
-    } else if (f64) {
-      ConcatForward(plan_.f64_inputs[i].data(), plan_.widths[i].data(),
-                    inputs, plan_.outer[i], y.data_as<double>());
-    } else {
-      ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
-                    inputs, plan_.outer[i], y.data_as<float>());
-    }
+    const auto start = std::chrono::steady_clock::now();
+    RunNode(i, input, backend);
+    node_seconds_[i] += std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
   }
+}
+
+// One node of the plan (Forward's loop body; plan_ and the input are set).
+void Model::RunNode(int i, const Tensor& input, GraphBackend* backend) {
+  auto in = [&](int id) -> const Tensor& {
+    return id == kInput ? input : plan_.tensors[id];
+  };
+  const bool f64 = plan_.dtype == DType::kFloat64;
+  const Node& n = nodes_[i];
+  const Tensor& y = plan_.tensors[i];
+  if (n.kind == Kind::kLayer) {
+    if (n.inputs.size() == 1) {
+      n.layer->Forward(in(n.inputs[0]), y);
+      return;
+    }
+    std::vector<Tensor>& xs = plan_.layer_inputs[i];
+    for (size_t k = 0; k < xs.size(); ++k) xs[k].data = in(n.inputs[k]).data;
+    n.layer->Forward(xs, y);
+    return;
+  }
+  const int inputs = static_cast<int>(n.inputs.size());
+  for (int k = 0; k < inputs; ++k) {
+    const Tensor& x = in(n.inputs[k]);
+    plan_.f32_inputs[i][k] = x.data_as<const float>();
+    plan_.f64_inputs[i][k] = x.data_as<const double>();
+  }
+  if (y.numel() == 0) return;
+  if (backend) {
+    const void* const* xs =
+        f64 ? reinterpret_cast<const void* const*>(plan_.f64_inputs[i].data())
+            : reinterpret_cast<const void* const*>(plan_.f32_inputs[i].data());
+    if (n.kind == Kind::kAdd) {
+      backend->Add(plan_.dtype, xs, inputs, y.numel(), y.data, input.stream);
+    } else {
+      backend->Concat(xs, plan_.widths[i].data(), inputs, plan_.outer[i],
+                      SizeOf(plan_.dtype), y.data, input.stream);
+    }
+    return;
+  }
+  if (n.kind == Kind::kAdd) {
+    if (f64) {
+      AddForward(plan_.f64_inputs[i].data(), inputs, y.numel(),
+                 y.data_as<double>());
+    } else {
+      AddForward(plan_.f32_inputs[i].data(), inputs, y.numel(),
+                 y.data_as<float>());
+    }
+  } else if (f64) {
+    ConcatForward(plan_.f64_inputs[i].data(), plan_.widths[i].data(),
+                  inputs, plan_.outer[i], y.data_as<double>());
+  } else {
+    ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
+                  inputs, plan_.outer[i], y.data_as<float>());
+  }
+}
+
+void Model::SetProfiling(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  profiling_ = on;
+  if (on) node_seconds_.assign(nodes_.size(), 0.0);
+}
+
+double Model::NodeSeconds(int node) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (node < 0 || node >= static_cast<int>(nodes_.size())) {
+    Fail(ErrorKind::kInvalidArgument, "node ", node, " is not in the model (",
+         nodes_.size(), " nodes)");
+  }
+  return node < static_cast<int>(node_seconds_.size()) ? node_seconds_[node]
+                                                       : 0.0;
 }
 
 }  // namespace ai3

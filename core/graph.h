@@ -111,6 +111,14 @@ class Model {
   // shape Prepare returns, and must not overlap `input`.
   void Forward(const Tensor& input, const Tensor& output);
 
+  // Per-node timing inside whole forward passes (a layer measured alone,
+  // as "auto" does, misses what it costs among its neighbours: caches,
+  // thread wake-ups). While on, Forward adds each node's wall time to
+  // NodeSeconds(node) (two clock reads per node; it allocates nothing);
+  // turning it on clears the sums. NodeSeconds of a node that did not run is 0.
+  void SetProfiling(bool on);
+  double NodeSeconds(int node) const;
+
   // What the current plan holds, for tests and memory reports: the number of
   // activation buffers and their total size (0 before the first Forward).
   int ActivationBuffers() const;
@@ -164,6 +172,7 @@ class Model {
   void CheckInputId(int input, const std::string& context) const;
   int AddNode(Node node);
   void MakePlan(const Tensor& input);
+  void RunNode(int node, const Tensor& input, GraphBackend* backend);
   // A reference to the plan's output shape: Forward calls it on every pass
   // and must not copy (allocate) a Shape.
   const Shape& PrepareLocked(const Tensor& input);
@@ -173,6 +182,8 @@ class Model {
   int output_ = kInput;  // kInput: the last node added
   Plan plan_;
   std::vector<Buffer> slots_;  // activation buffers, kept across plans
+  bool profiling_ = false;
+  std::vector<double> node_seconds_;  // per node while profiling_
   // The same on a GPU (core/cuda/graph_backend.h), for CUDA inputs.
   std::vector<BackendBuffer> device_slots_;
 };

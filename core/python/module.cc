@@ -391,6 +391,12 @@ void BindModel(py::module_& m) {
       .def("__call__", &CallModel, py::arg("x"),
            "Runs the model on a contiguous float32/float64 NumPy array (read "
            "in place) and returns a new array.")
+      .def("set_profiling", &Model::SetProfiling, py::arg("on"),
+           "While on, each forward adds every node's wall time to "
+           "node_seconds(node); turning it on clears the sums.")
+      .def("node_seconds", &Model::NodeSeconds, py::arg("node"),
+           "Seconds node `node` took, summed over the forwards run while "
+           "profiling.")
       .def("__len__", &Model::size)
       .def(
           "layers",

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ai3 import _arrays, _core, cuda, errors, fusion, layers, selection
+from ai3 import _arrays, _core, cuda, errors, fusion, layers, profile, selection
 from ai3.spec import MODEL_INPUT, LayerSpec
 
 
@@ -254,6 +254,11 @@ class Model:
 
     def algorithms(self, op: Optional[str] = None) -> list[str]:
         return [algo for _, o, algo in self.layers() if op is None or o == op]
+
+    def profile(self, x: Any, repeats: int = 10, warmup: int = 2) -> "profile.Profile":
+        """Each node's mean time inside whole forward passes on `x`, and the
+        call's (ai3/profile.py); print it for a table."""
+        return profile.profile(self, x, repeats, warmup)
 
     def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
         return tuple(self._core.output_shape(list(input_shape), self.dtype.name))

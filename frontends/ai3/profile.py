@@ -1,0 +1,90 @@
+"""ai3.Model.profile: where the time of a whole forward pass goes.
+
+"auto" and ai3.plan time each layer alone, warm, over and over. Inside a
+forward pass a layer also pays for what its neighbours left in the caches
+and for waking the threads, and the model pays for what runs between nodes
+and for converting its input and output. This runs the model itself with the
+core's per-node clock on (Model::SetProfiling: two clock reads per node) and
+reports each node's mean time per forward, next to the whole call's.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ai3 import cuda, errors
+
+
+@dataclass(frozen=True)
+class NodeTime:
+    name: str
+    op: str
+    algorithm: str
+    seconds: float  # mean per forward
+
+
+@dataclass(frozen=True)
+class Profile:
+    nodes: list[NodeTime]
+    forward_seconds: float  # mean wall time of a whole call, from Python
+    repeats: int
+
+    @property
+    def node_seconds(self) -> float:
+        return sum(n.seconds for n in self.nodes)
+
+    @property
+    def outside_seconds(self) -> float:
+        """The call's time not spent in any node: argument conversion,
+        output allocation, Python and pybind11."""
+        return max(self.forward_seconds - self.node_seconds, 0.0)
+
+    def by_op(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for n in self.nodes:
+            totals[n.op] = totals.get(n.op, 0.0) + n.seconds
+        return dict(sorted(totals.items(), key=lambda kv: -kv[1]))
+
+    def __str__(self) -> str:
+        total = self.forward_seconds or 1.0
+        width = max([len(n.name) for n in self.nodes] + [4])
+        lines = [f"{'node':<{width}}  {'op':<18} {'algorithm':<14} {'ms':>9} {'%':>6}"]
+        for n in self.nodes:
+            lines.append(
+                f"{n.name:<{width}}  {n.op:<18} {n.algorithm:<14} {n.seconds * 1e3:9.3f} {100 * n.seconds / total:6.1f}"
+            )
+        lines.append(f"{'(outside the nodes)':<{width}}  {'':<18} {'':<14} {self.outside_seconds * 1e3:9.3f} "
+                     f"{100 * self.outside_seconds / total:6.1f}")
+        lines.append(f"forward: {self.forward_seconds * 1e3:.3f} ms per call (mean of {self.repeats}); by op: "
+                     + ", ".join(f"{op} {s * 1e3:.2f} ms" for op, s in self.by_op().items()))
+        return "\n".join(lines)
+
+
+def profile(model: Any, x: Any, repeats: int = 10, warmup: int = 2) -> Profile:
+    """Runs `model` (an ai3.Model) on `x` `warmup` times, then `repeats`
+    times with the per-node clock on."""
+    if repeats < 1 or warmup < 0:
+        raise errors.InvalidArgument(f"profile: repeats must be >= 1 and warmup >= 0, got {repeats}, {warmup}")
+    if cuda.is_cuda_tensor(x):
+        raise errors.UnsupportedOperation(
+            "profile: the per-node clock is the host's, and CUDA nodes only queue work on the stream; "
+            "profile a CPU input, or time the whole call with CUDA events (ai3.cuda_timing)"
+        )
+    for _ in range(warmup):
+        model(x)
+    core = model._core
+    core.set_profiling(True)
+    try:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            model(x)
+        forward = (time.perf_counter() - start) / repeats
+        nodes = [
+            NodeTime(name, op, algorithm, core.node_seconds(i) / repeats)
+            for i, (name, op, algorithm) in enumerate(model.layers())
+        ]
+    finally:
+        core.set_profiling(False)
+    return Profile(nodes, forward, repeats)
