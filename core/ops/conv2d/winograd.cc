@@ -21,12 +21,17 @@
 //     M[pos][k][tile] = U[pos] (kg x cg) x V[pos] (cg x tiles), per group
 //                       (ai3::Gemm; a plain loop for tiny grouped matrices)
 //     y = Aᵀ M A + bias, tiles clipped at the right/bottom edges (OpenMP)
-// Padding (any, asymmetric included) is read as zeros while loading the
-// input tiles; both layouts are indexed through ImageStridesOf.
+// Both transforms take a block of tiles at once, one vector register of T
+// per matrix element (tile axis = lanes), so V and M are read and written a
+// whole register at a time; only gathering the input tiles and scattering
+// the output tiles is done per tile. Padding (any, asymmetric included) is
+// read as zeros while gathering; both layouts are indexed through
+// ImageStridesOf.
 //
 // The workspace holds V and M for one chunk: 36 * (C + K) * chunk_tiles
 // elements, the chunk sized to about kChunkBudgetBytes (at least
-// kMinChunkTiles tiles, at most every tile of the batch).
+// kMinChunkTiles tiles, at most every tile of the batch, rounded up to whole
+// vectors; lanes past the last tile are computed and dropped).
 //
 // Accuracy: F(4x4,3x3) loses a few bits against direct convolution in
 // float32 (the transforms have entries up to 8 and the 1/6, 1/24 of G are not
@@ -58,10 +63,28 @@ constexpr double kG[6][3] = {
     {0, 0, 1},
 };
 
-// o = Bᵀ d for one 6-vector (elements `s` apart in, `os` apart out).
+// L tiles go through the transforms at once, as one AVX2 register of T (8
+// floats, 4 doubles) per matrix element: V and M keep the tile axis
+// innermost, so each element of L tiles is one contiguous vector there. GCC
+// and Clang vector extensions make that whole-register arithmetic whatever
+// the optimiser decides about loops, from one template for both dtypes.
 template <typename T>
-inline void BtTransform(const T* d, int64_t s, T* o, int64_t os) {
-  const T d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s],
+struct Lanes {
+  typedef T V __attribute__((vector_size(32)));
+  static constexpr int64_t kN = 32 / sizeof(T);
+  // memcpy: unaligned and alias-safe; one vmovups/vmovupd.
+  static V Load(const T* p) {
+    V v;
+    std::memcpy(&v, p, sizeof(V));
+    return v;
+  }
+  static void Store(T* p, const V& v) { std::memcpy(p, &v, sizeof(V)); }
+};
+
+// o[i * os] = (Bᵀ d)[i] for the 6-vector d[i * s] (lanes: separate tiles).
+template <typename T, typename V = typename Lanes<T>::V>
+inline void BtTransform(const V* d, int64_t s, V* o, int64_t os) {
+  const V d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s],
           d5 = d[5 * s];
   o[0] = T(4) * d0 - T(5) * d2 + d4;
   o[os] = -T(4) * d1 - T(4) * d2 + d3 + d4;
@@ -71,10 +94,10 @@ inline void BtTransform(const T* d, int64_t s, T* o, int64_t os) {
   o[5 * os] = T(4) * d1 - T(5) * d3 + d5;
 }
 
-// o = Aᵀ m for one 6-vector -> 4-vector.
-template <typename T>
-inline void AtTransform(const T* m, int64_t s, T* o, int64_t os) {
-  const T m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s],
+// o[i * os] = (Aᵀ m)[i], a 6-vector to a 4-vector, strided as BtTransform.
+template <typename T, typename V = typename Lanes<T>::V>
+inline void AtTransform(const V* m, int64_t s, V* o, int64_t os) {
+  const V m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s],
           m5 = m[5 * s];
   o[0] = m0 + m1 + m2 + m3 + m4;
   o[os] = m1 - m2 + T(2) * (m3 - m4);
@@ -82,22 +105,50 @@ inline void AtTransform(const T* m, int64_t s, T* o, int64_t os) {
   o[3 * os] = m1 - m2 + T(8) * (m3 - m4) + m5;
 }
 
+int64_t RoundUp(int64_t v, int64_t multiple) {
+  return (v + multiple - 1) / multiple * multiple;
+}
+
 struct Tiling {
   int64_t th, tw;         // tiles per image, down and across
   int64_t total;          // tiles in the batch
-  int64_t chunk;          // tiles per chunk
+  int64_t chunk;          // tiles per chunk (a multiple of the lanes)
 };
+
+// Where tile `tile` (numbered across the whole batch) starts: its image and
+// the top-left output pixel of its 4x4 block.
+struct TileOrigin {
+  int64_t n, oh0, ow0;
+};
+inline TileOrigin OriginOf(const Tiling& t, int64_t tile) {
+  const int64_t per_image = t.th * t.tw;
+  const int64_t rem = tile % per_image;
+  return {tile / per_image, (rem / t.tw) * kOut, (rem % t.tw) * kOut};
+}
+// The tile after o: the lanes of a block step through tiles this way, one
+// division per block instead of two per lane.
+inline void Advance(const Tiling& t, TileOrigin& o) {
+  o.ow0 += kOut;
+  if (o.ow0 < t.tw * kOut) return;
+  o.ow0 = 0;
+  o.oh0 += kOut;
+  if (o.oh0 < t.th * kOut) return;
+  o.oh0 = 0;
+  ++o.n;
+}
 
 Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
   Tiling t;
   t.th = (g.oh + kOut - 1) / kOut;
   t.tw = (g.ow + kOut - 1) / kOut;
   t.total = g.n * t.th * t.tw;
+  const int64_t lanes = 32 / static_cast<int64_t>(elem_size);
   const int64_t per_tile =
       kPos * (g.c + g.k) * static_cast<int64_t>(elem_size);
   const int64_t budget_tiles =
       static_cast<int64_t>(kChunkBudgetBytes) / std::max<int64_t>(per_tile, 1);
-  t.chunk = std::min(t.total, std::max(kMinChunkTiles, budget_tiles));
+  t.chunk = RoundUp(std::min(t.total, std::max(kMinChunkTiles, budget_tiles)),
+                    lanes);
   return t;
 }
 
@@ -112,6 +163,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     }
   }
 
+  // V and M of one chunk, the tile axis padded to whole lanes.
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
     const size_t elem = SizeOf(attrs_.dtype);
@@ -122,8 +174,9 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   template <typename T>
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
     const Tiling tiling = TilingOf(g, sizeof(T));
-    const int64_t tiles_per_image = tiling.th * tiling.tw;
     const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const T* u = u_.as<const T>();
@@ -135,57 +188,71 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
 
     for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
       const int64_t nt = std::min(tiling.chunk, tiling.total - t0);
-      // V[pos][c][t] = Bᵀ d B.
+      const int64_t ntp = RoundUp(nt, L);  // V's and M's row length
+      const int64_t blocks = ntp / L;
+
+      // V[pos][c][t] = Bᵀ d B, L tiles at a time. Lanes past the last tile
+      // transform zeros, so every row of V is fully written.
 #pragma omp parallel for collapse(2) schedule(static)
       for (int64_t c = 0; c < g.c; ++c) {
-        for (int64_t t = 0; t < nt; ++t) {
-          const int64_t tile = t0 + t;
-          const int64_t n = tile / tiles_per_image;
-          const int64_t rem = tile % tiles_per_image;
-          const int64_t row0 = (rem / tiling.tw) * kOut - g.ph;
-          const int64_t col0 = (rem % tiling.tw) * kOut - g.pw;
-          const T* xc = x + n * xs.n + c * xs.c;
-          T d[kTile][kTile];
-          if (row0 >= 0 && row0 + kTile <= g.h && col0 >= 0 &&
-              col0 + kTile <= g.w) {
-            for (int64_t i = 0; i < kTile; ++i) {
-              const T* row = xc + (row0 + i) * xs.h + col0 * xs.w;
-              for (int64_t j = 0; j < kTile; ++j) d[i][j] = row[j * xs.w];
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t t = blk * L;
+          alignas(32) T d[kPos * L];  // [i][j][lane]
+          TileOrigin o = OriginOf(tiling, t0 + t);
+          for (int64_t l = 0; l < L; Advance(tiling, o), ++l) {
+            if (t + l >= nt) {
+              for (int64_t e = 0; e < kPos; ++e) d[e * L + l] = T(0);
+              continue;
             }
-          } else {
-            for (int64_t i = 0; i < kTile; ++i) {
-              const int64_t ih = row0 + i;
-              for (int64_t j = 0; j < kTile; ++j) {
-                const int64_t iw = col0 + j;
-                d[i][j] = (ih >= 0 && ih < g.h && iw >= 0 && iw < g.w)
-                              ? xc[ih * xs.h + iw * xs.w]
-                              : T(0);
+            const int64_t row0 = o.oh0 - g.ph, col0 = o.ow0 - g.pw;
+            // The part of the 6x6 tile inside the image; the rest is padding.
+            const int64_t i0 = std::max<int64_t>(0, -row0);
+            const int64_t i1 = std::min<int64_t>(kTile, g.h - row0);
+            const int64_t j0 = std::max<int64_t>(0, -col0);
+            const int64_t j1 = std::min<int64_t>(kTile, g.w - col0);
+            if (i0 > 0 || i1 < kTile || j0 > 0 || j1 < kTile) {
+              for (int64_t e = 0; e < kPos; ++e) d[e * L + l] = T(0);
+            }
+            // Offsets stay integers: row0/col0 may be negative, and a
+            // pointer before the tensor would be undefined even unread.
+            const T* xc = x + o.n * xs.n + c * xs.c;
+            for (int64_t i = i0; i < i1; ++i) {
+              const int64_t row = (row0 + i) * xs.h + col0 * xs.w;
+              for (int64_t j = j0; j < j1; ++j) {
+                d[(i * kTile + j) * L + l] = xc[row + j * xs.w];
               }
             }
           }
-          T tmp[kTile][kTile];
+          V dv[kPos], tmp[kPos];  // d, then Bᵀ d: [i][j]
+          for (int64_t e = 0; e < kPos; ++e) dv[e] = Lanes<T>::Load(d + e * L);
           for (int64_t j = 0; j < kTile; ++j) {
-            BtTransform(&d[0][j], kTile, &tmp[0][j], kTile);
+            BtTransform<T>(dv + j, kTile, tmp + j, kTile);
           }
-          T out[kTile][kTile];
+          // Row i of (Bᵀ d) B holds positions i*6 .. i*6+5.
           for (int64_t i = 0; i < kTile; ++i) {
-            BtTransform(&tmp[i][0], 1, &out[i][0], 1);
-          }
-          T* vct = v + c * nt + t;
-          for (int64_t p = 0; p < kPos; ++p) {
-            vct[p * g.c * nt] = (&out[0][0])[p];
+            V o[kTile];
+            BtTransform<T>(tmp + i * kTile, 1, o, 1);
+            for (int64_t j = 0; j < kTile; ++j) {
+              Lanes<T>::Store(v + ((i * kTile + j) * g.c + c) * ntp + t, o[j]);
+            }
           }
         }
       }
 
       // M[pos][k][t] = U[pos][group] x V[pos][group].
       if (use_gemm) {
+        // One product after another, each threaded by BLIS. Side by side
+        // (an OpenMP loop over the products, each Gemm then on its own
+        // thread) measured 10-20% faster at batch 1 (1x512x7x7: 2.7 vs 3.3
+        // ms), but BLIS 0.9 opens a nested one-thread OpenMP region per call
+        // there, and libgomp mallocs a team for each (8 allocations a
+        // product, 288 a forward in //core:model_alloc_test).
         for (int64_t p = 0; p < kPos; ++p) {
           for (int64_t grp = 0; grp < g.groups; ++grp) {
             Gemm<T>(false, false, g.kg, nt, g.cg, T(1),
                     u + (p * g.groups + grp) * g.kg * g.cg, g.cg,
-                    v + (p * g.c + grp * g.cg) * nt, nt, T(0),
-                    m + (p * g.k + grp * g.kg) * nt, nt);
+                    v + (p * g.c + grp * g.cg) * ntp, ntp, T(0),
+                    m + (p * g.k + grp * g.kg) * ntp, ntp);
           }
         }
       } else {
@@ -196,48 +263,54 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
           for (int64_t k = 0; k < g.k; ++k) {
             const int64_t grp = k / g.kg;
             const T* uk = u + ((p * g.groups + grp) * g.kg + k % g.kg) * g.cg;
-            const T* vg = v + (p * g.c + grp * g.cg) * nt;
-            T* mk = m + (p * g.k + k) * nt;
+            const T* vg = v + (p * g.c + grp * g.cg) * ntp;
+            T* mk = m + (p * g.k + k) * ntp;
             for (int64_t t = 0; t < nt; ++t) mk[t] = T(0);
             for (int64_t c = 0; c < g.cg; ++c) {
               const T w = uk[c];
-              const T* vc = vg + c * nt;
+              const T* vc = vg + c * ntp;
               for (int64_t t = 0; t < nt; ++t) mk[t] += w * vc[t];
             }
           }
         }
       }
 
-      // y = Aᵀ M A + bias, clipped to the output.
+      // y = Aᵀ M A + bias, L tiles at a time, clipped to the output. Lanes
+      // past nt read M's padding (never written by the GEMM) and are dropped.
 #pragma omp parallel for collapse(2) schedule(static)
       for (int64_t k = 0; k < g.k; ++k) {
-        for (int64_t t = 0; t < nt; ++t) {
-          const int64_t tile = t0 + t;
-          const int64_t n = tile / tiles_per_image;
-          const int64_t rem = tile % tiles_per_image;
-          const int64_t oh0 = (rem / tiling.tw) * kOut;
-          const int64_t ow0 = (rem % tiling.tw) * kOut;
-          T mm[kTile][kTile];
-          const T* mkt = m + k * nt + t;
-          for (int64_t p = 0; p < kPos; ++p) {
-            (&mm[0][0])[p] = mkt[p * g.k * nt];
-          }
-          T tmp[kOut][kTile];
+        for (int64_t blk = 0; blk < blocks; ++blk) {
+          const int64_t t = blk * L;
+          const int64_t ps = g.k * ntp;  // from one position to the next
+          const T* mk = m + k * ntp + t;
+          V mv[kPos], tmp[kOut * kTile];  // M, then Aᵀ M: [i][j]
+          for (int64_t p = 0; p < kPos; ++p) mv[p] = Lanes<T>::Load(mk + p * ps);
           for (int64_t j = 0; j < kTile; ++j) {
-            AtTransform(&mm[0][j], kTile, &tmp[0][j], kTile);
+            AtTransform<T>(mv + j, kTile, tmp + j, kTile);
           }
-          T out[kOut][kOut];
+          alignas(32) T out[kOut * kOut * L];  // [i][j][lane]
           for (int64_t i = 0; i < kOut; ++i) {
-            AtTransform(&tmp[i][0], 1, &out[i][0], 1);
+            V o[kOut];
+            AtTransform<T>(tmp + i * kTile, 1, o, 1);
+            for (int64_t j = 0; j < kOut; ++j) {
+              Lanes<T>::Store(out + (i * kOut + j) * L, o[j]);
+            }
           }
           const T bk = b ? b[k] : T(0);
-          const int64_t rows = std::min(kOut, g.oh - oh0);
-          const int64_t cols = std::min(kOut, g.ow - ow0);
-          T* yk = y + n * ys.n + k * ys.c;
-          for (int64_t i = 0; i < rows; ++i) {
-            T* row = yk + (oh0 + i) * ys.h + ow0 * ys.w;
-            for (int64_t j = 0; j < cols; ++j) {
-              row[j * ys.w] = act(out[i][j] + bk);
+          for (int64_t e = 0; e < kOut * kOut * L; ++e) {
+            out[e] = act(out[e] + bk);
+          }
+          const int64_t lanes = std::min(L, nt - t);
+          TileOrigin o = OriginOf(tiling, t0 + t);
+          for (int64_t l = 0; l < lanes; Advance(tiling, o), ++l) {
+            const int64_t rows = std::min(kOut, g.oh - o.oh0);
+            const int64_t cols = std::min(kOut, g.ow - o.ow0);
+            T* yk = y + o.n * ys.n + k * ys.c;
+            for (int64_t i = 0; i < rows; ++i) {
+              T* row = yk + (o.oh0 + i) * ys.h + o.ow0 * ys.w;
+              for (int64_t j = 0; j < cols; ++j) {
+                row[j * ys.w] = out[(i * kOut + j) * L + l];
+              }
             }
           }
         }
