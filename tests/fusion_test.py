@@ -23,19 +23,31 @@ def _clamp(y: torch.Tensor, bounds: tuple[float, float]) -> torch.Tensor:
     return y.clamp(bounds[0], None if bounds[1] == float("inf") else bounds[1])
 
 
-@pytest.mark.parametrize("algorithm", CONV_ALGORITHMS)
+# Both layouts: "guess" fuses through a oneDNN post-op where the chosen
+# implementation is a JIT kernel (NHWC here) and clamps itself where it is
+# gemm-based (NCHW); smm takes NCHW only.
+@pytest.mark.parametrize(
+    "algorithm, layout",
+    [(a, "NCHW") for a in CONV_ALGORITHMS] + [(a, "NHWC") for a in CONV_ALGORITHMS if a != "smm"],
+)
 @pytest.mark.parametrize("activation", ["relu", "relu6", (-0.5, 0.75)])
-def test_conv2d_fused_matches_unfused(algorithm, activation) -> None:
+def test_conv2d_fused_matches_unfused(algorithm, layout, activation) -> None:
     torch.manual_seed(0)
     x = torch.randn(2, 8, 10, 9) * 2
     w = torch.randn(12, 8, 3, 3)
     b = torch.randn(12)
     bounds = ACTIVATIONS.get(activation, activation) if isinstance(activation, str) else tuple(activation)
-    plain = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm)
-    fused = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm, activation=activation)
-    unfused = _clamp(plain(x), bounds)
-    torch.testing.assert_close(fused(x), unfused, atol=1e-5, rtol=1e-5)
-    torch.testing.assert_close(fused(x), _clamp(F.conv2d(x, w, b, padding=1), bounds), atol=1e-3, rtol=1e-3)
+    xin = x if layout == "NCHW" else x.permute(0, 2, 3, 1).contiguous()
+
+    def run(layer):
+        y = layer(xin)
+        return y if layout == "NCHW" else y.permute(0, 3, 1, 2)
+
+    plain = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm, layout=layout)
+    fused = ai3.layers.Conv2d(w, b, padding=1, algorithm=algorithm, layout=layout, activation=activation)
+    unfused = _clamp(run(plain), bounds)
+    torch.testing.assert_close(run(fused), unfused, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(run(fused), _clamp(F.conv2d(x, w, b, padding=1), bounds), atol=1e-3, rtol=1e-3)
 
 
 @pytest.mark.parametrize("algorithm", LINEAR_ALGORITHMS)
