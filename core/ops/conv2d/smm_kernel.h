@@ -124,6 +124,19 @@ struct SmmCompute {
       for (int64_t i = 0; i < kn; ++i) {
         T* dst = p.yn + (k0 + i) * g.oh * g.ow + oh * g.ow + ow0;
         const T init = bias_k ? bias_k[k0 + i] : T(0);
+        if (count == width) {
+          // A whole block: vector adds, clamps and stores, not lane by lane.
+          for (int64_t v = 0; v < kVectors; ++v) {
+            V out = acc[i][v] + init;
+            if (act.enabled) {
+              const V lo = V{} + act.lo, hi = V{} + act.hi;
+              out = out < lo ? lo : out;
+              out = out > hi ? hi : out;
+            }
+            __builtin_memcpy(dst + v * lanes, &out, sizeof(V));
+          }
+          continue;
+        }
         for (int64_t j = 0; j < count; ++j) {
           dst[j] = act(init + acc[i][j / lanes][j % lanes]);
         }
