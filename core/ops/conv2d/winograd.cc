@@ -51,7 +51,13 @@ namespace {
 constexpr int64_t kTile = 6;     // input tile side (m + r - 1)
 constexpr int64_t kOut = 4;      // output tile side (m)
 constexpr int64_t kPos = 36;     // positions per transformed tile
-constexpr size_t kChunkBudgetBytes = size_t{16} << 20;
+// V and M of one chunk. Each chunk reads all of U (36 * C * K values, 36 MB
+// at C = K = 512), so fewer, larger chunks save that traffic until V and M
+// outgrow the 32 MB L3. Measured on the 2-core EPYC (ms, best of 2 runs of
+// 10, budgets 8/16/32/64 MB): 10x256x28x28 27.6/27.2/21.9/21.4, 10x512x14x14
+// 30.8/28.1/21.2/23.9; 10x64x56x56, 10x128x28x28 and 10x256x14x14 within
+// the noise of each other; 128 MB was slower again.
+constexpr size_t kChunkBudgetBytes = size_t{32} << 20;
 constexpr int64_t kMinChunkTiles = 64;
 
 constexpr double kG[6][3] = {
@@ -147,8 +153,16 @@ Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
       kPos * (g.c + g.k) * static_cast<int64_t>(elem_size);
   const int64_t budget_tiles =
       static_cast<int64_t>(kChunkBudgetBytes) / std::max<int64_t>(per_tile, 1);
-  t.chunk = RoundUp(std::min(t.total, std::max(kMinChunkTiles, budget_tiles)),
-                    lanes);
+  if (t.total == 0) {
+    t.chunk = 0;
+    return t;
+  }
+  const int64_t most =
+      std::min(t.total, std::max(kMinChunkTiles, budget_tiles));
+  // Equal chunks: every chunk reads all of U once, so a small last chunk
+  // would pay that for few tiles (and multiply thin matrices).
+  const int64_t chunks = (t.total + most - 1) / most;
+  t.chunk = RoundUp((t.total + chunks - 1) / chunks, lanes);
   return t;
 }
 
