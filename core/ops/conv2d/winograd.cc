@@ -257,10 +257,13 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       if (use_gemm) {
         // One product after another, each threaded by BLIS. Side by side
         // (an OpenMP loop over the products, each Gemm then on its own
-        // thread) measured 10-20% faster at batch 1 (1x512x7x7: 2.7 vs 3.3
-        // ms), but BLIS 0.9 opens a nested one-thread OpenMP region per call
-        // there, and libgomp mallocs a team for each (8 allocations a
-        // product, 288 a forward in //core:model_alloc_test).
+        // thread) measured 6-20% faster at batch 1 (1x512x7x7: 2.7 vs 3.3
+        // ms; level at batch 10), but allocates: BLIS 0.9 opens a nested
+        // one-thread OpenMP region in every call, and libgomp mallocs a team
+        // for each (//core:model_alloc_test: 288 allocations a forward, the
+        // AI3_ALLOC_TRACE stacks ending in GOMP_parallel under bli_gemm_ex).
+        // A register-blocked product of our own (6x16 block, U unpacked)
+        // side by side was allocation free but no faster than this.
         for (int64_t p = 0; p < kPos; ++p) {
           for (int64_t grp = 0; grp < g.groups; ++grp) {
             Gemm<T>(false, false, g.kg, nt, g.cg, T(1),
