@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "core/math/epilogue.h"
+#include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
 
 namespace ai3 {
@@ -55,11 +56,12 @@ struct ImplicitGemmCompute {
   static constexpr int64_t kDepthBlock = kImplicitGemmDepthBlock;
   static constexpr int64_t kMaxPixels = kImplicitGemmMaxPixels;
   static constexpr int64_t kVectorsPerRow = 2;
-  static constexpr int64_t kLanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
+  using Vec = Vectors<T, kVectorBytes>;
+  using V = typename Vec::V;
+  static constexpr int64_t kLanes = Vec::kLanes;
   // The micro-tile's pixel width: kVectorsPerRow vectors of T.
   static constexpr int64_t kNr = kVectorsPerRow * kLanes;
   static_assert(kMaxPixels % kNr == 0, "panel width: whole micro-tiles");
-  typedef T V __attribute__((vector_size(kVectorBytes)));
 
   // Output indices [lo, hi) whose input index o*stride + offset is in
   // [0, size).
@@ -185,7 +187,7 @@ struct ImplicitGemmCompute {
     for (int64_t kk = 0; kk < rows; ++kk) {
       V p[kVectorsPerRow];
       for (int64_t v = 0; v < kVectorsPerRow; ++v) {
-        __builtin_memcpy(&p[v], panel + kk * stride + v * kLanes, sizeof(V));
+        p[v] = Vec::Load(panel + kk * stride + v * kLanes);
       }
       const T* wk = w + kk * kMr;
       for (int64_t i = 0; i < kMr; ++i) {
@@ -203,7 +205,7 @@ struct ImplicitGemmCompute {
           if (first) {
             out = acc[i][v] + init;
           } else {
-            __builtin_memcpy(&out, yi + v * kLanes, sizeof(V));
+            out = Vec::Load(yi + v * kLanes);
             out += acc[i][v];
           }
           if (act.enabled) {
@@ -211,7 +213,7 @@ struct ImplicitGemmCompute {
             out = out < lo ? lo : out;
             out = out > hi ? hi : out;
           }
-          __builtin_memcpy(yi + v * kLanes, &out, sizeof(V));
+          Vec::Store(yi + v * kLanes, out);
         }
       } else {
         for (int64_t j = 0; j < nr; ++j) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "core/math/epilogue.h"
+#include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
 
 namespace ai3 {
@@ -52,10 +53,11 @@ namespace {
 
 template <typename T, int64_t kVectorBytes, int64_t kKb, int64_t kVectors>
 struct SmmCompute {
-  static constexpr int64_t kLanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
+  using Vec = Vectors<T, kVectorBytes>;
+  using V = typename Vec::V;
+  static constexpr int64_t kLanes = Vec::kLanes;
   static constexpr int64_t kWidth = kVectors * kLanes;  // pixels per block
   static_assert(kWidth <= kSmmMaxPixels, "the workspace slack covers a block");
-  typedef T V __attribute__((vector_size(kVectorBytes)));
 
   // Every output row of every block of kKb output channels of one image is
   // an independent task.
@@ -105,7 +107,7 @@ struct SmmCompute {
             V in[kVectors];
             if (g.sw == 1) {
               for (int64_t v = 0; v < kVectors; ++v) {
-                __builtin_memcpy(&in[v], src + v * lanes, sizeof(V));
+                in[v] = Vec::Load(src + v * lanes);
               }
             } else {
               for (int64_t v = 0; v < kVectors; ++v)
@@ -124,26 +126,25 @@ struct SmmCompute {
       for (int64_t i = 0; i < kn; ++i) {
         T* dst = p.yn + (k0 + i) * g.oh * g.ow + oh * g.ow + ow0;
         const T init = bias_k ? bias_k[k0 + i] : T(0);
-        if (count == width) {
-          // A whole block: vector adds, clamps and stores, not lane by lane.
-          for (int64_t v = 0; v < kVectors; ++v) {
-            V out = acc[i][v] + init;
-            if (act.enabled) {
-              const V lo = V{} + act.lo, hi = V{} + act.hi;
-              out = out < lo ? lo : out;
-              out = out > hi ? hi : out;
-            }
-            __builtin_memcpy(dst + v * lanes, &out, sizeof(V));
+        // Bias and clamp as vectors; whole vectors stored as such, only the
+        // lanes past the row's end (its last block) dropped one by one.
+        for (int64_t v = 0; v < kVectors && v * lanes < count; ++v) {
+          V out = acc[i][v] + init;
+          if (act.enabled) {
+            const V lo = V{} + act.lo, hi = V{} + act.hi;
+            out = out < lo ? lo : out;
+            out = out > hi ? hi : out;
           }
-          continue;
-        }
-        for (int64_t j = 0; j < count; ++j) {
-          dst[j] = act(init + acc[i][j / lanes][j % lanes]);
+          const int64_t j0 = v * lanes;
+          if (j0 + lanes <= count) {
+            Vec::Store(dst + j0, out);
+          } else {
+            for (int64_t j = j0; j < count; ++j) dst[j] = out[j - j0];
+          }
         }
       }
     }
   }
-
 };
 
 // One image with the register block SmmChannelsPerBlock chose.

@@ -1,0 +1,35 @@
+// GCC vector types for ai3's hand-blocked kernels, written once for any
+// vector width (32 bytes: AVX2; 64: the AVX-512 builds, core/cpu.h).
+//
+// Load/Store go through an unaligned, may_alias view of the vector, which
+// compiles to one vmovups. (__builtin_memcpy into a V array, used before,
+// was sometimes split into 16-byte copies through the stack, and the
+// following 32-byte read then missed store forwarding: depthwise smm spent
+// half its time on one FMA's operand.)
+//
+// In an unnamed namespace on purpose: each instruction set's translation
+// unit keeps its own copy (see implicit_gemm_kernel.h).
+#ifndef AI3_CORE_MATH_VECTORS_H_
+#define AI3_CORE_MATH_VECTORS_H_
+
+#include <cstdint>
+
+namespace ai3 {
+namespace {
+
+template <typename T, int64_t kVectorBytes>
+struct Vectors {
+  static constexpr int64_t kLanes =
+      kVectorBytes / static_cast<int64_t>(sizeof(T));
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  typedef T Unaligned
+      __attribute__((vector_size(kVectorBytes), aligned(sizeof(T)), may_alias));
+
+  static V Load(const T* p) { return *reinterpret_cast<const Unaligned*>(p); }
+  static void Store(T* p, V v) { *reinterpret_cast<Unaligned*>(p) = v; }
+};
+
+}  // namespace
+}  // namespace ai3
+
+#endif  // AI3_CORE_MATH_VECTORS_H_
