@@ -12,7 +12,9 @@
 #ifndef AI3_CORE_MATH_VECTORS_H_
 #define AI3_CORE_MATH_VECTORS_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace ai3 {
 namespace {
@@ -27,6 +29,26 @@ struct Vectors {
 
   static V Load(const T* p) { return *reinterpret_cast<const Unaligned*>(p); }
   static void Store(T* p, V v) { *reinterpret_cast<Unaligned*>(p) = v; }
+
+  // p[0], p[2], ..., p[2 * (kLanes - 1)]: two loads and one shuffle (a
+  // stride-2 convolution's row) instead of kLanes scalar loads.
+  static V LoadStride2(const T* p) {
+    typedef SignedOfSize<sizeof(T)> I;
+    typedef I Mask __attribute__((vector_size(kVectorBytes)));
+    return __builtin_shuffle(Load(p), Load(p + kLanes), EvenLanes<Mask>());
+  }
+
+ private:
+  template <size_t kBytes>
+  using SignedOfSize =
+      typename std::conditional<kBytes == 4, int32_t, int64_t>::type;
+
+  template <typename Mask>
+  static constexpr Mask EvenLanes() {
+    Mask m{};
+    for (int64_t i = 0; i < kLanes; ++i) m[i] = 2 * i;
+    return m;
+  }
 };
 
 }  // namespace

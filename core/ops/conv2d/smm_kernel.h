@@ -109,6 +109,10 @@ struct SmmCompute {
               for (int64_t v = 0; v < kVectors; ++v) {
                 in[v] = Vec::Load(src + v * lanes);
               }
+            } else if (g.sw == 2) {
+              for (int64_t v = 0; v < kVectors; ++v) {
+                in[v] = Vec::LoadStride2(src + 2 * v * lanes);
+              }
             } else {
               for (int64_t v = 0; v < kVectors; ++v)
                 for (int64_t l = 0; l < lanes; ++l) {
