@@ -62,7 +62,13 @@ inline void ParallelRanges(int64_t begin, int64_t end, bool parallel,
     const int64_t n = end - begin, q = n / threads, r = n % threads;
     const int64_t lo = begin + t * q + std::min(t, r);
     const int64_t hi = lo + q + (t < r ? 1 : 0);
-    if (lo < hi) body(lo, hi);
+    if (lo < hi) {
+      // Each thread's own copy, for the same reason as the serial path's:
+      // called through the shared `body`, the loop reloaded its members
+      // around every store, and exact GELU's select did not vectorise.
+      std::decay_t<Fn> local(body);
+      local(lo, hi);
+    }
   }
 }
 

@@ -4,6 +4,8 @@
 // vectorisable erfc, below); the tanh form computes
 // tanh(u) = 1 - 2 / (exp(2u) + 1) with vmath::Exp so its loop vectorises.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 #include "core/ops/elementwise.h"
 #include "core/ops/gelu/gelu.h"
@@ -13,25 +15,18 @@
 namespace ai3 {
 namespace {
 
+// The exact form, y = x/2 erfc(-x / sqrt(2)).
 template <typename T>
-struct GeluFn {
-  explicit GeluFn(const GeluAttrs& attrs)
-      : tanh(attrs.approximate == GeluAttrs::Approximate::kTanh) {}
+struct GeluErfFn {
+  explicit GeluErfFn(const GeluAttrs&) {}
 
   T operator()(T x) const {
-    if (!tanh) {
-      const T a = -x * T(M_SQRT1_2);
-      if constexpr (sizeof(T) == 4) {
-        return T(0.5) * x * ErfcFloat(a);
-      } else {
-        return T(0.5) * x * std::erfc(a);
-      }
+    const T a = -x * T(M_SQRT1_2);
+    if constexpr (sizeof(T) == 4) {
+      return T(0.5) * x * ErfcFloat(a);
+    } else {
+      return T(0.5) * x * std::erfc(a);
     }
-    const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
-    // 1 + tanh(u) = 2 - 2 / (exp(2u) + 1) = 2 exp(2u) / (exp(2u) + 1);
-    // written as 2 / (1 + exp(-2u)) it stays exact for large |u| (exp
-    // overflows to inf and the quotient to 0, never inf/inf).
-    return x / (T(1) + vmath::Exp(T(-2) * u, range));
   }
 
   // erfc in float32 without a library call, so the loop vectorises (ViT's
@@ -42,7 +37,7 @@ struct GeluFn {
   // 0 and erfc(-inf) 2, as Exp flushes to 0. float64 keeps std::erfc, whose
   // accuracy this fit does not reach.
   float ErfcFloat(float x) const {
-    const float z = x < 0 ? -x : x;
+    const float z = std::fabs(x);
     const float t = 1.0f / (1.0f + 0.5f * z);
     float p = 0.17087277f;
     p = p * t - 0.82215223f;
@@ -54,16 +49,48 @@ struct GeluFn {
     p = p * t + 0.37409196f;
     p = p * t + 1.00002368f;
     p = p * t - 1.26551223f;
-    const float e = t * vmath::Exp<float>(p - z * z, range_f);
-    return x < 0 ? 2.0f - e : e;
+    const float e = t * vmath::Exp<float>(p - z * z, range);
+    // e for x >= 0, 2 - e for x < 0, by arithmetic on the sign bit: a
+    // select on x < 0 kept GCC from vectorising the loop on OpenMP's
+    // parallel path. (e is returned exactly where it is tiny.)
+    uint32_t bits;
+    std::memcpy(&bits, &x, sizeof(bits));
+    const float negative = static_cast<float>(bits >> 31);
+    return e + negative * (2.0f - 2.0f * e);
   }
 
-  bool tanh;
-  vmath::ExpRange<T> range;
-  vmath::ExpRange<float> range_f;
+  vmath::ExpRange<float> range;
 };
 
-using Direct = ElementwiseDirect<GeluAttrs, GeluFn>;
+// The tanh form, y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+template <typename T>
+struct GeluTanhFn {
+  explicit GeluTanhFn(const GeluAttrs&) {}
+
+  T operator()(T x) const {
+    const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
+    // 1 + tanh(u) = 2 - 2 / (exp(2u) + 1) = 2 exp(2u) / (exp(2u) + 1);
+    // written as 2 / (1 + exp(-2u)) it stays exact for large |u| (exp
+    // overflows to inf and the quotient to 0, never inf/inf).
+    return x / (T(1) + vmath::Exp(T(-2) * u, range));
+  }
+
+  vmath::ExpRange<T> range;
+};
+
+// One elementwise kernel per form, chosen when the layer is prepared: a
+// per-element branch between the two kept the loop from vectorising.
+class Direct : public Algorithm<GeluAttrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(
+      const GeluAttrs& attrs, const std::vector<Tensor>& params) const override {
+    if (attrs.approximate == GeluAttrs::Approximate::kTanh) {
+      return ElementwiseDirect<GeluAttrs, GeluTanhFn>().Prepare(attrs, params);
+    }
+    return ElementwiseDirect<GeluAttrs, GeluErfFn>().Prepare(attrs, params);
+  }
+};
+
 AI3_REGISTER_ALGORITHM(GeluAttrs, "direct", Device::kCPU, Direct);
 
 }  // namespace
