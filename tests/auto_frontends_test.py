@@ -104,6 +104,41 @@ def test_onnx_rewrite_auto_matches_torch(onnx_file, counting):
     np.testing.assert_allclose(run_session(linear, x), expected, rtol=1e-4, atol=1e-4)
 
 
+def shared_bias_model():
+    """Two convs whose biases reach them through an Identity of one shared
+    initializer and through a Constant node, as torch.onnx.export writes
+    equal parameters (e.g. vgg11's zero biases with weights=None)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w1 = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((4, 4, 3, 3)).astype(np.float32), "w2")
+    shared = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b_shared")
+    constant = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "b_value")
+    nodes = [
+        helper.make_node("Identity", ["b_shared"], ["b1"]),
+        helper.make_node("Constant", [], ["b2"], value=constant),
+        helper.make_node("Conv", ["x", "w1", "b1"], ["h"], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["h", "w2", "b2"], ["y"], pads=[1, 1, 1, 1]),
+    ]
+    graph = helper.make_graph(
+        nodes, "shared_bias", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 9, 9])], initializer=[w1, w2, shared],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_onnx_auto_times_convs_whose_bias_is_a_constant_expression(counting):
+    import onnxruntime as ort
+
+    model = shared_bias_model()
+    x = np.random.default_rng(4).standard_normal((1, 3, 9, 9)).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    convs = ai3.onnx.swap_conv2d(model, "auto")
+    assert len(onnx_algorithms(convs)) == 2 and counting.calls > 0
+    np.testing.assert_allclose(run_session(convs, x), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_onnx_plan_drives_swap_backend_and_rewrite(onnx_file, counting):
     path, net = onnx_file
     x = np.random.default_rng(2).standard_normal(ONNX_SHAPE).astype(np.float32)

@@ -20,12 +20,54 @@ from onnx import helper
 from ai3 import errors, selection
 
 
+def _constant(model: onnx.ModelProto, name: str) -> Optional[onnx.TensorProto]:
+    """The constant tensor `name` holds, as an initializer named `name`:
+    an initializer, a Constant node's value, or either through Identity
+    nodes (torch.onnx.export writes one Identity per layer when several
+    layers' parameters are equal, e.g. the zero biases of weights=None)."""
+    inits = {t.name: t for t in model.graph.initializer}
+    producers = {out: node for node in model.graph.node for out in node.output}
+    source = name
+    for _ in range(len(model.graph.node) + 1):
+        if source in inits:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(inits[source])
+            tensor.name = name
+            return tensor
+        node = producers.get(source)
+        if node is None:
+            return None
+        if node.op_type == "Identity" and node.domain in ("", "ai.onnx"):
+            source = node.input[0]
+            continue
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            value = next((a.t for a in node.attribute if a.name == "value" and a.HasField("t")), None)
+            if value is None:
+                return None
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(value)
+            tensor.name = name
+            return tensor
+        return None
+    return None
+
+
 def _single_node_model(
     model: onnx.ModelProto, nodes: Sequence[onnx.NodeProto], input_shape: Sequence[int], output_shape: Optional[Sequence[int]]
 ) -> onnx.ModelProto:
-    inits = {t.name: t for t in model.graph.initializer}
     x_name = nodes[0].input[0]
-    used = [inits[name] for node in nodes for name in node.input if name in inits]
+    produced = {out for node in nodes for out in node.output}
+    used = []
+    for node in nodes:
+        for name in node.input:
+            if name and name != x_name and name not in produced:
+                tensor = _constant(model, name)
+                if tensor is None:
+                    raise errors.UnsupportedOperation(
+                        f"node '{node.name}': 'auto' times it alone, but its input '{name}' is neither an "
+                        "initializer nor a constant (Constant / Identity of one)"
+                    )
+                used.append(tensor)
     elem = next(
         (vi.type.tensor_type.elem_type for vi in [*model.graph.input, *model.graph.value_info] if vi.name == x_name),
         onnx.TensorProto.FLOAT,
