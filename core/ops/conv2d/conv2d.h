@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/buffer.h"
+#include "core/math/dispatch.h"
 #include "core/math/epilogue.h"
 #include "core/registry.h"
 #include "core/tensor.h"
@@ -69,6 +71,39 @@ class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
       static_cast<Derived*>(this)->template RunTyped<float>(
           g, input.data_as<const float>(), output.data_as<float>(), workspace);
     }
+  }
+
+ protected:
+  // The weights packed once for a register-blocked kernel (implicit gemm,
+  // smm): output channels in slivers of `rows`, each sliver laid out
+  // K-major so a step of the accumulation reads its `rows` scalars side by
+  // side:
+  //   packed[group][sliver][kidx][i] = W[group*kg + sliver*rows + i][kidx]
+  // with kidx over (c, r, s) of the group's input channels, zero for rows
+  // past the group's last output channel.
+  Buffer PackWeightSlivers(int64_t rows) const {
+    const int64_t groups = attrs_.groups;
+    const int64_t kg = attrs_.out_channels_per_group();
+    const int64_t depth =
+        attrs_.in_channels_per_group() * attrs_.kernel_h * attrs_.kernel_w;
+    const int64_t slivers = (kg + rows - 1) / rows;
+    Buffer packed(static_cast<size_t>(groups * slivers * depth * rows) *
+                  SizeOf(attrs_.dtype));
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* src = this->template weight<T>();
+      T* dst = packed.as<T>();
+      for (int64_t grp = 0; grp < groups; ++grp)
+        for (int64_t sl = 0; sl < slivers; ++sl)
+          for (int64_t kidx = 0; kidx < depth; ++kidx)
+            for (int64_t i = 0; i < rows; ++i) {
+              const int64_t m = sl * rows + i;
+              dst[((grp * slivers + sl) * depth + kidx) * rows + i] =
+                  m < kg ? src[(grp * kg + m) * depth + kidx] : T(0);
+            }
+      return 0;
+    });
+    return packed;
   }
 };
 

@@ -27,7 +27,6 @@
 
 #include "core/buffer.h"
 #include "core/cpu.h"
-#include "core/math/dispatch.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/implicit_gemm_kernel.h"
 
@@ -41,28 +40,8 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
   ImplicitGemmKernel(const Conv2dAttrs& attrs,
                      const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
-    // packed[grp][m-sliver][kidx][i] = W[grp*kg + sliver*kMr + i][kidx],
-    // zero for rows past kg.
-    DispatchFloat(attrs.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const int64_t groups = attrs.groups, kg = attrs.out_channels_per_group();
-      const int64_t depth = attrs.in_channels_per_group() * attrs.kernel_h *
-                            attrs.kernel_w;
-      const int64_t slivers = CeilDiv(kg, kMr);
-      packed_ = Buffer(static_cast<size_t>(groups * slivers * depth * kMr) *
-                       sizeof(T));
-      const T* src = weight<T>();
-      T* dst = packed_.as<T>();
-      for (int64_t grp = 0; grp < groups; ++grp)
-        for (int64_t sl = 0; sl < slivers; ++sl)
-          for (int64_t kidx = 0; kidx < depth; ++kidx)
-            for (int64_t i = 0; i < kMr; ++i) {
-              const int64_t m = sl * kMr + i;
-              dst[((grp * slivers + sl) * depth + kidx) * kMr + i] =
-                  m < kg ? src[(grp * kg + m) * depth + kidx] : T(0);
-            }
-      return 0;
-    });
+    // packed[grp][m-sliver][kidx][i] = W[grp*kg + sliver*kMr + i][kidx].
+    packed_ = PackWeightSlivers(kMr);
   }
 
   size_t WorkspaceBytes(const Shape&) const override {

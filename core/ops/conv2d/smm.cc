@@ -28,7 +28,6 @@
 
 #include "core/buffer.h"
 #include "core/cpu.h"
-#include "core/math/dispatch.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/smm_kernel.h"
 
@@ -48,7 +47,6 @@ PaddedDims PaddedOf(const Conv2dGeometry& g) {
   return {rows, cols};
 }
 
-
 class SmmKernel : public Conv2dKernelBase<SmmKernel> {
  public:
   SmmKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
@@ -56,29 +54,9 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     // The scalars of kb output channels side by side, once (kb: the
     // register block's channels, SmmChannelsPerBlock):
     //   packed[block][c][r][s][i] = w[block*kb + i][c][r][s]
-    // (zero past the group's last channel), so one step of the accumulation
-    // reads kb scalars from one cache line.
-    DispatchFloat(attrs.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const int64_t kg = attrs.out_channels_per_group();
-      const int64_t kb = SmmChannelsPerBlock(kg);
-      const int64_t blocks = (kg + kb - 1) / kb;
-      const int64_t taps = attrs.in_channels_per_group() * attrs.kernel_h *
-                           attrs.kernel_w;
-      packed_ = Buffer(static_cast<size_t>(attrs.groups * blocks * taps * kb) *
-                       sizeof(T));
-      const T* w = weight<T>();
-      T* dst = packed_.as<T>();
-      for (int64_t grp = 0; grp < attrs.groups; ++grp)
-        for (int64_t b = 0; b < blocks; ++b)
-          for (int64_t t = 0; t < taps; ++t)
-            for (int64_t i = 0; i < kb; ++i) {
-              const int64_t k = b * kb + i;
-              dst[((grp * blocks + b) * taps + t) * kb + i] =
-                  k < kg ? w[(grp * kg + k) * taps + t] : T(0);
-            }
-      return 0;
-    });
+    // so one step of the accumulation reads kb scalars from one cache line.
+    packed_ =
+        PackWeightSlivers(SmmChannelsPerBlock(attrs.out_channels_per_group()));
   }
 
   size_t WorkspaceBytes(const Shape& input_shape) const override {
