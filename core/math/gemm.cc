@@ -19,7 +19,10 @@ namespace {
 //
 // Threads: the caller's OpenMP setting (omp_get_max_threads) outside a
 // parallel region; inside one (an algorithm spreading many small products
-// over the threads itself) each call runs on its own thread.
+// over the threads itself) each call runs on its own thread. That nested
+// call is not allocation free: BLIS 0.9 opens a one-thread region even so,
+// and libgomp mallocs a team for every nested region (hence winograd runs
+// its position products one after another; see winograd.cc).
 rntm_t ThreadsForThisCall() {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads(omp_in_parallel() ? 1 : omp_get_max_threads(),

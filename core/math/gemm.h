@@ -1,9 +1,11 @@
 // GEMM through well-kept math libraries, row-major:
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
 // Both dtypes go to BLIS (its OpenMP build), which allocates nothing per
-// call (see gemm.cc for why not oneDNN's sgemm or OpenBLAS). Called outside
-// a parallel region it uses all of OpenMP's threads; called inside one (to
-// run many small products side by side) it runs on the calling thread.
+// call made outside a parallel region (see gemm.cc for why not oneDNN's
+// sgemm or OpenBLAS); such a call uses all of OpenMP's threads. Called
+// inside one (to run many small products side by side) it runs on the
+// calling thread, but BLIS 0.9 still opens a one-thread nested region there,
+// for which libgomp mallocs a team on every call.
 #ifndef AI3_CORE_MATH_GEMM_H_
 #define AI3_CORE_MATH_GEMM_H_
 
