@@ -228,14 +228,15 @@ class Conv2d(Ai3Module):
         self.out_channels = int(self.weight.shape[0])
         self.in_channels = int(self.weight.shape[1]) * int(groups)
         self.kernel_size = (int(self.weight.shape[2]), int(self.weight.shape[3]))
-        self.stride = params.pair(stride)
-        self.dilation = params.pair(dilation)
+        layer = _layer(self.op, name)
+        self.stride = params.pair(stride, "stride", layer)
+        self.dilation = params.pair(dilation, "dilation", layer)
         self.groups = int(groups)
-        self.padding = padding if isinstance(padding, str) else tuple(padding) if isinstance(padding, (tuple, list)) else params.pair(padding)
+        self.padding = padding if isinstance(padding, str) else tuple(padding) if isinstance(padding, (tuple, list)) else params.pair(padding, "padding", layer)
         if isinstance(padding, (tuple, list)) and len(padding) == 4:
             self.pads = tuple(int(p) for p in padding)
         else:
-            self.pads = params.padding4(padding, self.kernel_size, self.dilation)
+            self.pads = params.padding4(padding, self.kernel_size, self.dilation, layer)
         self.padding_mode = "zeros"
 
     @classmethod

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -15,50 +16,78 @@ from ai3 import errors
 IntOrPair = Union[int, Sequence[int]]
 
 
-def pair(value: IntOrPair) -> tuple[int, int]:
-    if isinstance(value, int):
-        return value, value
-    first, second = value
-    return int(first), int(second)
+def _int(value: Any, what: str, layer: str) -> int:
+    if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point():
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise errors.InvalidArgument(f"{layer}: {what} must be an int or a sequence of 1 or 2 ints, got {value!r}")
+    return int(value)
 
 
-def padding4(padding: Union[str, IntOrPair], kernel: tuple[int, int], dilation: tuple[int, int]) -> tuple[int, int, int, int]:
-    """PyTorch padding (int, pair, "valid", "same") as (top, bottom, left,
-    right); "same" puts the odd extra row/column at the bottom/right, as
-    F.conv2d does."""
+def pair(value: IntOrPair, what: str = "argument", layer: str = "layer") -> tuple[int, int]:
+    """(h, w) from the forms PyTorch's 2-d layers take: an int, or a
+    sequence of one int (used for both dims, as torch's _pair and the
+    pooling functions do) or two. `layer` names the layer in the error."""
+    if isinstance(value, (tuple, list, torch.Size)):
+        if len(value) == 1:
+            v = _int(value[0], what, layer)
+            return v, v
+        if len(value) == 2:
+            return _int(value[0], what, layer), _int(value[1], what, layer)
+        raise errors.InvalidArgument(f"{layer}: {what} must be an int or a sequence of 1 or 2 ints, got {value!r}")
+    v = _int(value, what, layer)
+    return v, v
+
+
+def pool_stride(stride: Any, kernel: tuple[int, int], layer: str) -> tuple[int, int]:
+    """A pooling stride: None or an empty sequence (both PyTorch's "default")
+    means the kernel size."""
+    if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
+        return kernel
+    return pair(stride, "stride", layer)
+
+
+def padding4(
+    padding: Union[str, IntOrPair], kernel: tuple[int, int], dilation: tuple[int, int], layer: str = "layer"
+) -> tuple[int, int, int, int]:
+    """PyTorch padding (int, one or two ints, "valid", "same") as (top,
+    bottom, left, right); "same" puts the odd extra row/column at the
+    bottom/right, as F.conv2d does."""
     if padding == "valid":
         return 0, 0, 0, 0
     if padding == "same":
         th, tw = dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1)
         return th // 2, th - th // 2, tw // 2, tw - tw // 2
-    ph, pw = pair(padding)
+    if isinstance(padding, str):
+        raise errors.InvalidArgument(f"{layer}: padding must be 'valid', 'same' or ints, got {padding!r}")
+    ph, pw = pair(padding, "padding", layer)
     return ph, ph, pw, pw
 
 
 def conv2d(module: nn.Conv2d, name: str) -> dict[str, Any]:
+    layer = f"conv2d layer '{name}'"
     if module.padding_mode != "zeros":
-        raise errors.UnsupportedOperation(
-            f"conv2d layer '{name}': padding_mode={module.padding_mode!r} is not supported (only 'zeros')"
-        )
-    kernel = pair(module.kernel_size)
-    dilation = pair(module.dilation)
+        raise errors.UnsupportedOperation(f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros')")
+    kernel = pair(module.kernel_size, "kernel_size", layer)
+    dilation = pair(module.dilation, "dilation", layer)
     return dict(
-        stride=pair(module.stride),
-        padding=padding4(module.padding, kernel, dilation),
+        stride=pair(module.stride, "stride", layer),
+        padding=padding4(module.padding, kernel, dilation, layer),
         dilation=dilation,
-        groups=module.groups,
+        groups=_int(module.groups, "groups", layer),
     )
 
 
 def maxpool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str) -> dict[str, Any]:
+    layer = f"maxpool2d layer '{name}'"
     if return_indices:
-        raise errors.UnsupportedOperation(f"maxpool2d layer '{name}': return_indices=True is not supported")
-    kernel = pair(kernel_size)
+        raise errors.UnsupportedOperation(f"{layer}: return_indices=True is not supported")
+    kernel = pair(kernel_size, "kernel_size", layer)
     return dict(
         kernel=kernel,
-        stride=kernel if stride is None or stride == [] else pair(stride),
-        padding=padding4(padding, kernel, (1, 1)),
-        dilation=pair(dilation),
+        stride=pool_stride(stride, kernel, layer),
+        padding=padding4(padding, kernel, (1, 1), layer),
+        dilation=pair(dilation, "dilation", layer),
         ceil_mode=bool(ceil_mode),
     )
 
@@ -66,14 +95,15 @@ def maxpool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, 
 def avgpool2d(
     kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, name: str
 ) -> dict[str, Any]:
-    kernel = pair(kernel_size)
+    layer = f"avgpool2d layer '{name}'"
+    kernel = pair(kernel_size, "kernel_size", layer)
     return dict(
         kernel=kernel,
-        stride=kernel if stride is None or stride == [] else pair(stride),
-        padding=padding4(padding, kernel, (1, 1)),
+        stride=pool_stride(stride, kernel, layer),
+        padding=padding4(padding, kernel, (1, 1), layer),
         ceil_mode=bool(ceil_mode),
         count_include_pad=bool(count_include_pad),
-        divisor_override=divisor_override,
+        divisor_override=None if divisor_override is None else _int(divisor_override, "divisor_override", layer),
     )
 
 
