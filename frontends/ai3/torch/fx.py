@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import inspect
 import operator
+import sys
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
-import torchvision
 from torch import fx, nn
 
 from ai3 import errors
@@ -173,9 +173,29 @@ _FUNCTIONS: dict[Any, str] = {
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
-    torchvision.ops.stochastic_depth: "stochastic_depth",
     F.scaled_dot_product_attention: "attention",
 }  # fmt: skip
+
+
+# torchvision is not imported here: a model holding torchvision layers has
+# imported it already, and importing it for models that don't would load
+# its native library into processes that never asked for it (and, in some
+# environments, crash them; see requirements.txt's note on triton).
+def _torchvision_ops() -> Any:
+    return sys.modules.get("torchvision.ops")
+
+
+def _torchvision_function(target: Any) -> Optional[str]:
+    tv = _torchvision_ops()
+    return "stochastic_depth" if tv is not None and target is getattr(tv, "stochastic_depth", None) else None
+
+
+def _is_torchvision(module: nn.Module, class_name: str) -> bool:
+    tv = _torchvision_ops()
+    cls = getattr(tv, class_name, None) if tv is not None else None
+    return cls is not None and isinstance(module, cls)
+
+
 _METHODS: dict[str, str] = {
     "add": "add", "add_": "add", "__add__": "add", "__radd__": "add", "__iadd__": "add",
     "sub": "sub", "sub_": "sub", "__sub__": "sub",
@@ -275,7 +295,7 @@ class _Mapper:
         if node.op == "call_module":
             self.module(node)
         elif node.op == "call_function":
-            kind = _FUNCTIONS.get(node.target)
+            kind = _FUNCTIONS.get(node.target) or _torchvision_function(node.target)
             if kind is None:
                 hint = "" if _values(node) is not None else " (traced without sample_input_shape, which would trace through torch.fx.wrap'ed helpers)"
                 raise _unsupported(node, f"ai3's core has no equivalent of this function{hint}")
@@ -304,7 +324,7 @@ class _Mapper:
         w = params.numpy_weight
         if isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.Identity)):
             self.alias(node, x)
-        elif isinstance(m, torchvision.ops.StochasticDepth):
+        elif _is_torchvision(m, "StochasticDepth"):
             self.alias(node, x)  # identity at inference (the model is in eval mode)
         elif isinstance(m, nn.Conv2d):
             self.add(node, "conv2d", name, inputs, m, params.conv2d(m, name), {"weight": w(m.weight), "bias": w(m.bias)})
