@@ -5,13 +5,15 @@ deep neural network.
     ai3.swap_conv2d(torch_model, ["direct", "smm"])              # in place
 
 The PyTorch frontend's functions are available at the top level as in the
-paper ai3 comes from (importing them imports torch on first use, so that
-`import ai3` alone stays light); `ai3.layers` holds single core layers and
-`ai3.algorithms()` what this build offers.
+paper ai3 comes from; `ai3.torch`, `ai3.keras` and `ai3.onnx` are the
+frontends. Each is imported on first use, so `import ai3` alone loads no
+framework. `ai3.layers` holds single core layers and `ai3.algorithms()` what
+this build offers.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from ai3 import _core, layers
@@ -44,12 +46,21 @@ _TORCH_EXPORTS = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "torch" or name in _TORCH_EXPORTS:
-        import ai3.torch
+# The frontends, each imported on first use (ai3.torch, ai3.keras,
+# ai3.onnx) so that `import ai3` loads no framework, and a process loads
+# only the frameworks its calls need.
+_FRONTENDS = ("torch", "keras", "onnx")
 
-        return ai3.torch if name == "torch" else getattr(ai3.torch, name)
+
+def __getattr__(name: str) -> Any:
+    if name in _FRONTENDS or name in _TORCH_EXPORTS:
+        frontend = importlib.import_module(f"ai3.{'torch' if name in _TORCH_EXPORTS else name}")
+        return getattr(frontend, name) if name in _TORCH_EXPORTS else frontend
     raise AttributeError(f"module 'ai3' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FRONTENDS) | set(_TORCH_EXPORTS))
 
 __version__ = "0.1.0"
 
