@@ -175,6 +175,7 @@ def swap_operation(
         raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {sorted(OPS)}")
     _check_model(model, op)
     ops.library()  # fail early if the op library is missing
+    sample_input_shape = selection.sample_shape(sample_input_shape)
     targets = layers_of(model, op)
     candidates = [_candidate(op, path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets]
     chosen = selection.select(op, algos, candidates, allow_keep=True)
@@ -214,7 +215,9 @@ def swap_operation(
     except errors.Error:
         raise
     for orig, new in pairs:
-        if orig.weights:
+        # Operators written as `x + y` are keras Operations, not Layers:
+        # they have no weights to copy.
+        if getattr(orig, "weights", None):
             _copy_weights(orig, new)
     return clone
 
