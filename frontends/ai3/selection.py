@@ -32,6 +32,26 @@ DEFAULT = "default"
 AUTO = "auto"
 
 
+def sample_shape(value: Optional[Sequence[int]], *, batched: bool = True) -> Optional[tuple[int, ...]]:
+    """A user's sample_input_shape as a tuple of ints (None stays None).
+    `batched`: the caller traces at two batch sizes, so dim 0 must exist."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) and not hasattr(value, "__iter__"):
+        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {value!r}")
+    dims = list(value)
+    if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dims):
+        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {value!r}")
+    shape = tuple(int(d) for d in dims)
+    if any(d <= 0 for d in shape):
+        raise errors.ShapeError(f"sample_input_shape {shape} has a dimension < 1")
+    if batched and not shape:
+        raise errors.ShapeError(
+            "sample_input_shape () has no dimensions; ai3 needs the input's full shape, batch dimension first"
+        )
+    return shape
+
+
 @dataclass
 class Candidate:
     """One layer a selector chooses for.

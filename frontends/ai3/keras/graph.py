@@ -65,7 +65,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors
+from ai3 import errors, selection
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
@@ -767,7 +767,8 @@ def swap_backend(
     if not isinstance(model, _keras().Model):
         raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
     np_dtype = model_dtype(model, dtype)
-    specs, output = to_specs(model, sample_input_shape)
+    shape = selection.sample_shape(sample_input_shape)
+    specs, output = to_specs(model, shape)
     specs, output = fold_zero_padding(specs, output)
     available = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
     for s in specs:
@@ -775,7 +776,6 @@ def swap_backend(
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
     specs, output = spec.remove_identities(specs, output)
     specs, output = spec.fold_batchnorm(specs, output, layout="NHWC")  # channels last
-    shape = None if sample_input_shape is None else tuple(int(d) for d in sample_input_shape)
     return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
 
 

@@ -68,7 +68,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors
+from ai3 import errors, selection
 from ai3.onnx import fold, patterns
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
@@ -198,14 +198,9 @@ def _check_ops(model: Any) -> None:
 
 
 def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
-    if sample_input_shape is None:
+    shape = selection.sample_shape(sample_input_shape, batched=False)
+    if shape is None:
         return None
-    try:
-        shape = tuple(int(d) for d in sample_input_shape)
-    except (TypeError, ValueError) as e:
-        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {sample_input_shape!r}") from e
-    if any(d <= 0 for d in shape):
-        raise errors.ShapeError(f"sample_input_shape {shape} has a non-positive dimension")
     expected = _dims(_graph_input(model))
     if expected is not None and (
         len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape))

@@ -54,12 +54,12 @@ def swap_backend(
     # The Model runs where the module's parameters are (a CUDA module gives a
     # model of CUDA layers, see ai3.cuda); it is traced from a CPU copy so
     # shape propagation runs on CPU sample inputs.
+    shape = selection.sample_shape(sample_input_shape)
     device = next((p.device for p in module.parameters()), torch.device("cpu"))
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
-    specs, output, _ = fx.to_specs(traced, sample_input_shape)
+    specs, output, _ = fx.to_specs(traced, shape)
     specs, output = spec.remove_identities(specs, output)
     specs, output = spec.fold_batchnorm(specs, output)
-    shape = None if sample_input_shape is None else tuple(sample_input_shape)
     return model.build(
         specs, output, algos, dtype=fx.model_dtype(module, dtype), layout="NCHW", sample_input_shape=shape, device=device
     )
@@ -109,6 +109,7 @@ def swap_operation(
     cls = SWAPPABLE[op]
     # Exact type: a subclass may override forward, which ai3 would not honour.
     targets = [(name, m) for name, m in module.named_modules() if type(m) is cls]
+    sample_input_shape = selection.sample_shape(sample_input_shape, batched=False)
     shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
     replacement_class = getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op])
     dtype = next((p.dtype for p in module.parameters()), torch.float32)
