@@ -14,8 +14,11 @@ How the ops work, and what they cost:
     64 evenly spaced weight and bias values (so a model whose initializers
     were edited after the rewrite gets new layers). Per call that costs a
     dict lookup and a 64-element gather, not a weight hash. The cache is
-    never evicted on its own (one layer per swapped node per distinct
-    weights); `clear_cache()` empties it.
+    bounded: an ai3.onnx.InferenceSession drops its nodes' layers when it
+    is garbage collected, and past CACHE_LIMIT layers the least recently
+    used go (a long-running process that keeps building sessions, or plain
+    ORT sessions that ai3 can't track, stays bounded); `clear_cache()`
+    empties it.
   - Data copies per call: ORT -> NumPy for each input (the extension's own
     copy, weights included), none into the core (inputs are read in place),
     the core's output array, and NumPy -> ORT for the output. The extension's
@@ -38,6 +41,7 @@ How the ops work, and what they cost:
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import threading
@@ -55,7 +59,9 @@ from ai3.onnx.rewrite import ATTRS, DOMAIN, _INPUTS
 
 _log = logging.getLogger("ai3.onnx")
 _lock = threading.Lock()
-_cache: dict[tuple, Any] = {}
+# node key -> core layer, least recently used first (see the module doc).
+_cache: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
+CACHE_LIMIT = 4096
 _pending: list[tuple[str, str, BaseException]] = []  # (node, op type, error)
 _registered = False
 _ai3_ids: set[int] = set()
@@ -115,12 +121,32 @@ def _spatial(x: np.ndarray, attrs: dict[str, Any], kernel: Sequence[int]) -> tup
 
 
 def _layer(key: tuple, build) -> Any:
-    layer = _cache.get(key)
-    if layer is None:
-        layer = build()
-        with _lock:
-            _cache[key] = layer
+    with _lock:
+        layer = _cache.get(key)
+        if layer is not None:
+            _cache.move_to_end(key)
+            return layer
+    layer = build()
+    with _lock:
+        _cache[key] = layer
+        while len(_cache) > CACHE_LIMIT:
+            _cache.popitem(last=False)
     return layer
+
+
+def _release(node_keys: frozenset) -> None:
+    """Drops the cached layers of these nodes (key[1] is the node_key)."""
+    with _lock:
+        for key in [k for k in _cache if k[1] in node_keys]:
+            del _cache[key]
+
+
+def _node_keys(model: onnx.ModelProto) -> frozenset:
+    keys = set()
+    for node in model.graph.node:
+        if node.domain == DOMAIN:
+            keys.update(a.s.decode() for a in node.attribute if a.name == "node_key")
+    return frozenset(keys)
 
 
 def _check_float(*arrays: np.ndarray) -> None:
@@ -300,12 +326,19 @@ class InferenceSession(ort.InferenceSession):
         providers: Optional[Sequence[Any]] = None,
         **kwargs: Any,
     ):
+        if isinstance(model_or_path, os.PathLike):
+            model_or_path = os.fspath(model_or_path)
+        proto = model_or_path if isinstance(model_or_path, onnx.ModelProto) else None
         if isinstance(model_or_path, onnx.ModelProto):
             model_or_path = model_or_path.SerializeToString()
-        elif isinstance(model_or_path, os.PathLike):
-            model_or_path = os.fspath(model_or_path)
         so = session_options(sess_options)
         super().__init__(model_or_path, so, providers=list(providers or ["CPUExecutionProvider"]), **kwargs)
+        try:
+            if proto is None:
+                proto = onnx.load(model_or_path) if isinstance(model_or_path, str) else onnx.load_from_string(model_or_path)
+            weakref.finalize(self, _release, _node_keys(proto))
+        except Exception:  # ORT took a file onnx can't read: the LRU bound still holds
+            pass
 
     def run(self, output_names, input_feed, run_options=None):  # type: ignore[override]
         _take_pending()
