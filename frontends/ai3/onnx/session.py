@@ -19,8 +19,15 @@ How the ops work, and what they cost:
     used go (a long-running process that keeps building sessions, or plain
     ORT sessions that ai3 can't track, stays bounded); `clear_cache()`
     empties it.
+  - Weights: an ai3.onnx.InferenceSession takes each ai3 node's weights
+    out of the graph it hands to ORT (the node becomes "<type>_prepared",
+    with only its activation input) and keeps them for the node's layer,
+    so no weight is copied or fingerprinted per call. The rewritten model
+    itself keeps its weights as node inputs, so it stays a complete ONNX
+    file that a plain onnxruntime.InferenceSession with `session_options()`
+    also runs (copying the weights on every run, as the extension does).
   - Data copies per call: ORT -> NumPy for each input (the extension's own
-    copy, weights included), none into the core (inputs are read in place),
+    copy), none into the core (inputs are read in place),
     the core's output array, and NumPy -> ORT for the output. The extension's
     stock invocation hook turns outputs into Python lists (`tolist()`);
     ai3 installs a hook that returns the NumPy array instead (about 30x
@@ -52,6 +59,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import onnxruntime_extensions as ortx
+from onnx import numpy_helper
 from onnxruntime_extensions import _ocos
 
 from ai3 import errors, layers
@@ -141,6 +149,19 @@ def _release(node_keys: frozenset) -> None:
             del _cache[key]
 
 
+def _read(model: Any) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, str):
+        return onnx.load(model)
+    return onnx.load_from_string(bytes(model))
+
+
+def _release_session(node_keys: frozenset, held: frozenset) -> None:
+    _release(node_keys)
+    _unhold(held)
+
+
 def _node_keys(model: onnx.ModelProto) -> frozenset:
     keys = set()
     for node in model.graph.node:
@@ -155,12 +176,18 @@ def _check_float(*arrays: np.ndarray) -> None:
             raise errors.DTypeError(f"ai3's ONNX ops take float32, got {a.dtype}")
 
 
+def _weights_key(attrs: dict[str, Any], *arrays: np.ndarray) -> tuple:
+    """What tells this node's weights apart: nothing for a prepared node (the
+    session holds them fixed), else a fingerprint of the arrays ORT passed."""
+    return () if attrs.get(_FIXED) else _fingerprint(*arrays)
+
+
 def _conv2d(x, w, b, **attrs):
     _check_float(x, w, b)
     if w.ndim != 4:
         raise errors.ShapeError(f"Conv weight must be 4-D, got shape {tuple(w.shape)}")
     strides, dilations, pads = _spatial(x, attrs, w.shape[2:4])
-    key = ("Conv2D", attrs["node_key"], attrs["algorithm"], strides, dilations, pads, attrs["group"], _fingerprint(w, b))
+    key = ("Conv2D", attrs["node_key"], attrs["algorithm"], strides, dilations, pads, attrs["group"], _weights_key(attrs, w, b))
     layer = _layer(key, lambda: layers.Conv2d(
         w, b, stride=strides, padding=pads, dilation=dilations, groups=attrs["group"],
         algorithm=attrs["algorithm"], name=attrs["node"]))
@@ -177,7 +204,7 @@ def _linear(x, w, b, **attrs):
         x = x.reshape(-1, x.shape[-1])
     elif x.ndim != 2:
         raise errors.ShapeError(f"Gemm input A must be 2-D, got shape {tuple(x.shape)}")
-    key = ("Linear", attrs["node_key"], attrs["algorithm"], attrs["transB"], _fingerprint(w, b))
+    key = ("Linear", attrs["node_key"], attrs["algorithm"], attrs["transB"], _weights_key(attrs, w, b))
     # Gemm computes A @ B (+ C); ai3's Linear x @ W^T + b, so transB=0 takes B^T (one copy, at build time).
     layer = _layer(key, lambda: layers.Linear(
         w if attrs["transB"] else np.ascontiguousarray(w.T), b.reshape(-1),
@@ -242,6 +269,62 @@ _IMPLS = {
 }
 
 
+# Prepared nodes (see the module doc): op type suffix, and the weights the
+# sessions hold, by node key, with how many live sessions hold each.
+PREPARED = "_prepared"
+_FIXED = "_ai3_fixed_weights"
+_held: dict[str, tuple[int, list[np.ndarray]]] = {}
+
+
+def _prepared(impl):
+    """The op body of a prepared node: the node's weights from the session."""
+
+    def run(x, **attrs):
+        count_and_weights = _held.get(attrs["node_key"])
+        if count_and_weights is None:
+            raise errors.InternalError("a prepared ai3 node ran without its session's weights")
+        return impl(x, *count_and_weights[1], **attrs, **{_FIXED: True})
+
+    return run
+
+
+def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
+    """A copy of `model` whose ai3 nodes with constant weights take only their
+    activation (the weights are held in _held), and the node keys held."""
+    prepared = onnx.ModelProto()
+    prepared.CopyFrom(model)
+    graph = prepared.graph
+    inits = {t.name: t for t in graph.initializer}
+    keys: list[str] = []
+    for node in graph.node:
+        weights = list(node.input[1:])
+        if node.domain != DOMAIN or node.op_type not in _INPUTS or not weights or not all(w in inits for w in weights):
+            continue  # weights computed inside the graph: the portable path
+        key = next(a.s.decode() for a in node.attribute if a.name == "node_key")
+        arrays = [np.ascontiguousarray(numpy_helper.to_array(inits[w]), dtype=np.float32) for w in weights]
+        with _lock:
+            count, _ = _held.get(key, (0, arrays))
+            _held[key] = (count + 1, arrays)
+        keys.append(key)
+        del node.input[1:]
+        node.op_type += PREPARED
+    used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
+    kept = [t for t in graph.initializer if t.name in used]
+    del graph.initializer[:]
+    graph.initializer.extend(kept)
+    return prepared, frozenset(keys)
+
+
+def _unhold(keys: frozenset) -> None:
+    with _lock:
+        for key in keys:
+            count, arrays = _held.get(key, (1, []))
+            if count <= 1:
+                _held.pop(key, None)
+            else:
+                _held[key] = (count - 1, arrays)
+
+
 def _hook(k_id: int, feed: Any, attributes: Any) -> tuple:
     """The extension's invocation hook: ai3's ops return NumPy arrays (not
     lists) and never raise; every other Python op goes to the stock hook."""
@@ -267,13 +350,15 @@ def _register() -> None:
         if _registered:
             return
         dt = ortx.PyOp
-        for op_type, impl in _IMPLS.items():
-            strings, ints, floats = ATTRS[op_type]
+        variants = [(t, impl, _INPUTS.get(t, 1)) for t, impl in _IMPLS.items()]
+        variants += [(t + PREPARED, _prepared(_IMPLS[t]), 1) for t in _INPUTS]
+        for op_type, impl, inputs in variants:
+            strings, ints, floats = ATTRS[op_type.removesuffix(PREPARED)]
             attrs = {**{a: dt.dt_string for a in strings}, **{a: dt.dt_int64 for a in ints},
                      **{a: dt.dt_float for a in floats}}
             opdef = ortx.onnx_op(
                 op_type=f"{DOMAIN}::{op_type}",
-                inputs=[dt.dt_float] * _INPUTS.get(op_type, 1),
+                inputs=[dt.dt_float] * inputs,
                 outputs=[dt.dt_float],
                 attrs=attrs,
             )(impl)
@@ -328,17 +413,21 @@ class InferenceSession(ort.InferenceSession):
     ):
         if isinstance(model_or_path, os.PathLike):
             model_or_path = os.fspath(model_or_path)
-        proto = model_or_path if isinstance(model_or_path, onnx.ModelProto) else None
-        if isinstance(model_or_path, onnx.ModelProto):
-            model_or_path = model_or_path.SerializeToString()
-        so = session_options(sess_options)
-        super().__init__(model_or_path, so, providers=list(providers or ["CPUExecutionProvider"]), **kwargs)
         try:
-            if proto is None:
-                proto = onnx.load(model_or_path) if isinstance(model_or_path, str) else onnx.load_from_string(model_or_path)
-            weakref.finalize(self, _release, _node_keys(proto))
-        except Exception:  # ORT took a file onnx can't read: the LRU bound still holds
-            pass
+            proto = _read(model_or_path)
+        except Exception as e:  # onnx's own exception types are not ai3.Errors
+            raise errors.InvalidArgument(f"could not read an ONNX model from {model_or_path!r:.80}: {e}") from e
+        prepared, held = _prepare(proto)
+        # The session's nodes' layers and weights go when the session does.
+        weakref.finalize(self, _release_session, _node_keys(proto), held)
+        so = session_options(sess_options)
+        try:
+            super().__init__(prepared.SerializeToString(), so, providers=list(providers or ["CPUExecutionProvider"]), **kwargs)
+        except Exception as e:  # ORT's own exception types are not ai3.Errors
+            pending = _take_pending()
+            if pending:
+                raise _as_ai3_error(*pending[0]) from e
+            raise errors.InvalidArgument(f"ONNX Runtime could not load the model: {e}") from e
 
     def run(self, output_names, input_feed, run_options=None):  # type: ignore[override]
         _take_pending()
