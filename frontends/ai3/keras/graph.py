@@ -60,12 +60,11 @@ Keras layer -> spec (see `_Mapper.layer`):
 
 from __future__ import annotations
 
-import math
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors, selection
+from ai3 import errors, padding, selection
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
@@ -113,17 +112,10 @@ def _pair(v: Any) -> tuple[int, int]:
 
 
 def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 1) -> Optional[tuple[int, int]]:
-    """TensorFlow's "same" padding along one axis as (before, after):
-    total = max((ceil(in/s) - 1) * s + (k - 1) * d + 1 - in, 0), the odd
-    pixel after. None when it depends on an unknown size (stride > 1)."""
-    effective = (kernel - 1) * dilation + 1
-    if stride == 1:
-        total = effective - 1
-    elif size is None:
-        return None
-    else:
-        total = max((math.ceil(size / stride) - 1) * stride + effective - size, 0)
-    return (total // 2, total - total // 2)
+    """TensorFlow's "same" padding along one axis as (before, after), the odd
+    pixel after (ai3.padding); None when it depends on an unknown size
+    (stride > 1)."""
+    return padding.same_1d(size, kernel, stride, dilation)
 
 
 # Keras activation functions ai3 has, by their name in keras.activations.

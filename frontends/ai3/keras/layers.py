@@ -25,7 +25,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from ai3 import _core, errors
+from ai3 import _core, errors, padding
 from ai3.keras import ops
 
 _PACKAGE = "ai3"
@@ -35,13 +35,8 @@ _FLOATS = ("float32", "float64")
 def _same_pads(size: Optional[int], kernel: int, stride: int, dilation: int) -> tuple[int, int]:
     """TensorFlow's "same" padding (before, after) for one dimension; for an
     unknown size, the stride-1 padding (only used to ask the registry)."""
-    effective = (kernel - 1) * dilation + 1
-    if size is None:
-        total = effective - 1
-    else:
-        out = -(-size // stride)
-        total = max((out - 1) * stride + effective - size, 0)
-    return total // 2, total - total // 2
+    pads = padding.same_1d(size, kernel, stride, dilation)
+    return pads if pads is not None else padding.same_1d(None, kernel, 1, dilation)
 
 
 class Ai3Layer:

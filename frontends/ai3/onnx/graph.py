@@ -62,13 +62,12 @@ ONNX op -> spec (see `_Mapper.node`):
 
 from __future__ import annotations
 
-import math
 import os
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors, selection
+from ai3 import errors, padding, selection
 from ai3.onnx import fold, patterns
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
@@ -279,10 +278,7 @@ def _pads_for(node: Any, auto_pad: str, size: Optional[int], kernel: int, stride
         return (0, 0)
     if size is None:
         raise _unsupported(node, f"auto_pad={auto_pad} depends on the input's height and width, which are unknown; pass sample_input_shape")
-    effective = (kernel - 1) * dilation + 1
-    total = max((math.ceil(size / stride) - 1) * stride + effective - size, 0)
-    small, big = total // 2, total - total // 2
-    return (small, big) if auto_pad == "SAME_UPPER" else (big, small)
+    return padding.same_1d(size, kernel, stride, dilation, lower=auto_pad == "SAME_LOWER")
 
 
 class _Mapper:

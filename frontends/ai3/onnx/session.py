@@ -62,7 +62,7 @@ import onnxruntime_extensions as ortx
 from onnx import numpy_helper
 from onnxruntime_extensions import _ocos
 
-from ai3 import errors, layers
+from ai3 import errors, layers, padding
 from ai3.onnx.rewrite import ATTRS, DOMAIN, _INPUTS
 
 _log = logging.getLogger("ai3.onnx")
@@ -102,21 +102,10 @@ def _pads(x_shape: Sequence[int], kernel: Sequence[int], strides: Sequence[int],
           pads: Sequence[int], auto_pad: str) -> tuple[int, int, int, int]:
     """ai3's (top, bottom, left, right) from ONNX pads / auto_pad."""
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        begin, end = [], []
-        for size, k, s, d in zip(x_shape[2:4], kernel, strides, dilations):
-            out = -(-size // s)
-            total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-            small = total // 2
-            if auto_pad == "SAME_UPPER":
-                begin.append(small), end.append(total - small)
-            else:
-                begin.append(total - small), end.append(small)
-        return begin[0], end[0], begin[1], end[1]
+        return padding.same_2d(x_shape[2:4], kernel, strides, dilations, lower=auto_pad == "SAME_LOWER")
     if auto_pad == "VALID" or not pads:
         return 0, 0, 0, 0
-    if len(pads) != 4:
-        raise errors.InvalidArgument(f"pads {pads} is not a 2-D padding (4 values)")
-    return pads[0], pads[2], pads[1], pads[3]
+    return padding.from_onnx(pads)
 
 
 def _spatial(x: np.ndarray, attrs: dict[str, Any], kernel: Sequence[int]) -> tuple:

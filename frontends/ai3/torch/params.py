@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from ai3 import errors
+from ai3 import padding as padding_rule
 
 IntOrPair = Union[int, Sequence[int]]
 
@@ -55,9 +56,8 @@ def padding4(
     bottom/right, as F.conv2d does."""
     if padding == "valid":
         return 0, 0, 0, 0
-    if padding == "same":
-        th, tw = dilation[0] * (kernel[0] - 1), dilation[1] * (kernel[1] - 1)
-        return th // 2, th - th // 2, tw // 2, tw - tw // 2
+    if padding == "same":  # PyTorch allows it for stride 1 only, where it does not depend on the size
+        return padding_rule.same_2d((None, None), kernel, (1, 1), dilation)
     if isinstance(padding, str):
         raise errors.InvalidArgument(f"{layer}: padding must be 'valid', 'same' or ints, got {padding!r}")
     ph, pw = pair(padding, "padding", layer)

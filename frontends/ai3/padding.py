@@ -1,0 +1,68 @@
+"""Padding of 2-D windows (convolution, pooling), one rule for every
+frontend: TensorFlow's and ONNX's "SAME" (SAME_UPPER: the odd pixel after;
+SAME_LOWER: before), PyTorch's "same" (stride 1, the odd pixel after, as
+F.conv2d), "VALID", and explicit symmetric or asymmetric padding.
+
+The core takes padding as (top, bottom, left, right).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from ai3 import errors
+
+Pads = tuple[int, int, int, int]
+
+
+def same_1d(size: Optional[int], kernel: int, stride: int = 1, dilation: int = 1, *, lower: bool = False) -> Optional[tuple[int, int]]:
+    """"SAME" padding along one axis as (before, after): the output has
+    ceil(size / stride) positions, total = max((ceil(size / stride) - 1) *
+    stride + (kernel - 1) * dilation + 1 - size, 0). With stride 1 that is
+    (kernel - 1) * dilation whatever the size; with a larger stride it
+    depends on the size, and an unknown size gives None."""
+    effective = (kernel - 1) * dilation + 1
+    if stride == 1:
+        total = effective - 1
+    elif size is None:
+        return None
+    else:
+        total = max((-(-size // stride) - 1) * stride + effective - size, 0)
+    small, big = total // 2, total - total // 2
+    return (big, small) if lower else (small, big)
+
+
+def same_2d(
+    hw: Sequence[Optional[int]], kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int], *, lower: bool = False
+) -> Optional[Pads]:
+    """(top, bottom, left, right) of "SAME" padding for an input of spatial
+    size `hw` ((None, None) when unknown); None if it depends on an
+    unknown size."""
+    h = same_1d(hw[0], kernel[0], stride[0], dilation[0], lower=lower)
+    w = same_1d(hw[1], kernel[1], stride[1], dilation[1], lower=lower)
+    if h is None or w is None:
+        return None
+    return h + w
+
+
+def explicit(value: Sequence[int], what: str = "padding") -> Pads:
+    """(top, bottom, left, right) from 1 int (all sides), 2 (h, w) or 4
+    (top, bottom, left, right) ints."""
+    v = tuple(value)
+    if not all(isinstance(p, int) and not isinstance(p, bool) for p in v) or len(v) not in (1, 2, 4):
+        raise errors.InvalidArgument(f"{what} must be 1, 2 (h, w) or 4 (top, bottom, left, right) ints, got {list(v)!r}")
+    if len(v) == 1:
+        return (v[0],) * 4
+    if len(v) == 2:
+        return v[0], v[0], v[1], v[1]
+    return v[0], v[1], v[2], v[3]
+
+
+def from_onnx(pads: Sequence[int]) -> Pads:
+    """ONNX's 2-D pads [top, left, bottom, right] as (top, bottom, left, right)."""
+    if len(pads) != 4:
+        raise errors.InvalidArgument(f"pads {list(pads)} is not a 2-D padding (4 values)")
+    return pads[0], pads[2], pads[1], pads[3]
+
+
+__all__ = ["Pads", "explicit", "from_onnx", "same_1d", "same_2d"]
