@@ -18,7 +18,7 @@ try:
 except ImportError:
     pass
 
-# TensorFlow's flags for custom op libraries (core/tf). Optional: without
+# TensorFlow's flags for custom op libraries (frontends/ai3/keras/tf_ops). Optional: without
 # TensorFlow the :tensorflow_framework target is left empty and only the
 # Keras frontend's op library fails to build.
 info["tf_compile_flags"] = None

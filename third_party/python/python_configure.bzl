@@ -9,7 +9,7 @@ probes it, and writes a repository with:
   :toolchain       a Python toolchain running that interpreter
   :tensorflow_framework  the pip TensorFlow's headers, compile defines and
                    libtensorflow_framework.so.2, for custom op libraries
-                   (core/tf); empty when the interpreter has no TensorFlow
+                   (frontends/ai3/keras/tf_ops); empty when the interpreter has no TensorFlow
 """
 
 def _tensorflow(ctx, info):

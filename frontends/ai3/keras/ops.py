@@ -1,4 +1,4 @@
-"""ai3's TensorFlow ops (core/tf/ops.cc): loading the library and calling
+"""ai3's TensorFlow ops (keras/tf_ops/ops.cc): loading the library and calling
 its ops with ai3's errors.
 
 The library `_tf_ops.so` sits next to `_core.so` in the ai3 package and is
