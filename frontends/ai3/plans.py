@@ -22,12 +22,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import sys
 import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from ai3 import errors, selection, tuning
+from ai3 import errors, frontend, selection, tuning
 
 PLAN_FORMAT = 1
 
@@ -250,33 +249,8 @@ def _candidates_cell(lp: LayerPlan) -> str:
 
 
 def frontend_of(model: Any) -> str:
-    """"torch", "keras" or "onnx", by the model's type (a path or bytes
-    are an ONNX file)."""
-    if isinstance(model, (str, bytes, bytearray, os.PathLike)) or type(model).__module__.startswith("onnx"):
-        return "onnx"
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(model, torch.nn.Module):
-        return "torch"
-    keras = sys.modules.get("keras")
-    if keras is not None and isinstance(model, keras.Model):
-        return "keras"
-    raise errors.InvalidArgument(
-        f"ai3.plan takes a torch.nn.Module, a keras.Model or an ONNX model (ModelProto or path), got {type(model).__name__}"
-    )
-
-
-def swap_backend_of(frontend: str) -> Any:
-    if frontend == "torch":
-        import ai3.torch
-
-        return ai3.torch.swap_backend
-    if frontend == "keras":
-        import ai3.keras
-
-        return ai3.keras.swap_backend
-    import ai3.onnx
-
-    return ai3.onnx.swap_backend
+    """The name of the frontend (ai3.frontend) whose models `model` is one of."""
+    return frontend.of(model, "ai3.plan").name
 
 
 def plan(
@@ -295,12 +269,11 @@ def plan(
     ONNX, NHWC for Keras)."""
     if sample_input_shape is None:
         raise errors.InvalidArgument("ai3.plan needs sample_input_shape: the layers are timed on their real input shapes")
-    frontend = frontend_of(model)
-    swap_backend = swap_backend_of(frontend)
+    owner = frontend.of(model, "ai3.plan")
     if isinstance(algos, str) and algos == selection.AUTO:
         algos = selection.EveryOp(selection.AUTO)
     with tuning.record() as found:
-        built = swap_backend(model, algos, sample_input_shape, dtype=dtype)
+        built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype)
     measured = {(op, name): r for op, name, _, r in found.tuned}
     shapes = {(op, name): shape for op, name, shape, _ in found.selected}
 
@@ -326,7 +299,7 @@ def plan(
         layers,
         sample_input_shape=sample_input_shape,
         dtype=built.dtype.name,
-        frontend=frontend,
+        frontend=owner.name,
         build=tuning.build_id(),
         model=built,
     )

@@ -54,6 +54,9 @@ from ai3.keras import layers as ai3_layers
 from ai3.keras import ops
 from ai3.selection import Selector
 
+# The frontend contract (ai3.frontend): Keras models compute on NHWC images.
+LAYOUT = "NHWC"
+
 OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
 
 
@@ -179,7 +182,6 @@ def swap_operation(
     targets = layers_of(model, op)
     candidates = [_candidate(op, path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets]
     chosen = selection.select(op, algos, candidates, allow_keep=True)
-    by_id = {id(layer): (algorithm, cand) for (path, layer), algorithm, cand in zip(targets, chosen, candidates)}
 
     # Build every replacement first: a name the layer cannot take fails here,
     # naming the layer, before anything is cloned.

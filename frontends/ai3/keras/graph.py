@@ -64,7 +64,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors, padding, selection
+from ai3 import errors, frontend, padding, selection
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
@@ -754,21 +754,17 @@ def swap_backend(
     returned model takes NHWC NumPy arrays (or torch tensors).
     """
     from ai3 import model as ai3_model
-    from ai3 import spec
 
     if not isinstance(model, _keras().Model):
         raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
     np_dtype = model_dtype(model, dtype)
     shape = selection.sample_shape(sample_input_shape)
     specs, output = to_specs(model, shape)
-    specs, output = fold_zero_padding(specs, output)
     available = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
     for s in specs:
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
-    specs, output = spec.remove_identities(specs, output)
-    specs, output = spec.fold_batchnorm(specs, output, layout="NHWC")  # channels last
-    return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
+    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
 
 
 __all__ = ["fold_zero_padding", "model_dtype", "same_padding", "swap_backend", "to_specs"]

@@ -26,6 +26,9 @@ from ai3.onnx.rewrite import (
     swap_relu,
 )
 
+# The frontend contract (ai3.frontend): ONNX models compute on NCHW images.
+LAYOUT = "NCHW"
+
 _SESSION_EXPORTS = ("InferenceSession", "session_options", "clear_cache")
 _GRAPH_EXPORTS = ("swap_backend", "load")
 
@@ -47,6 +50,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "LAYOUT",
     "swap_operation",
     "swap_conv2d",
     "swap_linear",

@@ -67,7 +67,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors, padding, selection
+from ai3 import errors, frontend, padding, selection
 from ai3.onnx import fold, patterns
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
@@ -1021,17 +1021,10 @@ def swap_backend(model: Any, algos: Any = None, sample_input_shape: Optional[Seq
     are folded into it, and so are zero pads before one; Dropout and
     Identity are dropped. dtype defaults to
     the model input's (float32 or float64)."""
-    from ai3 import model as ai3_model
-    from ai3 import spec
-
     proto = load(model)
     np_dtype = model_dtype(proto, dtype)
     specs, output = _to_specs(proto, sample_input_shape)
-    specs, output = spec.remove_identities(specs, output)
-    specs, output = fold_zero_padding(specs, output)
-    specs, output = spec.fold_batchnorm(specs, output)
-    shape = None if sample_input_shape is None else tuple(int(d) for d in sample_input_shape)
-    return ai3_model.build(specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=shape)
+    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape)
 
 
 __all__ = ["fold_zero_padding", "load", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

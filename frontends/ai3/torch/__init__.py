@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ai3 import errors, model, selection, spec
+from ai3 import errors, frontend, model, selection
 from ai3.selection import Selector
 from ai3.torch import fx
 
@@ -31,6 +31,10 @@ SWAPPABLE: dict[str, type] = {
     "adaptiveavgpool2d": nn.AdaptiveAvgPool2d,
     "flatten": nn.Flatten,
 }
+
+
+# The frontend contract (ai3.frontend): torch models compute on NCHW images.
+LAYOUT = "NCHW"
 
 
 def swap_backend(
@@ -58,10 +62,8 @@ def swap_backend(
     device = next((p.device for p in module.parameters()), torch.device("cpu"))
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
     specs, output, _ = fx.to_specs(traced, shape)
-    specs, output = spec.remove_identities(specs, output)
-    specs, output = spec.fold_batchnorm(specs, output)
-    return model.build(
-        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout="NCHW", sample_input_shape=shape, device=device
+    return frontend.build_model(
+        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, sample_input_shape=shape, device=device
     )
 
 

@@ -28,7 +28,6 @@ import warnings
 from typing import Any, Optional, Sequence
 
 import torch
-import torch.nn.functional as F
 from torch import fx, nn
 
 from ai3 import errors, layers, selection
