@@ -130,3 +130,15 @@ def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[f
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def attempt(notes: list[str], what: str, fn: Callable[[], object]) -> object:
+    """fn(), or None with a note naming the stage and the error, so a row
+    one path cannot take (an op ai3 lacks, a failed export) still gets its
+    other cells and says why in its note column."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - every failure is reported in the row
+        first = str(e).splitlines()[0][:90] if str(e) else ""
+        notes.append(f"{what}: {type(e).__name__}: {first}")
+        return None
