@@ -50,7 +50,6 @@ NAN = float("nan")
 def main(argv: list[str]) -> None:
     del argv
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
-    import numpy as np
     import onnxruntime as ort
     import torch
 

@@ -86,8 +86,9 @@ def per_node_cost(options: Callable[[], Any], count: int, reps: int) -> list[lis
     import ai3.onnx
     from bench import timing
 
+    import time
+
     rows = []
-    calls = 200  # per timed run: one call of a short chain is a few microseconds
     for op, swap in (("Relu", ai3.onnx.swap_relu), ("Conv", ai3.onnx.swap_conv2d)):
         per_call: dict[tuple[str, int], float] = {}
         for n in (1, count):
@@ -99,8 +100,13 @@ def per_node_cost(options: Callable[[], Any], count: int, reps: int) -> list[lis
             for side, s in sessions.items():
                 feed = {"t0": x}
                 s.run(None, feed)
+                # Calls per timed run: one call of a short chain is a few
+                # microseconds (too short to time alone); aim at ~0.1 s.
+                start = time.perf_counter()
+                s.run(None, feed)
+                calls = max(1, min(1000, int(0.1 / max(time.perf_counter() - start, 1e-7))))
 
-                def run(s=s, feed=feed) -> None:
+                def run(s=s, feed=feed, calls=calls) -> None:
                     for _ in range(calls):
                         s.run(None, feed)
 
