@@ -181,15 +181,25 @@ def ort_breakdown(
     return b
 
 
-TF_CONV_OPS = ("Conv2D", "_FusedConv2D", "DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative", "Ai3Conv2D")
+def _keras_layer_of(node: str, conv_kinds: dict[str, str]) -> Optional[str]:
+    """The Keras layer a TF node path belongs to: a path component that is
+    a layer name, or one with the "_<n>" suffix a retrace adds
+    ("model_1/block1_conv_1/BiasAdd" is layer block1_conv)."""
+    for part in node.split("/"):
+        if part in conv_kinds:
+            return part
+        base, sep, n = part.rpartition("_")
+        if sep and n.isdigit() and base in conv_kinds:
+            return base
+    return None
 
 
 def tf_breakdown(fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int = 5, source: str = "TensorFlow profiler") -> Breakdown:
     """TensorFlow's own profile (tf.profiler, host trace) of `repeats`
     calls of `fn` (a warmed-up tf.function call): each op kernel's time from
-    its "node:Type" events on TF's executor threads, convs (TF's and ai3's
-    Ai3Conv2D) labelled by conv_kinds through the Keras layer name in the
-    node's path, the forward time from the wall clock of the profiled
+    its "node:Type" events on TF's executor threads, convs (TF's, fused or
+    not, and ai3's Ai3Conv2D) labelled by conv_kinds through the Keras
+    layer name in the node's path, the forward time from the wall clock of the profiled
     calls."""
     import glob
     import time
@@ -223,8 +233,11 @@ def tf_breakdown(fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int
                 if not sep or "::" in name or not op or op in ("ReadVariableOp", "_Arg", "_Retval", "NoOp"):
                     continue
                 kind = op
-                if op in TF_CONV_OPS:
-                    layer = next((c for c in node.split("/") if c in conv_kinds), None)
+                # Conv2D, DepthwiseConv2dNative, Ai3Conv2D and the fused
+                # forms grappler and oneDNN rewrite them to (_FusedConv2D,
+                # _MklNativeFusedDepthwiseConv2dNative, ...).
+                if "conv2d" in op.lower():
+                    layer = _keras_layer_of(node, conv_kinds)
                     kind = conv_kinds[layer] if layer else op
                 if op.startswith("Ai3"):
                     kind = "ai3 node: " + kind
