@@ -268,6 +268,45 @@ def _top_rows(b: Breakdown, k: int = 5) -> list[list[str]]:
     return [[name[-60:], kind, algo, f"{s * 1e3:.2f}", f"{100 * s / total:.1f}"] for name, kind, algo, s in b.top(k)]
 
 
+# Framework op names -> ai3's, so the side-by-side table puts e.g. ORT's
+# Gemm beside ai3's linear. Only for lining rows up; unmatched ops keep
+# their own row.
+_SAME_AS = {
+    "Gemm": "linear", "MatMul": "matmul", "Add": "add", "AddV2": "add", "Mul": "mul", "Relu": "relu", "Clip": "clamp",
+    "Relu6": "clamp", "MaxPool": "maxpool2d", "AveragePool": "avgpool2d", "AvgPool": "avgpool2d",
+    "GlobalAveragePool": "adaptiveavgpool2d", "Concat": "concat", "ConcatV2": "concat", "Flatten": "flatten", "Sigmoid": "sigmoid",
+    "Softmax": "softmax", "LayerNormalization": "layernorm", "Transpose": "permute", "Reshape": "reshape", "Gelu": "gelu",
+    "HardSwish": "hardswish", "HardSigmoid": "hardsigmoid", "(outside the kernels)": "(outside the nodes)",
+}
+
+
+def _compare_key(kind: str) -> str:
+    return _SAME_AS.get(kind, kind)
+
+
+def compare_rows(sides: list[Breakdown]) -> list[list[str]]:
+    """One row per kind, each side's ms per forward beside the others', and
+    first side / last side: where the ratio of the whole row comes from."""
+    keys: dict[str, list[float]] = {}
+    for k, b in enumerate(sides):
+        for kind, seconds in b.by_kind.items():
+            keys.setdefault(_compare_key(kind.removeprefix("ai3 node: ")), [float("nan")] * len(sides))[k] = seconds
+    def fmt(v: float) -> str:
+        return "-" if v != v else f"{v * 1e3:.2f}"
+    rows = []
+    for kind, values in sorted(keys.items(), key=lambda kv: -max(v for v in kv[1] if v == v)):
+        first, last = values[0], values[-1]
+        ratio = f"{first / last:.2f}" if first == first and last == last and last > 0 else "-"
+        rows.append([kind, *map(fmt, values), ratio])
+    rows.append(["forward", *(fmt(b.forward_seconds) for b in sides),
+                 f"{sides[0].forward_seconds / sides[-1].forward_seconds:.2f}" if sides[-1].forward_seconds > 0 else "-"])
+    return rows
+
+
+def compare_headers(sides: list[Breakdown]) -> list[str]:
+    return ["kind", *(b.source.split(" (")[0] + " ms" for b in sides), "first / last side"]
+
+
 KIND_HEADERS = ["kind", "nodes", "ms/forward", "%"]
 TOP_HEADERS = ["node", "kind", "algorithm / provider / op", "ms", "%"]
 
@@ -289,6 +328,8 @@ def summary_line(entry: Entry) -> str:
 def render(entry: Entry) -> str:
     """The printed form: per side, the kinds table and the top-5 nodes."""
     out = [f"== {entry.title}"]
+    if len(entry.sides) > 1:
+        out.append(timing.format_table(compare_headers(entry.sides), compare_rows(entry.sides)))
     for b in entry.sides:
         out.append(f"-- {b.source}: {b.forward_seconds * 1e3:.2f} ms per forward" + (f" ({b.note})" if b.note else ""))
         if b.nodes:
@@ -306,6 +347,8 @@ def write(path: str, title: str, entries: list[Entry], notes: list[str]) -> None
     out.append("")
     for e in entries:
         out += [f"## {e.title}", ""]
+        if len(e.sides) > 1:
+            out += ["Side by side (ms per forward):", "", timing.markdown_table(compare_headers(e.sides), compare_rows(e.sides)), ""]
         for b in e.sides:
             out += [f"### {b.source}: {b.forward_seconds * 1e3:.2f} ms per forward" + (f" ({b.note})" if b.note else ""), ""]
             if b.nodes:
