@@ -22,6 +22,10 @@ Writes bench/results/conv2d.md and conv2d.png. "direct" (the reference
 loops, ~100x slower) is left out unless named with --algorithms.
 
 A quick smoke run: bazel run //bench:conv2d -- --batches=10 --reps=2 --ceiling_reps=2
+
+On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
+default spin-waiting, ai3's and PyTorch's threads fight the other load and
+both run tens of times slower (the tables record the policy they ran under).
 """
 
 from __future__ import annotations

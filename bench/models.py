@@ -18,6 +18,10 @@ that fails (e.g. an op swap_backend cannot take) leaves its cells "-" and
 says why in the note column.
 
 A quick smoke run: bazel run //bench:models -- --models=resnet18 --batches=1 --reps=3
+
+On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
+default spin-waiting, ai3's and PyTorch's threads fight the other load and
+both run tens of times slower (the tables record the policy they ran under).
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ what one ai3 node adds.
 Writes bench/results/onnx_models.md, onnx_models.png and
 onnx_models_profiles.md.
 A quick smoke run: bazel run //bench:onnx_models -- --models=resnet18 --batches=1 --reps=3
+
+On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
+default spin-waiting, ai3's and PyTorch's threads fight the other load and
+both run tens of times slower (the tables record the policy they ran under).
 """
 
 from __future__ import annotations

@@ -93,7 +93,11 @@ def machine_note() -> str:
     except OSError:
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run"
+    # On a loaded machine OpenMP's default spin-waiting makes ai3 and
+    # PyTorch eager tens of times slower (mobilenet_v2 measured 3 s instead
+    # of 0.1 s at load 12): a table says which policy it ran under.
+    policy = os.environ.get("OMP_WAIT_POLICY", "unset")
+    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run, OMP_WAIT_POLICY {policy}"
 
 
 def write_markdown(path: str, title: str, sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]) -> None:
