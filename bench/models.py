@@ -119,7 +119,7 @@ def main(argv: list[str]) -> None:
             groups.append(f"{name} b{batch}")
             for key, s in zip(chart, (torch_s, ort_s, sc_s, sb_s)):
                 chart[key].append(s * 1e3)
-            if FLAGS.profile and backend is not None and onnx_bytes is not None and status != "met":
+            if FLAGS.profile and backend is not None and not math.isnan(ort_ratio) and status != "met":
                 title = f"{name}, batch {batch}: swap_backend {ort_ratio:.2f}x ORT (target <= {ORT_TARGET}x)"
                 sides = [profiles.ai3_breakdown(backend, x, profiles.torch_conv_kinds(model), FLAGS.profile_reps),
                          profiles.ort_breakdown(onnx_bytes, feed, options, FLAGS.profile_reps)]
