@@ -123,14 +123,16 @@ def main(argv: list[str]) -> None:
             missed, sides = [], []
             if FLAGS.profile and backend is not None and sb_status != "met":
                 missed.append(f"swap_backend {sb_s / keras_s:.2f}x Keras (target <= {SWAP_BACKEND_TARGET}x)")
-                sides.append(profiles.ai3_breakdown(backend, x_np, kinds, FLAGS.profile_reps))
+                sides.append(profiles.guarded(lambda: profiles.ai3_breakdown(backend, x_np, kinds, FLAGS.profile_reps), "ai3.Model.profile"))
             if FLAGS.profile and not FLAGS.eager and run_sc is not None and not math.isnan(sc_s) and sc_status != "met":
                 missed.append(f"swap_conv2d {sc_s / keras_s:.2f}x Keras (target <= {SWAP_CONV2D_TARGET}x)")
-                sides.append(profiles.tf_breakdown(run_sc, kinds, FLAGS.profile_reps, "TensorFlow profiler, swap_conv2d model"))
-                sides[-1].note = f"profiler on; unprofiled median {sc_s * 1e3:.1f} ms"
+                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_sc, kinds, FLAGS.profile_reps, "TensorFlow profiler, swap_conv2d model"),
+                                              "TensorFlow profiler, swap_conv2d model"))
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {sc_s * 1e3:.1f} ms"
             if sides and not FLAGS.eager:
-                sides.append(profiles.tf_breakdown(run_keras, kinds, FLAGS.profile_reps, "TensorFlow profiler, Keras model"))
-                sides[-1].note = f"profiler on; unprofiled median {keras_s * 1e3:.1f} ms"
+                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_keras, kinds, FLAGS.profile_reps, "TensorFlow profiler, Keras model"),
+                                              "TensorFlow profiler, Keras model"))
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {keras_s * 1e3:.1f} ms"
             if sides:
                 entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
                 print(profiles.render(entries[-1]), flush=True)

@@ -121,8 +121,9 @@ def main(argv: list[str]) -> None:
                 chart[key].append(s * 1e3)
             if FLAGS.profile and backend is not None and not math.isnan(ort_ratio) and status != "met":
                 title = f"{name}, batch {batch}: swap_backend {ort_ratio:.2f}x ORT (target <= {ORT_TARGET}x)"
-                sides = [profiles.ai3_breakdown(backend, x, profiles.torch_conv_kinds(model), FLAGS.profile_reps),
-                         profiles.ort_breakdown(onnx_bytes, feed, options, FLAGS.profile_reps)]
+                sides = [profiles.guarded(lambda: profiles.ai3_breakdown(backend, x, profiles.torch_conv_kinds(model), FLAGS.profile_reps),
+                                          "ai3.Model.profile"),
+                         profiles.guarded(lambda: profiles.ort_breakdown(onnx_bytes, feed, options, FLAGS.profile_reps), "ONNX Runtime profile")]
                 entries.append(profiles.Entry(title, sides))
                 print(profiles.render(entries[-1]), flush=True)
             del backend

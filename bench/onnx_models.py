@@ -191,16 +191,18 @@ def main(argv: list[str]) -> None:
             sides = []
             if FLAGS.profile and backend is not None and sb_status != "met":
                 missed.append(f"swap_backend {sb_s / ort_s:.2f}x ORT (target <= {SWAP_BACKEND_TARGET}x)")
-                sides.append(profiles.ai3_breakdown(backend, x.numpy(), profiles.onnx_conv_kinds(data), FLAGS.profile_reps))
+                sides.append(profiles.guarded(lambda: profiles.ai3_breakdown(backend, x.numpy(), profiles.onnx_conv_kinds(data), FLAGS.profile_reps),
+                                              "ai3.Model.profile"))
             if FLAGS.profile and not math.isnan(rw_s) and rw_status != "met":
                 missed.append(f"rewritten graph {rw_s / ort_s:.2f}x ORT (target <= {REWRITTEN_TARGET}x)")
                 ai3_ops = {n.op_type for n in rewritten_model.graph.node if n.domain == "ai3"}
-                side = profiles.ort_breakdown(rewritten_model.SerializeToString(), feed, options, FLAGS.profile_reps,
-                                              session_class=ai3.onnx.InferenceSession, ai3_ops=ai3_ops)
+                side = profiles.guarded(lambda: profiles.ort_breakdown(rewritten_model.SerializeToString(), feed, options, FLAGS.profile_reps,
+                                                                       session_class=ai3.onnx.InferenceSession, ai3_ops=ai3_ops),
+                                        "ONNX Runtime profile")
                 side.source = "ONNX Runtime profile of the rewritten graph (kernel time per node)"
                 sides.append(side)
             if sides:
-                sides.append(profiles.ort_breakdown(data, feed, options, FLAGS.profile_reps))
+                sides.append(profiles.guarded(lambda: profiles.ort_breakdown(data, feed, options, FLAGS.profile_reps), "ONNX Runtime profile"))
                 entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
                 print(profiles.render(entries[-1]), flush=True)
             del backend, rewritten_model

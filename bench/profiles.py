@@ -102,6 +102,15 @@ class Breakdown:
         return ", ".join(f"{kind} {100 * s / total:.0f}%" for kind, s in items)
 
 
+def guarded(fn: Callable[[], Breakdown], source: str) -> Breakdown:
+    """fn(), or an empty Breakdown whose note says why the profile failed:
+    a profile is a diagnosis, and must not end an hour-long bench run."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - reported in the profile's note
+        return Breakdown(source, float("nan"), note=f"profile failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}")
+
+
 def _add(totals: dict[str, float], key: str, seconds: float) -> None:
     totals[key] = totals.get(key, 0.0) + seconds
 
@@ -298,8 +307,8 @@ def compare_rows(sides: list[Breakdown]) -> list[list[str]]:
         first, last = values[0], values[-1]
         ratio = f"{first / last:.2f}" if first == first and last == last and last > 0 else "-"
         rows.append([kind, *map(fmt, values), ratio])
-    rows.append(["forward", *(fmt(b.forward_seconds) for b in sides),
-                 f"{sides[0].forward_seconds / sides[-1].forward_seconds:.2f}" if sides[-1].forward_seconds > 0 else "-"])
+    first, last = sides[0].forward_seconds, sides[-1].forward_seconds
+    rows.append(["forward", *(fmt(b.forward_seconds) for b in sides), f"{first / last:.2f}" if first == first and last > 0 else "-"])
     return rows
 
 
