@@ -120,7 +120,9 @@ def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[f
     import matplotlib.pyplot as plt
 
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(series)) / 2), 4.5))
+    # Wide enough for the labels, capped: 13 models x 2 batches x 4 series
+    # would otherwise make a 6000-pixel-wide PNG.
+    fig, ax = plt.subplots(figsize=(min(24.0, max(6.0, 1.2 * len(groups) * max(1, len(series)) / 2)), 4.5))
     for k, (label, values) in enumerate(series.items()):
         xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(groups))]
         ax.bar(xs, values, width=width, label=label)
