@@ -8,11 +8,24 @@ a 3x3 convolution with padding 1 to max(C, 64) output channels, float32, on
 torch.nn.functional.conv2d and of a one-Conv ONNX graph in ONNX Runtime, all
 in this one process, and the ratios to PyTorch and ORT (below 1: ai3 faster).
 
-Then the issue-6 target rows, with met / NOT met:
-  - best ai3 algorithm <= 0.9x ONNX Runtime's time, every shape;
-  - best ai3 >= 300 GFLOP/s on the three large-channel shapes.
+Before the shapes, the SGEMM ceiling of this machine, measured in this
+process: a square float32 GEMM of --ceiling_size through NumPy's BLAS,
+through torch.mm and through ai3's linear "gemm", 2 threads, best of
+--ceiling_reps; the fastest is the ceiling.
+
+Then the issue-15 target rows for the batch-10 shapes, met / NOT met:
+  - best ai3 algorithm <= 0.6x ONNX Runtime's time;
+  - best ai3 >= 85% of the measured SGEMM ceiling, in effective GFLOP/s
+    (2 x the direct convolution's multiply-adds over the time; winograd
+    does fewer, so it can pass the ceiling).
 Writes bench/results/conv2d.md and conv2d.png. "direct" (the reference
 loops, ~100x slower) is left out unless named with --algorithms.
+
+A quick smoke run: bazel run //bench:conv2d -- --batches=10 --reps=2 --ceiling_reps=2
+
+On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
+default spin-waiting, ai3's and PyTorch's threads fight the other load and
+both run tens of times slower (the tables record the policy they ran under).
 """
 
 from __future__ import annotations
@@ -24,15 +37,18 @@ from absl import app, flags
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("threads", 2, "Threads for PyTorch, ONNX Runtime and ai3 (OpenMP).")
-flags.DEFINE_integer("repeats", 5, "Timed runs per measurement (median kept).")
-flags.DEFINE_list("batches", ["10", "1"], "Batch sizes to run each shape at.")
+flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
+flags.DEFINE_alias("repeats", "reps")
+flags.DEFINE_list("batches", ["10", "1"], "Batch sizes to run each shape at (the targets are for batch 10).")
+flags.DEFINE_integer("ceiling_size", 2048, "M = N = K of the square SGEMM that measures the ceiling.")
+flags.DEFINE_integer("ceiling_reps", 5, "Runs of each ceiling SGEMM (the fastest kept).")
 flags.DEFINE_list("algorithms", [], "ai3 algorithms to time (default: all applicable but direct).")
 flags.DEFINE_string("results_dir", "", "Where to write conv2d.md / conv2d.png (default: bench/results).")
 
 SEED_SHAPES = [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]
-LARGE_CHANNELS = 64  # shapes with C >= this are the "large-channel" rows
-GFLOPS_TARGET = 300.0
-ORT_RATIO_TARGET = 0.9
+TARGET_BATCH = 10  # issue 15's targets are for the seed's shapes at batch 10
+ORT_RATIO_TARGET = 0.6
+CEILING_FRACTION_TARGET = 0.85
 
 
 def ort_conv(weight, bias, threads: int):
@@ -58,9 +74,50 @@ def ort_conv(weight, bias, threads: int):
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
+def best_seconds(fn, reps: int) -> float:
+    """The fastest of `reps` runs after one warm-up: a ceiling is what the
+    machine can do, so the best run, not the median, is kept."""
+    import time
+
+    fn()
+    best = math.inf
+    for _ in range(max(1, reps)):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def sgemm_ceiling(size: int, reps: int) -> list[list[str]]:
+    """Rows (library, ms, GFLOP/s) of a square float32 GEMM of `size`
+    through NumPy's BLAS, torch.mm and ai3's linear "gemm", in this process
+    with this process's thread settings."""
+    import numpy as np
+    import torch
+
+    import ai3
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size), dtype=np.float32)
+    b = rng.standard_normal((size, size), dtype=np.float32)
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+    # ai3's linear computes x @ weight.T: weight b.T gives a @ b.
+    linear = ai3.layers.Linear(np.ascontiguousarray(b.T), algorithm="gemm", name="ceiling")
+    flops = 2.0 * size**3
+    rows = []
+    with torch.inference_mode():
+        for label, fn in (("numpy matmul (its BLAS)", lambda: a @ b), ("torch.mm", lambda: torch.mm(ta, tb)),
+                          ("ai3 linear 'gemm'", lambda: linear(a))):
+            s = best_seconds(fn, reps)
+            rows.append([label, f"{s * 1e3:.2f}", f"{flops / s / 1e9:.1f}"])
+    return rows
+
+
 def main(argv: list[str]) -> None:
     del argv
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
+    # NumPy's BLAS (the ceiling's first row) reads its own variable.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(FLAGS.threads))
     import numpy as np
     import onnxruntime
     import torch
@@ -75,7 +132,15 @@ def main(argv: list[str]) -> None:
         f"ai3 conv2d vs PyTorch {torch.__version__} and ONNX Runtime {onnxruntime.__version__}, float32, "
         f"{FLAGS.threads} threads, 3x3 kernel, padding 1\n"
     )
-    sections, targets, chart_groups = [], [], []
+    ceiling_rows = sgemm_ceiling(FLAGS.ceiling_size, FLAGS.ceiling_reps)
+    ceiling = max(float(r[2]) for r in ceiling_rows)
+    n = FLAGS.ceiling_size
+    ceiling_title = f"SGEMM ceiling: {n}x{n} @ {n}x{n} float32, {FLAGS.threads} threads, best of {FLAGS.ceiling_reps}: {ceiling:.1f} GFLOP/s"
+    ceiling_headers = ["library", "ms", "GFLOP/s"]
+    print(ceiling_title)
+    print(timing.format_table(ceiling_headers, ceiling_rows))
+    print()
+    sections, targets, chart_groups = [(ceiling_title, ceiling_headers, ceiling_rows)], [], []
     chart = {"pytorch": [], "onnxruntime": [], "best ai3": []}
     headers = ["algorithm", "ms", "GFLOP/s", "ai3/torch", "ai3/ORT", "note"]
     for batch in (int(b) for b in FLAGS.batches):
@@ -89,10 +154,10 @@ def main(argv: list[str]) -> None:
             gflops = lambda s: flops / s / 1e9  # noqa: E731
             with torch.inference_mode():
                 want = F.conv2d(x, weight, bias, padding=1)
-                torch_s = timing.median_seconds(lambda: F.conv2d(x, weight, bias, padding=1), FLAGS.repeats)
+                torch_s = timing.median_seconds(lambda: F.conv2d(x, weight, bias, padding=1), FLAGS.reps)
             session = ort_conv(weight.numpy(), bias.numpy(), FLAGS.threads)
             feed = {"x": x.numpy()}
-            ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.repeats)
+            ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.reps)
             rows = [
                 ["pytorch", f"{torch_s * 1e3:.2f}", f"{gflops(torch_s):.1f}", "1.00", f"{torch_s / ort_s:.2f}", ""],
                 ["onnxruntime", f"{ort_s * 1e3:.2f}", f"{gflops(ort_s):.1f}", f"{ort_s / torch_s:.2f}", "1.00", ""],
@@ -105,7 +170,7 @@ def main(argv: list[str]) -> None:
                     rows.append([algorithm, "-", "-", "-", "-", str(e).split(": ")[-1]])
                     continue
                 err = float(np.abs(layer(x).numpy() - want.numpy()).max())
-                seconds = timing.median_seconds(lambda: layer(x), FLAGS.repeats)
+                seconds = timing.median_seconds(lambda: layer(x), FLAGS.reps)
                 if seconds < best_s:
                     best_name, best_s = algorithm, seconds
                 rows.append(
@@ -128,26 +193,34 @@ def main(argv: list[str]) -> None:
             chart["pytorch"].append(gflops(torch_s))
             chart["onnxruntime"].append(gflops(ort_s))
             chart["best ai3"].append(gflops(best_s))
-            ratio = best_s / ort_s
-            targets.append(
-                [shape, f"best ai3 ({best_name}) <= {ORT_RATIO_TARGET}x ORT", f"{ratio:.2f}x", timing.met(ratio, ORT_RATIO_TARGET)]
-            )
-            if c >= LARGE_CHANNELS:
-                g = gflops(best_s)
+            if batch == TARGET_BATCH:
+                # The im2col GEMM of the shape (M = out channels, N = output
+                # pixels, K = C*3*3): a small K (the 3-channel stem's 27)
+                # cannot reach a square SGEMM's rate, which says why a row
+                # misses the ceiling target.
+                gemm = f"{k} x {batch * h * w} x {c * 9}"
+                ratio = best_s / ort_s
                 targets.append(
-                    [shape, f"best ai3 ({best_name}) >= {GFLOPS_TARGET:.0f} GFLOP/s", f"{g:.1f}", timing.met(g, GFLOPS_TARGET, True)]
+                    [shape, f"best ai3 ({best_name}) <= {ORT_RATIO_TARGET}x ORT", f"{ratio:.2f}x", gemm, timing.met(ratio, ORT_RATIO_TARGET)]
                 )
-    target_headers = ["shape", "target", "measured", "status"]
-    print("issue 6 targets")
+                fraction = gflops(best_s) / ceiling
+                targets.append(
+                    [shape, f"best ai3 ({best_name}) >= {CEILING_FRACTION_TARGET:.0%} of the {ceiling:.0f} GFLOP/s SGEMM ceiling",
+                     f"{gflops(best_s):.1f} GFLOP/s = {fraction:.0%}", gemm, timing.met(fraction, CEILING_FRACTION_TARGET, True)]
+                )
+    target_headers = ["shape", "target", "measured", "im2col GEMM M x N x K", "status"]
+    print(ceiling_title)
+    print(f"issue 15 targets (batch {TARGET_BATCH})")
     print(timing.format_table(target_headers, targets))
     out = timing.results_dir(FLAGS.results_dir)
     notes = [
         "GFLOP/s counts 2 x multiply-adds of a direct convolution (winograd does fewer, so its figure is 'effective').",
-        "This machine is an AVX2/FMA EPYC (no AVX-512): dnnl_sgemm peaks ~130 GFLOP/s on its 2 cores, so the "
-        "300 GFLOP/s rows (written for a ~430 GFLOP/s-peak Sapphire Rapids) cannot be met here by any algorithm.",
+        f"The ceiling ({ceiling:.1f} GFLOP/s) is the fastest square SGEMM measured above in this process; a row "
+        "not met sits below 85% of it, or above 0.6x ORT's time, in the per-shape table of every algorithm.",
     ]
     timing.write_markdown(
-        os.path.join(out, "conv2d.md"), "conv2d: ai3 algorithms vs PyTorch and ONNX Runtime", [("targets", target_headers, targets)] + sections, notes
+        os.path.join(out, "conv2d.md"), "conv2d: ai3 algorithms vs PyTorch and ONNX Runtime",
+        [(f"targets (batch {TARGET_BATCH})", target_headers, targets)] + sections, notes
     )
     timing.bar_chart(
         os.path.join(out, "conv2d.png"), "conv2d 3x3 pad 1, float32: GFLOP/s (higher is better)", chart_groups, chart, "GFLOP/s"

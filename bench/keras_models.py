@@ -1,19 +1,31 @@
 """bazel run //bench:keras_models — keras.applications models, Keras vs ai3.
 
-For each model (weights=None, batch 1, float32, 224x224, InceptionV3 299x299,
-classifier_activation=None): the median latency of a tf.function of
-`model(x, training=False)` (Keras' usual inference path: one traced graph,
-no Python per layer), the same for the model after ai3.keras.swap_conv2d
-(every keras.layers.Conv2D on ai3's op with the chosen algorithm; other
-layers stay Keras'), the ratio (below 1 means ai3 is faster) and the
-largest output difference relative to the output's scale. Both run in this
-one process with the same thread settings, and OMP_WAIT_POLICY=PASSIVE
-(see main).
+For each model (weights=None, float32, 224x224, InceptionV3 299x299,
+classifier_activation=None, batch 1 by default): the median latency of a
+tf.function of `model(x, training=False)` (Keras' usual inference path: one
+traced graph, no Python per layer), the same for the model after
+ai3.keras.swap_conv2d (every keras.layers.Conv2D on ai3's op with the chosen
+algorithm; other layers stay Keras'), and of the whole model as an
+ai3.Model from ai3.keras.swap_backend (NHWC), with ratios (below 1: ai3
+faster) and the largest output differences relative to the output's scale.
+All in this one process with the same thread settings and
+OMP_WAIT_POLICY=PASSIVE (see main). Issue-15 targets, met / NOT met per row:
+  - swap_backend <= 0.8x Keras;
+  - swap_conv2d <= 1.0x Keras.
+Every row not met is profiled: ai3.Model.profile of the swap_backend model
+and TensorFlow's profiler on the swap_conv2d model and on Keras itself, by
+kind of node (convs split by kind) with the top 5 nodes.
+
+Writes bench/results/keras_models.md, keras_models.png and
+keras_models_profiles.md.
+A quick smoke run: bazel run //bench:keras_models -- --models=MobileNetV2 --reps=3
 """
 
 from __future__ import annotations
 
+import math
 import os
+from typing import Any, Callable
 
 from absl import app, flags
 
@@ -23,14 +35,20 @@ flags.DEFINE_list(
     ["VGG16", "ResNet50", "MobileNetV2", "DenseNet121", "InceptionV3", "EfficientNetB0"],
     "keras.applications model names.",
 )
-flags.DEFINE_integer("batch", 1, "Batch size.")
+flags.DEFINE_list("batches", ["1"], "Batch sizes; each model runs at each.")
 flags.DEFINE_integer("threads", 2, "Threads for TensorFlow (intra-op) and ai3 (OpenMP).")
-flags.DEFINE_integer("repeats", 5, "Timed runs per measurement (median kept).")
-flags.DEFINE_string("conv2d", "default", "The conv2d algorithm for swap_conv2d.")
-flags.DEFINE_string("results_dir", "", "Where to write keras_models.md / .png (default: bench/results).")
+flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
+flags.DEFINE_alias("repeats", "reps")
+flags.DEFINE_string("conv2d", "auto", "The conv2d selector for swap_conv2d and swap_backend.")
+flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
+flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
+flags.DEFINE_string("results_dir", "", "Where to write keras_models.md / .png / _profiles.md (default: bench/results).")
 flags.DEFINE_bool("eager", False, "Time model(x, training=False) eagerly instead of a tf.function of it.")
 
 INPUT_SIZE = {"InceptionV3": 299}
+SWAP_BACKEND_TARGET = 0.8
+SWAP_CONV2D_TARGET = 1.0
+NAN = float("nan")
 
 
 def main(argv: list[str]) -> None:
@@ -47,54 +65,108 @@ def main(argv: list[str]) -> None:
     import tensorflow as tf
 
     import ai3.keras
-    from bench import timing
+    from bench import profiles, timing
 
     tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
-    rows = []
+
+    def runner(m: Any, x: Any) -> Callable[[], Any]:
+        if FLAGS.eager:
+            return lambda: m(x, training=False)
+        f = tf.function(lambda t: m(t, training=False))
+        return lambda: f(x)
+
+    ms = lambda s: "-" if math.isnan(s) else f"{s * 1e3:.1f}"  # noqa: E731
+    ratio = lambda a, b: "-" if math.isnan(a) or math.isnan(b) else f"{a / b:.2f}"  # noqa: E731
+    err = lambda e: "-" if math.isnan(e) else f"{e:.1e}"  # noqa: E731
+    rows, groups, entries = [], [], []
+    chart: dict[str, list[float]] = {"keras": [], "ai3 swap_conv2d": [], "ai3 swap_backend": []}
     for name in FLAGS.models:
-        keras.utils.set_random_seed(0)
         size = INPUT_SIZE.get(name, 224)
+        keras.utils.set_random_seed(0)
         model = getattr(keras.applications, name)(weights=None, input_shape=(size, size, 3), classifier_activation=None)
-        x = tf.constant(np.random.default_rng(0).random((FLAGS.batch, size, size, 3), dtype=np.float32))
-        swapped = ai3.keras.swap_conv2d(model, FLAGS.conv2d)
+        kinds = profiles.keras_conv_kinds(model)
+        for batch in (int(b) for b in FLAGS.batches):
+            notes: list[str] = []
+            shape = (batch, size, size, 3)
+            x_np = np.random.default_rng(0).random(shape, dtype=np.float32)
+            x = tf.constant(x_np)
+            run_keras = runner(model, x)
+            want = run_keras().numpy()
+            scale = max(float(np.abs(want).max()), 1e-12)
+            keras_s = timing.median_seconds(run_keras, FLAGS.reps)
 
-        def runner(m):
-            if FLAGS.eager:
-                return lambda: m(x, training=False)
-            f = tf.function(lambda t: m(t, training=False))
-            return lambda: f(x)
+            sc_s = err_sc = NAN
+            run_sc = None
+            swapped = timing.attempt(notes, "swap_conv2d", lambda: ai3.keras.swap_conv2d(model, FLAGS.conv2d, sample_input_shape=shape))
+            if swapped is not None:
+                run_sc = runner(swapped, x)
+                got = timing.attempt(notes, "swap_conv2d run", lambda: run_sc().numpy())
+                if got is not None:
+                    err_sc = float(np.abs(got - want).max()) / scale
+                    sc_s = timing.median_seconds(run_sc, FLAGS.reps)
 
-        run_keras, run_ai3 = runner(model), runner(swapped)
-        want = run_keras().numpy()
-        got = run_ai3().numpy()
-        err = float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-12))
-        keras_s = timing.median_seconds(run_keras, FLAGS.repeats)
-        ai3_s = timing.median_seconds(run_ai3, FLAGS.repeats)
-        rows.append([name, f"{keras_s * 1e3:.1f}", f"{ai3_s * 1e3:.1f}", f"{ai3_s / keras_s:.2f}", f"{err:.1e}"])
-        print(f"{name} done", flush=True)
+            sb_s = err_sb = NAN
+            backend = timing.attempt(notes, "swap_backend", lambda: ai3.keras.swap_backend(model, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape))
+            if backend is not None:
+                err_sb = float(np.abs(np.asarray(backend(x_np)) - want).max()) / scale
+                sb_s = timing.median_seconds(lambda: backend(x_np), FLAGS.reps)
+
+            sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / keras_s, SWAP_BACKEND_TARGET)
+            sc_status = "NOT met" if math.isnan(sc_s) else timing.met(sc_s / keras_s, SWAP_CONV2D_TARGET)
+            rows.append([name, str(batch), ms(keras_s), ms(sc_s), ratio(sc_s, keras_s), err(err_sc), ms(sb_s), ratio(sb_s, keras_s), err(err_sb),
+                         sb_status, sc_status, "; ".join(notes)])
+            groups.append(f"{name} b{batch}")
+            for key, t in zip(chart, (keras_s, sc_s, sb_s)):
+                chart[key].append(t * 1e3)
+
+            missed, sides = [], []
+            if FLAGS.profile and backend is not None and sb_status != "met":
+                missed.append(f"swap_backend {sb_s / keras_s:.2f}x Keras (target <= {SWAP_BACKEND_TARGET}x)")
+                sides.append(profiles.guarded(lambda: profiles.ai3_breakdown(backend, x_np, kinds, FLAGS.profile_reps), "ai3.Model.profile"))
+            if FLAGS.profile and not FLAGS.eager and run_sc is not None and not math.isnan(sc_s) and sc_status != "met":
+                missed.append(f"swap_conv2d {sc_s / keras_s:.2f}x Keras (target <= {SWAP_CONV2D_TARGET}x)")
+                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_sc, kinds, FLAGS.profile_reps, "TensorFlow profiler, swap_conv2d model"),
+                                              "TensorFlow profiler, swap_conv2d model"))
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {sc_s * 1e3:.1f} ms"
+            if sides and not FLAGS.eager:
+                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_keras, kinds, FLAGS.profile_reps, "TensorFlow profiler, Keras model"),
+                                              "TensorFlow profiler, Keras model"))
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {keras_s * 1e3:.1f} ms"
+            if sides:
+                entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
+                print(profiles.render(entries[-1]), flush=True)
+            del swapped, backend, run_sc
+            print(f"{name} batch {batch} done", flush=True)
     mode = "eager" if FLAGS.eager else "tf.function"
-    print(
-        f"\nkeras.applications models, batch {FLAGS.batch}, float32, {FLAGS.threads} threads, {mode}, "
-        f"conv2d '{FLAGS.conv2d}'; ms are medians; err is relative to the output's max\n"
-    )
-    headers = ["model", "keras ms", "swap_conv2d ms", "ratio", "rel err"]
+    title = (f"keras.applications models, float32, {FLAGS.threads} threads, Keras {mode}, conv2d '{FLAGS.conv2d}'; "
+             f"ms are medians of {FLAGS.reps}; err is relative to the output's max")
+    headers = ["model", "batch", "keras ms", "swap_conv2d ms", "/keras", "rel err", "swap_backend ms", "/keras", "rel err",
+               f"swap_backend <= {SWAP_BACKEND_TARGET}x", f"swap_conv2d <= {SWAP_CONV2D_TARGET}x", "note"]
+    print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
-    # The Keras analogue of issue 6's swap_conv2d row: never slower than the
-    # unswapped model.
-    targets = [[r[0], "swap_conv2d <= 1.0x Keras", f"{r[3]}x", timing.met(float(r[3]), 1.0)] for r in rows]
-    print("\ntargets")
-    print(timing.format_table(["model", "target", "measured", "status"], targets))
+    counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
+    summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x Keras met on {counts[9]} of {len(rows)} rows; "
+               f"swap_conv2d <= {SWAP_CONV2D_TARGET}x Keras met on {counts[10]} of {len(rows)} rows")
+    print(f"\nissue 15 targets: {summary}")
+    for e in entries:
+        print(profiles.summary_line(e))
     out = timing.results_dir(FLAGS.results_dir)
     timing.write_markdown(
         os.path.join(out, "keras_models.md"),
-        f"keras.applications: Keras ({mode}) and ai3.keras.swap_conv2d",
-        [("targets", ["model", "target", "measured", "status"], targets), ("latency (ms, medians)", headers, rows)],
-        [],
+        f"keras.applications: Keras ({mode}), ai3.keras.swap_conv2d and ai3.keras.swap_backend",
+        [(title, headers, rows)],
+        [f"issue 15 targets: {summary}; the rows not met are profiled in keras_models_profiles.md."],
     )
-    chart = {"keras": [float(r[1]) for r in rows], "ai3 swap_conv2d": [float(r[2]) for r in rows]}
-    timing.bar_chart(os.path.join(out, "keras_models.png"), "Keras models: latency (ms, lower is better)", [r[0] for r in rows], chart, "ms", log=True)
-    print(f"\nwrote {out}/keras_models.md and keras_models.png")
+    profiles.write(
+        os.path.join(out, "keras_models_profiles.md"),
+        "Keras models: where the time goes on rows not meeting their issue-15 targets",
+        entries,
+        ["ai3.Model side: the core's per-node clock. TensorFlow sides: tf.profiler host trace, op kernel time per node "
+         "(the profiler's own overhead is inside the forward time)."],
+    )
+    timing.bar_chart(os.path.join(out, "keras_models.png"), "Keras models: latency (ms, lower is better)", groups, chart, "ms", log=True)
+    print(f"\nwrote {out}/keras_models.md, keras_models.png and keras_models_profiles.md")
 
 
 if __name__ == "__main__":

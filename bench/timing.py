@@ -93,7 +93,11 @@ def machine_note() -> str:
     except OSError:
         pass
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run"
+    # On a loaded machine OpenMP's default spin-waiting makes ai3 and
+    # PyTorch eager tens of times slower (mobilenet_v2 measured 3 s instead
+    # of 0.1 s at load 12): a table says which policy it ran under.
+    policy = os.environ.get("OMP_WAIT_POLICY", "unset")
+    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run, OMP_WAIT_POLICY {policy}"
 
 
 def write_markdown(path: str, title: str, sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]) -> None:
@@ -116,7 +120,9 @@ def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[f
     import matplotlib.pyplot as plt
 
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(groups) * max(1, len(series)) / 2), 4.5))
+    # Wide enough for the labels, capped: 13 models x 2 batches x 4 series
+    # would otherwise make a 6000-pixel-wide PNG.
+    fig, ax = plt.subplots(figsize=(min(24.0, max(6.0, 1.2 * len(groups) * max(1, len(series)) / 2)), 4.5))
     for k, (label, values) in enumerate(series.items()):
         xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(groups))]
         ax.bar(xs, values, width=width, label=label)
@@ -130,3 +136,15 @@ def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[f
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def attempt(notes: list[str], what: str, fn: Callable[[], object]) -> object:
+    """fn(), or None with a note naming the stage and the error, so a row
+    one path cannot take (an op ai3 lacks, a failed export) still gets its
+    other cells and says why in its note column."""
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001 - every failure is reported in the row
+        first = str(e).splitlines()[0][:90] if str(e) else ""
+        notes.append(f"{what}: {type(e).__name__}: {first}")
+        return None
