@@ -33,6 +33,8 @@ from torch import fx, nn
 from ai3 import errors, layers, selection
 from ai3.selection import Selector
 from ai3.torch import ops, params
+from ai3.torch.nodes import normalized, unsupported
+from ai3.torch.tracing import values
 
 # ---------------------------------------------------------------------------
 # swap_backend: fx nodes -> LayerSpecs
@@ -56,13 +58,12 @@ _MHA_SIGNATURE = inspect.signature(nn.MultiheadAttention.forward)
 
 def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
     """The spec index of a computed float mask, or an error naming the node."""
-    from ai3.torch.fx import _unsupported, _values
 
     if not isinstance(mask, fx.Node) or mask not in mapper.index:
-        raise _unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
-    vals = _values(mask)
+        raise unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
+    vals = values(mask)
     if vals is not None and not vals[0].is_floating_point():
-        raise _unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
+        raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
     return mapper.index[mask]
 
 
@@ -70,19 +71,18 @@ def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
     """An nn.MultiheadAttention call: one multihead_attention spec; the
     node's value is a tuple (output, weights), of which only the output
     exists in ai3."""
-    from ai3.torch.fx import _unsupported
 
     why = _mha_support(m)
     if why:
-        raise _unsupported(node, f"nn.MultiheadAttention with {why} is not supported")
+        raise unsupported(node, f"nn.MultiheadAttention with {why} is not supported")
     try:
         a = _MHA_SIGNATURE.bind(m, *node.args, **node.kwargs)
     except TypeError as e:
-        raise _unsupported(node, f"unexpected arguments ({e})") from e
+        raise unsupported(node, f"unexpected arguments ({e})") from e
     a.apply_defaults()
     a = a.arguments
     if a["key_padding_mask"] is not None:
-        raise _unsupported(node, "key_padding_mask is not supported by swap_backend (use swap_attention)")
+        raise unsupported(node, "key_padding_mask is not supported by swap_backend (use swap_attention)")
     q, k, v = a["query"], a["key"], a["value"]
     inputs = [mapper.tensor(node, q)] if q is k and k is v else [mapper.tensor(node, t) for t in (q, k, v)]
     if a["attn_mask"] is not None:
@@ -106,17 +106,16 @@ def _sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, sca
 
 def map_function(mapper: Any, node: fx.Node) -> None:
     """An F.scaled_dot_product_attention call: one attention spec."""
-    from ai3.torch.fx import _normalized, _unsupported
 
-    a = _normalized(node, _sdpa)
+    a = normalized(node, _sdpa)
     if a["dropout_p"]:
-        raise _unsupported(node, f"dropout_p={a['dropout_p']} (ai3 runs inference)")
+        raise unsupported(node, f"dropout_p={a['dropout_p']} (ai3 runs inference)")
     if a["enable_gqa"]:
-        raise _unsupported(node, "enable_gqa=True (grouped-query attention) is not supported")
+        raise unsupported(node, "enable_gqa=True (grouped-query attention) is not supported")
     if a["is_causal"] and a["attn_mask"] is not None:
-        raise _unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
+        raise unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
     if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
-        raise _unsupported(node, f"scale must be a number, got {a['scale']!r}")
+        raise unsupported(node, f"scale must be a number, got {a['scale']!r}")
     inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
     if a["attn_mask"] is not None:
         inputs.append(_float_mask_input(mapper, node, a["attn_mask"], "attn_mask"))

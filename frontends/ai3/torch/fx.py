@@ -19,10 +19,9 @@ op, a linear's or layer norm's weights.
 
 from __future__ import annotations
 
-import inspect
 import operator
 import sys
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -32,6 +31,7 @@ from torch import fx, nn
 from ai3 import errors
 from ai3.spec import MODEL_INPUT, LayerSpec, prune_dead
 from ai3.torch import params, shapes, tracing
+from ai3.torch.nodes import normalized, unsupported
 from ai3.torch.tracing import values as _values
 
 
@@ -52,35 +52,13 @@ def trace(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = None)
     return gm
 
 
-def _describe(node: fx.Node) -> str:
-    target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", repr(node.target))
-    where = node.meta.get("ai3_module_path") or "<top level>"
-    if node.op == "call_module":
-        where = node.target
-    return f"fx node '{node.name}' ({node.op} {target}) in module '{where}'"
-
-
-def _unsupported(node: fx.Node, why: str) -> errors.UnsupportedOperation:
-    return errors.UnsupportedOperation(f"{_describe(node)}: {why}")
-
-
-def _normalized(node: fx.Node, fn: Callable) -> dict[str, Any]:
-    """The call's arguments by parameter name, defaults filled in."""
-    try:
-        bound = inspect.signature(fn).bind(*node.args, **node.kwargs)
-    except TypeError as e:
-        raise _unsupported(node, f"unexpected arguments ({e})") from e
-    bound.apply_defaults()
-    return dict(bound.arguments)
-
-
 def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:
     """A clamp bound: a number, or None for an open side."""
     if value is None:
         return default
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    raise _unsupported(node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)")
+    raise unsupported(node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)")
 
 
 def _tensor_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
@@ -109,14 +87,14 @@ def _softmax_axis(node: fx.Node, dim: Any, dtype: Any) -> int:
     """softmax's dim as an int; dim=None is PyTorch's legacy implicit dim
     (0 for ranks 0, 1 and 3, else 1), which needs the input's rank."""
     if dtype is not None:
-        raise _unsupported(node, "softmax with a dtype argument (a cast) is not supported")
+        raise unsupported(node, "softmax with a dtype argument (a cast) is not supported")
     if dim is None:
         rank = _rank(node)
         if rank is None:
-            raise _unsupported(node, "softmax without dim needs the input's rank: pass dim, or a sample input shape")
+            raise unsupported(node, "softmax without dim needs the input's rank: pass dim, or a sample input shape")
         return 0 if rank in (0, 1, 3) else 1
     if isinstance(dim, bool) or not isinstance(dim, int):
-        raise _unsupported(node, f"softmax's dim must be an int, got {dim!r}")
+        raise unsupported(node, f"softmax's dim must be an int, got {dim!r}")
     return dim
 
 
@@ -124,14 +102,14 @@ def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any) -> dict[str, Any
     """pad2d attrs from F.pad's (left, right, top, bottom) on the last two
     dims of an NCHW tensor, constant mode."""
     if mode != "constant":
-        raise _unsupported(node, f"padding mode '{mode}' is not supported (only 'constant')")
+        raise unsupported(node, f"padding mode '{mode}' is not supported (only 'constant')")
     if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
-        raise _unsupported(node, f"only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
+        raise unsupported(node, f"only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
     if any(p < 0 for p in pad):
-        raise _unsupported(node, f"negative pads (cropping) are not supported, got {tuple(pad)}")
+        raise unsupported(node, f"negative pads (cropping) are not supported, got {tuple(pad)}")
     rank = _rank(node)
     if rank is not None and rank != 4:
-        raise _unsupported(node, f"pad2d takes a rank-4 tensor, this one has rank {rank}")
+        raise unsupported(node, f"pad2d takes a rank-4 tensor, this one has rank {rank}")
     left, right, top, bottom = pad
     return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}
 
@@ -247,7 +225,7 @@ class _Mapper:
     def values(self, node: fx.Node, of: fx.Node) -> tuple[Any, Any]:
         vals = _values(of)
         if vals is None:
-            raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
         return vals
 
     def shapes(self, node: fx.Node, of: fx.Node) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -259,8 +237,8 @@ class _Mapper:
         if isinstance(a, fx.Node) and a in self.index:
             return self.index[a]
         if isinstance(a, fx.Node) and (a in self.consts or a in self.expanded):
-            raise _unsupported(node, f"takes the constant tensor '{a.name}' where ai3 needs a computed one")
-        raise _unsupported(node, f"takes a non-tensor argument {a!r} where ai3 needs a tensor")
+            raise unsupported(node, f"takes the constant tensor '{a.name}' where ai3 needs a computed one")
+        raise unsupported(node, f"takes a non-tensor argument {a!r} where ai3 needs a tensor")
 
     def inputs_of(self, node: fx.Node, args: Sequence[Any]) -> list[int]:
         found = []
@@ -275,7 +253,7 @@ class _Mapper:
         """`a` as a constant array (a number, or a tensor read from the
         model), or None when it is a computed tensor."""
         if isinstance(a, bool) or a is None:
-            raise _unsupported(node, f"takes {a!r} where ai3 needs a tensor or a number")
+            raise unsupported(node, f"takes {a!r} where ai3 needs a tensor or a number")
         if isinstance(a, (int, float)):
             return np.asarray(a, dtype=np.float64)
         if isinstance(a, torch.Tensor):
@@ -283,7 +261,7 @@ class _Mapper:
         if isinstance(a, fx.Node) and a in self.consts:
             return self.consts[a].detach().cpu().numpy()
         if isinstance(a, fx.Node) and a not in self.index and a not in self.expanded:
-            raise _unsupported(node, f"takes '{a.name}', a value that depends on the batch size, as an operand")
+            raise unsupported(node, f"takes '{a.name}', a value that depends on the batch size, as an operand")
         return None
 
     # -- per node ------------------------------------------------------------
@@ -291,19 +269,19 @@ class _Mapper:
         if not _is_tensor_valued(node):
             return  # sizes and their arithmetic: consumed through the values
         if _values(node) is None and node.target in ("size", "dim", "numel", getattr):
-            raise _unsupported(node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            raise unsupported(node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend")
         if node.op == "call_module":
             self.module(node)
         elif node.op == "call_function":
             kind = _FUNCTIONS.get(node.target) or _torchvision_function(node.target)
             if kind is None:
                 hint = "" if _values(node) is not None else " (traced without sample_input_shape, which would trace through torch.fx.wrap'ed helpers)"
-                raise _unsupported(node, f"ai3's core has no equivalent of this function{hint}")
+                raise unsupported(node, f"ai3's core has no equivalent of this function{hint}")
             self.call(node, kind)
         else:
             kind = _METHODS.get(node.target)
             if kind is None:
-                raise _unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
+                raise unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
             self.call(node, kind)
 
     def name_of(self, node: fx.Node) -> str:
@@ -318,7 +296,7 @@ class _Mapper:
         if isinstance(m, nn.MultiheadAttention):
             return self.attention(node, m)
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
-            raise _unsupported(node, "a module called with more than one tensor input")
+            raise unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
         inputs = [self.tensor(node, x)]
         w = params.numpy_weight
@@ -343,7 +321,7 @@ class _Mapper:
             self.add(node, "adaptiveavgpool2d", name, inputs, m, {"output_size": size})
         elif isinstance(m, nn.AdaptiveMaxPool2d):
             if m.return_indices:
-                raise _unsupported(node, "AdaptiveMaxPool2d with return_indices=True")
+                raise unsupported(node, "AdaptiveMaxPool2d with return_indices=True")
             size = params.adaptive_output_size(m.output_size, _input_shape(node), name)
             self.add(node, "adaptivemaxpool2d", name, inputs, m, {"output_size": size})
         elif isinstance(m, nn.Flatten):
@@ -373,13 +351,13 @@ class _Mapper:
             self.add(node, "pad2d", name, inputs, m, _torch_pads(node, tuple(m.padding), "constant", m.value))
         elif isinstance(m, nn.BatchNorm2d):
             if m.running_mean is None or m.running_var is None:
-                raise _unsupported(node, "BatchNorm2d without running statistics (track_running_stats=False)")
+                raise unsupported(node, "BatchNorm2d without running statistics (track_running_stats=False)")
             weight = m.weight if m.weight is not None else torch.ones(m.num_features)
             bias = m.bias if m.bias is not None else torch.zeros(m.num_features)
             weights = {"weight": w(weight), "bias": w(bias), "running_mean": w(m.running_mean), "running_var": w(m.running_var)}
             self.add(node, "batchnorm2d", name, inputs, m, {"eps": float(m.eps)}, weights)
         else:
-            raise _unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
+            raise unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
 
     def attention(self, node: fx.Node, module: Optional[nn.Module] = None) -> None:
         """nn.MultiheadAttention and F.scaled_dot_product_attention live in
@@ -387,7 +365,7 @@ class _Mapper:
         try:
             from ai3.torch import attention
         except ImportError as e:
-            raise _unsupported(node, "this build of ai3 has no attention mapping") from e
+            raise unsupported(node, "this build of ai3 has no attention mapping") from e
         if module is not None:
             attention.map_module(self, node, module)
         else:
@@ -403,43 +381,43 @@ class _Mapper:
         if handler is not None:
             return handler(node, name)
         if kind in ("relu", "sigmoid", "tanh", "silu", "hardswish"):
-            a = _normalized(node, lambda input, inplace=False: None)
+            a = normalized(node, lambda input, inplace=False: None)
             return self.add(node, kind, name, [self.tensor(node, a["input"])], node)
         if kind == "identity":
             return self.alias(node, args[0])
         if kind in ("dropout", "stochastic_depth"):
             if kind == "dropout":
-                a = _normalized(node, lambda input, p=0.5, training=True, inplace=False: None)
+                a = normalized(node, lambda input, p=0.5, training=True, inplace=False: None)
             else:
-                a = _normalized(node, lambda input, p, mode, training=True: None)
+                a = normalized(node, lambda input, p, mode, training=True: None)
             if a["training"] is not False and a["p"] != 0:
-                raise _unsupported(node, f"{kind} in training mode (ai3 runs inference)")
+                raise unsupported(node, f"{kind} in training mode (ai3 runs inference)")
             return self.alias(node, a["input"])
-        raise _unsupported(node, f"no mapping for '{kind}'")
+        raise unsupported(node, f"no mapping for '{kind}'")
 
     def binary(self, node: fx.Node, op: str, name: str) -> None:
         if len(node.args) != 2 or any(k not in ("alpha", "rounding_mode") for k in node.kwargs):
-            raise _unsupported(node, f"{op} takes two operands")
+            raise unsupported(node, f"{op} takes two operands")
         if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("rounding_mode") is not None:
-            raise _unsupported(node, f"{op} with alpha or rounding_mode is not supported")
+            raise unsupported(node, f"{op} with alpha or rounding_mode is not supported")
         x, y = node.args
         if node.op == "call_method" and node.target in ("__radd__", "__rmul__"):
             x, y = y, x
         cx, cy = self.constant(node, x), self.constant(node, y)
         if cx is None and cy is None:
             if x in self.expanded or y in self.expanded:
-                raise _unsupported(node, "a constant expanded along the batch as an operand")
+                raise unsupported(node, "a constant expanded along the batch as an operand")
             self.add(node, op, name, [self.tensor(node, x), self.tensor(node, y)], node)
         elif cx is None or cy is None:
             tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
             self.add(node, op, name, [self.tensor(node, tensor)], node, {"reverse": reverse}, {"other": other})
         else:
-            raise _unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
+            raise unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
 
     def _matmul(self, node: fx.Node, name: str) -> None:
         x, y = node.args[:2]
         if self.constant(node, x) is not None:
-            raise _unsupported(node, "matmul with a constant on the left is not supported (only x @ constant)")
+            raise unsupported(node, "matmul with a constant on the left is not supported (only x @ constant)")
         other = self.constant(node, y)
         if other is None:
             self.add(node, "matmul", name, [self.tensor(node, x), self.tensor(node, y)], node)
@@ -447,32 +425,32 @@ class _Mapper:
             self.add(node, "matmul", name, [self.tensor(node, x)], node, {}, {"other": other})
 
     def _linear(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, weight, bias=None: None)
+        a = normalized(node, lambda input, weight, bias=None: None)
         weight, bias = self.constant(node, a["weight"]), None if a["bias"] is None else self.constant(node, a["bias"])
         if weight is None or (a["bias"] is not None and bias is None):
-            raise _unsupported(node, "F.linear with a computed weight or bias (only the model's own tensors)")
+            raise unsupported(node, "F.linear with a computed weight or bias (only the model's own tensors)")
         self.add(node, "linear", name, [self.tensor(node, a["input"])], node, {}, {"weight": weight, "bias": bias})
 
     def _layer_norm(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
+        a = normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
         w, b = (None if a[k] is None else self.constant(node, a[k]) for k in ("weight", "bias"))
         attrs, weights = params.layernorm(a["normalized_shape"], w, b, a["eps"])
         self.add(node, "layernorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     def _gelu(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, approximate="none": None)
+        a = normalized(node, lambda input, approximate="none": None)
         self.add(node, "gelu", name, [self.tensor(node, a["input"])], node, {"approximate": a["approximate"]})
 
     def _hardsigmoid(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, inplace=False: None)
+        a = normalized(node, lambda input, inplace=False: None)
         self.add(node, "hardsigmoid", name, [self.tensor(node, a["input"])], node, params.TORCH_HARDSIGMOID)
 
     def _flatten(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, start_dim=0, end_dim=-1: None)
+        a = normalized(node, lambda input, start_dim=0, end_dim=-1: None)
         self.add(node, "flatten", name, [self.tensor(node, a["input"])], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
 
     def _cat(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda tensors, dim=0, axis=None: None)
+        a = normalized(node, lambda tensors, dim=0, axis=None: None)
         dim = a["dim"] if a["axis"] is None else a["axis"]
         items = list(a["tensors"])
         is_const = [isinstance(t, fx.Node) and (t in self.expanded or t in self.consts) for t in items]
@@ -488,15 +466,15 @@ class _Mapper:
         constants over zeros: exact (x + 0 = x, 0 + c = c), and no op has
         to make a tensor of the batch's size from nothing."""
         if all(is_const):
-            raise _unsupported(node, "concatenates constants only")
+            raise unsupported(node, "concatenates constants only")
         first = is_const.index(False)
         last = len(items) - is_const[::-1].index(False)
         if any(is_const[first:last]):
-            raise _unsupported(node, "a constant between computed tensors; ai3 concatenates constants at either end only")
+            raise unsupported(node, "a constant between computed tensors; ai3 concatenates constants at either end only")
         (o1, o2) = self.shapes(node, node)
         axis = dim % len(o1)
         if o1[axis] != o2[axis] or any(o1[i] != o2[i] for i in range(len(o1)) if i not in (0, axis)):
-            raise _unsupported(node, "a concat with constants along, or of tensors with, batch-dependent dimensions")
+            raise unsupported(node, "a concat with constants along, or of tensors with, batch-dependent dimensions")
         middle = [self.tensor(node, t) for t in items[first:last]]
         x = middle[0] if len(middle) == 1 else self.emit(node, "concat", f"{name}.tensors", middle, {"axis": axis})
         # Each constant with its batch dim at 1 (it repeats over the batch).
@@ -504,7 +482,7 @@ class _Mapper:
         for t in items[:first] + items[last:]:
             value = self.expanded[t] if t in self.expanded else self.consts[t]
             if value.dim() != len(o1) or value.shape[0] != 1:
-                raise _unsupported(node, f"the constant '{t.name}' of shape {tuple(value.shape)} does not repeat over the batch")
+                raise unsupported(node, f"the constant '{t.name}' of shape {tuple(value.shape)} does not repeat over the batch")
             length = self.values(node, t)[0].shape[axis] if t in self.expanded else value.shape[axis]
             target = (1,) + tuple(o1[1:axis]) + (int(length),) + tuple(o1[axis + 1 :])
             consts.append(np.broadcast_to(value.detach().cpu().numpy(), target))
@@ -525,7 +503,7 @@ class _Mapper:
             padding = (before, after, 0, 0) if axis == 2 else (0, 0, before, after)
             return self.emit(node, "pad2d", f"{name}.pad", [x], {"padding": padding, "value": 0.0}, input_shape=shape)
         if axis == 0:
-            raise _unsupported(node, "a concat with constants along the batch axis")
+            raise unsupported(node, "a concat with constants along the batch axis")
         outer = int(np.prod(shape[1:axis], dtype=np.int64))
         inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
         view = (shape[0], outer, shape[axis], inner)
@@ -543,7 +521,7 @@ class _Mapper:
             return
         (i1, i2) = self.shapes(node, source)
         if (i1, i2) != (o1, o2):
-            raise _unsupported(node, "expand that broadcasts a computed tensor is not supported")
+            raise unsupported(node, "expand that broadcasts a computed tensor is not supported")
         self.alias(node, source)
 
     def _reshape(self, node: fx.Node, name: str) -> None:
@@ -554,7 +532,7 @@ class _Mapper:
             dims = node.args[1:] if node.target not in (torch.reshape,) else node.args[1]
             dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else list(dims)
             if node.target not in ("view", "reshape", torch.reshape) or not all(isinstance(d, int) and d != 0 for d in dims):
-                raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+                raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
             self.add(node, "reshape", name, [src], node, {"shape": dims})
             return
         (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
@@ -563,7 +541,7 @@ class _Mapper:
         try:
             target = shapes.reshape_target(i1, i2, o1, o2)
         except ValueError as e:
-            raise _unsupported(node, str(e)) from e
+            raise unsupported(node, str(e)) from e
         self.add(node, "reshape", name, [src], node, {"shape": target})
 
     def dims_arg(self, node: fx.Node) -> list[int]:
@@ -571,7 +549,7 @@ class _Mapper:
         if len(dims) == 1 and isinstance(dims[0], (list, tuple)):
             dims = dims[0]
         if not all(isinstance(d, int) for d in dims):
-            raise _unsupported(node, f"permutation must be ints, got {dims!r}")
+            raise unsupported(node, f"permutation must be ints, got {dims!r}")
         return list(dims)
 
     def _permute(self, node: fx.Node, name: str) -> None:
@@ -580,7 +558,7 @@ class _Mapper:
         try:
             perm = shapes.permutation(rank, self.dims_arg(node))
         except ValueError as e:
-            raise _unsupported(node, str(e)) from e
+            raise unsupported(node, str(e)) from e
         self.permute(node, name, x, perm)
 
     def permute(self, node: fx.Node, name: str, x: fx.Node, perm: list[int]) -> None:
@@ -593,7 +571,7 @@ class _Mapper:
         x, a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim0"), node.args[2] if len(node.args) > 2 else node.kwargs.get("dim1")
         rank = _tensor_shape(x)
         if rank is None:
-            raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
         self.permute(node, name, x, shapes.transposition(len(rank), int(a), int(b)))
 
     def _getitem(self, node: fx.Node, name: str) -> None:
@@ -601,16 +579,16 @@ class _Mapper:
         if source in self.pieces:
             piece = self.pieces[source][index]
             if piece is None:
-                raise _unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
+                raise unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
             self.index[node] = piece
             return
         if isinstance(index, fx.Node) or (isinstance(index, tuple) and any(isinstance(i, fx.Node) for i in index)):
-            raise _unsupported(node, "indexing with tensors or batch-dependent values is not supported")
+            raise unsupported(node, "indexing with tensors or batch-dependent values is not supported")
         (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
         try:
             slices, reshape = shapes.index_slices(index, i1, i2)
         except ValueError as e:
-            raise _unsupported(node, str(e)) from e
+            raise unsupported(node, str(e)) from e
         current, c1, c2 = self.tensor(node, source), list(i1), list(i2)
         for n, (axis, start, stop, step) in enumerate(slices):
             attrs = {"axis": axis, "start": start, "stop": stop, "step": step}
@@ -634,42 +612,42 @@ class _Mapper:
     def split_dim(self, node: fx.Node, x: fx.Node, dim: int) -> int:
         (i1, i2) = self.shapes(node, x)
         if i1[dim] != i2[dim]:
-            raise _unsupported(node, "splitting the batch dimension is not supported")
+            raise unsupported(node, "splitting the batch dimension is not supported")
         return int(i1[dim])
 
     def _chunk(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, chunks, dim=0: None)
+        a = normalized(node, lambda input, chunks, dim=0: None)
         size = self.split_dim(node, a["input"], a["dim"])
         self.split_into(node, name, a["input"], a["dim"], shapes.chunk_bounds(size, a["chunks"]))
 
     def _split(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, split_size_or_sections, dim=0: None)
+        a = normalized(node, lambda input, split_size_or_sections, dim=0: None)
         size = self.split_dim(node, a["input"], a["dim"])
         try:
             bounds = shapes.split_bounds(size, a["split_size_or_sections"])
         except ValueError as e:
-            raise _unsupported(node, str(e)) from e
+            raise unsupported(node, str(e)) from e
         self.split_into(node, name, a["input"], a["dim"], bounds)
 
     def _roll(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, shifts, dims=None: None)
+        a = normalized(node, lambda input, shifts, dims=None: None)
         if a["dims"] is None:
-            raise _unsupported(node, "roll without dims (over the flattened tensor) is not supported")
+            raise unsupported(node, "roll without dims (over the flattened tensor) is not supported")
         shifts = [a["shifts"]] if isinstance(a["shifts"], int) else list(a["shifts"])
         dims = [a["dims"]] if isinstance(a["dims"], int) else list(a["dims"])
         if len(shifts) != len(dims) or not all(isinstance(v, int) for v in shifts + dims):
-            raise _unsupported(node, f"roll's shifts {a['shifts']!r} and dims {a['dims']!r} must be ints, as many of each")
+            raise unsupported(node, f"roll's shifts {a['shifts']!r} and dims {a['dims']!r} must be ints, as many of each")
         self.add(node, "roll", name, [self.tensor(node, a["input"])], node, {"shifts": shifts, "axes": dims})
 
     def _mean(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, dim=None, keepdim=False, dtype=None: None)
+        a = normalized(node, lambda input, dim=None, keepdim=False, dtype=None: None)
         if a["dtype"] is not None:
-            raise _unsupported(node, "mean with a dtype argument (a cast) is not supported")
+            raise unsupported(node, "mean with a dtype argument (a cast) is not supported")
         dim = a["dim"]
         if dim is None:
             rank = _tensor_shape(a["input"])
             if rank is None:
-                raise _unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
+                raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
             dim = list(range(len(rank)))
         axes = [dim] if isinstance(dim, int) else list(dim)
         self.add(node, "mean", name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])})
@@ -679,11 +657,11 @@ class _Mapper:
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
         if len(operands) != 2:
-            raise _unsupported(node, "only two-operand einsum is supported")
+            raise unsupported(node, "only two-operand einsum is supported")
         try:
             perm_a, perm_b, perm_out = shapes.einsum_matmul(equation)
         except ValueError as e:
-            raise _unsupported(node, str(e)) from e
+            raise unsupported(node, str(e)) from e
         inputs = []
         for n, (operand, perm) in enumerate(zip(operands, (perm_a, perm_b))):
             src = self.tensor(node, operand)
@@ -697,33 +675,33 @@ class _Mapper:
             self.index[node] = self.emit(node, "permute", name, [product], {"dims": perm_out})
 
     def _relu6(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, inplace=False: None)
+        a = normalized(node, lambda input, inplace=False: None)
         self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, {"min": 0.0, "max": 6.0})
 
     def _hardtanh(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, min_val=-1.0, max_val=1.0, inplace=False: None)
+        a = normalized(node, lambda input, min_val=-1.0, max_val=1.0, inplace=False: None)
         attrs = {"min": _bound(a["min_val"], -1.0, node, "min"), "max": _bound(a["max_val"], 1.0, node, "max")}
         self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
 
     def _clamp(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, min=None, max=None: None)
+        a = normalized(node, lambda input, min=None, max=None: None)
         if a["min"] is None and a["max"] is None:
-            raise _unsupported(node, "clamp needs min or max")
+            raise unsupported(node, "clamp needs min or max")
         attrs = {"min": _bound(a["min"], float("-inf"), node, "min"), "max": _bound(a["max"], float("inf"), node, "max")}
         self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
 
     def _softmax(self, node: fx.Node, name: str, op: str = "softmax") -> None:
         if node.op == "call_method":
-            a = _normalized(node, lambda input, dim=None, dtype=None: None)
+            a = normalized(node, lambda input, dim=None, dtype=None: None)
         else:
-            a = _normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
+            a = normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
         self.add(node, op, name, [self.tensor(node, a["input"])], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
 
     def _log_softmax(self, node: fx.Node, name: str) -> None:
         self._softmax(node, name, "log_softmax")
 
     def _pad(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, pad, mode="constant", value=None: None)
+        a = normalized(node, lambda input, pad, mode="constant", value=None: None)
         pad = a["pad"]
         if isinstance(pad, (list, tuple)) and all(p == 0 for p in pad) and a["mode"] == "constant":
             return self.alias(node, a["input"])  # swin pads by (W % window) and the like: often nothing
@@ -745,24 +723,24 @@ class _Mapper:
         self.index[node] = self.emit(node, "permute", name, [padded], {"dims": [0, 2, 3, 1]})
 
     def _adaptive_avg_pool2d(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, output_size: None)
+        a = normalized(node, lambda input, output_size: None)
         size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
         self.add(node, "adaptiveavgpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
 
     def _adaptive_max_pool2d(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, output_size, return_indices=False: None)
+        a = normalized(node, lambda input, output_size, return_indices=False: None)
         if a["return_indices"]:
-            raise _unsupported(node, "adaptive_max_pool2d with return_indices=True")
+            raise unsupported(node, "adaptive_max_pool2d with return_indices=True")
         size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
         self.add(node, "adaptivemaxpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
 
     def _avg_pool2d(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: None)
+        a = normalized(node, lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: None)
         x = a.pop("input")
         self.add(node, "avgpool2d", name, [self.tensor(node, x)], node, params.avgpool2d(**a, name=name))
 
     def _max_pool2d(self, node: fx.Node, name: str) -> None:
-        a = _normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
+        a = normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
         x = a.pop("input")
         self.add(node, "maxpool2d", name, [self.tensor(node, x)], node, params.maxpool2d(**a, name=name))
 
@@ -785,14 +763,14 @@ def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = No
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             if MODEL_INPUT in mapper.index.values():
-                raise _unsupported(node, "ai3 models take one input tensor")
+                raise unsupported(node, "ai3 models take one input tensor")
             mapper.index[node] = MODEL_INPUT
         elif node.op == "get_attr":
             mapper.consts[node] = tracing._get_attr(gm, node.target)
         elif node.op == "output":
             result = node.args[0]
             if not isinstance(result, fx.Node) or result in mapper.pieces:
-                raise _unsupported(node, "ai3 models return one tensor (this one returns a tuple or structure)")
+                raise unsupported(node, "ai3 models return one tensor (this one returns a tuple or structure)")
             output = mapper.tensor(node, result)
         else:
             mapper.map(node)
