@@ -1,0 +1,34 @@
+// The declarations of add, sub, mul and div (core/op_schema.h): two inputs
+// broadcast together, or one and a constant operand.
+#include "core/op_schema.h"
+#include "core/ops/binary/binary.h"
+
+namespace ai3 {
+namespace {
+
+template <class A>
+bool Declare(const char* doc) {
+  return OpDeclaration<A>(doc)
+      .Field("reverse", &A::reverse,
+             "one-input form: other op x instead of x op other")
+      .OptionalWeight("other",
+                      "the constant operand (the layer then reads 1 input)")
+      .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+        a.has_other = w[0].has_value();
+        if (a.has_other) {
+          a.other_shape = w[0]->shape;
+          a.other_dtype = w[0]->dtype;
+        }
+      })
+      .Default(Device::kCPU, {{"direct"}})
+      .Default(Device::kCUDA, {{"direct"}})
+      .Register();
+}
+
+const bool kDeclared = Declare<AddAttrs>("x0 + x1 with NumPy broadcasting") &&
+                       Declare<SubAttrs>("x0 - x1 with NumPy broadcasting") &&
+                       Declare<MulAttrs>("x0 * x1 with NumPy broadcasting") &&
+                       Declare<DivAttrs>("x0 / x1 with NumPy broadcasting");
+
+}  // namespace
+}  // namespace ai3

@@ -1,0 +1,13 @@
+// relu's declaration (core/op_schema.h): no attributes, no weights.
+#include "core/op_schema.h"
+#include "core/ops/relu/relu.h"
+
+namespace ai3 {
+namespace {
+
+AI3_REGISTER_OP_SCHEMA(OpDeclaration<ReluAttrs>("max(x, 0) elementwise")
+                           .Default(Device::kCPU, {{"direct"}})
+                           .Default(Device::kCUDA, {{"direct"}}));
+
+}  // namespace
+}  // namespace ai3
