@@ -28,9 +28,12 @@ std::string Wanted(const AttrDecl& d) {
       break;
     case AttrType::kString:
       what = "a string";
-      if (!d.choices.empty()) {
-        what = "one of";
-        for (const std::string& c : d.choices) what += " '" + c + "'";
+      if (!d.choices.empty()) {  // 'a', 'b' or 'c'
+        what.clear();
+        for (size_t k = 0; k < d.choices.size(); ++k) {
+          if (k) what += k + 1 == d.choices.size() ? " or " : ", ";
+          what += "'" + d.choices[k] + "'";
+        }
       }
       break;
     case AttrType::kInts:
@@ -208,8 +211,8 @@ AttrMap OpSchema::Resolve(const AttrMap& attrs) const {
     }
     std::optional<AttrValue> typed = Coerce(d, value);
     if (!typed) {
-      Fail(ErrorKind::kInvalidArgument, "attribute '", d.name, "' must be ",
-           Wanted(d), ", got ", ToString(value));
+      Fail(ErrorKind::kInvalidArgument, d.name, " must be ", Wanted(d),
+           ", got ", ToString(value));
     }
     resolved[d.name] = std::move(*typed);
   }
