@@ -109,7 +109,8 @@ def test_generic_layers_against_numpy() -> None:
     np.testing.assert_allclose(_run("linear", {}, {"weight": w, "bias": b}, x), x @ w.T + b, **tol)
     np.testing.assert_allclose(_run("linear", {"activation": [0, 0.5]}, {"weight": w}, x), np.clip(x @ w.T, 0, 0.5), **tol)
     np.testing.assert_allclose(_run("matmul", {}, {}, x, y), x @ y, **tol)
-    np.testing.assert_allclose(_run("sub", {"reverse": True}, {"other": y[0]}, x), y[0] - x, **tol)
+    c = y[:, 0].copy()  # (4,): broadcast over x's rows
+    np.testing.assert_allclose(_run("sub", {"reverse": True}, {"other": c}, x), c - x, **tol)
     np.testing.assert_allclose(_run("permute", {"dims": [1, 0]}, {}, x), x.T, **tol)
     np.testing.assert_allclose(_run("reshape", {"shape": [0, 2, -1]}, {}, x), x.reshape(3, 2, 2), **tol)
     np.testing.assert_allclose(_run("slice", {"axis": 1, "step": -2}, {}, x), x[:, ::-2], **tol)
