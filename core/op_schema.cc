@@ -143,21 +143,10 @@ void CheckWeights(const OpSchema& schema, const WeightSlots& weights) {
 }  // namespace
 
 const char* Name(AttrType type) {
-  switch (type) {
-    case AttrType::kInt:
-      return "int";
-    case AttrType::kFloat:
-      return "float";
-    case AttrType::kBool:
-      return "bool";
-    case AttrType::kString:
-      return "str";
-    case AttrType::kInts:
-      return "list[int]";
-    case AttrType::kFloats:
-      return "list[float]";
-  }
-  return "?";
+  // In the order of AttrType; Python's names for the types.
+  static const char* const kNames[] = {"int", "float",     "bool",
+                                       "str", "list[int]", "list[float]"};
+  return kNames[static_cast<int>(type)];
 }
 
 std::string ToString(const AttrValue& value) {

@@ -297,6 +297,22 @@ class OpDeclaration {
     });
   }
 
+  // An optional constant operand `name` in the fields has_other,
+  // other_shape and other_dtype (binary ops, matmul): given, the layer
+  // reads one input less.
+  OpDeclaration& ConstantOperand(std::string name, std::string doc) {
+    OptionalWeight(std::move(name), std::move(doc));
+    const size_t k = schema_.weights_.size() - 1;
+    constant_operand_ = [k](Attrs& a, const WeightSlots& w) {
+      a.has_other = w[k].has_value();
+      if (a.has_other) {
+        a.other_shape = w[k]->shape;
+        a.other_dtype = w[k]->dtype;
+      }
+    };
+    return *this;
+  }
+
   OpDeclaration& Weight(std::string name, std::string doc = "") {
     schema_.weights_.push_back({std::move(name), false, std::move(doc)});
     return *this;
@@ -394,12 +410,14 @@ class OpDeclaration {
   // Resolved attributes and weights -> Attrs.
   std::function<Attrs(const AttrMap&, const WeightSlots&)> AttrsFn() const {
     return [decls = schema_.attrs_, setters = setters_,
+            constant_operand = constant_operand_,
             from_weights = from_weights_](const AttrMap& attrs,
                                           const WeightSlots& weights) {
       Attrs a;
       for (size_t k = 0; k < decls.size(); ++k) {
         setters[k](a, attrs.at(decls[k].name));
       }
+      if (constant_operand) constant_operand(a, weights);
       if (from_weights) from_weights(a, attrs, weights);
       return a;
     };
@@ -407,6 +425,7 @@ class OpDeclaration {
 
   OpSchema schema_;
   std::vector<Setter> setters_;
+  std::function<void(Attrs&, const WeightSlots&)> constant_operand_;
   FromWeightsFn from_weights_;
 };
 

@@ -11,15 +11,7 @@ bool Declare(const char* doc) {
   return OpDeclaration<A>(doc)
       .Field("reverse", &A::reverse,
              "one-input form: other op x instead of x op other")
-      .OptionalWeight("other",
-                      "the constant operand (the layer then reads 1 input)")
-      .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-        a.has_other = w[0].has_value();
-        if (a.has_other) {
-          a.other_shape = w[0]->shape;
-          a.other_dtype = w[0]->dtype;
-        }
-      })
+      .ConstantOperand("other", "x op other, broadcast (1 input then)")
       .Default(Device::kCPU, {{"direct"}})
       .Default(Device::kCUDA, {{"direct"}})
       .Register();

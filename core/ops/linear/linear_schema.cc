@@ -13,11 +13,11 @@ AI3_REGISTER_OP_SCHEMA(
         .Weight("weight", "(out_features, in_features)")
         .OptionalWeight("bias", "(out_features,)")
         .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+          a.has_bias = w[1].has_value();
+          a.dtype = w[0]->dtype;
           const Shape& shape = internal::WeightShape(w, 0, 2, "weight");
           a.out_features = shape[0];
           a.in_features = shape[1];
-          a.has_bias = w[1].has_value();
-          a.dtype = w[0]->dtype;
         })
         .Default(Device::kCPU, {{"gemm"}, {"direct"}})
         .Default(Device::kCUDA, {{"gemm"}}));

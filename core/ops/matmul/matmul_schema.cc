@@ -10,16 +10,7 @@ using A = MatmulAttrs;
 AI3_REGISTER_OP_SCHEMA(
     OpDeclaration<A>("x0 @ x1 as torch.matmul (batched, broadcast batch "
                      "dims), or x @ other")
-        .OptionalWeight("other",
-                        "the constant right operand (the layer then reads 1 "
-                        "input)")
-        .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-          a.has_other = w[0].has_value();
-          if (a.has_other) {
-            a.other_shape = w[0]->shape;
-            a.other_dtype = w[0]->dtype;
-          }
-        })
+        .ConstantOperand("other", "x @ other (1 input then)")
         .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
