@@ -277,15 +277,19 @@ py::dict SchemaDict(const OpSchema& s) {
 }
 
 // ai3._core.<Name>(**keywords): the constructors the per-op bindings had,
-// kept for the callers that still use them (the Keras in-place layers,
-// bench/overhead.py and a few tests); each is make_layer with the keywords
-// that name weights taken as weights. To be deleted once those call
-// make_layer.
+// kept for the callers that still use them (frontends/ai3/keras/layers.py,
+// bench/overhead.py, tests/model_core_test.py and errors_test.py); each is
+// make_layer with the keywords that name weights taken as weights. To be
+// deleted once those call make_layer.
 void BindLegacyConstructors(py::module_& m) {
   static const std::pair<const char*, const char*> kLegacy[] = {
       {"Conv2d", "conv2d"},
       {"Linear", "linear"},
       {"ReLU", "relu"},
+      {"MaxPool2d", "maxpool2d"},
+      {"AvgPool2d", "avgpool2d"},
+      {"AdaptiveAvgPool2d", "adaptiveavgpool2d"},
+      {"Flatten", "flatten"},
       {"BatchNorm2d", "batchnorm2d"}};
   for (const auto& [cls, op] : kLegacy) {
     const std::string op_name = op;
