@@ -4,8 +4,9 @@
 // itself with AI3_REGISTER_ALGORITHM. The registry answers three questions:
 //   - which algorithms exist (ListAlgorithms, for ai3.algorithms());
 //   - can algorithm X take these layer parameters, and if not, why not;
-//   - what is "default" for these parameters (the applicable algorithm with
-//     the highest Preference).
+//   - what is "default" for these parameters: the first applicable entry
+//     of the op's ordered "default" list for the device, which the op's
+//     declaration (core/ops/<op>/<op>_schema.cc) gives in one place.
 // Like oneDNN's ordered implementation lists, but keyed by name so the user
 // chooses.
 #ifndef AI3_CORE_REGISTRY_H_
@@ -76,11 +77,23 @@ class Algorithm {
     (void)attrs;
     return {};
   }
-  // How strongly "default" should prefer this algorithm for `attrs`.
+  // DEPRECATED, read by nothing but ChosenFirst's bridge below: "default"
+  // follows the op's ordered list (Registry::SetDefaultOrder). Kept only so
+  // that algorithm files still overriding it compile; to be deleted with
+  // those overrides.
   virtual int Preference(const Attrs& attrs) const {
     (void)attrs;
     return 0;
   }
+  // Whether "default" takes this algorithm before the op's list wherever it
+  // applies: the user's "custom" algorithm with its default switch on
+  // (custom_algos/). custom_algos/custom_algorithm.h still says so through
+  // Preference (1000 when switched on); this bridge reads that until it
+  // overrides ChosenFirst itself.
+  virtual bool ChosenFirst(const Attrs& attrs) const {
+    return Preference(attrs) >= kChosenFirstPreference;
+  }
+  static constexpr int kChosenFirstPreference = 1000;
   // `params` are the layer's weights in the op's documented order (e.g.
   // conv2d: weight, then bias if attrs.has_bias); they outlive the kernel.
   virtual std::unique_ptr<Kernel> Prepare(
@@ -118,6 +131,27 @@ class Registry {
     entries_.push_back({name, device, std::move(algorithm)});
   }
 
+  // One entry of the op's "default" list: the algorithm `name`, where it
+  // can take the layer and `when` (if set) holds; `condition` says `when`
+  // in words.
+  struct DefaultChoice {
+    std::string name;
+    std::string condition;
+    bool (*when)(const Attrs&) = nullptr;
+  };
+
+  // The op's "default" list on `device`, in order of preference.
+  // Algorithms it does not name come after it, in registration order, so
+  // "default" finds any algorithm that applies.
+  void SetDefaultOrder(Device device, std::vector<DefaultChoice> order) {
+    default_order_[device] = std::move(order);
+  }
+  const std::vector<DefaultChoice>& DefaultOrder(Device device) const {
+    static const std::vector<DefaultChoice> kNone;
+    auto it = default_order_.find(device);
+    return it == default_order_.end() ? kNone : it->second;
+  }
+
   std::vector<std::string> Names(Device device) const {
     std::vector<std::string> names;
     for (const Entry& e : entries_) {
@@ -127,7 +161,8 @@ class Registry {
   }
 
   // The algorithm called `name` on `device` for a layer with `attrs`.
-  // "default" picks the applicable algorithm with the highest Preference.
+  // "default" picks the first applicable one of the op's list (see
+  // ResolveDefault).
   // Throws kUnknownAlgorithm for a name nobody registered and
   // kAlgorithmNotApplicable, with the reason, when it can't take `attrs`.
   const Algorithm<Attrs>& Resolve(const std::string& name, Device device,
@@ -135,10 +170,7 @@ class Registry {
                                   std::string* resolved_name) const {
     if (name == kDefaultAlgorithm) return ResolveDefault(device, attrs,
                                                          resolved_name);
-    const Entry* found = nullptr;
-    for (const Entry& e : entries_) {
-      if (e.name == name && e.device == device) found = &e;
-    }
+    const Entry* found = Find(name, device);
     if (!found) {
       std::string known;
       for (const std::string& n : Names(device)) known += " '" + n + "'";
@@ -184,33 +216,55 @@ class Registry {
     return infos;
   }
 
+  // The entry called `name` on `device` (the last one registered, should a
+  // build register a name twice), or null.
+  const Entry* Find(const std::string& name, Device device) const {
+    const Entry* found = nullptr;
+    for (const Entry& e : entries_) {
+      if (e.name == name && e.device == device) found = &e;
+    }
+    return found;
+  }
+
+  // In order: an algorithm asking to be chosen first (the user's custom one
+  // marked default), then the op's list for the device, then the
+  // algorithms the list does not name, in registration order. The first
+  // that can take `attrs` wins.
   const Algorithm<Attrs>& ResolveDefault(Device device, const Attrs& attrs,
                                          std::string* resolved_name) const {
-    const Entry* best = nullptr;
-    int best_preference = 0;
-    std::string reasons;
+    std::vector<const Entry*> order;
     for (const Entry& e : entries_) {
-      if (e.device != device) continue;
-      std::string why = e.algorithm->WhyNot(attrs);
-      if (!why.empty()) {
-        reasons += "; " + e.name + ": " + why;
-        continue;
-      }
-      int preference = e.algorithm->Preference(attrs);
-      if (!best || preference > best_preference) {
-        best = &e;
-        best_preference = preference;
+      if (e.device == device && e.algorithm->ChosenFirst(attrs)) {
+        order.push_back(&e);
       }
     }
-    if (!best) {
-      Fail(ErrorKind::kAlgorithmNotApplicable, "no ", Attrs::kOp,
-           " algorithm on ", Name(device), " can take this layer", reasons);
+    const std::vector<DefaultChoice>& listed = DefaultOrder(device);
+    for (const DefaultChoice& choice : listed) {
+      const Entry* e = Find(choice.name, device);
+      if (e && (!choice.when || choice.when(attrs))) order.push_back(e);
     }
-    *resolved_name = best->name;
-    return *best->algorithm;
+    for (const Entry& e : entries_) {
+      bool named = false;
+      for (const DefaultChoice& choice : listed) named |= choice.name == e.name;
+      if (e.device == device && !named) order.push_back(&e);
+    }
+    std::string reasons;
+    for (const Entry* e : order) {
+      std::string why = e->algorithm->WhyNot(attrs);
+      if (why.empty()) {
+        *resolved_name = e->name;
+        return *e->algorithm;
+      }
+      if (reasons.find("; " + e->name + ": ") == std::string::npos) {
+        reasons += "; " + e->name + ": " + why;
+      }
+    }
+    Fail(ErrorKind::kAlgorithmNotApplicable, "no ", Attrs::kOp,
+         " algorithm on ", Name(device), " can take this layer", reasons);
   }
 
   std::vector<Entry> entries_;
+  std::map<Device, std::vector<DefaultChoice>> default_order_;
 };
 
 #define AI3_CONCAT_INNER(a, b) a##b

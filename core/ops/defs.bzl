@@ -8,8 +8,12 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
 
     :<name>        the op's attributes (<name>.h, <name>.cc if any): what a layer of it is,
                    how its output shape follows from its input
+    :schema        the *_schema.cc files: the op's declaration for the
+                   generic bindings (core/op_schema.h) and its "default"
+                   list, registering themselves (hence alwayslink)
     :algorithms    every other .cc file: one algorithm each, registering
-                   itself (hence alwayslink)
+                   itself (hence alwayslink); it depends on :schema, so
+                   whatever links the algorithms has their "default" order
     :avx512        the *_avx512.cc files, if any: kernels an algorithm also
                    builds for AVX-512 and picks at run time (core/cpu.h),
                    compiled with AI3_AVX512_COPTS; a dependency of :algorithms
@@ -30,6 +34,18 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
             "//core:base",
             "//core/ops:elementwise",
         ] + deps,
+        visibility = ["//visibility:public"],
+    )
+    native.cc_library(
+        name = "schema",
+        srcs = native.glob(["*_schema.cc"]),
+        copts = AI3_COPTS,
+        deps = [
+            ":" + name,
+            "//core:base",
+            "//core:op_schema",
+        ] + deps,
+        alwayslink = 1,
         visibility = ["//visibility:public"],
     )
     avx512_srcs = native.glob(["*_avx512.cc"])
@@ -57,11 +73,13 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
                 name + ".cc",
                 "*_test.cc",
                 "*_avx512.cc",
+                "*_schema.cc",
             ],
         ),
         copts = AI3_COPTS,
         deps = [
             ":" + name,
+            ":schema",
             "//core:base",
             "//core:math",
         ] + algorithm_deps + avx512_deps,

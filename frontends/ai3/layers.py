@@ -1,6 +1,13 @@
 """Single core layers, callable on NumPy arrays and CPU torch tensors.
 
-These are the core's layer objects with framework-style arguments::
+Any op's layer is one class, `Layer`, made from the op's declaration in the
+core (`ai3._core.op_schemas()`, core/op_schema.h)::
+
+    conv = ai3.layers.Layer("conv2d", {"stride": 1, "padding": 1},
+                            {"weight": w, "bias": b}, algorithm="smm")
+
+and the classes below are its framework-style forms, generated from one
+table (`_form`)::
 
     conv = ai3.layers.Conv2d(weight, bias, stride=1, padding=1, algorithm="smm")
     y = conv(x)          # x: np.ndarray or torch.Tensor, NCHW
@@ -14,7 +21,9 @@ run on the GPU, on CUDA torch tensors, which stay there (see ai3.cuda).
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import functools
+import inspect
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -22,6 +31,37 @@ from ai3 import _arrays, _core, cuda, errors
 
 IntOrPair = Union[int, Sequence[int]]
 Padding = Union[int, str, Sequence[int]]
+Weights = Union[None, Mapping[str, Any], Sequence[Any]]
+
+
+@functools.lru_cache(maxsize=None)
+def _schemas() -> dict[str, dict[str, Any]]:
+    return {s["op"]: s for s in _core.op_schemas()}
+
+
+def schema(op: str) -> dict[str, Any]:
+    """The core's declaration of `op` (see ai3._core.op_schemas)."""
+    if op not in _schemas():
+        raise errors.UnsupportedOperation(f"ai3's core has no op '{op}'; it has: {', '.join(sorted(_schemas()))}")
+    return _schemas()[op]
+
+
+def output_shape(
+    op: str,
+    attrs: Optional[Mapping[str, Any]],
+    weight_shapes: Weights,
+    input_shapes: Sequence[Sequence[int]],
+    dtype: str = "float32",
+    name: str = "",
+) -> tuple[int, ...]:
+    """The output shape of a layer of `op` for inputs of these shapes, from
+    the core's shape rule, without building the layer."""
+    shapes = weight_shapes
+    if isinstance(weight_shapes, Mapping):
+        shapes = {k: None if s is None else list(s) for k, s in weight_shapes.items()}
+    elif weight_shapes is not None:
+        shapes = [None if s is None else list(s) for s in weight_shapes]
+    return tuple(_core.output_shape(op, dict(attrs or {}), shapes, [list(s) for s in input_shapes], dtype, name))
 
 
 def _pair(value: IntOrPair, what: str, layer: str) -> tuple[int, int]:
@@ -29,35 +69,20 @@ def _pair(value: IntOrPair, what: str, layer: str) -> tuple[int, int]:
         return int(value), int(value)
     if isinstance(value, Sequence) and len(value) == 2:
         return int(value[0]), int(value[1])
-    raise errors.InvalidArgument(
-        f"layer '{layer}': {what} must be an int or a pair, got {value!r}"
-    )
+    raise errors.InvalidArgument(f"layer '{layer}': {what} must be an int or a pair, got {value!r}")
 
 
-def _padding(
-    value: Padding,
-    kernel: tuple[int, int],
-    dilation: tuple[int, int],
-    layer: str,
-) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) from an int, a pair (PyTorch), a 4-tuple,
-    or "valid"/"same" (for stride 1; extra padding goes bottom/right as in
-    PyTorch and TensorFlow)."""
-    if isinstance(value, str):
-        if value == "valid":
-            return 0, 0, 0, 0
-        if value == "same":
-            th = dilation[0] * (kernel[0] - 1)
-            tw = dilation[1] * (kernel[1] - 1)
-            return th // 2, th - th // 2, tw // 2, tw - tw // 2
-        raise errors.InvalidArgument(
-            f"layer '{layer}': padding must be 'valid', 'same' or ints, got {value!r}"
-        )
-    if isinstance(value, Sequence) and len(value) == 4:
-        top, bottom, left, right = (int(v) for v in value)
-        return top, bottom, left, right
-    ph, pw = _pair(value, "padding", layer)
-    return ph, ph, pw, pw
+def _named_padding(value: str, kernel: tuple[int, int], dilation: tuple[int, int], layer: str) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) for "valid" or "same" (stride 1; the extra
+    padding goes bottom/right as in PyTorch and TensorFlow). Ints, pairs and
+    4-tuples go to the core as they are."""
+    if value == "valid":
+        return 0, 0, 0, 0
+    if value == "same":
+        th = dilation[0] * (kernel[0] - 1)
+        tw = dilation[1] * (kernel[1] - 1)
+        return th // 2, th - th // 2, tw // 2, tw - tw // 2
+    raise errors.InvalidArgument(f"layer '{layer}': padding must be 'valid', 'same' or ints, got {value!r}")
 
 
 Activation = Union[None, str, Sequence[float]]
@@ -91,10 +116,33 @@ def _weight(x: Any, what: str) -> np.ndarray:
     return array
 
 
-class _Layer:
-    """Shared behaviour: calling on arrays/tensors, names, algorithm."""
+def _weights(weights: Weights, layer: str) -> Weights:
+    """Framework tensors as C-contiguous NumPy arrays (None stays None)."""
+    if weights is None:
+        return None
+    if isinstance(weights, Mapping):
+        return {k: None if v is None else _weight(v, f"{k} of layer '{layer}'") for k, v in weights.items()}
+    return [None if v is None else _weight(v, f"weight {k} of layer '{layer}'") for k, v in enumerate(weights)]
+
+
+class Layer:
+    """A core layer of any op: `op` with `attrs` and `weights` (a dict by
+    name, or a list in the declared order) as the core declares them
+    (ai3._core.op_schemas()). Errors name the op and the layer."""
 
     _core_layer: Any
+
+    def __init__(
+        self,
+        op: str,
+        attrs: Optional[Mapping[str, Any]] = None,
+        weights: Weights = None,
+        *,
+        algorithm: str = "default",
+        name: Optional[str] = None,
+    ):
+        name = op if name is None else name
+        self._core_layer = _core.make_layer(op, dict(attrs or {}), _weights(weights, name), algorithm, name)
 
     def __call__(self, x: Any, *more: Any) -> Any:
         """layer(x), or layer(x, y, ...) for a multi-input layer; the result
@@ -107,12 +155,20 @@ class _Layer:
         arrays = [array] + [_arrays.to_array(m, f"input {k + 1} of layer '{self.name}'")[0] for k, m in enumerate(more)]
         return _arrays.from_array(self._core_layer(*arrays), kind)
 
-    def output_shape(self, input_shape: Sequence[Any], dtype: str = "float32"):
+    def output_shape(self, input_shape: Sequence[Any], dtype: str = "float32") -> tuple[int, ...]:
         """The output shape for one input shape, or (multi-input layers) a
         list of input shapes."""
         if len(input_shape) and not isinstance(input_shape[0], (int, np.integer)):
             return tuple(self._core_layer.output_shape([list(s) for s in input_shape], dtype))
         return tuple(self._core_layer.output_shape(list(input_shape), dtype))
+
+    def workspace_bytes(self, input_shape: Sequence[Any], dtype: str = "float32") -> int:
+        """Scratch bytes a call with an input of this shape (or, multi-input
+        layers, inputs of these shapes) uses, kept by the layer between
+        calls, besides the inputs and the output."""
+        if len(input_shape) and not isinstance(input_shape[0], (int, np.integer)):
+            return int(self._core_layer.workspace_bytes([list(s) for s in input_shape], dtype))
+        return int(self._core_layer.workspace_bytes(list(input_shape), dtype))
 
     @property
     def algorithm(self) -> str:
@@ -131,453 +187,145 @@ class _Layer:
         return f"ai3.layers.{type(self).__name__}(name={self.name!r}, algorithm={self.algorithm!r})"
 
 
-class Conv2d(_Layer):
-    def __init__(
-        self,
-        weight: Any,
-        bias: Optional[Any] = None,
-        stride: IntOrPair = 1,
-        padding: Padding = 0,
-        dilation: IntOrPair = 1,
-        groups: int = 1,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "conv2d",
-        activation: Activation = None,
-    ):
-        w = _weight(weight, f"weight of layer '{name}'")
-        kernel = tuple(w.shape[2:4]) if w.ndim == 4 else (1, 1)
-        dil = _pair(dilation, "dilation", name)
-        self._core_layer = _core.Conv2d(
-            weight=w,
-            bias=None if bias is None else _weight(bias, f"bias of layer '{name}'"),
-            stride=_pair(stride, "stride", name),
-            padding=_padding(padding, kernel, dil, name),
-            dilation=dil,
-            groups=int(groups),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-            activation=_activation(activation, name),
-        )
+# ---- the framework-style forms ---------------------------------------------
+#
+# Each is Layer with its op's arguments in the order and with the defaults
+# PyTorch users know: the positional-or-keyword `params`, the keyword-only
+# `keywords` (besides algorithm and name), and a `convert` hook for what the
+# core's declaration does not take as it is ("same" padding, activation
+# names, torch's kernel_size). An argument that names one of the op's
+# weights is passed as that weight; every other one as the attribute of
+# that name.
+
+_REQUIRED = inspect.Parameter.empty
+Convert = Callable[[dict[str, Any], str], None]
 
 
-class Linear(_Layer):
-    def __init__(
-        self,
-        weight: Any,
-        bias: Optional[Any] = None,
-        *,
-        algorithm: str = "default",
-        name: str = "linear",
-        activation: Activation = None,
-    ):
-        self._core_layer = _core.Linear(
-            weight=_weight(weight, f"weight of layer '{name}'"),
-            bias=None if bias is None else _weight(bias, f"bias of layer '{name}'"),
-            algorithm=algorithm,
-            name=name,
-            activation=_activation(activation, name),
-        )
+def _form(
+    class_name: str,
+    op: str,
+    params: Sequence[tuple[str, Any]] = (),
+    keywords: Sequence[tuple[str, Any]] = (),
+    convert: Optional[Convert] = None,
+) -> type[Layer]:
+    P = inspect.Parameter
+    own = [P(n, P.POSITIONAL_OR_KEYWORD, default=d) for n, d in params]
+    own += [P(n, P.KEYWORD_ONLY, default=d) for n, d in (*keywords, ("algorithm", "default"), ("name", None))]
+    signature = inspect.Signature(own)
+
+    def __init__(self: Layer, *args: Any, **kwargs: Any) -> None:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        algorithm, name = values.pop("algorithm"), values.pop("name") or op
+        if convert is not None:
+            convert(values, name)
+        weight_names = {w["name"] for w in schema(op)["weights"]}
+        weights = {k: values.pop(k) for k in list(values) if k in weight_names}
+        Layer.__init__(self, op, values, weights, algorithm=algorithm, name=name)
+
+    __init__.__signature__ = signature.replace(parameters=[P("self", P.POSITIONAL_OR_KEYWORD), *own])  # type: ignore[attr-defined]
+    return type(class_name, (Layer,), {"__init__": __init__, "__doc__": schema(op)["doc"], "__module__": __name__})
 
 
-class ReLU(_Layer):
-    def __init__(self, *, algorithm: str = "default", name: str = "relu"):
-        self._core_layer = _core.ReLU(algorithm=algorithm, name=name)
+def _conv2d(values: dict[str, Any], layer: str) -> None:
+    if isinstance(values["padding"], str):
+        shape = tuple(np.shape(values["weight"]))
+        kernel = (int(shape[2]), int(shape[3])) if len(shape) == 4 else (1, 1)
+        values["padding"] = _named_padding(values["padding"], kernel, _pair(values["dilation"], "dilation", layer), layer)
+    values["activation"] = _activation(values["activation"], layer)
 
 
-class MaxPool2d(_Layer):
-    def __init__(
-        self,
-        kernel_size: IntOrPair,
-        stride: Optional[IntOrPair] = None,
-        padding: Padding = 0,
-        dilation: IntOrPair = 1,
-        ceil_mode: bool = False,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "maxpool2d",
-    ):
-        kernel = _pair(kernel_size, "kernel_size", name)
-        dil = _pair(dilation, "dilation", name)
-        self._core_layer = _core.MaxPool2d(
-            kernel=kernel,
-            stride=kernel if stride is None else _pair(stride, "stride", name),
-            padding=_padding(padding, kernel, dil, name),
-            dilation=dil,
-            ceil_mode=bool(ceil_mode),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-        )
+def _linear(values: dict[str, Any], layer: str) -> None:
+    values["activation"] = _activation(values["activation"], layer)
 
 
-class AvgPool2d(_Layer):
-    def __init__(
-        self,
-        kernel_size: IntOrPair,
-        stride: Optional[IntOrPair] = None,
-        padding: Padding = 0,
-        ceil_mode: bool = False,
-        count_include_pad: bool = True,
-        divisor_override: Optional[int] = None,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "avgpool2d",
-    ):
-        kernel = _pair(kernel_size, "kernel_size", name)
-        self._core_layer = _core.AvgPool2d(
-            kernel=kernel,
-            stride=kernel if stride is None else _pair(stride, "stride", name),
-            padding=_padding(padding, kernel, (1, 1), name),
-            ceil_mode=bool(ceil_mode),
-            count_include_pad=bool(count_include_pad),
-            divisor_override=int(divisor_override or 0),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-        )
+def _window(values: dict[str, Any], layer: str) -> None:
+    """torch's kernel_size is the core's kernel; named padding as conv2d's."""
+    values["kernel"] = values.pop("kernel_size")
+    if isinstance(values["padding"], str):
+        kernel = _pair(values["kernel"], "kernel_size", layer)
+        dilation = _pair(values.get("dilation", 1), "dilation", layer)
+        values["padding"] = _named_padding(values["padding"], kernel, dilation, layer)
 
 
-class AdaptiveAvgPool2d(_Layer):
-    def __init__(
-        self,
-        output_size: IntOrPair,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "adaptiveavgpool2d",
-    ):
-        self._core_layer = _core.AdaptiveAvgPool2d(
-            output_size=_pair(output_size, "output_size", name),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-        )
-
-
-class Flatten(_Layer):
-    def __init__(
-        self,
-        start_dim: int = 1,
-        end_dim: int = -1,
-        *,
-        algorithm: str = "default",
-        name: str = "flatten",
-    ):
-        self._core_layer = _core.Flatten(
-            start_dim=int(start_dim), end_dim=int(end_dim), algorithm=algorithm, name=name
-        )
-
-
-class BatchNorm2d(_Layer):
-    """Inference batch normalisation (nn.BatchNorm2d in eval mode):
-    (x - running_mean) / sqrt(running_var + eps) * weight + bias per channel.
-    weight / bias of None (affine=False) mean ones / zeros."""
-
-    def __init__(
-        self,
-        weight: Optional[Any],
-        bias: Optional[Any],
-        running_mean: Any,
-        running_var: Any,
-        eps: float = 1e-5,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "batchnorm2d",
-    ):
-        mean = _weight(running_mean, f"running_mean of layer '{name}'")
-        var = _weight(running_var, f"running_var of layer '{name}'")
-        self._core_layer = _core.BatchNorm2d(
-            weight=np.ones_like(mean) if weight is None else _weight(weight, f"weight of layer '{name}'"),
-            bias=np.zeros_like(mean) if bias is None else _weight(bias, f"bias of layer '{name}'"),
-            running_mean=mean,
-            running_var=var,
-            eps=float(eps),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-        )
-
-
-class Clamp(_Layer):
-    """y = min(max(x, min), max) elementwise, NaN passing through, as
-    torch.clamp: nn.ReLU6 is Clamp(0, 6), nn.Hardtanh(a, b) is Clamp(a, b).
-    A bound of None leaves that side open."""
-
-    def __init__(
-        self,
-        min: Optional[float] = None,
-        max: Optional[float] = None,
-        *,
-        algorithm: str = "default",
-        name: str = "clamp",
-    ):
-        self._core_layer = _core.Clamp(
-            min=float("-inf") if min is None else float(min),
-            max=float("inf") if max is None else float(max),
-            algorithm=algorithm,
-            name=name,
-        )
-
-
-class Sigmoid(_Layer):
-    """y = 1 / (1 + exp(-x)) elementwise."""
-
-    def __init__(self, *, algorithm: str = "default", name: str = "sigmoid"):
-        self._core_layer = _core.Sigmoid(algorithm=algorithm, name=name)
-
-
-class SiLU(_Layer):
-    """y = x * sigmoid(x) elementwise (swish)."""
-
-    def __init__(self, *, algorithm: str = "default", name: str = "silu"):
-        self._core_layer = _core.SiLU(algorithm=algorithm, name=name)
-
-
-class Tanh(_Layer):
-    """y = tanh(x) elementwise."""
-
-    def __init__(self, *, algorithm: str = "default", name: str = "tanh"):
-        self._core_layer = _core.Tanh(algorithm=algorithm, name=name)
-
-
-class Softmax(_Layer):
-    """Numerically stable softmax along `axis` (memory order; negative
-    counts from the end), as F.softmax(x, dim=axis)."""
-
-    def __init__(self, axis: int = -1, *, algorithm: str = "default", name: str = "softmax"):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise errors.InvalidArgument(f"layer '{name}': axis must be an int, got {axis!r}")
-        self._core_layer = _core.Softmax(axis=int(axis), algorithm=algorithm, name=name)
-
-
-class _Binary(_Layer):
-    """An elementwise op of two operands with NumPy broadcasting: called on
-    two inputs, layer(x, y), or, given a constant `other`, on one:
-    layer(x) = x op other (other op x with reverse=True)."""
-
-    _core_class = ""
-
-    def __init__(self, other: Optional[Any] = None, *, reverse: bool = False, algorithm: str = "default", name: str = ""):
-        name = name or self._core_class.lower()
-        self._core_layer = getattr(_core, self._core_class)(
-            other=None if other is None else np.ascontiguousarray(_weight(other, f"constant of layer '{name}'")),
-            reverse=bool(reverse),
-            algorithm=algorithm,
-            name=name,
-        )
-
-
-class Matmul(_Layer):
-    """x @ y as torch.matmul (batched, broadcast batch dims, 1-D operands),
-    or, given a constant `other`, x @ other."""
-
-    def __init__(self, other: Optional[Any] = None, *, algorithm: str = "default", name: str = "matmul"):
-        self._core_layer = _core.Matmul(
-            other=None if other is None else np.ascontiguousarray(_weight(other, f"constant of layer '{name}'")),
-            algorithm=algorithm,
-            name=name,
-        )
-
-
-def _ints(value: Any, what: str, layer: str) -> list[int]:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return [int(value)]
-    if isinstance(value, Sequence) and all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
-        return [int(v) for v in value]
-    raise errors.InvalidArgument(f"layer '{layer}': {what} must be an int or a list of ints, got {value!r}")
-
-
-class Reshape(_Layer):
-    """The elements in order under `shape` (batch included): -1 is inferred
-    (once), 0 copies the input's dimension at that position (ONNX)."""
-
-    def __init__(self, shape: Sequence[int], *, algorithm: str = "default", name: str = "reshape"):
-        self._core_layer = _core.Reshape(shape=_ints(shape, "shape", name), algorithm=algorithm, name=name)
-
-
-class Permute(_Layer):
-    """Output dimension d is input dimension dims[d] (a full permutation,
-    batch included; negative entries count from the end)."""
-
-    def __init__(self, dims: Sequence[int], *, algorithm: str = "default", name: str = "permute"):
-        self._core_layer = _core.Permute(dims=_ints(dims, "dims", name), algorithm=algorithm, name=name)
+def _batchnorm2d(values: dict[str, Any], layer: str) -> None:
+    """weight / bias of None (affine=False) mean ones / zeros."""
+    mean = _weight(values["running_mean"], f"running_mean of layer '{layer}'")
+    values["running_mean"] = mean
+    if values["weight"] is None:
+        values["weight"] = np.ones_like(mean)
+    if values["bias"] is None:
+        values["bias"] = np.zeros_like(mean)
 
 
 _INT64_MAX, _INT64_MIN = 2**63 - 1, -(2**63)
 
 
-class Slice(_Layer):
-    """x[..., start:stop:step, ...] along `axis`, with Python's semantics
-    (negative bounds from the end, clamped; None for an open end)."""
-
-    def __init__(
-        self,
-        axis: int,
-        start: Optional[int] = None,
-        stop: Optional[int] = None,
-        step: int = 1,
-        *,
-        algorithm: str = "default",
-        name: str = "slice",
-    ):
-        step = int(step)
-        if start is None:
-            start = 0 if step > 0 else _INT64_MAX
-        if stop is None:
-            stop = _INT64_MAX if step > 0 else _INT64_MIN
-        clamp = lambda v: max(_INT64_MIN, min(_INT64_MAX, int(v)))  # noqa: E731
-        self._core_layer = _core.Slice(
-            axis=int(axis), start=clamp(start), stop=clamp(stop), step=step, algorithm=algorithm, name=name
-        )
+def _slice(values: dict[str, Any], layer: str) -> None:
+    """Python bounds beyond int64 clamp (slicing clamps them anyway)."""
+    for bound in ("start", "stop"):
+        if isinstance(values[bound], (int, np.integer)) and not isinstance(values[bound], bool):
+            values[bound] = max(_INT64_MIN, min(_INT64_MAX, int(values[bound])))
 
 
-class LogSoftmax(_Layer):
-    """log(softmax(x)) along `axis`, computed stably (F.log_softmax)."""
+_LAYOUT = (("layout", "NCHW"),)
+_POOL = (("kernel_size", _REQUIRED), ("stride", None), ("padding", 0))
+_OTHER = (("other", None),)
 
-    def __init__(self, axis: int = -1, *, algorithm: str = "default", name: str = "log_softmax"):
-        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise errors.InvalidArgument(f"layer '{name}': axis must be an int, got {axis!r}")
-        self._core_layer = _core.LogSoftmax(axis=int(axis), algorithm=algorithm, name=name)
-
-
-class LayerNorm(_Layer):
-    """Normalisation over the last `axes` dims (nn.LayerNorm): weight and
-    bias optional, shaped like those dims; `axes` defaults to the weight's
-    rank (1 without weights)."""
-
-    def __init__(
-        self,
-        weight: Optional[Any] = None,
-        bias: Optional[Any] = None,
-        axes: Optional[int] = None,
-        eps: float = 1e-5,
-        *,
-        algorithm: str = "default",
-        name: str = "layernorm",
-    ):
-        w = None if weight is None else np.ascontiguousarray(_weight(weight, f"weight of layer '{name}'"))
-        b = None if bias is None else np.ascontiguousarray(_weight(bias, f"bias of layer '{name}'"))
-        if axes is None:
-            axes = (w if w is not None else b).ndim if (w is not None or b is not None) else 1
-        self._core_layer = _core.LayerNorm(weight=w, bias=b, axes=int(axes), eps=float(eps), algorithm=algorithm, name=name)
-
-
-class GELU(_Layer):
-    """x * Phi(x) elementwise; approximate="tanh" for the tanh form."""
-
-    def __init__(self, approximate: str = "none", *, algorithm: str = "default", name: str = "gelu"):
-        self._core_layer = _core.GELU(approximate=str(approximate), algorithm=algorithm, name=name)
-
-
-class Hardswish(_Layer):
-    """x * relu6(x + 3) / 6 elementwise."""
-
-    def __init__(self, *, algorithm: str = "default", name: str = "hardswish"):
-        self._core_layer = _core.Hardswish(algorithm=algorithm, name=name)
-
-
-class Hardsigmoid(_Layer):
-    """clamp(alpha * x + beta, 0, 1) elementwise; torch's defaults (ONNX
-    uses alpha 0.2)."""
-
-    def __init__(self, alpha: float = 1.0 / 6.0, beta: float = 0.5, *, algorithm: str = "default", name: str = "hardsigmoid"):
-        self._core_layer = _core.Hardsigmoid(alpha=float(alpha), beta=float(beta), algorithm=algorithm, name=name)
-
-
-class AdaptiveMaxPool2d(_Layer):
-    def __init__(
-        self,
-        output_size: IntOrPair,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "adaptivemaxpool2d",
-    ):
-        self._core_layer = _core.AdaptiveMaxPool2d(
-            output_size=_pair(output_size, "output_size", name), layout=layout, algorithm=algorithm, name=name
-        )
-
-
-class Mean(_Layer):
-    """The mean over `axes` (memory order, negative from the end; empty or
-    None: every axis), keeping them as size 1 with keepdim."""
-
-    def __init__(self, axes: Optional[Sequence[int]] = None, keepdim: bool = False, *, algorithm: str = "default", name: str = "mean"):
-        self._core_layer = _core.Mean(
-            axes=[] if axes is None else _ints(axes, "axes", name), keepdim=bool(keepdim), algorithm=algorithm, name=name
-        )
-
-
-class Roll(_Layer):
-    """torch.roll(x, shifts, dims) with dims given as `axes`."""
-
-    def __init__(self, shifts: Union[int, Sequence[int]], axes: Union[int, Sequence[int]], *, algorithm: str = "default", name: str = "roll"):
-        self._core_layer = _core.Roll(
-            shifts=_ints(shifts, "shifts", name), axes=_ints(axes, "axes", name), algorithm=algorithm, name=name
-        )
-
-
-class Add(_Binary):
-    """x + y with broadcasting (or x + other)."""
-
-    _core_class = "Add"
-
-
-class Sub(_Binary):
-    """x - y with broadcasting (or x - other; other - x with reverse)."""
-
-    _core_class = "Sub"
-
-
-class Mul(_Binary):
-    """x * y with broadcasting (or x * other)."""
-
-    _core_class = "Mul"
-
-
-class Div(_Binary):
-    """x / y with broadcasting (or x / other; other / x with reverse)."""
-
-    _core_class = "Div"
-
-
-class Pad2d(_Layer):
-    """Constant padding of the H and W dims of a rank-4 tensor.
-
-    `padding` is an int (all four sides), a pair (top/bottom, left/right) or
-    (top, bottom, left, right), the order of the other ai3 layers; note that
-    F.pad's is (left, right, top, bottom)."""
-
-    def __init__(
-        self,
-        padding: Union[int, Sequence[int]],
-        value: float = 0.0,
-        *,
-        algorithm: str = "default",
-        layout: str = "NCHW",
-        name: str = "pad2d",
-    ):
-        if isinstance(padding, Sequence) and len(padding) == 4:
-            pads = tuple(int(v) for v in padding)
-        else:
-            ph, pw = _pair(padding, "padding", name)
-            pads = (ph, ph, pw, pw)
-        self._core_layer = _core.Pad2d(
-            padding=pads,
-            value=float(value),
-            layout=layout,
-            algorithm=algorithm,
-            name=name,
-        )
-
+Conv2d = _form(
+    "Conv2d",
+    "conv2d",
+    (("weight", _REQUIRED), ("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)),
+    (*_LAYOUT, ("activation", None)),
+    _conv2d,
+)
+Linear = _form("Linear", "linear", (("weight", _REQUIRED), ("bias", None)), (("activation", None),), _linear)
+MaxPool2d = _form("MaxPool2d", "maxpool2d", (*_POOL, ("dilation", 1), ("ceil_mode", False)), _LAYOUT, _window)
+AvgPool2d = _form(
+    "AvgPool2d",
+    "avgpool2d",
+    (*_POOL, ("ceil_mode", False), ("count_include_pad", True), ("divisor_override", None)),
+    _LAYOUT,
+    _window,
+)
+AdaptiveAvgPool2d = _form("AdaptiveAvgPool2d", "adaptiveavgpool2d", (("output_size", _REQUIRED),), _LAYOUT)
+AdaptiveMaxPool2d = _form("AdaptiveMaxPool2d", "adaptivemaxpool2d", (("output_size", _REQUIRED),), _LAYOUT)
+Flatten = _form("Flatten", "flatten", (("start_dim", 1), ("end_dim", -1)))
+BatchNorm2d = _form(
+    "BatchNorm2d",
+    "batchnorm2d",
+    (("weight", _REQUIRED), ("bias", _REQUIRED), ("running_mean", _REQUIRED), ("running_var", _REQUIRED), ("eps", 1e-5)),
+    _LAYOUT,
+    _batchnorm2d,
+)
+Pad2d = _form("Pad2d", "pad2d", (("padding", _REQUIRED), ("value", 0.0)), _LAYOUT)
+ReLU = _form("ReLU", "relu")
+Sigmoid = _form("Sigmoid", "sigmoid")
+SiLU = _form("SiLU", "silu")
+Tanh = _form("Tanh", "tanh")
+Hardswish = _form("Hardswish", "hardswish")
+Hardsigmoid = _form("Hardsigmoid", "hardsigmoid", (("alpha", 1.0 / 6.0), ("beta", 0.5)))
+GELU = _form("GELU", "gelu", (("approximate", "none"),))
+Clamp = _form("Clamp", "clamp", (("min", None), ("max", None)))  # None: that side open
+Softmax = _form("Softmax", "softmax", (("axis", -1),))
+LogSoftmax = _form("LogSoftmax", "log_softmax", (("axis", -1),))
+Add = _form("Add", "add", _OTHER, (("reverse", False),))
+Sub = _form("Sub", "sub", _OTHER, (("reverse", False),))
+Mul = _form("Mul", "mul", _OTHER, (("reverse", False),))
+Div = _form("Div", "div", _OTHER, (("reverse", False),))
+Matmul = _form("Matmul", "matmul", _OTHER)
+Reshape = _form("Reshape", "reshape", (("shape", _REQUIRED),))
+Permute = _form("Permute", "permute", (("dims", _REQUIRED),))
+Slice = _form("Slice", "slice", (("axis", _REQUIRED), ("start", None), ("stop", None), ("step", 1)), (), _slice)
+LayerNorm = _form("LayerNorm", "layernorm", (("weight", None), ("bias", None), ("axes", None), ("eps", 1e-5)))
+Mean = _form("Mean", "mean", (("axes", None), ("keepdim", False)))
+Roll = _form("Roll", "roll", (("shifts", _REQUIRED), ("axes", _REQUIRED)))
 
 __all__ = [
+    "Layer",
+    "schema",
+    "output_shape",
     "Attention",
     "MultiheadAttention",
     "scaled_dot_product_attention",
@@ -639,14 +387,7 @@ def _dtype_of(x: Any, what: str) -> np.dtype:
     return _arrays.to_array(x, what)[0].dtype
 
 
-class _AttentionLayer(_Layer):
-    def workspace_bytes(self, input_shapes: Sequence[Sequence[int]], dtype: str = "float32") -> int:
-        """Scratch bytes a call with inputs of these shapes uses (kept by the
-        layer between calls), besides the inputs and the output."""
-        return int(self._core_layer.workspace_bytes([list(s) for s in input_shapes], dtype))
-
-
-class Attention(_AttentionLayer):
+class Attention(Layer):
     """Scaled dot-product attention, as torch's F.scaled_dot_product_attention:
     ``layer(q, k, v[, mask])`` with q (*batch, L, E), k (*batch, S, E),
     v (*batch, S, Ev) -> (*batch, L, Ev). `mask` (given iff has_mask) is
@@ -667,13 +408,8 @@ class Attention(_AttentionLayer):
         name: str = "attention",
     ):
         self._has_mask = bool(has_mask)
-        self._core_layer = _core.Attention(
-            causal=bool(causal),
-            scale=None if scale is None else float(scale),
-            has_mask=self._has_mask,
-            algorithm=algorithm,
-            name=name,
-        )
+        attrs = {"causal": bool(causal), "scale": scale, "has_mask": self._has_mask}
+        super().__init__("attention", attrs, algorithm=algorithm, name=name)
 
     def __call__(self, q: Any, k: Any, v: Any, mask: Any = None) -> Any:
         if (mask is not None) != self._has_mask:
@@ -714,7 +450,7 @@ def scaled_dot_product_attention(
     return layer(query, key, value, attn_mask)
 
 
-class MultiheadAttention(_AttentionLayer):
+class MultiheadAttention(Layer):
     """torch.nn.MultiheadAttention at inference (need_weights=False), in its
     weight layout: in_proj_weight (3D, D), in_proj_bias (3D), out_proj_weight
     (D, D), out_proj_bias (D) (biases both or neither). ``layer(x)``
@@ -742,23 +478,20 @@ class MultiheadAttention(_AttentionLayer):
     ):
         self._self_attention = bool(self_attention)
         self._has_mask = bool(has_mask)
-
-        def weight(x: Any, what: str) -> Optional[np.ndarray]:
-            return None if x is None else np.ascontiguousarray(_weight(x, f"{what} of layer '{name}'"))
-
-        self._core_layer = _core.MultiheadAttention(
-            in_proj_weight=weight(in_proj_weight, "in_proj_weight"),
-            in_proj_bias=weight(in_proj_bias, "in_proj_bias"),
-            out_proj_weight=weight(out_proj_weight, "out_proj_weight"),
-            out_proj_bias=weight(out_proj_bias, "out_proj_bias"),
-            num_heads=int(num_heads),
-            batch_first=bool(batch_first),
-            causal=bool(causal),
-            self_attention=self._self_attention,
-            has_mask=self._has_mask,
-            algorithm=algorithm,
-            name=name,
-        )
+        attrs = {
+            "num_heads": num_heads,
+            "batch_first": bool(batch_first),
+            "causal": bool(causal),
+            "self_attention": self._self_attention,
+            "has_mask": self._has_mask,
+        }
+        weights = {
+            "in_proj_weight": in_proj_weight,
+            "in_proj_bias": in_proj_bias,
+            "out_proj_weight": out_proj_weight,
+            "out_proj_bias": out_proj_bias,
+        }
+        super().__init__("multihead_attention", attrs, weights, algorithm=algorithm, name=name)
 
     def __call__(self, *inputs: Any, mask: Any = None) -> Any:
         want = 1 if self._self_attention else 3

@@ -11,212 +11,36 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors, fusion, layers, profile, selection
-from ai3.spec import MODEL_INPUT, LayerSpec
+from ai3.spec import MODEL_INPUT, LayerSpec, is_note
 
 
-def _weight(spec: LayerSpec, key: str, dtype: np.dtype) -> Optional[np.ndarray]:
-    value = spec.weights.get(key)
-    return None if value is None else np.ascontiguousarray(value, dtype=dtype)
+def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
+    """The core attributes of a spec's layer: its attrs under the core's
+    names (core/ops/README.md), less the passes' notes (spec.is_note), with what
+    the model decides rather than the spec: the layout, and for the
+    attention ops which inputs the spec wires up."""
+    attrs = {k: v for k, v in spec.attrs.items() if not is_note(k)}
+    declared = {a["name"] for a in layers.schema(spec.op)["attrs"]}
+    if "layout" in declared:
+        attrs["layout"] = layout
+    if spec.op == "attention":  # q, k, v[, mask]
+        attrs["has_mask"] = len(spec.inputs) == 4
+    elif spec.op == "multihead_attention":  # x[, mask] or q, k, v[, mask]
+        attrs["self_attention"] = len(spec.inputs) in (1, 2)
+        attrs["has_mask"] = len(spec.inputs) in (2, 4)
+    return attrs
 
 
-# op -> a function making the core layer for a spec.
-def _conv2d(spec, algorithm, dtype, layout):
-    a = spec.attrs
-    return layers.Conv2d(
-        _weight(spec, "weight", dtype),
-        _weight(spec, "bias", dtype),
-        a["stride"],
-        a["padding"],
-        a["dilation"],
-        a["groups"],
-        algorithm=algorithm,
-        layout=layout,
-        name=spec.name,
-        activation=a.get("activation"),  # fused by ai3.fusion
-    )
+def make_layer(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str) -> layers.Layer:
+    """The core layer of any spec, from its op's declaration in the core;
+    the weights in the model's dtype."""
+    weights = {k: None if w is None else np.ascontiguousarray(w, dtype=dtype) for k, w in spec.weights.items()}
+    return layers.Layer(spec.op, spec_attrs(spec, layout), weights, algorithm=algorithm, name=spec.name)
 
 
-def _linear(spec, algorithm, dtype, layout):
-    return layers.Linear(
-        _weight(spec, "weight", dtype),
-        _weight(spec, "bias", dtype),
-        algorithm=algorithm,
-        name=spec.name,
-        activation=spec.attrs.get("activation"),
-    )
-
-
-def _relu(spec, algorithm, dtype, layout):
-    return layers.ReLU(algorithm=algorithm, name=spec.name)
-
-
-def _maxpool2d(spec, algorithm, dtype, layout):
-    a = spec.attrs
-    return layers.MaxPool2d(
-        a["kernel"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"], algorithm=algorithm, layout=layout, name=spec.name
-    )
-
-
-def _avgpool2d(spec, algorithm, dtype, layout):
-    a = spec.attrs
-    return layers.AvgPool2d(
-        a["kernel"],
-        a["stride"],
-        a["padding"],
-        a["ceil_mode"],
-        a["count_include_pad"],
-        a["divisor_override"],
-        algorithm=algorithm,
-        layout=layout,
-        name=spec.name,
-    )
-
-
-def _adaptiveavgpool2d(spec, algorithm, dtype, layout):
-    return layers.AdaptiveAvgPool2d(spec.attrs["output_size"], algorithm=algorithm, layout=layout, name=spec.name)
-
-
-def _flatten(spec, algorithm, dtype, layout):
-    return layers.Flatten(spec.attrs["start_dim"], spec.attrs["end_dim"], algorithm=algorithm, name=spec.name)
-
-
-def _batchnorm2d(spec, algorithm, dtype, layout):
-    w = {k: _weight(spec, k, dtype) for k in ("weight", "bias", "running_mean", "running_var")}
-    return layers.BatchNorm2d(
-        w["weight"], w["bias"], w["running_mean"], w["running_var"], spec.attrs["eps"], algorithm=algorithm, layout=layout, name=spec.name
-    )
-
-
-def _clamp(spec, algorithm, dtype, layout):
-    return layers.Clamp(spec.attrs["min"], spec.attrs["max"], algorithm=algorithm, name=spec.name)
-
-
-def _sigmoid(spec, algorithm, dtype, layout):
-    return layers.Sigmoid(algorithm=algorithm, name=spec.name)
-
-
-def _silu(spec, algorithm, dtype, layout):
-    return layers.SiLU(algorithm=algorithm, name=spec.name)
-
-
-def _tanh(spec, algorithm, dtype, layout):
-    return layers.Tanh(algorithm=algorithm, name=spec.name)
-
-
-def _softmax(spec, algorithm, dtype, layout):
-    return layers.Softmax(spec.attrs.get("axis", -1), algorithm=algorithm, name=spec.name)
-
-
-def _binary(cls):
-    """add / sub / mul / div: 2 inputs, or 1 and weights["other"] (reverse:
-    other op x)."""
-
-    def make(spec, algorithm, dtype, layout):
-        return cls(_weight(spec, "other", dtype), reverse=spec.attrs.get("reverse", False), algorithm=algorithm, name=spec.name)
-
-    return make
-
-
-def _matmul(spec, algorithm, dtype, layout):
-    return layers.Matmul(_weight(spec, "other", dtype), algorithm=algorithm, name=spec.name)
-
-
-def _attr_layer(cls, *keys, **defaults):
-    """A factory passing attrs `keys` (then `defaults`' keys, with their
-    defaults) as keywords to `cls`."""
-
-    def make(spec, algorithm, dtype, layout):
-        kwargs = {k: spec.attrs[k] for k in keys}
-        kwargs.update({k: spec.attrs.get(k, v) for k, v in defaults.items()})
-        return cls(**kwargs, algorithm=algorithm, name=spec.name)
-
-    return make
-
-
-def _layernorm(spec, algorithm, dtype, layout):
-    return layers.LayerNorm(
-        _weight(spec, "weight", dtype),
-        _weight(spec, "bias", dtype),
-        axes=spec.attrs.get("axes", 1),
-        eps=spec.attrs.get("eps", 1e-5),
-        algorithm=algorithm,
-        name=spec.name,
-    )
-
-
-def _adaptivemaxpool2d(spec, algorithm, dtype, layout):
-    return layers.AdaptiveMaxPool2d(spec.attrs["output_size"], algorithm=algorithm, layout=layout, name=spec.name)
-
-
-def _pad2d(spec, algorithm, dtype, layout):
-    a = spec.attrs
-    return layers.Pad2d(a["padding"], a.get("value", 0.0), algorithm=algorithm, layout=layout, name=spec.name)
-
-
-def _attention(spec, algorithm, dtype, layout):
-    """attention: inputs q, k, v[, mask] (an additive float mask node)."""
-    a = spec.attrs
-    return layers.Attention(
-        causal=a.get("causal", False),
-        scale=a.get("scale"),
-        has_mask=len(spec.inputs) == 4,
-        algorithm=algorithm,
-        name=spec.name,
-    )
-
-
-def _multihead_attention(spec, algorithm, dtype, layout):
-    """multihead_attention: inputs x[, mask] or q, k, v[, mask]."""
-    a = spec.attrs
-    return layers.MultiheadAttention(
-        _weight(spec, "in_proj_weight", dtype),
-        _weight(spec, "in_proj_bias", dtype),
-        _weight(spec, "out_proj_weight", dtype),
-        _weight(spec, "out_proj_bias", dtype),
-        a["num_heads"],
-        batch_first=a.get("batch_first", False),
-        causal=a.get("causal", False),
-        self_attention=len(spec.inputs) in (1, 2),
-        has_mask=len(spec.inputs) in (2, 4),
-        algorithm=algorithm,
-        name=spec.name,
-    )
-
-
-LAYER_FACTORIES: dict[str, Callable[..., Any]] = {
-    "conv2d": _conv2d,
-    "linear": _linear,
-    "relu": _relu,
-    "maxpool2d": _maxpool2d,
-    "avgpool2d": _avgpool2d,
-    "adaptiveavgpool2d": _adaptiveavgpool2d,
-    "flatten": _flatten,
-    "batchnorm2d": _batchnorm2d,
-    "clamp": _clamp,
-    "sigmoid": _sigmoid,
-    "silu": _silu,
-    "tanh": _tanh,
-    "softmax": _softmax,
-    "attention": _attention,
-    "multihead_attention": _multihead_attention,
-    "pad2d": _pad2d,
-    "add": _binary(layers.Add),  # broadcasting; 3+ same-shape inputs: the graph's add node
-    "sub": _binary(layers.Sub),
-    "mul": _binary(layers.Mul),
-    "div": _binary(layers.Div),
-    "matmul": _matmul,
-    "reshape": _attr_layer(layers.Reshape, "shape"),
-    "permute": _attr_layer(layers.Permute, "dims"),
-    "slice": _attr_layer(layers.Slice, "axis", start=None, stop=None, step=1),
-    "log_softmax": _attr_layer(layers.LogSoftmax, axis=-1),
-    "layernorm": _layernorm,
-    "gelu": _attr_layer(layers.GELU, approximate="none"),
-    "hardswish": _attr_layer(layers.Hardswish),
-    "hardsigmoid": _attr_layer(layers.Hardsigmoid, alpha=1.0 / 6.0, beta=0.5),
-    "adaptivemaxpool2d": _adaptivemaxpool2d,
-    "mean": _attr_layer(layers.Mean, axes=None, keepdim=False),
-    "roll": _attr_layer(layers.Roll, "shifts", "axes"),
-}
+# op -> the function making a spec's core layer: make_layer for every op the
+# core declares. (Kept as a table for the callers that look an op up in it.)
+LAYER_FACTORIES: dict[str, Callable[..., Any]] = {s["op"]: make_layer for s in _core.op_schemas()}
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 
 
@@ -309,7 +133,7 @@ def build(
             node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
         elif spec.op in LAYER_FACTORIES:
             with cuda.layer_device(device):
-                layer = LAYER_FACTORIES[spec.op](spec, chosen[i], dtype, layout)
+                layer = make_layer(spec, chosen[i], dtype, layout)
             node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
         else:
             raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")

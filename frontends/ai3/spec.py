@@ -15,6 +15,15 @@ import numpy as np
 
 MODEL_INPUT = -1  # as an input index: the model's (single) input
 
+# Attributes the spec passes write as notes for people and plans (which
+# batchnorm was folded into a conv, which activation was fused), not as
+# parameters of the core layer.
+NOTE_PREFIXES = ("folded_", "fused_")
+
+
+def is_note(attr: str) -> bool:
+    return attr.startswith(NOTE_PREFIXES)
+
 
 @dataclass
 class LayerSpec:

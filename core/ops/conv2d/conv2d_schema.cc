@@ -1,0 +1,60 @@
+// conv2d's declaration (core/op_schema.h): attributes, weights, "default".
+#include "core/op_schema.h"
+#include "core/ops/conv2d/conv2d.h"
+
+namespace ai3 {
+namespace {
+
+using A = Conv2dAttrs;
+
+// winograd F(4x4, 3x3) pays for its transforms only where the 36 position
+// products are big enough: at least 64 channels in and out per group.
+// (DenseNet's 3x3 convs, 128 -> 32, ran 1.7x slower in winograd than in
+// oneDNN's own choice; ResNet's 64 -> 64 ran 1.2x faster.)
+bool WideEnoughForWinograd(const A& a) {
+  return a.in_channels_per_group() >= 64 && a.out_channels_per_group() >= 64;
+}
+
+AI3_REGISTER_OP_SCHEMA(
+    OpDeclaration<A>("2-D convolution; weight (out, in / groups, kh, kw)")
+        .Pair("stride", &A::stride_h, &A::stride_w, "(h, w)")
+        .Pads("padding", {&A::pad_top, &A::pad_bottom, &A::pad_left,
+                          &A::pad_right},
+              "(top, bottom, left, right) zeros")
+        .Pair("dilation", &A::dilation_h, &A::dilation_w, "(h, w)")
+        .Field("groups", &A::groups, "input and output channels split in")
+        .LayoutAttr()
+        .ActivationAttr()
+        .Weight("weight", "(out, in / groups, kh, kw)")
+        .OptionalWeight("bias", "(out,)")
+        .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+          const Shape& shape = internal::WeightShape(w, 0, 4, "weight");
+          a.out_channels = shape[0];
+          a.in_channels = shape[1] * a.groups;
+          a.kernel_h = shape[2];
+          a.kernel_w = shape[3];
+          a.has_bias = w[1].has_value();
+          a.dtype = w[0]->dtype;
+        })
+        .Default(Device::kCPU,
+                 {{"winograd", "at least 64 channels in and out per group",
+                   &WideEnoughForWinograd},
+                  {"guess"},
+                  {"gemm"},
+                  {"implicit gemm"},
+                  {"kn2row"},
+                  {"smm"},
+                  {"winograd"},
+                  {"direct"}})
+        .Default(Device::kCUDA,
+                 {{"guess"},
+                  {"implicit precomp gemm"},
+                  {"implicit gemm"},
+                  {"gemm"},
+                  {"smm"},
+                  {"direct"},
+                  {"fft"},
+                  {"winograd"}}));
+
+}  // namespace
+}  // namespace ai3

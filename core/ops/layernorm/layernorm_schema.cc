@@ -1,0 +1,39 @@
+// layernorm's declaration (core/op_schema.h).
+#include "core/op_schema.h"
+#include "core/ops/layernorm/layernorm.h"
+
+namespace ai3 {
+namespace {
+
+using A = LayerNormAttrs;
+
+AI3_REGISTER_OP_SCHEMA(
+    OpDeclaration<A>("normalisation over the last `axes` dims (nn.LayerNorm)")
+        .Attr([] {
+                AttrDecl d{"axes", AttrType::kInt};
+                d.nullable = true;
+                d.doc = "trailing dims normalised; None: the weights' rank "
+                        "(1 without weights)";
+                return d;
+              }(),
+              [](A&, const AttrValue&) {})  // read by FromWeights
+        .Field("eps", &A::eps, "added to the variance")
+        .OptionalWeight("weight", "shaped like the normalised dims")
+        .OptionalWeight("bias", "shaped like the normalised dims")
+        .FromWeights([](A& a, const AttrMap& attrs, const WeightSlots& w) {
+          a.has_weight = w[0].has_value();
+          a.has_bias = w[1].has_value();
+          const std::optional<Tensor>& any = a.has_weight ? w[0] : w[1];
+          if (any) {
+            a.normalized_shape = any->shape;
+            a.dtype = any->dtype;
+          }
+          const AttrValue& axes = attrs.at("axes");
+          a.axes = !internal::IsNone(axes)
+                       ? internal::As<int64_t>(axes)
+                       : (any ? static_cast<int64_t>(any->shape.size()) : 1);
+        })
+        .Default(Device::kCPU, {{"direct"}}));
+
+}  // namespace
+}  // namespace ai3
