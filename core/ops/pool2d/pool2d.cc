@@ -40,6 +40,7 @@ ImageDims PoolInputDims(const Tensor& input, Layout layout) {
          layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
          input.rank(), " ", ToString(input.shape));
   }
+  CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.n < 0 || in.c < 1 || in.h < 1 || in.w < 1) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
@@ -66,6 +67,11 @@ void Pool2dWindow::ValidateWindow() const {
          pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
          pad_right);
   }
+  // The window's dilated span, which PoolOutputSize subtracts from the
+  // padded input (padding is at most half the kernel, so the padded input
+  // fits once the input does).
+  CheckedMul(dilation_h, kernel_h - 1, "the dilated kernel height");
+  CheckedMul(dilation_w, kernel_w - 1, "the dilated kernel width");
   if (pad_top > kernel_h / 2 || pad_bottom > kernel_h / 2 ||
       pad_left > kernel_w / 2 || pad_right > kernel_w / 2) {
     Fail(ErrorKind::kInvalidArgument,
@@ -77,6 +83,12 @@ void Pool2dWindow::ValidateWindow() const {
 
 Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
   ImageDims in = PoolInputDims(input, layout);
+  // PoolOutputSize's sum, in + padding + stride - 1, must not wrap (a huge
+  // stride would); ValidateWindow checked the dilated span.
+  CheckedAdd(CheckedAdd(in.h, pad_top + pad_bottom, "the padded input height"),
+             stride_h, "the padded input height plus the stride");
+  CheckedAdd(CheckedAdd(in.w, pad_left + pad_right, "the padded input width"),
+             stride_w, "the padded input width plus the stride");
   const int64_t oh = PoolOutputSize(in.h, kernel_h, pad_top, pad_bottom,
                                     stride_h, dilation_h, ceil_mode);
   const int64_t ow = PoolOutputSize(in.w, kernel_w, pad_left, pad_right,
@@ -89,7 +101,9 @@ Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
          " does not fit the padded ", in.h + pad_top + pad_bottom, "x",
          in.w + pad_left + pad_right, " input");
   }
-  return ImageShape({in.n, in.c, oh, ow}, layout);
+  Shape out = ImageShape({in.n, in.c, oh, ow}, layout);
+  CheckShape(out, "output");
+  return out;
 }
 
 void MaxPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
@@ -131,7 +145,9 @@ void AdaptiveAvgPool2dAttrs::Validate(
 
 Shape AdaptiveAvgPool2dAttrs::OutputShape(const Tensor& input) const {
   ImageDims in = PoolInputDims(input, layout);
-  return ImageShape({in.n, in.c, output_h, output_w}, layout);
+  Shape out = ImageShape({in.n, in.c, output_h, output_w}, layout);
+  CheckShape(out, "output");
+  return out;
 }
 
 Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
