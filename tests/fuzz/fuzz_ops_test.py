@@ -23,7 +23,8 @@ changes the examples (//tests/fuzz:fuzz_long runs many with random seeds).
 from __future__ import annotations
 
 import os
-from typing import Any
+import sys
+from typing import Any, Iterator
 
 import numpy as np
 import pytest
@@ -71,11 +72,19 @@ def _settings(fn):
     return fn
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _print_outcomes() -> Iterator[None]:
+    yield
+    # Past pytest's capture, into the test log: how many examples each
+    # (op, algorithm) ran and how they ended.
+    print(f"\nfuzz examples ({EXAMPLES} per (op, algorithm) requested):\n{ops.outcome_table()}", file=sys.__stderr__, flush=True)
+
+
 @pytest.mark.parametrize("op,algorithm", CASES, ids=[f"{o}-{a}" for o, a in CASES])
 @_settings
 @given(data=st.data())
 def test_op(op: str, algorithm: str, data: Any) -> None:
-    ops.check(ops.OPS[op](data.draw, algorithm), data.draw)
+    ops.check(ops.OPS[op](data.draw, algorithm), data.draw, algorithm)
 
 
 def test_every_op_has_a_case():

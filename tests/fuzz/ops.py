@@ -9,6 +9,7 @@ that a change of the Python wrappers is adapted here in one place per op.
 
 from __future__ import annotations
 
+import collections
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -679,6 +680,24 @@ FORMS: dict[str, Callable[[np.ndarray], Any]] = {
 }
 
 
+# How each example ended, per (op, algorithm): "matched" (the reference's
+# answer), "refused" (an ai3.Error naming the layer), "wrong dtype refused",
+# "shape only" (too large to run, or no reference). fuzz_ops_test prints it.
+OUTCOMES: collections.Counter = collections.Counter()
+
+
+def outcome_table() -> str:
+    keys = sorted({(op, algo) for op, algo, _ in OUTCOMES})
+    kinds = ["matched", "refused", "wrong dtype refused", "shape only"]
+    rows = [f"{'op':<20} {'algorithm':<14} {'examples':>8} " + " ".join(f"{k:>19}" for k in kinds)]
+    for op, algo in keys:
+        counts = [OUTCOMES[(op, algo, k)] for k in kinds]
+        rows.append(f"{op:<20} {algo:<14} {sum(counts):>8} " + " ".join(f"{c:>19}" for c in counts))
+    total = [sum(OUTCOMES[(o, a, k)] for o, a in keys) for k in kinds]
+    rows.append(f"{'total':<20} {'':<14} {sum(total):>8} " + " ".join(f"{c:>19}" for c in total))
+    return "\n".join(rows)
+
+
 def _names_layer(e: BaseException, name: str) -> bool:
     return name in str(e)
 
@@ -687,9 +706,17 @@ def _fail(case: Case, what: str, detail: str) -> None:
     raise AssertionError(f"{case.op}: {what}\n{detail}\nnotes: {case.notes}")
 
 
-def check(case: Case, draw: Draw) -> None:
+def check(case: Case, draw: Draw, algorithm: str) -> None:
     """The property: ai3 gives the reference's answer or an ai3.Error naming
     the layer; never a crash, a bare exception or a wrong answer."""
+    outcome = ["shape only"]
+    try:
+        _check(case, draw, outcome)
+    finally:
+        OUTCOMES[(case.op, algorithm, outcome[0])] += 1
+
+
+def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     name = f"fz.{case.op}.{draw(st.integers(0, 999))}"
     # The input dtype: the layer's mostly, sometimes the other float type
     # (a mismatch for layers with weights) or one the core does not take.
@@ -719,6 +746,7 @@ def check(case: Case, draw: Draw) -> None:
     except errors.Error as e:
         if not _names_layer(e, name):
             _fail(case, "an ai3.Error at construction does not name the layer", repr(e))
+        outcome[0] = "refused"
         return
     except Exception as e:  # noqa: BLE001 - the property forbids any other
         _fail(case, "construction raised a non-ai3 exception", f"{type(e).__name__}: {e}")
@@ -756,6 +784,7 @@ def check(case: Case, draw: Draw) -> None:
             # The shape query accepted these shapes; the call may still
             # refuse (an algorithm's own limits), but then it must say so.
             case.notes.append(f"refused after output_shape accepted: {e}")
+        outcome[0] = "refused" if in_dtype.kind == "f" and in_dtype.itemsize >= 4 else "wrong dtype refused"
         return
     except Exception as e:  # noqa: BLE001
         _fail(case, "the call raised a non-ai3 exception", f"{type(e).__name__}: {e}")
@@ -773,7 +802,7 @@ def check(case: Case, draw: Draw) -> None:
     try:
         want = case.reference(*[a.astype(np.float64) if a.dtype != np.bool_ else a for a in arrays])
     except NoReference:
-        return
+        return  # "shape only"
     except Exception as e:  # noqa: BLE001 - the reference refused
         _fail(case, "ai3 returned a result for an input the reference refuses", f"{type(e).__name__}: {e}")
     want = want.numpy() if isinstance(want, torch.Tensor) else np.asarray(want)
@@ -794,3 +823,4 @@ def check(case: Case, draw: Draw) -> None:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * scale, equal_nan=True)
     except AssertionError as e:
         _fail(case, "values differ from the reference", str(e))
+    outcome[0] = "matched"

@@ -69,6 +69,28 @@ def test_conv2d_padded_input_too_large_is_refused():
         layer(x(1, 3, 4, 4))
 
 
+# Found: maxpool2d and avgpool2d took kernels and strides of 2^31 and more,
+# which PyTorch refuses (it takes them as int32), and near 2^62 the output
+# size's sum (input + padding + stride - 1) wrapped. Both now take sizes
+# below 2^31, as PyTorch.
+@pytest.mark.parametrize("cls", [layers.MaxPool2d, layers.AvgPool2d])
+@pytest.mark.parametrize("value", [2**31, 2**62, INT64_MAX])
+def test_pool_sizes_beyond_int32_are_refused(cls, value):
+    with pytest.raises(errors.InvalidArgument, match=r"layer 'p.k'.*kernel_h must be at most 2147483647"):
+        cls((value, 1), name="p.k")
+    with pytest.raises(errors.InvalidArgument, match=r"layer 'p.s'.*stride_w must be at most 2147483647"):
+        cls(1, (1, value), name="p.s")
+
+
+def test_pool_largest_sizes_match_torch():
+    # The largest window sizes taken still compute right.
+    a = x(1, 2, 3, 3)
+    big = 2**31 - 1
+    got = layers.MaxPool2d((big, 1), (big, 1), ceil_mode=True, name="p")(a)
+    want = F.max_pool2d(torch.from_numpy(a), (big, 1), (big, 1), ceil_mode=True).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
 # Found: slice with a step near the int64 limits computed its element
 # count as (distance + step - 1) / step, which wraps (and -INT64_MIN is
 # undefined), giving a wrong or negative output size.

@@ -1,5 +1,7 @@
 #include "core/ops/pool2d/pool2d.h"
 
+#include <utility>
+
 #include "core/errors.h"
 
 namespace ai3 {
@@ -67,11 +69,21 @@ void Pool2dWindow::ValidateWindow() const {
          pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
          pad_right);
   }
-  // The window's dilated span, which PoolOutputSize subtracts from the
-  // padded input (padding is at most half the kernel, so the padded input
-  // fits once the input does).
-  CheckedMul(dilation_h, kernel_h - 1, "the dilated kernel height");
-  CheckedMul(dilation_w, kernel_w - 1, "the dilated kernel width");
+  // PyTorch takes these as int32 (it refuses 2^31); so does ai3, which
+  // keeps PoolOutputSize's arithmetic (in + padding - dilation * (kernel - 1)
+  // + stride) far inside int64.
+  for (const auto& [what, v] :
+       {std::pair<const char*, int64_t>{"kernel_h", kernel_h},
+        {"kernel_w", kernel_w},
+        {"stride_h", stride_h},
+        {"stride_w", stride_w},
+        {"dilation_h", dilation_h},
+        {"dilation_w", dilation_w}}) {
+    if (v > kMaxPoolSize) {
+      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
+           kMaxPoolSize, " (2^31 - 1), got ", v);
+    }
+  }
   if (pad_top > kernel_h / 2 || pad_bottom > kernel_h / 2 ||
       pad_left > kernel_w / 2 || pad_right > kernel_w / 2) {
     Fail(ErrorKind::kInvalidArgument,
@@ -83,12 +95,6 @@ void Pool2dWindow::ValidateWindow() const {
 
 Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
   ImageDims in = PoolInputDims(input, layout);
-  // PoolOutputSize's sum, in + padding + stride - 1, must not wrap (a huge
-  // stride would); ValidateWindow checked the dilated span.
-  CheckedAdd(CheckedAdd(in.h, pad_top + pad_bottom, "the padded input height"),
-             stride_h, "the padded input height plus the stride");
-  CheckedAdd(CheckedAdd(in.w, pad_left + pad_right, "the padded input width"),
-             stride_w, "the padded input width plus the stride");
   const int64_t oh = PoolOutputSize(in.h, kernel_h, pad_top, pad_bottom,
                                     stride_h, dilation_h, ceil_mode);
   const int64_t ow = PoolOutputSize(in.w, kernel_w, pad_left, pad_right,
