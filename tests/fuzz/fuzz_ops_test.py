@@ -73,11 +73,13 @@ def _settings(fn):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _print_outcomes() -> Iterator[None]:
+def _print_outcomes(pytestconfig: Any) -> Iterator[None]:
     yield
     # Past pytest's capture, into the test log: how many examples each
     # (op, algorithm) ran and how they ended.
-    print(f"\nfuzz examples ({EXAMPLES} per (op, algorithm) requested):\n{ops.outcome_table()}", file=sys.__stderr__, flush=True)
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+    with capture.global_and_fixture_disabled():
+        print(f"\nfuzz examples ({EXAMPLES} per (op, algorithm) requested):\n{ops.outcome_table()}", file=sys.stderr, flush=True)
 
 
 @pytest.mark.parametrize("op,algorithm", CASES, ids=[f"{o}-{a}" for o, a in CASES])
