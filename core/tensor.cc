@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "core/errors.h"
+
 namespace ai3 {
 
 size_t SizeOf(DType dtype) {
@@ -34,6 +36,45 @@ int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
   for (int64_t d : shape) n *= d;
   return n;
+}
+
+int64_t CheckedAdd(int64_t a, int64_t b, const char* what) {
+  int64_t sum;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    Fail(ErrorKind::kShape, what, " overflows int64 (", a, " + ", b, ")");
+  }
+  return sum;
+}
+
+int64_t CheckedMul(int64_t a, int64_t b, const char* what) {
+  int64_t product;
+  if (__builtin_mul_overflow(a, b, &product)) {
+    Fail(ErrorKind::kShape, what, " overflows int64 (", a, " * ", b, ")");
+  }
+  return product;
+}
+
+int64_t CheckShape(const Shape& shape, const char* what) {
+  int64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      Fail(ErrorKind::kShape, what, " has a negative dimension: ",
+           ToString(shape));
+    }
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    // nonzero <= kMaxElements, so nonzero * d cannot wrap unless d is more
+    // than kMaxElements / nonzero, which this tests without multiplying.
+    if (d > kMaxElements / nonzero) {
+      Fail(ErrorKind::kShape, what, " ", ToString(shape),
+           " is too large: its size in bytes would overflow int64");
+    }
+    nonzero *= d;
+  }
+  return empty ? 0 : nonzero;
 }
 
 bool Tensor::IsContiguous() const {

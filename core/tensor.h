@@ -30,6 +30,26 @@ const char* Name(Device device);
 std::string ToString(const Shape& shape);  // "(1, 3, 224, 224)"
 int64_t NumElements(const Shape& shape);
 
+// Checked size arithmetic. Shapes and attributes come from callers (a
+// framework, custom code, an output_shape query with any ints), so a sum or
+// product of sizes may overflow int64, and a kernel indexing with a wrapped
+// size reads or writes out of bounds. These throw Error(kShape) saying
+// `what` overflowed instead.
+int64_t CheckedAdd(int64_t a, int64_t b, const char* what);
+int64_t CheckedMul(int64_t a, int64_t b, const char* what);
+
+// The largest element count a tensor may have: its size in bytes at the
+// widest dtype (8 bytes) must fit in int64 (and so in size_t and in a NumPy
+// array's nbytes).
+inline constexpr int64_t kMaxElements = INT64_MAX / 8;
+
+// Checks that `shape` can be a tensor the core indexes: every dimension >= 0
+// and the product of the non-zero ones (what strides are made of) at most
+// kMaxElements. Throws Error(kShape) naming `what` ("input", "output")
+// otherwise; returns the element count. Every op checks its inputs and the
+// shapes it computes with it.
+int64_t CheckShape(const Shape& shape, const char* what);
+
 struct Tensor {
   void* data = nullptr;
   DType dtype = DType::kFloat32;

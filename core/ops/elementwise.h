@@ -34,12 +34,7 @@ struct ElementwiseAttrs {
   }
 
   Shape OutputShape(const Tensor& input) const {
-    for (int64_t d : input.shape) {
-      if (d < 0) {
-        Fail(ErrorKind::kShape, "input has a negative dimension: ",
-             ToString(input.shape));
-      }
-    }
+    CheckShape(input.shape, "input");
     return input.shape;
   }
 };

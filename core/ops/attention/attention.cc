@@ -32,6 +32,7 @@ Shape AttentionAttrs::OutputShape(const std::vector<Tensor>& inputs) const {
   AttentionGeometry::Of(*this, inputs);
   Shape out = inputs[0].shape;
   out.back() = inputs[2].shape.back();
+  CheckShape(out, "output");  // v's last dim may exceed q's
   return out;
 }
 
@@ -43,12 +44,7 @@ AttentionGeometry AttentionGeometry::Of(const AttentionAttrs& attrs,
          inputs.size());
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    for (int64_t d : inputs[i].shape) {
-      if (d < 0) {
-        Fail(ErrorKind::kShape, kInputNames[i], " has a negative dimension: ",
-             ToString(inputs[i].shape));
-      }
-    }
+    CheckShape(inputs[i].shape, kInputNames[i]);
     if (inputs[i].dtype != inputs[0].dtype) {
       Fail(ErrorKind::kDType, kInputNames[i], " is ", Name(inputs[i].dtype),
            " but q is ", Name(inputs[0].dtype),

@@ -44,12 +44,7 @@ Shape BatchNorm2dAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
          " but weights are ", Name(dtype));
   }
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.c != channels) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",

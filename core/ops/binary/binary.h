@@ -55,12 +55,7 @@ struct BinaryAttrs {
            " but the attributes say ", Name(other_dtype), " ",
            ToString(other_shape));
     }
-    for (int64_t d : other_shape) {
-      if (d < 0) {
-        Fail(ErrorKind::kShape, "the constant operand has a negative "
-             "dimension: ", ToString(other_shape));
-      }
-    }
+    CheckShape(other_shape, "the constant operand");
   }
 
   // The broadcast shape of the two operands.

@@ -51,6 +51,9 @@ inline Shape BroadcastShapes(const Shape& a, const Shape& b,
     }
     out[i] = da == 1 ? db : da;
   }
+  // Broadcasting multiplies sizes ((n, 1) with (1, m)): the result must
+  // still be a tensor the core can index.
+  CheckShape(out, "the broadcast shape");
   return out;
 }
 

@@ -18,12 +18,7 @@ void ClampAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape ClampAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   return input.shape;
 }
 

@@ -1,6 +1,7 @@
 #include "core/ops/conv2d/conv2d.h"
 
 #include <string>
+#include <utility>
 
 #include "core/errors.h"
 
@@ -26,6 +27,25 @@ void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
   positive("groups", groups);
   if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
     Fail(ErrorKind::kInvalidArgument, "padding must be >= 0");
+  }
+  // oneDNN and cuDNN take these sizes as int32. Bounding them the same way
+  // keeps every kernel's index arithmetic in int64: a stride times an output
+  // index or a slack of pixels, the dilated kernel's span, each padded side.
+  for (const auto& [what, v] :
+       {std::pair<const char*, int64_t>{"kernel height", kernel_h},
+        {"kernel width", kernel_w},
+        {"stride height", stride_h},
+        {"stride width", stride_w},
+        {"dilation height", dilation_h},
+        {"dilation width", dilation_w},
+        {"top padding", pad_top},
+        {"bottom padding", pad_bottom},
+        {"left padding", pad_left},
+        {"right padding", pad_right}}) {
+    if (v > kMaxConv2dSize) {
+      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
+           kMaxConv2dSize, " (2^31 - 1), got ", v);
+    }
   }
   if (in_channels % groups || out_channels % groups) {
     Fail(ErrorKind::kInvalidArgument, "groups=", groups,
@@ -69,6 +89,7 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
          Name(dtype));
   }
+  CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.c != in_channels) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
@@ -78,10 +99,14 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape),
          " has an empty spatial dimension");
   }
-  int64_t span_h = dilation_h * (kernel_h - 1) + 1;
-  int64_t span_w = dilation_w * (kernel_w - 1) + 1;
-  int64_t padded_h = in.h + pad_top + pad_bottom;
-  int64_t padded_w = in.w + pad_left + pad_right;
+  // Validate bounded every size by 2^31, so none of these can wrap.
+  const int64_t span_h = dilation_h * (kernel_h - 1) + 1;
+  const int64_t span_w = dilation_w * (kernel_w - 1) + 1;
+  const int64_t padded_h = in.h + pad_top + pad_bottom;
+  const int64_t padded_w = in.w + pad_left + pad_right;
+  // Algorithms copy the padded input's planes (smm, kn2row) or index them
+  // as if they existed: they must be a tensor the core could address.
+  CheckShape({in.c, padded_h, padded_w}, "the padded input");
   if (padded_h < span_h || padded_w < span_w) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape),
          " padded to ", padded_h, "x", padded_w,
@@ -89,7 +114,11 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
   }
   ImageDims out{in.n, out_channels, (padded_h - span_h) / stride_h + 1,
                 (padded_w - span_w) / stride_w + 1};
-  return ImageShape(out, layout);
+  Shape shape = ImageShape(out, layout);
+  // Huge paddings give outputs no buffer can hold, even for an empty batch
+  // (the kernels' index arithmetic would wrap).
+  CheckShape(shape, "output");
+  return shape;
 }
 
 // Runs on every forward pass, after OutputShape accepted the input, so it

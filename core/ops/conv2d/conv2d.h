@@ -16,6 +16,10 @@
 
 namespace ai3 {
 
+// The largest kernel, stride, dilation or padding a conv2d takes (as oneDNN
+// and cuDNN, which take them as int32).
+inline constexpr int64_t kMaxConv2dSize = (int64_t{1} << 31) - 1;
+
 struct Conv2dAttrs {
   static constexpr char kOp[] = "conv2d";
 

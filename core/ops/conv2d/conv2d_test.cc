@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/testing/reference.h"
@@ -132,7 +133,43 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   return 1;
 }
 
+// Sizes the kernels' int64 index arithmetic cannot take are refused by the
+// attributes, naming the layer (found by tests/fuzz: smm's padded copy and
+// slack wrapped, and wrote out of bounds, for stride 2^62 and padding 2^61).
+void BoundCases() {
+  std::vector<float> w(2 * 3 * 3 * 3);
+  Conv2dAttrs a;
+  a.in_channels = 3;
+  a.out_channels = 2;
+  a.kernel_h = a.kernel_w = 3;
+  const std::vector<Tensor> params = {
+      Tensor{w.data(), DType::kFloat32, {2, 3, 3, 3}}};
+  for (int64_t big : {int64_t{1} << 31, int64_t{1} << 62,
+                      std::numeric_limits<int64_t>::max()}) {
+    for (int which = 0; which < 3; ++which) {
+      Conv2dAttrs b = a;
+      (which == 0 ? b.stride_h : which == 1 ? b.dilation_w : b.pad_right) = big;
+      testing::ExpectError(
+          "size " + std::to_string(big), ErrorKind::kInvalidArgument,
+          "conv2d layer 'c': ", [&] {
+            Layer<Conv2dAttrs>("c", b, params, "smm");
+          });
+    }
+  }
+  Conv2dAttrs padded = a;
+  padded.stride_h = padded.stride_w = kMaxConv2dSize;
+  padded.pad_top = padded.pad_bottom = int64_t{1} << 30;
+  padded.pad_left = padded.pad_right = int64_t{1} << 30;
+  Layer<Conv2dAttrs> layer("c", padded, params, "direct");
+  std::vector<float> x(3 * 4 * 4);
+  testing::ExpectError(
+      "padded input", ErrorKind::kShape, "the padded input (3, ", [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 3, 4, 4}});
+      });
+}
+
 int Main() {
+  BoundCases();
   const std::vector<Case> cases = {
       // n  c   h   w   k kh kw sh sw pt pb pl pr dh dw  g  bias
       {1, 3, 8, 8, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},

@@ -14,12 +14,7 @@ void FlattenAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape FlattenAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   // As PyTorch: a scalar has one addressable dimension, 0 (or -1).
   const int64_t rank = std::max<int64_t>(input.rank(), 1);
   auto wrap = [&](const char* what, int64_t dim) {

@@ -42,12 +42,7 @@ void LayerNormAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape LayerNormAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   if (input.rank() < axes) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape),
          " has fewer than the ", axes, " dims the layer normalises");

@@ -51,14 +51,10 @@ Shape LinearAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
          " but weights are ", Name(dtype));
   }
-  for (int64_t i = 0; i + 1 < input.rank(); ++i) {
-    if (input.shape[i] < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   Shape out = input.shape;
   out.back() = out_features;
+  CheckShape(out, "output");  // out_features may exceed in_features
   return out;
 }
 

@@ -31,13 +31,8 @@ MatmulAttrs::Dims MatmulAttrs::DimsOf(const Shape& a, const Shape& b) const {
     Fail(ErrorKind::kShape, "matmul needs operands of rank >= 1, got ",
          ToString(a), " and ", ToString(b));
   }
-  for (const Shape* s : {&a, &b}) {
-    for (int64_t d : *s) {
-      if (d < 0) {
-        Fail(ErrorKind::kShape, "negative dimension in ", ToString(*s));
-      }
-    }
-  }
+  CheckShape(a, "the left operand");
+  CheckShape(b, "the right operand");
   Dims d;
   const bool a_vec = a.size() == 1, b_vec = b.size() == 1;
   d.m = a_vec ? 1 : a[a.size() - 2];
@@ -56,6 +51,7 @@ MatmulAttrs::Dims MatmulAttrs::DimsOf(const Shape& a, const Shape& b) const {
   d.out = d.batch;
   if (!a_vec) d.out.push_back(d.m);
   if (!b_vec) d.out.push_back(d.n);
+  CheckShape(d.out, "output");
   return d;
 }
 

@@ -30,12 +30,7 @@ std::vector<bool> MeanAttrs::Reduced(const Shape& shape) const {
 }
 
 Shape MeanAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   const std::vector<bool> reduced = Reduced(input.shape);
   Shape out;
   for (size_t i = 0; i < reduced.size(); ++i) {

@@ -23,12 +23,7 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
          layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
          input.rank(), " ", ToString(input.shape));
   }
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   ImageDims d = ImageDimsOf(input.shape, layout);
   // An empty image would pad to rows of `value` from no input at all, which
   // the layer would not run for (it skips empty inputs): refuse it.
@@ -37,9 +32,13 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
          Name(layout), ") has spatial size ", d.h, "x", d.w,
          "; both must be >= 1");
   }
-  d.h += pad_top + pad_bottom;
-  d.w += pad_left + pad_right;
-  return ImageShape(d, layout);
+  d.h = CheckedAdd(d.h, CheckedAdd(pad_top, pad_bottom, "the vertical padding"),
+                   "the padded height");
+  d.w = CheckedAdd(d.w, CheckedAdd(pad_left, pad_right, "the horizontal padding"),
+                   "the padded width");
+  Shape out = ImageShape(d, layout);
+  CheckShape(out, "output");
+  return out;
 }
 
 }  // namespace ai3

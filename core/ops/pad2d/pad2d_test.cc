@@ -100,6 +100,22 @@ void ErrorCases() {
   ExpectError("empty image", ErrorKind::kShape, "has spatial size 0x3", [&] {
     layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 2, 0, 3}});
   });
+  // Pads whose sum wraps int64 gave a negative output size, and pads whose
+  // output overflows in bytes a shape no buffer can hold (found by
+  // tests/fuzz).
+  Pad2dAttrs huge;
+  huge.pad_top = huge.pad_bottom = int64_t{1} << 62;
+  ExpectError("pads overflow", ErrorKind::kShape,
+              "the vertical padding overflows int64", [&] {
+                Layer<Pad2dAttrs>("p", huge, {}, "direct")
+                    .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 1, 1}});
+              });
+  Pad2dAttrs big;
+  big.pad_top = big.pad_left = int64_t{1} << 40;
+  ExpectError("output too large", ErrorKind::kShape, "is too large", [&] {
+    Layer<Pad2dAttrs>("p", big, {}, "direct")
+        .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 1, 1}});
+  });
 }
 
 int Main() {

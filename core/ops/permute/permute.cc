@@ -47,12 +47,7 @@ Shape PermuteAttrs::OutputShape(const Tensor& input) const {
          dims.size(), " dimensions but the input ", ToString(input.shape),
          " has rank ", input.rank());
   }
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   Shape out;
   for (int64_t d : Normalized()) out.push_back(input.shape[d]);
   return out;

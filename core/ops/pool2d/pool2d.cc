@@ -1,5 +1,7 @@
 #include "core/ops/pool2d/pool2d.h"
 
+#include <utility>
+
 #include "core/errors.h"
 
 namespace ai3 {
@@ -40,6 +42,7 @@ ImageDims PoolInputDims(const Tensor& input, Layout layout) {
          layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
          input.rank(), " ", ToString(input.shape));
   }
+  CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.n < 0 || in.c < 1 || in.h < 1 || in.w < 1) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
@@ -66,6 +69,21 @@ void Pool2dWindow::ValidateWindow() const {
          pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
          pad_right);
   }
+  // PyTorch takes these as int32 (it refuses 2^31); so does ai3, which
+  // keeps PoolOutputSize's arithmetic (in + padding - dilation * (kernel - 1)
+  // + stride) far inside int64.
+  for (const auto& [what, v] :
+       {std::pair<const char*, int64_t>{"kernel_h", kernel_h},
+        {"kernel_w", kernel_w},
+        {"stride_h", stride_h},
+        {"stride_w", stride_w},
+        {"dilation_h", dilation_h},
+        {"dilation_w", dilation_w}}) {
+    if (v > kMaxPoolSize) {
+      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
+           kMaxPoolSize, " (2^31 - 1), got ", v);
+    }
+  }
   if (pad_top > kernel_h / 2 || pad_bottom > kernel_h / 2 ||
       pad_left > kernel_w / 2 || pad_right > kernel_w / 2) {
     Fail(ErrorKind::kInvalidArgument,
@@ -89,7 +107,9 @@ Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
          " does not fit the padded ", in.h + pad_top + pad_bottom, "x",
          in.w + pad_left + pad_right, " input");
   }
-  return ImageShape({in.n, in.c, oh, ow}, layout);
+  Shape out = ImageShape({in.n, in.c, oh, ow}, layout);
+  CheckShape(out, "output");
+  return out;
 }
 
 void MaxPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
@@ -131,7 +151,9 @@ void AdaptiveAvgPool2dAttrs::Validate(
 
 Shape AdaptiveAvgPool2dAttrs::OutputShape(const Tensor& input) const {
   ImageDims in = PoolInputDims(input, layout);
-  return ImageShape({in.n, in.c, output_h, output_w}, layout);
+  Shape out = ImageShape({in.n, in.c, output_h, output_w}, layout);
+  CheckShape(out, "output");
+  return out;
 }
 
 Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,

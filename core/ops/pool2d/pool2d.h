@@ -16,6 +16,10 @@
 
 namespace ai3 {
 
+// The largest kernel, stride or dilation a pooling window takes (PyTorch's
+// int32 limit; padding is at most half the kernel).
+inline constexpr int64_t kMaxPoolSize = (int64_t{1} << 31) - 1;
+
 // The sliding window max and average pooling share. Unlike PyTorch, stride
 // has no "same as the kernel" default here: frontends fill it in.
 struct Pool2dWindow {

@@ -338,6 +338,16 @@ void ErrorCases() {
   ExpectError("dilation 0", ErrorKind::kInvalidArgument,
               "dilation_w must be >= 1, got 0",
               [&] { make_max([](Pool2dWindow& a) { a.dilation_w = 0; }); });
+  // PyTorch's int32 limit; near 2^62 the output size's sum wrapped (found
+  // by tests/fuzz).
+  ExpectError("kernel 2^31", ErrorKind::kInvalidArgument,
+              "kernel_h must be at most 2147483647", [&] {
+                make_max([](Pool2dWindow& a) { a.kernel_h = int64_t{1} << 31; });
+              });
+  ExpectError("stride 2^62", ErrorKind::kInvalidArgument,
+              "stride_w must be at most 2147483647", [&] {
+                make_max([](Pool2dWindow& a) { a.stride_w = int64_t{1} << 62; });
+              });
   ExpectError("negative padding", ErrorKind::kInvalidArgument,
               "padding must be >= 0",
               [&] { make_max([](Pool2dWindow& a) { a.pad_left = -1; }); });

@@ -24,14 +24,10 @@ void ReshapeAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape ReshapeAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  const int64_t numel = CheckShape(input.shape, "input");
   Shape out = shape;
   int64_t known = 1;
+  bool has_zero = false;
   int infer_at = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 0) {
@@ -44,11 +40,19 @@ Shape ReshapeAttrs::OutputShape(const Tensor& input) const {
     }
     if (out[i] == -1) {
       infer_at = static_cast<int>(i);
-    } else {
+    } else if (out[i] != 0) {
+      // Zeros are left out of the product until the end, so a target such
+      // as (2^62, 4, 0) is refused as too large instead of wrapping to 0.
+      if (out[i] > kMaxElements / known) {
+        Fail(ErrorKind::kShape, "target shape ", ToString(shape),
+             " is too large: its size in bytes would overflow int64");
+      }
       known *= out[i];
+    } else {
+      has_zero = true;
     }
   }
-  const int64_t numel = input.numel();
+  if (has_zero) known = 0;
   if (infer_at >= 0) {
     if (known == 0 || numel % known != 0) {
       Fail(ErrorKind::kShape, "cannot reshape input ", ToString(input.shape),

@@ -1,6 +1,7 @@
 // reshape: -1 and 0 resolved as ONNX does, the elements copied in order,
 // float32 and float64; errors for incompatible sizes and bad targets.
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,18 @@ int Main() {
   a.shape = {-2};
   ExpectError("below -1", ErrorKind::kInvalidArgument, "below -1",
               [&] { Layer<ReshapeAttrs>("r", a, {}, "direct"); });
+  // Targets whose product wraps int64 (to 0 for (2^62, 4, 0), which then
+  // matched an empty input; found by tests/fuzz).
+  std::vector<float> none;
+  Tensor empty{none.data(), DType::kFloat32, {0, 3}};
+  for (const Shape& target : {Shape{int64_t{1} << 62, 4, 0},
+                              Shape{int64_t{1} << 32, int64_t{1} << 32, -1},
+                              Shape{std::numeric_limits<int64_t>::max(), 2}}) {
+    a.shape = target;
+    Layer<ReshapeAttrs> huge("r", a, {}, "direct");
+    ExpectError("overflow " + ToString(target), ErrorKind::kShape,
+                "is too large", [&] { huge.OutputShape(empty); });
+  }
   std::printf("reshape: %d failed\n", testing::Failures());
   return testing::Failures() != 0;
 }

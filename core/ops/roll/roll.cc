@@ -26,18 +26,16 @@ std::vector<int64_t> RollAttrs::ShiftPerDim(const Shape& shape) const {
     }
     const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
     if (shape[a] == 0) continue;
-    shift[a] = ((shift[a] + shifts[i]) % shape[a] + shape[a]) % shape[a];
+    // Reduced before the sum, which could otherwise wrap for shifts near
+    // the int64 limits; both terms are then in (-shape[a], shape[a]).
+    shift[a] = ((shift[a] + shifts[i] % shape[a]) % shape[a] + shape[a]) %
+               shape[a];
   }
   return shift;
 }
 
 Shape RollAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   ShiftPerDim(input.shape);
   return input.shape;
 }

@@ -2,6 +2,7 @@
 // axes (negative axes, shifts beyond the size, negative shifts, an axis
 // given twice), both dtypes; then the errors.
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ void Case(const Shape& in, const std::vector<int64_t>& shifts,
     }
     for (size_t k = 0; k < axes.size(); ++k) {
       const int d = static_cast<int>(axes[k] < 0 ? axes[k] + rank : axes[k]);
-      c[d] = ((c[d] - shifts[k]) % in[d] + in[d]) % in[d];
+      // The shift reduced first: c - kMin would wrap.
+      c[d] = ((c[d] - shifts[k] % in[d]) % in[d] + in[d]) % in[d];
     }
     int64_t src = 0;
     for (int d = 0; d < rank; ++d) src = src * in[d] + c[d];
@@ -71,6 +73,12 @@ int Main() {
   both({2, 3, 4}, {0}, {2});
   both({2, 0, 4}, {1}, {1});
   both({4, 56, 56, 32}, {-3, -3}, {1, 2});
+  // Shifts near the int64 limits, twice on one axis: the running sum
+  // wrapped before it was reduced (found by tests/fuzz).
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  both({5, 3}, {kMax, kMax}, {0, 0});
+  both({5, 3}, {kMin, kMin, kMax}, {0, -2, 1});
   std::vector<float> x(6);
   Tensor xt{x.data(), DType::kFloat32, {2, 3}};
   ExpectError("lengths", ErrorKind::kInvalidArgument,

@@ -29,25 +29,29 @@ SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
     if (v < 0) v = v < -n ? lo : v + n;
     return v < lo ? lo : (v > hi ? hi : v);
   };
+  // The count is ceil(distance / |step|), written as (distance - 1) / |step|
+  // + 1 so that no sum can wrap, with |step| unsigned: -INT64_MIN is not an
+  // int64_t.
+  const uint64_t magnitude =
+      step > 0 ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
   if (step > 0) {
     const int64_t b = clamp(start, 0, n), e = clamp(stop, 0, n);
     r.first = b;
-    r.count = e > b ? (e - b + step - 1) / step : 0;
+    r.count = e > b ? static_cast<int64_t>(static_cast<uint64_t>(e - b - 1) /
+                                           magnitude) + 1
+                    : 0;
   } else {
     const int64_t b = clamp(start, -1, n - 1), e = clamp(stop, -1, n - 1);
     r.first = b;
-    r.count = b > e ? (b - e + (-step) - 1) / (-step) : 0;
+    r.count = b > e ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) /
+                                           magnitude) + 1
+                    : 0;
   }
   return r;
 }
 
 Shape SliceAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   const Range r = RangeOf(input.shape);
   Shape out = input.shape;
   const int64_t rank = input.rank();

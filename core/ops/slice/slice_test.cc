@@ -36,7 +36,10 @@ std::vector<int64_t> PyIndices(int64_t n, int64_t start, int64_t stop,
     return v < 0 ? -1 : (v > n - 1 ? n - 1 : v);
   };
   const int64_t b = norm(start), e = norm(stop);
-  for (int64_t i = b; step > 0 ? i < e : i > e; i += step) out.push_back(i);
+  // In 128 bits: a step near the int64 limits would wrap the index.
+  for (__int128 i = b; step > 0 ? i < e : i > e; i += step) {
+    out.push_back(static_cast<int64_t>(i));
+  }
   return out;
 }
 
@@ -81,7 +84,11 @@ int Main() {
   const std::vector<Shape> shapes = {{7}, {2, 5, 3}, {3, 0, 2}, {1, 300, 97}};
   const std::vector<int64_t> bounds = {0,  1,  2,    4,   -1,
                                        -3, 10, -100, kMax, kMin};
-  const std::vector<int64_t> steps = {1, 2, 3, -1, -2};
+  // The extreme steps wrapped the count (distance + step - 1) / step, and
+  // -kMin is not an int64 (found by tests/fuzz).
+  const std::vector<int64_t> steps = {1,    2,        3,       -1,
+                                      -2,   kMax,     kMin,    kMin + 1,
+                                      1LL << 40, -(1LL << 40)};
   int ran = 0;
   for (const Shape& s : shapes) {
     const int64_t rank = static_cast<int64_t>(s.size());

@@ -30,12 +30,7 @@ SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
 }
 
 Shape SoftmaxAttrs::OutputShape(const Tensor& input) const {
-  for (int64_t d : input.shape) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "input has a negative dimension: ",
-           ToString(input.shape));
-    }
-  }
+  CheckShape(input.shape, "input");
   SplitOf(input.shape);
   return input.shape;
 }

@@ -49,6 +49,9 @@ MultiheadAttentionAttrs::Dims MultiheadAttentionAttrs::DimsOf(
     Fail(ErrorKind::kInvalidArgument, "expected ", MinInputs(), " inputs, got ",
          inputs.size());
   }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    CheckShape(inputs[i].shape, names[i]);
+  }
   const int64_t rank = inputs[0].rank();
   if (rank != 2 && rank != 3) {
     Fail(ErrorKind::kShape, names[0], " must be ",
