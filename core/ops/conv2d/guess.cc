@@ -56,7 +56,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
           memory::desc(wdims, memory::data_type::f32, tag::any);
       if (attrs_.has_bias) {
         bias_md_ = memory::desc({attrs_.out_channels}, memory::data_type::f32,
-                                tag::x);
+                                tag::a);
       }
     });
   }
@@ -133,21 +133,15 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
       const Activation& a = attrs_.activation;
       dnnl::post_ops ops;
       if (a.min == 0 && std::isinf(a.max) && a.max > 0) {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+        ops.append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       } else {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+        ops.append_eltwise(dnnl::algorithm::eltwise_clip,
                            static_cast<float>(a.min),
                            static_cast<float>(a.max));
       }
       attr.set_post_ops(ops);
     }
     return attr;
-  }
-
-  static dnnl::convolution_forward::primitive_desc PrimitiveDesc(
-      const dnnl::convolution_forward& conv) {
-    return dnnl::convolution_forward::primitive_desc(
-        const_cast<dnnl_primitive_desc_t>(conv.get_primitive_desc()));
   }
 
   // Picks the primitive for this input shape and makes sure weights_ is in
@@ -160,12 +154,21 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
         memory::desc({g.n, g.c, g.h, g.w}, memory::data_type::f32, act);
     cached->dst_md =
         memory::desc({g.n, g.k, g.oh, g.ow}, memory::data_type::f32, act);
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_auto, cached->src_md, any_weights_md_,
-        bias_md_,  // a zero desc (no bias) disables the bias term
-        cached->dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.ph, g.pw},
-        {attrs_.pad_bottom, attrs_.pad_right});
+    auto primitive_desc = [&](bool with_activation) {
+      const memory::dims strides = {g.sh, g.sw}, dilates = {g.dh - 1, g.dw - 1},
+                         pad_l = {g.ph, g.pw},
+                         pad_r = {attrs_.pad_bottom, attrs_.pad_right};
+      using Pd = dnnl::convolution_forward::primitive_desc;
+      const auto prop = dnnl::prop_kind::forward_inference;
+      const auto alg = dnnl::algorithm::convolution_auto;
+      return attrs_.has_bias
+                 ? Pd(engine_, prop, alg, cached->src_md, any_weights_md_,
+                      bias_md_, cached->dst_md, strides, dilates, pad_l, pad_r,
+                      Attr(with_activation))
+                 : Pd(engine_, prop, alg, cached->src_md, any_weights_md_,
+                      cached->dst_md, strides, dilates, pad_l, pad_r,
+                      Attr(with_activation));
+    };
     // The fused activation as oneDNN's own eltwise post-op, applied in the
     // convolution's epilogue -- by the JIT implementations. The gemm-based
     // one (what oneDNN 2.6 picks for NCHW on AVX2) applies post-ops with its
@@ -173,18 +176,15 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     // with a clip post-op against 0.11 ms without. So where the primitive
     // with the post-op turns out gemm-based, it is rebuilt without, and Run
     // clamps the output itself, vectorised, while it is still in cache.
-    cached->conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        desc, Attr(attrs_.activation.enabled), engine_));
+    dnnl::convolution_forward::primitive_desc actual =
+        primitive_desc(attrs_.activation.enabled);
     cached->apply_activation = false;
     if (attrs_.activation.enabled &&
-        std::string(PrimitiveDesc(cached->conv).impl_info_str()).find("gemm") !=
-            std::string::npos) {
-      cached->conv = dnnl::convolution_forward(
-          dnnl::convolution_forward::primitive_desc(desc, Attr(false), engine_));
+        std::string(actual.impl_info_str()).find("gemm") != std::string::npos) {
+      actual = primitive_desc(false);
       cached->apply_activation = true;
     }
-    const dnnl::convolution_forward::primitive_desc actual =
-        PrimitiveDesc(cached->conv);
+    cached->conv = dnnl::convolution_forward(actual);
     cached->scratchpad = memory(actual.scratchpad_desc(), engine_);
     const memory::desc want = actual.weights_desc();
     if (!weights_ || weights_.get_desc() != want) {
