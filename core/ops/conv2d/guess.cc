@@ -18,6 +18,7 @@
 // thread and called on another) crashed inside oneDNN.
 //
 // float32 only: oneDNN's CPU convolution has no float64.
+#include <array>
 #include <cmath>
 #include <exception>
 #include <memory>
@@ -69,7 +70,9 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
            "oneDNN's convolution primitive has no float64");
     } else {
       Guarded("running the convolution", [&] {
-        Shape shape = {g.n, g.c, g.h, g.w};
+        // A fixed-size key: a Shape (std::vector) here would be a heap
+        // allocation per call.
+        const std::array<int64_t, 4> shape = {g.n, g.c, g.h, g.w};
         if (!cached_ || shape != cached_shape_) Build(g, shape);
         // Memory objects and the argument array are built once per
         // primitive (Build); a call only points them at this call's buffers.
@@ -146,7 +149,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 
   // Picks the primitive for this input shape and makes sure weights_ is in
   // the layout it wants.
-  void Build(const Conv2dGeometry& g, const Shape& shape) {
+  void Build(const Conv2dGeometry& g, const std::array<int64_t, 4>& shape) {
     cached_.reset();
     const tag act = g.layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
     auto cached = std::make_unique<Cached>();
@@ -220,7 +223,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   memory::desc user_weights_md_, any_weights_md_, bias_md_;
   memory weights_;  // in the cached primitive's layout
   std::unique_ptr<Cached> cached_;
-  Shape cached_shape_;
+  std::array<int64_t, 4> cached_shape_;
 };
 
 class Guess : public Algorithm<Conv2dAttrs> {
