@@ -101,10 +101,13 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     if (attrs_.dtype != DType::kFloat32) return 0;  // refused (WhyNot)
+    const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
+    // An empty input or output never reaches Run (Layer::Forward).
+    if (g.n * g.c * g.h * g.w == 0 || g.k * g.oh * g.ow == 0) return 0;
     size_t bytes = 0;
     Guarded("planning the convolution", [&] {
       std::lock_guard<std::mutex> lock(mutex_);
-      bytes = PlanFor(GeometryOf(attrs_, input_shape)).workspace_bytes;
+      bytes = PlanFor(g).workspace_bytes;
     });
     return bytes;
   }
@@ -259,10 +262,14 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     ConvPd pd = PrimitiveDesc(g, user_src_md, user_dst_md, activation);
     // Blocked activations where they paid (file comment).
     if (IsGemmBased(pd) && g.kh * g.kw > 1) {
-      ConvPd blocked = PrimitiveDesc(g, memory::desc(src_dims, f32, tag::any),
-                                     memory::desc(dst_dims, f32, tag::any),
-                                     activation);
-      if (!IsGemmBased(blocked)) pd = blocked;
+      try {
+        ConvPd blocked =
+            PrimitiveDesc(g, memory::desc(src_dims, f32, tag::any),
+                          memory::desc(dst_dims, f32, tag::any), activation);
+        if (!IsGemmBased(blocked)) pd = blocked;
+      } catch (const dnnl::error&) {
+        // No implementation for free layouts: the plain one stands.
+      }
     }
     if (activation && IsGemmBased(pd)) {
       pd = PrimitiveDesc(g, user_src_md, user_dst_md, false);
