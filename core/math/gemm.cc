@@ -8,14 +8,40 @@
 namespace ai3 {
 namespace {
 
-// Both dtypes go to BLIS (its OpenMP build). Why BLIS: measured on the
-// 2-core AVX2 EPYC with the conv shapes of resnet18 at batch 1 (M x N x K
-// from 64x3136x576 down to 512x4x512), BLIS' sgemm ran at 80-160 GFLOP/s,
-// within about 10% of oneDNN's dnnl_sgemm and 1.1-4x OpenBLAS 0.3.21 on the
-// small and skinny products; and it packs into blocks it pools once, so a
-// call allocates nothing, while dnnl_sgemm mallocs its packing buffers (3
-// allocations a call) -- a Model's forward pass, which calls GEMM per layer,
-// stays allocation free (core/model_alloc_test.cc).
+// Both dtypes go to BLIS (its OpenMP build), because it is the one library
+// here whose GEMM allocates nothing per call: it packs into blocks it pools
+// once, so a Model's forward pass, which calls GEMM per layer, stays
+// allocation free (core/model_alloc_test.cc). oneDNN 3.2 (the "guess"
+// library) is faster on AVX-512 machines but allocates on every call:
+// dnnl_sgemm mallocs its packing buffers (2-3 a call), and its matmul
+// primitive, even created once per shape with a user-managed scratchpad and
+// an argument array built once, makes 8 (execute() builds an argument map
+// and an execution context per call). It has no float64 GEMM at all (the
+// matmul primitive is unimplemented for f64 on CPU; there is no
+// dnnl_dgemm). So the rule: BLIS for every product; oneDNN would be taken
+// where it wins only if it ran allocation free.
+//
+// What that costs, measured by //bench/onednn:gemm (float32, GFLOP/s, 1
+// thread, thread CPU time because the machine was shared; AVX-512 Xeon with
+// AMX; oneDNN picks brg:avx512_core; Debian's BLIS 0.9 has no skx kernels
+// and runs its haswell (AVX2) ones there):
+//   product                      M x N x K        BLIS  matmul  sgemm
+//   resnet18 conv1 7x7/2      64 x 12544 x  147  101.3  162.0  184.5
+//   resnet 3x3 64             64 x  3136 x  576  105.2  142.4  195.7
+//   resnet 3x3 256           256 x   196 x 2304  114.1  175.9  186.7
+//   resnet 3x3 512           512 x    49 x 4608   97.5  146.7  150.2
+//   resnet50 1x1 256<-64     256 x  3136 x   64  111.3  169.3  206.3
+//   resnet50 1x1 2048<-512  2048 x    49 x  512   95.0  144.4  145.1
+//   mobilenet_v2 1x1 96<-16   96 x 12544 x   16   98.6  131.7  129.1
+//   mobilenet_v2 1x1 32<-144  32 x   784 x  144  109.9  184.9  205.7
+//   vit qkv                  197 x  2304 x  768  102.9  186.4  193.0
+//   vit fc2                  197 x   768 x 3072  106.5  191.8  178.0
+//   resnet fc (GEMV)           1 x  1000 x  512   32.6   12.3   28.3
+// i.e. oneDNN 1.3-1.9x BLIS on this CPU except the GEMV; on 2 threads the
+// least disturbed rows gave the same ratios (e.g. 1024x196x256: BLIS 207,
+// matmul 380, sgemm 381). Measured earlier on the 2-core AVX2 EPYC, where
+// BLIS runs its zen3 kernels, its sgemm ran within about 10% of dnnl_sgemm
+// and 1.1-4x OpenBLAS 0.3.21 on the small and skinny products.
 //
 // Threads: the caller's OpenMP setting (omp_get_max_threads) outside a
 // parallel region; inside one (an algorithm spreading many small products

@@ -2,7 +2,8 @@
 //   C[M,N] = alpha * op(A)[M,K] * op(B)[K,N] + beta * C
 // Both dtypes go to BLIS (its OpenMP build), which allocates nothing per
 // call made outside a parallel region (see gemm.cc for why not oneDNN's
-// sgemm or OpenBLAS); such a call uses all of OpenMP's threads. Called
+// sgemm or matmul, measured, or OpenBLAS); such a call uses all of OpenMP's
+// threads. Called
 // inside one (to run many small products side by side) it runs on the
 // calling thread, but BLIS 0.9 still opens a one-thread nested region there,
 // for which libgomp mallocs a team on every call.

@@ -1,26 +1,60 @@
 // conv2d "guess": oneDNN's own convolution primitive with
 // algorithm::convolution_auto, i.e. oneDNN's heuristic choice of
 // implementation for this CPU and these shapes -- the CPU analogue of
-// cuDNN's heuristic pick (hence the name).
+// cuDNN's heuristic pick (hence the name). oneDNN 3.x API (3.2 from PyPI's
+// onednn-cpu-gomp; third_party/math/math_configure.bzl).
 //
-// Activations are described with the plain tag of the layer's layout (nchw or
-// nhwc), so each call runs on the caller's buffers without reorders. Weights
-// are described with format_tag::any and reordered once into the layout the
-// chosen implementation wants. The chosen implementation depends on the input
-// N/H/W, so the kernel caches the primitive and the reordered weights for the
-// last input shape, rebuilding when the shape changes (and reusing the
-// reordered weights when the new primitive wants the same weights layout).
-// The kernel is not thread-safe (nor need it be: a Layer runs one call at a
-// time). The primitive's scratchpad is user-managed and cached with it:
-// oneDNN's default library-managed scratchpad lives in the thread-local
-// storage of the thread that created the primitive, so running the
-// primitive from another thread (a Model or layer built on one Python
-// thread and called on another) crashed inside oneDNN.
+// Per input shape the kernel builds, once: the primitive, its memory objects
+// and argument arrays (a call only points them at its buffers and runs
+// them), and the weights reordered into the layout the primitive asks for
+// (format_tag::any; kept across shapes while the wanted layout stays the
+// same). The chosen implementation depends on the input N/H/W, hence per
+// shape and not at Prepare.
 //
-// float32 only: oneDNN's CPU convolution has no float64.
+// Activation layout. The layer's tensors are plain NCHW or NHWC. For NHWC,
+// and for NCHW where oneDNN has a direct implementation, the primitive runs
+// on the caller's buffers. For NCHW oneDNN 3.2 mostly picks its gemm-based
+// implementation (im2col + sgemm), which on the AVX-512 build machine (1
+// thread, thread CPU time, ms) lost to its blocked implementations even
+// counting a reorder of the input into nChw16c and of the output back:
+//   resnet18 3x3 64@56: gemm 2.07, blocked+reorders 1.25, nhwc 1.02
+//   resnet18 3x3 512@7: gemm 2.36, blocked+reorders 1.45
+//   resnet18 conv1 7x7/2: gemm 2.34, blocked+reorders 1.47
+//   mobilenet_v2 depthwise 3x3 144@56: gemm 2.92, blocked+reorders 0.82
+// but won for 1x1 kernels, where the two reorders cost more than the
+// convolution saves:
+//   resnet50 1x1 64->256@56: gemm 0.81, blocked+reorders 1.29
+//   mobilenet_v2 1x1 16->96@112: gemm 0.71, blocked+reorders 1.05
+// So an NCHW layer with a kernel larger than 1x1 that oneDNN would run
+// gemm-based runs blocked instead, reordering in and out around the
+// convolution (what a layout pass inside ai3::Model could leave out).
+//
+// Fused activation. Clamps (ReLU, ReLU6) are oneDNN eltwise post-ops,
+// applied in the epilogue of the JIT implementations. The gemm-based one
+// applies post-ops with slow element-wise code: 1x1 64->256@56, 3.99 ms
+// with a clip post-op against 0.81 ms without (oneDNN 3.2 as in 2.6). Where
+// the primitive stays gemm-based, it is built without the post-op and the
+// kernel clamps the output itself, vectorised, while it is still in cache.
+// A fused residual sum (oneDNN's sum post-op) needs the graph to hand a
+// conv its residual; Conv2dAttrs has no such input yet.
+//
+// Memory. The scratchpad is user-managed and, with the blocked activations,
+// lives in the layer's workspace (WorkspaceBytes): nothing oneDNN needs is
+// allocated per call, and oneDNN's default library-managed scratchpad,
+// which lives in the thread-local storage of the thread that created the
+// primitive, crashed when a Model or layer built on one Python thread was
+// called on another. oneDNN's execute() itself still heap-allocates per
+// call (its argument map and execution context: ~15 allocations per
+// convolution, see core/model_alloc_test.cc).
+//
+// The kernel is not thread-safe for Run (a Layer runs one call at a time);
+// its per-shape cache is guarded so that a workspace query from another
+// thread is safe. float32 only: oneDNN's CPU convolution has no float64.
+#include <array>
 #include <cmath>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -34,6 +68,11 @@ namespace {
 
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
+using ConvPd = dnnl::convolution_forward::primitive_desc;
+
+// Workspace pieces start on cache lines (the workspace itself does: Buffer).
+constexpr size_t kAlign = 64;
+size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
 class GuessKernel : public Conv2dKernelBase<GuessKernel> {
  public:
@@ -52,35 +91,49 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
                                attrs_.kernel_w};
       user_weights_md_ = memory::desc(wdims, memory::data_type::f32,
                                       g > 1 ? tag::goihw : tag::oihw);
-      any_weights_md_ =
-          memory::desc(wdims, memory::data_type::f32, tag::any);
+      any_weights_md_ = memory::desc(wdims, memory::data_type::f32, tag::any);
       if (attrs_.has_bias) {
         bias_md_ = memory::desc({attrs_.out_channels}, memory::data_type::f32,
-                                tag::x);
+                                tag::a);
       }
     });
   }
 
+  size_t WorkspaceBytes(const Shape& input_shape) const override {
+    if (attrs_.dtype != DType::kFloat32) return 0;  // refused (WhyNot)
+    const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
+    // An empty input or output never reaches Run (Layer::Forward).
+    if (g.n * g.c * g.h * g.w == 0 || g.k * g.oh * g.ow == 0) return 0;
+    size_t bytes = 0;
+    Guarded("planning the convolution", [&] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      bytes = PlanFor(g).workspace_bytes;
+    });
+    return bytes;
+  }
+
   template <typename T>
-  void RunTyped(const Conv2dGeometry& g, const T* x, T* y, void*) {
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y, void* workspace) {
     if constexpr (!std::is_same_v<T, float>) {
-      (void)g, (void)x, (void)y;
+      (void)g, (void)x, (void)y, (void)workspace;
       Fail(ErrorKind::kInternal,
            "oneDNN's convolution primitive has no float64");
     } else {
       Guarded("running the convolution", [&] {
-        Shape shape = {g.n, g.c, g.h, g.w};
-        if (!cached_ || shape != cached_shape_) Build(g, shape);
-        // Memory objects and the argument array are built once per
-        // primitive (Build); a call only points them at this call's buffers.
-        cached_->src.set_data_handle(const_cast<float*>(x));
-        cached_->dst.set_data_handle(y);
-        CheckDnnl(dnnl_primitive_execute(cached_->conv.get(), stream_.get(),
-                                         static_cast<int>(cached_->args.size()),
-                                         cached_->args.data()),
-                  "running the convolution");
+        std::lock_guard<std::mutex> lock(mutex_);
+        Plan& p = PlanFor(g);
+        if (p.workspace_bytes > 0 && workspace == nullptr) {
+          Fail(ErrorKind::kInternal, "guess needs a workspace of ",
+               p.workspace_bytes, " bytes and got none");
+        }
+        if (workspace != p.bound_workspace) Bind(&p, workspace);
+        p.user_src.set_data_handle(const_cast<float*>(x));
+        p.user_dst.set_data_handle(y);
+        if (p.to_blocked) Execute(p.to_blocked, p.to_blocked_args);
+        Execute(p.conv, p.conv_args);
+        if (p.from_blocked) Execute(p.from_blocked, p.from_blocked_args);
         stream_.wait();
-        if (cached_->apply_activation) {
+        if (p.apply_activation) {
           ApplyActivationParallel(attrs_.activation.As<float>(), y,
                                   g.n * g.k * g.oh * g.ow);
         }
@@ -89,13 +142,23 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   }
 
  private:
-  struct Cached {
-    memory::desc src_md, dst_md;
+  // Everything a call with one input shape runs: built once (Make), then
+  // only pointed at the call's buffers.
+  struct Plan {
     dnnl::convolution_forward conv;
-    bool apply_activation;  // Run clamps: conv has no post-op (see Build)
-    memory scratchpad;  // what this primitive wants; see the file comment
-    memory src, dst, bias;  // data handles set per call (src, dst)
-    std::vector<dnnl_exec_arg_t> args;  // conv's arguments, these memories
+    bool apply_activation = false;  // clamp after conv (no post-op: above)
+    // Reorders of the input into the blocked layout conv reads and of its
+    // output back; empty where conv runs on the plain tensors.
+    dnnl::reorder to_blocked, from_blocked;
+    memory user_src, user_dst;  // the caller's x and y (handles per call)
+    memory src, dst;            // what conv reads/writes: user_* or blocked
+    memory scratchpad, bias;
+    // Workspace layout: scratchpad, then the blocked src and dst, if any.
+    size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0;
+    size_t workspace_bytes = 0;
+    void* bound_workspace = nullptr;  // where the memories above point
+    std::vector<dnnl_exec_arg_t> conv_args, to_blocked_args,
+        from_blocked_args;
   };
 
   static void CheckDnnl(dnnl_status_t status, const char* what) {
@@ -103,6 +166,16 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
       Fail(ErrorKind::kInternal, "oneDNN failed ", what, " (status ",
            static_cast<int>(status), ")");
     }
+  }
+
+  // Through the C API with an argument array built once: the C++ execute()
+  // takes an unordered_map, built per call.
+  void Execute(const dnnl::primitive& prim,
+               const std::vector<dnnl_exec_arg_t>& args) const {
+    CheckDnnl(dnnl_primitive_execute(prim.get(), stream_.get(),
+                                     static_cast<int>(args.size()),
+                                     args.data()),
+              "running a primitive");
   }
 
   // Runs `body`, turning anything it throws other than ai3::Error into
@@ -124,6 +197,10 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     }
   }
 
+  static bool IsGemmBased(const ConvPd& pd) {
+    return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+  }
+
   // A user-managed scratchpad (see the file comment), and the layer's
   // activation as a post-op when `with_activation`.
   dnnl::primitive_attr Attr(bool with_activation) const {
@@ -133,9 +210,9 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
       const Activation& a = attrs_.activation;
       dnnl::post_ops ops;
       if (a.min == 0 && std::isinf(a.max) && a.max > 0) {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+        ops.append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       } else {
-        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip,
+        ops.append_eltwise(dnnl::algorithm::eltwise_clip,
                            static_cast<float>(a.min),
                            static_cast<float>(a.max));
       }
@@ -144,83 +221,140 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     return attr;
   }
 
-  static dnnl::convolution_forward::primitive_desc PrimitiveDesc(
-      const dnnl::convolution_forward& conv) {
-    return dnnl::convolution_forward::primitive_desc(
-        const_cast<dnnl_primitive_desc_t>(conv.get_primitive_desc()));
+  ConvPd PrimitiveDesc(const Conv2dGeometry& g, const memory::desc& src,
+                       const memory::desc& dst, bool with_activation) const {
+    const memory::dims strides = {g.sh, g.sw}, dilates = {g.dh - 1, g.dw - 1},
+                       pad_l = {g.ph, g.pw},
+                       pad_r = {attrs_.pad_bottom, attrs_.pad_right};
+    const auto prop = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_auto;
+    return attrs_.has_bias
+               ? ConvPd(engine_, prop, alg, src, any_weights_md_, bias_md_,
+                        dst, strides, dilates, pad_l, pad_r,
+                        Attr(with_activation))
+               : ConvPd(engine_, prop, alg, src, any_weights_md_, dst,
+                        strides, dilates, pad_l, pad_r, Attr(with_activation));
   }
 
-  // Picks the primitive for this input shape and makes sure weights_ is in
-  // the layout it wants.
-  void Build(const Conv2dGeometry& g, const Shape& shape) {
-    cached_.reset();
-    const tag act = g.layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
-    auto cached = std::make_unique<Cached>();
-    cached->src_md =
-        memory::desc({g.n, g.c, g.h, g.w}, memory::data_type::f32, act);
-    cached->dst_md =
-        memory::desc({g.n, g.k, g.oh, g.ow}, memory::data_type::f32, act);
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_auto, cached->src_md, any_weights_md_,
-        bias_md_,  // a zero desc (no bias) disables the bias term
-        cached->dst_md, {g.sh, g.sw}, {g.dh - 1, g.dw - 1}, {g.ph, g.pw},
-        {attrs_.pad_bottom, attrs_.pad_right});
-    // The fused activation as oneDNN's own eltwise post-op, applied in the
-    // convolution's epilogue -- by the JIT implementations. The gemm-based
-    // one (what oneDNN 2.6 picks for NCHW on AVX2) applies post-ops with its
-    // reference element-wise code: a 1x1 conv 32->192 at 28x28 took 1.7 ms
-    // with a clip post-op against 0.11 ms without. So where the primitive
-    // with the post-op turns out gemm-based, it is rebuilt without, and Run
-    // clamps the output itself, vectorised, while it is still in cache.
-    cached->conv = dnnl::convolution_forward(dnnl::convolution_forward::primitive_desc(
-        desc, Attr(attrs_.activation.enabled), engine_));
-    cached->apply_activation = false;
-    if (attrs_.activation.enabled &&
-        std::string(PrimitiveDesc(cached->conv).impl_info_str()).find("gemm") !=
-            std::string::npos) {
-      cached->conv = dnnl::convolution_forward(
-          dnnl::convolution_forward::primitive_desc(desc, Attr(false), engine_));
-      cached->apply_activation = true;
+  // The plan for this input shape, built when the shape changes. Caller
+  // holds mutex_.
+  Plan& PlanFor(const Conv2dGeometry& g) const {
+    // A fixed-size key: a Shape (std::vector) here would be a heap
+    // allocation per call.
+    const std::array<int64_t, 4> shape = {g.n, g.c, g.h, g.w};
+    if (!plan_ || shape != plan_shape_) {
+      plan_.reset();
+      plan_ = Make(g);
+      plan_shape_ = shape;
     }
-    const dnnl::convolution_forward::primitive_desc actual =
-        PrimitiveDesc(cached->conv);
-    cached->scratchpad = memory(actual.scratchpad_desc(), engine_);
-    const memory::desc want = actual.weights_desc();
-    if (!weights_ || weights_.get_desc() != want) {
-      weights_ = memory();
-      memory user(user_weights_md_, engine_,
-                  const_cast<float*>(weight<float>()));
-      if (want == user_weights_md_) {
-        weights_ = user;
-      } else {
-        memory reordered(want, engine_);
-        dnnl::reorder(user, reordered).execute(stream_, user, reordered);
-        stream_.wait();
-        weights_ = reordered;
+    return *plan_;
+  }
+
+  std::unique_ptr<Plan> Make(const Conv2dGeometry& g) const {
+    auto p = std::make_unique<Plan>();
+    const tag act = g.layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
+    const auto f32 = memory::data_type::f32;
+    const memory::dims src_dims = {g.n, g.c, g.h, g.w},
+                       dst_dims = {g.n, g.k, g.oh, g.ow};
+    const memory::desc user_src_md(src_dims, f32, act),
+        user_dst_md(dst_dims, f32, act);
+    const bool activation = attrs_.activation.enabled;
+    ConvPd pd = PrimitiveDesc(g, user_src_md, user_dst_md, activation);
+    // Blocked activations where they paid (file comment).
+    if (IsGemmBased(pd) && g.kh * g.kw > 1) {
+      try {
+        ConvPd blocked =
+            PrimitiveDesc(g, memory::desc(src_dims, f32, tag::any),
+                          memory::desc(dst_dims, f32, tag::any), activation);
+        if (!IsGemmBased(blocked)) pd = blocked;
+      } catch (const dnnl::error&) {
+        // No implementation for free layouts: the plain one stands.
       }
     }
-    cached->src = memory(cached->src_md, engine_, DNNL_MEMORY_NONE);
-    cached->dst = memory(cached->dst_md, engine_, DNNL_MEMORY_NONE);
-    cached->args = {{DNNL_ARG_SRC, cached->src.get()},
-                    {DNNL_ARG_WEIGHTS, weights_.get()},
-                    {DNNL_ARG_DST, cached->dst.get()},
-                    {DNNL_ARG_SCRATCHPAD, cached->scratchpad.get()}};
-    if (attrs_.has_bias) {
-      cached->bias = memory(bias_md_, engine_,
-                            const_cast<float*>(bias<float>()));
-      cached->args.push_back({DNNL_ARG_BIAS, cached->bias.get()});
+    if (activation && IsGemmBased(pd)) {
+      pd = PrimitiveDesc(g, user_src_md, user_dst_md, false);
+      p->apply_activation = true;
     }
-    cached_ = std::move(cached);
-    cached_shape_ = shape;
+    p->conv = dnnl::convolution_forward(pd);
+
+    // The workspace: scratchpad, blocked input, blocked output.
+    const bool reorder_src = pd.src_desc() != user_src_md;
+    const bool reorder_dst = pd.dst_desc() != user_dst_md;
+    size_t bytes = 0;
+    p->scratchpad_offset = bytes;
+    bytes = AlignUp(bytes + pd.scratchpad_desc().get_size());
+    p->src_offset = bytes;
+    if (reorder_src) bytes = AlignUp(bytes + pd.src_desc().get_size());
+    p->dst_offset = bytes;
+    if (reorder_dst) bytes = AlignUp(bytes + pd.dst_desc().get_size());
+    p->workspace_bytes = bytes;
+
+    // Memories without data: handles are set per call (x, y) and per
+    // workspace (Bind).
+    p->user_src = memory(user_src_md, engine_, DNNL_MEMORY_NONE);
+    p->user_dst = memory(user_dst_md, engine_, DNNL_MEMORY_NONE);
+    p->src = reorder_src ? memory(pd.src_desc(), engine_, DNNL_MEMORY_NONE)
+                         : p->user_src;
+    p->dst = reorder_dst ? memory(pd.dst_desc(), engine_, DNNL_MEMORY_NONE)
+                         : p->user_dst;
+    p->scratchpad = memory(pd.scratchpad_desc(), engine_, DNNL_MEMORY_NONE);
+    if (reorder_src) {
+      p->to_blocked = dnnl::reorder(p->user_src, p->src);
+      p->to_blocked_args = {{DNNL_ARG_FROM, p->user_src.get()},
+                            {DNNL_ARG_TO, p->src.get()}};
+    }
+    if (reorder_dst) {
+      p->from_blocked = dnnl::reorder(p->dst, p->user_dst);
+      p->from_blocked_args = {{DNNL_ARG_FROM, p->dst.get()},
+                              {DNNL_ARG_TO, p->user_dst.get()}};
+    }
+    ReorderWeights(pd.weights_desc());
+    p->conv_args = {{DNNL_ARG_SRC, p->src.get()},
+                    {DNNL_ARG_WEIGHTS, weights_.get()},
+                    {DNNL_ARG_DST, p->dst.get()},
+                    {DNNL_ARG_SCRATCHPAD, p->scratchpad.get()}};
+    if (attrs_.has_bias) {
+      p->bias = memory(bias_md_, engine_, const_cast<float*>(bias<float>()));
+      p->conv_args.push_back({DNNL_ARG_BIAS, p->bias.get()});
+    }
+    return p;
+  }
+
+  // Makes weights_ hold the weights in the layout `want` (once per layout).
+  void ReorderWeights(const memory::desc& want) const {
+    if (weights_ && weights_.get_desc() == want) return;
+    weights_ = memory();
+    memory user(user_weights_md_, engine_,
+                const_cast<float*>(weight<float>()));
+    if (want == user_weights_md_) {
+      weights_ = user;
+      return;
+    }
+    memory reordered(want, engine_);
+    dnnl::reorder(user, reordered).execute(stream_, user, reordered);
+    stream_.wait();
+    weights_ = reordered;
+  }
+
+  // Points the plan's workspace memories into `workspace`.
+  static void Bind(Plan* p, void* workspace) {
+    char* base = static_cast<char*>(workspace);
+    if (p->scratchpad.get_desc().get_size() > 0) {
+      p->scratchpad.set_data_handle(base + p->scratchpad_offset);
+    }
+    if (p->to_blocked) p->src.set_data_handle(base + p->src_offset);
+    if (p->from_blocked) p->dst.set_data_handle(base + p->dst_offset);
+    p->bound_workspace = workspace;
   }
 
   dnnl::engine engine_;
-  dnnl::stream stream_;
+  mutable dnnl::stream stream_;
   memory::desc user_weights_md_, any_weights_md_, bias_md_;
-  memory weights_;  // in the cached primitive's layout
-  std::unique_ptr<Cached> cached_;
-  Shape cached_shape_;
+  // The per-shape cache, built by the const WorkspaceBytes query too.
+  mutable std::mutex mutex_;
+  mutable memory weights_;  // in the current plan's layout
+  mutable std::unique_ptr<Plan> plan_;
+  mutable std::array<int64_t, 4> plan_shape_{};
 };
 
 class Guess : public Algorithm<Conv2dAttrs> {
