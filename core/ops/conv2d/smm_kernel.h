@@ -41,7 +41,8 @@ struct SmmProblem {
   const T* packed;   // weights as [group][block][c][r][s][channels per block]
   const T* bias;     // or nullptr
   Activation::Bounds<T> act;
-  T* yn;             // the image's output planes
+  ImageStrides ys;   // the output's strides in its layout
+  T* yn;             // the image's output
 };
 
 // The AVX-512 build (smm_avx512.cc); call only when
@@ -127,8 +128,9 @@ struct SmmCompute {
         }
       }
       const int64_t count = std::min(width, g.ow - ow0);
+      const ImageStrides& ys = p.ys;
       for (int64_t i = 0; i < kn; ++i) {
-        T* dst = p.yn + (k0 + i) * g.oh * g.ow + oh * g.ow + ow0;
+        T* dst = p.yn + (k0 + i) * ys.c + oh * ys.h + ow0 * ys.w;
         const T init = bias_k ? bias_k[k0 + i] : T(0);
         // Bias and clamp as vectors; whole vectors stored as such, only the
         // lanes past the row's end (its last block) dropped one by one.
@@ -139,11 +141,13 @@ struct SmmCompute {
             out = out < lo ? lo : out;
             out = out > hi ? hi : out;
           }
+          // NHWC: the pixels of a channel are K apart, one store each.
           const int64_t j0 = v * lanes;
-          if (j0 + lanes <= count) {
+          if (j0 + lanes <= count && ys.w == 1) {
             Vec::Store(dst + j0, out);
           } else {
-            for (int64_t j = j0; j < count; ++j) dst[j] = out[j - j0];
+            const int64_t end = std::min(count, j0 + lanes);
+            for (int64_t j = j0; j < end; ++j) dst[j * ys.w] = out[j - j0];
           }
         }
       }
