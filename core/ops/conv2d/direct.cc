@@ -12,6 +12,8 @@
 // Kernels: AVX2 here (2 x 8 float lanes x 6 pixels), AVX-512 in
 // direct_avx512.cc (2 x 16 lanes x 12 pixels); the CPU picks (core/cpu.h),
 // and the packing follows the pick.
+#include <omp.h>
+
 #include <memory>
 
 #include "core/buffer.h"
@@ -44,8 +46,16 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
     });
   }
 
+  // The general form: one input strip per thread (direct_kernel.h).
+  size_t WorkspaceBytes(const Shape& input_shape) const override {
+    if (depthwise_) return 0;
+    return DirectWorkspaceBytes(GeometryOf(attrs_, input_shape),
+                                omp_get_max_threads(), SizeOf(attrs_.dtype));
+  }
+
   template <typename T>
-  void RunTyped(const Conv2dGeometry& g, const T* x, T* y, void*) const {
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
+                void* workspace) const {
     DirectProblem<T> p;
     p.g = g;
     p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
@@ -55,6 +65,9 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
     p.packed = packed_.as<T>();
     p.bias = bias_ ? packed_bias_.as<T>() : nullptr;
     p.depthwise = depthwise_;
+    p.workspace = workspace;
+    // Must match WorkspaceBytes, called just before Run in the same context.
+    p.threads = omp_get_max_threads();
     p.act = attrs_.activation.As<T>();
     if (KernelIsa() == Isa::kAvx512) {
       DirectAvx512(p);

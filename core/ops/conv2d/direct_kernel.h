@@ -24,17 +24,28 @@
 //             each. A multiplier m > 1 (m output channels per input
 //             channel) runs m such passes, output channel c*m + i in pass i.
 //
-// Both read the input through its layout's strides, so one code serves NCHW
-// and NHWC. The padding is handled per (row, tap): a tap whose row is
-// outside the input is skipped, a tap whose kPixels columns are all inside
-// takes the plain loop, and only the blocks at the left and right edges
-// take the loop where each pixel has its own pointer (the out-of-range ones
-// point at zeros and do not advance).
+// The general form reads the input through a small strip per thread: the
+// kernel's window of input rows, each row zero-padded left and right and
+// laid out [column][channel] (a pixel's channels side by side), kept as a
+// ring so that the next output row copies only the rows it newly needs.
+// That is the input once, not an im2col matrix (no value is copied per
+// tap), and it buys two things: the pixel blocks never test for padding
+// (every tap of every block reads inside the padded row), and in NCHW the
+// channels a step reads are adjacent instead of whole planes apart (at
+// sizes like 112x112, a multiple of 1 KiB, such addresses share a few L1
+// sets and evict each other before the next pixel block reuses them).
+// The depthwise form reads NHWC in place; its padding is handled per tap
+// (a row outside the input is skipped, and only the edge blocks test their
+// pixels' columns).
 #ifndef AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 #define AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 
+#include <omp.h>
+
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "core/math/epilogue.h"
 #include "core/math/vectors.h"
@@ -67,7 +78,32 @@ struct DirectProblem {
   const T* bias;
   bool depthwise;  // the NHWC depthwise form (see direct.cc)
   Activation::Bounds<T> act;
+  // The general form's workspace: `threads` strips (DirectStrip), then
+  // their rows' tags.
+  void* workspace;
+  int threads;
 };
+
+// The general form's strip of one thread: `rows` padded input rows of
+// `width` columns of cg channels, a ring indexed by input row % rows.
+struct DirectStrip {
+  int64_t rows, width, elements;
+};
+inline DirectStrip DirectStripOf(const Conv2dGeometry& g) {
+  DirectStrip st;
+  st.rows = (g.kh - 1) * g.dh + 1;  // the span of one window's rows
+  st.width = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  st.elements = st.rows * st.width * g.cg;
+  return st;
+}
+// Bytes of DirectProblem::workspace for `threads` threads.
+inline size_t DirectWorkspaceBytes(const Conv2dGeometry& g, int threads,
+                                   size_t element_bytes) {
+  const DirectStrip st = DirectStripOf(g);
+  return static_cast<size_t>(threads) *
+         (static_cast<size_t>(st.elements) * element_bytes +
+          static_cast<size_t>(st.rows) * sizeof(int64_t));
+}
 
 // The AVX-512 build (direct_avx512.cc); call only when
 // KernelIsa() == Isa::kAvx512.
@@ -104,26 +140,20 @@ struct DirectCompute {
     if (*hi < *lo) *hi = *lo;
   }
 
-  // Zeros an out-of-range pixel reads instead of the input: a whole block
-  // of lanes (the depthwise form loads vectors from it).
-  static const T* Zeros() {
-    alignas(64) static const T zeros[kBlock] = {};
-    return zeros;
-  }
-
   // Adds the bias, clamps, and writes acc[j][v] (output channels
-  // k0 + v*kLanes + lane of pixel ow0 + j) for kn channels and np pixels.
+  // k0 + v*kLanes + lane of pixel ow0 + j) for kn channels and NP pixels.
   // `lane_stride`: output elements between consecutive lanes (1 for the
   // general form and a depthwise multiplier of 1, m otherwise). A full
   // block with contiguous lanes is stored as vectors (NHWC); otherwise
   // through a small buffer, a pixel row per channel (NCHW: each channel's
   // np pixels are contiguous in the output).
-  static void Store(const V (&acc)[kPixels][kDirectVectors], const T* bias,
+  template <int64_t NP>
+  static void Store(const V (&acc)[NP][kDirectVectors], const T* bias,
                     const Activation::Bounds<T>& act, T* y, int64_t ys_c,
-                    int64_t ys_w, int64_t lane_stride, int64_t kn,
-                    int64_t np) {
-    V out[kPixels][kDirectVectors];
-    for (int64_t j = 0; j < kPixels; ++j)
+                    int64_t ys_w, int64_t lane_stride, int64_t kn) {
+    constexpr int64_t np = NP;
+    V out[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < kDirectVectors; ++v) {
         V o = acc[j][v];
         if (bias) o += Vec::Load(bias + v * kLanes);
@@ -150,95 +180,160 @@ struct DirectCompute {
     }
   }
 
+  // Splits a row of `ow` pixels into the fewest blocks of at most kPixels,
+  // of near-equal widths (a 14-pixel row with kPixels = 12: 7 + 7, not
+  // 12 + 2), and calls body(first pixel, width) for each. Every width has
+  // its own kernel (a constant count, so the accumulators stay in
+  // registers and no lane of work is wasted).
+  template <typename Fn>
+  static void ForEachPixelBlock(int64_t ow, Fn&& body) {
+    const int64_t count = (ow + kPixels - 1) / kPixels;
+    const int64_t base = ow / count, wider = ow % count;
+    int64_t ow0 = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t np = base + (i < wider ? 1 : 0);
+      body(ow0, np);
+      ow0 += np;
+    }
+  }
+
+  struct Rows;
+  using GeneralFn = void (*)(const DirectProblem<T>&, const Rows&, int64_t,
+                             int64_t, int64_t, int64_t, int64_t);
+  using BlockFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
+                           int64_t, int64_t, int64_t);
+  template <size_t... I>
+  static constexpr std::array<GeneralFn, sizeof...(I)> GeneralTable(
+      std::index_sequence<I...>) {
+    return {&GeneralBlock<static_cast<int64_t>(I) + 1>...};
+  }
+  template <size_t... I>
+  static constexpr std::array<BlockFn, sizeof...(I)> DepthwiseTable(
+      std::index_sequence<I...>) {
+    return {&DepthwiseBlock<static_cast<int64_t>(I) + 1>...};
+  }
+
   // ---- general form -------------------------------------------------------
 
-  // Every (image, group, channel block, output row) is a task; each runs
-  // the row's pixel blocks.
+  // One task's window of input rows in its thread's strip: row r (input
+  // row ih0 + r*dh) at ring + ((ih0 + r*dh) % ring rows) * row_elems, for
+  // r in [r_lo, r_hi) (the others are padding).
+  struct Rows {
+    const T* ring;
+    int64_t ih0, ring_rows, row_elems, r_lo, r_hi;
+    const T* Row(int64_t r, int64_t dh) const {
+      return ring + ((ih0 + r * dh) % ring_rows) * row_elems;
+    }
+  };
+
+  // Every (image, group, output row, channel block) is a task; each runs
+  // the row's pixel blocks. Consecutive tasks of a thread (schedule static)
+  // are the channel blocks of one output row, then the next row's: they
+  // share the strip's rows, and the next row copies in only those new to
+  // it.
   static void RunGeneral(const DirectProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
+    const ImageStrides& xs = p.xs;
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
-    const int64_t tasks = g.n * g.groups * blocks * g.oh;
-#pragma omp parallel for schedule(static)
-    for (int64_t t = 0; t < tasks; ++t) {
-      const int64_t oh = t % g.oh;
-      const int64_t b = (t / g.oh) % blocks;
-      const int64_t grp = (t / (g.oh * blocks)) % g.groups;
-      const int64_t n = t / (g.oh * blocks * g.groups);
-      for (int64_t ow0 = 0; ow0 < g.ow; ow0 += kPixels) {
-        GeneralBlock(p, n, grp, b, oh, ow0);
+    const int64_t tasks = g.n * g.groups * g.oh * blocks;
+    const DirectStrip st = DirectStripOf(g);
+    const int64_t row_elems = st.width * g.cg;
+    T* strips = static_cast<T*>(p.workspace);
+    int64_t* tags = reinterpret_cast<int64_t*>(strips + p.threads * st.elements);
+#pragma omp parallel num_threads(p.threads)
+    {
+      const int thread = omp_get_thread_num();
+      T* ring = strips + thread * st.elements;
+      // tag[slot]: the (image, group, input row) in that slot, or -1.
+      int64_t* tag = tags + thread * st.rows;
+      std::fill(tag, tag + st.rows, int64_t{-1});
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t b = t % blocks;
+        const int64_t oh = (t / blocks) % g.oh;
+        const int64_t image = t / (blocks * g.oh);  // n * groups + grp
+        const int64_t grp = image % g.groups;
+        const int64_t n = image / g.groups;
+        Rows rows;
+        rows.ring = ring;
+        rows.ih0 = oh * g.sh - g.ph;
+        rows.ring_rows = st.rows;
+        rows.row_elems = row_elems;
+        ValidRange(rows.ih0, g.dh, g.h, g.kh, &rows.r_lo, &rows.r_hi);
+        const T* xg = p.x + n * xs.n + grp * g.cg * xs.c;
+        for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
+          const int64_t ih = rows.ih0 + r * g.dh;
+          const int64_t slot = ih % st.rows;
+          const int64_t want = image * g.h + ih;
+          if (tag[slot] != want) {
+            PackRow(g, xs, xg + ih * xs.h, st.width, ring + slot * row_elems);
+            tag[slot] = want;
+          }
+        }
+        ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+          kGeneralBlocks[np - 1](p, rows, n, grp, b, oh, ow0);
+        });
       }
+    }
+  }
+
+  // dst[j][c] = x[c, ih, j - pw] of one input row (src: its group's first
+  // channel), zero where j - pw is outside the row, for j < width.
+  static void PackRow(const Conv2dGeometry& g, const ImageStrides& xs,
+                      const T* src, int64_t width, T* dst) {
+    const int64_t cg = g.cg;
+    const int64_t lo = std::min(g.pw, width);
+    const int64_t hi = std::min(g.pw + g.w, width);
+    std::fill(dst, dst + lo * cg, T(0));
+    std::fill(dst + std::max(lo, hi) * cg, dst + width * cg, T(0));
+    if (xs.c == 1) {  // NHWC: each pixel's channels are contiguous already
+      for (int64_t j = lo; j < hi; ++j) {
+        std::copy(src + (j - g.pw) * xs.w, src + (j - g.pw) * xs.w + cg,
+                  dst + j * cg);
+      }
+      return;
+    }
+    for (int64_t c = 0; c < cg; ++c) {  // NCHW: a transpose of cg rows
+      const T* sc = src + c * xs.c - g.pw * xs.w;
+      for (int64_t j = lo; j < hi; ++j) dst[j * cg + c] = sc[j * xs.w];
     }
   }
 
   // acc[j][v] = sum over r, s, c of w[k0 + v*kLanes + lane, c, r, s] *
   //             x[n, c0 + c, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
   // for the block's channels k0.. and pixels ow0.., then Store.
-  static void GeneralBlock(const DirectProblem<T>& p, int64_t n, int64_t grp,
-                           int64_t b, int64_t oh, int64_t ow0) {
+  // NP: the block's pixels (ForEachPixelBlock). The strip's rows are padded,
+  // so every tap reads inside them: no test per pixel.
+  template <int64_t NP>
+  static void GeneralBlock(const DirectProblem<T>& p, const Rows& rows,
+                           int64_t n, int64_t grp, int64_t b, int64_t oh,
+                           int64_t ow0) {
     const Conv2dGeometry& g = p.g;
-    const ImageStrides& xs = p.xs;
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
-    const int64_t np = std::min(kPixels, g.ow - ow0);
     const int64_t cg = g.cg;
-    const int64_t cs = xs.c;
     const T* wb = p.packed + (grp * blocks + b) * g.kh * g.kw * cg * kBlock;
-    const T* xg = p.x + n * xs.n + grp * cg * xs.c;
-    // Pixel j's column offset from pixel 0's, in elements.
-    int64_t off[kPixels];
-    for (int64_t j = 0; j < kPixels; ++j) off[j] = j * g.sw * xs.w;
+    // Pixel j's offset from pixel 0's in a strip row, in elements.
+    int64_t off[NP];
+    for (int64_t j = 0; j < NP; ++j) off[j] = j * g.sw * cg;
 
-    V acc[kPixels][kDirectVectors];
-    for (int64_t j = 0; j < kPixels; ++j)
+    V acc[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
 
-    for (int64_t r = 0; r < g.kh; ++r) {
-      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
-      if (ih < 0 || ih >= g.h) continue;  // the whole row reads padding
-      const T* xrow = xg + ih * xs.h;
+    for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
+      const T* xrow = rows.Row(r, g.dh) + ow0 * g.sw * cg;
+      const T* w = wb + r * g.kw * cg * kBlock;
       for (int64_t s = 0; s < g.kw; ++s) {
-        const T* w = wb + (r * g.kw + s) * cg * kBlock;
-        const int64_t shift = s * g.dw - g.pw;
-        const int64_t iw0 = ow0 * g.sw + shift;
-        if (np == kPixels && iw0 >= 0 &&
-            iw0 + (kPixels - 1) * g.sw < g.w) {
-          // Every pixel inside: one pointer, fixed offsets.
-          const T* xc = xrow + iw0 * xs.w;
-          for (int64_t c = 0; c < cg; ++c, xc += cs, w += kBlock) {
-            V wv[kDirectVectors];
-            for (int64_t v = 0; v < kDirectVectors; ++v) {
-              wv[v] = Vec::Load(w + v * kLanes);
-            }
-            for (int64_t j = 0; j < kPixels; ++j) {
-              const T xj = xc[off[j]];
-              for (int64_t v = 0; v < kDirectVectors; ++v) {
-                acc[j][v] += xj * wv[v];
-              }
-            }
+        const T* xc = xrow + s * g.dw * cg;
+        for (int64_t c = 0; c < cg; ++c, ++xc, w += kBlock) {
+          V wv[kDirectVectors];
+          for (int64_t v = 0; v < kDirectVectors; ++v) {
+            wv[v] = Vec::Load(w + v * kLanes);
           }
-        } else {
-          // An edge block: pixel j reads its own pointer, or zeros that do
-          // not advance when its column is padding or past the row's end.
-          int64_t lo, hi;
-          ValidRange(iw0, g.sw, g.w, np, &lo, &hi);
-          if (lo == hi) continue;
-          const T* xp[kPixels];
-          int64_t step[kPixels];
-          for (int64_t j = 0; j < kPixels; ++j) {
-            const bool in = j >= lo && j < hi;
-            xp[j] = in ? xrow + (iw0 + j * g.sw) * xs.w : Zeros();
-            step[j] = in ? cs : 0;
-          }
-          for (int64_t c = 0; c < cg; ++c, w += kBlock) {
-            V wv[kDirectVectors];
+          for (int64_t j = 0; j < NP; ++j) {
+            const T xj = xc[off[j]];
             for (int64_t v = 0; v < kDirectVectors; ++v) {
-              wv[v] = Vec::Load(w + v * kLanes);
-            }
-            for (int64_t j = 0; j < kPixels; ++j) {
-              const T xj = *xp[j];
-              xp[j] += step[j];
-              for (int64_t v = 0; v < kDirectVectors; ++v) {
-                acc[j][v] += xj * wv[v];
-              }
+              acc[j][v] += xj * wv[v];
             }
           }
         }
@@ -247,7 +342,7 @@ struct DirectCompute {
     const int64_t k0 = grp * g.kg + b * kBlock;
     Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
           p.y + n * p.ys.n + k0 * p.ys.c + oh * p.ys.h + ow0 * p.ys.w,
-          p.ys.c, p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock), np);
+          p.ys.c, p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock));
   }
 
   // ---- depthwise form (NHWC) ----------------------------------------------
@@ -264,9 +359,9 @@ struct DirectCompute {
       const int64_t b = (t / g.oh) % blocks;
       const int64_t i = (t / (g.oh * blocks)) % m;
       const int64_t n = t / (g.oh * blocks * m);
-      for (int64_t ow0 = 0; ow0 < g.ow; ow0 += kPixels) {
-        DepthwiseBlock(p, n, i, b, oh, ow0);
-      }
+      ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+        kDepthwiseBlocks[np - 1](p, n, i, b, oh, ow0);
+      });
     }
   }
 
@@ -274,21 +369,22 @@ struct DirectCompute {
   //             x[n, c0 + lane, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
   // for the block's input channels c0 + lane (lane = v*kLanes + l), then
   // Store into output channels (c0 + lane)*m + i.
+  template <int64_t NP>
   static void DepthwiseBlock(const DirectProblem<T>& p, int64_t n, int64_t i,
                              int64_t b, int64_t oh, int64_t ow0) {
     const Conv2dGeometry& g = p.g;
     const ImageStrides& xs = p.xs;
     const int64_t m = g.kg;
     const int64_t blocks = (g.c + kBlock - 1) / kBlock;
-    const int64_t np = std::min(kPixels, g.ow - ow0);
+    constexpr int64_t np = NP;
     const int64_t c0 = b * kBlock;
     const int64_t kn = std::min(kBlock, g.c - c0);
     const T* wb = p.packed + (i * blocks + b) * g.kh * g.kw * kBlock;
     const T* xn = p.x + n * xs.n + c0;  // xs.c == 1
     const int64_t pix = g.sw * xs.w;
 
-    V acc[kPixels][kDirectVectors];
-    for (int64_t j = 0; j < kPixels; ++j)
+    V acc[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
 
     for (int64_t r = 0; r < g.kh; ++r) {
@@ -302,10 +398,9 @@ struct DirectCompute {
           wv[v] = Vec::Load(w + v * kLanes);
         }
         const int64_t iw0 = ow0 * g.sw + s * g.dw - g.pw;
-        if (kn == kBlock && np == kPixels && iw0 >= 0 &&
-            iw0 + (kPixels - 1) * g.sw < g.w) {
+        if (kn == kBlock && iw0 >= 0 && iw0 + (NP - 1) * g.sw < g.w) {
           const T* xc = xrow + iw0 * xs.w;
-          for (int64_t j = 0; j < kPixels; ++j)
+          for (int64_t j = 0; j < NP; ++j)
             for (int64_t v = 0; v < kDirectVectors; ++v) {
               acc[j][v] += Vec::Load(xc + j * pix + v * kLanes) * wv[v];
             }
@@ -317,9 +412,9 @@ struct DirectCompute {
         // tensor's end).
         int64_t lo, hi;
         ValidRange(iw0, g.sw, g.w, np, &lo, &hi);
-        // Over all kPixels (a constant count, so acc stays in registers),
+        // Over all NP pixels (a constant count, so acc stays in registers),
         // skipping the pixels outside [lo, hi).
-        for (int64_t j = 0; j < kPixels; ++j) {
+        for (int64_t j = 0; j < NP; ++j) {
           if (j < lo || j >= hi) continue;
           const T* xj = xrow + (iw0 + j * g.sw) * xs.w;
           for (int64_t v = 0; v < kDirectVectors; ++v) {
@@ -340,8 +435,14 @@ struct DirectCompute {
     Store(acc, p.bias ? p.bias + (i * blocks + b) * kBlock : nullptr, p.act,
           p.y + n * p.ys.n + (c0 * m + i) * p.ys.c + oh * p.ys.h +
               ow0 * p.ys.w,
-          p.ys.c, p.ys.w, m, kn, np);
+          p.ys.c, p.ys.w, m, kn);
   }
+
+  // The kernels of each block width, 1..kPixels.
+  static constexpr std::array<GeneralFn, kPixels> kGeneralBlocks =
+      GeneralTable(std::make_index_sequence<kPixels>{});
+  static constexpr std::array<BlockFn, kPixels> kDepthwiseBlocks =
+      DepthwiseTable(std::make_index_sequence<kPixels>{});
 };
 
 }  // namespace
