@@ -381,6 +381,7 @@ struct DirectCompute {
     const int64_t kn = std::min(kBlock, g.c - c0);
     const T* wb = p.packed + (i * blocks + b) * g.kh * g.kw * kBlock;
     const T* xn = p.x + n * xs.n + c0;  // xs.c == 1
+    const T* x_end = p.x + g.n * xs.n;
     const int64_t pix = g.sw * xs.w;
 
     V acc[NP][kDirectVectors];
@@ -398,7 +399,13 @@ struct DirectCompute {
           wv[v] = Vec::Load(w + v * kLanes);
         }
         const int64_t iw0 = ow0 * g.sw + s * g.dw - g.pw;
-        if (kn == kBlock && iw0 >= 0 && iw0 + (NP - 1) * g.sw < g.w) {
+        // A partial block of channels (kn < kBlock) may load whole vectors
+        // too: the lanes past kn read the next pixel's channels, multiply
+        // zero weights and are never stored; only a load past the end of
+        // the input tensor has to be avoided.
+        if (iw0 >= 0 && iw0 + (NP - 1) * g.sw < g.w &&
+            (kn == kBlock ||
+             xrow + (iw0 + (NP - 1) * g.sw) * xs.w + kBlock <= x_end)) {
           const T* xc = xrow + iw0 * xs.w;
           for (int64_t j = 0; j < NP; ++j)
             for (int64_t v = 0; v < kDirectVectors; ++v) {
@@ -406,10 +413,9 @@ struct DirectCompute {
             }
           continue;
         }
-        // An edge block or the last, partial block of channels: the lanes
-        // past the last channel and the pixels in the padding read zeros
-        // (a partial block's input is copied so no load passes the
-        // tensor's end).
+        // An edge block, or a partial block at the end of the tensor: the
+        // pixels in the padding are skipped, and where a whole vector would
+        // pass the tensor's end only the kn channels are read.
         int64_t lo, hi;
         ValidRange(iw0, g.sw, g.w, np, &lo, &hi);
         // Over all NP pixels (a constant count, so acc stays in registers),
@@ -419,7 +425,7 @@ struct DirectCompute {
           const T* xj = xrow + (iw0 + j * g.sw) * xs.w;
           for (int64_t v = 0; v < kDirectVectors; ++v) {
             V in;
-            if (kn == kBlock) {
+            if (kn == kBlock || xj + kBlock <= x_end) {
               in = Vec::Load(xj + v * kLanes);
             } else {
               in = V{};

@@ -155,11 +155,22 @@ struct SmmCompute {
   }
 };
 
-// One image with the register block SmmChannelsPerBlock chose.
+// One image with the register block SmmChannelsPerBlock chose. A
+// depthwise row narrower than kSmmDepthwiseVectors vectors (7x7 and 14x14
+// planes) takes just the vectors it fills: the rest of a 4-vector block
+// would be lanes computed and dropped (a 7-pixel row in 64 lanes).
 template <typename T, int64_t kVectorBytes>
 void RunSmm(const SmmProblem<T>& p) {
   if (SmmChannelsPerBlock(p.g.kg) == 1) {
-    SmmCompute<T, kVectorBytes, 1, kSmmDepthwiseVectors>::Run(p);
+    constexpr int64_t lanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
+    const int64_t vectors = (p.g.ow + lanes - 1) / lanes;
+    if (vectors <= 1) {
+      SmmCompute<T, kVectorBytes, 1, 1>::Run(p);
+    } else if (vectors == 2) {
+      SmmCompute<T, kVectorBytes, 1, 2>::Run(p);
+    } else {
+      SmmCompute<T, kVectorBytes, 1, kSmmDepthwiseVectors>::Run(p);
+    }
   } else {
     SmmCompute<T, kVectorBytes, kSmmKb, kSmmVectors>::Run(p);
   }
