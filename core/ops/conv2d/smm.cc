@@ -133,12 +133,13 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
         // Columns [g.pw, g.pw + g.w) hold input, clipped to the plane.
         const int64_t lo = std::min(g.pw, p.pw);
         const int64_t hi = std::min(g.pw + g.w, p.pw);
-        std::fill(drow, drow + lo, T(0));
-        if (hi > lo) {
-          std::memcpy(drow + lo, src + ih * g.w + (lo - g.pw),
-                      static_cast<size_t>(hi - lo) * sizeof(T));
-        }
-        std::fill(drow + std::max(hi, lo), drow + p.pw, T(0));
+        // Plain loops rather than fill/memcpy calls: on small planes
+        // (960 channels of 9x9) the calls' overhead per 9-element row
+        // outweighed the copying.
+        const T* srow = src + ih * g.w - g.pw;
+        for (int64_t j = 0; j < lo; ++j) drow[j] = T(0);
+        for (int64_t j = lo; j < hi; ++j) drow[j] = srow[j];
+        for (int64_t j = std::max(hi, lo); j < p.pw; ++j) drow[j] = T(0);
       }
     }
   }

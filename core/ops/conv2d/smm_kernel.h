@@ -155,13 +155,96 @@ struct SmmCompute {
   }
 };
 
-// One image with the register block SmmChannelsPerBlock chose. A
-// depthwise row narrower than kSmmDepthwiseVectors vectors (7x7 and 14x14
-// planes) takes just the vectors it fills: the rest of a 4-vector block
-// would be lanes computed and dropped (a 7-pixel row in 64 lanes).
+// One output channel per group at stride 1 (depthwise 3x3 and the like),
+// with each channel plane taken as one flat row. Output pixel (oh, ow) is
+// computed at flat position f = oh*pw + ow of the padded width pw, where
+// its input for tap (r, s) is the padded plane's element f + r*dh*pw +
+// s*dw: a shift of the flat plane, the same for every pixel. So a block of
+// kSmmDepthwiseVectors vectors covers consecutive flat positions across
+// output rows, and only the pw - OW columns per row that lie in the padding
+// are computed and dropped. On small planes (7x7 with pw = 9: 61 flat
+// positions, one block) that replaces a task per output row whose vectors
+// were mostly past the row's end (7 of 16 lanes used).
+template <typename T, int64_t kVectorBytes>
+struct SmmFlatCompute {
+  using Vec = Vectors<T, kVectorBytes>;
+  using V = typename Vec::V;
+  static constexpr int64_t kLanes = Vec::kLanes;
+  static constexpr int64_t kVectors = kSmmDepthwiseVectors;
+  static constexpr int64_t kWidth = kVectors * kLanes;
+  // A block reads up to kWidth elements past the last flat position; the
+  // workspace's slack after the last plane covers it.
+  static_assert(kWidth <= kSmmMaxPixels, "the workspace slack covers a block");
+
+  static void Run(const SmmProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t flat = (g.oh - 1) * p.pw + g.ow;  // past the last pixel
+    const int64_t chunks = (flat + kWidth - 1) / kWidth;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < g.groups * chunks; ++t) {
+      Block(p, t / chunks, (t % chunks) * kWidth, flat);
+    }
+  }
+
+  // Output channel k (= its group, one output channel each), flat
+  // positions [f0, f0 + kWidth).
+  static void Block(const SmmProblem<T>& p, int64_t k, int64_t f0,
+                    int64_t flat) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t plane = p.ph * p.pw;
+    // Packed with one row per sliver: W[k][c][r][s] in order.
+    const T* w = p.packed + k * g.cg * g.kh * g.kw;
+    V acc[kVectors];
+    for (int64_t v = 0; v < kVectors; ++v) acc[v] = V{};
+    for (int64_t c = 0; c < g.cg; ++c) {
+      for (int64_t r = 0; r < g.kh; ++r) {
+        const T* row = p.pad + (k * g.cg + c) * plane + r * g.dh * p.pw + f0;
+        for (int64_t s = 0; s < g.kw; ++s, ++w) {
+          const T* src = row + s * g.dw;
+          const T wi = *w;
+          for (int64_t v = 0; v < kVectors; ++v) {
+            acc[v] += wi * Vec::Load(src + v * kLanes);
+          }
+        }
+      }
+    }
+    alignas(64) T out[kWidth];
+    const T init = p.bias ? p.bias[k] : T(0);
+    for (int64_t v = 0; v < kVectors; ++v) {
+      V o = acc[v] + init;
+      if (p.act.enabled) {
+        const V lo = V{} + p.act.lo, hi = V{} + p.act.hi;
+        o = o < lo ? lo : o;
+        o = o > hi ? hi : o;
+      }
+      Vec::Store(out + v * kLanes, o);
+    }
+    // The block's pixels, row segment by row segment; the columns past OW
+    // (the padding) are dropped.
+    const ImageStrides& ys = p.ys;
+    const int64_t end = std::min(f0 + kWidth, flat);
+    for (int64_t f = f0; f < end;) {
+      const int64_t oh = f / p.pw, ow = f % p.pw;
+      const int64_t row_end = std::min(end, oh * p.pw + g.ow);
+      T* dst = p.yn + k * ys.c + oh * ys.h;
+      for (int64_t i = f; i < row_end; ++i) {
+        dst[(ow + i - f) * ys.w] = out[i - f0];
+      }
+      f = (oh + 1) * p.pw;
+    }
+  }
+};
+
+// One image with the register block SmmChannelsPerBlock chose: a layer with
+// one output channel per group at stride 1 as flat planes (SmmFlatCompute);
+// at other strides, a row narrower than kSmmDepthwiseVectors vectors (7x7
+// and 14x14 planes) takes just the vectors it fills (the rest of a 4-vector
+// block would be lanes computed and dropped).
 template <typename T, int64_t kVectorBytes>
 void RunSmm(const SmmProblem<T>& p) {
-  if (SmmChannelsPerBlock(p.g.kg) == 1) {
+  if (SmmChannelsPerBlock(p.g.kg) == 1 && p.g.sh == 1 && p.g.sw == 1) {
+    SmmFlatCompute<T, kVectorBytes>::Run(p);
+  } else if (SmmChannelsPerBlock(p.g.kg) == 1) {
     constexpr int64_t lanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
     const int64_t vectors = (p.g.ow + lanes - 1) / lanes;
     if (vectors <= 1) {
