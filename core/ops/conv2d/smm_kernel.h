@@ -165,16 +165,24 @@ struct SmmCompute {
 // are computed and dropped. On small planes (7x7 with pw = 9: 61 flat
 // positions, one block) that replaces a task per output row whose vectors
 // were mostly past the row's end (7 of 16 lanes used).
-template <typename T, int64_t kVectorBytes>
+//
+// With stride kStride in both directions the same holds at kStride*f (the
+// input of (oh, ow) is kStride*(oh*pw + ow) + r*dh*pw + s*dw), loaded with
+// Vec::LoadStride2 for 2; the flat row of pw positions then holds only
+// about pw/2 outputs, so stride 2 takes this form only when the output row
+// is narrower than one vector anyway.
+template <typename T, int64_t kVectorBytes, int64_t kStride>
 struct SmmFlatCompute {
   using Vec = Vectors<T, kVectorBytes>;
   using V = typename Vec::V;
   static constexpr int64_t kLanes = Vec::kLanes;
   static constexpr int64_t kVectors = kSmmDepthwiseVectors;
   static constexpr int64_t kWidth = kVectors * kLanes;
-  // A block reads up to kWidth elements past the last flat position; the
-  // workspace's slack after the last plane covers it.
+  // A block reads up to kStride*kWidth elements past the last flat
+  // position; the workspace's slack after the last plane (kSmmMaxPixels
+  // times the stride) covers it.
   static_assert(kWidth <= kSmmMaxPixels, "the workspace slack covers a block");
+  static_assert(kStride == 1 || kStride == 2, "Load or LoadStride2");
 
   static void Run(const SmmProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
@@ -198,12 +206,15 @@ struct SmmFlatCompute {
     for (int64_t v = 0; v < kVectors; ++v) acc[v] = V{};
     for (int64_t c = 0; c < g.cg; ++c) {
       for (int64_t r = 0; r < g.kh; ++r) {
-        const T* row = p.pad + (k * g.cg + c) * plane + r * g.dh * p.pw + f0;
+        const T* row =
+            p.pad + (k * g.cg + c) * plane + r * g.dh * p.pw + kStride * f0;
         for (int64_t s = 0; s < g.kw; ++s, ++w) {
           const T* src = row + s * g.dw;
           const T wi = *w;
           for (int64_t v = 0; v < kVectors; ++v) {
-            acc[v] += wi * Vec::Load(src + v * kLanes);
+            acc[v] += wi * (kStride == 1
+                                ? Vec::Load(src + v * kLanes)
+                                : Vec::LoadStride2(src + 2 * v * kLanes));
           }
         }
       }
@@ -223,14 +234,13 @@ struct SmmFlatCompute {
     // (the padding) are dropped.
     const ImageStrides& ys = p.ys;
     const int64_t end = std::min(f0 + kWidth, flat);
-    for (int64_t f = f0; f < end;) {
-      const int64_t oh = f / p.pw, ow = f % p.pw;
-      const int64_t row_end = std::min(end, oh * p.pw + g.ow);
-      T* dst = p.yn + k * ys.c + oh * ys.h;
-      for (int64_t i = f; i < row_end; ++i) {
-        dst[(ow + i - f) * ys.w] = out[i - f0];
-      }
-      f = (oh + 1) * p.pw;
+    int64_t oh = f0 / p.pw;  // one division per block, not per row
+    int64_t row0 = oh * p.pw;  // flat position of (oh, 0)
+    for (int64_t f = f0; f < end; ++oh, row0 += p.pw, f = row0) {
+      const int64_t row_end = std::min(end, row0 + g.ow);
+      T* dst = p.yn + k * ys.c + oh * ys.h + (f - row0) * ys.w;
+      const T* src = out + (f - f0);
+      for (int64_t i = 0; i < row_end - f; ++i) dst[i * ys.w] = src[i];
     }
   }
 };
@@ -242,11 +252,15 @@ struct SmmFlatCompute {
 // block would be lanes computed and dropped).
 template <typename T, int64_t kVectorBytes>
 void RunSmm(const SmmProblem<T>& p) {
-  if (SmmChannelsPerBlock(p.g.kg) == 1 && p.g.sh == 1 && p.g.sw == 1) {
-    SmmFlatCompute<T, kVectorBytes>::Run(p);
-  } else if (SmmChannelsPerBlock(p.g.kg) == 1) {
-    constexpr int64_t lanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
-    const int64_t vectors = (p.g.ow + lanes - 1) / lanes;
+  const Conv2dGeometry& g = p.g;
+  constexpr int64_t lanes = kVectorBytes / static_cast<int64_t>(sizeof(T));
+  const int64_t vectors = (g.ow + lanes - 1) / lanes;
+  if (SmmChannelsPerBlock(g.kg) == 1 && g.sh == 1 && g.sw == 1) {
+    SmmFlatCompute<T, kVectorBytes, 1>::Run(p);
+  } else if (SmmChannelsPerBlock(g.kg) == 1 && g.sh == 2 && g.sw == 2 &&
+             vectors <= 1) {
+    SmmFlatCompute<T, kVectorBytes, 2>::Run(p);
+  } else if (SmmChannelsPerBlock(g.kg) == 1) {
     if (vectors <= 1) {
       SmmCompute<T, kVectorBytes, 1, 1>::Run(p);
     } else if (vectors == 2) {
