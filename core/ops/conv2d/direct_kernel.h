@@ -185,9 +185,9 @@ struct DirectCompute {
   // 12 + 2), and calls body(first pixel, width) for each. Every width has
   // its own kernel (a constant count, so the accumulators stay in
   // registers and no lane of work is wasted).
-  template <typename Fn>
+  template <int64_t kMax = kPixels, typename Fn>
   static void ForEachPixelBlock(int64_t ow, Fn&& body) {
-    const int64_t count = (ow + kPixels - 1) / kPixels;
+    const int64_t count = (ow + kMax - 1) / kMax;
     const int64_t base = ow / count, wider = ow % count;
     int64_t ow0 = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -363,7 +363,7 @@ struct DirectCompute {
       const int64_t i = (t / blocks) % m;
       const int64_t oh = (t / (blocks * m)) % g.oh;
       const int64_t n = t / (blocks * m * g.oh);
-      ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+      ForEachPixelBlock<kDepthwisePixels>(g.ow, [&](int64_t ow0, int64_t np) {
         kDepthwiseBlocks[np - 1](p, n, i, b, oh, ow0);
       });
     }
@@ -392,10 +392,27 @@ struct DirectCompute {
     for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
 
+    // 3-wide kernels, undilated, stride 1 or 2 (nearly every depthwise
+    // layer): an interior block slides along the row instead, loading each
+    // input column once for the up to 3 pixels that use it.
+    const bool slide = g.kw == 3 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
+    const int64_t iw_first = ow0 * g.sw - g.pw;  // tap 0 of pixel 0
+    const int64_t iw_last = iw_first + (NP - 1) * g.sw + 2;
+    const bool slide_row = slide && iw_first >= 0 && iw_last < g.w;
     for (int64_t r = 0; r < g.kh; ++r) {
       const int64_t ih = oh * g.sh - g.ph + r * g.dh;
       if (ih < 0 || ih >= g.h) continue;
       const T* xrow = xn + ih * xs.h;
+      if (slide_row &&
+          (kn == kBlock || xrow + iw_last * xs.w + kBlock <= x_end)) {
+        const T* w = wb + r * 3 * kBlock;
+        if (g.sw == 1) {
+          Slide3<NP, 1>(xrow + iw_first * xs.w, xs.w, w, acc);
+        } else {
+          Slide3<NP, 2>(xrow + iw_first * xs.w, xs.w, w, acc);
+        }
+        continue;
+      }
       for (int64_t s = 0; s < g.kw; ++s) {
         const T* w = wb + (r * g.kw + s) * kBlock;
         V wv[kDirectVectors];
@@ -447,6 +464,42 @@ struct DirectCompute {
               ow0 * p.ys.w,
           p.ys.c, p.ys.w, m, kn);
   }
+
+  // One row of a 3-wide kernel for NP pixels at stride SW: input column q
+  // (x + q*xw, q < SW*(NP-1) + 3) is loaded once and added, times tap s's
+  // weights, into pixel (q - s)/SW for each s that lands on one. The loops
+  // have constant counts, so the pixel indices are constants and acc stays
+  // in registers.
+  template <int64_t NP, int64_t SW>
+  static void Slide3(const T* x, int64_t xw, const T* w,
+                     V (&acc)[NP][kDirectVectors]) {
+    V wv[3][kDirectVectors];
+    for (int64_t s = 0; s < 3; ++s)
+      for (int64_t v = 0; v < kDirectVectors; ++v) {
+        wv[s][v] = Vec::Load(w + s * kBlock + v * kLanes);
+      }
+    constexpr int64_t kColumns = SW * (NP - 1) + 3;
+#pragma GCC unroll 32
+    for (int64_t q = 0; q < kColumns; ++q) {
+      V in[kDirectVectors];
+      for (int64_t v = 0; v < kDirectVectors; ++v) {
+        in[v] = Vec::Load(x + q * xw + v * kLanes);
+      }
+#pragma GCC unroll 3
+      for (int64_t s = 0; s < 3; ++s) {
+        const int64_t d = q - s;
+        if (d < 0 || d % SW != 0 || d / SW >= NP) continue;
+        for (int64_t v = 0; v < kDirectVectors; ++v) {
+          acc[d / SW][v] += in[v] * wv[s][v];
+        }
+      }
+    }
+  }
+
+  // The depthwise form's widest block: fewer pixels than the general
+  // form's, so that Slide3's 3 taps of weights fit in registers beside the
+  // accumulators (AVX-512: 8 x 2 + 6 + 2 of 32; AVX2: 4 x 2 + 6 + 2 of 16).
+  static constexpr int64_t kDepthwisePixels = kPixels * 2 / 3;
 
   // The kernels of each block width, 1..kPixels.
   static constexpr std::array<GeneralFn, kPixels> kGeneralBlocks =
