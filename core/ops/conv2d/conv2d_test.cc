@@ -192,6 +192,22 @@ int Main() {
       // One input channel per group, two outputs each, and a 5x5 kernel
       // larger than the 4x3 input (only the padding makes it fit).
       {2, 3, 4, 3, 6, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1, 3, false},
+      // Register-blocked kernels (direct, smm, implicit gemm): more output
+      // channels than one block and a partial last block (40 = 32 + 8,
+      // 16 + 16 + 8), rows wide enough for interior pixel blocks beside the
+      // edge ones, stride 2 on them.
+      {2, 5, 9, 31, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {1, 7, 12, 29, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, false},
+      // Depthwise (one input channel per group) past one vector of
+      // channels, a partial block, stride 1 and 2, and 7x7 (ConvNeXt).
+      {2, 40, 9, 30, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 40, true},
+      {1, 40, 13, 27, 40, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 40, false},
+      {1, 24, 12, 19, 24, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1, 24, true},
+      // Depthwise with a multiplier of 2, dilated, asymmetric padding.
+      {1, 20, 10, 26, 40, 3, 3, 1, 1, 2, 1, 2, 0, 2, 2, 20, true},
+      // Pointwise 1x1 over wide rows, and a strided 1x1 (no longer a GEMM).
+      {2, 36, 7, 33, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {1, 12, 9, 17, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false},
   };
   int ran = 0, refused = 0;
   for (const std::string& algorithm :

@@ -1,50 +1,128 @@
-// conv2d "direct": the definition of convolution as nested loops, one output
-// element at a time. Takes every parameter set and both layouts; it is the
-// reference the other algorithms are measured against, not a fast path.
+// conv2d "direct": the definition of convolution, each output element summed
+// from the input it reads, in place: no im2col buffer, no GEMM call, no
+// transform of the input. Takes every parameter set and both layouts.
+//
+// The sums are register-blocked (direct_kernel.h, where the loops are
+// explained): a block of output channels in the vector lanes times a few
+// output pixels of one row stays in registers for the whole reduction over
+// (r, s, c), with the weights of the block packed once here so each step of
+// the reduction reads them as two vector loads. NHWC layers with one input
+// channel per group (depthwise) put the input channels in the lanes instead.
+//
+// Kernels: AVX2 here (2 x 8 float lanes x 6 pixels), AVX-512 in
+// direct_avx512.cc (2 x 16 lanes x 12 pixels); the CPU picks (core/cpu.h),
+// and the packing follows the pick.
+#include <omp.h>
+
 #include <memory>
 
+#include "core/buffer.h"
+#include "core/cpu.h"
+#include "core/math/dispatch.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/direct_kernel.h"
 
 namespace ai3 {
 namespace {
 
+constexpr int64_t kAvx2Pixels = 6;  // 2 x 6 accumulators + 2 weights of 16
+
+// NHWC with one input channel per group: the depthwise form, whose lanes
+// are input channels (contiguous in NHWC, so one load per pixel).
+bool TakesDepthwise(const Conv2dAttrs& a) {
+  return a.layout == Layout::kNHWC && a.in_channels_per_group() == 1 &&
+         a.groups > 1;
+}
+
 class DirectKernel : public Conv2dKernelBase<DirectKernel> {
  public:
-  using Conv2dKernelBase::Conv2dKernelBase;
+  DirectKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
+      : Conv2dKernelBase(attrs, params), depthwise_(TakesDepthwise(attrs)) {
+    const int64_t vector_bytes = KernelIsa() == Isa::kAvx512 ? 64 : 32;
+    DispatchFloat(attrs.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      Pack<T>(DirectBlockChannels(vector_bytes, sizeof(T)));
+      return 0;
+    });
+  }
+
+  // The general form: one input strip per thread (direct_kernel.h).
+  size_t WorkspaceBytes(const Shape& input_shape) const override {
+    if (depthwise_) return 0;
+    return DirectWorkspaceBytes(GeometryOf(attrs_, input_shape),
+                                omp_get_max_threads(), SizeOf(attrs_.dtype));
+  }
 
   template <typename T>
-  void RunTyped(const Conv2dGeometry& g, const T* x, T* y, void*) const {
-    const T* w = weight<T>();
-    const T* b = bias<T>();
-    const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
-    const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
-    const auto act = attrs_.activation.As<T>();
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t n = 0; n < g.n; ++n) {
-      for (int64_t k = 0; k < g.k; ++k) {
-        const int64_t c0 = (k / g.kg) * g.cg;  // first input channel of k's group
-        const T* wk = w + k * g.cg * g.kh * g.kw;
-        for (int64_t oh = 0; oh < g.oh; ++oh) {
-          for (int64_t ow = 0; ow < g.ow; ++ow) {
-            T acc = b ? b[k] : T(0);
-            for (int64_t c = 0; c < g.cg; ++c) {
-              for (int64_t r = 0; r < g.kh; ++r) {
-                const int64_t ih = oh * g.sh - g.ph + r * g.dh;
-                if (ih < 0 || ih >= g.h) continue;
-                for (int64_t s = 0; s < g.kw; ++s) {
-                  const int64_t iw = ow * g.sw - g.pw + s * g.dw;
-                  if (iw < 0 || iw >= g.w) continue;
-                  acc += wk[(c * g.kh + r) * g.kw + s] *
-                         x[n * xs.n + (c0 + c) * xs.c + ih * xs.h + iw * xs.w];
-                }
-              }
-            }
-            y[n * ys.n + k * ys.c + oh * ys.h + ow * ys.w] = act(acc);
-          }
-        }
-      }
+  void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
+                void* workspace) const {
+    DirectProblem<T> p;
+    p.g = g;
+    p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
+    p.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+    p.x = x;
+    p.y = y;
+    p.packed = packed_.as<T>();
+    p.bias = bias_ ? packed_bias_.as<T>() : nullptr;
+    p.depthwise = depthwise_;
+    p.workspace = workspace;
+    // Must match WorkspaceBytes, called just before Run in the same context.
+    p.threads = omp_get_max_threads();
+    p.act = attrs_.activation.As<T>();
+    if (KernelIsa() == Isa::kAvx512) {
+      DirectAvx512(p);
+    } else {
+      DirectCompute<T, /*kVectorBytes=*/32, kAvx2Pixels>::Run(p);
     }
   }
+
+ private:
+  // The weights (and bias) in the kernel's lane order, `kb` channels a
+  // block, zero past the last channel (see DirectProblem::packed):
+  //   general:   packed[grp][b][r][s][c][l] = W[grp*kg + b*kb + l][c][r][s]
+  //   depthwise: packed[i][b][r][s][l]      = W[(b*kb + l)*m + i][0][r][s]
+  template <typename T>
+  void Pack(int64_t kb) {
+    const int64_t kh = attrs_.kernel_h, kw = attrs_.kernel_w;
+    const int64_t cg = attrs_.in_channels_per_group();
+    const int64_t kg = attrs_.out_channels_per_group();
+    // General: groups x blocks of output channels; depthwise: multiplier
+    // passes x blocks of input channels.
+    const int64_t outer = depthwise_ ? kg : attrs_.groups;
+    const int64_t lanes_of = depthwise_ ? attrs_.in_channels : kg;
+    const int64_t blocks = (lanes_of + kb - 1) / kb;
+    const int64_t taps = depthwise_ ? kh * kw : kh * kw * cg;
+    packed_ = Buffer(static_cast<size_t>(outer * blocks * taps * kb) *
+                     sizeof(T));
+    packed_bias_ = Buffer(static_cast<size_t>(outer * blocks * kb) *
+                          sizeof(T));
+    const T* w = weight<T>();
+    const T* bias = this->template bias<T>();
+    T* dst = packed_.as<T>();
+    T* bdst = packed_bias_.as<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t b = 0; b < blocks; ++b) {
+        for (int64_t l = 0; l < kb; ++l) {
+          const int64_t lane = b * kb + l;
+          // The output channel of this lane, or -1 past the last.
+          const int64_t k = lane >= lanes_of ? -1
+                            : depthwise_     ? lane * kg + o
+                                             : o * kg + lane;
+          bdst[(o * blocks + b) * kb + l] = k >= 0 && bias ? bias[k] : T(0);
+          for (int64_t r = 0; r < kh; ++r)
+            for (int64_t s = 0; s < kw; ++s)
+              for (int64_t c = 0; c < (depthwise_ ? 1 : cg); ++c) {
+                const int64_t tap = (r * kw + s) * (depthwise_ ? 1 : cg) + c;
+                dst[((o * blocks + b) * taps + tap) * kb + l] =
+                    k >= 0 ? w[((k * cg + c) * kh + r) * kw + s] : T(0);
+              }
+        }
+      }
+  }
+
+  bool depthwise_;
+  Buffer packed_;       // see Pack
+  Buffer packed_bias_;  // the bias in the same lane order
 };
 
 class Direct : public Algorithm<Conv2dAttrs> {

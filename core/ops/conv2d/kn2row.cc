@@ -15,7 +15,12 @@
 // With stride > 1 the 1x1 GEMMs still cover every input pixel, of which the
 // shift-add keeps only those a window uses; correct, but wasteful.
 //
-// NCHW only: the shift-add moves rectangles within [k][H][W] planes.
+// Both layouts. NCHW: W_rs[kg, cg] x X_g[cg, H*W] into [k][H][W] planes, the
+// shift-add moving rectangles within them. NHWC: the same products
+// transposed, T[H*W, kg] = X_g[H*W, cg] (rows of C, the group's cg columns)
+// x W_rs^T, the shift-add moving runs of kg contiguous channels from pixel
+// to pixel; the output's bias, its pixels' channel runs and the unshifted
+// tap's beta = 1 product work the same way on [H*W][K].
 #include <algorithm>
 #include <memory>
 
@@ -69,19 +74,35 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
     const T* b = bias<T>();
     const T* wr = reordered_.as<T>();
     T* partial = static_cast<T*>(workspace);
+    const bool nhwc = g.layout == Layout::kNHWC;
     const int64_t in_plane = g.h * g.w;
     const int64_t out_plane = g.oh * g.ow;
 
     for (int64_t n = 0; n < g.n; ++n) {
       T* yn = y + n * g.k * out_plane;
+      if (nhwc) {
 #pragma omp parallel for schedule(static)
-      for (int64_t k = 0; k < g.k; ++k) {
-        std::fill(yn + k * out_plane, yn + (k + 1) * out_plane,
-                  b ? b[k] : T(0));
+        for (int64_t pix = 0; pix < out_plane; ++pix) {
+          T* yp = yn + pix * g.k;
+          if (b) {
+            std::copy(b, b + g.k, yp);
+          } else {
+            std::fill(yp, yp + g.k, T(0));
+          }
+        }
+      } else {
+#pragma omp parallel for schedule(static)
+        for (int64_t k = 0; k < g.k; ++k) {
+          std::fill(yn + k * out_plane, yn + (k + 1) * out_plane,
+                    b ? b[k] : T(0));
+        }
       }
       for (int64_t grp = 0; grp < g.groups; ++grp) {
-        const T* xg = x + (n * g.c + grp * g.cg) * in_plane;
-        T* yg = yn + grp * g.kg * out_plane;
+        // NCHW: the group's cg planes and kg output planes; NHWC: its first
+        // channel of pixel (0, 0), in rows of C (input) and K (output).
+        const T* xg = nhwc ? x + n * g.c * in_plane + grp * g.cg
+                           : x + (n * g.c + grp * g.cg) * in_plane;
+        T* yg = nhwc ? yn + grp * g.kg : yn + grp * g.kg * out_plane;
         for (int64_t r = 0; r < g.kh; ++r) {
           // Output rows [oh_lo, oh_hi) read input rows in range.
           int64_t oh_lo, oh_hi;
@@ -95,14 +116,22 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
             const bool identity = g.sh == 1 && g.sw == 1 && g.oh == g.h &&
                                   g.ow == g.w && r * g.dh == g.ph &&
                                   s * g.dw == g.pw;
-            if (identity) {
+            // Unshifted, the product accumulates straight into the output.
+            T* dst = identity ? yg : partial;
+            const T beta = identity ? T(1) : T(0);
+            if (nhwc) {
+              Gemm<T>(false, true, in_plane, g.kg, g.cg, T(1), xg, g.c, w_rs,
+                      g.cg, beta, dst, identity ? g.k : g.kg);
+            } else {
               Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg,
-                      xg, in_plane, T(1), yg, out_plane);
-              continue;
+                      xg, in_plane, beta, dst, identity ? out_plane : in_plane);
             }
-            Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg, xg,
-                    in_plane, T(0), partial, in_plane);
-            ShiftAdd(g, partial, yg, r, s, oh_lo, oh_hi, ow_lo, ow_hi);
+            if (identity) continue;
+            if (nhwc) {
+              ShiftAddNhwc(g, partial, yg, r, s, oh_lo, oh_hi, ow_lo, ow_hi);
+            } else {
+              ShiftAdd(g, partial, yg, r, s, oh_lo, oh_hi, ow_lo, ow_hi);
+            }
           }
         }
       }
@@ -141,18 +170,30 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
     }
   }
 
+  // NHWC: yg[oh][ow][k] += partial[oh*sh - ph + r*dh][ow*sw - pw + s*dw][k]
+  // over the same rectangle, yg's pixels K apart, partial's kg.
+  template <typename T>
+  static void ShiftAddNhwc(const Conv2dGeometry& g, const T* partial, T* yg,
+                           int64_t r, int64_t s, int64_t oh_lo, int64_t oh_hi,
+                           int64_t ow_lo, int64_t ow_hi) {
+    const int64_t col_shift = s * g.dw - g.pw;
+#pragma omp parallel for schedule(static)
+    for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+      for (int64_t ow = ow_lo; ow < ow_hi; ++ow) {
+        const T* __restrict src =
+            partial + (ih * g.w + ow * g.sw + col_shift) * g.kg;
+        T* __restrict dst = yg + (oh * g.ow + ow) * g.k;
+        for (int64_t k = 0; k < g.kg; ++k) dst[k] += src[k];
+      }
+    }
+  }
+
   Buffer reordered_;  // weights as [r][s][k][c]
 };
 
 class Kn2row : public Algorithm<Conv2dAttrs> {
  public:
-  std::string WhyNot(const Conv2dAttrs& attrs) const override {
-    if (attrs.layout != Layout::kNCHW) {
-      return "kn2row shift-adds [k][H][W] channel planes; it is implemented "
-             "for NCHW only";
-    }
-    return {};
-  }
   int Preference(const Conv2dAttrs&) const override { return 5; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,

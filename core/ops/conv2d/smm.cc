@@ -20,8 +20,12 @@
 // smm_kernel.h, built for AVX2 here and for AVX-512 in smm_avx512.cc (two
 // 64-byte vectors of pixels per block); the CPU picks (core/cpu.h).
 //
-// NCHW only: the algorithm works on whole channel planes, and an NHWC tensor
-// has no contiguous channel planes to scale and add.
+// Both layouts. The algorithm works on whole channel planes, which an NHWC
+// tensor does not have; but zero packing copies the input anyway, so for
+// NHWC that same copy also transposes it into padded channel planes (one
+// pass over the input either way). The register block's outputs are then
+// written through the output's strides: NHWC stores each pixel of a channel
+// K elements apart.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -83,8 +87,13 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     problem.packed = packed_.as<T>();
     problem.bias = bias<T>();
     problem.act = attrs_.activation.As<T>();
+    problem.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     for (int64_t n = 0; n < g.n; ++n) {
-      ZeroPack(g, p, x + n * g.c * g.h * g.w, pad);
+      if (g.layout == Layout::kNHWC) {
+        ZeroPackNhwc(g, p, x + n * g.c * g.h * g.w, pad);
+      } else {
+        ZeroPack(g, p, x + n * g.c * g.h * g.w, pad);
+      }
       problem.yn = y + n * g.k * out_plane;
       if (KernelIsa() == Isa::kAvx512) {
         SmmAvx512(problem);
@@ -114,22 +123,52 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
     for (int64_t c = 0; c < g.c; ++c) {
       T* dst = pad + c * plane;
       const T* src = xn + c * g.h * g.w;
-      for (int64_t i = 0; i < p.ph; ++i) {
+      // The whole plane zeroed at once, then the input rows copied in:
+      // on small planes (960 channels of 9x9) a row-by-row fill, copy and
+      // fill cost more in loop overhead than in moving data.
+      std::fill(dst, dst + plane, T(0));
+      // Columns [g.pw, g.pw + g.w) hold input, clipped to the plane; rows
+      // [g.ph, g.ph + g.h) likewise.
+      const int64_t lo = std::min(g.pw, p.pw);
+      const int64_t hi = std::min(g.pw + g.w, p.pw);
+      const int64_t top = std::min(g.ph, p.ph);
+      const int64_t bottom = std::min(g.ph + g.h, p.ph);
+      for (int64_t i = top; i < bottom; ++i) {
+        const T* srow = src + (i - g.ph) * g.w - g.pw;
         T* drow = dst + i * p.pw;
-        const int64_t ih = i - g.ph;
-        if (ih < 0 || ih >= g.h) {
+        for (int64_t j = lo; j < hi; ++j) drow[j] = srow[j];
+      }
+    }
+  }
+
+  // The same padded planes from an NHWC image: per padded row, each input
+  // pixel's C contiguous channels are spread over the C planes. Rows are
+  // spread over threads (an NHWC row holds every channel).
+  template <typename T>
+  static void ZeroPackNhwc(const Conv2dGeometry& g, const PaddedDims& p,
+                           const T* xn, T* pad) {
+    const int64_t plane = p.ph * p.pw;
+    const int64_t lo = std::min(g.pw, p.pw);  // first column holding input
+    const int64_t hi = std::min(g.pw + g.w, p.pw);
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < p.ph; ++i) {
+      const int64_t ih = i - g.ph;
+      const bool inside = ih >= 0 && ih < g.h;
+      for (int64_t c = 0; c < g.c; ++c) {
+        T* drow = pad + c * plane + i * p.pw;
+        if (!inside) {
           std::fill(drow, drow + p.pw, T(0));
           continue;
         }
-        // Columns [g.pw, g.pw + g.w) hold input, clipped to the plane.
-        const int64_t lo = std::min(g.pw, p.pw);
-        const int64_t hi = std::min(g.pw + g.w, p.pw);
         std::fill(drow, drow + lo, T(0));
-        if (hi > lo) {
-          std::memcpy(drow + lo, src + ih * g.w + (lo - g.pw),
-                      static_cast<size_t>(hi - lo) * sizeof(T));
-        }
         std::fill(drow + std::max(hi, lo), drow + p.pw, T(0));
+      }
+      if (!inside) continue;
+      const T* src = xn + ih * g.w * g.c;
+      for (int64_t j = lo; j < hi; ++j) {
+        const T* px = src + (j - g.pw) * g.c;
+        T* d = pad + i * p.pw + j;
+        for (int64_t c = 0; c < g.c; ++c) d[c * plane] = px[c];
       }
     }
   }
@@ -139,14 +178,15 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
 
 class Smm : public Algorithm<Conv2dAttrs> {
  public:
-  std::string WhyNot(const Conv2dAttrs& attrs) const override {
-    if (attrs.layout != Layout::kNCHW) {
-      return "smm scales and adds whole channel planes; an NHWC input has no "
-             "contiguous channel planes (use NCHW)";
-    }
-    return {};
+  // "default" for NCHW depthwise layers (one input and one output channel
+  // per group): its 1-channel register block runs them at about ONNX
+  // Runtime's speed, where the GEMM-shaped algorithms (and oneDNN's guess
+  // in NCHW) take several times longer. Low otherwise.
+  int Preference(const Conv2dAttrs& a) const override {
+    const bool depthwise = a.groups > 1 && a.in_channels_per_group() == 1 &&
+                           a.out_channels_per_group() == 1;
+    return depthwise && a.layout == Layout::kNCHW ? 40 : 5;
   }
-  int Preference(const Conv2dAttrs&) const override { return 5; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

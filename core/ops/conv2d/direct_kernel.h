@@ -1,0 +1,514 @@
+// The register-blocked compute of conv2d "direct" (direct.cc has the
+// algorithm and the weight packing), written once for any vector width.
+// direct.cc instantiates it for AVX2 (32-byte vectors), direct_avx512.cc,
+// compiled with AVX-512 flags, for 64-byte ones; core/cpu.h picks one at run
+// time. As in implicit_gemm_kernel.h, everything below the entry points is in
+// an unnamed namespace so each instruction set's translation unit keeps its
+// own copy (core/ops/avx512_symbols_test.sh).
+//
+// It is still the definition of convolution, summed in registers: each
+// output element is accumulated from the input it reads, in place, with no
+// im2col buffer, no GEMM call and no transform. What makes it fast is the
+// order of the sums (the idea of MLAS's NCHWc direct convolution):
+//
+//   general   a block of kBlock = 2 vectors of output channels (the lanes)
+//             x kPixels output pixels of one output row, in registers. Per
+//             kernel tap (r, s) and input channel c, the kBlock weights
+//             w[k0.., c, r, s] are two vector loads (packed in that order
+//             once in Prepare), each input value x[c, ih, iw_j] one
+//             broadcast, feeding 2 FMAs per pixel: 2 loads + kPixels
+//             broadcasts per 2*kPixels FMAs, as in a GEMM micro-kernel.
+//   depthwise (NHWC, one input channel per group) the lanes are input
+//             channels instead: per tap, one weight vector and one input
+//             vector per pixel (channels are contiguous in NHWC), one FMA
+//             each. A multiplier m > 1 (m output channels per input
+//             channel) runs m such passes, output channel c*m + i in pass i.
+//
+// The general form reads the input through a small strip per thread: the
+// kernel's window of input rows, each row zero-padded left and right and
+// laid out [column][channel] (a pixel's channels side by side), kept as a
+// ring so that the next output row copies only the rows it newly needs.
+// That is the input once, not an im2col matrix (no value is copied per
+// tap), and it buys two things: the pixel blocks never test for padding
+// (every tap of every block reads inside the padded row), and in NCHW the
+// channels a step reads are adjacent instead of whole planes apart (at
+// sizes like 112x112, a multiple of 1 KiB, such addresses share a few L1
+// sets and evict each other before the next pixel block reuses them).
+// The depthwise form reads NHWC in place; its padding is handled per tap
+// (a row outside the input is skipped, and only the edge blocks test their
+// pixels' columns).
+#ifndef AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
+#define AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "core/math/epilogue.h"
+#include "core/math/vectors.h"
+#include "core/ops/conv2d/conv2d.h"
+
+namespace ai3 {
+
+// Vectors of output channels per register block, and the block's output
+// channels for a vector width: the weight packing in direct.cc follows it.
+inline constexpr int64_t kDirectVectors = 2;
+inline constexpr int64_t DirectBlockChannels(int64_t vector_bytes,
+                                             int64_t element_bytes) {
+  return kDirectVectors * vector_bytes / element_bytes;
+}
+
+// One call's operands, prepared by the algorithm.
+template <typename T>
+struct DirectProblem {
+  Conv2dGeometry g;
+  ImageStrides xs, ys;  // input and output strides in their layout
+  const T* x;
+  T* y;
+  // General: [group][block of kBlock out channels][r][s][c][kBlock].
+  // Depthwise: [multiplier i][block of kBlock in channels][r][s][kBlock],
+  // lane l of block b holding w[(b*kBlock + l)*m + i, 0, r, s].
+  // Zero past the last channel.
+  const T* packed;
+  // The bias in the same lane order as the weights (zero past the end), or
+  // nullptr.
+  const T* bias;
+  bool depthwise;  // the NHWC depthwise form (see direct.cc)
+  Activation::Bounds<T> act;
+  // The general form's workspace: `threads` strips (DirectStrip), then
+  // their rows' tags.
+  void* workspace;
+  int threads;
+};
+
+// The general form's strip of one thread: `rows` padded input rows of
+// `width` columns of cg channels, a ring indexed by input row % rows.
+struct DirectStrip {
+  int64_t rows, width, elements;
+};
+inline DirectStrip DirectStripOf(const Conv2dGeometry& g) {
+  DirectStrip st;
+  st.rows = (g.kh - 1) * g.dh + 1;  // the span of one window's rows
+  st.width = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  st.elements = st.rows * st.width * g.cg;
+  return st;
+}
+// Bytes of DirectProblem::workspace for `threads` threads.
+inline size_t DirectWorkspaceBytes(const Conv2dGeometry& g, int threads,
+                                   size_t element_bytes) {
+  const DirectStrip st = DirectStripOf(g);
+  return static_cast<size_t>(threads) *
+         (static_cast<size_t>(st.elements) * element_bytes +
+          static_cast<size_t>(st.rows) * sizeof(int64_t));
+}
+
+// The AVX-512 build (direct_avx512.cc); call only when
+// KernelIsa() == Isa::kAvx512.
+void DirectAvx512(const DirectProblem<float>& p);
+void DirectAvx512(const DirectProblem<double>& p);
+
+namespace {
+
+template <typename T, int64_t kVectorBytes, int64_t kPixels>
+struct DirectCompute {
+  using Vec = Vectors<T, kVectorBytes>;
+  using V = typename Vec::V;
+  static constexpr int64_t kLanes = Vec::kLanes;
+  static constexpr int64_t kBlock = kDirectVectors * kLanes;
+  static_assert(kBlock == DirectBlockChannels(kVectorBytes, sizeof(T)),
+                "the packing's block is the kernel's");
+
+  static void Run(const DirectProblem<T>& p) {
+    if (p.depthwise) {
+      RunDepthwise(p);
+    } else {
+      RunGeneral(p);
+    }
+  }
+
+  // Output columns [lo, hi) whose input column ow*stride + offset is in
+  // [0, size).
+  static void ValidRange(int64_t offset, int64_t stride, int64_t size,
+                         int64_t count, int64_t* lo, int64_t* hi) {
+    *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+    *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
+    *lo = std::min(*lo, count);
+    *hi = std::min(*hi, count);
+    if (*hi < *lo) *hi = *lo;
+  }
+
+  // Adds the bias, clamps, and writes acc[j][v] (output channels
+  // k0 + v*kLanes + lane of pixel ow0 + j) for kn channels and NP pixels.
+  // `lane_stride`: output elements between consecutive lanes (1 for the
+  // general form and a depthwise multiplier of 1, m otherwise). A full
+  // block with contiguous lanes is stored as vectors (NHWC); otherwise
+  // through a small buffer, a pixel row per channel (NCHW: each channel's
+  // np pixels are contiguous in the output).
+  template <int64_t NP>
+  static void Store(const V (&acc)[NP][kDirectVectors], const T* bias,
+                    const Activation::Bounds<T>& act, T* y, int64_t ys_c,
+                    int64_t ys_w, int64_t lane_stride, int64_t kn) {
+    constexpr int64_t np = NP;
+    V out[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
+      for (int64_t v = 0; v < kDirectVectors; ++v) {
+        V o = acc[j][v];
+        if (bias) o += Vec::Load(bias + v * kLanes);
+        if (act.enabled) {
+          const V lo = V{} + act.lo, hi = V{} + act.hi;
+          o = o < lo ? lo : o;
+          o = o > hi ? hi : o;
+        }
+        out[j][v] = o;
+      }
+    const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
+    if (ch == 1 && kn == kBlock) {
+      for (int64_t j = 0; j < np; ++j)
+        for (int64_t v = 0; v < kDirectVectors; ++v) {
+          Vec::Store(y + j * ys_w + v * kLanes, out[j][v]);
+        }
+      return;
+    }
+    for (int64_t i = 0; i < kn; ++i) {
+      T* yi = y + i * ch;
+      for (int64_t j = 0; j < np; ++j) {
+        yi[j * ys_w] = out[j][i / kLanes][i % kLanes];
+      }
+    }
+  }
+
+  // Splits a row of `ow` pixels into the fewest blocks of at most kPixels,
+  // of near-equal widths (a 14-pixel row with kPixels = 12: 7 + 7, not
+  // 12 + 2), and calls body(first pixel, width) for each. Every width has
+  // its own kernel (a constant count, so the accumulators stay in
+  // registers and no lane of work is wasted).
+  template <int64_t kMax = kPixels, typename Fn>
+  static void ForEachPixelBlock(int64_t ow, Fn&& body) {
+    const int64_t count = (ow + kMax - 1) / kMax;
+    const int64_t base = ow / count, wider = ow % count;
+    int64_t ow0 = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t np = base + (i < wider ? 1 : 0);
+      body(ow0, np);
+      ow0 += np;
+    }
+  }
+
+  struct Rows;
+  using GeneralFn = void (*)(const DirectProblem<T>&, const Rows&, int64_t,
+                             int64_t, int64_t, int64_t, int64_t);
+  using BlockFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
+                           int64_t, int64_t, int64_t);
+  template <size_t... I>
+  static constexpr std::array<GeneralFn, sizeof...(I)> GeneralTable(
+      std::index_sequence<I...>) {
+    return {&GeneralBlock<static_cast<int64_t>(I) + 1>...};
+  }
+  template <size_t... I>
+  static constexpr std::array<BlockFn, sizeof...(I)> DepthwiseTable(
+      std::index_sequence<I...>) {
+    return {&DepthwiseBlock<static_cast<int64_t>(I) + 1>...};
+  }
+
+  // ---- general form -------------------------------------------------------
+
+  // One task's window of input rows in its thread's strip: row r (input
+  // row ih0 + r*dh) at ring + ((ih0 + r*dh) % ring rows) * row_elems, for
+  // r in [r_lo, r_hi) (the others are padding).
+  struct Rows {
+    const T* ring;
+    int64_t ih0, ring_rows, row_elems, r_lo, r_hi;
+    const T* Row(int64_t r, int64_t dh) const {
+      return ring + ((ih0 + r * dh) % ring_rows) * row_elems;
+    }
+  };
+
+  // Every (image, group, output row, channel block) is a task; each runs
+  // the row's pixel blocks. Consecutive tasks of a thread (schedule static)
+  // are the channel blocks of one output row, then the next row's: they
+  // share the strip's rows, and the next row copies in only those new to
+  // it.
+  static void RunGeneral(const DirectProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const ImageStrides& xs = p.xs;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    const int64_t tasks = g.n * g.groups * g.oh * blocks;
+    const DirectStrip st = DirectStripOf(g);
+    const int64_t row_elems = st.width * g.cg;
+    T* strips = static_cast<T*>(p.workspace);
+    int64_t* tags = reinterpret_cast<int64_t*>(strips + p.threads * st.elements);
+#pragma omp parallel num_threads(p.threads)
+    {
+      const int thread = omp_get_thread_num();
+      T* ring = strips + thread * st.elements;
+      // tag[slot]: the (image, group, input row) in that slot, or -1.
+      int64_t* tag = tags + thread * st.rows;
+      std::fill(tag, tag + st.rows, int64_t{-1});
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < tasks; ++t) {
+        const int64_t b = t % blocks;
+        const int64_t oh = (t / blocks) % g.oh;
+        const int64_t image = t / (blocks * g.oh);  // n * groups + grp
+        const int64_t grp = image % g.groups;
+        const int64_t n = image / g.groups;
+        Rows rows;
+        rows.ring = ring;
+        rows.ih0 = oh * g.sh - g.ph;
+        rows.ring_rows = st.rows;
+        rows.row_elems = row_elems;
+        ValidRange(rows.ih0, g.dh, g.h, g.kh, &rows.r_lo, &rows.r_hi);
+        const T* xg = p.x + n * xs.n + grp * g.cg * xs.c;
+        for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
+          const int64_t ih = rows.ih0 + r * g.dh;
+          const int64_t slot = ih % st.rows;
+          const int64_t want = image * g.h + ih;
+          if (tag[slot] != want) {
+            PackRow(g, xs, xg + ih * xs.h, st.width, ring + slot * row_elems);
+            tag[slot] = want;
+          }
+        }
+        ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+          kGeneralBlocks[np - 1](p, rows, n, grp, b, oh, ow0);
+        });
+      }
+    }
+  }
+
+  // dst[j][c] = x[c, ih, j - pw] of one input row (src: its group's first
+  // channel), zero where j - pw is outside the row, for j < width.
+  static void PackRow(const Conv2dGeometry& g, const ImageStrides& xs,
+                      const T* src, int64_t width, T* dst) {
+    const int64_t cg = g.cg;
+    const int64_t lo = std::min(g.pw, width);
+    const int64_t hi = std::min(g.pw + g.w, width);
+    std::fill(dst, dst + lo * cg, T(0));
+    std::fill(dst + std::max(lo, hi) * cg, dst + width * cg, T(0));
+    if (xs.c == 1) {  // NHWC: each pixel's channels are contiguous already
+      for (int64_t j = lo; j < hi; ++j) {
+        std::copy(src + (j - g.pw) * xs.w, src + (j - g.pw) * xs.w + cg,
+                  dst + j * cg);
+      }
+      return;
+    }
+    for (int64_t c = 0; c < cg; ++c) {  // NCHW: a transpose of cg rows
+      const T* sc = src + c * xs.c - g.pw * xs.w;
+      for (int64_t j = lo; j < hi; ++j) dst[j * cg + c] = sc[j * xs.w];
+    }
+  }
+
+  // acc[j][v] = sum over r, s, c of w[k0 + v*kLanes + lane, c, r, s] *
+  //             x[n, c0 + c, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
+  // for the block's channels k0.. and pixels ow0.., then Store.
+  // NP: the block's pixels (ForEachPixelBlock). The strip's rows are padded,
+  // so every tap reads inside them: no test per pixel.
+  template <int64_t NP>
+  static void GeneralBlock(const DirectProblem<T>& p, const Rows& rows,
+                           int64_t n, int64_t grp, int64_t b, int64_t oh,
+                           int64_t ow0) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    const int64_t cg = g.cg;
+    const T* wb = p.packed + (grp * blocks + b) * g.kh * g.kw * cg * kBlock;
+    // Pixel j's offset from pixel 0's in a strip row, in elements.
+    int64_t off[NP];
+    for (int64_t j = 0; j < NP; ++j) off[j] = j * g.sw * cg;
+
+    V acc[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
+      for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
+
+    for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
+      const T* xrow = rows.Row(r, g.dh) + ow0 * g.sw * cg;
+      const T* w = wb + r * g.kw * cg * kBlock;
+      for (int64_t s = 0; s < g.kw; ++s) {
+        const T* xc = xrow + s * g.dw * cg;
+        for (int64_t c = 0; c < cg; ++c, ++xc, w += kBlock) {
+          V wv[kDirectVectors];
+          for (int64_t v = 0; v < kDirectVectors; ++v) {
+            wv[v] = Vec::Load(w + v * kLanes);
+          }
+          for (int64_t j = 0; j < NP; ++j) {
+            const T xj = xc[off[j]];
+            for (int64_t v = 0; v < kDirectVectors; ++v) {
+              acc[j][v] += xj * wv[v];
+            }
+          }
+        }
+      }
+    }
+    const int64_t k0 = grp * g.kg + b * kBlock;
+    Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
+          p.y + n * p.ys.n + k0 * p.ys.c + oh * p.ys.h + ow0 * p.ys.w,
+          p.ys.c, p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock));
+  }
+
+  // ---- depthwise form (NHWC) ----------------------------------------------
+
+  // Every (image, output row, multiplier pass, channel block) is a task.
+  // The channel blocks of a row are consecutive tasks, so a thread sweeps
+  // whole pixels (all their channels) row after row: with 144 channels, a
+  // block of 32 read row by row is 128 of every 576 bytes, a stride the
+  // prefetchers follow badly.
+  static void RunDepthwise(const DirectProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t m = g.kg;  // output channels per input channel
+    const int64_t blocks = (g.c + kBlock - 1) / kBlock;
+    const int64_t tasks = g.n * g.oh * m * blocks;
+#pragma omp parallel for schedule(static)
+    for (int64_t t = 0; t < tasks; ++t) {
+      const int64_t b = t % blocks;
+      const int64_t i = (t / blocks) % m;
+      const int64_t oh = (t / (blocks * m)) % g.oh;
+      const int64_t n = t / (blocks * m * g.oh);
+      ForEachPixelBlock<kDepthwisePixels>(g.ow, [&](int64_t ow0, int64_t np) {
+        kDepthwiseBlocks[np - 1](p, n, i, b, oh, ow0);
+      });
+    }
+  }
+
+  // acc[j][v] = sum over r, s of w[(c0 + lane)*m + i, 0, r, s] *
+  //             x[n, c0 + lane, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
+  // for the block's input channels c0 + lane (lane = v*kLanes + l), then
+  // Store into output channels (c0 + lane)*m + i.
+  template <int64_t NP>
+  static void DepthwiseBlock(const DirectProblem<T>& p, int64_t n, int64_t i,
+                             int64_t b, int64_t oh, int64_t ow0) {
+    const Conv2dGeometry& g = p.g;
+    const ImageStrides& xs = p.xs;
+    const int64_t m = g.kg;
+    const int64_t blocks = (g.c + kBlock - 1) / kBlock;
+    constexpr int64_t np = NP;
+    const int64_t c0 = b * kBlock;
+    const int64_t kn = std::min(kBlock, g.c - c0);
+    const T* wb = p.packed + (i * blocks + b) * g.kh * g.kw * kBlock;
+    const T* xn = p.x + n * xs.n + c0;  // xs.c == 1
+    const T* x_end = p.x + g.n * xs.n;
+    const int64_t pix = g.sw * xs.w;
+
+    V acc[NP][kDirectVectors];
+    for (int64_t j = 0; j < NP; ++j)
+      for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
+
+    // 3-wide kernels, undilated, stride 1 or 2 (nearly every depthwise
+    // layer): an interior block slides along the row instead, loading each
+    // input column once for the up to 3 pixels that use it.
+    const bool slide = g.kw == 3 && g.dw == 1 && (g.sw == 1 || g.sw == 2);
+    const int64_t iw_first = ow0 * g.sw - g.pw;  // tap 0 of pixel 0
+    const int64_t iw_last = iw_first + (NP - 1) * g.sw + 2;
+    const bool slide_row = slide && iw_first >= 0 && iw_last < g.w;
+    for (int64_t r = 0; r < g.kh; ++r) {
+      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
+      if (ih < 0 || ih >= g.h) continue;
+      const T* xrow = xn + ih * xs.h;
+      if (slide_row &&
+          (kn == kBlock || xrow + iw_last * xs.w + kBlock <= x_end)) {
+        const T* w = wb + r * 3 * kBlock;
+        if (g.sw == 1) {
+          Slide3<NP, 1>(xrow + iw_first * xs.w, xs.w, w, acc);
+        } else {
+          Slide3<NP, 2>(xrow + iw_first * xs.w, xs.w, w, acc);
+        }
+        continue;
+      }
+      for (int64_t s = 0; s < g.kw; ++s) {
+        const T* w = wb + (r * g.kw + s) * kBlock;
+        V wv[kDirectVectors];
+        for (int64_t v = 0; v < kDirectVectors; ++v) {
+          wv[v] = Vec::Load(w + v * kLanes);
+        }
+        const int64_t iw0 = ow0 * g.sw + s * g.dw - g.pw;
+        // A partial block of channels (kn < kBlock) may load whole vectors
+        // too: the lanes past kn read the next pixel's channels, multiply
+        // zero weights and are never stored; only a load past the end of
+        // the input tensor has to be avoided.
+        if (iw0 >= 0 && iw0 + (NP - 1) * g.sw < g.w &&
+            (kn == kBlock ||
+             xrow + (iw0 + (NP - 1) * g.sw) * xs.w + kBlock <= x_end)) {
+          const T* xc = xrow + iw0 * xs.w;
+          for (int64_t j = 0; j < NP; ++j)
+            for (int64_t v = 0; v < kDirectVectors; ++v) {
+              acc[j][v] += Vec::Load(xc + j * pix + v * kLanes) * wv[v];
+            }
+          continue;
+        }
+        // An edge block, or a partial block at the end of the tensor: the
+        // pixels in the padding are skipped, and where a whole vector would
+        // pass the tensor's end only the kn channels are read.
+        int64_t lo, hi;
+        ValidRange(iw0, g.sw, g.w, np, &lo, &hi);
+        // Over all NP pixels (a constant count, so acc stays in registers),
+        // skipping the pixels outside [lo, hi).
+        for (int64_t j = 0; j < NP; ++j) {
+          if (j < lo || j >= hi) continue;
+          const T* xj = xrow + (iw0 + j * g.sw) * xs.w;
+          for (int64_t v = 0; v < kDirectVectors; ++v) {
+            V in;
+            if (kn == kBlock || xj + kBlock <= x_end) {
+              in = Vec::Load(xj + v * kLanes);
+            } else {
+              in = V{};
+              for (int64_t l = 0; l < kLanes && v * kLanes + l < kn; ++l) {
+                in[l] = xj[v * kLanes + l];
+              }
+            }
+            acc[j][v] += in * wv[v];
+          }
+        }
+      }
+    }
+    Store(acc, p.bias ? p.bias + (i * blocks + b) * kBlock : nullptr, p.act,
+          p.y + n * p.ys.n + (c0 * m + i) * p.ys.c + oh * p.ys.h +
+              ow0 * p.ys.w,
+          p.ys.c, p.ys.w, m, kn);
+  }
+
+  // One row of a 3-wide kernel for NP pixels at stride SW: input column q
+  // (x + q*xw, q < SW*(NP-1) + 3) is loaded once and added, times tap s's
+  // weights, into pixel (q - s)/SW for each s that lands on one. The loops
+  // have constant counts, so the pixel indices are constants and acc stays
+  // in registers.
+  template <int64_t NP, int64_t SW>
+  static void Slide3(const T* x, int64_t xw, const T* w,
+                     V (&acc)[NP][kDirectVectors]) {
+    V wv[3][kDirectVectors];
+    for (int64_t s = 0; s < 3; ++s)
+      for (int64_t v = 0; v < kDirectVectors; ++v) {
+        wv[s][v] = Vec::Load(w + s * kBlock + v * kLanes);
+      }
+    constexpr int64_t kColumns = SW * (NP - 1) + 3;
+#pragma GCC unroll 32
+    for (int64_t q = 0; q < kColumns; ++q) {
+      V in[kDirectVectors];
+      for (int64_t v = 0; v < kDirectVectors; ++v) {
+        in[v] = Vec::Load(x + q * xw + v * kLanes);
+      }
+#pragma GCC unroll 3
+      for (int64_t s = 0; s < 3; ++s) {
+        const int64_t d = q - s;
+        if (d < 0 || d % SW != 0 || d / SW >= NP) continue;
+        for (int64_t v = 0; v < kDirectVectors; ++v) {
+          acc[d / SW][v] += in[v] * wv[s][v];
+        }
+      }
+    }
+  }
+
+  // The depthwise form's widest block: fewer pixels than the general
+  // form's, so that Slide3's 3 taps of weights fit in registers beside the
+  // accumulators (AVX-512: 8 x 2 + 6 + 2 of 32; AVX2: 4 x 2 + 6 + 2 of 16).
+  static constexpr int64_t kDepthwisePixels = kPixels * 2 / 3;
+
+  // The kernels of each block width, 1..kPixels.
+  static constexpr std::array<GeneralFn, kPixels> kGeneralBlocks =
+      GeneralTable(std::make_index_sequence<kPixels>{});
+  static constexpr std::array<BlockFn, kPixels> kDepthwiseBlocks =
+      DepthwiseTable(std::make_index_sequence<kPixels>{});
+};
+
+}  // namespace
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
