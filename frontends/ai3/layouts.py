@@ -184,10 +184,13 @@ def choose(
     shapes = output_shapes(specs, sample_input_shape)
     ranks = output_ranks(specs, shapes)
 
-    # 1. Which specs store their output in the alternative layout.
+    # 1. Which specs store their output in the alternative layout. Under
+    # the "auto" conv2d selector a conv may move whatever it was timed to
+    # run (in the model's layout): it is timed again where it moves.
+    eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"} if _auto_convs(algos) else chosen
     is_alt: dict[int, bool] = {MODEL_INPUT: False}
     for i, s in enumerate(specs):
-        is_alt[i] = _wants_alt(s, i, is_alt, ranks, chosen, dtype, alt, factories)
+        is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
 
     # 2. The conversions each spec needs in front of it, and the rewrites.
     conversions: dict[tuple[int, bool], LayerSpec] = {}  # (producer, to alt?) -> permute spec
@@ -342,12 +345,9 @@ def _retime_auto_convs(
 ) -> None:
     """Under the "auto" conv2d selector, the moved convolutions were timed
     in the model's layout; time them again in the one they now run in."""
-    if algos is None:
+    if not _auto_convs(algos):
         return
-    selectors = selection.per_op_selectors(algos, ["conv2d"])
-    if selectors.get("conv2d") != selection.AUTO:
-        return
-    moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs and s.input_shape is not None]
+    moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs]
     if not moved:
         return
     candidates = [
@@ -355,6 +355,13 @@ def _retime_auto_convs(
     ]
     names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device)
     chosen.update(zip(moved, names))
+
+
+def _auto_convs(algos: Any) -> bool:
+    """Whether swap_backend's `algos` gives conv2d the "auto" selector."""
+    if algos is None:
+        return False
+    return selection.per_op_selectors(algos, ["conv2d"]).get("conv2d") == selection.AUTO
 
 
 def decision(specs: Sequence[LayerSpec], model: Any, plan: str, layout: str) -> LayoutDecision:
