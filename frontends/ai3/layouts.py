@@ -22,9 +22,13 @@ conversion node (a core permute) in front of it, shared by every consumer
 of the same tensor. The result equals the model-layout run.
 
 Which plan runs is `plan`:
-  "keep": every layer in the model's layout (the framework's order);
+  "default" (None): the convolutions whose algorithm was measured faster
+           in the alternative layout (FASTER_IN: oneDNN's guess, which
+           "default" and "auto" pick for float32, in NHWC) run there;
+  "keep":  every layer in the model's layout (the framework's order);
   "convs": every convolution whose algorithm takes the alternative layout
-           runs there, and the tensors between them stay there.
+           runs there.
+In each, the tensors between moved layers stay in the alternative layout.
 `fastest` builds the model under each plan, times the whole forward pass
 on a sample input and keeps the fastest: per-layer timing cannot see the
 conversions a plan adds or saves.
@@ -48,7 +52,16 @@ from ai3.spec import MODEL_INPUT, LayerSpec
 
 KEEP = "keep"
 CONVS = "convs"
-PLANS = (KEEP, CONVS)
+DEFAULT = "default"
+PLANS = (DEFAULT, KEEP, CONVS)
+
+# Where a conv algorithm was measured faster than in the other layout, so
+# the "default" plan moves its convs there (and only there): oneDNN's guess
+# runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
+# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). "default" and "auto" pick
+# guess for float32 convs. The other algorithms measured no faster in NHWC
+# (implicit gemm, gemm slower), so they stay unless the plan is "convs".
+FASTER_IN = {"guess": "NHWC", selection.DEFAULT: "NHWC", selection.AUTO: "NHWC"}
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -172,12 +185,14 @@ def choose(
     moved convolutions are timed again in their new layout. Returns the new
     specs, output index and per-spec algorithms; `decision(specs)` tells
     what was done."""
-    plan = KEEP if plan is None else plan
+    plan = DEFAULT if plan is None else plan
     if plan not in PLANS:
         raise errors.InvalidArgument(f"layout plan must be one of {', '.join(repr(p) for p in PLANS)}, got {plan!r}")
     if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
         return specs, output, chosen
     dtype = np.dtype(dtype)
+    if plan == DEFAULT and dtype != np.float32:  # guess, the reason to move, is float32 only
+        return specs, output, chosen
     perm = PERMS[layout]
     alt = OTHER[layout]
     inverse = tuple(int(d) for d in np.argsort(perm))
@@ -188,6 +203,8 @@ def choose(
     # the "auto" conv2d selector a conv may move whatever it was timed to
     # run (in the model's layout): it is timed again where it moves.
     eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"} if _auto_convs(algos) else chosen
+    if plan == DEFAULT:  # only the convs measured faster there
+        eligible = {i: name for i, name in eligible.items() if FASTER_IN.get(name) == alt}
     is_alt: dict[int, bool] = {MODEL_INPUT: False}
     for i, s in enumerate(specs):
         is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
@@ -276,7 +293,7 @@ def _wants_alt(
     if s.op == "conv2d":
         if rank_in != 4 or "layout" in s.attrs:  # already placed by the frontend
             return False
-        return _takes_layout(s, chosen.get(i, selection.DEFAULT), dtype, alt, factories["conv2d"])
+        return i in chosen and _takes_layout(s, chosen[i], dtype, alt, factories["conv2d"])
     if not any(inputs_alt):
         return False
     if s.op in LAYOUT_OPS or s.op in ELEMENTWISE or s.op in AXIS_OPS:
@@ -402,7 +419,7 @@ def fastest(
     algos: Any,
     sample_input: np.ndarray,
     *,
-    plans: Sequence[str] = PLANS,
+    plans: Sequence[str] = (KEEP, DEFAULT, CONVS),
     repeats: int = 10,
     **build_kwargs: Any,
 ) -> Any:
@@ -415,10 +432,14 @@ def fastest(
     best: Optional[tuple[float, Any]] = None
     seconds: dict[str, float] = {}
     reference: Optional[np.ndarray] = None
+    seen: list[dict[str, str]] = []
     for p in plans:
         copies = copy_specs(specs)
         model = build(copies, output, algos, layout_plan=p, **build_kwargs)
         model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
+        if model.layout_decision.layouts in seen:  # the same model as an earlier plan's
+            continue
+        seen.append(model.layout_decision.layouts)
         y = np.asarray(model(sample_input))
         if reference is None:
             reference = y
