@@ -58,10 +58,10 @@ PLANS = (DEFAULT, KEEP, CONVS)
 # Where a conv algorithm was measured faster than in the other layout, so
 # the "default" plan moves its convs there (and only there): oneDNN's guess
 # runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
-# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). "default" and "auto" pick
-# guess for float32 convs. The other algorithms measured no faster in NHWC
+# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). "default" picks guess for
+# float32 convs; under "auto" the convs it timed fastest as guess move. The other algorithms measured no faster in NHWC
 # (implicit gemm, gemm slower), so they stay unless the plan is "convs".
-FASTER_IN = {"guess": "NHWC", selection.DEFAULT: "NHWC", selection.AUTO: "NHWC"}
+FASTER_IN = {"guess": "NHWC", selection.DEFAULT: "NHWC"}
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -181,8 +181,9 @@ def choose(
     the algorithms are chosen and activations fused. Sets attrs["layout"] on
     the specs it moves to the alternative layout (and permutes their
     recorded input shapes, axes and constant operands), and inserts
-    "permute" specs as conversions. With the "auto" conv2d selector the
-    moved convolutions are timed again in their new layout. Returns the new
+    "permute" specs as conversions. Under the "convs" plan with the "auto"
+    conv2d selector, the moved convolutions are timed again in their new
+    layout. Returns the new
     specs, output index and per-spec algorithms; `decision(specs)` tells
     what was done."""
     plan = DEFAULT if plan is None else plan
@@ -200,11 +201,16 @@ def choose(
     ranks = output_ranks(specs, shapes)
 
     # 1. Which specs store their output in the alternative layout. Under
-    # the "auto" conv2d selector a conv may move whatever it was timed to
-    # run (in the model's layout): it is timed again where it moves.
-    eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"} if _auto_convs(algos) else chosen
-    if plan == DEFAULT:  # only the convs measured faster there
-        eligible = {i: name for i, name in eligible.items() if FASTER_IN.get(name) == alt}
+    # the "convs" plan and the "auto" conv2d selector a conv may move
+    # whatever it was timed to run (in the model's layout): it is timed
+    # again where it moves. The "default" plan moves the convs whose
+    # algorithm (as selected, "auto" included) is faster there.
+    if plan == DEFAULT:  # only the convs whose algorithm was measured faster there
+        eligible = {i: name for i, name in chosen.items() if FASTER_IN.get(name) == alt}
+    elif _auto_convs(algos):
+        eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
+    else:
+        eligible = chosen
     is_alt: dict[int, bool] = {MODEL_INPUT: False}
     for i, s in enumerate(specs):
         is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
@@ -271,7 +277,8 @@ def choose(
         new_output = len(order) - 1
     for conv in conversions.values():
         conv.attrs["layout_conversion"] = True
-    _retime_auto_convs(order, new_chosen, algos, dtype, layout, factories, device)
+    if plan == CONVS:
+        _retime_auto_convs(order, new_chosen, algos, dtype, layout, factories, device)
     return order, new_output, new_chosen
 
 
