@@ -53,6 +53,7 @@ namespace ai3 {
 
 // attention and multihead_attention (attention_bindings.cc).
 void BindAttention(py::module_& m);
+void BindLayouts(py::module_& m);  // layout_bindings.cc
 
 namespace {
 
@@ -613,6 +614,7 @@ PYBIND11_MODULE(_core, m) {
   BindAnyLayer(m);
   BindModel(m);
   BindAttention(m);
+  BindLayouts(m);  // the Model's fusion controls
   BindDeviceCalls(m);  // device tensors and the layer device (core/cuda)
 
   BindLayer<Conv2dAttrs>(m, "Conv2d", "2-D convolution (weights OIHW).")
