@@ -126,26 +126,29 @@ def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]])
 def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int]]) -> dict[int, tuple[int, ...]]:
     """Each spec's output shape (model order) where some consumer records it
     as its input shape (first input), plus the model input's."""
+    def dims(shape: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(None if d is None else int(d) for d in shape)  # None: dynamic
+
     shapes: dict[int, tuple[int, ...]] = {}
     if input_shape is not None:
-        shapes[MODEL_INPUT] = tuple(int(d) for d in input_shape)
+        shapes[MODEL_INPUT] = dims(input_shape)
     for s in specs:
         if s.inputs and s.input_shape is not None and s.inputs[0] not in shapes:
-            shapes[s.inputs[0]] = tuple(int(d) for d in s.input_shape)
+            shapes[s.inputs[0]] = dims(s.input_shape)
     return shapes
 
 
 def _permuted(shape: Optional[Sequence[int]], perm: Sequence[int]) -> Optional[tuple[int, ...]]:
     if shape is None or len(shape) != 4:
         return None if shape is None else tuple(shape)
-    return tuple(int(shape[p]) for p in perm)
+    return tuple(shape[p] for p in perm)
 
 
 def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
     """Whether a tensor of this (model-order) shape has the same bytes in
     both orders: its non-unit dims come in the same order (e.g. a global
     pool's (N, C, 1, 1))."""
-    if shape is None or len(shape) != 4:
+    if shape is None or len(shape) != 4 or None in shape[1:]:
         return False
     model_order = [d for d in range(4) if shape[d] != 1]
     alt_order = [d for d in perm if shape[d] != 1]

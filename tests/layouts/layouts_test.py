@@ -228,3 +228,21 @@ def test_default_plan_moves_only_convs_measured_faster_there() -> None:
     assert not _permutes(_build(module, shape, None, {"conv2d": "implicit gemm"}))
     assert _permutes(_build(module, shape, "convs", {"conv2d": "implicit gemm"}))
     assert not _permutes(_build(module.double(), shape, None, dtype=np.float64))
+
+
+def test_dynamic_batch() -> None:
+    """Shapes with a symbolic batch (ONNX dynamic axes): the plan holds for
+    every batch size."""
+    module = Net().eval()
+    specs, output = _specs(module, (1, 3, 16, 16))
+    for s in specs:
+        if s.input_shape is not None:
+            s.input_shape = (None, *s.input_shape[1:])
+    model = ai3_model.build(
+        specs, output, None, dtype=np.float32, layout="NCHW", sample_input_shape=(None, 3, 16, 16), layout_plan="convs"
+    )
+    assert _permutes(model) == ["input.to_nhwc"]
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, 3, 16, 16)).astype(np.float32)
+        with torch.no_grad():
+            np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
