@@ -23,8 +23,8 @@ of the same tensor. The result equals the model-layout run.
 
 Which plan runs is `plan`:
   "default" (None): the convolutions whose algorithm was measured faster
-           in the alternative layout (FASTER_IN: oneDNN's guess, which
-           "default" and "auto" pick for float32, in NHWC) run there;
+           in the alternative layout (FASTER_IN: oneDNN's guess, in NHWC)
+           run there, if that needs conversions at the model's ends only;
   "keep":  every layer in the model's layout (the framework's order);
   "convs": every convolution whose algorithm takes the alternative layout
            runs there.
@@ -58,10 +58,11 @@ PLANS = (DEFAULT, KEEP, CONVS)
 # Where a conv algorithm was measured faster than in the other layout, so
 # the "default" plan moves its convs there (and only there): oneDNN's guess
 # runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
-# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). "default" picks guess for
-# float32 convs; under "auto" the convs it timed fastest as guess move. The other algorithms measured no faster in NHWC
-# (implicit gemm, gemm slower), so they stay unless the plan is "convs".
-FASTER_IN = {"guess": "NHWC", selection.DEFAULT: "NHWC"}
+# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). A conv moves when the
+# algorithm it would run there (the core's pick, for "default") is one of
+# these. winograd, implicit gemm and gemm measured slower in NHWC, so they
+# stay unless the plan is "convs".
+FASTER_IN = {"guess": "NHWC"}
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -155,6 +156,15 @@ def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
     return model_order == alt_order
 
 
+def _runs_there(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str, probe: Callable[..., Any]) -> str:
+    """The algorithm the conv would run in `layout` ("default" resolved by
+    the core), or "" where it cannot run there."""
+    try:
+        return str(getattr(probe(spec, algorithm, dtype, layout), "algorithm", algorithm))
+    except errors.Error:
+        return ""
+
+
 def _takes_layout(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str, probe: Callable[..., Any]) -> bool:
     """Whether `algorithm` can run this conv in `layout` (its own check in
     the core: smm and kn2row, for one, take NCHW only)."""
@@ -208,8 +218,13 @@ def choose(
     # whatever it was timed to run (in the model's layout): it is timed
     # again where it moves. The "default" plan moves the convs whose
     # algorithm (as selected, "auto" included) is faster there.
-    if plan == DEFAULT:  # only the convs whose algorithm was measured faster there
-        eligible = {i: name for i, name in chosen.items() if FASTER_IN.get(name) == alt}
+    if plan == DEFAULT:  # only the convs whose algorithm there was measured faster there
+        eligible = {
+            i: name
+            for i, name in chosen.items()
+            if specs[i].op == "conv2d"
+            and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, factories["conv2d"])) == alt
+        }
     elif _auto_convs(algos):
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
     else:
@@ -217,6 +232,14 @@ def choose(
     is_alt: dict[int, bool] = {MODEL_INPUT: False}
     for i, s in enumerate(specs):
         is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
+
+    # Unmeasured, the default plan only takes a plan that converts at the
+    # model's ends: each conversion in between is a pass over memory that
+    # the moved convs must win back, which only `fastest` can tell.
+    wants = {i: is_alt[i] or _reads_alt(s, i, is_alt, shapes, perm) for i, s in enumerate(specs)}
+    inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
+    if plan == DEFAULT and inner:
+        return specs, output, chosen
 
     # 2. The conversions each spec needs in front of it, and the rewrites.
     conversions: dict[tuple[int, bool], LayerSpec] = {}  # (producer, to alt?) -> permute spec
@@ -240,7 +263,7 @@ def choose(
         return conversions[key]
 
     for i, s in enumerate(specs):
-        want = is_alt[i] or _reads_alt(s, i, is_alt, shapes, perm)
+        want = wants[i]
         inputs: list[Any] = []
         for j in s.inputs:
             inputs.append(j if is_alt[j] == want else converted(j, want, i))

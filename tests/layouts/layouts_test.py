@@ -246,3 +246,17 @@ def test_dynamic_batch() -> None:
         x = np.random.default_rng(n).standard_normal((n, 3, 16, 16)).astype(np.float32)
         with torch.no_grad():
             np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_default_plan_declines_conversions_inside_the_model() -> None:
+    """Only some convs faster in NHWC: the default plan would convert
+    between them, which it cannot weigh without timing, so it keeps NCHW;
+    "convs" moves every conv that takes NHWC."""
+    module = ResBlock(8).eval()
+    shape = (1, 8, 9, 9)
+    names = ["guess", "implicit gemm", "guess", "guess"]
+    assert not _permutes(_build(module, shape, None, {"conv2d": names}))
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    moved = _build(module, shape, "convs", {"conv2d": names})
+    with torch.no_grad():
+        np.testing.assert_allclose(moved(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
