@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "core/errors.h"
 #include "core/ops/add/add.h"
 #include "core/ops/concat/concat.h"
+#include "core/parallel.h"
 
 namespace ai3 {
 
@@ -31,6 +33,29 @@ void CheckModelTensor(const Tensor& t, const char* what) {
   if (t.numel() > 0 && t.data == nullptr) {
     Fail(ErrorKind::kInvalidArgument, what, " has no data");
   }
+}
+
+// A fused residual add (see graph.h): y[i] += r[i], then the folded relu,
+// in one pass over y while P's result is still in cache. Threads take
+// contiguous ranges above the threshold ops/add uses.
+template <typename T>
+void AccumulateInPlace(T* y, const T* r, int64_t n, bool relu) {
+  constexpr int64_t kParallelThreshold = 1 << 15;
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
+    T* __restrict yp = y;
+    const T* __restrict rp = r;
+    if (relu) {
+      // v < 0 ? 0 : v keeps NaN as NaN, like the relu layer.
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        const T v = yp[i] + rp[i];
+        yp[i] = v < T(0) ? T(0) : v;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) yp[i] += rp[i];
+    }
+  });
 }
 
 }  // namespace
@@ -279,6 +304,67 @@ Shape Model::OutputShape(const Shape& input, DType dtype) const {
 
 // ---- Planning ---------------------------------------------------------------
 
+std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
+                                   const std::vector<Shape>& shapes, int out,
+                                   bool enabled, Plan* plan) const {
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int> root(count);
+  for (int i = 0; i < count; ++i) root[i] = i;
+  plan->accumulate.assign(count, kNotFused);
+  plan->fused_relu.assign(count, 0);
+  plan->fused_into.assign(count, -1);
+  if (!enabled) return root;
+  // How often each node is read by the live nodes, and by which (the last).
+  std::vector<int> readers(count, 0), reader(count, -1);
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    for (int input : nodes_[i].inputs) {
+      if (input == kInput) continue;
+      ++readers[input];
+      reader[input] = i;
+    }
+  }
+  // Only the core's own kernels: a user's "custom" add or relu keeps its
+  // node (nobody promises what it computes).
+  auto direct_layer = [&](int node, const char* op) {
+    const Node& n = nodes_[node];
+    return n.kind == Kind::kLayer && std::strcmp(n.layer->op(), op) == 0 &&
+           n.layer->algorithm() == "direct";
+  };
+  auto shape_of = [&](int id) -> const Shape& {
+    return id == kInput ? shapes.back() : shapes[id];
+  };
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    const Node& n = nodes_[i];
+    if (n.inputs.size() != 2 || n.inputs[0] == n.inputs[1]) continue;
+    if (n.kind != Kind::kAdd && !direct_layer(i, "add")) continue;
+    // No broadcasting: both operands have the sum's shape.
+    if (shape_of(n.inputs[0]) != shapes[i] ||
+        shape_of(n.inputs[1]) != shapes[i]) {
+      continue;
+    }
+    for (int k = 0; k < 2; ++k) {
+      const int p = n.inputs[k];
+      if (p == kInput || p == out || readers[p] != 1) continue;
+      root[i] = root[p];
+      plan->accumulate[i] = n.inputs[1 - k];
+      plan->fused_into[i] = p;
+      break;
+    }
+    if (plan->accumulate[i] == kNotFused || i == out || readers[i] != 1) {
+      continue;
+    }
+    const int u = reader[i];
+    if (direct_layer(u, "relu") && nodes_[u].inputs.size() == 1) {
+      root[u] = root[i];
+      plan->fused_relu[i] = 1;
+      plan->fused_into[u] = i;
+    }
+  }
+  return root;
+}
+
 void Model::MakePlan(const Tensor& input) {
   plan_.valid = false;
   const std::vector<bool> live = Live();
@@ -286,6 +372,15 @@ void Model::MakePlan(const Tensor& input) {
       InferShapes(input.shape, input.dtype, live, input.device);
   const int count = static_cast<int>(nodes_.size());
   const int out = output_ != kInput ? output_ : count - 1;
+  // A GPU input gets its activations in that GPU's memory (allocated on the
+  // current device, which the frontend makes the input's).
+  GraphBackend* backend = GraphBackendFor(input.device);
+
+  // Fused nodes write into another node's buffer (their root's); a group
+  // of nodes sharing one lives until the last reader of any of them.
+  Plan plan;
+  const std::vector<int> root =
+      PlanFusion(live, shapes, out, fusion_ && !backend, &plan);  // CPU only
 
   // The last live node reading each node's result.
   std::vector<int> last_use(count, -1);
@@ -296,17 +391,27 @@ void Model::MakePlan(const Tensor& input) {
     }
   }
 
-  // Give each live node but the output a slot, walking the nodes in run
-  // order: a node takes a free slot (the smallest that fits, else the
-  // largest, grown) and frees its inputs' slots once it is their last
-  // reader. Freeing only after taking keeps a node's output apart from its
-  // inputs: kernels read and write through __restrict pointers.
+  std::vector<int> group_last_use(count, -1);
+  for (int i = 0; i < count; ++i) {
+    if (live[i]) {
+      group_last_use[root[i]] = std::max(group_last_use[root[i]], last_use[i]);
+    }
+  }
+  const int out_root = root[out];
+
+  // Give each live group but the output's a slot, walking the nodes in run
+  // order: a group's first node takes a free slot (the smallest that fits,
+  // else the largest, grown) and a node frees its inputs' slots once it is
+  // their group's last reader. Freeing only after taking keeps a node's
+  // output apart from its inputs: kernels read and write through
+  // __restrict pointers (a fused add, which writes over one input, is the
+  // graph's own loop).
   std::vector<int> slot(count, -1);
   std::vector<size_t> slot_bytes;
   std::vector<int> free_slots;
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
-    if (i != out) {
+    if (root[i] == i && i != out_root) {
       const size_t need = NumElements(shapes[i]) * SizeOf(input.dtype);
       int best = -1;
       for (int s : free_slots) {
@@ -329,19 +434,17 @@ void Model::MakePlan(const Tensor& input) {
       slot_bytes[best] = std::max(slot_bytes[best], need);
       slot[i] = best;
     }
-    std::vector<int> inputs = nodes_[i].inputs;
-    std::sort(inputs.begin(), inputs.end());
-    inputs.erase(std::unique(inputs.begin(), inputs.end()), inputs.end());
-    for (int input_id : inputs) {
-      if (input_id != kInput && last_use[input_id] == i) {
-        free_slots.push_back(slot[input_id]);
-      }
+    std::vector<int> groups;
+    for (int input_id : nodes_[i].inputs) {
+      if (input_id != kInput) groups.push_back(root[input_id]);
+    }
+    std::sort(groups.begin(), groups.end());
+    groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+    for (int g : groups) {
+      if (group_last_use[g] == i && slot[g] >= 0) free_slots.push_back(slot[g]);
     }
   }
 
-  // A GPU input gets its activations in that GPU's memory (allocated on the
-  // current device, which the frontend makes the input's).
-  GraphBackend* backend = GraphBackendFor(input.device);
   std::vector<void*> slot_data(slot_bytes.size());
   if (backend) {
     // Slots planned for another GPU (or none) are freed, not reused.
@@ -362,7 +465,6 @@ void Model::MakePlan(const Tensor& input) {
     }
   }
 
-  Plan plan;
   plan.input_shape = input.shape;
   plan.dtype = input.dtype;
   plan.device = input.device;
@@ -376,10 +478,14 @@ void Model::MakePlan(const Tensor& input) {
   plan.layer_inputs.resize(count);
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
-    plan.order.push_back(i);
+    if (root[i] == out_root) plan.output_group.push_back(i);
+    // A folded relu runs inside its add.
+    const bool folded = plan.fused_into[i] >= 0 &&
+                        plan.accumulate[i] == kNotFused;
+    if (!folded) plan.order.push_back(i);
     const Node& n = nodes_[i];
     Tensor& t = plan.tensors[i];
-    t.data = slot[i] >= 0 ? slot_data[slot[i]] : nullptr;
+    t.data = slot[root[i]] >= 0 ? slot_data[slot[root[i]]] : nullptr;
     t.dtype = input.dtype;
     t.device = input.device;
     t.device_index = input.device_index;
@@ -471,9 +577,7 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
          "model output overlaps the model input");
   }
 
-  const int out = output_ != kInput ? output_
-                                    : static_cast<int>(nodes_.size()) - 1;
-  plan_.tensors[out].data = output.data;
+  for (int node : plan_.output_group) plan_.tensors[node].data = output.data;
   GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
   if (backend) {
     // Every node runs on the caller's stream of this call.
@@ -503,6 +607,18 @@ void Model::RunNode(int i, const Tensor& input, GraphBackend* backend) {
   const bool f64 = plan_.dtype == DType::kFloat64;
   const Node& n = nodes_[i];
   const Tensor& y = plan_.tensors[i];
+  if (plan_.accumulate[i] != kNotFused) {  // in place over its input's result
+    const Tensor& r = in(plan_.accumulate[i]);
+    const bool relu = plan_.fused_relu[i] != 0;
+    if (f64) {
+      AccumulateInPlace(y.data_as<double>(), r.data_as<const double>(),
+                        y.numel(), relu);
+    } else {
+      AccumulateInPlace(y.data_as<float>(), r.data_as<const float>(),
+                        y.numel(), relu);
+    }
+    return;
+  }
   if (n.kind == Kind::kLayer) {
     if (n.inputs.size() == 1) {
       n.layer->Forward(in(n.inputs[0]), y);
@@ -547,6 +663,22 @@ void Model::RunNode(int i, const Tensor& input, GraphBackend* backend) {
     ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
                   inputs, plan_.outer[i], y.data_as<float>());
   }
+}
+
+void Model::SetFusion(bool on) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  fusion_ = on;
+  plan_.valid = false;
+}
+
+int Model::FusedInto(int node) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (node < 0 || node >= static_cast<int>(nodes_.size())) {
+    Fail(ErrorKind::kInvalidArgument, "node ", node, " is not in the model (",
+         nodes_.size(), " nodes)");
+  }
+  if (!plan_.valid) return -1;
+  return plan_.fused_into[node];
 }
 
 void Model::SetProfiling(bool on) {

@@ -27,6 +27,16 @@
 // Nodes the output does not depend on (directly or through other nodes) are
 // pruned: they are neither shape-checked nor run nor given a buffer.
 //
+// Fusion (on CPU, on by default; SetFusion): a residual add of two inputs
+// of one shape (an add node, or a 2-input "add" layer of algorithm
+// "direct") whose input P is read by nothing else runs in place: P writes
+// its result into the add's buffer and the add then adds the other input
+// into it, so the sum costs no buffer of its own and reads P's result while
+// it is still in cache. A "relu" layer (algorithm "direct") that is the
+// add's only reader is folded into that pass too: conv -> add -> relu (a
+// ResNet block's tail) is the conv plus one pass over its output. The
+// folded relu node does not run (its NodeSeconds stay 0).
+//
 // Every node computes in the model input's dtype: layers keep their input's
 // dtype (and those with weights refuse another one), and add and concat keep
 // theirs.
@@ -119,6 +129,14 @@ class Model {
   void SetProfiling(bool on);
   double NodeSeconds(int node) const;
 
+  // Turns the in-place residual add (and the relu folded into it) on or
+  // off; see the top of this file. Off, every node runs as added.
+  void SetFusion(bool on);
+  // Under the current plan (after Prepare/Forward): the node whose result
+  // `node` adds into in place, or -1 when it runs on its own buffer; for a
+  // folded relu, the add that applies it. For tests and reports.
+  int FusedInto(int node) const;
+
   // What the current plan holds, for tests and memory reports: the number of
   // activation buffers and their total size (0 before the first Forward).
   int ActivationBuffers() const;
@@ -156,7 +174,24 @@ class Model {
     // when planning, data pointers refilled each call), so running it
     // allocates nothing.
     std::vector<std::vector<Tensor>> layer_inputs;
+    // Fusion, per node: the fused add's other input (the one it adds into
+    // its buffer; kNotFused for nodes that are not fused adds), whether it
+    // applies a relu, and what the node was fused into (FusedInto).
+    std::vector<int> accumulate;
+    std::vector<char> fused_relu;
+    std::vector<int> fused_into;
+    // The nodes whose result is the caller's output buffer (the output and
+    // the nodes writing in place into it), set per call.
+    std::vector<int> output_group;
   };
+  static constexpr int kNotFused = -2;
+
+  // The fusion of the plan for these shapes (none unless `enabled`): per
+  // live node, the node whose buffer it writes (itself when not fused); and
+  // the plan's fusion fields.
+  std::vector<int> PlanFusion(const std::vector<bool>& live,
+                              const std::vector<Shape>& shapes, int out,
+                              bool enabled, Plan* plan) const;
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;
@@ -183,6 +218,7 @@ class Model {
   Plan plan_;
   std::vector<Buffer> slots_;  // activation buffers, kept across plans
   bool profiling_ = false;
+  bool fusion_ = true;
   std::vector<double> node_seconds_;  // per node while profiling_
   // The same on a GPU (core/cuda/graph_backend.h), for CUDA inputs.
   std::vector<BackendBuffer> device_slots_;

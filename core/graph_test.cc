@@ -140,6 +140,86 @@ void ResidualBlock() {
   }
 }
 
+// The in-place residual add (graph.h, "Fusion"), with fusion on and off:
+//   a = relu(conv1(x) + conv2(x))     both operands fusable, relu folded
+//   b = x + conv3(a)                  the model input as the other operand
+//   c = relu(b) + a                   two readers: its relu is not folded
+//   out = relu(c + relu(c))           relu(c) fused, into the output
+// Each gives what the unfused graph gives, whichever operand is fused.
+template <typename T>
+void FusedResidual() {
+  const std::string tag = std::string("fused residual ") + Name(DTypeOf<T>());
+  const int64_t n = 2, c = 3, h = 4, w = 5, hw = h * w;
+  Conv1x1<T> conv1("c1", c, c, 61), conv2("c2", c, c, 63),
+      conv3("c3", c, c, 65);
+  auto relu = std::make_shared<Layer<ReluAttrs>>("r", ReluAttrs{},
+                                                 std::vector<Tensor>{},
+                                                 "direct");
+  Model m;
+  const int c1 = m.AddLayer(conv1.layer, Model::kInput);
+  const int c2 = m.AddLayer(conv2.layer, Model::kInput);
+  const int add_a = m.AddAdd({c1, c2}, "a");
+  const int a = m.AddLayer(relu, add_a);
+  const int c3 = m.AddLayer(conv3.layer, a);
+  const int b = m.AddAdd({Model::kInput, c3}, "b");
+  const int rb = m.AddLayer(relu, b);
+  const int add_c = m.AddAdd({rb, a}, "c");
+  const int rc = m.AddLayer(relu, add_c);
+  const int add_out = m.AddAdd({add_c, rc}, "out");
+  const int out = m.AddLayer(relu, add_out);
+
+  auto xd = testing::RandomVector(n * c * hw, 71);
+  auto ad = Relu(Sum(conv1.Apply(xd, n, hw), conv2.Apply(xd, n, hw)));
+  auto bd = Sum(xd, conv3.Apply(ad, n, hw));
+  auto cd = Sum(Relu(bd), ad);
+  auto want = Relu(Sum(cd, Relu(cd)));
+  auto x = testing::Cast<T>(xd);
+  const DType dtype = DTypeOf<T>();
+  const Shape shape = {n, c, h, w};
+  for (bool fusion : {true, false, true}) {
+    m.SetFusion(fusion);
+    std::vector<T> y(want.size(), T(-42));
+    m.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, shape});
+    const std::string what = tag + (fusion ? " (fused)" : " (unfused)");
+    CheckClose(y, want, what);
+    m.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, shape});
+    CheckClose(y, want, what + ", second call");
+    if (!fusion) {
+      for (int node = 0; node < m.size(); ++node) {
+        Check(m.FusedInto(node) == -1, what + ": nothing fused");
+      }
+      continue;
+    }
+    Check(m.FusedInto(add_a) == c1 && m.FusedInto(a) == add_a,
+          what + ": a adds into conv1's result and applies the relu");
+    Check(m.FusedInto(b) == c3 && m.FusedInto(rb) == b,
+          what + ": b adds into conv3's result, with its relu");
+    Check(m.FusedInto(add_c) == rb && m.FusedInto(rc) == -1,
+          what + ": c adds into relu(b); c has two readers, its relu stays");
+    Check(m.FusedInto(add_out) == rc && m.FusedInto(out) == add_out,
+          what + ": the last add goes into relu(c), the output's relu too");
+    Check(m.FusedInto(c1) == -1 && m.FusedInto(c2) == -1,
+          what + ": the operands run as they are");
+  }
+  // The output group: the sum is the model's output and its operand writes
+  // straight into the caller's buffer.
+  Model tail;
+  const int t1 = tail.AddLayer(conv1.layer, Model::kInput);
+  const int t2 = tail.AddAdd({t1, Model::kInput}, "tail");
+  std::vector<T> y(n * c * hw, T(-42));
+  tail.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, shape});
+  CheckClose(y, Sum(conv1.Apply(xd, n, hw), xd), tag + ": output group");
+  Check(tail.FusedInto(t2) == t1 && tail.ActivationBuffers() == 0,
+        tag + ": conv writes the output, the add adds into it, no buffers");
+  // x + x: one node read twice is not written over.
+  Model twice;
+  const int d = twice.AddLayer(conv1.layer, Model::kInput);
+  twice.AddAdd({d, d}, "twice");
+  twice.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, shape});
+  auto dd = conv1.Apply(xd, n, hw);
+  CheckClose(y, Sum(dd, dd), tag + ": x + x");
+}
+
 // concat(relu(x), conv(x), x) along the channels, NCHW (axis 1) and along
 // the last axis.
 template <typename T>
@@ -342,6 +422,8 @@ void ErrorCases() {
 int Main() {
   ResidualBlock<float>();
   ResidualBlock<double>();
+  FusedResidual<float>();
+  FusedResidual<double>();
   ConcatBlock<float>();
   ConcatBlock<double>();
   ReuseAndPruning();

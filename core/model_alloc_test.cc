@@ -166,7 +166,7 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
 }
 
 // conv-relu6 (fused) -> maxpool -> conv -> batchnorm -> relu, a residual add
-// and a concat, a strided conv, flatten, linear: every node kind a
+// (fused, with a relu) and a concat, a strided conv, flatten, linear: every node kind a
 // torchvision CNN has.
 template <typename T>
 long CountForwardAllocations(const std::string& algorithm, int64_t size) {
@@ -198,8 +198,11 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size) {
                                 "bn", bn, bn_params, "default"),
                             c2);
   const int r2 = m.AddLayer(relu, b2);
+  // The add runs in place over relu's buffer and applies the relu after it
+  // (graph.h, "Fusion"): planned once, nothing allocated per call.
   const int sum = m.AddAdd({r2, p1}, "add");
-  const int cat = m.AddConcat({sum, p1}, 1, "concat");
+  const int sum_relu = m.AddLayer(relu, sum);
+  const int cat = m.AddConcat({sum_relu, p1}, 1, "concat");
   const int c3 =
       m.AddLayer(Conv<T>(&store, "c3", 16, 4, 3, 2, true, algorithm), cat);
   const int c4 =

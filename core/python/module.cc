@@ -26,6 +26,7 @@ namespace ai3 {
 
 // The generic bindings of every op (schema_bindings.cc).
 void BindSchemas(py::module_& m);
+void BindLayouts(py::module_& m);  // layout_bindings.cc
 
 namespace {
 
@@ -297,6 +298,7 @@ PYBIND11_MODULE(_core, m) {
   BindAnyLayer(m);
   BindModel(m);
   BindSchemas(m);  // make_layer, output_shape, op_schemas
+  BindLayouts(m);  // the Model's fusion controls
   BindDeviceCalls(m);  // device tensors and the layer device (core/cuda)
 }
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ai3 import _arrays, _core, cuda, errors, fusion, layers, profile, selection
+from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection
 from ai3.spec import MODEL_INPUT, LayerSpec, is_note
 
 
@@ -104,6 +104,7 @@ def build(
     layout: str,
     sample_input_shape: Optional[tuple[int, ...]] = None,
     device: Any = "cpu",
+    layout_plan: Optional[str] = None,
 ) -> Model:
     """Resolves one algorithm per spec with the selection layer and builds
     the core DAG. `algos` is swap_backend's argument (see
@@ -122,6 +123,7 @@ def build(
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
+    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, factories=LAYER_FACTORIES, device=device_type)  # noqa: E501
 
     core = _core.Model()
     node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
@@ -133,7 +135,7 @@ def build(
             node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
         elif spec.op in LAYER_FACTORIES:
             with cuda.layer_device(device):
-                layer = make_layer(spec, chosen[i], dtype, layout)
+                layer = make_layer(spec, chosen[i], dtype, spec.attrs.get("layout", layout))
             node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
         else:
             raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")

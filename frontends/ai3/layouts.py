@@ -1,0 +1,487 @@
+"""Layouts chosen per layer inside ai3.Model.
+
+A model comes from its framework in one memory order: NCHW from torch and
+ONNX, NHWC from Keras. The core's convolutions are not equally fast in both:
+oneDNN's "guess" runs its JIT kernels on NHWC but falls back to a gemm-based
+implementation on NCHW for AVX2, and depthwise convolutions differ by an
+order of magnitude. This pass lets the convolutions run in the other order
+(the "alternative" layout) and keeps the tensors between them there, so that
+a network pays one conversion on entry and, at most, one on exit:
+
+    x (NCHW) -> permute -> conv (NHWC) -> ... -> global pool (NHWC)
+             -> flatten (the same (N, C) in both) -> linear
+
+Each spec's output is stored either in the model's layout or in the
+alternative one (rank-4 tensors only). Ops that carry a layout attribute
+(conv2d, pools, batchnorm2d, pad2d) run in either; elementwise ops follow
+their inputs; ops that carry axes (concat, softmax, log_softmax, mean,
+slice) get their axes rewritten to the new memory order; a flatten or mean
+whose result is the same in both orders (a flatten after a global pool)
+needs nothing. Every other op reads the model's layout, through a
+conversion node (a core permute) in front of it, shared by every consumer
+of the same tensor. The result equals the model-layout run.
+
+Which plan runs is `plan`:
+  "default" (None): the convolutions whose algorithm was measured faster
+           in the alternative layout (FASTER_IN: oneDNN's guess, in NHWC)
+           run there, if that needs conversions at the model's ends only;
+  "keep":  every layer in the model's layout (the framework's order);
+  "convs": every convolution whose algorithm takes the alternative layout
+           runs there.
+In each, the tensors between moved layers stay in the alternative layout.
+`fastest` builds the model under each plan, times the whole forward pass
+on a sample input and keeps the fastest: per-layer timing cannot see the
+conversions a plan adds or saves.
+
+The blocked nChw8c layout is not offered: the core's Tensor knows NCHW and
+NHWC only, and no conv, pool, elementwise or concat kernel reads blocked
+tensors, so it would be a conversion before and after every layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from ai3 import errors, selection
+from ai3.spec import MODEL_INPUT, LayerSpec
+
+KEEP = "keep"
+CONVS = "convs"
+DEFAULT = "default"
+PLANS = (DEFAULT, KEEP, CONVS)
+
+# Where a conv algorithm was measured faster than in the other layout, so
+# the "default" plan moves its convs there (and only there): oneDNN's guess
+# runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
+# of ResNet ~2x, depthwise ~10x; a 2-core EPYC). A conv moves when the
+# algorithm it would run there (the core's pick, for "default") is one of
+# these. winograd, implicit gemm and gemm measured slower in NHWC, so they
+# stay unless the plan is "convs".
+FASTER_IN = {"guess": "NHWC"}
+
+# Memory order of the alternative layout, as indices into the model's:
+# alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
+PERMS: dict[str, tuple[int, ...]] = {"NCHW": (0, 2, 3, 1), "NHWC": (0, 3, 1, 2)}
+OTHER = {"NCHW": "NHWC", "NHWC": "NCHW"}
+
+# Ops whose core layer takes a `layout` attribute (the kernel indexes the
+# tensor through it), so they run in either order.
+LAYOUT_OPS = ("conv2d", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "adaptivemaxpool2d", "batchnorm2d", "pad2d")
+# One input, one output of the same shape, each element on its own: the
+# memory order does not matter.
+ELEMENTWISE = ("relu", "clamp", "sigmoid", "silu", "tanh", "gelu", "hardswish", "hardsigmoid")
+# Broadcasting binary ops: two rank-4 operands permuted alike broadcast alike.
+BINARY = ("add", "sub", "mul", "div")
+# Ops with one `axis` attribute, rewritten to the alternative order.
+AXIS_OPS = ("softmax", "log_softmax", "slice")
+
+
+@dataclass
+class LayoutDecision:
+    """What the pass did: the plan, each spec's layout (by name; specs it
+    left in the model's layout are not listed) and the conversions it
+    added (their names)."""
+
+    plan: str
+    model_layout: str
+    layouts: dict[str, str] = field(default_factory=dict)
+    conversions: list[str] = field(default_factory=list)
+    # Filled by `fastest`: each plan's measured seconds per forward pass.
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        moved = len(self.layouts)
+        other = OTHER.get(self.model_layout, "?")
+        text = f"layout plan '{self.plan}': {moved} layers in {other}, {len(self.conversions)} conversions"
+        if self.seconds:
+            text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(self.seconds.items())) + ")"
+        return text
+
+
+def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]]) -> dict[int, Optional[int]]:
+    """Each spec's output rank: from its recorded shape, else by the op's
+    rule (a conv or pool gives rank 4; elementwise ops, concat and
+    broadcasting binary ops keep their inputs' rank); None where unknown."""
+    ranks: dict[int, Optional[int]] = {j: len(shape) for j, shape in shapes.items()}
+    for i, s in enumerate(specs):
+        if i in ranks:
+            continue
+        inputs = [ranks.get(j) for j in s.inputs]
+        if s.op in LAYOUT_OPS:
+            ranks[i] = 4
+        elif s.op in ELEMENTWISE or s.op in AXIS_OPS or s.op == "concat":
+            ranks[i] = inputs[0] if inputs else None
+        elif s.op in BINARY and None not in inputs:
+            other = [np.ndim(s.weights["other"])] if "other" in s.weights else []
+            ranks[i] = max(inputs + other) if inputs else None
+        else:
+            ranks[i] = None
+    return ranks
+
+
+def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int]]) -> dict[int, tuple[int, ...]]:
+    """Each spec's output shape (model order) where some consumer records it
+    as its input shape (first input), plus the model input's."""
+    def dims(shape: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(None if d is None else int(d) for d in shape)  # None: dynamic
+
+    shapes: dict[int, tuple[int, ...]] = {}
+    if input_shape is not None:
+        shapes[MODEL_INPUT] = dims(input_shape)
+    for s in specs:
+        if s.inputs and s.input_shape is not None and s.inputs[0] not in shapes:
+            shapes[s.inputs[0]] = dims(s.input_shape)
+    return shapes
+
+
+def _permuted(shape: Optional[Sequence[int]], perm: Sequence[int]) -> Optional[tuple[int, ...]]:
+    if shape is None or len(shape) != 4:
+        return None if shape is None else tuple(shape)
+    return tuple(shape[p] for p in perm)
+
+
+def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
+    """Whether a tensor of this (model-order) shape has the same bytes in
+    both orders: its non-unit dims come in the same order (e.g. a global
+    pool's (N, C, 1, 1))."""
+    if shape is None or len(shape) != 4 or None in shape[1:]:
+        return False
+    model_order = [d for d in range(4) if shape[d] != 1]
+    alt_order = [d for d in perm if shape[d] != 1]
+    return model_order == alt_order
+
+
+def _runs_there(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str, probe: Callable[..., Any]) -> str:
+    """The algorithm the conv would run in `layout` ("default" resolved by
+    the core), or "" where it cannot run there."""
+    try:
+        return str(getattr(probe(spec, algorithm, dtype, layout), "algorithm", algorithm))
+    except errors.Error:
+        return ""
+
+
+def _takes_layout(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str, probe: Callable[..., Any]) -> bool:
+    """Whether `algorithm` can run this conv in `layout` (its own check in
+    the core: smm and kn2row, for one, take NCHW only)."""
+    if algorithm in (selection.DEFAULT, selection.AUTO):
+        return True  # both pick among the algorithms that take the layer
+    try:
+        probe(spec, algorithm, dtype, layout)
+    except errors.Error:  # not applicable; anything else the build reports
+        return False
+    return True
+
+
+def choose(
+    specs: list[LayerSpec],
+    output: int,
+    chosen: dict[int, str],
+    *,
+    layout: str,
+    dtype: Any,
+    plan: Optional[str] = None,
+    algos: Any = None,
+    sample_input_shape: Optional[Sequence[int]] = None,
+    factories: Optional[dict[str, Callable[..., Any]]] = None,
+    device: str = "cpu",
+) -> tuple[list[LayerSpec], int, dict[int, str]]:
+    """The layout pass (see the module doc). Runs in ai3.model.build after
+    the algorithms are chosen and activations fused. Sets attrs["layout"] on
+    the specs it moves to the alternative layout (and permutes their
+    recorded input shapes, axes and constant operands), and inserts
+    "permute" specs as conversions. Under the "convs" plan with the "auto"
+    conv2d selector, the moved convolutions are timed again in their new
+    layout. Returns the new
+    specs, output index and per-spec algorithms; `decision(specs)` tells
+    what was done."""
+    plan = DEFAULT if plan is None else plan
+    if plan not in PLANS:
+        raise errors.InvalidArgument(f"layout plan must be one of {', '.join(repr(p) for p in PLANS)}, got {plan!r}")
+    if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
+        return specs, output, chosen
+    dtype = np.dtype(dtype)
+    if plan == DEFAULT and dtype != np.float32:  # guess, the reason to move, is float32 only
+        return specs, output, chosen
+    perm = PERMS[layout]
+    alt = OTHER[layout]
+    inverse = tuple(int(d) for d in np.argsort(perm))
+    shapes = output_shapes(specs, sample_input_shape)
+    ranks = output_ranks(specs, shapes)
+
+    # 1. Which specs store their output in the alternative layout. Under
+    # the "convs" plan and the "auto" conv2d selector a conv may move
+    # whatever it was timed to run (in the model's layout): it is timed
+    # again where it moves. The "default" plan moves the convs whose
+    # algorithm (as selected, "auto" included) is faster there.
+    if plan == DEFAULT:  # only the convs whose algorithm there was measured faster there
+        eligible = {
+            i: name
+            for i, name in chosen.items()
+            if specs[i].op == "conv2d"
+            and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, factories["conv2d"])) == alt
+        }
+    elif _auto_convs(algos):
+        eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
+    else:
+        eligible = chosen
+    is_alt: dict[int, bool] = {MODEL_INPUT: False}
+    for i, s in enumerate(specs):
+        is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
+
+    # Unmeasured, the default plan only takes a plan that converts at the
+    # model's ends: each conversion in between is a pass over memory that
+    # the moved convs must win back, which only `fastest` can tell.
+    wants = {i: is_alt[i] or _reads_alt(s, i, is_alt, shapes, perm) for i, s in enumerate(specs)}
+    inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
+    if plan == DEFAULT and inner:
+        return specs, output, chosen
+
+    # 2. The conversions each spec needs in front of it, and the rewrites.
+    conversions: dict[tuple[int, bool], LayerSpec] = {}  # (producer, to alt?) -> permute spec
+    before: dict[int, list[LayerSpec]] = {}
+    new_inputs: dict[int, list[Any]] = {}  # spec -> its inputs (ints, or a conversion spec)
+
+    def converted(j: int, to_alt: bool, consumer: int) -> Any:
+        key = (j, to_alt)
+        if key not in conversions:
+            source = "input" if j == MODEL_INPUT else specs[j].name
+            shape = shapes.get(j)
+            conv = LayerSpec(
+                f"{source}.to_{(alt if to_alt else layout).lower()}",
+                "permute",
+                [j],
+                {"dims": list(perm if to_alt else inverse)},
+                input_shape=None if shape is None else (shape if to_alt else _permuted(shape, perm)),
+            )
+            conversions[key] = conv
+            before.setdefault(consumer, []).append(conv)
+        return conversions[key]
+
+    for i, s in enumerate(specs):
+        want = wants[i]
+        inputs: list[Any] = []
+        for j in s.inputs:
+            inputs.append(j if is_alt[j] == want else converted(j, want, i))
+        new_inputs[i] = inputs
+        if want:
+            _rewrite(s, perm, alt, shapes)
+            if not is_alt[i]:  # reads the alternative layout, writes the model's
+                s.attrs.pop("memory_layout")
+
+    # 3. The new list: conversions just before their first consumer.
+    order: list[LayerSpec] = []
+    index_of: dict[int, int] = {MODEL_INPUT: MODEL_INPUT}
+    new_chosen: dict[int, str] = {}
+    placed: dict[int, int] = {}  # id(conversion) -> index
+    for i, s in enumerate(specs):
+        for conv in before.get(i, []):
+            conv.inputs = [index_of[conv.inputs[0]]]
+            placed[id(conv)] = len(order)
+            new_chosen[len(order)] = selection.DEFAULT
+            order.append(conv)
+        s.inputs = [placed[id(x)] if isinstance(x, LayerSpec) else index_of[x] for x in new_inputs[i]]
+        index_of[i] = len(order)
+        if i in chosen:
+            new_chosen[len(order)] = chosen[i]
+        order.append(s)
+    new_output = index_of[output]
+    if is_alt[output]:  # the caller gets the model's layout back
+        back = LayerSpec(
+            f"{specs[output].name}.to_{layout.lower()}",
+            "permute",
+            [new_output],
+            {"dims": list(inverse), "layout_conversion": True},
+            input_shape=_permuted(shapes.get(output), perm),
+        )
+        new_chosen[len(order)] = selection.DEFAULT
+        order.append(back)
+        new_output = len(order) - 1
+    for conv in conversions.values():
+        conv.attrs["layout_conversion"] = True
+    if plan == CONVS:
+        _retime_auto_convs(order, new_chosen, algos, dtype, layout, factories, device)
+    return order, new_output, new_chosen
+
+
+def _wants_alt(
+    s: LayerSpec,
+    i: int,
+    is_alt: dict[int, bool],
+    ranks: dict[int, Optional[int]],
+    chosen: dict[int, str],
+    dtype: np.dtype,
+    alt: str,
+    factories: dict[str, Callable[..., Any]],
+) -> bool:
+    """Whether spec i stores its output in the alternative layout. Greedy,
+    in topological order: convolutions go there when their algorithm takes
+    it; the ops that can run there follow their inputs."""
+    inputs_alt = [is_alt[j] for j in s.inputs]
+    rank_in = None if s.input_shape is None else len(s.input_shape)
+    if s.op == "conv2d":
+        if rank_in != 4 or "layout" in s.attrs:  # already placed by the frontend
+            return False
+        return i in chosen and _takes_layout(s, chosen[i], dtype, alt, factories["conv2d"])
+    if not any(inputs_alt):
+        return False
+    if s.op in LAYOUT_OPS or s.op in ELEMENTWISE or s.op in AXIS_OPS:
+        return len(s.inputs) == 1 and rank_in == 4
+    if s.op == "concat":
+        return all(ranks.get(j) == 4 for j in s.inputs)
+    if s.op in BINARY:
+        if "other" in s.weights:
+            other = np.ndim(s.weights["other"])
+            return len(s.inputs) == 1 and rank_in == 4 and other <= 4
+        return len(s.inputs) >= 2 and all(ranks.get(j) == 4 for j in s.inputs)
+    if s.op == "mean":
+        # keepdim: a rank-4 result in the alternative order.
+        return rank_in == 4 and bool(s.attrs.get("keepdim", False))
+    return False
+
+
+def _reads_alt(
+    s: LayerSpec, i: int, is_alt: dict[int, bool], shapes: dict[int, tuple[int, ...]], perm: Sequence[int]
+) -> bool:
+    """Ops whose output is in the model's layout but which read the
+    alternative one as it is: a flatten or a mean (without keepdim) whose
+    result is the same in both orders."""
+    if len(s.inputs) != 1 or not is_alt[s.inputs[0]] or s.input_shape is None or len(s.input_shape) != 4:
+        return False
+    if s.op == "flatten":
+        start, end = s.attrs.get("start_dim", 1), s.attrs.get("end_dim", -1)
+        return start == 1 and end in (-1, 3) and _same_memory(s.input_shape, perm)
+    if s.op == "mean" and not s.attrs.get("keepdim", False):
+        axes = [a % 4 for a in (s.attrs.get("axes") or range(4))]
+        kept_model = [d for d in range(4) if d not in axes]
+        kept_alt = [d for d in perm if d not in axes]
+        return kept_model == kept_alt
+    return False
+
+
+def _rewrite(s: LayerSpec, perm: Sequence[int], alt: str, shapes: dict[int, tuple[int, ...]]) -> None:
+    """Rewrites a spec that runs in (or reads) the alternative layout: its
+    layout attribute, its axes, its constant operand and its recorded input
+    shape (for "auto" timing and plans)."""
+    axis_map = {int(m): a for a, m in enumerate(perm)}  # model axis -> alt axis
+    if s.op in LAYOUT_OPS:
+        s.attrs["layout"] = alt
+    if s.op in AXIS_OPS or s.op == "concat":
+        axis = s.attrs.get("axis", -1)
+        s.attrs["axis"] = axis_map[axis % 4]
+    if s.op == "mean":
+        axes = s.attrs.get("axes")
+        if axes:  # empty: every axis, in either order
+            s.attrs["axes"] = sorted(axis_map[a % 4] for a in axes)
+    if s.op in BINARY and "other" in s.weights:
+        other = np.asarray(s.weights["other"])
+        s.weights["other"] = np.ascontiguousarray(other.reshape((1,) * (4 - other.ndim) + other.shape).transpose(perm))
+    s.attrs["memory_layout"] = alt
+    s.input_shape = _permuted(s.input_shape, perm)
+
+
+def _retime_auto_convs(
+    specs: list[LayerSpec],
+    chosen: dict[int, str],
+    algos: Any,
+    dtype: np.dtype,
+    layout: str,
+    factories: dict[str, Callable[..., Any]],
+    device: str,
+) -> None:
+    """Under the "auto" conv2d selector, the moved convolutions were timed
+    in the model's layout; time them again in the one they now run in."""
+    if not _auto_convs(algos):
+        return
+    moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs]
+    if not moved:
+        return
+    candidates = [
+        selection.spec_candidate(specs[i], factories["conv2d"], dtype, specs[i].attrs["layout"]) for i in moved
+    ]
+    names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device)
+    chosen.update(zip(moved, names))
+
+
+def _auto_convs(algos: Any) -> bool:
+    """Whether swap_backend's `algos` gives conv2d the "auto" selector."""
+    if algos is None:
+        return False
+    return selection.per_op_selectors(algos, ["conv2d"]).get("conv2d") == selection.AUTO
+
+
+def decision(specs: Sequence[LayerSpec], model: Any, plan: str, layout: str) -> LayoutDecision:
+    """What `choose` did to these specs (the ones given to ai3.model.build,
+    which the pass marks) and which conversion nodes `model` runs."""
+    d = LayoutDecision(plan, layout)
+    d.layouts = {s.name: s.attrs["memory_layout"] for s in specs if "memory_layout" in s.attrs}
+    suffixes = tuple(f".to_{name.lower()}" for name in PERMS)
+    d.conversions = [name for name, op, _ in model.layers() if op == "permute" and name.endswith(suffixes)]
+    return d
+
+
+def copy_specs(specs: Sequence[LayerSpec]) -> list[LayerSpec]:
+    """Copies the passes may change (inputs, attrs, the weights dict),
+    sharing the weight arrays: one build's passes must not leak into the
+    next candidate's."""
+    return [
+        dataclasses.replace(s, inputs=list(s.inputs), attrs=dict(s.attrs), weights=dict(s.weights)) for s in specs
+    ]
+
+
+def time_model(model: Any, x: np.ndarray, repeats: int = 10, warmup: int = 2) -> float:
+    """The median seconds of one forward pass of `model` on `x`."""
+    for _ in range(warmup):
+        model(x)
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        model(x)
+        samples.append(time.perf_counter() - start)
+    return float(np.median(samples))
+
+
+def fastest(
+    build: Callable[..., Any],
+    specs: Sequence[LayerSpec],
+    output: int,
+    algos: Any,
+    sample_input: np.ndarray,
+    *,
+    plans: Sequence[str] = (KEEP, DEFAULT, CONVS),
+    repeats: int = 10,
+    **build_kwargs: Any,
+) -> Any:
+    """Builds the model under each layout plan (`build` is ai3.model.build,
+    called on a copy of the specs with `layout_plan=`), times whole forward
+    passes on `sample_input` and returns the fastest model, with its
+    LayoutDecision, every plan's time included, as `model.layout_decision`.
+    The candidates' outputs are checked against the first plan's: a plan
+    that changed the result would be a bug, not a speed-up."""
+    best: Optional[tuple[float, Any]] = None
+    seconds: dict[str, float] = {}
+    reference: Optional[np.ndarray] = None
+    seen: list[dict[str, str]] = []
+    for p in plans:
+        copies = copy_specs(specs)
+        model = build(copies, output, algos, layout_plan=p, **build_kwargs)
+        model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
+        if model.layout_decision.layouts in seen:  # the same model as an earlier plan's
+            continue
+        seen.append(model.layout_decision.layouts)
+        y = np.asarray(model(sample_input))
+        if reference is None:
+            reference = y
+        elif reference.shape != y.shape or not np.allclose(reference, y, rtol=1e-3, atol=1e-3):
+            raise errors.InternalError(f"layout plan '{p}' changed the model's output; this is a bug in ai3.layouts")
+        seconds[p] = time_model(model, sample_input, repeats)
+        if best is None or seconds[p] < best[0]:
+            best = (seconds[p], model)
+    assert best is not None
+    model = best[1]
+    model.layout_decision.seconds = seconds
+    return model

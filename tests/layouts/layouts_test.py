@@ -1,0 +1,262 @@
+"""ai3.layouts: running a model's convolutions, and the ops between them, in
+the other memory order gives the model-layout result (and torch's) for
+every op the pass carries or converts for, with few conversions."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import ai3
+from ai3 import layouts, spec
+from ai3 import model as ai3_model
+from ai3.spec import MODEL_INPUT, LayerSpec
+from ai3.torch import fx
+
+torch.manual_seed(0)
+
+
+def _specs(module: nn.Module, shape: tuple[int, ...]) -> tuple[list[LayerSpec], int]:
+    specs, output, _ = fx.to_specs(module, shape)
+    specs, output = spec.remove_identities(specs, output)
+    return spec.fold_batchnorm(specs, output)
+
+
+def _build(module: nn.Module, shape: tuple[int, ...], plan: Optional[str], algos: Any = None, dtype=np.float32):
+    specs, output = _specs(module, shape)
+    return ai3_model.build(specs, output, algos, dtype=dtype, layout="NCHW", sample_input_shape=shape, layout_plan=plan)
+
+
+def _permutes(model: ai3.Model) -> list[str]:
+    return [name for name, op, _ in model.layers() if op == "permute"]
+
+
+class ResBlock(nn.Module):
+    def __init__(self, c: int) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(c)
+        self.conv2 = nn.Conv2d(c, c, 3, padding=1)
+        self.down = nn.Conv2d(c, 2 * c, 1, stride=2)
+        self.conv3 = nn.Conv2d(c, 2 * c, 3, stride=2, padding=1)
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = F.relu(self.conv2(y) + x)
+        return F.relu(self.conv3(y) + self.down(y))
+
+
+class Net(nn.Module):
+    """conv, a residual block, a squeeze-excite gate (global pool, 1x1
+    convs, broadcasting mul), a concat of branches, a depthwise conv, pools,
+    a softmax over channels and a classifier head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.block = ResBlock(8)
+        self.se1 = nn.Conv2d(16, 4, 1)
+        self.se2 = nn.Conv2d(4, 16, 1)
+        self.b1 = nn.Conv2d(16, 8, 1)
+        self.b2 = nn.Conv2d(16, 8, 3, padding=1)
+        self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+        self.pool = nn.MaxPool2d(2)
+        self.avg = nn.AvgPool2d(2, ceil_mode=True)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.block(F.relu(self.stem(x)))
+        gate = torch.sigmoid(self.se2(F.relu(self.se1(F.adaptive_avg_pool2d(x, 1)))))
+        x = x * gate
+        x = torch.cat([self.b1(x), F.relu(self.b2(x))], 1)
+        x = F.hardswish(self.dw(x))
+        x = torch.softmax(self.pool(x), dim=1) * 2.0 + self.avg(x)
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+class Heads(nn.Module):
+    """Ops the pass cannot carry: a flatten of a spatial map, a reshape, a
+    mean over some axes, a channel slice; also an NHWC-order output."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 6, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 1)
+
+    def forward(self, x):
+        y = F.relu(self.conv(x))
+        a = torch.flatten(y, 1)  # spatial: needs NCHW order
+        b = y.mean(dim=(2, 3))  # the same (N, C) in both orders
+        c = y.mean(dim=2, keepdim=True).flatten(1)
+        d = self.conv2(y[:, 1:5])  # a channel slice feeding a conv
+        e = F.pad(y, (1, 2, 0, 1))
+        return torch.cat([a, b, c, d.flatten(1), e.flatten(1)], 1)
+
+
+@pytest.mark.parametrize("module, shape", [(Net(), (2, 3, 16, 24)), (Heads(), (1, 3, 7, 9)), (ResBlock(8), (1, 8, 9, 9))])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_convs_plan_matches_keep_and_torch(module, shape, dtype) -> None:
+    module = module.eval().to(torch.float64 if dtype == np.float64 else torch.float32)
+    x = np.random.default_rng(0).standard_normal(shape).astype(dtype)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    keep = _build(module, shape, "keep", dtype=dtype)
+    moved = _build(module, shape, "convs", dtype=dtype)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(keep(x), want, rtol=tol, atol=tol)
+    np.testing.assert_allclose(moved(x), want, rtol=tol, atol=tol)
+    assert not _permutes(keep)
+    assert _permutes(moved)  # something moved
+
+
+def test_one_conversion_on_entry_none_on_exit() -> None:
+    """Conv to global pool in NHWC: one permute of the input, and the
+    flatten after the global pool reads NHWC as it is."""
+    model = _build(Net().eval(), (1, 3, 16, 16), "convs")
+    assert _permutes(model) == ["input.to_nhwc"]
+
+
+def test_conversions_are_shared_and_output_converted_back() -> None:
+    model = _build(ResBlock(8).eval(), (1, 8, 9, 9), "convs")
+    names = _permutes(model)
+    assert len(names) == 2 and names[0] == "input.to_nhwc" and names[1].endswith(".to_nchw")
+    assert model.output_shape((1, 8, 9, 9)) == (1, 16, 5, 5)
+
+
+def test_algorithm_without_nhwc_stays_nchw() -> None:
+    """smm takes NCHW only: its convs stay, the others move, the result
+    does not change."""
+    module = ResBlock(8).eval()
+    shape = (1, 8, 9, 9)
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    names = ["smm", "default", "smm", "default"]
+    keep = _build(module, shape, "keep", {"conv2d": names})
+    moved = _build(module, shape, "convs", {"conv2d": names})
+    np.testing.assert_allclose(moved(x), keep(x), rtol=1e-4, atol=1e-4)
+    assert [a for _, op, a in moved.layers() if op == "conv2d"][0] == "smm"
+    assert _permutes(moved)
+
+
+def test_bad_plan_names_the_choices() -> None:
+    with pytest.raises(ai3.Error, match="layout plan must be one of 'default', 'keep', 'convs'"):
+        _build(ResBlock(4).eval(), (1, 4, 5, 5), "blocked")
+
+
+def test_nhwc_model_runs_convs_in_nchw() -> None:
+    """A channels-last (Keras) model: the alternative is NCHW."""
+    rng = np.random.default_rng(2)
+    w1 = rng.standard_normal((6, 3, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((6, 6, 1, 1)).astype(np.float32)
+    conv = {"stride": (1, 1), "padding": (1, 1, 1, 1), "dilation": (1, 1), "groups": 1}
+    conv1x1 = dict(conv, padding=(0, 0, 0, 0))
+
+    def specs():
+        return [
+            LayerSpec("c1", "conv2d", [MODEL_INPUT], dict(conv), {"weight": w1}, input_shape=(1, 8, 8, 3)),
+            LayerSpec("r1", "relu", [0], input_shape=(1, 8, 8, 6)),
+            LayerSpec("c2", "conv2d", [1], dict(conv1x1), {"weight": w2}, input_shape=(1, 8, 8, 6)),
+            LayerSpec("sum", "add", [2, 1], input_shape=(1, 8, 8, 6)),
+            LayerSpec("cat", "concat", [3, 0], {"axis": -1}, input_shape=(1, 8, 8, 6)),
+        ]
+
+    x = rng.standard_normal((1, 8, 8, 3)).astype(np.float32)
+    kw = dict(dtype=np.float32, layout="NHWC", sample_input_shape=(1, 8, 8, 3))
+    keep = ai3_model.build(specs(), 4, None, layout_plan="keep", **kw)
+    moved = ai3_model.build(specs(), 4, None, layout_plan="convs", **kw)
+    np.testing.assert_allclose(moved(x), keep(x), rtol=1e-4, atol=1e-4)
+    assert _permutes(moved) == ["input.to_nchw", "cat.to_nhwc"]
+
+
+def test_constant_operand_is_permuted() -> None:
+    class Scale(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+            self.register_buffer("s", torch.arange(4.0).reshape(4, 1, 1) + 1)
+
+        def forward(self, x):
+            return self.conv(x) * self.s - 1.0
+
+    module = Scale().eval()
+    x = np.random.default_rng(3).standard_normal((1, 3, 6, 5)).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    np.testing.assert_allclose(_build(module, x.shape, "convs")(x), want, rtol=1e-4, atol=1e-4)
+
+
+def test_fastest_times_every_plan_and_records_the_choice() -> None:
+    module = Net().eval()
+    shape = (1, 3, 16, 16)
+    specs, output = _specs(module, shape)
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
+    model = layouts.fastest(
+        ai3_model.build, specs, output, None, x, repeats=2, dtype=np.float32, layout="NCHW", sample_input_shape=shape
+    )
+    d = model.layout_decision
+    assert set(d.seconds) == {"keep", "default"}  # "convs" builds what "default" does here
+    assert d.plan in ("keep", "default")
+    assert ("conv" in str(d)) and (d.plan == "keep") == (not d.conversions)
+    with torch.no_grad():
+        np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+    # The specs given are left as they were, for the caller's next build.
+    assert all("layout" not in s.attrs for s in specs)
+
+
+def test_auto_retimes_moved_convs_in_their_layout(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path))
+    module = ResBlock(4).eval()
+    shape = (1, 4, 8, 8)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    model = _build(module, shape, "convs", {"conv2d": "auto"})
+    with torch.no_grad():
+        np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+    assert "smm" not in model.algorithms("conv2d")  # timed in NHWC, which smm refuses
+
+
+def test_default_plan_moves_only_convs_measured_faster_there() -> None:
+    """"default" moves guess's (and "default"'s) float32 convs; an
+    explicitly named algorithm measured no faster in NHWC stays; float64
+    (no guess) stays."""
+    module = ResBlock(8).eval()
+    shape = (1, 8, 9, 9)
+    assert _permutes(_build(module, shape, None)) == _permutes(_build(module, shape, "convs"))
+    assert not _permutes(_build(module, shape, None, {"conv2d": "implicit gemm"}))
+    assert _permutes(_build(module, shape, "convs", {"conv2d": "implicit gemm"}))
+    assert not _permutes(_build(module.double(), shape, None, dtype=np.float64))
+
+
+def test_dynamic_batch() -> None:
+    """Shapes with a symbolic batch (ONNX dynamic axes): the plan holds for
+    every batch size."""
+    module = Net().eval()
+    specs, output = _specs(module, (1, 3, 16, 16))
+    for s in specs:
+        if s.input_shape is not None:
+            s.input_shape = (None, *s.input_shape[1:])
+    model = ai3_model.build(
+        specs, output, None, dtype=np.float32, layout="NCHW", sample_input_shape=(None, 3, 16, 16), layout_plan="convs"
+    )
+    assert _permutes(model) == ["input.to_nhwc"]
+    for n in (1, 3):
+        x = np.random.default_rng(n).standard_normal((n, 3, 16, 16)).astype(np.float32)
+        with torch.no_grad():
+            np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_default_plan_declines_conversions_inside_the_model() -> None:
+    """Only some convs faster in NHWC: the default plan would convert
+    between them, which it cannot weigh without timing, so it keeps NCHW;
+    "convs" moves every conv that takes NHWC."""
+    module = ResBlock(8).eval()
+    shape = (1, 8, 9, 9)
+    names = ["guess", "implicit gemm", "guess", "guess"]
+    assert not _permutes(_build(module, shape, None, {"conv2d": names}))
+    x = np.random.default_rng(6).standard_normal(shape).astype(np.float32)
+    moved = _build(module, shape, "convs", {"conv2d": names})
+    with torch.no_grad():
+        np.testing.assert_allclose(moved(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
