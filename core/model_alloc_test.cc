@@ -166,8 +166,8 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
 }
 
 // conv-relu6 (fused) -> maxpool -> conv -> batchnorm -> relu, a residual add
-// (fused, with a relu) and a concat, a strided conv, flatten, linear: every node kind a
-// torchvision CNN has.
+// (run in place, with the relu after it folded in) and a concat, a strided
+// conv, flatten, linear: every node kind a torchvision CNN has.
 template <typename T>
 long CountForwardAllocations(const std::string& algorithm, int64_t size) {
   std::vector<std::vector<T>> store;

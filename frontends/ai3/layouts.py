@@ -205,8 +205,8 @@ def choose(
     if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
         return specs, output, chosen
     dtype = np.dtype(dtype)
-    if plan == DEFAULT and dtype != np.float32:  # guess, the reason to move, is float32 only
-        return specs, output, chosen
+    if plan == DEFAULT and (dtype != np.float32 or OTHER[layout] not in FASTER_IN.values()):
+        return specs, output, chosen  # guess, the reason to move, is float32 and NHWC
     perm = PERMS[layout]
     alt = OTHER[layout]
     inverse = tuple(int(d) for d in np.argsort(perm))

@@ -583,14 +583,25 @@ def attention(draw: Draw, algorithm: str) -> Case:
         return layers.Attention(causal=causal, scale=scale, has_mask=mask is not None, algorithm=algorithm, name=name)
 
     def reference(q: np.ndarray, k: np.ndarray, v: np.ndarray, m: Any = None) -> Any:
-        tm = None if m is None else (torch.from_numpy(m) if m.dtype == np.bool_ else t64(m))
-        if causal and tm is not None:
-            # torch refuses is_causal with a mask; ai3 applies both: the
-            # causal mask as a boolean mask combined with the given one.
+        # Written out rather than F.scaled_dot_product_attention, which
+        # gives NaN for scale=0 with is_causal (its -inf mask times 0) and
+        # refuses a mask with is_causal; ai3 applies both, and a query whose
+        # keys are all masked gives zeros (core/ops/README.md).
+        qt, kt, vt = t64(q), t64(k), t64(v)
+        if qt.shape[:-2] != kt.shape[:-2] or kt.shape[:-1] != vt.shape[:-1]:
+            raise ValueError("q, k, v do not match")
+        s = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+        scores = (qt @ kt.transpose(-1, -2)) * s
+        if m is not None:
+            tm = torch.from_numpy(m) if m.dtype == np.bool_ else t64(m)
+            tm = torch.broadcast_to(tm, scores.shape)
+            scores = scores.masked_fill(~tm, -math.inf) if tm.dtype == torch.bool else scores + tm
+        if causal:
             keep = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool).tril()
-            tm = (tm & keep) if tm.dtype == torch.bool else tm.masked_fill(~keep, -math.inf)
-            return F.scaled_dot_product_attention(t64(q), t64(k), t64(v), attn_mask=tm, scale=scale)
-        return F.scaled_dot_product_attention(t64(q), t64(k), t64(v), attn_mask=tm, is_causal=causal, scale=scale)
+            scores = scores.masked_fill(~keep, -math.inf)
+        weights = torch.softmax(scores, dim=-1)
+        dead = torch.isneginf(scores).all(dim=-1, keepdim=True)
+        return torch.where(dead, 0.0, weights) @ vt
 
     def call(layer: Any, xs: list[Any]) -> Any:
         return layer(*xs[:3], xs[3] if len(xs) > 3 else None)

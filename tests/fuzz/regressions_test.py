@@ -178,6 +178,17 @@ def test_conv2d_default_takes_a_stride_of_2_31_minus_1():
     np.testing.assert_allclose(layer(a), want, rtol=1e-5, atol=1e-5)
 
 
+# Found (in the reference, not ai3): torch's SDPA gives NaN for scale=0 with
+# is_causal (its -inf mask times the scale); ai3 gives the mean of the values
+# each query sees, which is what the definition says.
+@pytest.mark.parametrize("algorithm", ai3.algorithms()["attention"])
+def test_attention_scale_zero_causal(algorithm):
+    q, k, v = x(1, 3, 2), x(1, 4, 2), x(1, 4, 5)
+    got = layers.Attention(causal=True, scale=0.0, algorithm=algorithm, name="a")(q, k, v)
+    want = np.stack([v[:, : i + 1].mean(axis=1) for i in range(3)], axis=1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 _W = np.ones((2, 3, 3, 3), np.float32)
 # Found by probing the wrappers with the wrong Python types and ints beyond
 # int64 (frontends/ai3/layers.py, not the core): each reaches int()/float()

@@ -32,10 +32,12 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
          Name(layout), ") has spatial size ", d.h, "x", d.w,
          "; both must be >= 1");
   }
-  d.h = CheckedAdd(d.h, CheckedAdd(pad_top, pad_bottom, "the vertical padding"),
-                   "the padded height");
-  d.w = CheckedAdd(d.w, CheckedAdd(pad_left, pad_right, "the horizontal padding"),
-                   "the padded width");
+  const int64_t vertical =
+      CheckedAdd(pad_top, pad_bottom, "the vertical padding");
+  const int64_t horizontal =
+      CheckedAdd(pad_left, pad_right, "the horizontal padding");
+  d.h = CheckedAdd(d.h, vertical, "the padded height");
+  d.w = CheckedAdd(d.w, horizontal, "the padded width");
   Shape out = ImageShape(d, layout);
   CheckShape(out, "output");
   return out;

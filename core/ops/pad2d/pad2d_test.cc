@@ -105,16 +105,15 @@ void ErrorCases() {
   // tests/fuzz).
   Pad2dAttrs huge;
   huge.pad_top = huge.pad_bottom = int64_t{1} << 62;
+  const Tensor one{x.data(), DType::kFloat32, {1, 1, 1, 1}};
   ExpectError("pads overflow", ErrorKind::kShape,
               "the vertical padding overflows int64", [&] {
-                Layer<Pad2dAttrs>("p", huge, {}, "direct")
-                    .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 1, 1}});
+                Layer<Pad2dAttrs>("p", huge, {}, "direct").OutputShape(one);
               });
   Pad2dAttrs big;
   big.pad_top = big.pad_left = int64_t{1} << 40;
   ExpectError("output too large", ErrorKind::kShape, "is too large", [&] {
-    Layer<Pad2dAttrs>("p", big, {}, "direct")
-        .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 1, 1}});
+    Layer<Pad2dAttrs>("p", big, {}, "direct").OutputShape(one);
   });
 }
 

@@ -342,11 +342,13 @@ void ErrorCases() {
   // by tests/fuzz).
   ExpectError("kernel 2^31", ErrorKind::kInvalidArgument,
               "kernel_h must be at most 2147483647", [&] {
-                make_max([](Pool2dWindow& a) { a.kernel_h = int64_t{1} << 31; });
+                make_max(
+                    [](Pool2dWindow& a) { a.kernel_h = int64_t{1} << 31; });
               });
   ExpectError("stride 2^62", ErrorKind::kInvalidArgument,
               "stride_w must be at most 2147483647", [&] {
-                make_max([](Pool2dWindow& a) { a.stride_w = int64_t{1} << 62; });
+                make_max(
+                    [](Pool2dWindow& a) { a.stride_w = int64_t{1} << 62; });
               });
   ExpectError("negative padding", ErrorKind::kInvalidArgument,
               "padding must be >= 0",
