@@ -207,15 +207,22 @@ void RunProduct(const Product& p, double budget) {
   const char* winner = best == gf(t_blis) ? "BLIS"
                        : best == gf(t_mm) ? "matmul"
                                           : "sgemm";
-  char mm_col[32] = "n/a", sg_col[32] = "n/a";
-  if (mm.ok) std::snprintf(mm_col, sizeof mm_col, "%.1f", gf(t_mm));
-  if (t_sg > 0) std::snprintf(sg_col, sizeof sg_col, "%.1f", gf(t_sg));
+  char mm_col[32] = "n/a", sg_col[32] = "n/a", mm_diff[32] = "n/a",
+       sg_diff[32] = "n/a";
+  if (mm.ok) {
+    std::snprintf(mm_col, sizeof mm_col, "%.1f", gf(t_mm));
+    std::snprintf(mm_diff, sizeof mm_diff, "%.1e", d_mm);
+  }
+  if (t_sg > 0) {
+    std::snprintf(sg_col, sizeof sg_col, "%.1f", gf(t_sg));
+    std::snprintf(sg_diff, sizeof sg_diff, "%.1e", d_sg);
+  }
   std::printf("| %-26s | %5lld x %5lld x %4lld | %s | %6.1f | %6s | %6s | %-6s "
-              "| %.1e / %.1e | %s |\n",
+              "| %s / %s | %s |\n",
               p.what, static_cast<long long>(p.m),
               static_cast<long long>(p.n), static_cast<long long>(p.k),
               std::is_same_v<T, float> ? "f32" : "f64", gf(t_blis), mm_col,
-              sg_col, winner, d_mm, d_sg, mm.impl.c_str());
+              sg_col, winner, mm_diff, sg_diff, mm.impl.c_str());
   std::fflush(stdout);
 }
 
@@ -249,7 +256,8 @@ int main(int argc, char** argv) {
       "GEMM, GFLOP/s (best of >= 10 interleaved calls, %s), %d OpenMP "
       "threads, oneDNN %d.%d.%d (%s)\n\n",
       g_thread_cpu ? "thread CPU time" : "wall clock", omp_get_max_threads(),
-      v->major, v->minor, v->patch, v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other runtime");
+      v->major, v->minor, v->patch,
+      v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : "other runtime");
   std::printf(
       "| product | M x N x K | dtype | BLIS | matmul | sgemm | best | rel. "
       "diff matmul / sgemm | matmul impl |\n"
