@@ -105,6 +105,7 @@ def build(
     sample_input_shape: Optional[tuple[int, ...]] = None,
     device: Any = "cpu",
     layout_plan: Optional[str] = None,
+    recorder: Any = None,
 ) -> Model:
     """Resolves one algorithm per spec with the selection layer and builds
     the core DAG. `algos` is swap_backend's argument (see
@@ -118,7 +119,7 @@ def build(
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
         candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
-        names = selection.select(op, selectors.get(op), candidates, allow_keep=False, device=device_type)
+        names = selection.select(op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder)
         chosen.update(zip(indices, names))
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).

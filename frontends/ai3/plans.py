@@ -272,8 +272,8 @@ def plan(
     owner = frontend.of(model, "ai3.plan")
     if isinstance(algos, str) and algos == selection.AUTO:
         algos = selection.EveryOp(selection.AUTO)
-    with tuning.record() as found:
-        built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype)
+    found = tuning.Recording()
+    built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=found)
     measured = {(op, name): r for op, name, _, r in found.tuned}
     shapes = {(op, name): shape for op, name, shape, _ in found.selected}
 

@@ -122,9 +122,11 @@ def select(
     *,
     allow_keep: bool,
     device: str = "cpu",
+    recorder: Optional[tuning.Recording] = None,
 ) -> list[str]:
     """One validated algorithm name per candidate ("torch"/"keep" only with
-    allow_keep). Raises InvalidSelector, UnknownAlgorithm naming the layer."""
+    allow_keep). Raises InvalidSelector, UnknownAlgorithm naming the layer.
+    `recorder` (ai3.plan's) keeps what was selected and tuned."""
     if selector is None:
         selector = DEFAULT
     count = len(candidates)
@@ -183,26 +185,26 @@ def select(
     if auto:
         timed = []
         for i in auto:
-            t = _tunable(op, candidates[i], device)
+            t = _tunable(op, candidates[i], device, recorder)
             if t is None:
                 chosen[i] = DEFAULT
             else:
                 timed.append((i, t))
-        results = tuning.tune_all([t for _, t in timed])
+        results = tuning.tune_all([t for _, t in timed], recorder)
         for (i, _), result in zip(timed, results):
             chosen[i] = result.choice
-    tuning.note_selection(op, [c.name for c in candidates], [c.input_shape for c in candidates], chosen)
+    tuning.note_selection(op, [c.name for c in candidates], [c.input_shape for c in candidates], chosen, recorder)
     return chosen
 
 
-def _tunable(op: str, c: Candidate, device: str) -> Optional[tuning.Tunable]:
+def _tunable(op: str, c: Candidate, device: str, recorder: Optional[tuning.Recording]) -> Optional[tuning.Tunable]:
     if c.input_shape is None:
         raise errors.InvalidSelector(
             f"{op} layer '{c.name}': 'auto' times each algorithm on the layer's input shape, which is unknown; "
             "pass sample_input_shape"
         )
     if c.make_layer is None:
-        if tuning.recording():
+        if recorder is not None:
             # ai3.plan's blanket "auto": a layer that cannot be timed alone
             # keeps "default" (the plan lists it untimed).
             return None

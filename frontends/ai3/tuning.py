@@ -37,7 +37,6 @@ is not a terminal or AI3_NO_PROGRESS is set to a non-empty value other than
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import hashlib
 import json
 import math
@@ -379,34 +378,18 @@ def _reason(e: Exception) -> str:
 
 @dataclass
 class Recording:
-    """What record() saw: every layer tuned, (op, name, Tunable,
-    TuneResult), and every selection made, (op, name, input shape, choice),
-    including layers a later pass fuses away."""
+    """What a build saw, for ai3.plan, which passes one to swap_backend
+    (`recorder=`) and from there to every selection: every layer tuned,
+    (op, name, Tunable, TuneResult), and every selection made, (op, name,
+    input shape, choice), including layers a later pass fuses away."""
 
     tuned: list = field(default_factory=list)
     selected: list = field(default_factory=list)
 
 
-_RECORDER: contextvars.ContextVar[Optional[Recording]] = contextvars.ContextVar("ai3_tuning_recorder", default=None)
-
-
-@contextlib.contextmanager
-def record() -> Iterator[Recording]:
-    """Collects what selection and tuning do in the block (for plans)."""
-    found = Recording()
-    token = _RECORDER.set(found)
-    try:
-        yield found
-    finally:
-        _RECORDER.reset(token)
-
-
-def recording() -> bool:
-    return _RECORDER.get() is not None
-
-
-def note_selection(op: str, names: Sequence[str], shapes: Sequence[Optional[tuple]], chosen: Sequence[str]) -> None:
-    recorder = _RECORDER.get()
+def note_selection(
+    op: str, names: Sequence[str], shapes: Sequence[Optional[tuple]], chosen: Sequence[str], recorder: Optional[Recording]
+) -> None:
     if recorder is not None:
         recorder.selected.extend(zip([op] * len(names), names, shapes, chosen))
 
@@ -418,9 +401,10 @@ def _show_progress() -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def tune_all(tunables: Sequence[Tunable]) -> list[TuneResult]:
+def tune_all(tunables: Sequence[Tunable], recorder: Optional[Recording] = None) -> list[TuneResult]:
     """`tune` for each layer, from the disk cache where it has the answer,
-    with a progress bar over the layers it times."""
+    with a progress bar over the layers it times; `recorder` (ai3.plan's)
+    keeps what was tuned."""
     results: list[Optional[TuneResult]] = []
     todo: list[int] = []
     keys = [cache_key(t) for t in tunables]
@@ -436,7 +420,6 @@ def tune_all(tunables: Sequence[Tunable]) -> list[TuneResult]:
                 advance(f"tuning {t.op} '{t.name}'")
                 results[i] = tune(t)
                 cache_store(keys[i], results[i])
-    recorder = _RECORDER.get()
     if recorder is not None:
         recorder.tuned.extend((t.op, t.name, t, r) for t, r in zip(tunables, results))
     return results  # type: ignore[return-value]
@@ -480,7 +463,6 @@ __all__ = [
     "build_id",
     "cache_dir",
     "measure",
-    "record",
     "tune",
     "tune_all",
 ]

@@ -743,6 +743,7 @@ def swap_backend(
     sample_input_shape: Optional[Sequence[int]] = None,
     *,
     dtype: Optional[Any] = None,
+    recorder: Optional[Any] = None,
 ):
     """The whole Keras model as an ai3.Model run by the core in NHWC.
 
@@ -764,7 +765,7 @@ def swap_backend(
     for s in specs:
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
-    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape)
+    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape, recorder=recorder)
 
 
 __all__ = ["fold_zero_padding", "model_dtype", "same_padding", "swap_backend", "to_specs"]

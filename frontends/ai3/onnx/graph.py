@@ -1010,7 +1010,9 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     return specs, output
 
 
-def swap_backend(model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, *, dtype: Optional[Any] = None):
+def swap_backend(
+    model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, *, dtype: Optional[Any] = None, recorder: Optional[Any] = None
+):
     """The whole ONNX model (a ModelProto, a path or bytes) as an ai3.Model
     run by the core in NCHW.
 
@@ -1024,7 +1026,9 @@ def swap_backend(model: Any, algos: Any = None, sample_input_shape: Optional[Seq
     proto = load(model)
     np_dtype = model_dtype(proto, dtype)
     specs, output = _to_specs(proto, sample_input_shape)
-    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape)
+    return frontend.build_model(
+        specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape, recorder=recorder
+    )
 
 
 __all__ = ["fold_zero_padding", "load", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

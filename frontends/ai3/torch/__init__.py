@@ -43,6 +43,7 @@ def swap_backend(
     sample_input_shape: Optional[Sequence[int]] = None,
     *,
     dtype: Optional[Any] = None,
+    recorder: Optional[Any] = None,
 ) -> model.Model:
     """The whole network as an ai3.Model run by the core.
 
@@ -63,7 +64,8 @@ def swap_backend(
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
     specs, output, _ = fx.to_specs(traced, shape)
     return frontend.build_model(
-        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, sample_input_shape=shape, device=device
+        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, sample_input_shape=shape, device=device,
+        recorder=recorder,
     )
 
 
