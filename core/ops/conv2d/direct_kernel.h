@@ -7,9 +7,10 @@
 // own copy (core/ops/avx512_symbols_test.sh).
 //
 // It is still the definition of convolution, summed in registers: each
-// output element is accumulated from the input it reads, in place, with no
-// im2col buffer, no GEMM call and no transform. What makes it fast is the
-// order of the sums (the idea of MLAS's NCHWc direct convolution):
+// output element is accumulated from the input values its window reads,
+// with no im2col buffer, no GEMM call and no transform of the problem. What
+// makes it fast is the order of the sums (the idea of MLAS's NCHWc direct
+// convolution):
 //
 //   general   a block of kBlock = 2 vectors of output channels (the lanes)
 //             x kPixels output pixels of one output row, in registers. Per
@@ -21,8 +22,10 @@
 //   depthwise (NHWC, one input channel per group) the lanes are input
 //             channels instead: per tap, one weight vector and one input
 //             vector per pixel (channels are contiguous in NHWC), one FMA
-//             each. A multiplier m > 1 (m output channels per input
-//             channel) runs m such passes, output channel c*m + i in pass i.
+//             each; 3-wide rows slide, loading each input column once for
+//             the pixels that use it (Slide3). A multiplier m > 1 (m output
+//             channels per input channel) runs m such passes, output
+//             channel c*m + i in pass i.
 //
 // The general form reads the input through a small strip per thread: the
 // kernel's window of input rows, each row zero-padded left and right and
@@ -50,6 +53,7 @@
 #include "core/math/epilogue.h"
 #include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/conv2d_ranges.h"
 
 namespace ai3 {
 
@@ -93,7 +97,9 @@ inline DirectStrip DirectStripOf(const Conv2dGeometry& g) {
   DirectStrip st;
   st.rows = (g.kh - 1) * g.dh + 1;  // the span of one window's rows
   st.width = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
-  st.elements = st.rows * st.width * g.cg;
+  // Rounded up to whole cache lines: each thread's strip starts on its own
+  // line, and the int64 tags after the last strip are aligned.
+  st.elements = (st.rows * st.width * g.cg + 15) / 16 * 16;
   return st;
 }
 // Bytes of DirectProblem::workspace for `threads` threads.
@@ -127,17 +133,6 @@ struct DirectCompute {
     } else {
       RunGeneral(p);
     }
-  }
-
-  // Output columns [lo, hi) whose input column ow*stride + offset is in
-  // [0, size).
-  static void ValidRange(int64_t offset, int64_t stride, int64_t size,
-                         int64_t count, int64_t* lo, int64_t* hi) {
-    *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-    *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
-    *lo = std::min(*lo, count);
-    *hi = std::min(*hi, count);
-    if (*hi < *lo) *hi = *lo;
   }
 
   // Adds the bias, clamps, and writes acc[j][v] (output channels

@@ -20,6 +20,7 @@
 #include "core/math/epilogue.h"
 #include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/conv2d_ranges.h"
 
 namespace ai3 {
 
@@ -62,17 +63,6 @@ struct ImplicitGemmCompute {
   // The micro-tile's pixel width: kVectorsPerRow vectors of T.
   static constexpr int64_t kNr = kVectorsPerRow * kLanes;
   static_assert(kMaxPixels % kNr == 0, "panel width: whole micro-tiles");
-
-  // Output indices [lo, hi) whose input index o*stride + offset is in
-  // [0, size).
-  static void ValidRange(int64_t offset, int64_t stride, int64_t size,
-                         int64_t count, int64_t* lo, int64_t* hi) {
-    *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-    *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
-    *lo = std::min(*lo, count);
-    *hi = std::min(*hi, count);
-    if (*hi < *lo) *hi = *lo;
-  }
 
   static void Run(const ImplicitGemmProblem<T>& p) {
     const Conv2dGeometry& g = p.g;

@@ -28,19 +28,10 @@
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/conv2d_ranges.h"
 
 namespace ai3 {
 namespace {
-
-// Output indices [lo, hi) whose input index o*stride + offset is in [0, size).
-inline void ValidRange(int64_t offset, int64_t stride, int64_t size,
-                       int64_t count, int64_t* lo, int64_t* hi) {
-  *lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  *hi = size - 1 - offset < 0 ? 0 : (size - 1 - offset) / stride + 1;
-  *lo = std::min(*lo, count);
-  *hi = std::min(*hi, count);
-  if (*hi < *lo) *hi = *lo;
-}
 
 class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
  public:
