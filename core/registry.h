@@ -77,23 +77,13 @@ class Algorithm {
     (void)attrs;
     return {};
   }
-  // DEPRECATED, read by nothing but ChosenFirst's bridge below: "default"
-  // follows the op's ordered list (Registry::SetDefaultOrder). Kept only so
-  // that algorithm files still overriding it compile; to be deleted with
-  // those overrides.
-  virtual int Preference(const Attrs& attrs) const {
-    (void)attrs;
-    return 0;
-  }
-  // Whether "default" takes this algorithm before the op's list wherever it
-  // applies: the user's "custom" algorithm with its default switch on
-  // (custom_algos/). custom_algos/custom_algorithm.h still says so through
-  // Preference (1000 when switched on); this bridge reads that until it
-  // overrides ChosenFirst itself.
+  // Whether "default" takes this algorithm before the op's ordered list
+  // (its schema, Registry::SetDefaultOrder) wherever it applies: the user's
+  // "custom" algorithm with its default switch on (custom_algos/).
   virtual bool ChosenFirst(const Attrs& attrs) const {
-    return Preference(attrs) >= kChosenFirstPreference;
+    (void)attrs;
+    return false;
   }
-  static constexpr int kChosenFirstPreference = 1000;
   // `params` are the layer's weights in the op's documented order (e.g.
   // conv2d: weight, then bias if attrs.has_bias); they outlive the kernel.
   virtual std::unique_ptr<Kernel> Prepare(

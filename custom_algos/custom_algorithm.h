@@ -47,9 +47,9 @@ class CustomAlgorithm : public Algorithm<Attrs> {
            " and set its 'implemented' switch to true";
   }
 
-  int Preference(const Attrs&) const override {
-    return switches_.is_default ? 1000 : -1;
-  }
+  // "default" takes the user's algorithm first, wherever it applies, when
+  // its file switches it on as the default.
+  bool ChosenFirst(const Attrs&) const override { return switches_.is_default; }
 
   std::unique_ptr<Kernel> Prepare(
       const Attrs& attrs, const std::vector<Tensor>& params) const override {

@@ -144,7 +144,7 @@ def test_conv2d_kernel(algorithm: str, case: Case, dtype: torch.dtype, layout: s
 
 
 def test_default_takes_the_depthwise_kernels() -> None:
-    """The rule the algorithms' Preference() states: NCHW depthwise layers
+    """The rule conv2d's default list (conv2d_schema.cc) states: NCHW depthwise layers
     go to smm's one-channel register block."""
     w = torch.randn(32, 1, 3, 3)
     assert make_layer(Case("dw", 1, 32, 8, 8, 32, 3, padding=same(3), groups=32), w, None, "default",

@@ -280,9 +280,6 @@ class FlashAlgorithm : public Algorithm<AttentionAttrs> {
  public:
   // Takes every attention layer (masks, causal, any scale).
   std::string WhyNot(const AttentionAttrs&) const override { return {}; }
-  // The default: exact like naive, and memory that grows with the sequence,
-  // not its square.
-  int Preference(const AttentionAttrs&) const override { return 10; }
   std::unique_ptr<Kernel> Prepare(const AttentionAttrs& attrs,
                                   const std::vector<Tensor>&) const override {
     return std::make_unique<AttentionKernel<Flash>>(attrs);

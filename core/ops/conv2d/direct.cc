@@ -127,7 +127,6 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
 
 class Direct : public Algorithm<Conv2dAttrs> {
  public:
-  int Preference(const Conv2dAttrs&) const override { return 0; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

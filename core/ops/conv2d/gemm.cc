@@ -208,7 +208,6 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
 
 class GemmAlgorithm : public Algorithm<Conv2dAttrs> {
  public:
-  int Preference(const Conv2dAttrs&) const override { return 20; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

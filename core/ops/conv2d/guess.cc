@@ -365,7 +365,6 @@ class Guess : public Algorithm<Conv2dAttrs> {
     }
     return {};
   }
-  int Preference(const Conv2dAttrs&) const override { return 25; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

@@ -81,18 +81,6 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
 
 class ImplicitGemm : public Algorithm<Conv2dAttrs> {
  public:
-  // "default" for NCHW first layers (one group of at most 4 input
-  // channels, e.g. RGB): K = c*kh*kw is short, so the other algorithms'
-  // per-channel work (smm's planes, direct's transposed stores, oneDNN's
-  // reorders) dominates, while the gathered panel of implicit gemm is small
-  // and its output tiles are stored as NCHW rows. Measured at 3x224x224 ->
-  // 64, batch 1: 0.69x ONNX Runtime's time, against 0.97x for guess. Low
-  // otherwise.
-  int Preference(const Conv2dAttrs& a) const override {
-    const bool first_layer = a.layout == Layout::kNCHW && a.groups == 1 &&
-                             a.in_channels <= 4;
-    return first_layer ? 26 : 10;
-  }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

@@ -185,7 +185,6 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
 
 class Kn2row : public Algorithm<Conv2dAttrs> {
  public:
-  int Preference(const Conv2dAttrs&) const override { return 5; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

@@ -178,15 +178,6 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
 
 class Smm : public Algorithm<Conv2dAttrs> {
  public:
-  // "default" for NCHW depthwise layers (one input and one output channel
-  // per group): its 1-channel register block runs them at about ONNX
-  // Runtime's speed, where the GEMM-shaped algorithms (and oneDNN's guess
-  // in NCHW) take several times longer. Low otherwise.
-  int Preference(const Conv2dAttrs& a) const override {
-    const bool depthwise = a.groups > 1 && a.in_channels_per_group() == 1 &&
-                           a.out_channels_per_group() == 1;
-    return depthwise && a.layout == Layout::kNCHW ? 40 : 5;
-  }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

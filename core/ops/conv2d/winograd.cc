@@ -392,16 +392,6 @@ class Winograd : public Algorithm<Conv2dAttrs> {
     return {};
   }
 
-  // "default" takes winograd only where the 36 position products are big
-  // enough to pay for the transforms: at least 64 channels in and out per
-  // group. (DenseNet's 3x3 convs, 128 -> 32, ran 1.7x slower in winograd
-  // than in oneDNN's own choice; resnet's 64 -> 64 ran 1.2x faster.)
-  int Preference(const Conv2dAttrs& a) const override {
-    return a.in_channels_per_group() >= 64 && a.out_channels_per_group() >= 64
-               ? 30
-               : 1;
-  }
-
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

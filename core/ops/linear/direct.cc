@@ -35,7 +35,6 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
 
 class Direct : public Algorithm<LinearAttrs> {
  public:
-  int Preference(const LinearAttrs&) const override { return 0; }
   std::unique_ptr<Kernel> Prepare(
       const LinearAttrs& attrs,
       const std::vector<Tensor>& params) const override {

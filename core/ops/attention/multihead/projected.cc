@@ -213,12 +213,6 @@ class Projected : public Algorithm<MultiheadAttentionAttrs> {
     }
     return {};
   }
-  int Preference(const MultiheadAttentionAttrs& attrs) const override {
-    std::string resolved;
-    return Registry<AttentionAttrs>::Get()
-        .Resolve(kAttention, Device::kCPU, attrs.HeadAttrs(), &resolved)
-        .Preference(attrs.HeadAttrs());
-  }
   std::unique_ptr<Kernel> Prepare(
       const MultiheadAttentionAttrs& attrs,
       const std::vector<Tensor>& params) const override {

@@ -31,7 +31,6 @@ class Algo : public cuda::CudnnConv2d {
     }
     return {};
   }
-  int Preference(const Conv2dAttrs&) const override { return 0; }
 };
 
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "fft", Device::kCUDA, Algo);

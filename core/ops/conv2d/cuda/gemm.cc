@@ -11,7 +11,6 @@ namespace {
 class Algo : public cuda::CudnnConv2d {
  public:
   Algo() : CudnnConv2d("gemm", {CUDNN_CONVOLUTION_FWD_ALGO_GEMM}) {}
-  int Preference(const Conv2dAttrs&) const override { return 1; }
 };
 
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCUDA, Algo);

@@ -12,7 +12,6 @@ namespace {
 class Algo : public cuda::CudnnConv2d {
  public:
   Algo() : CudnnConv2d("guess", {}) {}
-  int Preference(const Conv2dAttrs&) const override { return 10; }
 };
 
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "guess", Device::kCUDA, Algo);

@@ -12,7 +12,6 @@ namespace {
 class Algo : public cuda::CudnnConv2d {
  public:
   Algo() : CudnnConv2d("implicit gemm", {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM}) {}
-  int Preference(const Conv2dAttrs&) const override { return 2; }
 };
 
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "implicit gemm", Device::kCUDA, Algo);

@@ -12,7 +12,6 @@ namespace {
 class Algo : public cuda::CudnnConv2d {
  public:
   Algo() : CudnnConv2d("implicit precomp gemm", {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM}) {}
-  int Preference(const Conv2dAttrs&) const override { return 3; }
 };
 
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "implicit precomp gemm", Device::kCUDA, Algo);

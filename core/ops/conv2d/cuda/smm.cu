@@ -148,7 +148,6 @@ class Smm : public Algorithm<Conv2dAttrs> {
     }
     return {};
   }
-  int Preference(const Conv2dAttrs&) const override { return 1; }
   std::unique_ptr<Kernel> Prepare(
       const Conv2dAttrs& attrs,
       const std::vector<Tensor>& params) const override {

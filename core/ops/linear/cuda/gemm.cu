@@ -85,7 +85,6 @@ class GemmKernel : public cuda::CudaKernel {
 
 class GemmAlgorithm : public Algorithm<LinearAttrs> {
  public:
-  int Preference(const LinearAttrs&) const override { return 10; }
   std::unique_ptr<Kernel> Prepare(
       const LinearAttrs& attrs,
       const std::vector<Tensor>& params) const override {
