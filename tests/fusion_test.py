@@ -25,10 +25,10 @@ def _clamp(y: torch.Tensor, bounds: tuple[float, float]) -> torch.Tensor:
 
 # Both layouts: "guess" fuses through a oneDNN post-op where the chosen
 # implementation is a JIT kernel (NHWC here) and clamps itself where it is
-# gemm-based (NCHW); smm takes NCHW only.
+# gemm-based (NCHW).
 @pytest.mark.parametrize(
     "algorithm, layout",
-    [(a, "NCHW") for a in CONV_ALGORITHMS] + [(a, "NHWC") for a in CONV_ALGORITHMS if a != "smm"],
+    [(a, layout) for a in CONV_ALGORITHMS for layout in ("NCHW", "NHWC")],
 )
 @pytest.mark.parametrize("activation", ["relu", "relu6", (-0.5, 0.75)])
 def test_conv2d_fused_matches_unfused(algorithm, layout, activation) -> None:
