@@ -160,8 +160,11 @@ class LayerBase : public AnyLayer {
         if (!p.IsContiguous()) {
           Fail(ErrorKind::kInvalidArgument, "weights must be contiguous");
         }
-        Buffer& storage = param_storage_.emplace_back(p.numel() *
-                                                      SizeOf(p.dtype));
+        if (p.numel() > 0 && p.data == nullptr) {
+          Fail(ErrorKind::kInvalidArgument, "a weight has no data");
+        }
+        Buffer& storage = param_storage_.emplace_back(
+            CheckedBytes(p.numel(), SizeOf(p.dtype), "a weight"));
         if (p.numel()) std::memcpy(storage.data(), p.data, storage.size());
         Tensor copy = p;
         copy.data = storage.data();

@@ -1,0 +1,66 @@
+// Buffer and CheckedBytes on sizes that would wrap around size_t: each must
+// throw an ai3::Error instead of handing out a buffer smaller than recorded
+// (which the copy or kernel after it would overrun). And a layer refuses a
+// weight that claims elements but has no data, instead of copying from null.
+#include <cstdint>
+#include <cstdio>
+#include <limits>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/errors.h"
+#include "core/layer.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "core/testing/reference.h"
+
+namespace ai3 {
+namespace {
+
+using testing::Check;
+using testing::ExpectError;
+
+void Sizes() {
+  Check(CheckedBytes(0, 4, "x") == 0, "0 elements");
+  Check(CheckedBytes(10, 8, "x") == 80, "10 doubles");
+  ExpectError("negative count", ErrorKind::kInvalidArgument,
+              "w has a negative element count (-3)",
+              [] { CheckedBytes(-3, 4, "w"); });
+  ExpectError("count * size wraps", ErrorKind::kInvalidArgument,
+              "more than the address space", [] {
+                CheckedBytes(std::numeric_limits<int64_t>::max(), 4, "w");
+              });
+  // Rounding up to 64 bytes would wrap to a 0-byte buffer.
+  ExpectError("rounding wraps", ErrorKind::kInvalidArgument,
+              "more than the address space", [] {
+                Buffer b(std::numeric_limits<size_t>::max() - 10);
+              });
+  Buffer grown;
+  grown.Reserve(100);
+  Check(grown.size() == 100 && grown.data() != nullptr, "Reserve(100)");
+  grown.Reserve(10);
+  Check(grown.size() == 100, "Reserve never shrinks");
+}
+
+void WeightWithoutData() {
+  Conv2dAttrs a;
+  a.in_channels = a.out_channels = 2;
+  ExpectError("null weight", ErrorKind::kInvalidArgument,
+              "conv2d layer 'c': a weight has no data", [&] {
+                Layer<Conv2dAttrs>("c", a,
+                                   {Tensor{nullptr, DType::kFloat32,
+                                           {2, 2, 1, 1}}},
+                                   "direct");
+              });
+}
+
+int Main() {
+  Sizes();
+  WeightWithoutData();
+  std::printf("buffer: %d failed\n", testing::Failures());
+  return testing::Failures() != 0;
+}
+
+}  // namespace
+}  // namespace ai3
+
+int main() { return ai3::Main(); }
