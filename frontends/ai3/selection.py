@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ai3 import errors, tuning
+from ai3.spec import is_note
 
 Selector = Union[str, Sequence[str], Callable[..., str]]
 KEEP_NAMES = ("torch", "keep")
@@ -92,7 +93,7 @@ def spec_candidate(spec: Any, factory: Optional[Callable[..., Any]], dtype: Any,
             return factory(spec, algorithm, dtype, layout)
 
     params = {
-        "attrs": {k: v for k, v in spec.attrs.items() if not k.startswith("folded_")},  # names, not parameters
+        "attrs": {k: v for k, v in spec.attrs.items() if not is_note(k)},  # names, not parameters
         "weights": {k: (None if w is None else tuple(np.shape(w))) for k, w in spec.weights.items()},
     }
     return Candidate(spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core")
