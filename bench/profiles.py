@@ -58,11 +58,13 @@ def onnx_conv_kinds(model: Any) -> dict[str, str]:
     shapes = {t.name: tuple(t.dims) for t in proto.graph.initializer}
     kinds = {}
     for node in proto.graph.node:
-        if node.op_type != "Conv":
+        # ai3's rewritten Conv nodes ("ai3" domain Conv2D) carry ONNX's attributes as strings.
+        if node.op_type not in ("Conv", "Conv2D"):
             continue
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         weight = shapes.get(node.input[1]) if len(node.input) > 1 else None
-        kernel = list(attrs.get("kernel_shape") or (weight[2:] if weight else []))
+        kernel = attrs.get("kernel_shape") or (weight[2:] if weight else [])
+        kernel = [int(v) for v in kernel.decode().split(",") if v] if isinstance(kernel, bytes) else list(kernel)
         if len(kernel) != 2:
             continue
         kinds[node.name] = conv_kind(kernel[0], kernel[1], int(attrs.get("group", 1)), weight[1] if weight else None)
@@ -129,11 +131,16 @@ def ai3_breakdown(model: Any, x: Any, conv_kinds: dict[str, str], repeats: int =
     return b
 
 
-def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str]) -> str:
+def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: Optional[str] = None) -> str:
     """ORT profile node -> kind. Convs (plain, fused, NCHWc, ai3's) are told
-    apart by the weight shape ORT records as the second input."""
+    apart by the weight shape ORT records as the second input; an ai3 node
+    whose session holds its weights ("<type>_prepared", one input) by
+    `known`, its kind from the model."""
     shapes = [next(iter(i.values()), None) if isinstance(i, dict) else None for i in inputs]
-    prefix = "ai3 node: " if op in ai3_ops else ""
+    prefix = "ai3 node: " if op in ai3_ops or op.removesuffix("_prepared") in ai3_ops else ""
+    op = op.removesuffix("_prepared") if prefix else op
+    if prefix and known is not None and len(shapes) == 1:
+        return prefix + known
     if op in ("Conv", "FusedConv", "NhwcFusedConv", "Conv2D") and len(shapes) > 1 and shapes[1] and len(shapes[1]) == 4:
         k, cg, kh, kw = shapes[1]
         x = shapes[0] or []
@@ -159,6 +166,7 @@ def ort_breakdown(
     import onnxruntime as ort
 
     ops = frozenset(ai3_ops)
+    kinds = onnx_conv_kinds(model) if ops else {}
     with tempfile.TemporaryDirectory() as tmp:
         so = options()
         so.enable_profiling = True
@@ -180,7 +188,7 @@ def ort_breakdown(
             continue
         args = e.get("args", {})
         name = e["name"][: -len("_kernel_time")]
-        kind = _ort_kind(args.get("op_name", "?"), args.get("input_type_shape", []), ops)
+        kind = _ort_kind(args.get("op_name", "?"), args.get("input_type_shape", []), ops, kinds.get(name))
         entry = per_node.setdefault(name, [kind, args.get("provider", ""), 0.0])
         entry[2] += e["dur"] * 1e-6 / len(timed)
     for name, (kind, provider, seconds) in per_node.items():

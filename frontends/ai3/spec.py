@@ -16,9 +16,10 @@ import numpy as np
 MODEL_INPUT = -1  # as an input index: the model's (single) input
 
 # Attributes the spec passes write as notes for people and plans (which
-# batchnorm was folded into a conv, which activation was fused), not as
+# batchnorm was folded into a conv, which activation was fused, the memory
+# order the layout pass gave a tensor, which permutes it inserted), not as
 # parameters of the core layer.
-NOTE_PREFIXES = ("folded_", "fused_")
+NOTE_PREFIXES = ("folded_", "fused_", "memory_layout", "layout_conversion")
 
 
 def is_note(attr: str) -> bool:

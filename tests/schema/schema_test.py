@@ -139,7 +139,7 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
     assert [w["name"] for w in mha["weights"]] == ["in_proj_weight", "out_proj_weight", "in_proj_bias", "out_proj_bias"]
     assert mha["multi_input"] and not conv["multi_input"]
     cpu = [name for name, _ in conv["default"]["cpu"]]
-    assert cpu == ["winograd", "guess", "gemm", "implicit gemm", "kn2row", "smm", "winograd", "direct"]
+    assert cpu == ["smm", "implicit gemm", "winograd", "guess", "gemm", "implicit gemm", "kn2row", "smm", "winograd", "direct"]
     assert conv["default"]["cpu"][0][1]  # the condition in words
     assert [name for name, _ in SCHEMAS["linear"]["default"]["cpu"]] == ["gemm", "direct"]
     assert [name for name, _ in SCHEMAS["attention"]["default"]["cpu"]] == ["flash", "chunked", "naive"]
@@ -159,6 +159,21 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
 def test_conv2d_default_follows_its_list(channels: int, stride: int, dtype: Any, want: str) -> None:
     weight = np.zeros((channels, channels, 3, 3), dtype)
     layer = _core.make_layer("conv2d", {"stride": stride}, {"weight": weight}, "default", "c")
+    assert layer.algorithm == want
+
+
+@pytest.mark.parametrize(
+    "cin, cout, groups, layout, want",
+    [
+        (32, 32, 32, "NCHW", "smm"),  # NCHW depthwise: smm's one-channel block
+        (32, 32, 32, "NHWC", "guess"),  # NHWC depthwise: oneDNN's
+        (3, 64, 1, "NCHW", "implicit gemm"),  # an RGB first layer
+        (64, 64, 1, "NHWC", "guess"),  # winograd first on NCHW only
+    ],
+)
+def test_conv2d_default_rules(cin: int, cout: int, groups: int, layout: str, want: str) -> None:
+    weight = np.zeros((cout, cin // groups, 3, 3), np.float32)
+    layer = _core.make_layer("conv2d", {"groups": groups, "layout": layout, "padding": 1}, {"weight": weight}, "default", "c")
     assert layer.algorithm == want
 
 
