@@ -35,7 +35,7 @@ def main(argv: list[str]) -> None:
 
     def chain(count: int):
         m = _core.Model()
-        relu = _core.ReLU(algorithm="default", name="relu")
+        relu = _core.make_layer("relu", algorithm="default", name="relu")
         node = _core.MODEL_INPUT
         for _ in range(count):
             node = m.add_layer(relu, node)  # one layer object, `count` nodes

@@ -165,7 +165,7 @@ def test_core_layer_refuses_non_contiguous_array() -> None:
     # instead of misreading it.
     from ai3 import _core
 
-    layer = _core.ReLU(algorithm="direct", name="r")
+    layer = _core.make_layer("relu", algorithm="direct", name="r")
     x = np.zeros((4, 4), dtype=np.float32)[:, ::2]
     with pytest.raises(ai3.InvalidArgument, match="not contiguous"):
         layer(x)

@@ -69,13 +69,10 @@ def test_batchnorm2d_without_affine_and_core_signature() -> None:
     x = torch.randn(2, 5, 4, 4)
     want = F.batch_norm(x, mean, var, None, None, training=False)
     assert_close(ai3.layers.BatchNorm2d(None, None, mean, var)(x), want, torch.float32)
-    core = _core.BatchNorm2d(
-        weight=np.ones(5, np.float32),
-        bias=np.zeros(5, np.float32),
-        running_mean=mean.numpy(),
-        running_var=var.numpy(),
-        eps=1e-5,
-        layout="NCHW",
+    core = _core.make_layer(
+        "batchnorm2d",
+        dict(eps=1e-5, layout="NCHW"),
+        dict(weight=np.ones(5, np.float32), bias=np.zeros(5, np.float32), running_mean=mean.numpy(), running_var=var.numpy()),
         algorithm="default",
         name="bn",
     )
@@ -194,7 +191,7 @@ def test_model_keeps_layers_alive() -> None:
     m = _core.Model()
     w = torch.randn(4, 3, 1, 1)
     m.add_layer(ai3.layers.Conv2d(w, name="c")._core_layer, IN)  # the wrapper dies at once
-    relu = _core.ReLU(algorithm="direct", name="r")
+    relu = _core.make_layer("relu", algorithm="direct", name="r")
     m.add_layer(relu, 0)
     del relu
     gc.collect()
@@ -207,7 +204,7 @@ def test_layer_shared_with_python_and_two_models() -> None:
     a, b = _core.Model(), _core.Model()
     a.add_layer(conv._core_layer, IN)
     b.add_layer(conv._core_layer, IN)
-    b.add_layer(_core.ReLU(algorithm="direct", name="r"), 0)
+    b.add_layer(_core.make_layer("relu", algorithm="direct", name="r"), 0)
     x = torch.randn(2, 3, 6, 6)
     direct = conv(x)
     assert_close(torch.from_numpy(a(x.numpy())), direct, torch.float32)
@@ -257,14 +254,14 @@ def test_inception_style_concat(dtype) -> None:
 def test_concat_nhwc_last_axis_and_negative_axis() -> None:
     x = torch.randn(2, 5, 5, 3)  # NHWC
     m = _core.Model()
-    r = m.add_layer(_core.ReLU(algorithm="direct", name="r"), IN)
+    r = m.add_layer(_core.make_layer("relu", algorithm="direct", name="r"), IN)
     m.add_concat([IN, r], -1, "cat")
     assert_close(torch.from_numpy(m(x.numpy())), torch.cat([x, F.relu(x)], -1), torch.float32)
 
 
 def test_unused_nodes_are_pruned() -> None:
     m = _core.Model()
-    r = m.add_layer(_core.ReLU(algorithm="direct", name="r"), IN)
+    r = m.add_layer(_core.make_layer("relu", algorithm="direct", name="r"), IN)
     # A dead branch that could not even take the input.
     m.add_layer(ai3.layers.Conv2d(torch.randn(2, 7, 1, 1), name="dead")._core_layer, r)
     m.set_output(r)
@@ -277,7 +274,7 @@ def test_unused_nodes_are_pruned() -> None:
 
 def test_bad_input_node_id() -> None:
     m = _core.Model()
-    relu = _core.ReLU(algorithm="direct", name="r")
+    relu = _core.make_layer("relu", algorithm="direct", name="r")
     with pytest.raises(ai3.InvalidArgument, match=r"relu layer 'r': input 3 is not a node of this model"):
         m.add_layer(relu, 3)
     m.add_layer(relu, IN)

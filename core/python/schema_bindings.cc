@@ -276,48 +276,6 @@ py::dict SchemaDict(const OpSchema& s) {
   return out;
 }
 
-// ai3._core.<Name>(**keywords): the constructors the per-op bindings had,
-// kept for the callers that still use them (frontends/ai3/keras/layers.py,
-// bench/overhead.py, tests/model_core_test.py and errors_test.py); each is
-// make_layer with the keywords that name weights taken as weights. To be
-// deleted once those call make_layer.
-void BindLegacyConstructors(py::module_& m) {
-  static const std::pair<const char*, const char*> kLegacy[] = {
-      {"Conv2d", "conv2d"},
-      {"Linear", "linear"},
-      {"ReLU", "relu"},
-      {"MaxPool2d", "maxpool2d"},
-      {"AvgPool2d", "avgpool2d"},
-      {"AdaptiveAvgPool2d", "adaptiveavgpool2d"},
-      {"Flatten", "flatten"},
-      {"BatchNorm2d", "batchnorm2d"}};
-  for (const auto& [cls, op] : kLegacy) {
-    const std::string op_name = op;
-    m.def(
-        cls,
-        [op_name](const py::kwargs& kwargs) {
-          const OpSchema& schema = GetOpSchema(op_name);
-          py::dict attrs, weights;
-          std::string algorithm = "default", name;
-          for (auto [key, value] : kwargs) {
-            const std::string k = py::str(key);
-            if (k == "algorithm") {
-              algorithm = value.cast<std::string>();
-            } else if (k == "name") {
-              name = value.cast<std::string>();
-            } else if (schema.WeightIndex(k) >= 0) {
-              weights[key] = value;
-            } else {
-              attrs[key] = value;
-            }
-          }
-          return MakeLayer(op_name, attrs, weights, algorithm, name,
-                           std::nullopt);
-        },
-        ("Deprecated: make_layer('" + op_name + "', ...).").c_str());
-  }
-}
-
 }  // namespace
 
 void BindSchemas(py::module_& m) {
@@ -348,7 +306,6 @@ void BindSchemas(py::module_& m) {
       "required, default, nullable, size, choices, doc), weights (name, "
       "optional, doc) and default (device -> [(algorithm, condition)], in "
       "order).");
-  BindLegacyConstructors(m);
 }
 
 }  // namespace ai3

@@ -142,14 +142,10 @@ class Conv2D(Ai3Layer, keras.layers.Conv2D):
             )
         else:
             pads = (0, 0, 0, 0)
-        return _core.Conv2d(
-            weight=np.zeros((cout, cin_g, kh, kw), dtype),
-            bias=np.zeros((cout,), dtype) if self.use_bias else None,
-            stride=tuple(self.strides),
-            padding=tuple(pads),
-            dilation=tuple(self.dilation_rate),
-            groups=self.groups,
-            layout="NHWC",
+        return _core.make_layer(
+            "conv2d",
+            dict(stride=tuple(self.strides), padding=tuple(pads), dilation=tuple(self.dilation_rate), groups=self.groups, layout="NHWC"),
+            dict(weight=np.zeros((cout, cin_g, kh, kw), dtype), bias=np.zeros((cout,), dtype) if self.use_bias else None),
             algorithm=self.algorithm,
             name=self.name,
         )
@@ -180,9 +176,10 @@ class Dense(Ai3Layer, keras.layers.Dense):
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
         fin, fout = (int(d) for d in self.kernel.shape)
         dtype = np.dtype(_weight_dtype(self))
-        return _core.Linear(
-            weight=np.zeros((fout, fin), dtype),
-            bias=np.zeros((fout,), dtype) if self.use_bias else None,
+        return _core.make_layer(
+            "linear",
+            {},
+            dict(weight=np.zeros((fout, fin), dtype), bias=np.zeros((fout,), dtype) if self.use_bias else None),
             algorithm=self.algorithm,
             name=self.name,
         )
@@ -209,7 +206,7 @@ class ReLU(Ai3Layer, keras.layers.ReLU):
         return ops.relu(inputs, algorithm=self.algorithm, layer_name=self.name)
 
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.ReLU(algorithm=self.algorithm, name=self.name)
+        return _core.make_layer("relu", algorithm=self.algorithm, name=self.name)
 
 
 def _pool_pads(layer: Any, input_shape: Optional[tuple]) -> tuple[int, int, int, int]:
@@ -245,13 +242,9 @@ class MaxPooling2D(Ai3Layer, keras.layers.MaxPooling2D):
         )
 
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.MaxPool2d(
-            kernel=tuple(self.pool_size),
-            stride=tuple(self.strides),
-            padding=_pool_pads(self, input_shape),
-            dilation=(1, 1),
-            ceil_mode=False,
-            layout="NHWC",
+        return _core.make_layer(
+            "maxpool2d",
+            dict(kernel=tuple(self.pool_size), stride=tuple(self.strides), padding=_pool_pads(self, input_shape), layout="NHWC"),
             algorithm=self.algorithm,
             name=self.name,
         )
@@ -281,14 +274,15 @@ class AveragePooling2D(Ai3Layer, keras.layers.AveragePooling2D):
         )
 
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.AvgPool2d(
-            kernel=tuple(self.pool_size),
-            stride=tuple(self.strides),
-            padding=_pool_pads(self, input_shape),
-            ceil_mode=False,
-            count_include_pad=False,
-            divisor_override=0,
-            layout="NHWC",
+        return _core.make_layer(
+            "avgpool2d",
+            dict(
+                kernel=tuple(self.pool_size),
+                stride=tuple(self.strides),
+                padding=_pool_pads(self, input_shape),
+                count_include_pad=False,  # TF divides by the window's pixels inside the input
+                layout="NHWC",
+            ),
             algorithm=self.algorithm,
             name=self.name,
         )
@@ -311,7 +305,7 @@ class GlobalAveragePooling2D(Ai3Layer, keras.layers.GlobalAveragePooling2D):
         return ops.global_avg_pool2d(inputs, keepdims=self.keepdims, algorithm=self.algorithm, layer_name=self.name)
 
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.AdaptiveAvgPool2d(output_size=(1, 1), layout="NHWC", algorithm=self.algorithm, name=self.name)
+        return _core.make_layer("adaptiveavgpool2d", dict(output_size=(1, 1), layout="NHWC"), algorithm=self.algorithm, name=self.name)
 
 
 @keras.saving.register_keras_serializable(package=_PACKAGE)
@@ -330,7 +324,7 @@ class Flatten(Ai3Layer, keras.layers.Flatten):
         return ops.flatten(inputs, algorithm=self.algorithm, layer_name=self.name)
 
     def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.Flatten(start_dim=1, end_dim=-1, algorithm=self.algorithm, name=self.name)
+        return _core.make_layer("flatten", dict(start_dim=1, end_dim=-1), algorithm=self.algorithm, name=self.name)
 
 
 # op -> the ai3 layer class.
