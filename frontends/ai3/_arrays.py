@@ -53,6 +53,8 @@ def to_array(x: Any, what: str) -> tuple[np.ndarray, str]:
         if "CPU" not in x.device.upper() and x.device:
             raise errors.UnsupportedOperation(f"{what} is on {x.device}; this ai3 build runs on the CPU only")
         return _from_dlpack(x, what), kind
+    if isinstance(x, np.generic):  # a NumPy scalar (np.float32(2.0)) is a 0-d array
+        x = np.asarray(x)
     if isinstance(x, np.ndarray):
         if not x.flags.c_contiguous:
             x = np.ascontiguousarray(x)  # the deliberate copy

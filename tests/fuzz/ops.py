@@ -400,11 +400,6 @@ def _binary(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -
         if form == "two":
             return Case(op, lambda n, dt: cls(algorithm=algorithm, name=n), [a, b], lambda a, b: fn(t64(a), t64(b)), dtype, specials=True)
         reverse = form == "reverse"
-        if b.ndim == 0:
-            # A 0-d constant comes back as (1,) from the wrapper's
-            # np.ascontiguousarray (frontends/ai3/layers.py; reported, and
-            # pinned as an xfail in regressions_test.py): give it rank 1.
-            b = b.reshape(1)
 
         def reference(a: np.ndarray) -> Any:
             other = t64(b.astype(dtype))
