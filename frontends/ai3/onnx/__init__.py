@@ -1,14 +1,23 @@
-"""ai3's ONNX frontend.
+"""ai3's ONNX frontend: one ONNX -> LayerSpec mapping (ai3.onnx.graph),
+three routes.
 
-In-graph swaps (ai3.onnx.rewrite): a new ModelProto whose matching nodes
-run in ai3 inside ONNX Runtime (ai3.onnx.session)::
+  swap_backend(model, algos)     the whole graph as an ai3.Model, run by
+                                 the core (ai3.onnx.graph);
+  partition(model, algos)        a new ModelProto whose every maximal
+                                 region ai3 can run (one input, one
+                                 output) is ONE "ai3"-domain node running
+                                 an ai3.Model of the region, the rest left
+                                 to ONNX Runtime: the route to pick for a
+                                 whole model inside ORT;
+  swap_operation(op, model, algos), swap_conv2d, ...
+                                 a new ModelProto whose each `op` layer is
+                                 one "ai3"-domain node (ai3.onnx.rewrite).
 
-    model = ai3.onnx.swap_conv2d("resnet18.onnx", "gemm")
+The rewritten models run in ONNX Runtime (ai3.onnx.session)::
+
+    model = ai3.onnx.partition("resnet18.onnx", {"conv2d": "auto"})
     sess = ai3.onnx.InferenceSession(model)     # an onnxruntime.InferenceSession
     y, = sess.run(None, {"input": x})
-
-and, from ai3.onnx.graph, `swap_backend` (the whole graph as an ai3.Model)
-and `load`.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ai3.onnx.rewrite import (
+    partition,
     swap_adaptiveavgpool2d,
     swap_avgpool2d,
     swap_conv2d,
@@ -51,6 +61,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "LAYOUT",
+    "partition",
     "swap_operation",
     "swap_conv2d",
     "swap_linear",

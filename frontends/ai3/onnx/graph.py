@@ -63,6 +63,7 @@ ONNX op -> spec (see `_Mapper.node`):
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -84,6 +85,18 @@ SUPPORTED_OPS = (
     "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+# The op of a spec standing for a tensor ai3 does not compute (a graph input,
+# or an output of a node ORT keeps) in map_nodes' specs.
+EXTERNAL = "external"
+
+
+@dataclass
+class Group:
+    """Nodes of the graph and the specs the mapping made of them (one node,
+    a written-out GELU / layer norm, a MatMul with its bias Add)."""
+
+    nodes: list
+    specs: list[int]
 
 
 def _onnx():
@@ -292,6 +305,7 @@ class _Mapper:
         self.names: dict[str, int] = {}
         self.constants: dict[str, np.ndarray] = {}
         self.tensors: dict[str, int] = {}  # tensor name -> spec index
+        self.groups: list[Group] = []  # (tolerant walks) nodes -> the specs they made
         self.uses: dict[str, int] = {}
         for node in model.graph.node:
             for name in node.input:
@@ -361,18 +375,65 @@ class _Mapper:
             raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
         return s
 
-    def walk(self, input_name: str) -> int:
-        self.tensors[input_name] = MODEL_INPUT
-        for i, node in enumerate(self.model.graph.node):
-            if i in self.fused:
-                if i == self.fused[i].last:
-                    self.output(node, self.pattern(node, self.fused[i]))
+    def walk(self, input_name: Optional[str], tolerant: bool = False) -> int:
+        """Maps every node. `tolerant` (the in-graph rewrites, see
+        map_nodes): a node the mapping cannot take leaves no spec; its
+        outputs become EXTERNAL specs (tensors ORT computes), every graph
+        input is one too, and `groups` records which nodes made which specs."""
+        if tolerant:
+            inits = {t.name for t in self.model.graph.initializer}
+            for inp in self.model.graph.input:
+                if inp.name not in inits:
+                    self.tensors[inp.name] = self.add(EXTERNAL, inp, [], {"tensor": inp.name}, shape=self.shape(inp.name))
+        else:
+            self.tensors[input_name] = MODEL_INPUT
+        nodes = list(self.model.graph.node)
+        for i, node in enumerate(nodes):
+            if i in self.fused and i != self.fused[i].last:
                 continue
-            self.node(node)
+            start = len(self.specs)
+            try:
+                if i in self.fused:
+                    self.output(node, self.pattern(node, self.fused[i]))
+                else:
+                    self.node(node)
+            except Exception:  # noqa: BLE001 -- tolerant: ORT runs what ai3 cannot map
+                if not tolerant:
+                    raise
+                self.foreign(node, start)
+                continue
+            if tolerant:
+                members = [nodes[k] for k in self.fused[i].nodes] if i in self.fused else [node]
+                self.group(members, start)
+        if tolerant:
+            return MODEL_INPUT
         out = self.model.graph.output[0].name
         if out not in self.tensors:
             raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
         return self.tensors[out]
+
+    def foreign(self, node: Any, start: int) -> None:
+        """Undoes what a node the mapping refused made; its outputs become
+        EXTERNAL specs."""
+        del self.specs[start:]
+        self.tensors = {k: v for k, v in self.tensors.items() if v < start}
+        for o in node.output:
+            if o:
+                self.tensors[o] = self.add(EXTERNAL, node, [], {"tensor": o}, shape=self.shape(o))
+
+    def group(self, members: list, start: int) -> None:
+        """Records that `members` made specs[start:]; a node that made none
+        but aliases an earlier spec (the Add that became a linear's bias)
+        joins that spec's group."""
+        made = list(range(start, len(self.specs)))
+        if made:
+            self.groups.append(Group(members, made))
+            return
+        aliased = {self.tensors.get(o) for node in members for o in node.output if o in self.tensors}
+        for g in self.groups:
+            if aliased & set(g.specs):
+                g.nodes.extend(members)
+                return
 
     def pattern(self, node: Any, g: Any) -> int:
         """The one spec standing for a written-out GELU or layer norm."""
@@ -1010,6 +1071,36 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     return specs, output
 
 
+@dataclass
+class NodeMap:
+    """map_nodes' result: the folded model, its shapes and constants, and
+    the mapping of its nodes."""
+
+    model: Any
+    shapes: dict
+    constants: dict
+    specs: list[LayerSpec]
+    tensors: dict[str, int]
+    groups: list[Group]
+
+
+def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> NodeMap:
+    """The mapping of every node of `model` (a ModelProto) for the in-graph
+    rewrites (ai3.onnx.rewrite): the same mapping as to_specs, but a node
+    it cannot take (another domain, an op ai3 lacks, an unknown shape)
+    stays ORT's: its outputs are EXTERNAL specs."""
+    opset = opset_of(model)
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
+    shape = _sample_shape(model, sample_input_shape)
+    folded, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
+    mapper = _Mapper(folded, shapes, opset)
+    mapper.walk(None, tolerant=True)
+    for s in mapper.specs:
+        s.attrs.pop("from_matmul", None)
+    return NodeMap(folded, shapes, mapper.constants, mapper.specs, mapper.tensors, mapper.groups)
+
+
 def swap_backend(
     model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, *, dtype: Optional[Any] = None, recorder: Optional[Any] = None
 ):
@@ -1031,4 +1122,4 @@ def swap_backend(
     )
 
 
-__all__ = ["fold_zero_padding", "load", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+__all__ = ["EXTERNAL", "Group", "NodeMap", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

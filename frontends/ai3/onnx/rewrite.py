@@ -1,30 +1,47 @@
-"""In-graph swaps for ONNX models: matching nodes become nodes of the "ai3"
-domain that ONNX Runtime runs through ai3's core (see ai3.onnx.session).
+"""In-graph rewrites of ONNX models: nodes ai3 runs become nodes of the
+"ai3" domain that ONNX Runtime runs through ai3's core (ai3.onnx.session).
 
-    model = ai3.onnx.swap_conv2d("resnet18.onnx", "gemm")   # -> new ModelProto
+    model = ai3.onnx.swap_conv2d("resnet18.onnx", "gemm")   # each Conv -> one ai3 node
+    model = ai3.onnx.partition("resnet18.onnx", {"conv2d": "auto"})  # each region -> one
     sess = ai3.onnx.InferenceSession(model)
 
-The input model is never modified: the result is a copy. Each swapped node
-keeps its name, inputs and outputs, and carries
-  - `algorithm`: the selected algorithm ("default" allowed),
-  - `node`: the original node's name (for error messages),
-  - `node_key`: a unique id given at rewrite time (the custom op's cache key,
-    since ONNX Runtime tells a Python custom op nothing about its node),
-  - every original attribute, lists (pads, strides, dilations, kernel_shape)
-    as comma-separated strings ("1,1,1,1", "" when absent), since
-    onnxruntime-extensions' Python ops take scalar and string attributes only.
-A Conv or Gemm without a bias gets a zero bias initializer (the custom ops
-have a fixed number of inputs). For "linear", a MatMul by a 2-D initializer
-whose only consumer is an Add of a 1-D initializer (the export of nn.Linear
-on inputs of rank > 2) becomes one Linear node (attribute matmul=1) named
-after the MatMul, producing the Add's output; the Add is removed. Nodes ai3 cannot run as they are (3-D
-convolutions, Gemm with transA/alpha/beta, MaxPool with an Indices output,
-Flatten with axis != 1, ...) are not candidates: they stay, and a sequence
-selector does not count them.
+Both start from the one ONNX -> LayerSpec mapping (ai3.onnx.graph.map_nodes,
+the mapping swap_backend uses), so an op the mapping learns is swappable
+here with no other code.
+
+  swap_operation(op, model, algos)   every group of nodes the mapping turns
+      into exactly one `op` layer of one activation input (a Conv; a MatMul
+      with its bias Add; a written-out GELU) becomes one ai3 node running
+      that layer. Other nodes stay ORT's.
+  partition(model, algos)            every maximal region of nodes the
+      mapping takes, with one input tensor and one output tensor, becomes
+      one ai3 node running an ai3.Model of the region (built by the same
+      pipeline as swap_backend: batch norms folded, activations fused,
+      layouts chosen). A fully supported model is one ai3 node; an op ai3
+      lacks splits it into regions around ORT's own node. A region that
+      would need several inputs or outputs stays ORT's.
+
+Every ai3 node has the one node type "ai3::Layer" with inputs (X, W) and
+string attributes
+  - `op`: the core op ("conv2d", ...), or "model" for a region;
+  - `attrs`: canonical JSON of the core attributes (padding resolved at
+    rewrite time from the shapes; an unknown size that SAME padding needs
+    leaves the node ORT's), for "model" the region's specs;
+  - `weights`: JSON [[name, shape or null], ...]: how W, one flat float32
+    initializer, holds the layer's weights in declared order;
+  - `algorithm`: the selected name (JSON of the selector for "model");
+  - `node`: the layer's name, for messages; `node_key`: a unique id, the
+    session's cache key (ONNX Runtime tells a Python op nothing about its
+    node).
+float32 only (an onnxruntime-extensions op has fixed input types). The
+input model is never modified; the result is a copy whose replaced nodes'
+outputs keep their names (with value_info carrying their shapes, so a
+later rewrite still knows them). Models with one input and one output.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from typing import Any, Callable, Optional, Sequence, Union
@@ -33,240 +50,155 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ai3 import errors, selection
-from ai3.onnx import autotune
+from ai3 import _core, errors, frontend, selection
+from ai3 import model as ai3_model
+from ai3.onnx import graph
 from ai3.selection import Selector
+from ai3.spec import LayerSpec
 
 DOMAIN = "ai3"
 DOMAIN_VERSION = 1
-
-# ai3 op -> (ONNX op type matched, ai3 domain op type)
-OPS: dict[str, tuple[str, str]] = {
-    "conv2d": ("Conv", "Conv2D"),
-    "linear": ("Gemm", "Linear"),
-    "relu": ("Relu", "ReLU"),
-    "maxpool2d": ("MaxPool", "MaxPool2D"),
-    "avgpool2d": ("AveragePool", "AvgPool2D"),
-    "adaptiveavgpool2d": ("GlobalAveragePool", "GlobalAvgPool2D"),
-    "flatten": ("Flatten", "Flatten"),
-}
-
-# ai3 domain op type -> (string attributes, int attributes, float attributes),
-# the attributes every node of that type carries (all of them, always).
-COMMON_STRING_ATTRS = ("algorithm", "node", "node_key")
-ATTRS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
-    "Conv2D": (COMMON_STRING_ATTRS + ("auto_pad", "dilations", "kernel_shape", "pads", "strides"), ("group",), ()),
-    "Linear": (COMMON_STRING_ATTRS, ("matmul", "transA", "transB"), ("alpha", "beta")),
-    "ReLU": (COMMON_STRING_ATTRS, (), ()),
-    "MaxPool2D": (
-        COMMON_STRING_ATTRS + ("auto_pad", "dilations", "kernel_shape", "pads", "strides"),
-        ("ceil_mode", "storage_order"),
-        (),
-    ),
-    "AvgPool2D": (
-        COMMON_STRING_ATTRS + ("auto_pad", "dilations", "kernel_shape", "pads", "strides"),
-        ("ceil_mode", "count_include_pad"),
-        (),
-    ),
-    "GlobalAvgPool2D": (COMMON_STRING_ATTRS, (), ()),
-    "Flatten": (COMMON_STRING_ATTRS, ("axis",), ()),
-}
-_INPUTS = {"Conv2D": 3, "Linear": 3}  # the others take one input
+NODE_TYPE = "Layer"
+REGION = "model"  # the `op` of a region node
 
 ModelLike = Union[onnx.ModelProto, str, os.PathLike, bytes]
 
 
-def _load(model: ModelLike) -> onnx.ModelProto:
-    """ai3.onnx.graph.load when it exists (validates, raises ai3 errors);
-    otherwise a local equivalent. Always returns a private copy."""
-    try:
-        from ai3.onnx.graph import load as graph_load  # type: ignore
-    except ImportError:
-        graph_load = None
-    if graph_load is not None:
-        model = graph_load(model)
-    if isinstance(model, onnx.ModelProto):
-        copy = onnx.ModelProto()
-        copy.CopyFrom(model)
-        return copy
-    try:
-        if isinstance(model, (bytes, bytearray)):
-            return onnx.load_model_from_string(bytes(model))
-        if isinstance(model, (str, os.PathLike)):
-            if not os.path.exists(model):
-                raise errors.InvalidArgument(f"no ONNX model at {os.fspath(model)!r}")
-            return onnx.load(os.fspath(model))
-    except errors.Error:
-        raise
-    except Exception as e:
-        raise errors.InvalidArgument(f"could not read an ONNX model from {model!r:.80}: {e}") from e
-    raise errors.InvalidArgument(
-        f"expected an onnx.ModelProto, a path or serialized bytes, got {type(model).__name__}"
-    )
+def _copy(model: ModelLike) -> onnx.ModelProto:
+    """graph.load (validated, ai3 errors) as a private copy."""
+    proto = graph.load(model)
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    return copy
 
 
-def _attrs(node: onnx.NodeProto) -> dict[str, Any]:
-    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+def _json(value: Any) -> str:
+    def plain(v: Any) -> Any:
+        if isinstance(v, np.generic):
+            return v.item()
+        raise TypeError(f"{type(v).__name__} is not an attribute value")
+
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=plain)
 
 
-def _ints(values: Any) -> str:
-    return ",".join(str(int(v)) for v in values) if values is not None else ""
-
-
-def _initializers(model: onnx.ModelProto) -> dict[str, onnx.TensorProto]:
-    return {t.name: t for t in model.graph.initializer}
-
-
-def _weight_shape(name: str, inits: dict[str, onnx.TensorProto]) -> Optional[tuple[int, ...]]:
-    t = inits.get(name)
-    return tuple(int(d) for d in t.dims) if t is not None else None
-
-
-def _applicable(node: onnx.NodeProto, inits: dict[str, onnx.TensorProto]) -> bool:
-    """Whether ai3's layer for this node can compute exactly what it does."""
-    a = _attrs(node)
-    t = node.op_type
-    if len(node.output) != 1:
-        return False
-    if t == "Conv":
-        w = _weight_shape(node.input[1], inits) if len(node.input) > 1 else None
-        if w is None or len(w) != 4:
-            return False
-        ks = a.get("kernel_shape")
-        return ks is None or len(ks) == 2
-    if t == "Gemm":
-        if a.get("transA", 0) != 0 or a.get("alpha", 1.0) != 1.0 or a.get("beta", 1.0) != 1.0:
-            return False
-        w = _weight_shape(node.input[1], inits)
-        if w is None or len(w) != 2:
-            return False
-        if len(node.input) > 2 and node.input[2]:
-            c = _weight_shape(node.input[2], inits)
-            n = w[0] if a.get("transB", 0) else w[1]
-            return c is not None and int(np.prod(c)) == n and len(c) in (1, 2) and (len(c) == 1 or c[0] == 1)
-        return True
-    if t in ("MaxPool", "AveragePool"):
-        ks = a.get("kernel_shape")
-        if ks is None or len(ks) != 2:
-            return False
-        if t == "MaxPool" and a.get("storage_order", 0) != 0:
-            return False
-        if t == "AveragePool" and any(d != 1 for d in a.get("dilations", [1, 1])):
-            return False
-        return True
-    if t == "Flatten":
-        return a.get("axis", 1) == 1
-    return t in ("Relu", "GlobalAveragePool")
-
-
-def _shape_map(model: onnx.ModelProto, sample_input_shape: Optional[Sequence[int]]) -> dict[str, tuple[int, ...]]:
-    """Value name -> static shape, from onnx.shape_inference (with the first
-    graph input's shape set to sample_input_shape when given)."""
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    init_names = {t.name for t in m.graph.initializer}
-    inputs = [i for i in m.graph.input if i.name not in init_names]
-    if sample_input_shape is not None:
-        if not inputs:
-            raise errors.InvalidArgument("sample_input_shape given but the model has no graph input")
-        dims = inputs[0].type.tensor_type.shape.dim
-        if len(dims) and len(dims) != len(sample_input_shape):
-            raise errors.ShapeError(
-                f"sample_input_shape {tuple(sample_input_shape)} has rank {len(sample_input_shape)} but the "
-                f"model's input '{inputs[0].name}' has rank {len(dims)}"
-            )
-        inputs[0].type.tensor_type.shape.Clear()
-        for d in sample_input_shape:
-            inputs[0].type.tensor_type.shape.dim.add().dim_value = int(d)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(m)
-    except Exception as e:
-        raise errors.InvalidArgument(f"ONNX shape inference failed: {e}") from e
-    shapes: dict[str, tuple[int, ...]] = {}
-    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
-        tt = vi.type.tensor_type
-        if not tt.HasField("shape"):
+def _pack(weights: dict[str, Any]) -> tuple[np.ndarray, list]:
+    """W (one flat float32 array) and its layout [[name, shape|None], ...]."""
+    layout, parts = [], []
+    for name, w in weights.items():
+        if w is None:
+            layout.append([name, None])
             continue
-        dims = tt.shape.dim
-        if all(d.HasField("dim_value") for d in dims):
-            shapes[vi.name] = tuple(int(d.dim_value) for d in dims)
-    return shapes
+        a = np.asarray(w, dtype=np.float32)
+        layout.append([name, list(a.shape)])
+        parts.append(a.reshape(-1))
+    return (np.concatenate(parts) if parts else np.zeros((0,), np.float32)), layout
 
 
-def _matmul_add(
-    graph: onnx.GraphProto, node: onnx.NodeProto, inits: dict[str, onnx.TensorProto]
-) -> Optional[tuple[int, onnx.NodeProto, str]]:
-    """For a MatMul(A, W) followed only by Add(., b) with W [K, N] and b [N]
-    initializers: (index of the Add, the Add, b's name); else None."""
-    if len(node.input) != 2 or len(node.output) != 1:
-        return None
-    w = _weight_shape(node.input[1], inits)
-    if w is None or len(w) != 2:
-        return None
-    out = node.output[0]
-    if any(o.name == out for o in graph.output):
-        return None
-    users = [(i, n) for i, n in enumerate(graph.node) if out in n.input]
-    if len(users) != 1:
-        return None
-    i, add = users[0]
-    if add.op_type != "Add" or add.domain not in ("", "ai.onnx") or len(add.input) != 2:
-        return None
-    bias = add.input[1] if add.input[0] == out else add.input[0]
-    if bias == out:
-        return None
-    b = _weight_shape(bias, inits)
-    if b is None or b != (w[1],):
-        return None
-    return i, add, bias
+def unpack(w: np.ndarray, layout: Sequence) -> dict[str, Optional[np.ndarray]]:
+    """The inverse of _pack: views into W, no copies."""
+    out: dict[str, Optional[np.ndarray]] = {}
+    offset = 0
+    flat = w.reshape(-1)
+    for name, shape in layout:
+        if shape is None:
+            out[name] = None
+            continue
+        size = int(np.prod(shape, dtype=np.int64))
+        if offset + size > flat.size:
+            raise errors.ShapeError(f"the weights input holds {flat.size} values; weight '{name}' {tuple(shape)} needs more")
+        out[name] = flat[offset:offset + size].reshape(shape)
+        offset += size
+    return out
 
 
-def _node_label(node: onnx.NodeProto, index: int) -> str:
-    return node.name or (node.output[0] if node.output else f"{node.op_type}_{index}")
+def _spec_json(spec: LayerSpec) -> dict[str, Any]:
+    # The spec's own attrs: the region's pipeline (layouts, fusion) still runs on them.
+    return {"name": spec.name, "op": spec.op, "inputs": spec.inputs, "attrs": spec.attrs,
+            "input_shape": None if spec.input_shape is None else list(spec.input_shape)}
 
 
-def _new_node(
-    op: str, node: onnx.NodeProto, algorithm: str, label: str, inits: dict, model: onnx.ModelProto
-) -> onnx.NodeProto:
-    onnx_type, ai3_type = OPS[op]
-    a = _attrs(node)
-    attrs: dict[str, Any] = {"algorithm": algorithm, "node": label, "node_key": uuid.uuid4().hex}
-    inputs = list(node.input)
-    if ai3_type in ("Conv2D", "MaxPool2D", "AvgPool2D"):
-        auto_pad = a.get("auto_pad", b"NOTSET")
-        attrs["auto_pad"] = auto_pad.decode() if isinstance(auto_pad, bytes) else str(auto_pad)
-        attrs["dilations"] = _ints(a.get("dilations"))
-        attrs["kernel_shape"] = _ints(a.get("kernel_shape"))
-        attrs["pads"] = _ints(a.get("pads"))
-        attrs["strides"] = _ints(a.get("strides"))
-    if ai3_type == "Conv2D":
-        attrs["group"] = int(a.get("group", 1))
-        if len(inputs) < 3 or not inputs[2]:
-            out_channels = _weight_shape(inputs[1], inits)[0]
-            zero = f"{label}__ai3_zero_bias_{attrs['node_key'][:8]}"
-            model.graph.initializer.append(numpy_helper.from_array(np.zeros((out_channels,), np.float32), zero))
-            inputs = inputs[:2] + [zero]
-    elif ai3_type == "Linear":
-        attrs["matmul"] = 0
-        attrs["transA"] = int(a.get("transA", 0))
-        attrs["transB"] = int(a.get("transB", 0))
-        attrs["alpha"] = float(a.get("alpha", 1.0))
-        attrs["beta"] = float(a.get("beta", 1.0))
-        if len(inputs) < 3 or not inputs[2]:
-            w = _weight_shape(inputs[1], inits)
-            n = w[0] if attrs["transB"] else w[1]
-            zero = f"{label}__ai3_zero_bias_{attrs['node_key'][:8]}"
-            model.graph.initializer.append(numpy_helper.from_array(np.zeros((n,), np.float32), zero))
-            inputs = inputs[:2] + [zero]
-    elif ai3_type == "MaxPool2D":
-        attrs["ceil_mode"] = int(a.get("ceil_mode", 0))
-        attrs["storage_order"] = int(a.get("storage_order", 0))
-    elif ai3_type == "AvgPool2D":
-        attrs["ceil_mode"] = int(a.get("ceil_mode", 0))
-        attrs["count_include_pad"] = int(a.get("count_include_pad", 0))
-    elif ai3_type == "Flatten":
-        attrs["axis"] = int(a.get("axis", 1))
-    return helper.make_node(ai3_type, inputs, list(node.output), name=node.name, domain=DOMAIN, **attrs)
+class _Rewrite:
+    """The replacement of groups of nodes of one model by ai3 nodes."""
+
+    def __init__(self, model: onnx.ModelProto, sample_input_shape: Optional[Sequence[int]]):
+        self.model = model
+        self.map = graph.map_nodes(model, sample_input_shape)
+        self.producer = {o: n for n in self.map.model.graph.node for o in n.output}
+        self.consumers: dict[str, int] = {}
+        for n in self.map.model.graph.node:
+            for name in n.input:
+                self.consumers[name] = self.consumers.get(name, 0) + 1
+        for o in self.map.model.graph.output:
+            self.consumers[o.name] = self.consumers.get(o.name, 0) + 1
+        self.removed: set[str] = set()  # first outputs of the nodes replaced
+        self.added: dict[str, onnx.NodeProto] = {}  # first output of a replaced node -> the ai3 node there
+
+    def boundary(self, nodes: list) -> Optional[tuple[str, str]]:
+        """(input tensor, output tensor) of a set of nodes read as one: one
+        non-constant tensor read from outside, one tensor read outside
+        (or a graph output); None otherwise."""
+        produced = {o for n in nodes for o in n.output if o}
+        reads = {name for n in nodes for name in n.input if name and name not in produced and name not in self.map.constants}
+        inside = {}
+        for n in nodes:
+            for name in n.input:
+                if name in produced:
+                    inside[name] = inside.get(name, 0) + 1
+        outs = [o for o in produced if self.consumers.get(o, 0) > inside.get(o, 0)]
+        if len(reads) != 1 or len(outs) != 1:
+            return None
+        return next(iter(reads)), outs[0]
+
+    def replace(self, nodes: list, x: str, y: str, op: str, attrs: Any, weights: dict, algorithm: str, label: str) -> None:
+        key = uuid.uuid4().hex
+        packed, layout = _pack(weights)
+        w_name = f"{label}/ai3_weights_{key[:8]}"
+        self.model.graph.initializer.append(numpy_helper.from_array(packed, w_name))
+        node = helper.make_node(
+            NODE_TYPE, [x, w_name], [y], name=label, domain=DOMAIN, op=op, attrs=_json(attrs),
+            weights=_json(layout), algorithm=algorithm, node=label, node_key=key,
+        )
+        firsts = [n.output[0] for n in nodes]
+        self.removed.update(firsts)
+        self.added[firsts[-1]] = node  # where the last of them was: every input is ready there
+        shape = self.map.shapes.get(y)
+        if shape is not None and not any(v.name == y for v in self.model.graph.value_info):
+            dims = [d if d is not None else "?" for d in shape]
+            self.model.graph.value_info.append(helper.make_tensor_value_info(y, onnx.TensorProto.FLOAT, dims))
+
+    def finish(self) -> onnx.ModelProto:
+        g = self.model.graph
+        if not self.added:
+            return self.model
+        nodes = []
+        for n in g.node:
+            first = n.output[0] if n.output else None
+            if first in self.added:
+                nodes.append(self.added[first])
+            elif first not in self.removed:
+                nodes.append(n)
+        # Nodes only the replaced ones read (folded shape arithmetic) and
+        # the initializers nothing reads any more go too.
+        outputs = {o.name for o in g.output}
+        while True:
+            read = {name for n in nodes for name in n.input} | outputs
+            live = [n for n in nodes if n.domain == DOMAIN or any(o in read for o in n.output)]
+            if len(live) == len(nodes):
+                break
+            nodes = live
+        del g.node[:]
+        g.node.extend(nodes)
+        read = {name for n in nodes for name in n.input} | outputs
+        kept = [t for t in g.initializer if t.name in read]
+        del g.initializer[:]
+        g.initializer.extend(kept)
+        if not any(o.domain == DOMAIN for o in self.model.opset_import):
+            self.model.opset_import.append(helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
+        return self.model
+
+
+def _known_ops() -> list[str]:
+    return sorted({s["op"] for s in _core.op_schemas()})
 
 
 def swap_operation(
@@ -275,60 +207,111 @@ def swap_operation(
     algos: Optional[Selector] = None,
     sample_input_shape: Optional[Sequence[int]] = None,
 ) -> onnx.ModelProto:
-    """A copy of `model` in which every `op` node ai3 can run (e.g. each 2-D
-    Conv for "conv2d") is an "ai3"-domain node running the selected
-    algorithm; "torch"/"keep" leaves a node. A callable selector gets the
-    onnx.NodeProto (and its input shape, when it takes two arguments: from
-    ONNX shape inference, with sample_input_shape or the model's static
-    input shape). Sequence selectors index the candidate nodes in graph
-    order (nodes of the main graph only; subgraphs are left alone)."""
-    if op not in OPS:
-        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.onnx swaps {sorted(OPS)}")
-    result = _load(model)
-    onnx_type, _ = OPS[op]
-    inits = _initializers(result)
-    targets = [
-        (i, n)
-        for i, n in enumerate(result.graph.node)
-        if n.domain in ("", "ai.onnx") and n.op_type == onnx_type and _applicable(n, inits)
-    ]
-    matmuls: dict[int, tuple[int, onnx.NodeProto, str]] = {}
-    if op == "linear":
-        for i, n in enumerate(result.graph.node):
-            if n.domain in ("", "ai.onnx") and n.op_type == "MatMul":
-                found = _matmul_add(result.graph, n, inits)
-                if found is not None:
-                    matmuls[i] = found
-        targets = sorted(targets + [(i, result.graph.node[i]) for i in matmuls])
-    shapes: dict[str, tuple[int, ...]] = {}
-    if targets and selection.wants_shapes(algos, sample_input_shape is not None):
-        shapes = _shape_map(result, sample_input_shape)
-    candidates = autotune.candidates(op, result, targets, matmuls, shapes, _node_label)
-    chosen = selection.select(op, algos, candidates, allow_keep=True)
-    swapped = 0
-    removed: set[int] = set()
-    for (i, n), algorithm, c in zip(targets, chosen, candidates):
-        if algorithm in selection.KEEP_NAMES:
+    """A copy of `model` in which every group of nodes the mapping turns into
+    one `op` layer (see the module doc) is one ai3 node running the
+    selected algorithm; "torch"/"keep" leaves it. A callable selector gets
+    the onnx.NodeProto (a MatMul for its MatMul + Add) and, when it takes
+    two arguments, its input shape (ONNX shape inference, with
+    sample_input_shape or the model's static input shape). Sequence
+    selectors index the candidates in graph order."""
+    if op not in _known_ops() or op in ai3_model.GRAPH_OPS:
+        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.onnx swaps single-input layers of {_known_ops()}")
+    rewrite = _Rewrite(_copy(model), sample_input_shape)
+    specs = rewrite.map.specs
+    units = []
+    for g in rewrite.map.groups:
+        if len(g.specs) != 1 or specs[g.specs[0]].op != op or len(specs[g.specs[0]].inputs) != 1:
             continue
-        if i in matmuls:
-            add_index, add, bias = matmuls[i]
-            new = helper.make_node(
-                "Linear", [n.input[0], n.input[1], bias], list(add.output), name=n.name, domain=DOMAIN,
-                algorithm=algorithm, node=c.name, node_key=uuid.uuid4().hex,
-                matmul=1, transA=0, transB=0, alpha=1.0, beta=1.0,
-            )
-            removed.add(add_index)
-        else:
-            new = _new_node(op, n, algorithm, c.name, inits, result)
-        result.graph.node[i].CopyFrom(new)
-        swapped += 1
-    if removed:
-        kept = [n for i, n in enumerate(result.graph.node) if i not in removed]
-        del result.graph.node[:]
-        result.graph.node.extend(kept)
-    if swapped and not any(o.domain == DOMAIN for o in result.opset_import):
-        result.opset_import.append(helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
-    return result
+        ends = rewrite.boundary(g.nodes)
+        if ends is not None:
+            units.append((g, specs[g.specs[0]], ends))
+    candidates = [selection.spec_candidate(s, ai3_model.make_layer, np.float32, "NCHW") for _, s, _ in units]
+    chosen = selection.select(op, algos, candidates, allow_keep=True)
+    for (g, spec, (x, y)), algorithm in zip(units, chosen):
+        if algorithm not in selection.KEEP_NAMES:
+            rewrite.replace(g.nodes, x, y, op, ai3_model.spec_attrs(spec, "NCHW"), spec.weights, algorithm, spec.name)
+    return rewrite.finish()
+
+
+def _regions(nm: graph.NodeMap) -> list[list[int]]:
+    """The groups (indices) of each connected region of mapped specs."""
+    owner = {s: k for k, g in enumerate(nm.groups) for s in g.specs}
+    parent = list(range(len(nm.groups)))
+
+    def find(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k, g in enumerate(nm.groups):
+        for s in g.specs:
+            for j in nm.specs[s].inputs:
+                if j in owner:
+                    parent[find(k)] = find(owner[j])
+    regions: dict[int, list[int]] = {}
+    for k in range(len(nm.groups)):
+        regions.setdefault(find(k), []).append(k)
+    return list(regions.values())
+
+
+def _region_selector(algos: Any) -> str:
+    """The selector a region node stores (JSON): names, per-op names."""
+    try:
+        text = _json(algos)
+    except TypeError:
+        raise errors.InvalidSelector(
+            "ai3.onnx.partition stores the selector in the model: give names ('auto', 'default', ...) or a "
+            f"mapping op -> name, not {type(algos).__name__} with callables"
+        ) from None
+    if isinstance(algos, (list, tuple)) or (isinstance(algos, dict) and any(isinstance(v, (list, tuple)) for v in algos.values())):
+        raise errors.InvalidSelector("ai3.onnx.partition takes one name per op; a list would span regions")
+    return text
+
+
+def partition(
+    model: ModelLike, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None
+) -> onnx.ModelProto:
+    """A copy of `model` whose every maximal region of nodes ai3's mapping
+    takes (one input, one output) is one ai3 node running an ai3.Model of
+    that region, as ai3.onnx.swap_backend would build it; the rest stays
+    ORT's. `algos` is swap_backend's, by name ("auto", a dict op ->
+    name): it is stored in the node and resolved when the session builds
+    the region."""
+    selector = _region_selector(algos)
+    rewrite = _Rewrite(_copy(model), sample_input_shape)
+    nm = rewrite.map
+    for region in _regions(nm):
+        groups = [nm.groups[k] for k in region]
+        nodes = [n for g in groups for n in g.nodes]
+        ends = rewrite.boundary(nodes)
+        if ends is None:
+            continue
+        x, y = ends
+        index = {s: i for i, s in enumerate(sorted(s for g in groups for s in g.specs))}
+        out = index[nm.tensors[y]]
+        specs, weights = [], {}
+        for s, i in index.items():
+            spec = nm.specs[s]
+            entry = _spec_json(spec)
+            entry["inputs"] = [index.get(j, -1) for j in spec.inputs]  # -1: the region's input
+            specs.append(entry)
+            weights.update({f"{i}/{k}": w for k, w in spec.weights.items()})
+        label = f"ai3_region_{nm.specs[min(index)].name}"
+        rewrite.replace(nodes, x, y, REGION, {"specs": specs, "output": out}, weights, selector, label)
+    return rewrite.finish()
+
+
+def region_model(attrs: dict, weights: dict, algos: Any) -> Any:
+    """The ai3.Model of a region node (its `attrs` JSON decoded, its W
+    unpacked): the same pipeline as ai3.onnx.swap_backend."""
+    specs = []
+    for i, entry in enumerate(attrs["specs"]):
+        own = {k.split("/", 1)[1]: w for k, w in weights.items() if k.split("/", 1)[0] == str(i)}
+        shape = entry["input_shape"]
+        specs.append(LayerSpec(entry["name"], entry["op"], list(entry["inputs"]), dict(entry["attrs"]), own, None,
+                               None if shape is None else tuple(shape)))
+    return frontend.build_model(specs, attrs["output"], algos, dtype=np.float32, layout="NCHW")
 
 
 def _swapper(op: str) -> Callable[..., onnx.ModelProto]:
@@ -338,7 +321,7 @@ def _swapper(op: str) -> Callable[..., onnx.ModelProto]:
         return swap_operation(op, model, algos, sample_input_shape)
 
     swap.__name__ = swap.__qualname__ = f"swap_{op}"
-    swap.__doc__ = f'swap_operation("{op}", ...): every {OPS[op][0]} node ai3 can run.'
+    swap.__doc__ = f'swap_operation("{op}", ...): every node group ai3 maps onto one {op} layer.'
     return swap
 
 
@@ -351,6 +334,9 @@ swap_adaptiveavgpool2d = _swapper("adaptiveavgpool2d")
 swap_flatten = _swapper("flatten")
 
 __all__ = [
+    "DOMAIN",
+    "NODE_TYPE",
+    "partition",
     "swap_operation",
     "swap_conv2d",
     "swap_linear",
