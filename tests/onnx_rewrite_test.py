@@ -4,6 +4,7 @@ against the original model in plain ONNX Runtime."""
 
 import functools
 import io
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import torchvision
 
 import ai3
 import ai3.onnx
+import ai3.onnx.graph
 import pytest_main
 
 ALL_OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
@@ -84,6 +86,16 @@ def ai3_nodes(model: onnx.ModelProto) -> list[onnx.NodeProto]:
     return [n for n in model.graph.node if n.domain == "ai3"]
 
 
+def attrs_of(node: onnx.NodeProto) -> dict:
+    """An ai3 node's string attributes, decoded."""
+    return {a.name: onnx.helper.get_attribute_value(a).decode() for a in node.attribute}
+
+
+def ai3_ops(model: onnx.ModelProto) -> list[str]:
+    """The core op each ai3 node runs (the one node type's `op`)."""
+    return [attrs_of(n)["op"] for n in ai3_nodes(model)]
+
+
 def winograd_or_default(node: onnx.NodeProto) -> str:
     a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
     ok = (
@@ -114,8 +126,8 @@ def test_conv2d_gemm(name):
 @pytest.mark.parametrize("name", ["resnet18", "vgg11", "inception_v3"])
 def test_conv2d_winograd_selector(name):
     model = ai3.onnx.swap_conv2d(model_of(name), winograd_or_default)
-    algos = {onnx.helper.get_attribute_value(a) for n in ai3_nodes(model) for a in n.attribute if a.name == "algorithm"}
-    assert b"winograd" in algos
+    algos = {attrs_of(n)["algorithm"] for n in ai3_nodes(model)}
+    assert "winograd" in algos
     run_and_compare(model, name, 17, 5e-3)
 
 
@@ -128,8 +140,8 @@ def test_every_op(name):
     model = model_of(name)
     for op in ALL_OPS:
         model = ai3.onnx.swap_operation(op, model, "default")
-    kinds = {n.op_type for n in ai3_nodes(model)}
-    assert {"Conv2D", "ReLU", "Linear", "GlobalAvgPool2D", "Flatten"} <= kinds
+    assert {n.op_type for n in ai3_nodes(model)} == {"Layer"}
+    assert {"conv2d", "relu", "linear", "adaptiveavgpool2d", "flatten"} <= set(ai3_ops(model))
     run_and_compare(model, name, 17, 1e-4)
 
 
@@ -146,11 +158,19 @@ def test_attributes_and_opset():
     assert any(o.domain == "ai3" and o.version == 1 for o in model.opset_import)
     first = ai3_nodes(model)[0]
     orig = next(n for n in original.graph.node if n.op_type == "Conv")
-    assert first.op_type == "Conv2D" and first.name == orig.name
-    assert list(first.output) == list(orig.output) and list(first.input[:2]) == list(orig.input[:2])
-    a = {x.name: onnx.helper.get_attribute_value(x) for x in first.attribute}
-    assert a["algorithm"] == b"gemm" and a["pads"] == b"3,3,3,3" and a["strides"] == b"2,2"
-    assert a["kernel_shape"] == b"7,7" and a["dilations"] == b"1,1" and a["group"] == 1
+    assert first.op_type == "Layer" and first.name == orig.name
+    assert list(first.output) == list(orig.output) and first.input[0] == orig.input[0]
+    a = attrs_of(first)
+    assert a["op"] == "conv2d" and a["algorithm"] == "gemm"
+    # The core's attributes, as JSON: ONNX pads [t, l, b, r] as (top, bottom, left, right).
+    core = json.loads(a["attrs"])
+    assert core["padding"] == [3, 3, 3, 3] and core["stride"] == [2, 2] and core["dilation"] == [1, 1]
+    assert core["groups"] == 1
+    # W holds the 7x7 weight (the export has no conv bias: batch norms folded in by torch, bias null).
+    weights = dict((name, shape) for name, shape in json.loads(a["weights"]))
+    assert weights["weight"] == [64, 3, 7, 7]
+    w = next(t for t in model.graph.initializer if t.name == first.input[1])
+    assert list(w.dims) == [64 * 3 * 7 * 7 + (64 if weights.get("bias") else 0)]
 
 
 def test_keep_and_sequence_selectors():
@@ -308,9 +328,10 @@ def test_matmul_add_and_gemm_as_linear():
     ref = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"]).run(None, {"input": x.numpy()})[0]
     seen = []
     model = ai3.onnx.swap_linear(original, lambda node: seen.append(node.op_type) or "default")
-    assert seen == ["MatMul", "Gemm"]  # the bias-free MatMul is not a candidate
+    # The mapping's linear: a MatMul by a 2-D constant (with its bias Add), any rank; a Gemm.
+    assert seen == ["MatMul", "MatMul", "Gemm"]
     kinds = [(n.domain, n.op_type) for n in model.graph.node]
-    assert kinds.count(("ai3", "Linear")) == 2 and ("", "Add") not in kinds and ("", "MatMul") in kinds
+    assert ai3_ops(model).count("linear") == 3 and ("", "Add") not in kinds and ("", "MatMul") not in kinds
     onnx.checker.check_model(model)
     y = ai3.onnx.InferenceSession(model).run(None, {"input": x.numpy()})[0]
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
@@ -365,6 +386,130 @@ def test_auto_pad(auto_pad):
     assert len(ai3_nodes(model)) == 3
     y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+
+
+def single_layer_ops_model() -> onnx.ModelProto:
+    """A chain through every ONNX op the mapping turns into one core layer
+    of one input (opset 20, for Gelu)."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+
+    def const(name, *shape):
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    inits = [const("w", 6, 4, 3, 3), const("cb", 6), const("s", 6), const("b", 6), const("m", 6),
+             numpy_helper.from_array(rng.uniform(0.5, 1.5, 6).astype(np.float32), "v"),
+             const("k", 1, 6, 1, 1), const("ln_s", 8), const("ln_b", 8), const("gw", 8, 5), const("gb", 5),
+             const("mw", 5, 7), const("mb", 7),
+             numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads"),
+             numpy_helper.from_array(np.array([-1.0], np.float32), "lo"),
+             numpy_helper.from_array(np.array([1.0], np.float32), "hi"),
+             numpy_helper.from_array(np.array([1], np.int64), "s0"), numpy_helper.from_array(np.array([5], np.int64), "s1"),
+             numpy_helper.from_array(np.array([3], np.int64), "sa"),
+             numpy_helper.from_array(np.array([0, -1], np.int64), "shape")]
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w", "cb"], ["c"], pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c", "s", "b", "m", "v"], ["bn"]),
+        n("Relu", ["bn"], ["r"]),
+        n("Pad", ["r", "pads"], ["p"]),
+        n("MaxPool", ["p"], ["mp"], kernel_shape=[2, 2], strides=[1, 1]),
+        n("AveragePool", ["mp"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
+        n("Mul", ["ap", "k"], ["mul"]),
+        n("Sigmoid", ["mul"], ["sg"]),
+        n("Tanh", ["sg"], ["th"]),
+        n("HardSwish", ["th"], ["hs"]),
+        n("HardSigmoid", ["hs"], ["hsg"], alpha=0.3),
+        n("Clip", ["hsg", "lo", "hi"], ["cl"]),
+        n("Transpose", ["cl"], ["tr"], perm=[0, 1, 3, 2]),
+        n("Slice", ["tr", "s0", "s1", "sa"], ["sl"]),
+        n("Gelu", ["sl"], ["ge"]),
+        n("GlobalMaxPool", ["ge"], ["gmp"]),
+        n("Sub", ["ge", "gmp"], ["sub"]),  # two tensors: not a single-input layer, stays ORT's
+        n("GlobalAveragePool", ["sub"], ["gap"]),
+        n("Flatten", ["gap"], ["f"]),
+        n("Softmax", ["f"], ["sm"]),
+        n("Reshape", ["sm", "shape"], ["rs"]),
+        n("Gemm", ["rs", "gw", "gb"], ["gm"], transB=0),
+        n("LogSoftmax", ["gm"], ["ls"]),
+        n("MatMul", ["ls", "mw"], ["mm"]),
+        n("Add", ["mm", "mb"], ["y"]),
+    ]
+    # (Gemm reads 8 features: make the Flatten's 6 channels 8 with a wider conv.)
+    inits[0] = const("w", 8, 4, 3, 3)
+    for i, name in ((1, "cb"), (2, "s"), (3, "b"), (4, "m")):
+        inits[i] = const(name, 8)
+    inits[5] = numpy_helper.from_array(rng.uniform(0.5, 1.5, 8).astype(np.float32), "v")
+    inits[6] = const("k", 1, 8, 1, 1)
+    nodes.insert(19, n("LayerNormalization", ["f", "ln_s", "ln_b"], ["ln"]))
+    nodes[20] = n("Softmax", ["ln"], ["sm"])
+    graph = helper.make_graph(nodes, "every_op", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 9, 9])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+
+
+def test_every_single_layer_op_matches_ort():
+    original = single_layer_ops_model()
+    onnx.checker.check_model(original)
+    x = np.random.default_rng(1).standard_normal((2, 4, 9, 9)).astype(np.float32)
+    ref = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    specs = ai3.onnx.graph.map_nodes(original).specs
+    # (identity: a Reshape that keeps the shape; the pipeline drops it, it is no layer)
+    ops = sorted({s.op for s in specs if len(s.inputs) == 1} - {ai3.onnx.graph.EXTERNAL, "identity"})
+    assert {"conv2d", "batchnorm2d", "relu", "pad2d", "maxpool2d", "avgpool2d", "mul", "sigmoid", "tanh", "hardswish",
+            "hardsigmoid", "clamp", "permute", "slice", "gelu", "adaptiveavgpool2d", "flatten", "layernorm", "softmax",
+            "linear", "log_softmax"} <= set(ops)
+    everything = original
+    for op in ops:
+        model = ai3.onnx.swap_operation(op, original, "default")
+        assert ai3_ops(model).count(op) == sum(s.op == op and len(s.inputs) == 1 for s in specs), op
+        onnx.checker.check_model(model)
+        y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
+        np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5, err_msg=op)
+        everything = ai3.onnx.swap_operation(op, everything, "default")
+    # ORT keeps the two-tensor Sub and the shape-keeping Reshape (an identity to ai3).
+    assert [n.op_type for n in everything.graph.node if n.domain != "ai3"] == ["Sub", "Reshape"]
+    y = ai3.onnx.InferenceSession(everything).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "densenet121"])
+def test_partition_whole_model_is_one_node(name):
+    model = ai3.onnx.partition(model_of(name), "default")
+    assert [(n.domain, n.op_type) for n in model.graph.node] == [("ai3", "Layer")]
+    assert ai3_ops(model) == ["model"]
+    run_and_compare(model, name, 17, 1e-4)
+    # The file runs in plain ORT too.
+    _, x, ref = exported(name, 17)
+    plain = ort.InferenceSession(model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(plain.run(None, {"input": x})[0], ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
+
+
+def test_partition_splits_around_an_unsupported_op():
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w1"),
+             numpy_helper.from_array(rng.standard_normal((4, 4, 1, 1)).astype(np.float32), "w2")]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Selu", ["r1"], ["s"]),  # no core op: ORT's
+        helper.make_node("Conv", ["s", "w2"], ["c2"]),
+        helper.make_node("Relu", ["c2"], ["y"]),
+    ]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])], inits)
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model = ai3.onnx.partition(original, {"conv2d": "gemm"})
+    assert [(n.domain, n.op_type) for n in model.graph.node] == [("ai3", "Layer"), ("", "Selu"), ("ai3", "Layer")]
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    ref = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ai3.InvalidSelector):
+        ai3.onnx.partition(original, lambda node: "gemm")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,11 @@ def _rebuild(model: Any, constants: dict[str, np.ndarray]) -> Any:
     inputs = [i for i in graph.input if i.name in read or i.name not in existing]
     del graph.input[:]
     graph.input.extend(inputs)
+    # Shapes stay for what is still computed (a rewritten model's ai3
+    # outputs, which inference cannot see through); folded values go.
+    shapes = [v for v in graph.value_info if v.name not in constants]
     del graph.value_info[:]
+    graph.value_info.extend(shapes)
     return out
 
 

@@ -17,9 +17,9 @@ ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
   Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
-  MatMul                    constant B: linear for (N, features) inputs (a
-                            following Add of a 1-D constant is its bias),
-                            else matmul by B; two tensors: matmul
+  MatMul                    constant 2-D B: linear (a following Add of a
+                            1-D constant is its bias), else matmul by B;
+                            two tensors: matmul
   Einsum                    batched-matmul equations: permutes + matmul
   Add, Sub, Mul, Div        add/sub/mul/div: two tensors (broadcasting) or a
                             tensor and a constant (weights["other"],
@@ -240,6 +240,8 @@ def _light_copy(model: Any) -> Any:
     g.node.extend(src.node)
     g.input.extend(src.input)
     g.output.extend(src.output)
+    # (The shapes of ai3 nodes' outputs in a rewritten model: inference cannot see through them.)
+    g.value_info.extend(src.value_info)
     declared = {i.name for i in src.input}
     for t in src.initializer:
         if int(np.prod(t.dims, dtype=np.int64)) <= _LARGE:
@@ -750,13 +752,14 @@ class _Mapper:
         return self.add("linear", node, [x], {}, {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)})
 
     def op_MatMul(self, node, a, x):
-        """x @ B, B constant: a linear layer for (N, features) inputs (a
-        following constant Add becomes its bias), else a matmul by B."""
+        """x @ B, B constant and 2-D: a linear layer (a following constant
+        Add becomes its bias); else a matmul by B."""
         shape = self.shape(node.input[0])
         if node.input[0] in self.constants:
             raise _unsupported(node, "a constant left operand; ai3's matmul multiplies a tensor by a constant on the right")
         b = self.const(node, node.input[1], "B (weight)")
-        if shape is not None and len(shape) == 2 and b.ndim == 2:
+        # The core's linear contracts the last dim of any rank (nn.Linear on (N, L, features) exports so).
+        if shape is not None and len(shape) >= 2 and b.ndim == 2:
             return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
         return self.add("matmul", node, [x], {}, {"other": _float(b)})
 
