@@ -179,10 +179,18 @@ def main(argv: list[str]) -> None:
                 err_sb = float(np.abs(np.asarray(backend(x.numpy())) - want).max())
                 sb_s = timing.median_seconds(lambda: backend(x.numpy()), FLAGS.reps)
 
+            # The partitioned route: ai3.onnx.partition's regions, one ai3 node each, in ORT.
+            pt_s = NAN
+            partitioned = timing.attempt(notes, "partition", lambda: ai3.onnx.InferenceSession(
+                ai3.onnx.partition(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape), options()))
+            if partitioned is not None and timing.attempt(notes, "partition run", lambda: partitioned.run(None, feed)[0]) is not None:
+                pt_s = timing.median_seconds(lambda: partitioned.run(None, feed), FLAGS.reps)
+            del partitioned
+
             sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / ort_s, SWAP_BACKEND_TARGET)
             rw_status = "NOT met" if math.isnan(rw_s) else timing.met(rw_s / ort_s, REWRITTEN_TARGET)
             rows.append([name, str(batch), ms(ort_s), ms(rw_s), ratio(rw_s, ort_s), err(err_rw), ms(sb_s), ratio(sb_s, ort_s), err(err_sb),
-                         sb_status, rw_status, "; ".join(notes)])
+                         sb_status, rw_status, ms(pt_s), ratio(pt_s, ort_s), "; ".join(notes)])
             groups.append(f"{name} b{batch}")
             for key, t in zip(chart, (ort_s, rw_s, sb_s)):
                 chart[key].append(t * 1e3)
@@ -209,7 +217,8 @@ def main(argv: list[str]) -> None:
             print(f"{name} batch {batch} done", flush=True)
 
     headers = ["model", "batch", "ORT ms", "rewritten-in-ORT ms", "/ORT", "max err", "swap_backend ms", "/ORT", "max err",
-               f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT", f"rewritten <= {REWRITTEN_TARGET}x ORT", "note"]
+               f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT", f"rewritten <= {REWRITTEN_TARGET}x ORT", "partition-in-ORT ms", "/ORT",
+               "note"]
     title = (f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}'; "
              f"ms are medians of {FLAGS.reps}")
     print(f"\n{title}\n")

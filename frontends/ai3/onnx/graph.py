@@ -1095,7 +1095,19 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
-    shape = _sample_shape(model, sample_input_shape)
+    # The rewrite's sample shape may replace a static one of the same rank
+    # (the ops it rewrites take any size).
+    shape = selection.sample_shape(sample_input_shape, batched=False)
+    expected = _dims(_graph_input(model))
+    if shape is not None and expected is not None and len(expected) != len(shape):
+        raise errors.ShapeError(f"sample_input_shape {shape} has rank {len(shape)}; the model's input has rank {len(expected)}")
+    if shape is not None and expected is not None and any(e is not None and e != d for e, d in zip(expected, shape)):
+        # A new input size: the output's declared (static) shape no longer holds.
+        onnx = _onnx()
+        model, original = onnx.ModelProto(), model
+        model.CopyFrom(original)
+        for out in model.graph.output:
+            out.type.tensor_type.ClearField("shape")
     folded, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
     mapper = _Mapper(folded, shapes, opset)
     mapper.walk(None, tolerant=True)
