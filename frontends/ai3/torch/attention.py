@@ -193,7 +193,7 @@ def scaled_dot_product_attention(
     mask = _additive(attn_mask, query.dtype, keep=True)
     inputs = [query, key, value] + ([] if mask is None else [mask])
     attrs = _attention_attrs(is_causal, scale, mask is not None)
-    return torch.ops.ai3.layer(inputs, [], "attention", attrs, algorithm, "scaled_dot_product_attention")
+    return torch.ops.ai3.layer(inputs, [], "", "attention", attrs, algorithm, "scaled_dot_product_attention")
 
 
 # ---------------------------------------------------------------------------
@@ -233,10 +233,17 @@ class MultiheadAttention(nn.Module):
 
     def resolved_algorithm(self) -> str:
         attrs = {"num_heads": self.num_heads, "batch_first": self.batch_first, "causal": False, "self_attention": True, "has_mask": False}
-        weights = [self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias]
+        weights, names = self._weights()
         if not ops.buildable(weights):
             return self.algorithm
-        return ops.prepare(self.op, ops.canonical(attrs), weights, self.algorithm, self.name)
+        return ops.prepare(self.op, ops.canonical(attrs), weights, names, self.algorithm, self.name)
+
+    def _weights(self) -> tuple[list[torch.Tensor], str]:
+        """The weights as ai3::layer takes them (the biases are both there or neither)."""
+        named = {"in_proj_weight": self.in_proj_weight, "in_proj_bias": self.in_proj_bias,
+                 "out_proj_weight": self.out_proj.weight, "out_proj_bias": self.out_proj.bias}  # fmt: skip
+        present = {k: t for k, t in named.items() if t is not None}
+        return list(present.values()), ",".join(present)
 
     def forward(
         self,
@@ -264,8 +271,7 @@ class MultiheadAttention(nn.Module):
             inputs.append(mask)
         attrs = {"num_heads": self.num_heads, "batch_first": self.batch_first, "causal": causal,
                  "self_attention": self_attention, "has_mask": mask is not None}  # fmt: skip
-        weights = [self.in_proj_weight, self.in_proj_bias, self.out_proj.weight, self.out_proj.bias]
-        out = torch.ops.ai3.layer(inputs, weights, self.op, ops.canonical(attrs), self.algorithm, self.name)
+        out = torch.ops.ai3.layer(inputs, *self._weights(), self.op, ops.canonical(attrs), self.algorithm, self.name)
         return out, None
 
     def extra_repr(self) -> str:

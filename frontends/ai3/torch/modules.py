@@ -89,6 +89,7 @@ class Layer(nn.Module):
         self.algorithm = algorithm
         self.name = str(name)
         self._weight_keys = tuple(keys)  # the attribute holding each declared weight (None: absent)
+        self._weight_names = ",".join(n for n, k in zip(ops.weight_names(op), keys) if k is not None)
         self._image = bool(image)
         self._resolve = resolve
         # attrs that depend on the input (a None output_size, softmax's
@@ -158,8 +159,10 @@ class Layer(nn.Module):
 
     # -- running ------------------------------------------------------------
 
-    def _weights(self) -> list[Optional[torch.Tensor]]:
-        return [None if k is None else getattr(self, k) for k in self._weight_keys]
+    def weights(self) -> tuple[list[torch.Tensor], str]:
+        """The layer's weights as ai3::layer takes them: the tensors and
+        their declared names, absent optional ones left out."""
+        return [getattr(self, k) for k in self._weight_keys if k is not None], self._weight_names
 
     def _prepare(self) -> None:
         """Builds (and caches) the core layer now, so that an algorithm that
@@ -170,10 +173,10 @@ class Layer(nn.Module):
         """The algorithm the core runs for this layer ("default" resolved);
         the requested name where that cannot be known yet (attributes that
         depend on the input, weights not CPU float32/float64)."""
-        weights = self._weights()
+        weights, names = self.weights()
         if self._attrs_json is None or not ops.buildable(weights):
             return self.algorithm
-        return ops.prepare(self.op, self._attrs_json, weights, self.algorithm, self.name)
+        return ops.prepare(self.op, self._attrs_json, weights, names, self.algorithm, self.name)
 
     def forward(self, *inputs: Any) -> torch.Tensor:
         for i, x in enumerate(inputs):
@@ -188,7 +191,8 @@ class Layer(nn.Module):
         attrs = self._attrs_json
         if attrs is None:
             attrs = ops.canonical(self._resolve(self.attrs, tuple(int(d) for d in inputs[0].shape), self.name))
-        y = torch.ops.ai3.layer(list(inputs), self._weights(), self.op, attrs, self.algorithm, self.name)
+        weights, names = self.weights()
+        y = torch.ops.ai3.layer(list(inputs), weights, names, self.op, attrs, self.algorithm, self.name)
         return y.squeeze(0) if unbatched else y
 
     def extra_repr(self) -> str:

@@ -2,13 +2,16 @@
 
 Importing this module registers, in the ``ai3`` namespace::
 
-    ai3::layer(Tensor[] inputs, Tensor?[] weights, str op, str attrs,
-               str algorithm, str name) -> Tensor
+    ai3::layer(Tensor[] inputs, Tensor[] weights, str weight_names,
+               str op, str attrs, str algorithm, str name) -> Tensor
 
 - ``op``: a core op (``ai3.layers.schema(op)``, core/ops/README.md);
 - ``inputs``: its inputs (one for most ops; q, k, v[, mask] for attention);
-- ``weights``: in the op's declared order (``ai3.layers.schema(op)["weights"]``),
-  None for an absent optional one (a missing bias);
+- ``weights``: the layer's weights, ``weight_names`` theirs (comma-separated:
+  torch.jit.trace takes no list of strings), in the op's declared order (``ai3.layers.schema(op)["weights"]``), an absent optional
+  one (a missing bias) left out. (Not ``Tensor?[]`` with None for it:
+  torch's autograd takes a list with a None in it as one opaque argument,
+  so its tensors would get no gradient; a backward needs them as tensors);
 - ``attrs``: the layer's attributes as canonical JSON (``canonical(attrs)``:
   sorted keys, no spaces), so graphs captured by torch.compile,
   torch.export and torch.jit.trace stay self-describing;
@@ -59,7 +62,7 @@ from torch.utils.weak import WeakIdKeyDictionary
 from ai3 import cuda, errors, layers
 
 NAMESPACE = "ai3"
-SCHEMA = "(Tensor[] inputs, Tensor?[] weights, str op, str attrs, str algorithm, str name) -> Tensor"
+SCHEMA = "(Tensor[] inputs, Tensor[] weights, str weight_names, str op, str attrs, str algorithm, str name) -> Tensor"
 WEIGHTLESS_CACHE_SIZE = 1024
 _FLOATS = (torch.float32, torch.float64)
 
@@ -110,22 +113,34 @@ def _check_tensor(where: str, t: torch.Tensor, what: str) -> None:
         raise errors.DTypeError(f"{where}: {what} has dtype {t.dtype}; ai3 takes float32 or float64")
 
 
-def _check(inputs: Sequence[torch.Tensor], weights: Sequence[Optional[torch.Tensor]], op: str, name: str) -> None:
+def named_weights(op: str, weights: Sequence[torch.Tensor], names: str, where: str) -> dict[str, torch.Tensor]:
+    """{name: weight} from ai3::layer's weights and weight_names, checked
+    against the op's declaration (known names, each once, in the declared
+    order)."""
+    declared = weight_names(op)
+    names = names.split(",") if names else []
+    if len(names) != len(weights):
+        raise errors.InvalidArgument(f"{where}: {len(weights)} weights but {len(names)} weight names {names}")
+    if any(n not in declared for n in names) or names != [n for n in declared if n in names] or len(set(names)) != len(names):
+        raise errors.InvalidArgument(f"{where}: weight names {names} are not among {op}'s weights {declared}, in that order")
+    return dict(zip(names, weights))
+
+
+def _check(inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], names: str, op: str, name: str) -> dict[str, torch.Tensor]:
     where = label(op, name)
-    names = weight_names(op)
+    named = named_weights(op, weights, names, where)
     if not inputs:
         raise errors.InvalidArgument(f"{where}: takes at least one input, got none")
-    if len(weights) > len(names):
-        raise errors.InvalidArgument(f"{where}: takes {len(names)} weights ({', '.join(names) or 'none'}), got {len(weights)}")
     x = inputs[0]
     _check_tensor(where, x, "input")
-    others = [(t, f"input {i}") for i, t in enumerate(inputs[1:], 1)] + [(w, n) for w, n in zip(weights, names) if w is not None]
+    others = [(t, f"input {i}") for i, t in enumerate(inputs[1:], 1)] + [(w, n) for n, w in named.items()]
     for t, what in others:
         _check_tensor(where, t, what)
         if t.device.type != x.device.type:
             raise errors.InvalidArgument(f"{where}: input is on {x.device} but {what} is on {t.device}")
         if t.dtype != x.dtype:
             raise errors.DTypeError(f"{where}: input is {x.dtype} but {what} is {t.dtype}; convert one of them")
+    return named
 
 
 def _ints(shape: Sequence[Any]) -> list[int]:
@@ -134,11 +149,11 @@ def _ints(shape: Sequence[Any]) -> list[int]:
     return [int(d) for d in shape]
 
 
-def output_shape(inputs, weights, op: str, attrs: str, name: str) -> tuple[int, ...]:
+def output_shape(inputs, weights, names, op: str, attrs: str, name: str) -> tuple[int, ...]:
     """The layer's output shape from the core's shape rule (the fake kernel)."""
-    _check(inputs, weights, op, name)
+    named = _check(inputs, weights, names, op, name)
     dtype = str(inputs[0].dtype).replace("torch.", "")
-    weight_shapes = {n: None if w is None else _ints(w.shape) for n, w in zip(weight_names(op), weights)}
+    weight_shapes = {n: _ints(w.shape) for n, w in named.items()}
     return layers.output_shape(op, parse(attrs), weight_shapes, [_ints(x.shape) for x in inputs], dtype, name or op)
 
 
@@ -268,49 +283,42 @@ def cached_layer_count() -> int:
     return weighted + len(getattr(_thread_local, "layers", {}))
 
 
-def _entry(weights: Sequence[Optional[torch.Tensor]], op: str, attrs: str, algorithm: str, name: str) -> _Entry:
+def _entry(named: Mapping[str, torch.Tensor], op: str, attrs: str, algorithm: str, name: str) -> _Entry:
     """The cached core layer for these arguments, built if needed."""
-    named = dict(zip(weight_names(op), weights))
-    tensors = [t for t in named.values() if t is not None]
+    tensors = list(named.values())
 
     def build() -> layers.Layer:
-        return layers.Layer(op, parse(attrs), named, algorithm=algorithm, name=name or op)
+        return layers.Layer(op, parse(attrs), dict(named), algorithm=algorithm, name=name or op)
 
-    key = (op, attrs, algorithm, name)
+    key = (op, tuple(named), attrs, algorithm, name)
     if not tensors:
         return _weightless_layer(key, build)
     return _weighted_layer(key, tensors, build)
 
 
-def buildable(weights: Sequence[Optional[torch.Tensor]]) -> bool:
+def buildable(weights: Sequence[torch.Tensor]) -> bool:
     """Whether a layer can be built from these weights now (CPU floats, or
     CUDA ones in a CUDA build: the layer is then built on their GPU)."""
     for t in weights:
-        if t is None:
-            continue
         on_device = t.device.type == "cpu" or (t.device.type == "cuda" and cuda.built())
         if not on_device or t.dtype not in _FLOATS:
             return False
     return True
 
 
-def prepare(op: str, attrs: str, weights: Sequence[Optional[torch.Tensor]], algorithm: str, name: str = "") -> str:
+def prepare(op: str, attrs: str, weights: Sequence[torch.Tensor], names: str, algorithm: str, name: str = "") -> str:
     """Builds (and caches) the core layer that ``torch.ops.ai3.layer`` would
     run for these arguments and returns the algorithm it runs ("default"
     resolved). Raises what building the layer raises
     (ai3.AlgorithmNotApplicable, ...), so a swap can refuse a layer before
     its first forward."""
     where = label(op, name)
-    names = weight_names(op)
-    if len(weights) > len(names):
-        raise errors.InvalidArgument(f"{where}: takes {len(names)} weights ({', '.join(names) or 'none'}), got {len(weights)}")
-    present = [t for t in weights if t is not None]
-    for t, n in zip(weights, names):
-        if t is not None:
-            _check_tensor(where, t, n)
-            if t.dtype != present[0].dtype:
-                raise errors.DTypeError(f"{where}: weight {names[0]} is {present[0].dtype} but {n} is {t.dtype}")
-    return _entry(weights, op, attrs, algorithm, name).layer.algorithm
+    named = named_weights(op, weights, names, where)
+    for n, t in named.items():
+        _check_tensor(where, t, n)
+        if t.dtype != weights[0].dtype:
+            raise errors.DTypeError(f"{where}: weight {next(iter(named))} is {weights[0].dtype} but {n} is {t.dtype}")
+    return _entry(named, op, attrs, algorithm, name).layer.algorithm
 
 
 # ---------------------------------------------------------------------------
@@ -318,14 +326,14 @@ def prepare(op: str, attrs: str, weights: Sequence[Optional[torch.Tensor]], algo
 
 
 @torch.library.custom_op("ai3::layer", mutates_args=(), schema=SCHEMA)
-def layer(inputs, weights, op, attrs, algorithm, name):
-    _check(inputs, weights, op, name)
-    return _entry(weights, op, attrs, algorithm, name).run(inputs)
+def layer(inputs, weights, weight_names, op, attrs, algorithm, name):
+    named = _check(inputs, weights, weight_names, op, name)
+    return _entry(named, op, attrs, algorithm, name).run(inputs)
 
 
 @layer.register_fake
-def _(inputs, weights, op, attrs, algorithm, name):
-    return inputs[0].new_empty(output_shape(inputs, weights, op, attrs, name))
+def _(inputs, weights, weight_names, op, attrs, algorithm, name):
+    return inputs[0].new_empty(output_shape(inputs, weights, weight_names, op, attrs, name))
 
 
 # ---------------------------------------------------------------------------
@@ -349,22 +357,15 @@ def _(grad, op):
 
 
 def _setup_context(ctx, inputs, output):
-    tensors, weights, op = inputs[0], inputs[1], inputs[2]
+    tensors, weights, op = inputs[0], inputs[1], inputs[3]
     ctx.op = op
-    ctx.shapes = ([tuple(t.shape) for t in tensors], [None if w is None else tuple(w.shape) for w in weights])
+    ctx.shapes = ([tuple(t.shape) for t in tensors], [tuple(w.shape) for w in weights])
 
 
 def _backward(ctx, grad):
     marker = torch.ops.ai3.backward_unsupported(grad, ctx.op)
     input_shapes, weight_shapes = ctx.shapes
-    return (
-        [marker.expand(s) for s in input_shapes],
-        [None if s is None else marker.expand(s) for s in weight_shapes],
-        None,
-        None,
-        None,
-        None,
-    )
+    return ([marker.expand(s) for s in input_shapes], [marker.expand(s) for s in weight_shapes], None, None, None, None, None)
 
 
 layer.register_autograd(_backward, setup_context=_setup_context)
@@ -379,6 +380,7 @@ __all__ = [
     "clear_cache",
     "label",
     "layer",
+    "named_weights",
     "output_shape",
     "parse",
     "prepare",
