@@ -242,8 +242,8 @@ class MultiheadAttention(nn.Module):
         """The weights as ai3::layer takes them (the biases are both there or neither)."""
         named = {"in_proj_weight": self.in_proj_weight, "in_proj_bias": self.in_proj_bias,
                  "out_proj_weight": self.out_proj.weight, "out_proj_bias": self.out_proj.bias}  # fmt: skip
-        present = {k: t for k, t in named.items() if t is not None}
-        return list(present.values()), ",".join(present)
+        present = [(k, named[k]) for k in ops.weight_names(self.op) if named[k] is not None]  # the declared order
+        return [t for _, t in present], ",".join(k for k, _ in present)
 
     def forward(
         self,
