@@ -465,6 +465,23 @@ def test_cache_keeps_one_layer_per_weight_state():
     assert ops.cached_layer_count() == 1  # stale layers were dropped; repeated calls hit
 
 
+def test_weightless_layers_are_cached_by_their_parameters_and_bounded(monkeypatch):
+    ops.clear_cache()
+    x = randn(1, 2, 9, 9)
+    with torch.no_grad():
+        a, b = Layer.from_module(nn.MaxPool2d(2), "direct", "p"), Layer.from_module(nn.MaxPool2d(2), "direct", "p")
+        a(x), b(x), a(x)
+        assert ops.cached_layer_count() == 1  # the same op, attrs, algorithm and name: one layer
+        Layer.from_module(nn.MaxPool2d(3), "direct", "p")(x)
+        assert ops.cached_layer_count() == 2
+        # A size resolved per input (output_size None) makes a layer per size, at most so many.
+        monkeypatch.setattr(ops, "WEIGHTLESS_CACHE_SIZE", 4)
+        pool = Layer.from_module(nn.AdaptiveAvgPool2d((None, 1)), "direct", "a")
+        for h in range(1, 9):
+            assert_close(pool(randn(1, 2, h, 5)), F.adaptive_avg_pool2d(randn(1, 2, h, 5), (h, 1)), 1e-5)
+        assert ops.cached_layer_count() == 4
+
+
 @pytest.mark.parametrize("make", [lambda: small_net(), lambda: small_net(torch.float64)], ids=["f32", "f64"])
 def test_to_float64(make):
     ref = make()
