@@ -423,7 +423,7 @@ def test_state_dict_keys_and_values_are_the_original_ones():
     new.load_state_dict(ref.state_dict())
 
 
-def test_from_torch_shares_the_parameters():
+def test_from_module_shares_the_parameters():
     conv = nn.Conv2d(3, 4, 3)
     m = Layer.from_module(conv, "direct", "c")
     assert m.weight is conv.weight and m.bias is conv.bias
