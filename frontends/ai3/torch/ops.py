@@ -92,8 +92,10 @@ def label(op: str, name: str) -> str:
     return f"{op} layer '{name or op}'"
 
 
-def weight_names(op: str) -> list[str]:
-    return [w["name"] for w in layers.schema(op)["weights"]]
+@functools.lru_cache(maxsize=None)
+def weight_names(op: str) -> tuple[str, ...]:
+    """The op's weights, in their declared order."""
+    return tuple(w["name"] for w in layers.schema(op)["weights"])
 
 
 # ---------------------------------------------------------------------------
@@ -113,17 +115,25 @@ def _check_tensor(where: str, t: torch.Tensor, what: str) -> None:
         raise errors.DTypeError(f"{where}: {what} has dtype {t.dtype}; ai3 takes float32 or float64")
 
 
+@functools.lru_cache(maxsize=1024)
+def _declared(op: str, names: str) -> Optional[tuple[str, ...]]:
+    """`names` split, if they are among the op's weights, each once, in the
+    declared order; else None. (Cached: the same few come with every call.)"""
+    declared = weight_names(op)
+    split = tuple(names.split(",")) if names else ()
+    ok = all(n in declared for n in split) and list(split) == [n for n in declared if n in split]
+    return split if ok else None
+
+
 def named_weights(op: str, weights: Sequence[torch.Tensor], names: str, where: str) -> dict[str, torch.Tensor]:
     """{name: weight} from ai3::layer's weights and weight_names, checked
-    against the op's declaration (known names, each once, in the declared
-    order)."""
-    declared = weight_names(op)
-    names = names.split(",") if names else []
-    if len(names) != len(weights):
-        raise errors.InvalidArgument(f"{where}: {len(weights)} weights but {len(names)} weight names {names}")
-    if any(n not in declared for n in names) or names != [n for n in declared if n in names] or len(set(names)) != len(names):
-        raise errors.InvalidArgument(f"{where}: weight names {names} are not among {op}'s weights {declared}, in that order")
-    return dict(zip(names, weights))
+    against the op's declaration."""
+    split = _declared(op, names)
+    if split is None:
+        raise errors.InvalidArgument(f"{where}: weight names {names.split(',')} are not among {op}'s weights {weight_names(op)}, in that order")
+    if len(split) != len(weights):
+        raise errors.InvalidArgument(f"{where}: {len(weights)} weights but {len(split)} weight names {list(split)}")
+    return dict(zip(split, weights))
 
 
 def _check(inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], names: str, op: str, name: str) -> dict[str, torch.Tensor]:
@@ -133,14 +143,19 @@ def _check(inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], name
         raise errors.InvalidArgument(f"{where}: takes at least one input, got none")
     x = inputs[0]
     _check_tensor(where, x, "input")
-    others = [(t, f"input {i}") for i, t in enumerate(inputs[1:], 1)] + [(w, n) for n, w in named.items()]
-    for t, what in others:
-        _check_tensor(where, t, what)
-        if t.device.type != x.device.type:
-            raise errors.InvalidArgument(f"{where}: input is on {x.device} but {what} is on {t.device}")
-        if t.dtype != x.dtype:
-            raise errors.DTypeError(f"{where}: input is {x.dtype} but {what} is {t.dtype}; convert one of them")
+    for i, t in enumerate(inputs[1:], 1):
+        _check_other(where, x, t, f"input {i}")
+    for n, w in named.items():
+        _check_other(where, x, w, n)
     return named
+
+
+def _check_other(where: str, x: torch.Tensor, t: torch.Tensor, what: str) -> None:
+    _check_tensor(where, t, what)
+    if t.device.type != x.device.type:
+        raise errors.InvalidArgument(f"{where}: input is on {x.device} but {what} is on {t.device}")
+    if t.dtype != x.dtype:
+        raise errors.DTypeError(f"{where}: input is {x.dtype} but {what} is {t.dtype}; convert one of them")
 
 
 def _ints(shape: Sequence[Any]) -> list[int]:
