@@ -1,6 +1,6 @@
 """multihead_attention against torch.nn.MultiheadAttention, and attention in
 the PyTorch frontend: ai3.layers.MultiheadAttention, swap_attention (in
-place, torch.ops.ai3.multihead_attention) on torchvision's vit_b_16, and
+place, torch.ops.ai3.layer) on torchvision's vit_b_16, and
 swap_backend of models whose attention is an nn.MultiheadAttention or an
 F.scaled_dot_product_attention call.
 

@@ -170,7 +170,7 @@ def test_torch_custom_op_matches():
     want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
     for algorithm in ALGORITHMS:
         got = attention.scaled_dot_product_attention(q, k, v, attn_mask=mask, algorithm=algorithm)
-        check(got, want, torch.float32, f"torch.ops.ai3.attention {algorithm}")
+        check(got, want, torch.float32, f"torch.ops.ai3.layer attention {algorithm}")
 
 
 # ---- errors -------------------------------------------------------------

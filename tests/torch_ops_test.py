@@ -1,10 +1,11 @@
-"""The PyTorch custom ops (ai3.torch.ops) and module replacements
-(ai3.torch.modules) the in-place swaps are built from.
+"""The one PyTorch custom op (ai3::layer, ai3.torch.ops) and the one module
+(ai3.torch.Layer) the in-place swaps are built from.
 
-- torch.library.opcheck on every op (schema, autograd registration, fake
-  kernel, AOT dispatch with dynamic shapes), float32 and float64, every
-  conv2d algorithm that takes the case;
-- each module against the PyTorch module it replaces, over parameter sets;
+- torch.library.opcheck of ai3::layer (schema, autograd registration, fake
+  kernel, AOT dispatch with dynamic shapes) for the ops over their grids,
+  float32 and float64, every conv2d algorithm that takes the case;
+- Layer.from_module against the PyTorch module it replaces, over parameter
+  sets, and an in-place swap of every single-layer op of the mapping;
 - what a swapped module must keep doing as an nn.Module: state_dict keys,
   .to(float64), deepcopy, pickle, torch.compile (eager, aot_eager, inductor),
   torch.export, torch.jit.trace, weight updates, errors naming the module,
@@ -29,7 +30,7 @@ from torch import nn
 
 import ai3
 import pytest_main
-from ai3.torch import modules, ops
+from ai3.torch import Layer, mapping, ops
 
 torch.set_num_threads(2)
 
@@ -51,25 +52,45 @@ def randn(*shape, dtype=torch.float32, seed=0):
     return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
 
 
-def applicable(op: str, *args) -> bool:
-    """Whether the algorithm in `args` takes this layer (it must refuse with
+def present(op: str, weights: list) -> tuple[list, str]:
+    """Weights in the declared order, None for an absent one -> ai3::layer's
+    weights and weight_names."""
+    pairs = [(w, n) for w, n in zip(weights, ops.weight_names(op)) if w is not None]
+    return [w for w, _ in pairs], ",".join(n for _, n in pairs)
+
+
+def args(inputs, weights, op, attrs, algorithm, name="layer") -> tuple:
+    return (list(inputs), *present(op, weights), op, ops.canonical(attrs), algorithm, name)
+
+
+def layer(inputs, weights, op, attrs, algorithm, name="layer"):
+    """torch.ops.ai3.layer, with the attrs as a dict and weights by position."""
+    return torch.ops.ai3.layer(*args(inputs, weights, op, attrs, algorithm, name))
+
+
+def applicable(op: str, attrs: dict, weights: list, algorithm: str) -> bool:
+    """Whether `algorithm` takes this layer (it must refuse with
     AlgorithmNotApplicable, never run wrongly)."""
     try:
-        ops.prepare(op, *args)
+        ops.prepare(op, ops.canonical(attrs), *present(op, weights), algorithm)
     except ai3.AlgorithmNotApplicable:
         return False
     return True
 
 
+def opcheck(inputs, weights, op, attrs, algorithm):
+    torch.library.opcheck(torch.ops.ai3.layer, args(inputs, weights, op, attrs, algorithm))
+
+
 # --------------------------------------------------------------------------
-# opcheck
+# opcheck of ai3::layer, over each op's grid
 
 
 CONV_OPCHECK_CASES = [
-    # x shape, weight shape, bias, stride, padding, dilation, groups
+    # x shape, weight shape, bias, stride, padding (top, bottom, left, right), dilation, groups
     ((2, 3, 9, 9), (4, 3, 3, 3), True, [1, 1], [1, 1, 1, 1], [1, 1], 1),
-    ((1, 4, 10, 7), (6, 2, 3, 3), False, [2, 1], [1, 0], [1, 2], 2),
-    ((1, 2, 6, 6), (3, 2, 2, 2), True, [1], [0, 1, 0, 1], [1], 1),  # asymmetric ("same" for an even kernel)
+    ((1, 4, 10, 7), (6, 2, 3, 3), False, [2, 1], [1, 1, 0, 0], [1, 2], 2),
+    ((1, 2, 6, 6), (3, 2, 2, 2), True, [1, 1], [0, 1, 0, 1], [1, 1], 1),  # asymmetric ("same" for an even kernel)
 ]
 
 
@@ -77,42 +98,59 @@ CONV_OPCHECK_CASES = [
 @pytest.mark.parametrize("case", range(len(CONV_OPCHECK_CASES)))
 @pytest.mark.parametrize("algorithm", ai3.algorithms()["conv2d"] + ["default"])
 def test_opcheck_conv2d(algorithm, case, dtype):
-    xs, ws, has_bias, stride, padding, dilation, groups = CONV_OPCHECK_CASES[case]
+    xs, ws, has_bias, stride, pads, dilation, groups = CONV_OPCHECK_CASES[case]
     x, w = randn(*xs, dtype=dtype), randn(*ws, dtype=dtype, seed=1)
     b = randn(ws[0], dtype=dtype, seed=2) if has_bias else None
-    args = (w, b, stride, padding, dilation, groups, algorithm)
-    if not applicable("conv2d", *args):
+    attrs = {"stride": stride, "padding": pads, "dilation": dilation, "groups": groups}
+    if not applicable("conv2d", attrs, [w, b], algorithm):
         pytest.skip(f"{algorithm} does not take this case")
-    torch.library.opcheck(torch.ops.ai3.conv2d, (x, *args))
-    pads = ops._pads("conv2d", padding)
+    opcheck([x], [w, b], "conv2d", attrs, algorithm)
     want = F.conv2d(F.pad(x, (pads[2], pads[3], pads[0], pads[1])), w, b, stride=stride, dilation=dilation, groups=groups)
-    assert_close(torch.ops.ai3.conv2d(x, *args), want, tol(dtype, algorithm), algorithm)
+    assert_close(layer([x], [w, b], "conv2d", attrs, algorithm), want, tol(dtype, algorithm), algorithm)
 
 
 def weightless_cases(dtype):
     x = randn(2, 3, 9, 11, dtype=dtype)
+
+    def pool(kernel, stride, padding, **more):
+        return {"kernel": kernel, "stride": stride, "padding": padding, **more}
+
     return [
-        ("relu", (randn(3, 5, dtype=dtype), "direct"), lambda: F.relu(randn(3, 5, dtype=dtype))),
-        ("relu", (randn((), dtype=dtype), "default"), lambda: F.relu(randn((), dtype=dtype))),
-        ("maxpool2d", (x, [3, 3], [2, 2], [1, 1], [1, 1], True, "direct"), lambda: F.max_pool2d(x, 3, 2, 1, 1, True)),
-        ("maxpool2d", (x, [2, 3], [1, 2], [0, 1, 0, 1], [2, 1], False, "default"), None),
-        ("avgpool2d", (x, [3, 3], [2, 2], [1, 1], True, False, None, "direct"), lambda: F.avg_pool2d(x, 3, 2, 1, True, False)),
-        ("avgpool2d", (x, [2, 2], [2, 2], [0, 0], False, True, 3, "direct"), lambda: F.avg_pool2d(x, 2, 2, 0, False, True, 3)),
-        ("adaptiveavgpool2d", (x, [2, 3], "direct"), lambda: F.adaptive_avg_pool2d(x, (2, 3))),
-        ("adaptiveavgpool2d", (x, [1], "default"), lambda: F.adaptive_avg_pool2d(x, 1)),
-        ("flatten", (x, 1, -1, "direct"), lambda: torch.flatten(x, 1)),
-        ("flatten", (x, 0, 2, "default"), lambda: torch.flatten(x, 0, 2)),
-        ("flatten", (randn((), dtype=dtype), 0, -1, "direct"), lambda: torch.flatten(randn((), dtype=dtype))),
+        ("relu", randn(3, 5, dtype=dtype), {}, "direct", lambda: F.relu(randn(3, 5, dtype=dtype))),
+        ("relu", randn((), dtype=dtype), {}, "default", lambda: F.relu(randn((), dtype=dtype))),
+        ("maxpool2d", x, pool([3, 3], [2, 2], [1, 1, 1, 1], dilation=[1, 1], ceil_mode=True), "direct", lambda: F.max_pool2d(x, 3, 2, 1, 1, True)),
+        ("maxpool2d", x, pool([2, 3], [1, 2], [0, 1, 0, 1], dilation=[2, 1], ceil_mode=False), "default", None),
+        (
+            "avgpool2d",
+            x,
+            pool([3, 3], [2, 2], [1, 1, 1, 1], ceil_mode=True, count_include_pad=False, divisor_override=None),
+            "direct",
+            lambda: F.avg_pool2d(x, 3, 2, 1, True, False),
+        ),
+        (
+            "avgpool2d",
+            x,
+            pool([2, 2], [2, 2], [0, 0, 0, 0], ceil_mode=False, count_include_pad=True, divisor_override=3),
+            "direct",
+            lambda: F.avg_pool2d(x, 2, 2, 0, False, True, 3),
+        ),
+        ("adaptiveavgpool2d", x, {"output_size": [2, 3]}, "direct", lambda: F.adaptive_avg_pool2d(x, (2, 3))),
+        ("adaptiveavgpool2d", x, {"output_size": [1, 1]}, "default", lambda: F.adaptive_avg_pool2d(x, 1)),
+        ("flatten", x, {"start_dim": 1, "end_dim": -1}, "direct", lambda: torch.flatten(x, 1)),
+        ("flatten", x, {"start_dim": 0, "end_dim": 2}, "default", lambda: torch.flatten(x, 0, 2)),
+        ("flatten", randn((), dtype=dtype), {"start_dim": 0, "end_dim": -1}, "direct", lambda: torch.flatten(randn((), dtype=dtype))),
+        ("softmax", x, {"axis": 1}, "default", lambda: F.softmax(x, 1)),
+        ("clamp", x, {"min": -0.5, "max": None}, "direct", lambda: x.clamp(min=-0.5)),
     ]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("index", range(11))
+@pytest.mark.parametrize("index", range(13))
 def test_opcheck_weightless(index, dtype):
-    op, args, want = weightless_cases(dtype)[index]
-    torch.library.opcheck(getattr(torch.ops.ai3, op), args)
+    op, x, attrs, algorithm, want = weightless_cases(dtype)[index]
+    opcheck([x], [], op, attrs, algorithm)
     if want is not None:
-        assert_close(getattr(torch.ops.ai3, op)(*args), want(), tol(dtype), op)
+        assert_close(layer([x], [], op, attrs, algorithm), want(), tol(dtype), op)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -121,15 +159,34 @@ def test_opcheck_weightless(index, dtype):
 def test_opcheck_linear(shape, bias, algorithm, dtype):
     x, w = randn(*shape, dtype=dtype), randn(4, 7, dtype=dtype, seed=1)
     b = randn(4, dtype=dtype, seed=2) if bias else None
-    if not applicable("linear", w, b, algorithm):
+    if not applicable("linear", {}, [w, b], algorithm):
         pytest.skip(f"{algorithm} does not take this case")
-    torch.library.opcheck(torch.ops.ai3.linear, (x, w, b, algorithm))
-    assert_close(torch.ops.ai3.linear(x, w, b, algorithm), F.linear(x, w, b), tol(dtype), algorithm)
+    opcheck([x], [w, b], "linear", {}, algorithm)
+    assert_close(layer([x], [w, b], "linear", {}, algorithm), F.linear(x, w, b), tol(dtype), algorithm)
+
+
+def test_opcheck_multi_input_and_weight_orders():
+    """Several inputs (attention's q, k, v, mask) and a four-weight op in its
+    declared order (batchnorm2d: weight, bias, running_mean, running_var)."""
+    q, k, v = randn(2, 3, 5, 4), randn(2, 3, 6, 4, seed=1), randn(2, 3, 6, 4, seed=2)
+    mask = randn(5, 6, seed=3)
+    attrs = {"causal": False, "scale": None, "has_mask": True}
+    opcheck([q, k, v, mask], [], "attention", attrs, "naive")
+    assert_close(layer([q, k, v, mask], [], "attention", attrs, "naive"), F.scaled_dot_product_attention(q, k, v, mask), 1e-5)
+    x = randn(2, 3, 5, 5)
+    bn = nn.BatchNorm2d(3).eval()
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    weights = [t.detach() for t in (bn.weight, bn.bias, bn.running_mean, bn.running_var)]
+    opcheck([x], weights, "batchnorm2d", {"eps": bn.eps}, "default")
+    with torch.no_grad():
+        assert_close(layer([x], weights, "batchnorm2d", {"eps": bn.eps}, "default"), bn(x), 1e-5)
 
 
 def test_op_result_never_aliases_its_input():
     x = randn(2, 3, 4, 4)
-    y = torch.ops.ai3.flatten(x, 0, -1, "direct")
+    y = layer([x], [], "flatten", {"start_dim": 0, "end_dim": -1}, "direct")
     assert y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr()
     y.zero_()
     assert x.abs().sum() > 0
@@ -137,35 +194,46 @@ def test_op_result_never_aliases_its_input():
 
 def test_op_errors():
     x, w = randn(1, 3, 8, 8), randn(4, 3, 3, 3)
-    with pytest.raises(ai3.DTypeError, match="int32"):
-        torch.ops.ai3.relu(x.int(), "direct")
+    conv = {"padding": [0, 0, 0, 0]}
+    with pytest.raises(ai3.DTypeError, match="^relu layer 'r': input has dtype torch.int32"):
+        layer([x.int()], [], "relu", {}, "direct", "r")
     with pytest.raises(ai3.DTypeError, match="bfloat16"):
-        torch.ops.ai3.relu(x.bfloat16(), "direct")
+        layer([x.bfloat16()], [], "relu", {}, "direct")
     with pytest.raises(ai3.DTypeError, match="float64 but weight is torch.float32"):
-        torch.ops.ai3.conv2d(x.double(), w, None, [1], [0], [1], 1, "direct")
-    with pytest.raises(ai3.ShapeError, match="has 2 channels"):
-        torch.ops.ai3.conv2d(x[:, :2], w, None, [1], [0], [1], 1, "direct")
-    with pytest.raises(ai3.InvalidArgument, match="padding must be 1 or 2 or 4 ints"):
-        torch.ops.ai3.conv2d(x, w, None, [1], [0, 0, 0], [1], 1, "direct")
+        layer([x.double()], [w, None], "conv2d", conv, "direct")
+    with pytest.raises(ai3.ShapeError, match="^conv2d layer 'c'.*has 2 channels"):
+        layer([x[:, :2]], [w, None], "conv2d", conv, "direct", "c")
+    with pytest.raises(ai3.InvalidArgument, match="^conv2d layer 'c': padding must be a list of 4 ints"):
+        layer([x], [w, None], "conv2d", {"padding": [0, 0, 0]}, "direct", "c")
+    with pytest.raises(ai3.InvalidArgument, match=r"^conv2d layer 'c': weight names \['bias', 'weight'\] are not among"):
+        torch.ops.ai3.layer([x], [w[0, :, 0, 0], w], "bias,weight", "conv2d", "{}", "direct", "c")
+    with pytest.raises(ai3.InvalidArgument, match="2 weights but 1 weight names"):
+        torch.ops.ai3.layer([x], [w, w], "weight", "conv2d", "{}", "direct", "c")
+    with pytest.raises(ai3.InvalidArgument, match="attrs must be a JSON object"):
+        torch.ops.ai3.layer([x], [], "", "relu", "[1]", "direct", "r")
+    with pytest.raises(ai3.UnsupportedOperation, match="no op 'nosuchop'"):
+        layer([x], [], "nosuchop", {}, "direct")
     with pytest.raises(ai3.UnknownAlgorithm):
-        torch.ops.ai3.relu(x, "no such algorithm")
-    with pytest.raises(ai3.AlgorithmNotApplicable, match=r"^conv2d: .*winograd"):
-        torch.ops.ai3.conv2d(x, w, None, [2], [0], [1], 1, "winograd")
-    # The fake kernels check the same things, so tracing fails early.
+        layer([x], [], "relu", {}, "no such algorithm")
+    with pytest.raises(ai3.AlgorithmNotApplicable, match=r"^conv2d layer 'c': .*winograd"):
+        layer([x], [w, None], "conv2d", {"stride": [2, 2]}, "winograd", "c")
+    # The fake kernel asks the core's shape rule, so tracing fails early, with the same error.
     with torch._subclasses.fake_tensor.FakeTensorMode():
-        with pytest.raises(ai3.ShapeError, match="has 2 channels"):
-            torch.ops.ai3.conv2d(torch.empty(1, 2, 8, 8), torch.empty(4, 3, 3, 3), None, [1], [0], [1], 1, "direct")
+        with pytest.raises(ai3.ShapeError, match="^conv2d layer 'c'.*has 2 channels"):
+            layer([torch.empty(1, 2, 8, 8)], [torch.empty(4, 3, 3, 3), None], "conv2d", conv, "direct", "c")
+        with pytest.raises(ai3.InvalidArgument, match="padding must be a list of 4 ints"):
+            layer([torch.empty(1, 3, 8, 8)], [torch.empty(4, 3, 3, 3), None], "conv2d", {"padding": [0, 0, 0]}, "direct", "c")
 
 
 def test_op_on_cuda_is_refused_as_cpu_only():
     if torch.cuda.is_available():
         with pytest.raises(ai3.UnsupportedOperation, match="CPU only"):
-            torch.ops.ai3.relu(torch.randn(3, device="cuda"), "direct")
+            layer([torch.randn(3, device="cuda")], [], "relu", {}, "direct")
         with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'c': input is on cuda"):
-            modules.Conv2d.from_torch(nn.Conv2d(1, 1, 1).cuda(), "direct", "c")(torch.randn(1, 1, 2, 2, device="cuda"))
+            Layer.from_module(nn.Conv2d(1, 1, 1).cuda(), "direct", "c")(torch.randn(1, 1, 2, 2, device="cuda"))
     else:  # no GPU here: the device check that the real and fake kernels share
         with pytest.raises(ai3.UnsupportedOperation, match="input is on cuda:0; this ai3 build runs on the CPU only"):
-            ops._check_tensor("relu", _FakeCuda(), "input")
+            ops._check_tensor("relu layer 'r'", _FakeCuda(), "input")
 
 
 class _FakeCuda:
@@ -178,7 +246,7 @@ class _FakeCuda:
 def test_backward_raises_inference_only():
     x = randn(1, 3, 6, 6).requires_grad_()
     w = randn(2, 3, 3, 3).requires_grad_()
-    y = torch.ops.ai3.conv2d(x, w, None, [1], [1], [1], 1, "direct")  # forward runs
+    y = layer([x], [w, None], "conv2d", {"padding": [1, 1, 1, 1]}, "direct")  # forward runs
     assert_close(y, F.conv2d(x, w, padding=1), 1e-4)
     with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
         y.sum().backward()
@@ -205,7 +273,7 @@ def test_conv2d_module(algorithm, kwargs, dtype):
     ref = nn.Conv2d(**kwargs).to(dtype).eval()
     x = randn(2, kwargs["in_channels"], 11, 10, dtype=dtype)
     try:
-        m = modules.Conv2d.from_torch(ref, algorithm, "features.0")
+        m = Layer.from_module(ref, algorithm, "features.0")
     except ai3.AlgorithmNotApplicable as e:
         assert str(e).startswith("conv2d layer 'features.0': "), str(e)
         return
@@ -225,7 +293,7 @@ def test_linear_module(shape, bias, algorithm, dtype):
     torch.manual_seed(0)
     ref = nn.Linear(10, 6, bias=bias).to(dtype)
     try:
-        m = modules.Linear.from_torch(ref, algorithm, "fc")
+        m = Layer.from_module(ref, algorithm, "fc")
     except ai3.AlgorithmNotApplicable:
         return
     x = randn(*shape, dtype=dtype)
@@ -258,8 +326,7 @@ WEIGHTLESS_MODULES = [
 def test_weightless_module(index, dtype):
     ref = copy.deepcopy(WEIGHTLESS_MODULES[index])
     op = {nn.ReLU: "relu", nn.MaxPool2d: "maxpool2d", nn.AvgPool2d: "avgpool2d", nn.AdaptiveAvgPool2d: "adaptiveavgpool2d", nn.Flatten: "flatten"}[type(ref)]
-    cls = getattr(modules, modules.CLASS_OF_OP[op])
-    m = cls.from_torch(ref, "direct", "layer")
+    m = Layer.from_module(ref, "direct", "layer")
     assert m.op == op and m.resolved_algorithm() == "direct"
     for shape in [(2, 3, 9, 11), (1, 2, 7, 7)]:
         x = randn(*shape, dtype=dtype)
@@ -267,6 +334,54 @@ def test_weightless_module(index, dtype):
         if op != "flatten":
             assert_close(m(x[0]), ref(x[0].clone()), tol(dtype), f"unbatched {ref!r}")
     assert "algorithm='direct'" in repr(m)
+
+
+# Every single-layer op of the mapping (ai3.torch.mapping), swapped in place
+# by swap_operation: (module, input shape). A new mapping entry needs a row.
+SWAP_CASES = {
+    "conv2d": [(nn.Conv2d(3, 4, 3, padding=1), (2, 3, 8, 8)), (nn.Conv2d(3, 6, 2, padding="same", groups=3), (1, 3, 7, 6))],
+    "linear": [(nn.Linear(8, 5), (2, 3, 8)), (nn.Linear(8, 5, bias=False), (8,))],
+    "relu": [(nn.ReLU(), (2, 3, 4, 4))],
+    "sigmoid": [(nn.Sigmoid(), (2, 7))],
+    "silu": [(nn.SiLU(), (2, 7))],
+    "tanh": [(nn.Tanh(), (2, 7))],
+    "hardswish": [(nn.Hardswish(), (2, 3, 5))],
+    "hardsigmoid": [(nn.Hardsigmoid(), (2, 3, 5))],
+    "gelu": [(nn.GELU(), (2, 7)), (nn.GELU("tanh"), (2, 7))],
+    "clamp": [(nn.ReLU6(), (2, 7)), (nn.Hardtanh(-0.5, 0.25), (2, 7))],
+    "softmax": [(nn.Softmax(1), (2, 3, 4, 4)), (nn.Softmax(-1), (3, 7))],
+    "log_softmax": [(nn.LogSoftmax(-1), (3, 7))],
+    "maxpool2d": [(nn.MaxPool2d(2), (2, 3, 8, 8)), (nn.MaxPool2d(3, 2, 1, ceil_mode=True), (1, 2, 7, 9))],
+    "avgpool2d": [(nn.AvgPool2d(3, 2, 1, count_include_pad=False), (2, 3, 8, 8))],
+    "adaptiveavgpool2d": [(nn.AdaptiveAvgPool2d((3, None)), (2, 3, 8, 7)), (nn.AdaptiveAvgPool2d(1), (2, 3, 5, 5))],
+    "adaptivemaxpool2d": [(nn.AdaptiveMaxPool2d(2), (2, 3, 8, 7)), (nn.AdaptiveMaxPool2d((None, 3)), (1, 2, 5, 6))],
+    "flatten": [(nn.Flatten(), (2, 3, 4, 4)), (nn.Flatten(0, 1), (2, 3, 4))],
+    "layernorm": [(nn.LayerNorm(8), (2, 3, 8)), (nn.LayerNorm((3, 8), elementwise_affine=False), (2, 3, 8))],
+    "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3))],
+    "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4)), (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4))],
+}
+
+
+def test_every_single_layer_op_of_the_mapping_has_a_swap_case():
+    assert sorted(SWAP_CASES) == mapping.swappable_ops()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op,index", [(op, i) for op, cases in SWAP_CASES.items() for i in range(len(cases))])
+def test_swap_operation_of_every_op_matches_torch(op, index, dtype):
+    module, shape = SWAP_CASES[op][index]
+    torch.manual_seed(index)
+    ref = nn.Sequential(copy.deepcopy(module)).to(dtype).eval()
+    with torch.no_grad():  # statistics and affine parameters that are not the identity
+        for t in (*ref.parameters(), *ref.buffers()):
+            if t.is_floating_point():
+                t.copy_(torch.rand_like(t) + 0.5)
+    net = ai3.swap_operation(op, copy.deepcopy(ref), "default")
+    assert type(net[0]) is Layer and net[0].op == op and ai3.torch.chosen_algorithms(net)[0][1] == op
+    assert list(net.state_dict()) == list(ref.state_dict())
+    x = randn(*shape, dtype=dtype) * 2
+    with torch.no_grad():
+        assert_close(net(x), ref(x), tol(dtype), f"{op} {module}")
 
 
 # --------------------------------------------------------------------------
@@ -291,9 +406,8 @@ def swapped(net: nn.Sequential, algorithms: dict | None = None) -> nn.Sequential
     """The net with every layer replaced (a copy; `net` is left alone)."""
     net = copy.deepcopy(net)
     for i, m in enumerate(list(net)):
-        op = type(m).__name__.lower()
-        cls = getattr(modules, modules.CLASS_OF_OP[op])
-        net[i] = cls.from_torch(m, (algorithms or {}).get(op, "default"), str(i))
+        op = mapping.lookup(m).op
+        net[i] = Layer.from_module(m, (algorithms or {}).get(op, "default"), str(i))
     return net
 
 
@@ -309,9 +423,9 @@ def test_state_dict_keys_and_values_are_the_original_ones():
     new.load_state_dict(ref.state_dict())
 
 
-def test_from_torch_shares_the_parameters():
+def test_from_module_shares_the_parameters():
     conv = nn.Conv2d(3, 4, 3)
-    m = modules.Conv2d.from_torch(conv, "direct", "c")
+    m = Layer.from_module(conv, "direct", "c")
     assert m.weight is conv.weight and m.bias is conv.bias
     assert [p for p in m.parameters()] == [conv.weight, conv.bias]
 
@@ -340,7 +454,7 @@ def test_load_state_dict_updates_are_picked_up(algorithm):
 
 def test_cache_keeps_one_layer_per_weight_state():
     conv = nn.Conv2d(3, 4, 3)
-    m = modules.Conv2d.from_torch(conv, "smm", "c")
+    m = Layer.from_module(conv, "smm", "c")
     x = randn(1, 3, 8, 8)
     ops.clear_cache()
     with torch.no_grad():
@@ -349,6 +463,23 @@ def test_cache_keeps_one_layer_per_weight_state():
             assert_close(m(x), F.conv2d(x, conv.weight, conv.bias), 1e-4)
             m(x)
     assert ops.cached_layer_count() == 1  # stale layers were dropped; repeated calls hit
+
+
+def test_weightless_layers_are_cached_by_their_parameters_and_bounded(monkeypatch):
+    ops.clear_cache()
+    x = randn(1, 2, 9, 9)
+    with torch.no_grad():
+        a, b = Layer.from_module(nn.MaxPool2d(2), "direct", "p"), Layer.from_module(nn.MaxPool2d(2), "direct", "p")
+        a(x), b(x), a(x)
+        assert ops.cached_layer_count() == 1  # the same op, attrs, algorithm and name: one layer
+        Layer.from_module(nn.MaxPool2d(3), "direct", "p")(x)
+        assert ops.cached_layer_count() == 2
+        # A size resolved per input (output_size None) makes a layer per size, at most so many.
+        monkeypatch.setattr(ops, "WEIGHTLESS_CACHE_SIZE", 4)
+        pool = Layer.from_module(nn.AdaptiveAvgPool2d((None, 1)), "direct", "a")
+        for h in range(1, 9):
+            assert_close(pool(randn(1, 2, h, 5)), F.adaptive_avg_pool2d(randn(1, 2, h, 5), (h, 1)), 1e-5)
+        assert ops.cached_layer_count() == 4
 
 
 @pytest.mark.parametrize("make", [lambda: small_net(), lambda: small_net(torch.float64)], ids=["f32", "f64"])
@@ -371,7 +502,7 @@ def test_deepcopy_and_pickle_round_trip():
     with torch.no_grad():
         want = ref(x)
         for copied in (copy.deepcopy(new), pickle.loads(pickle.dumps(new))):
-            assert type(copied[0]) is modules.Conv2d and copied[0].algorithm == "smm" and copied[0].name == "0"
+            assert type(copied[0]) is Layer and copied[0].op == "conv2d" and copied[0].algorithm == "smm" and copied[0].name == "0"
             assert copied[0].weight is not new[0].weight
             assert_close(copied(x), want, 1e-4)
             copied[0].weight.zero_()  # the copy owns its weights
@@ -380,41 +511,43 @@ def test_deepcopy_and_pickle_round_trip():
 
 def test_module_errors_name_the_module():
     new = swapped(small_net())
-    with pytest.raises(ai3.ShapeError, match=r"^conv2d layer '0': input \(1, 4, 16, 16\) has 4 channels"):
+    with pytest.raises(ai3.ShapeError, match=r"^conv2d layer '0'.*: input \(1, 4, 16, 16\) \(NCHW\) has 4 channels"):
         new(randn(1, 4, 16, 16))
     with pytest.raises(ai3.DTypeError, match=r"^conv2d layer '0': input is torch.float64 but weight is torch.float32"):
         new(randn(1, 3, 16, 16, dtype=torch.float64))
     with pytest.raises(ai3.DTypeError, match=r"^conv2d layer '0': input has dtype torch.int64"):
         new(torch.ones(1, 3, 16, 16, dtype=torch.int64))
-    with pytest.raises(ai3.ShapeError, match=r"^linear layer '7': expected an input whose last dimension is in_features=32"):
+    with pytest.raises(ai3.ShapeError, match=r"^linear layer '7'.*: expected an input .*whose last dimension is in_features=32"):
         new[7](randn(2, 31))
     with pytest.raises(ai3.InvalidArgument, match="^maxpool2d layer '2': input must be a torch.Tensor"):
         new[2]([1.0])
     with pytest.raises(ai3.AlgorithmNotApplicable, match="^conv2d layer 'features.3': conv2d algorithm 'winograd' cannot take this layer: .*stride 1"):
-        modules.Conv2d.from_torch(nn.Conv2d(3, 3, 3, stride=2), "winograd", "features.3")
+        Layer.from_module(nn.Conv2d(3, 3, 3, stride=2), "winograd", "features.3")
     with pytest.raises(ai3.UnknownAlgorithm, match="^relu layer 'act': unknown relu algorithm 'fast'"):
-        modules.ReLU.from_torch(nn.ReLU(), "fast", "act")
+        Layer.from_module(nn.ReLU(), "fast", "act")
     with pytest.raises(ai3.UnsupportedOperation, match="'b.conv'.*padding_mode='reflect'"):
-        modules.Conv2d.from_torch(nn.Conv2d(3, 3, 3, padding=1, padding_mode="reflect"), "direct", "b.conv")
+        Layer.from_module(nn.Conv2d(3, 3, 3, padding=1, padding_mode="reflect"), "direct", "b.conv")
     with pytest.raises(ai3.UnsupportedOperation, match="^maxpool2d layer 'p': return_indices=True"):
-        modules.MaxPool2d.from_torch(nn.MaxPool2d(2, return_indices=True), "direct", "p")
-    with pytest.raises(ai3.InvalidArgument, match="^linear layer 'l': Linear.from_torch takes an nn.Linear, got Conv2d"):
-        modules.Linear.from_torch(nn.Conv2d(1, 1, 1), "direct", "l")
+        Layer.from_module(nn.MaxPool2d(2, return_indices=True), "direct", "p")
+    with pytest.raises(ai3.UnsupportedOperation, match="^layer 'l': ai3 has no in-place swap for torch.nn.modules.linear.Bilinear"):
+        Layer.from_module(nn.Bilinear(2, 2, 2), "direct", "l")
+    with pytest.raises(ai3.UnsupportedOperation, match="^layer 'd': ai3 has no in-place swap for .*Dropout"):
+        Layer.from_module(nn.Dropout(), "direct", "d")
 
     class Doubled(nn.Conv2d):
         def forward(self, x):
             return 2 * super().forward(x)
 
     with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'd': Doubled overrides nn.Conv2d.forward"):
-        modules.Conv2d.from_torch(Doubled(1, 1, 1), "direct", "d")
+        Layer.from_module(Doubled(1, 1, 1), "direct", "d")
     with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'lazy': weight is not initialized"):
-        modules.Conv2d.from_torch(nn.LazyConv2d(3, 3), "direct", "lazy")
+        Layer.from_module(nn.LazyConv2d(3, 3), "direct", "lazy")
     normed = nn.utils.parametrizations.weight_norm(nn.Conv2d(3, 3, 3))
     with pytest.raises(ai3.UnsupportedOperation, match="^conv2d layer 'wn': the module's parameters are parametrized"):
-        modules.Conv2d.from_torch(normed, "direct", "wn")
+        Layer.from_module(normed, "direct", "wn")
     pruned = torch.nn.utils.prune.random_unstructured(nn.Linear(4, 4), "weight", amount=0.5)
     with pytest.raises(ai3.UnsupportedOperation, match="^linear layer 'pr': weight is a Tensor, not a Parameter"):
-        modules.Linear.from_torch(pruned, "direct", "pr")
+        Layer.from_module(pruned, "direct", "pr")
 
 
 def test_grad_mode_forward_runs_and_backward_raises():
@@ -489,8 +622,13 @@ def test_torch_compile_dynamic_shapes_and_errors():
         for n, size in [(1, 16), (3, 16), (2, 20)]:
             x = randn(n, 3, size, size)
             assert_close(compiled(x), ref(x), 1e-4, f"batch {n}, size {size}")
-        with pytest.raises(ai3.ShapeError, match="^conv2d layer '0': .*has 4 channels"):
+        # The fake kernel raises the core's error while tracing; Dynamo
+        # reports it as it reports a failing fake kernel of torch's own ops
+        # (TorchRuntimeError), carrying the ai3 error's class and message.
+        with pytest.raises(torch._dynamo.exc.TorchRuntimeError, match=r"ShapeError\(\"conv2d layer '0'.*has 4 channels"):
             compiled(randn(1, 4, 16, 16))
+        with pytest.raises(ai3.ShapeError, match="^conv2d layer '0'.*has 4 channels"):
+            new(randn(1, 4, 16, 16))
     torch._dynamo.reset()
 
 
@@ -499,8 +637,10 @@ def test_torch_export():
     new = swapped(ref, {"conv2d": "smm"})
     x = randn(2, 3, 16, 16)
     exported = torch.export.export(new, (x,))
-    targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
-    assert "ai3.conv2d.default" in targets and "ai3.linear.default" in targets, targets
+    calls = [n for n in exported.graph.nodes if n.op == "call_function" and str(n.target) == "ai3.layer.default"]
+    captured = {(n.args[3], n.args[5]) for n in calls}  # (op, algorithm): the graph says what runs
+    assert ("conv2d", "smm") in captured and ("linear", "default") in captured, captured
+    assert all(isinstance(n.args[4], str) and ops.parse(n.args[4]) is not None for n in calls)
     with torch.no_grad():
         assert_close(exported.module()(x), ref(x), 1e-4)
 
@@ -511,7 +651,7 @@ def test_torch_jit_trace(tmp_path):
     x = randn(2, 3, 16, 16)
     with torch.no_grad():
         traced = torch.jit.trace(new, (x,))
-        assert "ai3::conv2d" in str(traced.inlined_graph)
+        assert "ai3::layer" in str(traced.inlined_graph) and '"conv2d"' in str(traced.inlined_graph)
         assert_close(traced(x), ref(x), 1e-4)
         path = str(tmp_path / "traced.pt")
         traced.save(path)

@@ -4,8 +4,11 @@
     ai3.swap_conv2d(net, ["direct", "smm", ...])         # in place, module by module
 
 swap_backend traces with torch.fx and returns an ai3.Model; the in-place
-swaps replace matching submodules with modules calling torch.library custom
-ops (ai3.torch.ops) backed by the core, so the model stays an nn.Module.
+swaps replace matching submodules with ai3.torch.Layer modules calling the
+one torch.library op ai3::layer (ai3.torch.ops) backed by the core, so the
+model stays an nn.Module. Both start from one mapping of torch modules onto
+core ops (ai3.torch.mapping): swap_operation(op, ...) takes any op a module
+class maps onto.
 """
 
 from __future__ import annotations
@@ -19,19 +22,8 @@ from torch import nn
 
 from ai3 import errors, frontend, model, selection
 from ai3.selection import Selector
-from ai3.torch import fx
-
-# The PyTorch module class each in-place swap replaces.
-SWAPPABLE: dict[str, type] = {
-    "conv2d": nn.Conv2d,
-    "linear": nn.Linear,
-    "relu": nn.ReLU,
-    "maxpool2d": nn.MaxPool2d,
-    "avgpool2d": nn.AvgPool2d,
-    "adaptiveavgpool2d": nn.AdaptiveAvgPool2d,
-    "flatten": nn.Flatten,
-}
-
+from ai3.torch import fx, mapping
+from ai3.torch.modules import Layer
 
 # The frontend contract (ai3.frontend): torch models compute on NCHW images.
 LAYOUT = "NCHW"
@@ -104,25 +96,22 @@ def swap_operation(
     returns `module` (or its replacement, if `module` itself is such a
     layer). "torch"/"keep" leaves a layer as it is. Sequence selectors index
     the layers in `module.named_modules()` order."""
-    from ai3.torch import modules as ai3_modules
-
-    if op not in SWAPPABLE:
-        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3 swaps {sorted(SWAPPABLE)}")
+    if op not in mapping.swappable_ops():
+        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3 swaps {mapping.swappable_ops()}")
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_{op} takes an nn.Module, got {type(module).__name__}")
-    cls = SWAPPABLE[op]
+    classes = mapping.classes_of(op)
     # Exact type: a subclass may override forward, which ai3 would not honour.
-    targets = [(name, m) for name, m in module.named_modules() if type(m) is cls]
+    targets = [(name, m) for name, m in module.named_modules() if type(m) in classes]
     sample_input_shape = selection.sample_shape(sample_input_shape, batched=False)
     shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
-    replacement_class = getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op])
     dtype = next((p.dtype for p in module.parameters()), torch.float32)
-    candidates = [_candidate(name or type(m).__name__, m, shapes.get(id(m)), replacement_class, dtype) for name, m in targets]
+    candidates = [_candidate(name or type(m).__name__, m, shapes.get(id(m)), dtype) for name, m in targets]
     chosen = selection.select(op, algos, candidates, allow_keep=True)
     for (name, m), algorithm in zip(targets, chosen):
         if algorithm in selection.KEEP_NAMES:
             continue
-        new = replacement_class.from_torch(m, algorithm, name or type(m).__name__)
+        new = Layer.from_module(m, algorithm, name or type(m).__name__)
         if not name:  # the module itself is the layer
             return new
         parent_name, _, child = name.rpartition(".")
@@ -130,12 +119,12 @@ def swap_operation(
     return module
 
 
-def _candidate(name: str, m: nn.Module, shape: Optional[tuple], replacement_class: type, dtype: torch.dtype) -> selection.Candidate:
+def _candidate(name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dtype) -> selection.Candidate:
     """A layer to swap; "auto" times the ai3 module that would replace it,
     and PyTorch's own layer ("torch", kept where it is fastest)."""
 
     def make_layer(algorithm: str) -> Any:
-        new = m if algorithm == "torch" else replacement_class.from_torch(m, algorithm, name)
+        new = m if algorithm == "torch" else Layer.from_module(m, algorithm, name)
 
         def run(x: np.ndarray) -> torch.Tensor:
             with torch.no_grad():
@@ -193,13 +182,10 @@ def applicable(layer: nn.Module, algorithm: str) -> bool:
     """Whether `algorithm` can take this PyTorch layer (winograd cannot take
     a stride-2 convolution, for instance), for selectors that want to pick
     an algorithm only where it applies."""
-    from ai3.torch import modules as ai3_modules
-
-    op = next((op for op, cls in SWAPPABLE.items() if type(layer) is cls), None)
-    if op is None:
+    if mapping.lookup(layer, exact=True) is None:
         raise errors.UnsupportedOperation(f"ai3 has no in-place swap for {type(layer).__name__}")
     try:
-        getattr(ai3_modules, ai3_modules.CLASS_OF_OP[op]).from_torch(layer, algorithm, type(layer).__name__)
+        Layer.from_module(layer, algorithm, type(layer).__name__)
     except errors.AlgorithmNotApplicable:
         return False
     return True
@@ -208,16 +194,15 @@ def applicable(layer: nn.Module, algorithm: str) -> bool:
 def chosen_algorithms(module: nn.Module) -> list[tuple[str, str, str]]:
     """(module path, op, algorithm actually running) of every ai3 module in
     `module`, for printing what a swap chose."""
-    from ai3.torch import modules as ai3_modules
-
     found = []
     for name, m in module.named_modules():
-        if isinstance(m, ai3_modules.Ai3Module):
+        if isinstance(m, Layer):
             found.append((name, m.op, m.resolved_algorithm()))
     return found
 
 
 __all__ = [
+    "Layer",
     "applicable",
     "chosen_algorithms",
     "swap_adaptiveavgpool2d",

@@ -9,8 +9,10 @@ F.scaled_dot_product_attention.
   node (the core's graph takes additive float masks only).
 - In place: swap_attention(module, algos) replaces every
   nn.MultiheadAttention with ai3.torch.attention.MultiheadAttention, whose
-  forward calls the custom op ``torch.ops.ai3.multihead_attention``; SDPA
-  is ``torch.ops.ai3.attention``. Masks there may be boolean or float:
+  forward calls the generic op ``torch.ops.ai3.layer`` (ai3.torch.ops) with
+  op "multihead_attention"; SDPA is the same op with "attention". (The
+  module keeps nn.MultiheadAttention's mask arguments and its out_proj
+  submodule, so its state_dict keys stay those of the original.) Masks there may be boolean or float:
   nn.MultiheadAttention's attn_mask / key_padding_mask (True = masked out)
   are folded into one additive mask of shape broadcastable to
   (B, num_heads, L, S); SDPA's boolean attn_mask means True = take part.
@@ -30,7 +32,7 @@ from typing import Any, Optional, Sequence
 import torch
 from torch import fx, nn
 
-from ai3 import errors, layers, selection
+from ai3 import errors, selection
 from ai3.selection import Selector
 from ai3.torch import ops, params
 from ai3.torch.nodes import normalized, unsupported
@@ -166,88 +168,11 @@ def mha_mask(
 
 
 # ---------------------------------------------------------------------------
-# Custom ops: torch.ops.ai3.attention and torch.ops.ai3.multihead_attention
+# The ops run through the generic torch.ops.ai3.layer (ai3.torch.ops).
 
 
-def _attention_shape(q, k, v) -> tuple:
-    for t, what in ((q, "q"), (k, "k"), (v, "v")):
-        ops._check_tensor("attention", t, what)
-    if q.dim() < 2:
-        raise errors.ShapeError(f"attention: q must have rank >= 2 ((*batch, L, E)), got {tuple(q.shape)}")
-    return (*q.shape[:-1], v.shape[-1])
-
-
-@torch.library.custom_op(
-    "ai3::attention",
-    mutates_args=(),
-    schema="(Tensor q, Tensor k, Tensor v, Tensor? mask, bool causal, float? scale, str algorithm) -> Tensor",
-)
-def attention(q, k, v, mask, causal, scale, algorithm):
-    """scaled dot-product attention; `mask` additive, of q's dtype."""
-    _attention_shape(q, k, v)
-    key = ("attention", bool(causal), scale, mask is not None, algorithm)
-    entry = ops._weightless_layer(
-        key,
-        lambda: layers.Attention(causal=causal, scale=scale, has_mask=mask is not None, algorithm=algorithm, name="attention"),
-    )
-    with entry.lock:
-        try:
-            return entry.layer(q, k, v, mask)
-        except errors.Error as e:
-            raise ops._renamed(e, "attention") from None
-
-
-@attention.register_fake
-def _(q, k, v, mask, causal, scale, algorithm):
-    return q.new_empty(_attention_shape(q, k, v))
-
-
-@torch.library.custom_op(
-    "ai3::multihead_attention",
-    mutates_args=(),
-    schema="(Tensor q, Tensor k, Tensor v, Tensor? mask, Tensor in_proj_weight, Tensor? in_proj_bias, "
-    "Tensor out_proj_weight, Tensor? out_proj_bias, int num_heads, bool batch_first, bool causal, str algorithm) -> Tensor",
-)
-def multihead_attention(q, k, v, mask, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads, batch_first, causal, algorithm):
-    """nn.MultiheadAttention's output; q, k and v the same tensor means
-    self-attention (one projection GEMM); `mask` additive, of q's dtype."""
-    ops._check_tensor("multihead_attention", q, "query")
-    self_attention = q is k and k is v
-    out_state = (ops._state(out_proj_weight), None if out_proj_bias is None else ops._state(out_proj_bias))
-    entry = ops._weighted_layer(
-        "multihead_attention",
-        in_proj_weight,
-        in_proj_bias,
-        (out_state, int(num_heads), bool(batch_first), bool(causal), self_attention, mask is not None, algorithm),
-        lambda: layers.MultiheadAttention(
-            in_proj_weight,
-            in_proj_bias,
-            out_proj_weight,
-            out_proj_bias,
-            num_heads,
-            batch_first=batch_first,
-            causal=causal,
-            self_attention=self_attention,
-            has_mask=mask is not None,
-            algorithm=algorithm,
-            name="multihead_attention",
-        ),
-    )
-    inputs = (q,) if self_attention else (q, k, v)
-    with entry.lock:
-        try:
-            return entry.layer(*inputs, mask=mask)
-        except errors.Error as e:
-            raise ops._renamed(e, "multihead_attention") from None
-
-
-@multihead_attention.register_fake
-def _(q, k, v, mask, in_proj_weight, in_proj_bias, out_proj_weight, out_proj_bias, num_heads, batch_first, causal, algorithm):
-    return q.new_empty(q.shape)
-
-
-ops._register_inference_only(attention, "attention")
-ops._register_inference_only(multihead_attention, "multihead_attention")
+def _attention_attrs(causal: bool, scale: Optional[float], has_mask: bool) -> str:
+    return ops.canonical({"causal": bool(causal), "scale": None if scale is None else float(scale), "has_mask": has_mask})
 
 
 def scaled_dot_product_attention(
@@ -261,12 +186,14 @@ def scaled_dot_product_attention(
     *,
     algorithm: str = "default",
 ) -> torch.Tensor:
-    """F.scaled_dot_product_attention through torch.ops.ai3.attention
-    (inference: dropout_p must be 0)."""
+    """F.scaled_dot_product_attention through torch.ops.ai3.layer's
+    "attention" (inference: dropout_p must be 0)."""
     if dropout_p:
         raise errors.UnsupportedOperation(f"scaled_dot_product_attention: dropout_p={dropout_p}; ai3 runs inference only")
     mask = _additive(attn_mask, query.dtype, keep=True)
-    return torch.ops.ai3.attention(query, key, value, mask, bool(is_causal), scale, algorithm)
+    inputs = [query, key, value] + ([] if mask is None else [mask])
+    attrs = _attention_attrs(is_causal, scale, mask is not None)
+    return torch.ops.ai3.layer(inputs, [], "", "attention", attrs, algorithm, "scaled_dot_product_attention")
 
 
 # ---------------------------------------------------------------------------
@@ -305,19 +232,18 @@ class MultiheadAttention(nn.Module):
         return cls(module, algorithm, name)
 
     def resolved_algorithm(self) -> str:
-        w, b = self.in_proj_weight, self.in_proj_bias
-        try:
-            return layers.MultiheadAttention(
-                w.detach(),
-                None if b is None else b.detach(),
-                self.out_proj.weight.detach(),
-                None if self.out_proj.bias is None else self.out_proj.bias.detach(),
-                self.num_heads,
-                algorithm=self.algorithm,
-                name=self.name,
-            ).algorithm
-        except errors.Error as e:
-            raise _named(e, self.name) from None
+        attrs = {"num_heads": self.num_heads, "batch_first": self.batch_first, "causal": False, "self_attention": True, "has_mask": False}
+        weights, names = self._weights()
+        if not ops.buildable(weights):
+            return self.algorithm
+        return ops.prepare(self.op, ops.canonical(attrs), weights, names, self.algorithm, self.name)
+
+    def _weights(self) -> tuple[list[torch.Tensor], str]:
+        """The weights as ai3::layer takes them (the biases are both there or neither)."""
+        named = {"in_proj_weight": self.in_proj_weight, "in_proj_bias": self.in_proj_bias,
+                 "out_proj_weight": self.out_proj.weight, "out_proj_bias": self.out_proj.bias}  # fmt: skip
+        present = [(k, named[k]) for k in ops.weight_names(self.op) if named[k] is not None]  # the declared order
+        return [t for _, t in present], ",".join(k for k, _ in present)
 
     def forward(
         self,
@@ -339,33 +265,17 @@ class MultiheadAttention(nn.Module):
             )
         mask = mha_mask(query, key, self.num_heads, self.batch_first, attn_mask, key_padding_mask)
         causal = bool(is_causal) and mask is None
-        try:
-            out = torch.ops.ai3.multihead_attention(
-                query,
-                key,
-                value,
-                mask,
-                self.in_proj_weight,
-                self.in_proj_bias,
-                self.out_proj.weight,
-                self.out_proj.bias,
-                self.num_heads,
-                self.batch_first,
-                causal,
-                self.algorithm,
-            )
-        except errors.Error as e:
-            raise _named(e, self.name) from None
+        self_attention = query is key and key is value  # one projection GEMM
+        inputs = [query] if self_attention else [query, key, value]
+        if mask is not None:
+            inputs.append(mask)
+        attrs = {"num_heads": self.num_heads, "batch_first": self.batch_first, "causal": causal,
+                 "self_attention": self_attention, "has_mask": mask is not None}  # fmt: skip
+        out = torch.ops.ai3.layer(inputs, *self._weights(), self.op, ops.canonical(attrs), self.algorithm, self.name)
         return out, None
 
     def extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}, algorithm={self.algorithm!r}"
-
-
-def _named(error: errors.Error, name: str) -> errors.Error:
-    from ai3.torch.modules import _named as named
-
-    return named(error, "multihead_attention", name)
 
 
 def swap_attention(

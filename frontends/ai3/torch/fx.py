@@ -30,7 +30,7 @@ from torch import fx, nn
 
 from ai3 import errors
 from ai3.spec import MODEL_INPUT, LayerSpec, prune_dead
-from ai3.torch import params, shapes, tracing
+from ai3.torch import mapping, params, shapes, tracing
 from ai3.torch.nodes import normalized, unsupported
 from ai3.torch.tracing import values as _values
 
@@ -92,26 +92,22 @@ def _softmax_axis(node: fx.Node, dim: Any, dtype: Any) -> int:
         rank = _rank(node)
         if rank is None:
             raise unsupported(node, "softmax without dim needs the input's rank: pass dim, or a sample input shape")
-        return 0 if rank in (0, 1, 3) else 1
+        return params.legacy_softmax_dim(rank)
     if isinstance(dim, bool) or not isinstance(dim, int):
         raise unsupported(node, f"softmax's dim must be an int, got {dim!r}")
     return dim
 
 
 def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any) -> dict[str, Any]:
-    """pad2d attrs from F.pad's (left, right, top, bottom) on the last two
-    dims of an NCHW tensor, constant mode."""
-    if mode != "constant":
-        raise unsupported(node, f"padding mode '{mode}' is not supported (only 'constant')")
-    if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
-        raise unsupported(node, f"only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
-    if any(p < 0 for p in pad):
-        raise unsupported(node, f"negative pads (cropping) are not supported, got {tuple(pad)}")
+    """pad2d attrs of an F.pad call (ai3.torch.params.pad2d), on a rank-4 input."""
+    try:
+        attrs = params.pad2d(pad, mode, value, node.name)
+    except errors.UnsupportedOperation as e:
+        raise unsupported(node, str(e).split(": ", 1)[1]) from None
     rank = _rank(node)
     if rank is not None and rank != 4:
         raise unsupported(node, f"pad2d takes a rank-4 tensor, this one has rank {rank}")
-    left, right, top, bottom = pad
-    return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}
+    return attrs
 
 
 def _is_tensor_valued(node: fx.Node) -> bool:
@@ -166,12 +162,6 @@ def _torchvision_ops() -> Any:
 def _torchvision_function(target: Any) -> Optional[str]:
     tv = _torchvision_ops()
     return "stochastic_depth" if tv is not None and target is getattr(tv, "stochastic_depth", None) else None
-
-
-def _is_torchvision(module: nn.Module, class_name: str) -> bool:
-    tv = _torchvision_ops()
-    cls = getattr(tv, class_name, None) if tv is not None else None
-    return cls is not None and isinstance(module, cls)
 
 
 _METHODS: dict[str, str] = {
@@ -298,66 +288,16 @@ class _Mapper:
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
             raise unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
-        inputs = [self.tensor(node, x)]
-        w = params.numpy_weight
-        if isinstance(m, (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.Identity)):
-            self.alias(node, x)
-        elif _is_torchvision(m, "StochasticDepth"):
-            self.alias(node, x)  # identity at inference (the model is in eval mode)
-        elif isinstance(m, nn.Conv2d):
-            self.add(node, "conv2d", name, inputs, m, params.conv2d(m, name), {"weight": w(m.weight), "bias": w(m.bias)})
-        elif isinstance(m, nn.Linear):
-            self.add(node, "linear", name, inputs, m, {}, {"weight": w(m.weight), "bias": w(m.bias)})
-        elif isinstance(m, nn.ReLU):
-            self.add(node, "relu", name, inputs, m)
-        elif isinstance(m, nn.MaxPool2d):
-            attrs = params.maxpool2d(m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices, name=name)
-            self.add(node, "maxpool2d", name, inputs, m, attrs)
-        elif isinstance(m, nn.AvgPool2d):
-            attrs = params.avgpool2d(m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override, name=name)
-            self.add(node, "avgpool2d", name, inputs, m, attrs)
-        elif isinstance(m, nn.AdaptiveAvgPool2d):
-            size = params.adaptive_output_size(m.output_size, _input_shape(node), name)
-            self.add(node, "adaptiveavgpool2d", name, inputs, m, {"output_size": size})
-        elif isinstance(m, nn.AdaptiveMaxPool2d):
-            if m.return_indices:
-                raise unsupported(node, "AdaptiveMaxPool2d with return_indices=True")
-            size = params.adaptive_output_size(m.output_size, _input_shape(node), name)
-            self.add(node, "adaptivemaxpool2d", name, inputs, m, {"output_size": size})
-        elif isinstance(m, nn.Flatten):
-            self.add(node, "flatten", name, inputs, m, {"start_dim": m.start_dim, "end_dim": m.end_dim})
-        elif isinstance(m, nn.Hardtanh):  # nn.ReLU6 too: Hardtanh(0, 6)
-            self.add(node, "clamp", name, inputs, m, {"min": float(m.min_val), "max": float(m.max_val)})
-        elif isinstance(m, nn.Sigmoid):
-            self.add(node, "sigmoid", name, inputs, m)
-        elif isinstance(m, nn.SiLU):
-            self.add(node, "silu", name, inputs, m)
-        elif isinstance(m, nn.Tanh):
-            self.add(node, "tanh", name, inputs, m)
-        elif isinstance(m, nn.GELU):
-            self.add(node, "gelu", name, inputs, m, {"approximate": m.approximate})
-        elif isinstance(m, nn.Hardswish):
-            self.add(node, "hardswish", name, inputs, m)
-        elif isinstance(m, nn.Hardsigmoid):
-            self.add(node, "hardsigmoid", name, inputs, m, params.TORCH_HARDSIGMOID)
-        elif isinstance(m, nn.LayerNorm):
-            attrs, weights = params.layernorm(m.normalized_shape, m.weight, m.bias, m.eps)
-            self.add(node, "layernorm", name, inputs, m, attrs, weights)
-        elif isinstance(m, nn.Softmax):
-            self.add(node, "softmax", name, inputs, m, {"axis": _softmax_axis(node, m.dim, None)})
-        elif isinstance(m, nn.LogSoftmax):
-            self.add(node, "log_softmax", name, inputs, m, {"axis": _softmax_axis(node, m.dim, None)})
-        elif isinstance(m, nn.ConstantPad2d):  # nn.ZeroPad2d too
-            self.add(node, "pad2d", name, inputs, m, _torch_pads(node, tuple(m.padding), "constant", m.value))
-        elif isinstance(m, nn.BatchNorm2d):
-            if m.running_mean is None or m.running_var is None:
-                raise unsupported(node, "BatchNorm2d without running statistics (track_running_stats=False)")
-            weight = m.weight if m.weight is not None else torch.ones(m.num_features)
-            bias = m.bias if m.bias is not None else torch.zeros(m.num_features)
-            weights = {"weight": w(weight), "bias": w(bias), "running_mean": w(m.running_mean), "running_var": w(m.running_var)}
-            self.add(node, "batchnorm2d", name, inputs, m, {"eps": float(m.eps)}, weights)
-        else:
+        entry = mapping.lookup(m)  # any subclass maps as its class: fx traced it as a leaf
+        if entry is None:
             raise unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
+        if entry.op == "identity":
+            return self.alias(node, x)
+        attrs, weights = entry.read(m, name)
+        if entry.resolve is not None:
+            attrs = entry.resolve(attrs, _input_shape(node), name)
+        weights = {k: params.numpy_weight(t) for k, t in weights.items()}
+        self.add(node, entry.op, name, [self.tensor(node, x)], m, attrs, weights)
 
     def attention(self, node: fx.Node, module: Optional[nn.Module] = None) -> None:
         """nn.MultiheadAttention and F.scaled_dot_product_attention live in

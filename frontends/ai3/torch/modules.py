@@ -1,492 +1,211 @@
-"""nn.Module replacements whose forward runs an ai3 custom op.
+"""ai3.torch.Layer: one nn.Module for any core layer, running
+``torch.ops.ai3.layer`` (ai3.torch.ops).
 
-One class per op (`CLASS_OF_OP`), each made from the PyTorch module it
-replaces::
+An in-place swap makes one from the module it replaces, through the one
+mapping of torch modules (ai3.torch.mapping)::
 
-    new = Conv2d.from_torch(model.features[0], "winograd", "features.0")
+    new = Layer.from_module(model.features[0], "winograd", "features.0")
 
-The new module takes over the original's Parameters (the same objects, so
-``state_dict()`` has the same keys, "weight" and "bias", and an optimizer or
-another module sharing them sees one tensor) and its hyper-parameters, and
-stores the algorithm and its name (the module path). Its forward calls
-``torch.ops.ai3.<op>`` (ai3.torch.ops), so it works under torch.compile,
-torch.export and torch.jit.trace; it holds nothing but Parameters, ints and
-strings, so ``copy.deepcopy``, ``pickle`` and ``.to(dtype)`` work as for any
-module (the core layer is cached by ai3.torch.ops, keyed by the weight's
-contents, and rebuilt when they change).
+The new module takes over the original's Parameters and buffers (the same
+objects, under the same names: ``state_dict()`` has the original's keys,
+``.to()``, optimizers and ``load_state_dict`` act on the tensors the layer
+reads) and copies its plain hyper-parameters (``in_channels``,
+``kernel_size``, ...) for code that reads them. It holds nothing but
+tensors, numbers and strings, so ``copy.deepcopy``, ``pickle`` and
+``.to(dtype)`` work as for any module (the core layer is cached by
+ai3.torch.ops, keyed by the weights' contents, and rebuilt when they
+change); torch.compile, torch.export and torch.jit.trace capture
+``ai3::layer`` with its op, attrs and algorithm as arguments.
 
-Errors (ai3.Error subclasses, re-raised as the same class) name the module
-as the rest of ai3 names layers: "conv2d layer 'features.0': input (1, 4,
-16, 16) has 4 channels, ...". Inputs are CPU float32/float64 tensors, NCHW
-for the image ops (a 3-D CHW input is taken as a batch of one, as PyTorch
-does).
+Errors (ai3.Error subclasses) name the module as the rest of ai3 names
+layers: "conv2d layer 'features.0': input (1, 4, 16, 16) (NCHW) has 4
+channels, ...". The image ops take a 3-D CHW input as a batch of one, as
+PyTorch does.
 
 Inference only: the forward runs whatever the grad mode, but a backward
-through an ai3 module raises ai3.UnsupportedOperation.
+through an ai3 layer raises ai3.UnsupportedOperation.
 """
 
 from __future__ import annotations
 
-import re
-from typing import Any, ClassVar, Optional, Sequence, Union
+from typing import Any, Mapping, Optional
 
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from ai3 import cuda, errors
-from ai3.torch import ops, params
+from ai3 import errors
+from ai3.torch import mapping, ops, params
 
-CLASS_OF_OP = {
-    "conv2d": "Conv2d",
-    "linear": "Linear",
-    "relu": "ReLU",
-    "maxpool2d": "MaxPool2d",
-    "avgpool2d": "AvgPool2d",
-    "adaptiveavgpool2d": "AdaptiveAvgPool2d",
-    "flatten": "Flatten",
-}
+_PLAIN = (int, float, bool, str, type(None))
 
 
-def _layer(op: str, name: str) -> str:
-    """How messages name a layer, as everywhere in ai3: "conv2d layer 'features.0'"."""
-    return f"{op} layer '{name}'" if name else f"{op} layer"
+def _plain(value: Any) -> bool:
+    """A hyper-parameter worth copying: a number, a string, or a tuple of them."""
+    if isinstance(value, (tuple, list)):
+        return all(_plain(v) for v in value)
+    return isinstance(value, _PLAIN)
 
 
-def _named(error: errors.Error, op: str, name: str) -> errors.Error:
-    """`error` again, as the same class, naming the layer: the op's
-    "conv2d (smm): input ..." becomes "conv2d layer 'features.0' (smm):
-    input ..."."""
-    message = str(error)
-    where = _layer(op, name)
-    if message.startswith(where):
-        return error
-    match = re.match(rf"{re.escape(op)}(?: \(([^)]*)\))?: ", message)
-    if match:
-        algorithm, message = match.group(1), message[match.end() :]
-        if algorithm:
-            where += f" ({algorithm})"
-    try:
-        named = type(error)(f"{where}: {message}")
-    except TypeError:  # a subclass with another constructor: keep it as it is
-        return error
-    return named.with_traceback(error.__traceback__)
+class Layer(nn.Module):
+    """A core layer of `op` with `attrs` (the core's names) running the
+    algorithm `algorithm`; `weights` by the op's declared names
+    (ai3.layers.schema(op)), registered as this module's parameters (a
+    Parameter, or a tensor that requires grad) or buffers. Prefer
+    `from_module` to replace a torch module."""
 
-
-def _as_parameter(t: Optional[torch.Tensor], what: str, op: str, name: str) -> Optional[nn.Parameter]:
-    if t is None or isinstance(t, nn.Parameter):
-        if isinstance(t, nn.parameter.UninitializedParameter):
-            raise errors.UnsupportedOperation(
-                f"{_layer(op, name)}: {what} is not initialized yet (a lazy module); run it once before swapping"
-            )
-        return t
-    if isinstance(t, torch.Tensor):
-        return nn.Parameter(t, requires_grad=t.requires_grad)
-    raise errors.InvalidArgument(f"{_layer(op, name)}: {what} must be a tensor, got {type(t).__name__}")
-
-
-def _source_parameter(module: nn.Module, attr: str, op: str, name: str) -> Optional[nn.Parameter]:
-    """module.<attr>, which must be a Parameter (or None for a bias): a plain
-    tensor there is computed by a hook (old-style weight_norm, pruning), so
-    taking it would change both the state_dict and the result."""
-    t = getattr(module, attr)
-    if t is None and attr == "bias":
-        return None
-    if not isinstance(t, nn.Parameter):
-        raise errors.UnsupportedOperation(
-            f"{_layer(op, name)}: {attr} is a {type(t).__name__}, not a Parameter (set by a hook such as weight_norm or "
-            "pruning?); ai3 takes modules with plain Parameters"
-        )
-    return _as_parameter(t, attr, op, name)
-
-
-class Ai3Module(nn.Module):
-    """Base class of the modules here: `op`, `algorithm` (as requested,
-    possibly "default"), `name` (the module path, for messages)."""
-
-    op: ClassVar[str] = ""
-    torch_class: ClassVar[type] = nn.Module
-    _image_op: ClassVar[bool] = False
-
-    def __init__(self, *, algorithm: str = "default", name: str = ""):
+    def __init__(
+        self,
+        op: str,
+        attrs: Optional[Mapping[str, Any]] = None,
+        weights: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
+        *,
+        algorithm: str = "default",
+        name: str = "",
+        image: bool = False,
+        resolve: Optional[mapping.Resolve] = None,
+    ):
         super().__init__()
         if not isinstance(algorithm, str):
-            raise errors.InvalidArgument(f"{_layer(self.op, name)}: algorithm must be a string, got {algorithm!r}")
+            raise errors.InvalidArgument(f"{ops.label(op, name)}: algorithm must be a string, got {algorithm!r}")
+        names = ops.weight_names(op)
+        unknown = sorted(set(weights or {}) - set(names))
+        if unknown:
+            raise errors.InvalidArgument(f"{ops.label(op, name)}: {op} has no weight {unknown[0]!r}; its weights are {names}")
+        keys = []
+        for n in names:
+            t = (weights or {}).get(n)
+            if t is not None and not isinstance(t, torch.Tensor):
+                raise errors.InvalidArgument(f"{ops.label(op, name)}: {n} must be a tensor, got {type(t).__name__}")
+            if isinstance(t, nn.Parameter) or (t is not None and t.requires_grad):
+                self.register_parameter(n, t if isinstance(t, nn.Parameter) else nn.Parameter(t))
+            elif t is not None:
+                self.register_buffer(n, t)
+            keys.append(None if t is None else n)
+        self._setup(op, dict(attrs or {}), keys, algorithm, name, image, resolve)
+
+    def _setup(self, op, attrs, keys, algorithm, name, image, resolve) -> None:
+        self.op = op
         self.algorithm = algorithm
         self.name = str(name)
-
-    # -- from_torch helpers -------------------------------------------------
+        self._weight_keys = tuple(keys)  # the attribute holding each declared weight (None: absent)
+        self._weight_names = ",".join(n for n, k in zip(ops.weight_names(op), keys) if k is not None)
+        self._image = bool(image)
+        self._resolve = resolve
+        # attrs that depend on the input (a None output_size, softmax's
+        # dim=None) are resolved per call; the rest once, here.
+        self.attrs = attrs
+        self._attrs_json: Optional[str] = None
+        try:
+            self.attrs = attrs if resolve is None else resolve(attrs, None, self.name)
+            self._attrs_json = ops.canonical(self.attrs)
+        except params.NeedsInputShape:
+            pass
+        self._prepare()
 
     @classmethod
-    def _check_source(cls, module: Any, name: str) -> None:
-        if isinstance(module, cls):
-            return
-        if not isinstance(module, cls.torch_class):
-            raise errors.InvalidArgument(
-                f"{_layer(cls.op, name)}: {cls.__name__}.from_torch takes an nn.{cls.torch_class.__name__}, got {type(module).__name__}"
-            )
-        for method in ("forward", "_conv_forward"):
-            base = getattr(cls.torch_class, method, None)
-            if base is not None and getattr(type(module), method) is not base:
+    def from_module(cls, module: nn.Module, algorithm: str = "default", name: str = "") -> "Layer":
+        """The ai3 layer computing what `module` computes, by the mapping's
+        entry for its class (ai3.torch.mapping), with `module`'s own tensors."""
+        entry = mapping.lookup(module)
+        what = f"{type(module).__module__}.{type(module).__name__}"
+        if entry is None or entry.op == "identity":
+            raise errors.UnsupportedOperation(f"layer '{name}': ai3 has no in-place swap for {what}")
+        where = ops.label(entry.op, name)
+        base = mapping.base_class(module)
+        for method in entry.methods:
+            if getattr(base, method, None) is not None and getattr(type(module), method) is not getattr(base, method):
                 raise errors.UnsupportedOperation(
-                    f"{_layer(cls.op, name)}: {type(module).__name__} overrides nn.{cls.torch_class.__name__}.{method}; "
-                    f"ai3 would not compute what it computes"
+                    f"{where}: {type(module).__name__} overrides nn.{base.__name__}.{method}; ai3 would not compute what it computes"
                 )
         if parametrize.is_parametrized(module):
             raise errors.UnsupportedOperation(
-                f"{_layer(cls.op, name)}: the module's parameters are parametrized (torch.nn.utils.parametrize, e.g. "
-                "weight_norm); ai3 takes plain Parameters"
+                f"{where}: the module's parameters are parametrized (torch.nn.utils.parametrize, e.g. weight_norm); "
+                "ai3 takes plain Parameters"
             )
+        for k, p in module.named_parameters(recurse=False):
+            if isinstance(p, nn.parameter.UninitializedParameter):
+                raise errors.UnsupportedOperation(f"{where}: {k} is not initialized yet (a lazy module); run it once before swapping")
+        attrs, weights = entry.read(module, name)
 
-    def _finish(self, module: nn.Module) -> "Ai3Module":
-        self.train(module.training)
-        self._prepare()
-        return self
+        new = cls.__new__(cls)
+        nn.Module.__init__(new)
+        # The module's hyper-parameters (in_channels, kernel_size, ...) for
+        # code that reads them; its tensors under their own names.
+        for k, v in vars(module).items():
+            if not k.startswith("_") and k != "training" and _plain(v):
+                new.__dict__[k] = v
+        for k, p in module._parameters.items():
+            new.register_parameter(k, p)
+        for k, b in module._buffers.items():
+            new.register_buffer(k, b, persistent=k not in module._non_persistent_buffers_set)
+        keys = []
+        for n in ops.weight_names(entry.op):
+            t = weights.get(n)
+            key = None if t is None else _key_of(module, t)
+            if t is not None and key is None:
+                hooked = next((k for k, v in vars(module).items() if v is t), None)
+                if hooked is not None:
+                    raise errors.UnsupportedOperation(
+                        f"{where}: {hooked} is a {type(t).__name__}, not a Parameter (set by a hook such as weight_norm or "
+                        "pruning?); ai3 takes modules with plain Parameters"
+                    )
+                key = f"{n}_ai3"  # a constant the mapping made (affine=False batchnorm's ones): not in state_dict
+                new.register_buffer(key, t.detach(), persistent=False)
+            keys.append(key)
+        new.train(module.training)
+        new._setup(entry.op, attrs, keys, algorithm, name, entry.image, entry.resolve)
+        return new
+
+    # -- running ------------------------------------------------------------
+
+    def weights(self) -> tuple[list[torch.Tensor], str]:
+        """The layer's weights as ai3::layer takes them: the tensors and
+        their declared names, absent optional ones left out."""
+        return [getattr(self, k) for k in self._weight_keys if k is not None], self._weight_names
 
     def _prepare(self) -> None:
         """Builds (and caches) the core layer now, so that an algorithm that
         cannot take the layer is refused when swapping, naming the module."""
-        args = self._op_args(None)
-        if args is None:
-            return
-        try:
-            ops.prepare(self.op, *args)
-        except errors.Error as e:
-            raise _named(e, self.op, self.name) from None
+        self.resolved_algorithm()
 
-    def _op_args(self, x: Optional[torch.Tensor]) -> Optional[tuple]:
-        """The op's arguments after the input; None when they cannot be
-        known without an input (or the weights are not CPU floats)."""
-        raise NotImplementedError
+    def resolved_algorithm(self) -> str:
+        """The algorithm the core runs for this layer ("default" resolved);
+        the requested name where that cannot be known yet (attributes that
+        depend on the input, weights not CPU float32/float64)."""
+        weights, names = self.weights()
+        if self._attrs_json is None or not ops.buildable(weights):
+            return self.algorithm
+        return ops.prepare(self.op, self._attrs_json, weights, names, self.algorithm, self.name)
 
-    # -- forward ------------------------------------------------------------
-
-    def _call_op(self, x: Any) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor):
-            raise errors.InvalidArgument(f"{_layer(self.op, self.name)}: input must be a torch.Tensor, got {type(x).__name__}")
-        unbatched = self._image_op and x.dim() == 3
+    def forward(self, *inputs: Any) -> torch.Tensor:
+        for i, x in enumerate(inputs):
+            if not isinstance(x, torch.Tensor):
+                what = "input" if i == 0 else f"input {i}"
+                raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: {what} must be a torch.Tensor, got {type(x).__name__}")
+        if not inputs:
+            raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: takes at least one input")
+        unbatched = self._image and inputs[0].dim() == 3
         if unbatched:
-            x = x.unsqueeze(0)
-        op = getattr(torch.ops.ai3, self.op)
-        try:
-            y = op(x, *self._op_args(x))
-        except errors.Error as e:
-            raise _named(e, self.op, self.name) from None
+            inputs = (inputs[0].unsqueeze(0), *inputs[1:])
+        attrs = self._attrs_json
+        if attrs is None:
+            attrs = ops.canonical(self._resolve(self.attrs, tuple(int(d) for d in inputs[0].shape), self.name))
+        weights, names = self.weights()
+        y = torch.ops.ai3.layer(list(inputs), weights, names, self.op, attrs, self.algorithm, self.name)
         return y.squeeze(0) if unbatched else y
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self._call_op(x)
-
-    def resolved_algorithm(self) -> str:
-        """The algorithm the core runs for this module ("default" resolved);
-        the requested name where that cannot be known yet (weights not CPU
-        float32/float64)."""
-        args = self._op_args(None)
-        if args is None:
-            return self.algorithm
-        try:
-            return ops.prepare(self.op, *args)
-        except errors.Error as e:
-            raise _named(e, self.op, self.name) from None
-
-    def _ai3_repr(self) -> str:
-        return f"algorithm={self.algorithm!r}"
-
-
-def _cpu_float(t: torch.Tensor) -> bool:
-    # CUDA weights too, in a CUDA build: the layer is then built on their GPU.
-    on_device = t.device.type == "cpu" or (t.device.type == "cuda" and cuda.built())
-    return on_device and t.dtype in (torch.float32, torch.float64)
-
-
-class Conv2d(Ai3Module):
-    """nn.Conv2d (padding_mode "zeros") running ai3::conv2d."""
-
-    op = "conv2d"
-    torch_class = nn.Conv2d
-    _image_op = True
-
-    def __init__(
-        self,
-        weight: torch.Tensor,
-        bias: Optional[torch.Tensor] = None,
-        stride: Union[int, Sequence[int]] = 1,
-        padding: Union[int, str, Sequence[int]] = 0,
-        dilation: Union[int, Sequence[int]] = 1,
-        groups: int = 1,
-        *,
-        algorithm: str = "default",
-        name: str = "",
-    ):
-        """`padding`: an int, a pair (h, w), 4 ints (top, bottom, left,
-        right), or "same"/"valid" as nn.Conv2d."""
-        super().__init__(algorithm=algorithm, name=name)
-        self.register_parameter("weight", _as_parameter(weight, "weight", self.op, name))
-        self.register_parameter("bias", _as_parameter(bias, "bias", self.op, name))  # None: as PyTorch, no "bias" key
-        if self.weight.dim() != 4:
-            raise errors.ShapeError(f"{_layer(self.op, name)}: weight must be rank 4 (OIHW), got shape {tuple(self.weight.shape)}")
-        self.out_channels = int(self.weight.shape[0])
-        self.in_channels = int(self.weight.shape[1]) * int(groups)
-        self.kernel_size = (int(self.weight.shape[2]), int(self.weight.shape[3]))
-        layer = _layer(self.op, name)
-        self.stride = params.pair(stride, "stride", layer)
-        self.dilation = params.pair(dilation, "dilation", layer)
-        self.groups = int(groups)
-        self.padding = padding if isinstance(padding, str) else tuple(padding) if isinstance(padding, (tuple, list)) else params.pair(padding, "padding", layer)
-        if isinstance(padding, (tuple, list)) and len(padding) == 4:
-            self.pads = tuple(int(p) for p in padding)
-        else:
-            self.pads = params.padding4(padding, self.kernel_size, self.dilation, layer)
-        self.padding_mode = "zeros"
-
-    @classmethod
-    def from_torch(cls, module: nn.Conv2d, algorithm: str = "default", name: str = "") -> "Conv2d":
-        cls._check_source(module, name)
-        if isinstance(module, cls):  # another algorithm for an ai3 module
-            stride, pads, dilation, groups = module.stride, module.pads, module.dilation, module.groups
-        else:
-            attrs = params.conv2d(module, name)  # refuses padding_mode other than "zeros"
-            stride, pads, dilation, groups = attrs["stride"], attrs["padding"], attrs["dilation"], attrs["groups"]
-        weight, bias = _source_parameter(module, "weight", cls.op, name), _source_parameter(module, "bias", cls.op, name)
-        new = cls(weight, bias, stride, pads, dilation, groups, algorithm=algorithm, name=name)
-        new.padding = module.padding  # PyTorch's form ("same", (1, 1), ...) for reading
-        return new._finish(module)
-
-    def _op_args(self, x):
-        if x is None and not _cpu_float(self.weight):
-            return None
-        return (self.weight, self.bias, self.stride, self.pads, self.dilation, self.groups, self.algorithm)
-
     def extra_repr(self) -> str:
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
-        if any(self.pads):
-            s += f", padding={self.padding}"
-        if self.dilation != (1, 1):
-            s += f", dilation={self.dilation}"
-        if self.groups != 1:
-            s += f", groups={self.groups}"
-        if self.bias is None:
-            s += ", bias=False"
-        return f"{s}, {self._ai3_repr()}"
+        attrs = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
+        return f"{self.op}, {attrs + ', ' if attrs else ''}algorithm={self.algorithm!r}"
 
 
-class Linear(Ai3Module):
-    """nn.Linear running ai3::linear."""
-
-    op = "linear"
-    torch_class = nn.Linear
-
-    def __init__(self, weight: torch.Tensor, bias: Optional[torch.Tensor] = None, *, algorithm: str = "default", name: str = ""):
-        super().__init__(algorithm=algorithm, name=name)
-        self.register_parameter("weight", _as_parameter(weight, "weight", self.op, name))
-        self.register_parameter("bias", _as_parameter(bias, "bias", self.op, name))  # None: as PyTorch, no "bias" key
-        if self.weight.dim() != 2:
-            raise errors.ShapeError(f"{_layer(self.op, name)}: weight must be rank 2, got shape {tuple(self.weight.shape)}")
-        self.out_features, self.in_features = (int(d) for d in self.weight.shape)
-
-    @classmethod
-    def from_torch(cls, module: nn.Linear, algorithm: str = "default", name: str = "") -> "Linear":
-        cls._check_source(module, name)
-        weight, bias = _source_parameter(module, "weight", cls.op, name), _source_parameter(module, "bias", cls.op, name)
-        return cls(weight, bias, algorithm=algorithm, name=name)._finish(module)
-
-    def _op_args(self, x):
-        if x is None and not _cpu_float(self.weight):
-            return None
-        return (self.weight, self.bias, self.algorithm)
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, {self._ai3_repr()}"
+def _key_of(module: nn.Module, t: torch.Tensor) -> Optional[str]:
+    """The name under which `module` holds `t` as its own parameter or buffer."""
+    for k, v in (*module._parameters.items(), *module._buffers.items()):
+        if v is t:
+            return k
+    return None
 
 
-class ReLU(Ai3Module):
-    """nn.ReLU running ai3::relu. The result is always a new tensor: with
-    inplace=True the input is not overwritten (the returned value is what
-    nn.ReLU returns)."""
-
-    op = "relu"
-    torch_class = nn.ReLU
-
-    def __init__(self, inplace: bool = False, *, algorithm: str = "default", name: str = ""):
-        super().__init__(algorithm=algorithm, name=name)
-        self.inplace = bool(inplace)
-
-    @classmethod
-    def from_torch(cls, module: nn.ReLU, algorithm: str = "default", name: str = "") -> "ReLU":
-        cls._check_source(module, name)
-        return cls(module.inplace, algorithm=algorithm, name=name)._finish(module)
-
-    def _op_args(self, x):
-        return (self.algorithm,)
-
-    def extra_repr(self) -> str:
-        return self._ai3_repr()
-
-
-class MaxPool2d(Ai3Module):
-    """nn.MaxPool2d (return_indices=False) running ai3::maxpool2d."""
-
-    op = "maxpool2d"
-    torch_class = nn.MaxPool2d
-    _image_op = True
-
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, *, algorithm="default", name=""):
-        """`padding`: an int, a pair (h, w) or 4 ints (top, bottom, left, right)."""
-        super().__init__(algorithm=algorithm, name=name)
-        self.kernel_size, self.stride, self.padding, self.dilation = kernel_size, stride, padding, dilation
-        self.ceil_mode = bool(ceil_mode)
-        self.return_indices = False
-        pads = tuple(padding) if isinstance(padding, (tuple, list)) and len(padding) == 4 else 0
-        attrs = params.maxpool2d(kernel_size, stride, 0 if pads else padding, dilation, ceil_mode, name=name)
-        self._kernel, self._stride, self._dilation = attrs["kernel"], attrs["stride"], attrs["dilation"]
-        self._pads = tuple(int(p) for p in pads) if pads else attrs["padding"]
-
-    @classmethod
-    def from_torch(cls, module: nn.MaxPool2d, algorithm: str = "default", name: str = "") -> "MaxPool2d":
-        cls._check_source(module, name)
-        if module.return_indices:
-            raise errors.UnsupportedOperation(f"{_layer(cls.op, name)}: return_indices=True is not supported")
-        new = cls(module.kernel_size, module.stride, module.padding, module.dilation, module.ceil_mode, algorithm=algorithm, name=name)
-        return new._finish(module)
-
-    def _op_args(self, x):
-        return (self._kernel, self._stride, self._pads, self._dilation, self.ceil_mode, self.algorithm)
-
-    def extra_repr(self) -> str:
-        return (
-            f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
-            f"dilation={self.dilation}, ceil_mode={self.ceil_mode}, {self._ai3_repr()}"
-        )
-
-
-class AvgPool2d(Ai3Module):
-    """nn.AvgPool2d running ai3::avgpool2d."""
-
-    op = "avgpool2d"
-    torch_class = nn.AvgPool2d
-    _image_op = True
-
-    def __init__(
-        self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, algorithm="default", name=""
-    ):
-        """`padding`: an int, a pair (h, w) or 4 ints (top, bottom, left, right)."""
-        super().__init__(algorithm=algorithm, name=name)
-        self.kernel_size, self.stride, self.padding = kernel_size, stride, padding
-        self.ceil_mode, self.count_include_pad = bool(ceil_mode), bool(count_include_pad)
-        self.divisor_override = None if divisor_override is None else int(divisor_override)
-        pads = tuple(padding) if isinstance(padding, (tuple, list)) and len(padding) == 4 else 0
-        attrs = params.avgpool2d(kernel_size, stride, 0 if pads else padding, ceil_mode, count_include_pad, divisor_override, name=name)
-        self._kernel, self._stride = attrs["kernel"], attrs["stride"]
-        self._pads = tuple(int(p) for p in pads) if pads else attrs["padding"]
-
-    @classmethod
-    def from_torch(cls, module: nn.AvgPool2d, algorithm: str = "default", name: str = "") -> "AvgPool2d":
-        cls._check_source(module, name)
-        new = cls(
-            module.kernel_size,
-            module.stride,
-            module.padding,
-            module.ceil_mode,
-            module.count_include_pad,
-            module.divisor_override,
-            algorithm=algorithm,
-            name=name,
-        )
-        return new._finish(module)
-
-    def _op_args(self, x):
-        return (self._kernel, self._stride, self._pads, self.ceil_mode, self.count_include_pad, self.divisor_override, self.algorithm)
-
-    def extra_repr(self) -> str:
-        s = f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-        if self.ceil_mode or not self.count_include_pad or self.divisor_override is not None:
-            s += f", ceil_mode={self.ceil_mode}, count_include_pad={self.count_include_pad}, divisor_override={self.divisor_override}"
-        return f"{s}, {self._ai3_repr()}"
-
-
-class AdaptiveAvgPool2d(Ai3Module):
-    """nn.AdaptiveAvgPool2d running ai3::adaptiveavgpool2d. A None entry of
-    output_size (keep that input dimension) is resolved per input."""
-
-    op = "adaptiveavgpool2d"
-    torch_class = nn.AdaptiveAvgPool2d
-    _image_op = True
-
-    def __init__(self, output_size, *, algorithm="default", name=""):
-        super().__init__(algorithm=algorithm, name=name)
-        if isinstance(output_size, (tuple, list)):
-            if len(output_size) != 2:
-                raise errors.InvalidArgument(f"{_layer(self.op, name)}: output_size must be an int or a pair, got {output_size!r}")
-            output_size = tuple(None if v is None else int(v) for v in output_size)
-        elif output_size is not None:
-            output_size = int(output_size)
-        self.output_size = output_size
-
-    @classmethod
-    def from_torch(cls, module: nn.AdaptiveAvgPool2d, algorithm: str = "default", name: str = "") -> "AdaptiveAvgPool2d":
-        cls._check_source(module, name)
-        return cls(module.output_size, algorithm=algorithm, name=name)._finish(module)
-
-    def _output_size(self, x: Optional[torch.Tensor]) -> Optional[tuple[int, int]]:
-        size = self.output_size
-        oh, ow = size if isinstance(size, tuple) else (size, size)
-        if oh is None or ow is None:
-            if x is None:
-                return None
-            if x.dim() < 2:
-                raise errors.ShapeError(f"{_layer(self.op, self.name)}: expected a rank-4 NCHW input, got shape {tuple(x.shape)}")
-            oh = int(x.shape[-2]) if oh is None else oh
-            ow = int(x.shape[-1]) if ow is None else ow
-        return oh, ow
-
-    def _op_args(self, x):
-        size = self._output_size(x)
-        return None if size is None else (size, self.algorithm)
-
-    def resolved_algorithm(self) -> str:
-        size = self.output_size
-        if isinstance(size, tuple) and None in size:  # any size will do to resolve the name
-            try:
-                return ops.prepare(self.op, tuple(1 if v is None else v for v in size), self.algorithm)
-            except errors.Error as e:
-                raise _named(e, self.op, self.name) from None
-        return super().resolved_algorithm()
-
-    def extra_repr(self) -> str:
-        return f"output_size={self.output_size}, {self._ai3_repr()}"
-
-
-class Flatten(Ai3Module):
-    """nn.Flatten running ai3::flatten (which copies: the result is never a
-    view of the input)."""
-
-    op = "flatten"
-    torch_class = nn.Flatten
-
-    def __init__(self, start_dim: int = 1, end_dim: int = -1, *, algorithm: str = "default", name: str = ""):
-        super().__init__(algorithm=algorithm, name=name)
-        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
-
-    @classmethod
-    def from_torch(cls, module: nn.Flatten, algorithm: str = "default", name: str = "") -> "Flatten":
-        cls._check_source(module, name)
-        return cls(module.start_dim, module.end_dim, algorithm=algorithm, name=name)._finish(module)
-
-    def _op_args(self, x):
-        return (self.start_dim, self.end_dim, self.algorithm)
-
-    def extra_repr(self) -> str:
-        return f"start_dim={self.start_dim}, end_dim={self.end_dim}, {self._ai3_repr()}"
-
-
-__all__ = [
-    "CLASS_OF_OP",
-    "AdaptiveAvgPool2d",
-    "Ai3Module",
-    "AvgPool2d",
-    "Conv2d",
-    "Flatten",
-    "Linear",
-    "MaxPool2d",
-    "ReLU",
-]
+__all__ = ["Layer"]

@@ -1,61 +1,60 @@
-"""The core's ops as PyTorch custom operators: ``torch.ops.ai3.<op>``.
+"""Any core layer as one PyTorch custom operator: ``torch.ops.ai3.layer``.
 
 Importing this module registers, in the ``ai3`` namespace::
 
-    ai3::conv2d(Tensor x, Tensor weight, Tensor? bias, int[] stride,
-                int[] padding, int[] dilation, int groups, str algorithm) -> Tensor
-    ai3::linear(Tensor x, Tensor weight, Tensor? bias, str algorithm) -> Tensor
-    ai3::relu(Tensor x, str algorithm) -> Tensor
-    ai3::maxpool2d(Tensor x, int[] kernel, int[] stride, int[] padding,
-                   int[] dilation, bool ceil_mode, str algorithm) -> Tensor
-    ai3::avgpool2d(Tensor x, int[] kernel, int[] stride, int[] padding,
-                   bool ceil_mode, bool count_include_pad,
-                   int? divisor_override, str algorithm) -> Tensor
-    ai3::adaptiveavgpool2d(Tensor x, int[] output_size, str algorithm) -> Tensor
-    ai3::flatten(Tensor x, int start_dim, int end_dim, str algorithm) -> Tensor
+    ai3::layer(Tensor[] inputs, Tensor[] weights, str weight_names,
+               str op, str attrs, str algorithm, str name) -> Tensor
 
-Each op is self-describing (weights are tensor arguments, parameters are
-ints/lists/strings), so graphs captured by torch.compile, torch.export and
-torch.jit.trace keep everything the op needs. Conventions:
+- ``op``: a core op (``ai3.layers.schema(op)``, core/ops/README.md);
+- ``inputs``: its inputs (one for most ops; q, k, v[, mask] for attention);
+- ``weights``: the layer's weights, ``weight_names`` theirs (comma-separated:
+  torch.jit.trace takes no list of strings), in the op's declared order (``ai3.layers.schema(op)["weights"]``), an absent optional
+  one (a missing bias) left out. (Not ``Tensor?[]`` with None for it:
+  torch's autograd takes a list with a None in it as one opaque argument,
+  so its tensors would get no gradient; a backward needs them as tensors);
+- ``attrs``: the layer's attributes as canonical JSON (``canonical(attrs)``:
+  sorted keys, no spaces), so graphs captured by torch.compile,
+  torch.export and torch.jit.trace stay self-describing;
+- ``algorithm``: a name from ``ai3.algorithms()[op]`` or "default";
+- ``name``: the layer's name in error messages (the module path).
 
-- Images are NCHW (rank 4). ``stride``/``dilation``/``kernel``/
-  ``output_size`` take 1 or 2 ints (h, w). ``padding`` takes 4 ints
-  (top, bottom, left, right), 2 ints (h, w: symmetric, as PyTorch) or 1.
-- ``algorithm`` is a name from ``ai3.algorithms()[op]`` or "default".
-- Inputs and weights: float32 or float64, of one dtype, on the CPU or (in a
-  --config=cuda build) on a GPU, where they stay: weighted layers run on
-  their weight's device, weightless ones on the input's (ai3.cuda). A tensor
-  on another device raises ai3.UnsupportedOperation;
-  another dtype raises ai3.DTypeError; a bad shape ai3.ShapeError. The same
-  checks run in the fake (meta) kernels, so torch.compile/export fail at
-  trace time rather than at run time.
-- The result is a new tensor (never a view of the input), contiguous.
+Inputs and weights: float32 or float64, of one dtype, on the CPU or (in a
+--config=cuda build) on a GPU, where they stay: weighted layers run on
+their weight's device, weightless ones on the input's (ai3.cuda). A tensor
+on another device raises ai3.UnsupportedOperation; another dtype
+ai3.DTypeError. The fake (meta) kernel answers the output shape with the
+core's own rule (``ai3.layers.output_shape``), so a bad shape or attribute
+raises the same ai3 error at trace time (torch.compile, torch.export) as
+at run time. The result is a new tensor (never a view of an input).
 
 Core layers are built once and reused: a layer copies (and may transform,
 e.g. winograd) its weights, so rebuilding it per call would cost more than
-the op. Layers of weighted ops are cached per weight tensor (weakly: the
-entry goes with the tensor) and keyed by the weight's data pointer, version
-counter, dtype and shape, the bias (identity, data pointer, version), every
-parameter and the algorithm; an in-place update of a weight (optimizer step,
-``load_state_dict``) or a replaced ``.data`` (``module.to(torch.float64)``)
-therefore builds a new layer, and the stale one is dropped. Weightless
-layers are cached per thread by their parameters.
+the op. Layers with weights are cached per (first) weight tensor (weakly:
+the entry goes with the tensor) and keyed by every weight's data pointer,
+version counter, dtype, shape and strides, the other weights' identities,
+the op, attrs, algorithm and name; an in-place update of a weight
+(optimizer step, ``load_state_dict``) or a replaced ``.data``
+(``module.to(torch.float64)``) therefore builds a new layer, and the stale
+one is dropped. Weightless layers are cached per thread by their
+parameters, at most WEIGHTLESS_CACHE_SIZE of them.
 
-Inference only: the ops run under autograd (inputs or weights that require
-grad are fine, the forward runs), but their backward raises
+Inference only: the op runs under autograd (inputs or weights that require
+grad are fine, the forward runs), but its backward raises
 ai3.UnsupportedOperation("... ai3 layers are inference-only"). The backward
-is registered so that torch.compile can trace a model whose parameters
-require grad; the error comes when a backward pass actually runs.
+is registered (on this one op, for every core op) so that torch.compile can
+trace a model whose parameters require grad; the error comes when a
+backward pass actually runs.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
-import re
+import json
 import threading
 import warnings
 import weakref
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
@@ -63,219 +62,114 @@ from torch.utils.weak import WeakIdKeyDictionary
 from ai3 import cuda, errors, layers
 
 NAMESPACE = "ai3"
-OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
+SCHEMA = "(Tensor[] inputs, Tensor[] weights, str weight_names, str op, str attrs, str algorithm, str name) -> Tensor"
+WEIGHTLESS_CACHE_SIZE = 1024
 _FLOATS = (torch.float32, torch.float64)
 
 
+def canonical(attrs: Mapping[str, Any]) -> str:
+    """attrs as the op's `attrs` argument: JSON with sorted keys (tuples
+    become lists), so equal attributes give equal strings."""
+    try:
+        return json.dumps(dict(attrs), sort_keys=True, separators=(",", ":"))
+    except TypeError as e:
+        raise errors.InvalidArgument(f"layer attributes must be JSON values (numbers, strings, lists, None): {e}") from None
+
+
+@functools.lru_cache(maxsize=4096)
+def parse(attrs: str) -> dict[str, Any]:
+    try:
+        value = json.loads(attrs)
+    except ValueError as e:
+        raise errors.InvalidArgument(f"attrs must be a JSON object, got {attrs!r} ({e})") from None
+    if not isinstance(value, dict):
+        raise errors.InvalidArgument(f"attrs must be a JSON object, got {attrs!r}")
+    return value
+
+
+def label(op: str, name: str) -> str:
+    """How messages name a layer, as everywhere in ai3: "conv2d layer 'features.0'"."""
+    return f"{op} layer '{name or op}'"
+
+
+@functools.lru_cache(maxsize=None)
+def weight_names(op: str) -> tuple[str, ...]:
+    """The op's weights, in their declared order."""
+    return tuple(w["name"] for w in layers.schema(op)["weights"])
+
+
 # ---------------------------------------------------------------------------
-# Argument checks, shared by the real and the fake kernels. They only read
-# metadata (shapes may be SymInts under torch.compile(dynamic=True)).
+# Argument checks, shared by the real and the fake kernel. They read only
+# metadata (shapes may be SymInts under torch.compile(dynamic=True)); the
+# core checks shapes and attributes.
 
 
-def _check_tensor(op: str, t: torch.Tensor, what: str) -> None:
+def _check_tensor(where: str, t: torch.Tensor, what: str) -> None:
     if t.device.type == "cuda" and not cuda.built():
         raise errors.UnsupportedOperation(
-            f"{op}: {what} is on {t.device}; this ai3 build runs on the CPU only (build with --config=cuda)"
+            f"{where}: {what} is on {t.device}; this ai3 build runs on the CPU only (build with --config=cuda)"
         )
     if t.device.type not in ("cpu", "meta", "cuda"):
-        raise errors.UnsupportedOperation(f"{op}: {what} is on {t.device}; ai3 runs on cpu and cuda")
+        raise errors.UnsupportedOperation(f"{where}: {what} is on {t.device}; ai3 runs on cpu and cuda")
     if t.dtype not in _FLOATS:
-        raise errors.DTypeError(f"{op}: {what} has dtype {t.dtype}; ai3 takes float32 or float64")
+        raise errors.DTypeError(f"{where}: {what} has dtype {t.dtype}; ai3 takes float32 or float64")
 
 
-def _check_same_dtype(op: str, x: torch.Tensor, t: Optional[torch.Tensor], what: str) -> None:
-    if t is None:
-        return
-    _check_tensor(op, t, what)
+@functools.lru_cache(maxsize=1024)
+def _declared(op: str, names: str) -> Optional[tuple[str, ...]]:
+    """`names` split, if they are among the op's weights, each once, in the
+    declared order; else None. (Cached: the same few come with every call.)"""
+    declared = weight_names(op)
+    split = tuple(names.split(",")) if names else ()
+    ok = all(n in declared for n in split) and list(split) == [n for n in declared if n in split]
+    return split if ok else None
+
+
+def named_weights(op: str, weights: Sequence[torch.Tensor], names: str, where: str) -> dict[str, torch.Tensor]:
+    """{name: weight} from ai3::layer's weights and weight_names, checked
+    against the op's declaration."""
+    split = _declared(op, names)
+    if split is None:
+        raise errors.InvalidArgument(f"{where}: weight names {names.split(',')} are not among {op}'s weights {weight_names(op)}, in that order")
+    if len(split) != len(weights):
+        raise errors.InvalidArgument(f"{where}: {len(weights)} weights but {len(split)} weight names {list(split)}")
+    return dict(zip(split, weights))
+
+
+def _check(inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], names: str, op: str, name: str) -> dict[str, torch.Tensor]:
+    where = label(op, name)
+    named = named_weights(op, weights, names, where)
+    if not inputs:
+        raise errors.InvalidArgument(f"{where}: takes at least one input, got none")
+    x = inputs[0]
+    _check_tensor(where, x, "input")
+    for i, t in enumerate(inputs[1:], 1):
+        _check_other(where, x, t, f"input {i}")
+    for n, w in named.items():
+        _check_other(where, x, w, n)
+    return named
+
+
+def _check_other(where: str, x: torch.Tensor, t: torch.Tensor, what: str) -> None:
+    _check_tensor(where, t, what)
     if t.device.type != x.device.type:
-        raise errors.InvalidArgument(f"{op}: input is on {x.device} but {what} is on {t.device}")
+        raise errors.InvalidArgument(f"{where}: input is on {x.device} but {what} is on {t.device}")
     if t.dtype != x.dtype:
-        raise errors.DTypeError(f"{op}: input is {x.dtype} but {what} is {t.dtype}; convert one of them")
+        raise errors.DTypeError(f"{where}: input is {x.dtype} but {what} is {t.dtype}; convert one of them")
 
 
-def _ints(op: str, values: tuple, what: str, lengths: Sequence[int]) -> tuple[int, ...]:
-    if len(values) not in lengths or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        want = " or ".join(str(n) for n in lengths)
-        raise errors.InvalidArgument(f"{op}: {what} must be {want} ints, got {list(values)!r}")
-    return values
+def _ints(shape: Sequence[Any]) -> list[int]:
+    # SymInts (torch.compile(dynamic=True)) become their hints here, which
+    # guards the graph on them: the core answers for concrete shapes.
+    return [int(d) for d in shape]
 
 
-def _pair(op: str, values: Sequence[int], what: str, minimum: int = 1) -> tuple[int, int]:
-    """(h, w) from 1 or 2 ints."""
-    return _pair_of(op, tuple(values), what, minimum)
-
-
-def _pads(op: str, values: Sequence[int]) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) from 1, 2 (h, w) or 4 ints."""
-    return _pads_of(op, tuple(values))
-
-
-# Cached: the same few parameter lists come with every call of an op.
-@functools.lru_cache(maxsize=4096)
-def _pair_of(op: str, values: tuple, what: str, minimum: int) -> tuple[int, int]:
-    v = _ints(op, values, what, (1, 2))
-    h, w = (v[0], v[0]) if len(v) == 1 else v
-    if h < minimum or w < minimum:
-        raise errors.InvalidArgument(f"{op}: {what} must be >= {minimum}, got {list(values)!r}")
-    return h, w
-
-
-@functools.lru_cache(maxsize=4096)
-def _pads_of(op: str, values: tuple) -> tuple[int, int, int, int]:
-    v = _ints(op, values, "padding", (1, 2, 4))
-    if len(v) == 1:
-        pads = (v[0],) * 4
-    elif len(v) == 2:
-        pads = (v[0], v[0], v[1], v[1])
-    else:
-        pads = v
-    if min(pads) < 0:
-        raise errors.InvalidArgument(f"{op}: padding must be >= 0, got {list(values)!r}")
-    return pads  # type: ignore[return-value]
-
-
-def _image(op: str, x: torch.Tensor) -> None:
-    if x.dim() != 4:
-        raise errors.ShapeError(f"{op}: expected a rank-4 NCHW input, got shape {tuple(x.shape)}")
-
-
-def _pool_size(size, kernel: int, before: int, after: int, stride: int, dilation: int, ceil_mode: bool):
-    # PyTorch's pooling_output_shape (the core's PoolOutputSize).
-    out = (size + before + after - dilation * (kernel - 1) - 1 + (stride - 1 if ceil_mode else 0)) // stride + 1
-    if ceil_mode and (out - 1) * stride >= size + before:
-        out = out - 1
-    return out
-
-
-def _conv2d_shape(x, weight, bias, stride, padding, dilation, groups) -> tuple:
-    op = "conv2d"
-    _check_tensor(op, x, "input")
-    _check_same_dtype(op, x, weight, "weight")
-    _check_same_dtype(op, x, bias, "bias")
-    sh, sw = _pair(op, stride, "stride")
-    dh, dw = _pair(op, dilation, "dilation")
-    top, bottom, left, right = _pads(op, padding)
-    if not isinstance(groups, int) or groups < 1:
-        raise errors.InvalidArgument(f"{op}: groups must be >= 1, got {groups!r}")
-    if weight.dim() != 4:
-        raise errors.ShapeError(f"{op}: weight must be (out_channels, in_channels / groups, kh, kw), got shape {tuple(weight.shape)}")
-    out_ch, in_per_group, kh, kw = weight.shape
-    if out_ch % groups != 0:
-        raise errors.InvalidArgument(f"{op}: groups={groups} must divide out_channels={out_ch}")
-    if bias is not None and tuple(bias.shape) != (out_ch,):
-        raise errors.ShapeError(f"{op}: bias has shape {tuple(bias.shape)}, expected ({out_ch},)")
-    _image(op, x)
-    n, c, h, w = x.shape
-    if c != in_per_group * groups:
-        raise errors.ShapeError(
-            f"{op}: input {tuple(x.shape)} has {c} channels, the weight {tuple(weight.shape)} "
-            f"with groups={groups} expects {in_per_group * groups}"
-        )
-    span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
-    padded_h, padded_w = h + top + bottom, w + left + right
-    if h < 1 or w < 1 or padded_h < span_h or padded_w < span_w:
-        raise errors.ShapeError(
-            f"{op}: input {tuple(x.shape)} padded to {padded_h}x{padded_w} is smaller than "
-            f"the dilated kernel {span_h}x{span_w}"
-        )
-    return (n, out_ch, (padded_h - span_h) // sh + 1, (padded_w - span_w) // sw + 1)
-
-
-def _linear_shape(x, weight, bias) -> tuple:
-    op = "linear"
-    _check_tensor(op, x, "input")
-    _check_same_dtype(op, x, weight, "weight")
-    _check_same_dtype(op, x, bias, "bias")
-    if weight.dim() != 2:
-        raise errors.ShapeError(f"{op}: weight must be (out_features, in_features), got shape {tuple(weight.shape)}")
-    out_f, in_f = weight.shape
-    if bias is not None and tuple(bias.shape) != (out_f,):
-        raise errors.ShapeError(f"{op}: bias has shape {tuple(bias.shape)}, expected ({out_f},)")
-    if x.dim() < 1 or x.shape[-1] != in_f:
-        raise errors.ShapeError(
-            f"{op}: expected an input whose last dimension is in_features={in_f}, got shape {tuple(x.shape)}"
-        )
-    return (*x.shape[:-1], out_f)
-
-
-def _relu_shape(x) -> tuple:
-    _check_tensor("relu", x, "input")
-    return tuple(x.shape)
-
-
-def _window(op, kernel, stride, padding, dilation):
-    kh, kw = _pair(op, kernel, "kernel")
-    sh, sw = _pair(op, stride, "stride")
-    dh, dw = _pair(op, dilation, "dilation")
-    top, bottom, left, right = _pads(op, padding)
-    if max(top, bottom) > kh // 2 or max(left, right) > kw // 2:
-        raise errors.InvalidArgument(
-            f"{op}: padding should be at most half of the kernel size, got padding {list(padding)} "
-            f"for a {kh}x{kw} kernel"
-        )
-    return (kh, kw), (sh, sw), (top, bottom, left, right), (dh, dw)
-
-
-def _pool_shape(op, x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
-    _check_tensor(op, x, "input")
-    (kh, kw), (sh, sw), (top, bottom, left, right), (dh, dw) = _window(op, kernel, stride, padding, dilation)
-    _image(op, x)
-    n, c, h, w = x.shape
-    if c < 1 or h < 1 or w < 1:
-        raise errors.ShapeError(f"{op}: input {tuple(x.shape)} has an empty channel or spatial dimension")
-    oh = _pool_size(h, kh, top, bottom, sh, dh, bool(ceil_mode))
-    ow = _pool_size(w, kw, left, right, sw, dw, bool(ceil_mode))
-    if oh < 1 or ow < 1:
-        raise errors.ShapeError(
-            f"{op}: input {tuple(x.shape)} gives an output of spatial size {oh}x{ow}: the {kh}x{kw} "
-            f"kernel with dilation {dh}x{dw} does not fit the padded input"
-        )
-    return (n, c, oh, ow)
-
-
-def _maxpool2d_shape(x, kernel, stride, padding, dilation, ceil_mode) -> tuple:
-    return _pool_shape("maxpool2d", x, kernel, stride, padding, dilation, ceil_mode)
-
-
-def _avgpool2d_shape(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override) -> tuple:
-    if divisor_override is not None and divisor_override < 1:
-        raise errors.InvalidArgument(f"avgpool2d: divisor_override must be >= 1 or None, got {divisor_override}")
-    return _pool_shape("avgpool2d", x, kernel, stride, padding, (1, 1), ceil_mode)
-
-
-def _adaptiveavgpool2d_shape(x, output_size) -> tuple:
-    op = "adaptiveavgpool2d"
-    _check_tensor(op, x, "input")
-    oh, ow = _pair(op, output_size, "output_size")
-    _image(op, x)
-    n, c, h, w = x.shape
-    if c < 1 or h < 1 or w < 1:
-        raise errors.ShapeError(f"{op}: input {tuple(x.shape)} has an empty channel or spatial dimension")
-    return (n, c, oh, ow)
-
-
-def _flatten_shape(x, start_dim, end_dim) -> tuple:
-    op = "flatten"
-    _check_tensor(op, x, "input")
-    rank = max(x.dim(), 1)
-
-    def wrap(what, dim):
-        if dim < -rank or dim >= rank:
-            raise errors.ShapeError(
-                f"{op}: {what}={dim} is out of range for an input of shape {tuple(x.shape)} "
-                f"(expected a dim in [{-rank}, {rank - 1}])"
-            )
-        return dim + rank if dim < 0 else dim
-
-    start, end = wrap("start_dim", start_dim), wrap("end_dim", end_dim)
-    if start > end:
-        raise errors.ShapeError(f"{op}: start_dim={start_dim} comes after end_dim={end_dim} for shape {tuple(x.shape)}")
-    if x.dim() == 0:
-        return (1,)
-    merged = 1
-    for d in x.shape[start : end + 1]:
-        merged = merged * d
-    return (*x.shape[:start], merged, *x.shape[end + 1 :])
+def output_shape(inputs, weights, names, op: str, attrs: str, name: str) -> tuple[int, ...]:
+    """The layer's output shape from the core's shape rule (the fake kernel)."""
+    named = _check(inputs, weights, names, op, name)
+    dtype = str(inputs[0].dtype).replace("torch.", "")
+    weight_shapes = {n: _ints(w.shape) for n, w in named.items()}
+    return layers.output_shape(op, parse(attrs), weight_shapes, [_ints(x.shape) for x in inputs], dtype, name or op)
 
 
 # ---------------------------------------------------------------------------
@@ -290,57 +184,48 @@ class _Entry:
     device; a weightless entry keeps `build` and makes a layer for each other
     device an input comes from (a CUDA layer per GPU, see ai3.cuda)."""
 
-    __slots__ = ("layer", "lock", "weight_state", "bias_ref", "bias_state", "build", "on_device", "__weakref__")
+    __slots__ = ("layer", "lock", "state", "others", "build", "on_device", "__weakref__")
 
-    def __init__(self, layer, weight_state=None, bias=None, bias_state=None, build=None):
+    def __init__(self, layer, state=None, others: Sequence[torch.Tensor] = (), build=None):
         self.layer = layer
         self.lock = threading.Lock()
-        self.weight_state = weight_state
-        self.bias_ref = None if bias is None else weakref.ref(bias)
-        self.bias_state = bias_state
+        self.state = state  # the first weight's
+        self.others = [(weakref.ref(t), _state(t)) for t in others]  # the other weights
         self.build = build
         self.on_device: dict = {}
 
-    def run(self, x: torch.Tensor) -> torch.Tensor:
+    def run(self, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
         with self.lock:
             layer = self.layer
-            if x.device.type == "cuda" and self.build is not None:
-                layer = self.on_device.get(x.device)
+            if inputs[0].device.type == "cuda" and self.build is not None:
+                layer = self.on_device.get(inputs[0].device)
                 if layer is None:
-                    layer = self.on_device[x.device] = _build(self.layer.op, self.build, x.device)
-            try:
-                return layer(x)
-            except errors.Error as e:
-                raise _renamed(e, self.layer.op) from None
+                    layer = self.on_device[inputs[0].device] = _build(self.build, inputs[0].device)
+            return layer(*inputs)
+
+    def stale(self, state, others: Sequence[torch.Tensor]) -> bool:
+        """Whether this entry can no longer hit: an older content of the
+        first weight, a dead other weight, or an older content of one."""
+        if self.state != state:
+            return True
+        for ref, s in self.others:
+            t = ref()
+            if t is None or (any(t is o for o in others) and s != _state(t)):
+                return True
+        return False
+
+    def holds(self, others: Sequence[torch.Tensor]) -> bool:
+        return len(others) == len(self.others) and all(ref() is t for (ref, _), t in zip(self.others, others))
 
 
-def _renamed(error: errors.Error, op: str) -> errors.Error:
-    """The core names a layer ("conv2d layer 'conv2d' (smm): ..."); these
-    layers are anonymous (shared by every module with the same weights), so
-    the message says "conv2d (smm): ..." and the module adds its own name."""
-    pattern = re.compile(rf"^(?:{re.escape(op)} layer(?: '[^']*')?(?: \(([^)]*)\))?: )+")
-    match = pattern.match(str(error))
-    if not match:
-        return error
-    algorithm = match.group(1)
-    message = f"{op}{f' ({algorithm})' if algorithm else ''}: {str(error)[match.end():]}"
-    try:
-        return type(error)(message).with_traceback(error.__traceback__)
-    except TypeError:
-        return error
+def _build(build: Callable[[], Any], device: Optional[torch.device] = None) -> Any:
+    with cuda.layer_device(device):  # the device the layer runs on
+        return build()
 
 
-def _build(op: str, build: Callable[[], Any], device: Optional[torch.device] = None) -> Any:
-    try:
-        with cuda.layer_device(device):  # the device the layer runs on
-            return build()
-    except errors.Error as e:
-        raise _renamed(e, op) from None
-
-
-_weighted: WeakIdKeyDictionary = WeakIdKeyDictionary()  # weight -> {key: _Entry}
+_weighted: WeakIdKeyDictionary = WeakIdKeyDictionary()  # first weight -> {key: _Entry}
 _weighted_lock = threading.Lock()
-_thread_local = threading.local()  # .layers: {key: _Entry} of weightless ops
+_thread_local = threading.local()  # .layers: OrderedDict {key: _Entry} of weightless layers
 _warned_inference_tensor = False
 
 
@@ -354,270 +239,124 @@ def _state(t: torch.Tensor):
     return (t.data_ptr(), version, t.dtype, tuple(t.shape), tuple(t.stride()))
 
 
-def _weighted_layer(op: str, weight: torch.Tensor, bias: Optional[torch.Tensor], params: tuple, build: Callable[[], Any]) -> _Entry:
-    weight_state = _state(weight)
-    bias_state = None if bias is None else _state(bias)
-    if weight_state is None or (bias is not None and bias_state is None):
+def _weighted_layer(key: tuple, tensors: list[torch.Tensor], build: Callable[[], Any]) -> _Entry:
+    first, others = tensors[0], tensors[1:]
+    states = [_state(t) for t in tensors]
+    if any(s is None for s in states):
         global _warned_inference_tensor
         if not _warned_inference_tensor:
             _warned_inference_tensor = True
             warnings.warn(
                 "ai3: a weight is an inference tensor (made under torch.inference_mode), which has no "
                 "version counter; ai3 rebuilds its layer on every call instead of caching it",
-                stacklevel=3,
+                stacklevel=4,
             )
-        return _Entry(_build(op, build, weight.device))
-    key = (op, weight_state, None if bias is None else (id(bias), bias_state), params)
+        return _Entry(_build(build, first.device))
+    key = (key, states[0], tuple((id(t), s) for t, s in zip(others, states[1:])))
     with _weighted_lock:
-        per_weight = _weighted.get(weight)
+        per_weight = _weighted.get(first)
         entry = None if per_weight is None else per_weight.get(key)
-    if entry is not None and (bias is None or (entry.bias_ref is not None and entry.bias_ref() is bias)):
+    if entry is not None and entry.holds(others):
         return entry
-    entry = _Entry(_build(op, build, weight.device), weight_state, bias, bias_state)
+    entry = _Entry(_build(build, first.device), states[0], others)
     with _weighted_lock:
-        per_weight = _weighted.get(weight)
+        per_weight = _weighted.get(first)
         if per_weight is None:
-            per_weight = _weighted[weight] = {}
-        # Drop what can no longer hit: layers of older contents of this
-        # weight, of dead biases, or of older contents of this bias.
-        for k in [k for k, e in per_weight.items() if _stale(e, weight_state, bias, bias_state)]:
+            per_weight = _weighted[first] = {}
+        for k in [k for k, e in per_weight.items() if e.stale(states[0], others)]:
             del per_weight[k]
         per_weight[key] = entry
     return entry
 
 
-def _stale(e: _Entry, weight_state, bias, bias_state) -> bool:
-    if e.weight_state != weight_state:
-        return True
-    if e.bias_ref is None:
-        return False
-    old_bias = e.bias_ref()
-    return old_bias is None or (old_bias is bias and e.bias_state != bias_state)
-
-
-def _weightless_layer(key: tuple, build: Callable[[], Any]) -> _Entry:  # key[0]: the op
+def _weightless_layer(key: tuple, build: Callable[[], Any]) -> _Entry:
     cache = getattr(_thread_local, "layers", None)
     if cache is None:
-        cache = _thread_local.layers = {}
+        cache = _thread_local.layers = collections.OrderedDict()
     entry = cache.get(key)
     if entry is None:
-        entry = cache[key] = _Entry(_build(key[0], build), build=build)
+        entry = cache[key] = _Entry(_build(build), build=build)
+        while len(cache) > WEIGHTLESS_CACHE_SIZE:  # bounded: attrs that vary per call (a per-input size) must not grow it forever
+            cache.popitem(last=False)
+    else:
+        cache.move_to_end(key)
     return entry
 
 
 def clear_cache() -> None:
-    """Forgets every cached core layer (of this thread, for weightless ops)."""
+    """Forgets every cached core layer (of this thread, for weightless ones)."""
     with _weighted_lock:
         _weighted.clear()
-    _thread_local.layers = {}
+    _thread_local.layers = collections.OrderedDict()
 
 
 def cached_layer_count() -> int:
-    """How many core layers the cache holds (weighted ops, plus this
+    """How many core layers the cache holds (those with weights, plus this
     thread's weightless ones): for tests and diagnostics."""
     with _weighted_lock:
         weighted = sum(len(d) for d in _weighted.values())
     return weighted + len(getattr(_thread_local, "layers", {}))
 
 
-# Builders: the core layer (an ai3.layers object) for normalized arguments.
+def _entry(named: Mapping[str, torch.Tensor], op: str, attrs: str, algorithm: str, name: str) -> _Entry:
+    """The cached core layer for these arguments, built if needed."""
+    tensors = list(named.values())
+
+    def build() -> layers.Layer:
+        return layers.Layer(op, parse(attrs), dict(named), algorithm=algorithm, name=name or op)
+
+    key = (op, tuple(named), attrs, algorithm, name)
+    if not tensors:
+        return _weightless_layer(key, build)
+    return _weighted_layer(key, tensors, build)
 
 
-def _conv2d_entry(weight, bias, stride, padding, dilation, groups, algorithm) -> _Entry:
-    stride, dilation, padding = _pair("conv2d", stride, "stride"), _pair("conv2d", dilation, "dilation"), _pads("conv2d", padding)
-    return _weighted_layer(
-        "conv2d",
-        weight,
-        bias,
-        (stride, padding, dilation, int(groups), algorithm),
-        lambda: layers.Conv2d(weight, bias, stride, padding, dilation, groups, algorithm=algorithm, name="conv2d"),
-    )
+def buildable(weights: Sequence[torch.Tensor]) -> bool:
+    """Whether a layer can be built from these weights now (CPU floats, or
+    CUDA ones in a CUDA build: the layer is then built on their GPU)."""
+    for t in weights:
+        on_device = t.device.type == "cpu" or (t.device.type == "cuda" and cuda.built())
+        if not on_device or t.dtype not in _FLOATS:
+            return False
+    return True
 
 
-def _linear_entry(weight, bias, algorithm) -> _Entry:
-    return _weighted_layer(
-        "linear", weight, bias, (algorithm,), lambda: layers.Linear(weight, bias, algorithm=algorithm, name="linear")
-    )
-
-
-def _relu_entry(algorithm) -> _Entry:
-    return _weightless_layer(("relu", algorithm), lambda: layers.ReLU(algorithm=algorithm, name="relu"))
-
-
-def _maxpool2d_entry(kernel, stride, padding, dilation, ceil_mode, algorithm) -> _Entry:
-    kernel, stride, padding, dilation = (
-        _pair("maxpool2d", kernel, "kernel"),
-        _pair("maxpool2d", stride, "stride"),
-        _pads("maxpool2d", padding),
-        _pair("maxpool2d", dilation, "dilation"),
-    )
-    ceil_mode = bool(ceil_mode)
-    return _weightless_layer(
-        ("maxpool2d", kernel, stride, padding, dilation, ceil_mode, algorithm),
-        lambda: layers.MaxPool2d(kernel, stride, padding, dilation, ceil_mode, algorithm=algorithm, name="maxpool2d"),
-    )
-
-
-def _avgpool2d_entry(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm) -> _Entry:
-    kernel, stride, padding = _pair("avgpool2d", kernel, "kernel"), _pair("avgpool2d", stride, "stride"), _pads("avgpool2d", padding)
-    ceil_mode, count_include_pad = bool(ceil_mode), bool(count_include_pad)
-    return _weightless_layer(
-        ("avgpool2d", kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm),
-        lambda: layers.AvgPool2d(
-            kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm=algorithm, name="avgpool2d"
-        ),
-    )
-
-
-def _adaptiveavgpool2d_entry(output_size, algorithm) -> _Entry:
-    output_size = _pair("adaptiveavgpool2d", output_size, "output_size")
-    return _weightless_layer(
-        ("adaptiveavgpool2d", output_size, algorithm),
-        lambda: layers.AdaptiveAvgPool2d(output_size, algorithm=algorithm, name="adaptiveavgpool2d"),
-    )
-
-
-def _flatten_entry(start_dim, end_dim, algorithm) -> _Entry:
-    return _weightless_layer(
-        ("flatten", int(start_dim), int(end_dim), algorithm),
-        lambda: layers.Flatten(start_dim, end_dim, algorithm=algorithm, name="flatten"),
-    )
-
-
-def prepare(op: str, *args) -> str:
-    """Builds (and caches) the core layer that ``torch.ops.ai3.<op>`` would
-    run for these arguments (the op's arguments without the input, e.g.
-    ``prepare("conv2d", weight, bias, stride, padding, dilation, groups,
-    algorithm)``) and returns the algorithm it runs ("default" resolved).
-    Raises what building the layer raises (ai3.AlgorithmNotApplicable, ...),
-    so a swap can refuse a layer before its first forward."""
-    builders = {
-        "conv2d": _conv2d_entry,
-        "linear": _linear_entry,
-        "relu": _relu_entry,
-        "maxpool2d": _maxpool2d_entry,
-        "avgpool2d": _avgpool2d_entry,
-        "adaptiveavgpool2d": _adaptiveavgpool2d_entry,
-        "flatten": _flatten_entry,
-    }
-    if op not in builders:
-        raise errors.UnsupportedOperation(f"ai3.torch.ops.prepare: unknown op {op!r}; ai3 has {list(OPS)}")
-    if op in ("conv2d", "linear"):
-        weight, bias = args[0], args[1]
-        for t, what in ((weight, "weight"), (bias, "bias")):
-            if t is not None:
-                _check_tensor(op, t, what)
-        if bias is not None and bias.dtype != weight.dtype:
-            raise errors.DTypeError(f"{op}: weight is {weight.dtype} but bias is {bias.dtype}")
-    return builders[op](*args).layer.algorithm
+def prepare(op: str, attrs: str, weights: Sequence[torch.Tensor], names: str, algorithm: str, name: str = "") -> str:
+    """Builds (and caches) the core layer that ``torch.ops.ai3.layer`` would
+    run for these arguments and returns the algorithm it runs ("default"
+    resolved). Raises what building the layer raises
+    (ai3.AlgorithmNotApplicable, ...), so a swap can refuse a layer before
+    its first forward."""
+    where = label(op, name)
+    named = named_weights(op, weights, names, where)
+    for n, t in named.items():
+        _check_tensor(where, t, n)
+        if t.dtype != weights[0].dtype:
+            raise errors.DTypeError(f"{where}: weight {next(iter(named))} is {weights[0].dtype} but {n} is {t.dtype}")
+    return _entry(named, op, attrs, algorithm, name).layer.algorithm
 
 
 # ---------------------------------------------------------------------------
-# The ops. The real kernels check their arguments (the same checks as the
-# fake kernels), find or build the core layer, and run it.
+# The op.
 
 
-@torch.library.custom_op(
-    "ai3::conv2d",
-    mutates_args=(),
-    schema="(Tensor x, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, int groups, str algorithm) -> Tensor",
-)
-def conv2d(x, weight, bias, stride, padding, dilation, groups, algorithm):
-    _conv2d_shape(x, weight, bias, stride, padding, dilation, groups)
-    return _conv2d_entry(weight, bias, stride, padding, dilation, groups, algorithm).run(x)
+@torch.library.custom_op("ai3::layer", mutates_args=(), schema=SCHEMA)
+def layer(inputs, weights, weight_names, op, attrs, algorithm, name):
+    named = _check(inputs, weights, weight_names, op, name)
+    return _entry(named, op, attrs, algorithm, name).run(inputs)
 
 
-@conv2d.register_fake
-def _(x, weight, bias, stride, padding, dilation, groups, algorithm):
-    return x.new_empty(_conv2d_shape(x, weight, bias, stride, padding, dilation, groups))
-
-
-@torch.library.custom_op(
-    "ai3::linear", mutates_args=(), schema="(Tensor x, Tensor weight, Tensor? bias, str algorithm) -> Tensor"
-)
-def linear(x, weight, bias, algorithm):
-    _linear_shape(x, weight, bias)
-    return _linear_entry(weight, bias, algorithm).run(x)
-
-
-@linear.register_fake
-def _(x, weight, bias, algorithm):
-    return x.new_empty(_linear_shape(x, weight, bias))
-
-
-@torch.library.custom_op("ai3::relu", mutates_args=(), schema="(Tensor x, str algorithm) -> Tensor")
-def relu(x, algorithm):
-    _relu_shape(x)
-    return _relu_entry(algorithm).run(x)
-
-
-@relu.register_fake
-def _(x, algorithm):
-    return x.new_empty(_relu_shape(x))
-
-
-@torch.library.custom_op(
-    "ai3::maxpool2d",
-    mutates_args=(),
-    schema="(Tensor x, int[] kernel, int[] stride, int[] padding, int[] dilation, bool ceil_mode, str algorithm) -> Tensor",
-)
-def maxpool2d(x, kernel, stride, padding, dilation, ceil_mode, algorithm):
-    _maxpool2d_shape(x, kernel, stride, padding, dilation, ceil_mode)
-    return _maxpool2d_entry(kernel, stride, padding, dilation, ceil_mode, algorithm).run(x)
-
-
-@maxpool2d.register_fake
-def _(x, kernel, stride, padding, dilation, ceil_mode, algorithm):
-    return x.new_empty(_maxpool2d_shape(x, kernel, stride, padding, dilation, ceil_mode))
-
-
-@torch.library.custom_op(
-    "ai3::avgpool2d",
-    mutates_args=(),
-    schema="(Tensor x, int[] kernel, int[] stride, int[] padding, bool ceil_mode, bool count_include_pad, "
-    "int? divisor_override, str algorithm) -> Tensor",
-)
-def avgpool2d(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm):
-    _avgpool2d_shape(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    return _avgpool2d_entry(kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm).run(x)
-
-
-@avgpool2d.register_fake
-def _(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override, algorithm):
-    return x.new_empty(_avgpool2d_shape(x, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override))
-
-
-@torch.library.custom_op(
-    "ai3::adaptiveavgpool2d", mutates_args=(), schema="(Tensor x, int[] output_size, str algorithm) -> Tensor"
-)
-def adaptiveavgpool2d(x, output_size, algorithm):
-    _adaptiveavgpool2d_shape(x, output_size)
-    return _adaptiveavgpool2d_entry(output_size, algorithm).run(x)
-
-
-@adaptiveavgpool2d.register_fake
-def _(x, output_size, algorithm):
-    return x.new_empty(_adaptiveavgpool2d_shape(x, output_size))
-
-
-@torch.library.custom_op(
-    "ai3::flatten", mutates_args=(), schema="(Tensor x, int start_dim, int end_dim, str algorithm) -> Tensor"
-)
-def flatten(x, start_dim, end_dim, algorithm):
-    _flatten_shape(x, start_dim, end_dim)
-    return _flatten_entry(start_dim, end_dim, algorithm).run(x)
-
-
-@flatten.register_fake
-def _(x, start_dim, end_dim, algorithm):
-    return x.new_empty(_flatten_shape(x, start_dim, end_dim))
+@layer.register_fake
+def _(inputs, weights, weight_names, op, attrs, algorithm, name):
+    return inputs[0].new_empty(output_shape(inputs, weights, weight_names, op, attrs, name))
 
 
 # ---------------------------------------------------------------------------
-# Autograd: inference only. The backward of every op calls
+# Autograd: inference only, for every op at once. The backward calls
 # ai3::backward_unsupported, whose real kernel raises; its fake kernel lets
 # torch.compile/AOTAutograd trace the backward graph of a model whose
 # parameters require grad (the error then comes only if backward runs).
+# A real backward (per op, from the core) goes in here, in this one place.
 
 INFERENCE_ONLY = "ai3 layers are inference-only; {op} has no backward (run the model under torch.no_grad() or torch.inference_mode(), or keep the PyTorch layer where you need gradients)"
 
@@ -632,42 +371,32 @@ def _(grad, op):
     return grad.new_empty(())
 
 
-def _register_inference_only(custom_op, op: str) -> None:
-    def setup_context(ctx, inputs, output):
-        ctx.input_shapes = [tuple(t.shape) if isinstance(t, torch.Tensor) else None for t in inputs]
-
-    def backward(ctx, grad):
-        marker = torch.ops.ai3.backward_unsupported(grad, op)
-        return tuple(
-            marker.expand(shape) if shape is not None and needed else None
-            for shape, needed in zip(ctx.input_shapes, ctx.needs_input_grad)
-        )
-
-    custom_op.register_autograd(backward, setup_context=setup_context)
+def _setup_context(ctx, inputs, output):
+    tensors, weights, op = inputs[0], inputs[1], inputs[3]
+    ctx.op = op
+    ctx.shapes = ([tuple(t.shape) for t in tensors], [tuple(w.shape) for w in weights])
 
 
-for _op_name, _custom_op in (
-    ("conv2d", conv2d),
-    ("linear", linear),
-    ("relu", relu),
-    ("maxpool2d", maxpool2d),
-    ("avgpool2d", avgpool2d),
-    ("adaptiveavgpool2d", adaptiveavgpool2d),
-    ("flatten", flatten),
-):
-    _register_inference_only(_custom_op, _op_name)
+def _backward(ctx, grad):
+    marker = torch.ops.ai3.backward_unsupported(grad, ctx.op)
+    input_shapes, weight_shapes = ctx.shapes
+    return ([marker.expand(s) for s in input_shapes], [marker.expand(s) for s in weight_shapes], None, None, None, None, None)
+
+
+layer.register_autograd(_backward, setup_context=_setup_context)
 
 
 __all__ = [
-    "OPS",
-    "adaptiveavgpool2d",
-    "avgpool2d",
+    "INFERENCE_ONLY",
+    "SCHEMA",
+    "buildable",
     "cached_layer_count",
+    "canonical",
     "clear_cache",
-    "conv2d",
-    "flatten",
-    "linear",
-    "maxpool2d",
+    "label",
+    "layer",
+    "named_weights",
+    "output_shape",
+    "parse",
     "prepare",
-    "relu",
 ]

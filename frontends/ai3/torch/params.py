@@ -17,6 +17,11 @@ from ai3 import padding as padding_rule
 IntOrPair = Union[int, Sequence[int]]
 
 
+class NeedsInputShape(errors.UnsupportedOperation):
+    """An attribute that depends on the input's shape, asked for without one
+    (an in-place swap then resolves it per call)."""
+
+
 def _int(value: Any, what: str, layer: str) -> int:
     if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point():
         value = value.item()
@@ -113,7 +118,7 @@ def adaptive_output_size(output_size, input_shape: Optional[Sequence[int]], name
     oh, ow = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else output_size
     if oh is None or ow is None:
         if input_shape is None:
-            raise errors.UnsupportedOperation(
+            raise NeedsInputShape(
                 f"adaptiveavgpool2d layer '{name}': output_size {output_size!r} keeps an input dimension; "
                 "pass sample_input_shape so ai3 knows it"
             )
@@ -134,5 +139,24 @@ def layernorm(normalized_shape: Any, weight: Any, bias: Any, eps: float) -> tupl
     """layernorm attrs and weights of nn.LayerNorm / F.layer_norm: the core
     normalises the input's last len(normalized_shape) dims."""
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
-    as_array = lambda t: None if t is None else (numpy_weight(t) if isinstance(t, torch.Tensor) else t)  # noqa: E731
-    return {"axes": len(shape), "eps": float(eps)}, {"weight": as_array(weight), "bias": as_array(bias)}
+    return {"axes": len(shape), "eps": float(eps)}, {"weight": weight, "bias": bias}
+
+
+def legacy_softmax_dim(rank: int) -> int:
+    """softmax's dim=None: PyTorch's legacy implicit dim (0 for ranks 0, 1
+    and 3, else 1)."""
+    return 0 if rank in (0, 1, 3) else 1
+
+
+def pad2d(pad: Any, mode: str, value: Any, name: str) -> dict[str, Any]:
+    """pad2d attrs from F.pad's / nn.ConstantPad2d's (left, right, top,
+    bottom) on the last two dims of an NCHW tensor, constant mode."""
+    layer = f"pad2d layer '{name}'"
+    if mode != "constant":
+        raise errors.UnsupportedOperation(f"{layer}: padding mode '{mode}' is not supported (only 'constant')")
+    if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
+        raise errors.UnsupportedOperation(f"{layer}: only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
+    if any(p < 0 for p in pad):
+        raise errors.UnsupportedOperation(f"{layer}: negative pads (cropping) are not supported, got {tuple(pad)}")
+    left, right, top, bottom = pad
+    return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}

@@ -1,0 +1,213 @@
+"""The one mapping of PyTorch modules onto the core's ops.
+
+Each torch module class that is one core layer has ONE entry here: the op,
+and a function reading the module's attributes (in the core's names, see
+core/ops/README.md) and its weights (in the op's declared names, the
+module's own Parameters and buffers where it has them). Both paths start
+from this table:
+
+- swap_backend (ai3.torch.fx): a call_module node becomes the entry's
+  LayerSpec (any subclass of an entry's class maps as the class does: fx
+  traces through a subclass's own forward, so a leaf module is the class);
+- the in-place swaps (ai3.torch.swap_operation): each module of exactly an
+  entry's class (a subclass may override forward, which ai3 would not
+  honour) becomes an ai3.torch.Layer holding the module's own tensors.
+
+Adding an op to the torch frontend is one `maps(...)` entry below (plus
+the core op); functional calls (F.relu, torch.flatten, ...) keep their
+handlers in ai3.torch.fx.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import torch
+from torch import nn
+
+from ai3 import errors
+from ai3.torch import params
+
+Attrs = dict[str, Any]
+Weights = dict[str, Optional[torch.Tensor]]
+# attrs that depend on the input's shape (None: not known): the complete attrs
+Resolve = Callable[[Attrs, Optional[Sequence[int]], str], Attrs]
+
+
+@dataclass(frozen=True)
+class Entry:
+    op: str  # a core op, or "identity" (dropped at inference)
+    read: Callable[[nn.Module, str], tuple[Attrs, Weights]]  # (module, layer name) -> (attrs, weights)
+    image: bool = False  # an NCHW op: a rank-3 input is one CHW image, as PyTorch takes it
+    resolve: Optional[Resolve] = None  # module-level function (a swapped module pickles it)
+    methods: tuple[str, ...] = ("forward",)  # what a subclass must not override for ai3 to stand in
+
+
+_TABLE: dict[type, Entry] = {}
+
+
+def maps(*classes: type, op: str, image: bool = False, resolve: Optional[Resolve] = None, methods: tuple[str, ...] = ("forward",)):
+    """Registers `read` as the mapping of `classes` onto `op`."""
+
+    def register(read: Callable[[nn.Module, str], tuple[Attrs, Weights]]):
+        entry = Entry(op, read, image, resolve, methods)
+        for cls in classes:
+            _TABLE[cls] = entry
+        return read
+
+    return register
+
+
+def _none(m: nn.Module, name: str) -> tuple[Attrs, Weights]:
+    return {}, {}
+
+
+for _cls, _op in (
+    (nn.ReLU, "relu"),
+    (nn.Sigmoid, "sigmoid"),
+    (nn.SiLU, "silu"),
+    (nn.Tanh, "tanh"),
+    (nn.Hardswish, "hardswish"),
+):
+    maps(_cls, op=_op)(_none)
+maps(nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.Identity, op="identity")(_none)
+
+
+@maps(nn.Conv2d, op="conv2d", image=True, methods=("forward", "_conv_forward"))
+def _conv2d(m: nn.Conv2d, name: str) -> tuple[Attrs, Weights]:
+    return params.conv2d(m, name), {"weight": m.weight, "bias": m.bias}
+
+
+@maps(nn.Linear, op="linear")
+def _linear(m: nn.Linear, name: str) -> tuple[Attrs, Weights]:
+    return {}, {"weight": m.weight, "bias": m.bias}
+
+
+@maps(nn.MaxPool2d, op="maxpool2d", image=True)
+def _maxpool2d(m: nn.MaxPool2d, name: str) -> tuple[Attrs, Weights]:
+    return params.maxpool2d(m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices, name=name), {}
+
+
+@maps(nn.AvgPool2d, op="avgpool2d", image=True)
+def _avgpool2d(m: nn.AvgPool2d, name: str) -> tuple[Attrs, Weights]:
+    a = params.avgpool2d(m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override, name=name)
+    return a, {}
+
+
+def adaptive_size(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+    """output_size with PyTorch's None entries (keep the input's size) taken
+    from the input."""
+    return {**attrs, "output_size": params.adaptive_output_size(attrs["output_size"], input_shape, name)}
+
+
+@maps(nn.AdaptiveAvgPool2d, op="adaptiveavgpool2d", image=True, resolve=adaptive_size)
+def _adaptiveavgpool2d(m: nn.AdaptiveAvgPool2d, name: str) -> tuple[Attrs, Weights]:
+    return {"output_size": m.output_size}, {}
+
+
+@maps(nn.AdaptiveMaxPool2d, op="adaptivemaxpool2d", image=True, resolve=adaptive_size)
+def _adaptivemaxpool2d(m: nn.AdaptiveMaxPool2d, name: str) -> tuple[Attrs, Weights]:
+    if m.return_indices:
+        raise errors.UnsupportedOperation(f"adaptivemaxpool2d layer '{name}': return_indices=True is not supported")
+    return {"output_size": m.output_size}, {}
+
+
+@maps(nn.Flatten, op="flatten")
+def _flatten(m: nn.Flatten, name: str) -> tuple[Attrs, Weights]:
+    return {"start_dim": m.start_dim, "end_dim": m.end_dim}, {}
+
+
+@maps(nn.Hardtanh, nn.ReLU6, op="clamp")  # ReLU6 is Hardtanh(0, 6)
+def _clamp(m: nn.Hardtanh, name: str) -> tuple[Attrs, Weights]:
+    return {"min": float(m.min_val), "max": float(m.max_val)}, {}
+
+
+@maps(nn.GELU, op="gelu")
+def _gelu(m: nn.GELU, name: str) -> tuple[Attrs, Weights]:
+    return {"approximate": m.approximate}, {}
+
+
+@maps(nn.Hardsigmoid, op="hardsigmoid")
+def _hardsigmoid(m: nn.Hardsigmoid, name: str) -> tuple[Attrs, Weights]:
+    return dict(params.TORCH_HARDSIGMOID), {}
+
+
+@maps(nn.LayerNorm, op="layernorm")
+def _layernorm(m: nn.LayerNorm, name: str) -> tuple[Attrs, Weights]:
+    return params.layernorm(m.normalized_shape, m.weight, m.bias, m.eps)
+
+
+def softmax_axis(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+    """dim=None: PyTorch's legacy implicit dim, from the input's rank."""
+    if attrs["axis"] is not None:
+        return attrs
+    if input_shape is None:
+        raise params.NeedsInputShape(f"softmax layer '{name}': dim=None needs the input's rank: pass dim, or a sample input shape")
+    return {**attrs, "axis": params.legacy_softmax_dim(len(input_shape))}
+
+
+@maps(nn.Softmax, op="softmax", resolve=softmax_axis)
+def _softmax(m: nn.Softmax, name: str) -> tuple[Attrs, Weights]:
+    return {"axis": m.dim}, {}
+
+
+@maps(nn.LogSoftmax, op="log_softmax", resolve=softmax_axis)
+def _log_softmax(m: nn.LogSoftmax, name: str) -> tuple[Attrs, Weights]:
+    return {"axis": m.dim}, {}
+
+
+@maps(nn.ConstantPad2d, nn.ZeroPad2d, op="pad2d", image=True)
+def _pad2d(m: nn.ConstantPad2d, name: str) -> tuple[Attrs, Weights]:
+    return params.pad2d(m.padding, "constant", m.value, name), {}
+
+
+@maps(nn.BatchNorm2d, op="batchnorm2d")
+def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
+    if m.running_mean is None or m.running_var is None:
+        raise errors.UnsupportedOperation(
+            f"batchnorm2d layer '{name}': BatchNorm2d without running statistics (track_running_stats=False) is not supported"
+        )
+    # affine=False: the core's weight and bias are ones and zeros.
+    weight = m.weight if m.weight is not None else torch.ones_like(m.running_mean)
+    bias = m.bias if m.bias is not None else torch.zeros_like(m.running_mean)
+    return {"eps": float(m.eps)}, {"weight": weight, "bias": bias, "running_mean": m.running_mean, "running_var": m.running_var}
+
+
+# torchvision is not imported here (a model holding its layers has imported
+# it; importing it for models that don't would load its native library into
+# processes that never asked for it): its classes join the table once it is.
+def _torchvision_entries() -> None:
+    tv = sys.modules.get("torchvision.ops")
+    depth = getattr(tv, "StochasticDepth", None) if tv is not None else None
+    if depth is not None and depth not in _TABLE:
+        maps(depth, op="identity")(_none)  # identity at inference (the model is in eval mode)
+
+
+def base_class(module: nn.Module) -> Optional[type]:
+    """The nearest class in `module`'s MRO that has an entry."""
+    _torchvision_entries()
+    return next((c for c in type(module).__mro__ if c in _TABLE), None)
+
+
+def lookup(module: nn.Module, exact: bool = False) -> Optional[Entry]:
+    """The entry of `module`'s class; with exact=False, of the nearest
+    class in its MRO that has one."""
+    cls = base_class(module)
+    if cls is None or (exact and cls is not type(module)):
+        return None
+    return _TABLE[cls]
+
+
+def classes_of(op: str) -> tuple[type, ...]:
+    """The module classes mapped onto `op`."""
+    return tuple(c for c, e in _TABLE.items() if e.op == op)
+
+
+def swappable_ops() -> list[str]:
+    """The ops an in-place swap can put in place of a torch module."""
+    return sorted({e.op for e in _TABLE.values() if e.op != "identity"})
+
+
+__all__ = ["Entry", "adaptive_size", "base_class", "classes_of", "lookup", "maps", "softmax_axis", "swappable_ops"]
