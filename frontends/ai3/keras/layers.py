@@ -128,19 +128,31 @@ def core_layer(
     stride-1 padding stands in (only the registry is asked)."""
     k = next(i for i, s in enumerate(steps) if s["op"] == op)
     step = steps[k]
-    shape = tuple(input_shape) if input_shape is not None and k == 0 else None
-    attrs = {}
-    for key, value in step["attrs"].items():
-        rule = _same_of(value)
-        if rule is not None:
-            pads = rule.pads(shape)
-            value = pads if pads is not None else graph.Same(rule.kernel, (1, 1), rule.dilation).pads(None)
-        attrs[key] = value
+    attrs, same = _attrs(step, tuple(input_shape) if input_shape is not None and k == 0 else None)
+    for key, rule in same.items():
+        attrs[key] = graph.Same(tuple(rule["kernel"]), (1, 1), tuple(rule["dilation"])).pads(None)
     weights = {}
     for w in step["weights"]:
         dtype = np.dtype(variables[w["index"]]["dtype"]) if "index" in w else None
         weights[w["name"]] = np.zeros(w["shape"], dtype) if dtype is not None else None
     return _core.make_layer(op, attrs, weights, algorithm=algorithm, name=name)
+
+
+def _attrs(step: dict, shape: Optional[tuple]) -> tuple[dict, dict]:
+    """(attributes, same): a step's attributes with each "same" padding
+    resolved for an input of `shape` (ai3.padding), and those its size
+    leaves open (unknown height or width), by attribute."""
+    attrs, same = {}, {}
+    for key, value in step["attrs"].items():
+        rule = _same_of(value)
+        pads = rule.pads(shape) if rule is not None else None
+        if rule is None:
+            attrs[key] = value
+        elif pads is None:
+            same[key] = value[_SAME]
+        else:
+            attrs[key] = list(pads)
+    return attrs, same
 
 
 @keras.saving.register_keras_serializable(package=_PACKAGE)
@@ -178,17 +190,8 @@ class Layer(keras.layers.Layer):
     def _prepare(self, shape: tuple) -> list[tuple]:
         calls = []
         for k, step in enumerate(self.steps):
-            attrs, same = {}, {}
-            for key, value in step["attrs"].items():
-                rule = _same_of(value)
-                if rule is None:
-                    attrs[key] = value
-                    continue
-                pads = rule.pads(shape) if k == 0 else None
-                if pads is None:  # left to the op, per call (see tf_ops/ops.cc)
-                    same[key] = value[_SAME]
-                else:
-                    attrs[key] = list(pads)
+            # after the first step the size is the op's to know (tf_ops/ops.cc)
+            attrs, same = _attrs(step, shape if k == 0 else None)
             layout = [
                 {"shape": w["shape"], **({"perm": w["perm"]} if w.get("perm") is not None else {})} if "index" in w else None
                 for w in step["weights"]
@@ -231,6 +234,25 @@ class Layer(keras.layers.Layer):
                 layer_name=self.name,
             )
         return x
+
+    def compute_output_shape(self, input_shape: Any) -> tuple:
+        """The core's shape rule (ai3._core.output_shape) step by step, so
+        Keras need not trace `call` to learn it. Unknown dims are probed with
+        two sizes far apart, as the op's shape function does: a dim that
+        follows them is unknown."""
+        shape = tuple(input_shape)
+        if None not in shape:
+            return self._output_shape(shape)
+        outs = [self._output_shape(tuple(p if d is None else d for d in shape)) for p in (331, 669)]
+        return tuple(a if a == b else None for a, b in zip(*outs))
+
+    def _output_shape(self, shape: tuple) -> tuple:
+        dtype = self.variable_specs[0]["dtype"] if self.variable_specs else "float32"
+        for step in self.steps:
+            attrs, _ = _attrs(step, shape)
+            weights = {w["name"]: w["shape"] if "index" in w else None for w in step["weights"]}
+            shape = tuple(_core.output_shape(step["op"], attrs, weights, [list(shape)], dtype, self.name))
+        return shape
 
     def get_config(self) -> dict:
         config = super().get_config()
