@@ -125,6 +125,14 @@ class JsonParser {
     while (p_ < t_.size() && std::isspace(static_cast<unsigned char>(t_[p_])))
       ++p_;
   }
+  // At a list's or object's opening bracket: consumes it, and its end
+  // `close` too if nothing is between them.
+  bool Empty(char close) {
+    ++p_;
+    Space();
+    if (p_ < t_.size() && t_[p_] == close) return ++p_, true;
+    return false;
+  }
   // After an element of a list or object: true at its end `close`, false
   // at a ',' (both consumed).
   bool End(char close) {
@@ -156,9 +164,7 @@ class JsonParser {
     }
     if (c == '[') {
       v.kind = Json::kList;
-      ++p_;
-      Space();
-      if (p_ < t_.size() && t_[p_] == ']') return ++p_, v;
+      if (Empty(']')) return v;
       do {
         v.list.push_back(Value());
       } while (!End(']'));
@@ -166,9 +172,7 @@ class JsonParser {
     }
     if (c == '{') {
       v.kind = Json::kObject;
-      ++p_;
-      Space();
-      if (p_ < t_.size() && t_[p_] == '}') return ++p_, v;
+      if (Empty('}')) return v;
       for (;;) {
         Space();
         if (p_ >= t_.size() || t_[p_] != '"') Bad("expected a key");
