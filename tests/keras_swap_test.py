@@ -317,7 +317,7 @@ def test_every_single_layer_op_in_place(case: str) -> None:
 
 def test_layer_variables_are_the_weights(tmp_path) -> None:
     """The generic layer's variables are the model's weights: get/set,
-    trainable lists and saved weights see them."""
+    trainable lists and saved weights see them; model.predict runs it."""
     model = sequential()
     swapped = swap_all(model, "gemm")
     assert [(w.name, tuple(w.shape), w.trainable) for w in swapped.weights] == [
@@ -331,6 +331,7 @@ def test_layer_variables_are_the_weights(tmp_path) -> None:
     other.set_weights([w * 0 for w in other.get_weights()])
     other.load_weights(path)
     assert rel_err(other(x), model(x)) < 1e-4
+    assert rel_err(other.predict(x, batch_size=1, verbose=0), model(x)) < 1e-4
 
 
 # ---- Running: tf.function, batch sizes, weights, save/load ----------------------------

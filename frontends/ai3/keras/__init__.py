@@ -265,7 +265,7 @@ def _copy_weights(orig: Any, new: Any) -> None:
 
 
 def swap_conv2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    """swap_operation("conv2d", ...): every keras.layers.Conv2D."""
+    """swap_operation("conv2d", ...): every keras.layers.Conv2D and DepthwiseConv2D."""
     return swap_operation("conv2d", model, algos, sample_input_shape)
 
 
