@@ -215,7 +215,7 @@ def tf_breakdown(fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int
     """TensorFlow's own profile (tf.profiler, host trace) of `repeats`
     calls of `fn` (a warmed-up tf.function call): each op kernel's time from
     its "node:Type" events on TF's executor threads, convs (TF's, fused or
-    not, and ai3's Ai3Conv2D) labelled by conv_kinds through the Keras
+    not, and ai3's Ai3Layer nodes of conv layers) labelled by conv_kinds through the Keras
     layer name in the node's path, the forward time from the wall clock of the profiled
     calls."""
     import glob
@@ -250,10 +250,12 @@ def tf_breakdown(fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int
                 if not sep or "::" in name or not op or op in ("ReadVariableOp", "_Arg", "_Retval", "NoOp"):
                     continue
                 kind = op
-                # Conv2D, DepthwiseConv2dNative, Ai3Conv2D and the fused
-                # forms grappler and oneDNN rewrite them to (_FusedConv2D,
-                # _MklNativeFusedDepthwiseConv2dNative, ...).
-                if "conv2d" in op.lower():
+                # Conv2D, DepthwiseConv2dNative, the fused forms grappler
+                # and oneDNN rewrite them to (_FusedConv2D,
+                # _MklNativeFusedDepthwiseConv2dNative, ...) and ai3's one
+                # op, Ai3Layer, under a conv layer's name (with that layer's
+                # fused activation, if any).
+                if "conv2d" in op.lower() or op == "Ai3Layer":
                     layer = _keras_layer_of(node, conv_kinds)
                     kind = conv_kinds[layer] if layer else op
                 if op.startswith("Ai3"):

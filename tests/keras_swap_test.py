@@ -175,7 +175,7 @@ def test_functional_structure() -> None:
     assert chosen["shared"][0] == "conv2d"
     # the shared layer is still one layer, called twice
     shared = swapped.get_layer("shared")
-    assert isinstance(shared, ai3.keras.layers.Conv2D)
+    assert isinstance(shared, ai3.keras.layers.Layer) and shared.op == "conv2d"
     assert len(shared._inbound_nodes) == 2
     assert isinstance(swapped.get_layer("sub"), keras.Model)
 
@@ -192,7 +192,7 @@ def test_original_unchanged() -> None:
     for (_, wb), (_, wa) in zip(before, after):
         assert all(np.array_equal(a, b) for a, b in zip(wa, wb))
     assert np.array_equal(model(x).numpy(), ref)
-    assert not any(isinstance(l, ai3.keras.layers.Ai3Layer) for l in model._flatten_layers())
+    assert not any(isinstance(l, ai3.keras.layers.Layer) for l in model._flatten_layers())
 
 
 # ---- conv2d parameters ---------------------------------------------------------
@@ -256,9 +256,82 @@ def test_non_default_relu_not_swapped() -> None:
     assert len(ai3.keras.layers_of(model, "relu")) == 1
     swapped = ai3.keras.swap_relu(model)
     assert type(swapped.layers[0]) is keras.layers.ReLU
-    assert isinstance(swapped.layers[1], ai3.keras.layers.ReLU)
+    assert isinstance(swapped.layers[1], ai3.keras.layers.Layer) and swapped.layers[1].op == "relu"
     x = np.linspace(-10, 10, 8, dtype=np.float32).reshape(2, 4)
     np.testing.assert_array_equal(swapped(x).numpy(), model(x).numpy())
+
+
+# ---- Every single-layer op of the Keras mapping, in place --------------------------
+
+# (Keras layer, input shape without the batch): each maps to one core layer
+# (ai3.keras.graph.MAPPING), swapped by swap_operation of that op.
+SINGLE_LAYER_CASES = {
+    "Conv2D": (lambda: keras.layers.Conv2D(6, 3, strides=2, padding="same"), (11, 10, 4)),
+    "DepthwiseConv2D": (lambda: keras.layers.DepthwiseConv2D(3, depth_multiplier=2, padding="same"), (9, 9, 3)),
+    "Dense": (lambda: keras.layers.Dense(7), (12,)),
+    "BatchNormalization": (lambda: keras.layers.BatchNormalization(epsilon=1e-3), (5, 5, 4)),
+    "LayerNormalization": (lambda: keras.layers.LayerNormalization(), (6, 8)),
+    "ReLU": (lambda: keras.layers.ReLU(), (4, 5, 3)),
+    "ReLU(max_value)": (lambda: keras.layers.ReLU(max_value=0.5), (4, 5, 3)),
+    "Softmax": (lambda: keras.layers.Softmax(axis=-1), (3, 7)),
+    "MaxPooling2D": (lambda: keras.layers.MaxPooling2D(3, strides=2, padding="same"), (9, 8, 3)),
+    "AveragePooling2D": (lambda: keras.layers.AveragePooling2D(2, padding="valid"), (8, 6, 3)),
+    "GlobalAveragePooling2D": (lambda: keras.layers.GlobalAveragePooling2D(keepdims=True), (5, 6, 3)),
+    "GlobalMaxPooling2D": (lambda: keras.layers.GlobalMaxPooling2D(keepdims=True), (5, 6, 3)),
+    "Flatten": (lambda: keras.layers.Flatten(), (3, 4, 2)),
+    "ZeroPadding2D": (lambda: keras.layers.ZeroPadding2D(((1, 2), (0, 1))), (4, 4, 2)),
+    "Permute": (lambda: keras.layers.Permute((2, 1)), (3, 5)),
+    "Cropping2D": (lambda: keras.layers.Cropping2D(((0, 0), (1, 2))), (5, 6, 2)),
+    **{
+        f"Activation({name})": (lambda name=name: keras.layers.Activation(name), (4, 6))
+        for name in ("relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "softmax", "log_softmax", "hard_silu", "hard_sigmoid")
+    },
+}
+
+
+@pytest.mark.parametrize("case", list(SINGLE_LAYER_CASES))
+def test_every_single_layer_op_in_place(case: str) -> None:
+    from ai3.keras import graph
+
+    make, shape = SINGLE_LAYER_CASES[case]
+    keras.utils.set_random_seed(14)
+    layer = make()
+    model = keras.Sequential([keras.Input(shape), layer])
+    rng = np.random.default_rng(15)
+    # non-trivial weights everywhere (a batch norm's statistics too)
+    model.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) for w in model.get_weights()])
+    (step,) = graph.map_layer(layer, (None, *shape))
+    swapped = ai3.keras.swap_operation(step.op, model, "default")
+    new = swapped.layers[0]
+    assert isinstance(new, ai3.keras.layers.Layer) and new.op == step.op
+    assert [w.name for w in new.weights] == [w.name for w in layer.weights]
+    assert all(np.array_equal(a, b) for a, b in zip(new.get_weights(), model.get_weights()))
+    f = tf.function(lambda t: swapped(t), input_signature=[tf.TensorSpec([None, *shape], tf.float32)])
+    for batch in (1, 3):
+        x = rng.standard_normal((batch, *shape), dtype=np.float32)
+        ref = model(x).numpy()
+        assert rel_err(swapped(x), ref) < 1e-5, "eager"
+        assert rel_err(f(x), ref) < 1e-5, "tf.function"
+    assert tuple(f.get_concrete_function().structured_outputs.shape) == tuple(model.outputs[0].shape)
+
+
+def test_layer_variables_are_the_weights(tmp_path) -> None:
+    """The generic layer's variables are the model's weights: get/set,
+    trainable lists and saved weights see them; model.predict runs it."""
+    model = sequential()
+    swapped = swap_all(model, "gemm")
+    assert [(w.name, tuple(w.shape), w.trainable) for w in swapped.weights] == [
+        (w.name, tuple(w.shape), w.trainable) for w in model.weights
+    ]
+    assert len(swapped.trainable_weights) == len(model.trainable_weights)
+    x = np.random.default_rng(16).standard_normal((2, 16, 16, 3), dtype=np.float32)
+    path = str(tmp_path / "w.weights.h5")
+    swapped.save_weights(path)
+    other = swap_all(sequential(), "direct")
+    other.set_weights([w * 0 for w in other.get_weights()])
+    other.load_weights(path)
+    assert rel_err(other(x), model(x)) < 1e-4
+    assert rel_err(other.predict(x, batch_size=1, verbose=0), model(x)) < 1e-4
 
 
 # ---- Running: tf.function, batch sizes, weights, save/load ----------------------------
@@ -330,7 +403,8 @@ def test_selector_forms() -> None:
     x = np.random.default_rng(12).standard_normal((2, 16, 16, 3), dtype=np.float32)
     ref = model(x).numpy()
     s = ai3.keras.swap_conv2d(model, ["direct", "keep"])
-    assert isinstance(s.layers[0], ai3.keras.layers.Conv2D) and type(s.layers[2]) is keras.layers.Conv2D
+    assert isinstance(s.layers[0], ai3.keras.layers.Layer) and s.layers[0].op == "conv2d"
+    assert type(s.layers[2]) is keras.layers.Conv2D
     assert rel_err(s(x), ref) < 1e-4
     s = ai3.keras.swap_conv2d(model, lambda layer: "gemm" if layer.strides == (1, 1) else "direct")
     assert [a for _, op, a in ai3.keras.chosen_algorithms(s) if op == "conv2d"] == ["gemm", "direct"]

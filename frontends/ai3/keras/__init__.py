@@ -5,23 +5,32 @@
 
 The swaps return a copy of the model (keras.models.clone_model, recursing
 into nested Functional/Sequential models) in which every matching layer is
-an ai3 layer (ai3.keras.layers) holding a copy of the original's weights and
-calling ai3's TensorFlow ops; every other layer is a copy of the original.
-The original model is not modified. The copy is an ordinary Keras model:
-it runs eagerly or inside tf.function with any batch size, and saves and
-loads as ".keras" (after `import ai3.keras`) with its algorithm choices.
+an ai3.keras.layers.Layer holding a copy of the original's variables and
+running the core layers the Keras mapping gives for it (ai3.keras.graph's
+MAPPING, the one swap_backend uses) through ai3's one TensorFlow op; every
+other layer is a copy of the original. The original model is not modified.
+The copy is an ordinary Keras model: it runs eagerly, inside tf.function
+and in model.predict with any batch size, and saves and loads as ".keras"
+(after `import ai3.keras`) with its algorithm choices.
 
-Which layers each op swaps (exact classes; a subclass may override `call`,
-which ai3 would not honour):
+Which layers swap_operation(op, ...) swaps: those of a class with an entry
+in the mapping (exact classes: a subclass may override `call`, which ai3
+would not honour) whose first core layer runs `op`, and which run it once,
+e.g.
   conv2d             keras.layers.Conv2D (channels_last; channels_first
-                     raises ai3.UnsupportedOperation unless kept)
-  linear             keras.layers.Dense
+                     raises ai3.UnsupportedOperation unless kept),
+                     DepthwiseConv2D
+  linear             keras.layers.Dense (on rank-2 inputs)
   relu               keras.layers.ReLU() with default arguments and
                      keras.layers.Activation("relu")
   maxpool2d          keras.layers.MaxPooling2D
   avgpool2d          keras.layers.AveragePooling2D
   adaptiveavgpool2d  keras.layers.GlobalAveragePooling2D
   flatten            keras.layers.Flatten
+  batchnorm2d, softmax, sigmoid, ...: whatever the mapping gives, as long
+                     as the weights are the layer's own variables.
+A layer's fused activation (Conv2D(..., activation="swish")) runs as a
+second core layer after it, with "default".
 
 Selectors are ai3.selection's: a name for every layer, a list (one name
 per matching layer, in the order `ai3.keras.layers_of(model, op)` gives:
@@ -38,9 +47,8 @@ With OpenMP's default active waiting, idle threads of each side spin while
 the other works; set OMP_WAIT_POLICY=PASSIVE (before `import ai3`) when
 running swapped models (bench/keras_models.py does).
 
-Conv2D algorithms on NHWC: direct, gemm, implicit gemm, winograd (3x3,
-stride 1, dilation 1), guess (float32), custom; smm and kn2row need NCHW and
-are AlgorithmNotApplicable here.
+Every conv2d algorithm takes NHWC, Keras's layout; winograd needs 3x3,
+stride 1, dilation 1 and no groups.
 """
 
 from __future__ import annotations
@@ -50,37 +58,37 @@ from typing import Any, Optional, Sequence
 import keras
 
 from ai3 import errors, selection
+from ai3.keras import graph, ops
 from ai3.keras import layers as ai3_layers
-from ai3.keras import ops
 from ai3.selection import Selector
 
 # The frontend contract (ai3.frontend): Keras models compute on NHWC images.
 LAYOUT = "NHWC"
 
-OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
+# The ops swap_operation takes: every single-input op of the core.
+OPS = ai3_layers.single_input_ops()
+
+
+def _shape_of(layer: Any) -> Optional[tuple]:
+    """The layer's input shape in the model (batch None), else its build shape."""
+    shape = _static_input_shape(layer)
+    if shape is None:
+        shape = _layer_build_shape(layer)
+    return tuple(shape) if shape is not None else None
 
 
 def _is_target(op: str, layer: Any) -> bool:
-    t = type(layer)
-    if op == "conv2d":
-        return t is keras.layers.Conv2D
-    if op == "linear":
-        return t is keras.layers.Dense
-    if op == "relu":
-        if t is keras.layers.ReLU:
-            return (
-                layer.max_value is None and float(layer.negative_slope) == 0.0 and float(layer.threshold) == 0.0
-            )
-        return t is keras.layers.Activation and layer.activation is keras.activations.relu
-    if op == "maxpool2d":
-        return t is keras.layers.MaxPooling2D
-    if op == "avgpool2d":
-        return t is keras.layers.AveragePooling2D
-    if op == "adaptiveavgpool2d":
-        return t is keras.layers.GlobalAveragePooling2D
-    if op == "flatten":
-        return t is keras.layers.Flatten
-    return False
+    """Whether swap_operation(op) replaces `layer`: its mapping's first core
+    layer runs `op`, and only that one does. A layer the mapping refuses is
+    a target of the op its entry names, so the swap says why."""
+    entry = graph.entry_of(layer, exact=True)
+    if entry is None:
+        return False
+    try:
+        steps = [s.op for s in graph.map_layer(layer, _shape_of(layer), exact=True)]
+    except errors.Error:
+        return entry.op == op
+    return bool(steps) and steps[0] == op and steps.count(op) == 1
 
 
 def _is_graph_model(layer: Any) -> bool:
@@ -140,20 +148,16 @@ def _check_model(model: Any, op: str) -> None:
 
 
 def _ai3_layer(op: str, layer: Any, algorithm: str) -> Any:
-    """The ai3 layer replacing `layer`: its config plus the algorithm."""
-    config = layer.get_config()
-    if op == "relu":  # ReLU() or Activation("relu") -> ai3 ReLU
-        config = {"name": layer.name, "trainable": layer.trainable, "dtype": config.get("dtype")}
-    if op == "conv2d" and getattr(layer, "data_format", "channels_last") != "channels_last":
-        raise errors.UnsupportedOperation(
-            f"conv2d layer '{layer.name}': data_format={layer.data_format!r}; ai3's Keras layers run "
-            "channels_last (NHWC) only; select 'keep' for this layer"
-        )
-    for key in ("lora_rank",):
-        if config.get(key):
-            raise errors.UnsupportedOperation(f"{op} layer '{layer.name}': {key} is not supported by ai3")
-    cls = ai3_layers.CLASS_OF_OP[op]
-    return cls.from_config({**config, "algorithm": algorithm})
+    """The ai3 layer replacing `layer` (its mapping's steps, the algorithm
+    for its `op` step), holding a copy of its weights."""
+    steps, variables = ai3_layers.plan(layer, _shape_of(layer))
+    new = ai3_layers.Layer(
+        op, steps, variables, algorithm, name=layer.name, trainable=layer.trainable, dtype=layer.dtype_policy
+    )
+    values = layer.get_weights()
+    if values:
+        new.set_weights(values)
+    return new
 
 
 def _copy_layer(layer: Any) -> Any:
@@ -175,7 +179,7 @@ def swap_operation(
     algorithms chosen by `algos` (default: "default"). The original model is
     left as it is."""
     if op not in OPS:
-        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {sorted(OPS)}")
+        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {list(OPS)}")
     _check_model(model, op)
     ops.library()  # fail early if the op library is missing
     sample_input_shape = selection.sample_shape(sample_input_shape)
@@ -189,11 +193,8 @@ def swap_operation(
     for (path, layer), algorithm, cand in zip(targets, chosen, candidates):
         if algorithm in selection.KEEP_NAMES:
             continue
-        new = _ai3_layer(op, layer, algorithm)
-        if layer.built:
-            new.build(_layer_build_shape(layer))
-            _copy_weights(layer, new)
         try:
+            new = _ai3_layer(op, layer, algorithm)
             new.core_layer(cand.input_shape or _static_input_shape(layer))
         except errors.Error as e:
             raise type(e)(f"{path}: {e}" if path != layer.name else str(e)) from None
@@ -226,13 +227,12 @@ def swap_operation(
 
 def _candidate(op: str, path: str, layer: Any, shape: Optional[tuple]) -> selection.Candidate:
     """A layer to swap; "auto" times the core layer its ai3 layer runs
-    (ai3_layer.core_layer, with zero weights: the time does not depend on them)."""
+    (ai3.keras.layers.core_layer, with zero weights: the time does not
+    depend on them)."""
 
     def make_layer(algorithm: str) -> Any:
-        probe = _ai3_layer(op, layer, algorithm)
-        if layer.built:
-            probe.build(_layer_build_shape(layer))
-        return probe.core_layer(shape)
+        steps, variables = ai3_layers.plan(layer, _shape_of(layer))
+        return ai3_layers.core_layer(steps, variables, op, algorithm, layer.name, shape)
 
     config = {k: v for k, v in layer.get_config().items() if k not in ("name", "trainable")}
     params = {"layer": type(layer).__name__, "config": config, "weights": [tuple(w.shape) for w in layer.weights]}
@@ -265,7 +265,7 @@ def _copy_weights(orig: Any, new: Any) -> None:
 
 
 def swap_conv2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    """swap_operation("conv2d", ...): every keras.layers.Conv2D."""
+    """swap_operation("conv2d", ...): every keras.layers.Conv2D and DepthwiseConv2D."""
     return swap_operation("conv2d", model, algos, sample_input_shape)
 
 
@@ -301,20 +301,16 @@ def swap_flatten(model: Any, algos: Optional[Selector] = None, sample_input_shap
 def applicable(layer: Any, algorithm: str, input_shape: Optional[Sequence[int]] = None) -> bool:
     """Whether `algorithm` can take this Keras layer (one swap_* would
     replace, or an ai3 layer): e.g. winograd cannot take a stride-2 conv."""
-    if isinstance(layer, ai3_layers.Ai3Layer):
-        op = layer.op
-    else:
+    shape = input_shape or _static_input_shape(layer)
+    try:
+        if isinstance(layer, ai3_layers.Layer):
+            layer.core_layer(shape, algorithm)
+            return True
         op = next((o for o in OPS if _is_target(o, layer)), None)
         if op is None:
             raise errors.UnsupportedOperation(f"ai3.keras has no swap for {type(layer).__name__} layer '{layer.name}'")
-    try:
-        if isinstance(layer, ai3_layers.Ai3Layer):
-            probe = ai3_layers.CLASS_OF_OP[op].from_config({**layer.get_config(), "algorithm": algorithm})
-        else:
-            probe = _ai3_layer(op, layer, algorithm)
-        if layer.built:
-            probe.build(_layer_build_shape(layer))
-        probe.core_layer(input_shape or _static_input_shape(layer))
+        steps, variables = ai3_layers.plan(layer, _shape_of(layer))
+        ai3_layers.core_layer(steps, variables, op, algorithm, layer.name, shape)
     except errors.AlgorithmNotApplicable:
         return False
     return True
@@ -325,7 +321,7 @@ def chosen_algorithms(model: Any) -> list[tuple[str, str, str]]:
     `model` ("default" resolved)."""
     found = []
     for path, layer in _walk(model):
-        if isinstance(layer, ai3_layers.Ai3Layer):
+        if isinstance(layer, ai3_layers.Layer):
             found.append((path, layer.op, layer.resolved_algorithm(_static_input_shape(layer))))
     return found
 

@@ -17,7 +17,8 @@ width; it is computed for the model's static input size (or
 sample_input_shape's), so the returned ai3.Model matches Keras at that size
 (any batch).
 
-Keras layer -> spec (see `_Mapper.layer`):
+Keras layer -> specs (the table MAPPING below, one entry per class, which the
+in-place swaps of ai3.keras use as well):
   Conv2D                   conv2d (HWIO kernel -> OIHW), + activation
   DepthwiseConv2D          conv2d with groups = C, out = C * multiplier
   SeparableConv2D          depthwise conv2d + pointwise (1x1) conv2d
@@ -60,7 +61,8 @@ Keras layer -> spec (see `_Mapper.layer`):
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -167,12 +169,6 @@ _IDENTITY_LAYERS = (
     "InputLayer", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
     "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization", "Identity",
 )
-
-
-def _identity_classes() -> tuple:
-    """Layers that pass their input through at inference."""
-    layers = _keras().layers
-    return tuple(getattr(layers, n) for n in _IDENTITY_LAYERS if hasattr(layers, n))
 
 
 def _broadcast(a: tuple, b: tuple) -> tuple:
@@ -357,194 +353,32 @@ class _Mapper:
             raise errors.ShapeError(f"{_describe(layer)} cannot take an input of shape {bound[0][1]}: {e}") from e
         return tuple(spec.shape)
 
-    # -- single-input layers ----------------------------------------------
-    def activation(self, fn_name: Optional[str], layer: Any, name: str, x: int, shape: tuple, fn: Any = None) -> int:
-        """An activation spec (or x itself for linear)."""
-        if fn_name is None:
-            raise _unsupported(layer, f"activation {getattr(fn, '__name__', fn)!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
-        if fn_name == "linear":
-            return x
-        if fn_name == "relu":
-            return self.add("relu", name, [x], layer, shape)
-        if fn_name == "relu6":
-            return self.add("clamp", name, [x], layer, shape, {"min": 0.0, "max": 6.0})
-        if fn_name in ("silu", "swish"):
-            return self.add("silu", name, [x], layer, shape)
-        if fn_name in ("sigmoid", "tanh"):
-            return self.add(fn_name, name, [x], layer, shape)
-        if fn_name in ("softmax", "log_softmax"):
-            return self.add(fn_name, name, [x], layer, shape, {"axis": -1})
-        if fn_name == "gelu":  # keras.activations.gelu's default: the exact (erf) form
-            return self.add("gelu", name, [x], layer, shape, {"approximate": "none"})
-        if fn_name in ("hard_silu", "hard_swish"):  # x * relu6(x + 3) / 6, as torch's hardswish
-            return self.add("hardswish", name, [x], layer, shape)
-        if fn_name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
-            return self.add("hardsigmoid", name, [x], layer, shape, {"alpha": 1.0 / 6.0, "beta": 0.5})
-        raise _unsupported(layer, f"activation {fn_name!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+    # -- single-input layers: the table below ------------------------------
+    def layer(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        if isinstance(layer, _keras().layers.Reshape):
+            return self.reshape(layer, name, x, shape)
+        return self.chain(layer, name, x, shape, map_layer(layer, shape))
 
-    def fused_activation(self, layer: Any, name: str, x: int, out_shape: tuple) -> int:
-        fn = getattr(layer, "activation", None)
-        act = _activation_name(fn)
-        if act == "linear":
-            return x
-        return self.activation(act, layer, name + "/" + str(act), x, out_shape, fn)
+    def chain(self, layer: Any, name: str, x: int, shape: tuple, steps: list["Step"]) -> int:
+        """The steps of one Keras layer as specs, each reading the last."""
+        for step in steps:
+            in_shape = step.in_shape if step.in_shape is not None else shape
+            attrs = {k: self.resolve(layer, v, in_shape) for k, v in step.attrs.items()}
+            weights = {k: v.value(layer) if isinstance(v, Var) else v for k, v in step.weights.items()}
+            x = self.add(step.op, name + step.suffix, [x], layer, in_shape, attrs, weights)
+        return x
 
-    def channels_last(self, layer: Any) -> None:
-        fmt = getattr(layer, "data_format", "channels_last")
-        if fmt not in (None, "channels_last"):
-            raise _unsupported(layer, f"data_format={fmt!r}; ai3's Keras frontend runs channels_last (NHWC) only")
-
-    def spatial(self, layer: Any, shape: tuple) -> tuple[Optional[int], Optional[int]]:
-        if len(shape) != 4:
-            raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs this op on NHWC (rank-4) tensors")
-        return shape[1], shape[2]
-
-    def padding(self, layer: Any, shape: tuple, kernel, stride, dilation=(1, 1)) -> tuple[int, int, int, int]:
-        mode = str(layer.padding).lower()
-        if mode == "valid":
-            return (0, 0, 0, 0)
-        if mode != "same":
-            raise _unsupported(layer, f"padding={layer.padding!r}; ai3 maps 'valid' and 'same'")
-        h, w = self.spatial(layer, shape)
-        rows = same_padding(h, kernel[0], stride[0], dilation[0])
-        cols = same_padding(w, kernel[1], stride[1], dilation[1])
-        if rows is None or cols is None:
+    def resolve(self, layer: Any, value: Any, shape: tuple) -> Any:
+        if not isinstance(value, Same):
+            return value
+        pads = value.pads(shape)
+        if pads is None:
             raise _unsupported(
                 layer,
                 "padding='same' with stride > 1 depends on the input's height and width, which the model "
                 "leaves unknown; pass sample_input_shape (N, H, W, C)",
             )
-        return (rows[0], rows[1], cols[0], cols[1])
-
-    def layer(self, layer: Any, name: str, x: int, shape: tuple) -> int:
-        keras = _keras()
-        L = keras.layers
-        self.channels_last(layer)
-        if isinstance(layer, _identity_classes()):
-            return self.add("identity", name, [x], layer, shape)
-        if isinstance(layer, L.DepthwiseConv2D):
-            self.spatial(layer, shape)
-            kernel = _numpy(layer.kernel)  # [kh, kw, C, multiplier]
-            kh, kw, c, mult = kernel.shape
-            weight = kernel.reshape(kh, kw, c * mult).transpose(2, 0, 1)[:, None, :, :]
-            stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
-            attrs = {"stride": stride, "padding": self.padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
-            bias = _numpy(layer.bias) if layer.use_bias else None
-            i = self.add("conv2d", name, [x], layer, shape, attrs, {"weight": np.ascontiguousarray(weight), "bias": bias})
-            return self.fused_activation(layer, name, i, shape)
-        if isinstance(layer, L.Conv2D) and type(layer).__name__ in ("Conv2D", "Convolution2D"):
-            self.spatial(layer, shape)
-            kernel = _numpy(layer.kernel)  # HWIO (I = C / groups)
-            weight = np.ascontiguousarray(kernel.transpose(3, 2, 0, 1))
-            stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
-            attrs = {
-                "stride": stride,
-                "padding": self.padding(layer, shape, weight.shape[2:], stride, dil),
-                "dilation": dil,
-                "groups": int(layer.groups),
-            }
-            bias = _numpy(layer.bias) if layer.use_bias else None
-            i = self.add("conv2d", name, [x], layer, shape, attrs, {"weight": weight, "bias": bias})
-            return self.fused_activation(layer, name, i, shape)
-        if type(layer).__name__ in ("SeparableConv2D", "SeparableConvolution2D") and isinstance(layer, getattr(L, "SeparableConv2D", ())):
-            return self.separable(layer, name, x, shape)
-        if isinstance(layer, L.Dense) and type(layer).__name__ == "Dense":
-            if getattr(layer, "lora_enabled", False):
-                raise _unsupported(layer, "LoRA-enabled Dense")
-            kernel = _numpy(layer.kernel)
-            bias = _numpy(layer.bias) if layer.use_bias else None
-            if len(shape) == 2:
-                weight = np.ascontiguousarray(kernel.T)
-                i = self.add("linear", name, [x], layer, shape, {}, {"weight": weight, "bias": bias})
-            else:  # Keras applies the kernel to the last axis: x @ kernel (+ bias)
-                i = self.add("matmul", name, [x], layer, shape, {}, {"other": kernel})
-                if bias is not None:
-                    out = (*shape[:-1], kernel.shape[1])
-                    i = self.add("add", name + "/bias", [i], layer, out, {"reverse": False}, {"other": bias})
-            return self.fused_activation(layer, name, i, shape)
-        if isinstance(layer, L.LayerNormalization):
-            return self.layernorm(layer, name, x, shape)
-        if type(layer).__name__ == "LayerScale" and hasattr(layer, "gamma"):
-            # ConvNeXt's layer scale: x * gamma (per channel, the last axis).
-            return self.add("mul", name, [x], layer, shape, {"reverse": False}, {"other": _numpy(layer.gamma)})
-        if isinstance(layer, L.Cropping2D):
-            return self.cropping(layer, name, x, shape)
-        if isinstance(layer, L.Permute):
-            return self.add("permute", name, [x], layer, shape, {"dims": [0, *(int(d) for d in layer.dims)]})
-        if isinstance(layer, L.BatchNormalization):
-            if len(shape) not in (2, 3, 4):  # rank 2/3: BatchNorm1d, see spec.fold_batchnorm
-                raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 4")
-            axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
-            if axis not in (-1, len(shape) - 1):
-                raise _unsupported(layer, f"axis={layer.axis!r}; ai3 normalizes the channel axis (-1) of NHWC")
-            if getattr(layer, "renorm", False):
-                raise _unsupported(layer, "batch renormalization")
-            mean, var = _numpy(layer.moving_mean), _numpy(layer.moving_variance)
-            gamma = _numpy(layer.gamma) if layer.scale else np.ones_like(mean)
-            beta = _numpy(layer.beta) if layer.center else np.zeros_like(mean)
-            weights = {"weight": gamma, "bias": beta, "running_mean": mean, "running_var": var}
-            return self.add("batchnorm2d", name, [x], layer, shape, {"eps": float(layer.epsilon)}, weights)
-        if isinstance(layer, L.Activation):
-            fn = layer.activation
-            return self.activation(_activation_name(fn), layer, name, x, shape, fn)
-        if isinstance(layer, L.ReLU):
-            if float(layer.negative_slope or 0) != 0 or float(layer.threshold or 0) != 0:
-                raise _unsupported(layer, "ReLU with negative_slope or threshold (ai3 has relu and clamp)")
-            if layer.max_value is None:
-                return self.add("relu", name, [x], layer, shape)
-            return self.add("clamp", name, [x], layer, shape, {"min": 0.0, "max": float(layer.max_value)})
-        if isinstance(layer, L.Softmax):
-            axis = layer.axis
-            if not isinstance(axis, int):
-                if len(axis) != 1:
-                    raise _unsupported(layer, f"softmax over several axes {axis!r}")
-                axis = axis[0]
-            return self.add("softmax", name, [x], layer, shape, {"axis": int(axis)})
-        if isinstance(layer, (L.MaxPooling2D, L.AveragePooling2D)):
-            self.spatial(layer, shape)
-            kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
-            pads = self.padding(layer, shape, kernel, stride)
-            if isinstance(layer, L.MaxPooling2D):
-                attrs = {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False}
-                return self.add("maxpool2d", name, [x], layer, shape, attrs)
-            attrs = {
-                "kernel": kernel,
-                "stride": stride,
-                "padding": pads,
-                "ceil_mode": False,
-                "count_include_pad": False,  # TF's "same" average excludes the padding
-                "divisor_override": None,
-            }
-            return self.add("avgpool2d", name, [x], layer, shape, attrs)
-        if isinstance(layer, L.GlobalAveragePooling2D):
-            self.spatial(layer, shape)
-            i = self.add("adaptiveavgpool2d", name, [x], layer, shape, {"output_size": (1, 1)})
-            if layer.keepdims:
-                return i
-            return self.add("flatten", name + "/flatten", [i], layer, (shape[0], 1, 1, shape[3]), {"start_dim": 1, "end_dim": -1})
-        if isinstance(layer, L.GlobalMaxPooling2D):
-            h, w = self.spatial(layer, shape)
-            if h is None or w is None:
-                raise _unsupported(layer, "global max pooling over an unknown height and width; pass sample_input_shape")
-            attrs = {"kernel": (h, w), "stride": (h, w), "padding": (0, 0, 0, 0), "dilation": (1, 1), "ceil_mode": False}
-            i = self.add("maxpool2d", name, [x], layer, shape, attrs)
-            if layer.keepdims:
-                return i
-            return self.add("flatten", name + "/flatten", [i], layer, (shape[0], 1, 1, shape[3]), {"start_dim": 1, "end_dim": -1})
-        if isinstance(layer, L.Flatten):
-            return self.add("flatten", name, [x], layer, shape, {"start_dim": 1, "end_dim": -1})
-        if isinstance(layer, L.ZeroPadding2D):
-            self.spatial(layer, shape)
-            (top, bottom), (left, right) = layer.padding
-            attrs = {"padding": (int(top), int(bottom), int(left), int(right)), "value": 0.0}
-            return self.add("pad2d", name, [x], layer, shape, attrs)
-        if isinstance(layer, L.Reshape):
-            return self.reshape(layer, name, x, shape)
-        if isinstance(layer, L.Rescaling):
-            return self.affine(layer, name, x, shape, layer.scale, layer.offset)
-        if isinstance(layer, L.Normalization):
-            return self.normalization(layer, name, x, shape)
-        raise _unsupported(layer, "ai3's core has no equivalent of this layer")
+        return pads
 
     def reshape(self, layer: Any, name: str, x: int, shape: tuple) -> int:
         """The reshapes that move no data in NHWC: to the same shape, and
@@ -574,98 +408,446 @@ class _Mapper:
         # 0 copies the input's batch dimension, so any batch runs.
         return self.add("reshape", name, [x], layer, shape, {"shape": [0, *dims]})
 
-    def separable(self, layer: Any, name: str, x: int, shape: tuple) -> int:
-        """SeparableConv2D: a depthwise conv2d (groups = C, with the layer's
-        strides, dilation and padding) then a 1x1 pointwise conv2d carrying
-        the bias and the activation."""
-        self.spatial(layer, shape)
-        depthwise = _numpy(layer.depthwise_kernel)  # [kh, kw, C, multiplier]
-        kh, kw, c, mult = depthwise.shape
-        dw = depthwise.reshape(kh, kw, c * mult).transpose(2, 0, 1)[:, None, :, :]
-        stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
-        attrs = {"stride": stride, "padding": self.padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
-        i = self.add("conv2d", name + "/depthwise", [x], layer, shape, attrs, {"weight": np.ascontiguousarray(dw), "bias": None})
-        pointwise = _numpy(layer.pointwise_kernel)  # [1, 1, C * multiplier, out]
-        pw = np.ascontiguousarray(pointwise.transpose(3, 2, 0, 1))
-        bias = _numpy(layer.bias) if layer.use_bias else None
-        mid = self.specs[i].input_shape
-        h, w = mid[1], mid[2]
-        if h is not None and w is not None:  # the depthwise output's size
-            pads = attrs["padding"]
-            h = (h + pads[0] + pads[1] - ((kh - 1) * dil[0] + 1)) // stride[0] + 1
-            w = (w + pads[2] + pads[3] - ((kw - 1) * dil[1] + 1)) // stride[1] + 1
-        mid = (mid[0], h, w, c * mult)
-        unit = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
-        j = self.add("conv2d", name, [i], layer, mid, unit, {"weight": pw, "bias": bias})
-        return self.fused_activation(layer, name, j, mid)
 
-    def layernorm(self, layer: Any, name: str, x: int, shape: tuple) -> int:
-        """LayerNormalization over trailing axes -> layernorm(axes = their
-        count); gamma/beta (or ones/zeros) shaped like those axes."""
-        rank = len(shape)
-        axes = [layer.axis] if isinstance(layer.axis, int) else list(layer.axis)
-        axes = sorted(a + rank if a < 0 else a for a in axes)
-        if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0:
-            raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{rank} input; ai3 normalizes trailing axes (not the batch)")
-        if getattr(layer, "rms_scaling", False):
-            raise _unsupported(layer, "rms_scaling=True (RMS normalization)")
-        trailing = tuple(shape[a] for a in axes)
-        if None in trailing:
-            raise _unsupported(layer, f"normalizes axes of unknown size {trailing}")
-        weights = {
-            "weight": _numpy(layer.gamma).reshape(trailing) if layer.scale else np.ones(trailing),
-            "bias": _numpy(layer.beta).reshape(trailing) if layer.center else np.zeros(trailing),
-        }
-        return self.add("layernorm", name, [x], layer, shape, {"axes": len(axes), "eps": float(layer.epsilon)}, weights)
+# ---- Keras layer -> steps: the one mapping ---------------------------------
+#
+# One entry per Keras layer class (MAPPING below): a function of the layer
+# and its input shape giving the core layers ("steps", run one after the
+# other) that compute it. swap_backend turns the steps into LayerSpecs
+# (_Mapper.chain); the in-place swaps (ai3.keras.swap_operation) run them
+# in one generic Keras layer (ai3.keras.layers.Layer) over the one TF op,
+# reading the weights from that layer's copies of the Keras variables (Var
+# says which variable and how it becomes the core's weight). So a new op's
+# Keras layer is one entry here and works in both.
 
-    def cropping(self, layer: Any, name: str, x: int, shape: tuple) -> int:
-        """Cropping2D as a slice along H then along W (only where it crops)."""
-        h, w = self.spatial(layer, shape)
-        (top, bottom), (left, right) = layer.cropping
-        index, cur = x, tuple(shape)
-        for axis, size, lo, hi in ((1, h, top, bottom), (2, w, left, right)):
-            if lo == 0 and hi == 0:
-                continue
-            stop = size - hi if size is not None else (-hi if hi else None)  # None: to the end
-            attrs = {"axis": axis, "start": int(lo), "stop": None if stop is None else int(stop), "step": 1}
-            index = self.add("slice", name if axis == 2 or (left, right) == (0, 0) else name + "/rows", [index], layer, cur, attrs)
-            cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1:])
-        if index == x:
-            return self.add("identity", name, [x], layer, shape)
-        return index
 
-    def per_channel(self, layer: Any, value: Any, channels: int, what: str) -> np.ndarray:
-        v = np.asarray(_numpy(value) if not isinstance(value, (int, float, list, tuple)) else value, dtype=np.float64)
-        if v.size == 1:
-            return np.full(channels, float(v.reshape(())), dtype=np.float64)
-        if v.shape[-1] == channels and v.size == channels:
-            return v.reshape(channels)
-        raise _unsupported(layer, f"{what} of shape {v.shape} is not per-channel (last axis, {channels} channels)")
+@dataclass(frozen=True)
+class Var:
+    """A weight read from the Keras layer's variable `name` (an attribute
+    of the layer), transposed by `perm` (numpy.transpose's meaning) and
+    reshaped to `shape` (None: as transposed)."""
 
-    def affine(self, layer: Any, name: str, x: int, shape: tuple, scale: Any, offset: Any) -> int:
-        """x * scale + offset per channel, as an exact batchnorm2d."""
-        self.spatial(layer, shape)
-        c = shape[3]
-        if c is None:
-            raise _unsupported(layer, "an unknown number of channels")
-        weights = {
-            "weight": self.per_channel(layer, scale, c, "scale"),
-            "bias": self.per_channel(layer, offset, c, "offset"),
-            "running_mean": np.zeros(c),
-            "running_var": np.ones(c),
-        }
-        return self.add("batchnorm2d", name, [x], layer, shape, {"eps": 0.0}, weights)
+    name: str
+    perm: Optional[tuple[int, ...]] = None
+    shape: Optional[tuple[int, ...]] = None
 
-    def normalization(self, layer: Any, name: str, x: int, shape: tuple) -> int:
-        axis = tuple(layer.axis) if layer.axis is not None else ()
-        if len(shape) != 4 or axis not in ((-1,), (3,)):
-            raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{len(shape)} input; ai3 maps per-channel (axis -1) normalization of NHWC")
-        c = shape[3]
-        mean = self.per_channel(layer, layer.mean, c, "mean")
-        std = np.maximum(np.sqrt(self.per_channel(layer, layer.variance, c, "variance")), _keras().backend.epsilon())
-        if layer.invert:  # mean + x * std
-            return self.affine(layer, name, x, shape, std, mean)
-        return self.affine(layer, name, x, shape, 1.0 / std, -mean / std)
+    def variable(self, layer: Any) -> Any:
+        return getattr(layer, self.name)
+
+    def core_shape(self, layer: Any) -> tuple[int, ...]:
+        shape = tuple(int(d) for d in self.variable(layer).shape)
+        if self.perm is not None:
+            shape = tuple(shape[p] for p in self.perm)
+        return tuple(self.shape) if self.shape is not None else shape
+
+    def value(self, layer: Any) -> np.ndarray:
+        v = _numpy(self.variable(layer))
+        if self.perm is not None:
+            v = v.transpose(self.perm)
+        return np.ascontiguousarray(v.reshape(self.core_shape(layer)))
+
+
+@dataclass(frozen=True)
+class Same:
+    """TensorFlow's "same" padding of a 2-D window (ai3.padding), to be
+    resolved against the NHWC input's height and width."""
+
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int] = (1, 1)
+
+    def pads(self, shape: Optional[Sequence[Optional[int]]]) -> Optional[padding.Pads]:
+        hw = (shape[1], shape[2]) if shape is not None and len(shape) == 4 else (None, None)
+        return padding.same_2d(hw, self.kernel, self.stride, self.dilation)
+
+
+@dataclass
+class Step:
+    """One core layer of a Keras layer: op, attributes (a value may be a
+    Same), weights by the op's declared names (a Var, a NumPy constant, or
+    None for an absent optional one), the spec name's suffix, and its input
+    shape where it is not the Keras layer's."""
+
+    op: str
+    attrs: dict = field(default_factory=dict)
+    weights: dict = field(default_factory=dict)
+    suffix: str = ""
+    in_shape: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """How one Keras layer class maps: `fn(layer, input_shape)` -> steps.
+    `exact`: only that class, not subclasses (which may override `call`).
+    `op`: the op its layers are for swap_operation even where mapping one
+    fails (so swapping it reports why), or None."""
+
+    fn: Callable[[Any, tuple], list[Step]]
+    exact: bool = False
+    op: Optional[str] = None
+
+
+def _spatial(layer: Any, shape: tuple) -> tuple[Optional[int], Optional[int]]:
+    if shape is None or len(shape) != 4:
+        rank = "an unknown" if shape is None else f"a rank-{len(shape)}"
+        raise _unsupported(layer, f"takes {rank} input; ai3 runs this op on NHWC (rank-4) tensors")
+    return shape[1], shape[2]
+
+
+def _ranked(layer: Any, shape: Optional[tuple]) -> tuple:
+    if shape is None:
+        raise _unsupported(layer, "its input shape is unknown (the layer was never called)")
+    return shape
+
+
+def _window_padding(layer: Any, shape: tuple, kernel, stride, dilation=(1, 1)) -> Any:
+    """(top, bottom, left, right) for "valid"; for "same" a Same, which
+    whoever runs the step resolves for its input (swap_backend: the model's
+    size; an in-place layer: each call's)."""
+    mode = str(layer.padding).lower()
+    if mode == "valid":
+        return (0, 0, 0, 0)
+    if mode != "same":
+        raise _unsupported(layer, f"padding={layer.padding!r}; ai3 maps 'valid' and 'same'")
+    return Same(tuple(kernel), tuple(stride), tuple(dilation))
+
+
+def _activation_steps(fn_name: Optional[str], layer: Any, suffix: str = "", fn: Any = None, in_shape=None) -> list[Step]:
+    """The steps of a Keras activation function ([] for linear)."""
+    def step(op: str, attrs: Optional[dict] = None) -> list[Step]:
+        return [Step(op, attrs or {}, suffix=suffix, in_shape=in_shape)]
+
+    if fn_name is None:
+        raise _unsupported(layer, f"activation {getattr(fn, '__name__', fn)!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+    if fn_name == "linear":
+        return []
+    if fn_name in ("relu", "sigmoid", "tanh"):
+        return step(fn_name)
+    if fn_name == "relu6":
+        return step("clamp", {"min": 0.0, "max": 6.0})
+    if fn_name in ("silu", "swish"):
+        return step("silu")
+    if fn_name in ("softmax", "log_softmax"):
+        return step(fn_name, {"axis": -1})
+    if fn_name == "gelu":  # keras.activations.gelu's default: the exact (erf) form
+        return step("gelu", {"approximate": "none"})
+    if fn_name in ("hard_silu", "hard_swish"):  # x * relu6(x + 3) / 6, as torch's hardswish
+        return step("hardswish")
+    if fn_name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
+        return step("hardsigmoid", {"alpha": 1.0 / 6.0, "beta": 0.5})
+    raise _unsupported(layer, f"activation {fn_name!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+
+
+def _fused_activation(layer: Any, in_shape=None) -> list[Step]:
+    fn = getattr(layer, "activation", None)
+    act = _activation_name(fn)
+    return _activation_steps(act, layer, "/" + str(act), fn, in_shape)
+
+
+def _bias(layer: Any) -> Optional[Var]:
+    return Var("bias") if layer.use_bias else None
+
+
+def _conv2d(layer: Any, shape: tuple) -> list[Step]:
+    """Conv2D: conv2d, the HWIO kernel read as OIHW; + its activation."""
+    _spatial(layer, shape)
+    kh, kw = (int(d) for d in layer.kernel.shape[:2])
+    stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+    attrs = {"stride": stride, "padding": _window_padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": int(layer.groups)}
+    return [Step("conv2d", attrs, {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}), *_fused_activation(layer)]
+
+
+def _depthwise(layer: Any, shape: tuple, name: str = "kernel", suffix: str = "", with_bias: bool = True) -> list[Step]:
+    """DepthwiseConv2D: conv2d with groups = C; the [kh, kw, C, multiplier]
+    kernel read as (C * multiplier, 1, kh, kw)."""
+    _spatial(layer, shape)
+    kh, kw, c, mult = (int(d) for d in getattr(layer, name).shape)
+    stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+    attrs = {"stride": stride, "padding": _window_padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
+    weights = {"weight": Var(name, (2, 3, 0, 1), (c * mult, 1, kh, kw)), "bias": _bias(layer) if with_bias else None}
+    return [Step("conv2d", attrs, weights, suffix)]
+
+
+def _depthwise_conv2d(layer: Any, shape: tuple) -> list[Step]:
+    return [*_depthwise(layer, shape), *_fused_activation(layer)]
+
+
+def _separable(layer: Any, shape: tuple) -> list[Step]:
+    """SeparableConv2D: a depthwise conv2d (groups = C, with the layer's
+    strides, dilation and padding) then a 1x1 pointwise conv2d carrying the
+    bias and the activation."""
+    (depthwise,) = _depthwise(layer, shape, "depthwise_kernel", "/depthwise", with_bias=False)
+    kh, kw, c, mult = (int(d) for d in layer.depthwise_kernel.shape)
+    h, w = shape[1], shape[2]
+    pads, stride, dil = depthwise.attrs["padding"], depthwise.attrs["stride"], depthwise.attrs["dilation"]
+    if isinstance(pads, Same):
+        pads = pads.pads(shape)
+    if pads is None or h is None or w is None:
+        h = w = None
+    else:  # the depthwise output's size
+        h = (h + pads[0] + pads[1] - ((kh - 1) * dil[0] + 1)) // stride[0] + 1
+        w = (w + pads[2] + pads[3] - ((kw - 1) * dil[1] + 1)) // stride[1] + 1
+    mid = (shape[0], h, w, c * mult)
+    unit = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
+    pointwise = Step("conv2d", unit, {"weight": Var("pointwise_kernel", (3, 2, 0, 1)), "bias": _bias(layer)}, in_shape=mid)
+    return [depthwise, pointwise, *_fused_activation(layer, mid)]
+
+
+def _dense(layer: Any, shape: tuple) -> list[Step]:
+    """Dense: linear on a rank-2 input ([in, out] read as [out, in]); on a
+    higher rank, matmul by the kernel (+ add of the bias), as Keras applies
+    it to the last axis; + its activation."""
+    if getattr(layer, "lora_enabled", False):
+        raise _unsupported(layer, "LoRA-enabled Dense")
+    if len(_ranked(layer, shape)) == 2:
+        steps = [Step("linear", {}, {"weight": Var("kernel", (1, 0)), "bias": _bias(layer)})]
+    else:
+        steps = [Step("matmul", {}, {"other": Var("kernel")})]
+        if layer.use_bias:
+            out = (*shape[:-1], int(layer.kernel.shape[1]))
+            steps.append(Step("add", {"reverse": False}, {"other": Var("bias")}, "/bias", out))
+    return [*steps, *_fused_activation(layer, shape)]
+
+
+def _layernorm(layer: Any, shape: tuple) -> list[Step]:
+    """LayerNormalization over trailing axes -> layernorm(axes = their
+    count); gamma/beta (or ones/zeros) shaped like those axes."""
+    rank = len(_ranked(layer, shape))
+    axes = [layer.axis] if isinstance(layer.axis, int) else list(layer.axis)
+    axes = sorted(a + rank if a < 0 else a for a in axes)
+    if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0:
+        raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{rank} input; ai3 normalizes trailing axes (not the batch)")
+    if getattr(layer, "rms_scaling", False):
+        raise _unsupported(layer, "rms_scaling=True (RMS normalization)")
+    trailing = tuple(shape[a] for a in axes)
+    if None in trailing:
+        raise _unsupported(layer, f"normalizes axes of unknown size {trailing}")
+    weights = {
+        "weight": Var("gamma", shape=trailing) if layer.scale else np.ones(trailing),
+        "bias": Var("beta", shape=trailing) if layer.center else np.zeros(trailing),
+    }
+    return [Step("layernorm", {"axes": len(axes), "eps": float(layer.epsilon)}, weights)]
+
+
+def _layer_scale(layer: Any, shape: tuple) -> list[Step]:
+    """ConvNeXt's layer scale: x * gamma (per channel, the last axis)."""
+    if not hasattr(layer, "gamma"):
+        raise _unsupported(layer, "a LayerScale without gamma")
+    return [Step("mul", {"reverse": False}, {"other": Var("gamma")})]
+
+
+def _cropping(layer: Any, shape: tuple) -> list[Step]:
+    """Cropping2D as a slice along H then along W (only where it crops)."""
+    h, w = _spatial(layer, shape)
+    (top, bottom), (left, right) = layer.cropping
+    steps, cur = [], tuple(shape)
+    for axis, size, lo, hi in ((1, h, top, bottom), (2, w, left, right)):
+        if lo == 0 and hi == 0:
+            continue
+        stop = size - hi if size is not None else (-hi if hi else None)  # None: to the end
+        attrs = {"axis": axis, "start": int(lo), "stop": None if stop is None else int(stop), "step": 1}
+        steps.append(Step("slice", attrs, suffix="" if axis == 2 or (left, right) == (0, 0) else "/rows", in_shape=cur))
+        cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1:])
+    return steps or [Step("identity")]
+
+
+def _batchnorm(layer: Any, shape: tuple) -> list[Step]:
+    if len(_ranked(layer, shape)) not in (2, 3, 4):  # rank 2/3: BatchNorm1d, see spec.fold_batchnorm
+        raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 4")
+    axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
+    if axis not in (-1, len(shape) - 1):
+        raise _unsupported(layer, f"axis={layer.axis!r}; ai3 normalizes the channel axis (-1) of NHWC")
+    if getattr(layer, "renorm", False):
+        raise _unsupported(layer, "batch renormalization")
+    channels = tuple(int(d) for d in layer.moving_mean.shape)
+    weights = {
+        "weight": Var("gamma") if layer.scale else np.ones(channels),
+        "bias": Var("beta") if layer.center else np.zeros(channels),
+        "running_mean": Var("moving_mean"),
+        "running_var": Var("moving_variance"),
+    }
+    return [Step("batchnorm2d", {"eps": float(layer.epsilon)}, weights)]
+
+
+def _activation_layer(layer: Any, shape: tuple) -> list[Step]:
+    fn = layer.activation
+    return _activation_steps(_activation_name(fn), layer, fn=fn)
+
+
+def _relu(layer: Any, shape: tuple) -> list[Step]:
+    if float(layer.negative_slope or 0) != 0 or float(layer.threshold or 0) != 0:
+        raise _unsupported(layer, "ReLU with negative_slope or threshold (ai3 has relu and clamp)")
+    if layer.max_value is None:
+        return [Step("relu")]
+    return [Step("clamp", {"min": 0.0, "max": float(layer.max_value)})]
+
+
+def _softmax(layer: Any, shape: tuple) -> list[Step]:
+    axis = layer.axis
+    if not isinstance(axis, int):
+        if len(axis) != 1:
+            raise _unsupported(layer, f"softmax over several axes {axis!r}")
+        axis = axis[0]
+    return [Step("softmax", {"axis": int(axis)})]
+
+
+def _maxpool(layer: Any, shape: tuple) -> list[Step]:
+    _spatial(layer, shape)
+    kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
+    pads = _window_padding(layer, shape, kernel, stride)
+    return [Step("maxpool2d", {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False})]
+
+
+def _avgpool(layer: Any, shape: tuple) -> list[Step]:
+    _spatial(layer, shape)
+    kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
+    attrs = {
+        "kernel": kernel,
+        "stride": stride,
+        "padding": _window_padding(layer, shape, kernel, stride),
+        "ceil_mode": False,
+        "count_include_pad": False,  # TF's "same" average excludes the padding
+        "divisor_override": None,
+    }
+    return [Step("avgpool2d", attrs)]
+
+
+def _keepdims_or_flatten(layer: Any, shape: tuple) -> list[Step]:
+    if layer.keepdims:
+        return []
+    return [Step("flatten", {"start_dim": 1, "end_dim": -1}, suffix="/flatten", in_shape=(shape[0], 1, 1, shape[3]))]
+
+
+def _global_avgpool(layer: Any, shape: tuple) -> list[Step]:
+    _spatial(layer, shape)
+    return [Step("adaptiveavgpool2d", {"output_size": (1, 1)}), *_keepdims_or_flatten(layer, shape)]
+
+
+def _global_maxpool(layer: Any, shape: tuple) -> list[Step]:
+    h, w = _spatial(layer, shape)
+    if h is None or w is None:
+        raise _unsupported(layer, "global max pooling over an unknown height and width; pass sample_input_shape")
+    attrs = {"kernel": (h, w), "stride": (h, w), "padding": (0, 0, 0, 0), "dilation": (1, 1), "ceil_mode": False}
+    return [Step("maxpool2d", attrs), *_keepdims_or_flatten(layer, shape)]
+
+
+def _flatten(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("flatten", {"start_dim": 1, "end_dim": -1})]
+
+
+def _zero_padding(layer: Any, shape: tuple) -> list[Step]:
+    _spatial(layer, shape)
+    (top, bottom), (left, right) = layer.padding
+    return [Step("pad2d", {"padding": (int(top), int(bottom), int(left), int(right)), "value": 0.0})]
+
+
+def _per_channel(layer: Any, value: Any, channels: int, what: str) -> np.ndarray:
+    v = np.asarray(_numpy(value) if not isinstance(value, (int, float, list, tuple)) else value, dtype=np.float64)
+    if v.size == 1:
+        return np.full(channels, float(v.reshape(())), dtype=np.float64)
+    if v.shape[-1] == channels and v.size == channels:
+        return v.reshape(channels)
+    raise _unsupported(layer, f"{what} of shape {v.shape} is not per-channel (last axis, {channels} channels)")
+
+
+def _affine(layer: Any, shape: tuple, scale: Any, offset: Any) -> list[Step]:
+    """x * scale + offset per channel, as an exact batchnorm2d."""
+    _spatial(layer, shape)
+    c = shape[3]
+    if c is None:
+        raise _unsupported(layer, "an unknown number of channels")
+    weights = {
+        "weight": _per_channel(layer, scale, c, "scale"),
+        "bias": _per_channel(layer, offset, c, "offset"),
+        "running_mean": np.zeros(c),
+        "running_var": np.ones(c),
+    }
+    return [Step("batchnorm2d", {"eps": 0.0}, weights)]
+
+
+def _rescaling(layer: Any, shape: tuple) -> list[Step]:
+    return _affine(layer, shape, layer.scale, layer.offset)
+
+
+def _normalization(layer: Any, shape: tuple) -> list[Step]:
+    axis = tuple(layer.axis) if layer.axis is not None else ()
+    if len(_ranked(layer, shape)) != 4 or axis not in ((-1,), (3,)):
+        raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{len(shape)} input; ai3 maps per-channel (axis -1) normalization of NHWC")
+    c = shape[3]
+    mean = _per_channel(layer, layer.mean, c, "mean")
+    std = np.maximum(np.sqrt(_per_channel(layer, layer.variance, c, "variance")), _keras().backend.epsilon())
+    if layer.invert:  # mean + x * std
+        return _affine(layer, shape, std, mean)
+    return _affine(layer, shape, 1.0 / std, -mean / std)
+
+
+def _permute(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("permute", {"dims": [0, *(int(d) for d in layer.dims)]})]
+
+
+def _identity(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("identity")]
+
+
+# Keras layer class name -> its entry. Lookup: the layer's class, then its
+# bases (a subclass maps as its base unless the entry is exact); a class
+# outside keras.layers (LayerScale) is matched by name.
+MAPPING: dict[str, Entry] = {
+    "Conv2D": Entry(_conv2d, exact=True, op="conv2d"),
+    "DepthwiseConv2D": Entry(_depthwise_conv2d, op="conv2d"),
+    "SeparableConv2D": Entry(_separable, exact=True),
+    "Dense": Entry(_dense, exact=True, op="linear"),
+    "LayerNormalization": Entry(_layernorm, op="layernorm"),
+    "LayerScale": Entry(_layer_scale),
+    "Cropping2D": Entry(_cropping),
+    "Permute": Entry(_permute, op="permute"),
+    "BatchNormalization": Entry(_batchnorm, op="batchnorm2d"),
+    "Activation": Entry(_activation_layer),
+    "ReLU": Entry(_relu),
+    "Softmax": Entry(_softmax, op="softmax"),
+    "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
+    "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),
+    "GlobalAveragePooling2D": Entry(_global_avgpool, op="adaptiveavgpool2d"),
+    "GlobalMaxPooling2D": Entry(_global_maxpool),
+    "Flatten": Entry(_flatten, op="flatten"),
+    "ZeroPadding2D": Entry(_zero_padding, op="pad2d"),
+    "Rescaling": Entry(_rescaling),
+    "Normalization": Entry(_normalization),
+    **{name: Entry(_identity) for name in _IDENTITY_LAYERS},
+}
+
+
+def entry_of(layer: Any, exact: bool = False) -> Optional[Entry]:
+    """The entry mapping `layer`, or None. exact: only the entry of the
+    layer's own class (what the in-place swaps take)."""
+    layers = _keras().layers
+    for k, cls in enumerate(type(layer).__mro__):
+        entry = MAPPING.get(cls.__name__)
+        if entry is None or getattr(layers, cls.__name__, cls) is not cls:
+            if exact:
+                return None
+            continue
+        if k > 0 and (entry.exact or exact):
+            return None
+        return entry
+    return None
+
+
+def _channels_last(layer: Any) -> None:
+    fmt = getattr(layer, "data_format", "channels_last")
+    if fmt not in (None, "channels_last"):
+        raise _unsupported(layer, f"data_format={fmt!r}; ai3's Keras frontend runs channels_last (NHWC) only")
+
+
+def map_layer(layer: Any, shape: tuple, exact: bool = False) -> list[Step]:
+    """The steps computing a single-input Keras layer on an input of
+    `shape` (NHWC; None where unknown); ai3.UnsupportedOperation naming the
+    layer if ai3 cannot run it."""
+    entry = entry_of(layer, exact)
+    if entry is None:
+        raise _unsupported(layer, "ai3's core has no equivalent of this layer")
+    _channels_last(layer)
+    return entry.fn(layer, tuple(shape) if shape is not None else None)
 
 
 def _input_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
@@ -768,4 +950,4 @@ def swap_backend(
     return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape, recorder=recorder)
 
 
-__all__ = ["fold_zero_padding", "model_dtype", "same_padding", "swap_backend", "to_specs"]
+__all__ = ["MAPPING", "Entry", "Same", "Step", "Var", "entry_of", "fold_zero_padding", "map_layer", "model_dtype", "same_padding", "swap_backend", "to_specs"]

@@ -1,350 +1,278 @@
-"""Keras layers running ai3's core through TensorFlow ops (ai3.keras.ops).
+"""The one Keras layer running ai3's core: `ai3.keras.layers.Layer`.
 
-Each class subclasses the Keras layer it replaces, so it holds the very same
-variables (Conv2D "kernel" HWIO + "bias", Dense "kernel" [in, out] + "bias"),
-computes the same output shapes and serialises the same config, plus
-`algorithm` (an ai3 algorithm name or "default"). Only `call` differs: one
-ai3 op on the NHWC (channels_last) tensor, then the layer's `activation`
-(in-graph Keras/TF, no NumPy). They are registered as "ai3>Conv2D" etc., so
-`keras.models.load_model` rebuilds them, algorithm included, once
+An in-place swap (ai3.keras.swap_operation) replaces a Keras layer by a
+Layer made from that layer's steps in the Keras mapping (ai3.keras.graph's
+MAPPING, the one swap_backend uses): the core layers computing it, usually
+one (Conv2D with an activation: conv2d, then the activation). Each step
+runs through the one TensorFlow op, Ai3Layer (ai3.keras.ops), which builds
+the core layer from the op's declaration and caches it per weight buffer.
+
+The Layer holds copies of the original layer's variables, with the same
+names, shapes, dtypes, trainability and order, so get_weights/set_weights,
+saving the weights and an optimizer see the same weights as the original;
+the TF op reads them in place (in Keras' layout; the step says how the core
+reads each: e.g. Conv2D's HWIO kernel as OIHW) and rebuilds its core layer
+only when a variable is assigned. Its config is the steps, the variables'
+shapes and the algorithm, so `keras.models.load_model` rebuilds it once
 `ai3.keras` is imported.
 
-Unlike Keras' own layers they do not autocast inputs: an input that is not
+Unlike Keras' own layers it does not autocast inputs: an input that is not
 float32/float64, or not of the weights' dtype, is an ai3.DTypeError; a wrong
-shape is an ai3.ShapeError naming the layer (Keras' input specs are dropped
-so that ai3 reports it). channels_first is not supported (the core runs
-NHWC here; transposing every call is not ai3's job): constructing such a
-layer raises ai3.UnsupportedOperation.
+shape is an ai3.ShapeError naming the layer (the core's own rule, asked by
+the op's shape function while tracing, and by the kernel when it runs).
 """
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any, Optional, Sequence
 
 import keras
 import numpy as np
 import tensorflow as tf
 
-from ai3 import _core, errors, padding
-from ai3.keras import ops
+from ai3 import _core, errors
+from ai3.keras import graph, ops
 
 _PACKAGE = "ai3"
 _FLOATS = ("float32", "float64")
+_SAME = "__same__"  # marks an attribute that is a graph.Same in a step's config
 
 
-def _same_pads(size: Optional[int], kernel: int, stride: int, dilation: int) -> tuple[int, int]:
-    """TensorFlow's "same" padding (before, after) for one dimension; for an
-    unknown size, the stride-1 padding (only used to ask the registry)."""
-    pads = padding.same_1d(size, kernel, stride, dilation)
-    return pads if pads is not None else padding.same_1d(None, kernel, 1, dilation)
+@functools.lru_cache(maxsize=None)
+def _schemas() -> dict[str, dict]:
+    """The core's op declarations by op (ai3._core.op_schemas)."""
+    return {s["op"]: s for s in _core.op_schemas()}
 
 
-class Ai3Layer:
-    """What every ai3 Keras layer adds to its Keras base class."""
+def single_input_ops() -> tuple[str, ...]:
+    """The ops a Layer can run: every single-input op the core declares."""
+    return tuple(sorted(op for op, s in _schemas().items() if not s["multi_input"]))
 
-    op: str = ""
 
-    def _init_ai3(self, algorithm: str) -> None:
-        if not isinstance(algorithm, str):
-            raise errors.InvalidSelector(
-                f"{self.op} layer '{self.name}': algorithm must be a string, got {type(algorithm).__name__}"
-            )
-        self.algorithm = algorithm
-        self.input_spec = None  # ai3 checks shapes itself (ai3.ShapeError)
-        data_format = getattr(self, "data_format", "channels_last")
-        if data_format != "channels_last":
+def _encode(value: Any) -> Any:
+    if isinstance(value, graph.Same):
+        return {_SAME: {"kernel": list(value.kernel), "stride": list(value.stride), "dilation": list(value.dilation)}}
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _same_of(value: Any) -> Optional[graph.Same]:
+    if isinstance(value, dict) and _SAME in value:
+        rule = value[_SAME]
+        return graph.Same(tuple(rule["kernel"]), tuple(rule["stride"]), tuple(rule["dilation"]))
+    return None
+
+
+def plan(layer: Any, input_shape: Optional[Sequence[Optional[int]]]) -> tuple[list[dict], list[dict]]:
+    """(steps, variables): the config of the Layer replacing a Keras layer.
+    Each step is {"op", "attrs", "weights"}: weights one per weight the op
+    declares, {"name"} for an absent optional one, else {"name", "index"
+    (into the layer's weights), "perm", "shape" (the core's)}."""
+    steps = graph.map_layer(layer, input_shape, exact=True)
+    if not steps:
+        raise errors.UnsupportedOperation(f"{graph._describe(layer)}: computes nothing ai3 would run (an identity)")
+    index = {id(v): i for i, v in enumerate(layer.weights)}
+    out = []
+    for step in steps:
+        schema = _schemas().get(step.op)
+        if schema is None or schema["multi_input"]:
             raise errors.UnsupportedOperation(
-                f"{self.op} layer '{self.name}': data_format={data_format!r}; ai3's Keras layers run "
-                "channels_last (NHWC) only"
+                f"{graph._describe(layer)}: maps to '{step.op}', which ai3's Keras layer cannot run in place "
+                "(ai3.keras.swap_backend maps it)"
             )
+        attrs = {k: _encode(v) for k, v in step.attrs.items()}
+        if any(a["name"] == "layout" for a in schema["attrs"]):
+            attrs.setdefault("layout", "NHWC")
+        declared = [w["name"] for w in schema["weights"]]
+        unknown = set(step.weights) - set(declared)
+        if unknown:
+            raise errors.InternalError(f"the Keras mapping of {graph._describe(layer)} gives {step.op} weights {sorted(unknown)}")
+        weights = []
+        for name in declared:
+            ref = step.weights.get(name)
+            if ref is None:
+                weights.append({"name": name})
+                continue
+            if not isinstance(ref, graph.Var) or id(ref.variable(layer)) not in index:
+                raise errors.UnsupportedOperation(
+                    f"{graph._describe(layer)}: its {step.op} weight '{name}' is computed, not one of the layer's "
+                    "variables, so it cannot be swapped in place (ai3.keras.swap_backend maps it)"
+                )
+            weights.append({
+                "name": name,
+                "index": index[id(ref.variable(layer))],
+                "perm": list(ref.perm) if ref.perm is not None else None,
+                "shape": list(ref.core_shape(layer)),
+            })
+        out.append({"op": step.op, "attrs": attrs, "weights": weights})
+    variables = [
+        {"name": v.name, "shape": [int(d) for d in v.shape], "dtype": str(v.dtype), "trainable": bool(v.trainable)}
+        for v in layer.weights
+    ]
+    return out, variables
 
-    def build(self, input_shape: Any) -> None:
-        super().build(input_shape)  # type: ignore[misc]
-        self.input_spec = None
 
-    def _check_input(self, x: Any, weight_dtype: Optional[str] = None) -> None:
-        dtype = tf.as_dtype(x.dtype).name
+def core_layer(
+    steps: list[dict],
+    variables: list[dict],
+    op: str,
+    algorithm: str,
+    name: str,
+    input_shape: Optional[Sequence[Optional[int]]] = None,
+) -> Any:
+    """A throwaway ai3._core layer of the step running `op` (zero weights):
+    making it checks that `algorithm` can take the layer
+    (ai3.AlgorithmNotApplicable naming it otherwise) and resolves "default".
+    `input_shape` (NHWC) gives "same" padding exactly; without it the
+    stride-1 padding stands in (only the registry is asked)."""
+    k = next(i for i, s in enumerate(steps) if s["op"] == op)
+    step = steps[k]
+    attrs, same = _attrs(step, tuple(input_shape) if input_shape is not None and k == 0 else None)
+    for key, rule in same.items():
+        attrs[key] = graph.Same(tuple(rule["kernel"]), (1, 1), tuple(rule["dilation"])).pads(None)
+    weights = {}
+    for w in step["weights"]:
+        dtype = np.dtype(variables[w["index"]]["dtype"]) if "index" in w else None
+        weights[w["name"]] = np.zeros(w["shape"], dtype) if dtype is not None else None
+    return _core.make_layer(op, attrs, weights, algorithm=algorithm, name=name)
+
+
+def _attrs(step: dict, shape: Optional[tuple]) -> tuple[dict, dict]:
+    """(attributes, same): a step's attributes with each "same" padding
+    resolved for an input of `shape` (ai3.padding), and those its size
+    leaves open (unknown height or width), by attribute."""
+    attrs, same = {}, {}
+    for key, value in step["attrs"].items():
+        rule = _same_of(value)
+        pads = rule.pads(shape) if rule is not None else None
+        if rule is None:
+            attrs[key] = value
+        elif pads is None:
+            same[key] = value[_SAME]
+        else:
+            attrs[key] = list(pads)
+    return attrs, same
+
+
+@keras.saving.register_keras_serializable(package=_PACKAGE)
+class Layer(keras.layers.Layer):
+    """Any Keras layer the mapping turns into core layers, run by ai3:
+    `op` is the op swapped (its steps run `algorithm`, any other step
+    "default"), `steps` and `variables` as `plan` gives them."""
+
+    def __init__(self, op: str, steps: list, variables: list, algorithm: str = "default", **kwargs: Any) -> None:
+        kwargs.setdefault("autocast", False)
+        super().__init__(**kwargs)
+        if not isinstance(algorithm, str):
+            raise errors.InvalidSelector(f"{op} layer '{self.name}': algorithm must be a string, got {type(algorithm).__name__}")
+        if not any(s["op"] == op for s in steps):
+            raise errors.InvalidArgument(f"layer '{self.name}': none of its steps runs {op}")
+        self.op = op
+        self.algorithm = algorithm
+        self.steps = [dict(s) for s in steps]
+        self.variable_specs = [dict(v) for v in variables]
+        self._vars = [
+            self.add_weight(
+                name=v["name"], shape=tuple(v["shape"]), dtype=v["dtype"], trainable=v["trainable"], initializer="zeros"
+            )
+            for v in self.variable_specs
+        ]
+        for v in self._vars:  # layer.kernel etc., as on the Keras layer (tracked once)
+            if v.name.isidentifier() and not hasattr(self, v.name):
+                setattr(self, v.name, v)
+        self.built = True
+        # static input shape (without the batch) -> what each step's op
+        # call takes; filled on first call per shape, so a call does no
+        # more than look it up.
+        self._calls: dict[tuple, list[tuple]] = {}
+
+    def _prepare(self, shape: tuple) -> list[tuple]:
+        calls = []
+        for k, step in enumerate(self.steps):
+            # after the first step the size is the op's to know (tf_ops/ops.cc)
+            attrs, same = _attrs(step, shape if k == 0 else None)
+            layout = [
+                {"shape": w["shape"], **({"perm": w["perm"]} if w.get("perm") is not None else {})} if "index" in w else None
+                for w in step["weights"]
+            ]
+            calls.append((
+                step["op"],
+                json.dumps(attrs, sort_keys=True),
+                json.dumps(layout),
+                json.dumps(same, sort_keys=True) if same else "",
+                [w["index"] for w in step["weights"] if "index" in w],
+                self.algorithm if step["op"] == self.op else "default",
+            ))
+        return calls
+
+    def call(self, inputs: Any) -> Any:
+        dtype = tf.as_dtype(inputs.dtype).name
         if dtype not in _FLOATS:
             raise errors.DTypeError(
-                f"{self.op} layer '{self.name}' ({self.algorithm}): input dtype is {dtype}; "
-                "ai3 takes float32 or float64"
+                f"{self.op} layer '{self.name}' ({self.algorithm}): input dtype is {dtype}; ai3 takes float32 or float64"
             )
-        if weight_dtype is not None and dtype != weight_dtype:
+        if self._vars and dtype != tf.as_dtype(self._vars[0].dtype).name:
             raise errors.DTypeError(
-                f"{self.op} layer '{self.name}' ({self.algorithm}): input is {dtype} but the weights are {weight_dtype}"
+                f"{self.op} layer '{self.name}' ({self.algorithm}): input is {dtype} but the weights are "
+                f"{tf.as_dtype(self._vars[0].dtype).name}"
             )
+        shape = tuple(inputs.shape)
+        calls = self._calls.get(shape[1:])
+        if calls is None:
+            calls = self._calls[shape[1:]] = self._prepare(shape)
+        x = inputs
+        for op, attrs, layout, same, indices, algorithm in calls:
+            x = ops.layer(
+                x,
+                [self._vars[i] for i in indices],
+                op=op,
+                attrs=attrs,
+                weights_layout=layout,
+                same=same,
+                algorithm=algorithm,
+                layer_name=self.name,
+            )
+        return x
+
+    def compute_output_shape(self, input_shape: Any) -> tuple:
+        """The core's shape rule (ai3._core.output_shape) step by step, so
+        Keras need not trace `call` to learn it. Unknown dims are probed with
+        two sizes far apart, as the op's shape function does: a dim that
+        follows them is unknown."""
+        shape = tuple(input_shape)
+        if None not in shape:
+            return self._output_shape(shape)
+        outs = [self._output_shape(tuple(p if d is None else d for d in shape)) for p in (331, 669)]
+        return tuple(a if a == b else None for a, b in zip(*outs))
+
+    def _output_shape(self, shape: tuple) -> tuple:
+        dtype = self.variable_specs[0]["dtype"] if self.variable_specs else "float32"
+        for step in self.steps:
+            attrs, _ = _attrs(step, shape)
+            weights = {w["name"]: w["shape"] if "index" in w else None for w in step["weights"]}
+            shape = tuple(_core.output_shape(step["op"], attrs, weights, [list(shape)], dtype, self.name))
+        return shape
 
     def get_config(self) -> dict:
-        config = super().get_config()  # type: ignore[misc]
-        config["algorithm"] = self.algorithm
+        config = super().get_config()
+        config.update(op=self.op, steps=self.steps, variables=self.variable_specs, algorithm=self.algorithm)
         return config
 
     # ---- What the core will run ------------------------------------------
 
-    def core_layer(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> Any:
-        """A throwaway ai3._core layer with this layer's parameters (zero
-        weights): constructing it checks that `algorithm` can take the layer
-        (ai3.AlgorithmNotApplicable naming it otherwise) and resolves
-        "default". `input_shape` (NHWC) gives "same" padding exactly."""
-        return self._core_layer(None if input_shape is None else tuple(input_shape))
+    def core_layer(self, input_shape: Optional[Sequence[Optional[int]]] = None, algorithm: Optional[str] = None) -> Any:
+        """A throwaway ai3._core layer of this layer's `op` step (zero
+        weights), with `algorithm` (default: this layer's); see core_layer."""
+        return core_layer(self.steps, self.variable_specs, self.op, algorithm or self.algorithm, self.name, input_shape)
 
     def resolved_algorithm(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> str:
         """The algorithm the core runs for this layer ("default" resolved)."""
         return self.core_layer(input_shape).algorithm
 
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        raise NotImplementedError
+    def __repr__(self) -> str:
+        ops_ = " -> ".join(s["op"] for s in self.steps)
+        return f"<ai3.keras.layers.Layer '{self.name}': {ops_} ({self.op}: {self.algorithm})>"
 
 
-def _weight_dtype(layer: Any) -> str:
-    return tf.as_dtype(layer.kernel.dtype).name
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class Conv2D(Ai3Layer, keras.layers.Conv2D):
-    """keras.layers.Conv2D run by an ai3 conv2d algorithm (NHWC)."""
-
-    op = "conv2d"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any) -> Any:
-        dtype = _weight_dtype(self)
-        self._check_input(inputs, dtype)
-        bias = self.bias if self.use_bias else tf.zeros([0], dtype=dtype)
-        outputs = ops.conv2d(
-            inputs,
-            self.kernel,
-            bias,
-            strides=self.strides,
-            dilations=self.dilation_rate,
-            groups=self.groups,
-            padding=self.padding,
-            use_bias=self.use_bias,
-            algorithm=self.algorithm,
-            layer_name=self.name,
-        )
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        kh, kw, cin_g, cout = (int(d) for d in self.kernel.shape)
-        dtype = np.dtype(_weight_dtype(self))
-        if self.padding == "same":
-            h = input_shape[1] if input_shape is not None and len(input_shape) == 4 else None
-            w = input_shape[2] if input_shape is not None and len(input_shape) == 4 else None
-            pads = _same_pads(h, kh, self.strides[0], self.dilation_rate[0]) + _same_pads(
-                w, kw, self.strides[1], self.dilation_rate[1]
-            )
-        else:
-            pads = (0, 0, 0, 0)
-        return _core.make_layer(
-            "conv2d",
-            dict(stride=tuple(self.strides), padding=tuple(pads), dilation=tuple(self.dilation_rate), groups=self.groups, layout="NHWC"),
-            dict(weight=np.zeros((cout, cin_g, kh, kw), dtype), bias=np.zeros((cout,), dtype) if self.use_bias else None),
-            algorithm=self.algorithm,
-            name=self.name,
-        )
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class Dense(Ai3Layer, keras.layers.Dense):
-    """keras.layers.Dense run by an ai3 linear algorithm."""
-
-    op = "linear"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any, training: Any = None) -> Any:
-        dtype = _weight_dtype(self)
-        self._check_input(inputs, dtype)
-        bias = self.bias if self.use_bias else tf.zeros([0], dtype=dtype)
-        outputs = ops.dense(
-            inputs, self.kernel, bias, use_bias=self.use_bias, algorithm=self.algorithm, layer_name=self.name
-        )
-        if self.activation is not None:
-            outputs = self.activation(outputs)
-        return outputs
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        fin, fout = (int(d) for d in self.kernel.shape)
-        dtype = np.dtype(_weight_dtype(self))
-        return _core.make_layer(
-            "linear",
-            {},
-            dict(weight=np.zeros((fout, fin), dtype), bias=np.zeros((fout,), dtype) if self.use_bias else None),
-            algorithm=self.algorithm,
-            name=self.name,
-        )
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class ReLU(Ai3Layer, keras.layers.ReLU):
-    """keras.layers.ReLU() (default arguments only) run by ai3's relu."""
-
-    op = "relu"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-        if self.max_value is not None or float(self.negative_slope) != 0.0 or float(self.threshold) != 0.0:
-            raise errors.UnsupportedOperation(
-                f"relu layer '{self.name}': ai3's relu is max(x, 0); max_value, negative_slope and "
-                "threshold must keep their defaults"
-            )
-
-    def call(self, inputs: Any) -> Any:
-        self._check_input(inputs)
-        return ops.relu(inputs, algorithm=self.algorithm, layer_name=self.name)
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.make_layer("relu", algorithm=self.algorithm, name=self.name)
-
-
-def _pool_pads(layer: Any, input_shape: Optional[tuple]) -> tuple[int, int, int, int]:
-    if layer.padding != "same":
-        return (0, 0, 0, 0)
-    h = input_shape[1] if input_shape is not None and len(input_shape) == 4 else None
-    w = input_shape[2] if input_shape is not None and len(input_shape) == 4 else None
-    return _same_pads(h, layer.pool_size[0], layer.strides[0], 1) + _same_pads(
-        w, layer.pool_size[1], layer.strides[1], 1
-    )
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class MaxPooling2D(Ai3Layer, keras.layers.MaxPooling2D):
-    """keras.layers.MaxPooling2D run by ai3's maxpool2d."""
-
-    op = "maxpool2d"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any) -> Any:
-        self._check_input(inputs)
-        return ops.max_pool2d(
-            inputs,
-            ksize=self.pool_size,
-            strides=self.strides,
-            padding=self.padding,
-            algorithm=self.algorithm,
-            layer_name=self.name,
-        )
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.make_layer(
-            "maxpool2d",
-            dict(kernel=tuple(self.pool_size), stride=tuple(self.strides), padding=_pool_pads(self, input_shape), layout="NHWC"),
-            algorithm=self.algorithm,
-            name=self.name,
-        )
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class AveragePooling2D(Ai3Layer, keras.layers.AveragePooling2D):
-    """keras.layers.AveragePooling2D run by ai3's avgpool2d (padding is not
-    counted in the average, as in TensorFlow)."""
-
-    op = "avgpool2d"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any) -> Any:
-        self._check_input(inputs)
-        return ops.avg_pool2d(
-            inputs,
-            ksize=self.pool_size,
-            strides=self.strides,
-            padding=self.padding,
-            algorithm=self.algorithm,
-            layer_name=self.name,
-        )
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.make_layer(
-            "avgpool2d",
-            dict(
-                kernel=tuple(self.pool_size),
-                stride=tuple(self.strides),
-                padding=_pool_pads(self, input_shape),
-                count_include_pad=False,  # TF divides by the window's pixels inside the input
-                layout="NHWC",
-            ),
-            algorithm=self.algorithm,
-            name=self.name,
-        )
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class GlobalAveragePooling2D(Ai3Layer, keras.layers.GlobalAveragePooling2D):
-    """keras.layers.GlobalAveragePooling2D run by ai3's adaptiveavgpool2d
-    (output 1x1; keepdims honoured)."""
-
-    op = "adaptiveavgpool2d"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any) -> Any:
-        self._check_input(inputs)
-        return ops.global_avg_pool2d(inputs, keepdims=self.keepdims, algorithm=self.algorithm, layer_name=self.name)
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.make_layer("adaptiveavgpool2d", dict(output_size=(1, 1), layout="NHWC"), algorithm=self.algorithm, name=self.name)
-
-
-@keras.saving.register_keras_serializable(package=_PACKAGE)
-class Flatten(Ai3Layer, keras.layers.Flatten):
-    """keras.layers.Flatten (channels_last) run by ai3's flatten."""
-
-    op = "flatten"
-
-    def __init__(self, *args: Any, algorithm: str = "default", **kwargs: Any) -> None:
-        kwargs.setdefault("autocast", False)
-        super().__init__(*args, **kwargs)
-        self._init_ai3(algorithm)
-
-    def call(self, inputs: Any) -> Any:
-        self._check_input(inputs)
-        return ops.flatten(inputs, algorithm=self.algorithm, layer_name=self.name)
-
-    def _core_layer(self, input_shape: Optional[tuple]) -> Any:
-        return _core.make_layer("flatten", dict(start_dim=1, end_dim=-1), algorithm=self.algorithm, name=self.name)
-
-
-# op -> the ai3 layer class.
-CLASS_OF_OP: dict[str, type] = {
-    "conv2d": Conv2D,
-    "linear": Dense,
-    "relu": ReLU,
-    "maxpool2d": MaxPooling2D,
-    "avgpool2d": AveragePooling2D,
-    "adaptiveavgpool2d": GlobalAveragePooling2D,
-    "flatten": Flatten,
-}
-
-__all__ = [
-    "AveragePooling2D",
-    "CLASS_OF_OP",
-    "Conv2D",
-    "Dense",
-    "Flatten",
-    "GlobalAveragePooling2D",
-    "MaxPooling2D",
-    "ReLU",
-]
+__all__ = ["Layer", "core_layer", "plan", "single_input_ops"]

@@ -1,11 +1,12 @@
-"""ai3's TensorFlow ops (keras/tf_ops/ops.cc): loading the library and calling
-its ops with ai3's errors.
+"""ai3's TensorFlow op (keras/tf_ops/ops.cc): loading the library and calling
+its one op, Ai3Layer, with ai3's errors.
 
 The library `_tf_ops.so` sits next to `_core.so` in the ai3 package and is
-loaded once, on first use, with `tf.load_op_library`. Each op takes NHWC
-input (read in place), the Keras layer's weights as inputs (converted once
-to the core's layout and cached per weight buffer inside the kernel) and
-`algorithm`/`layer_name` attrs. A failure inside the core comes back as a
+loaded once, on first use, with `tf.load_op_library`. Ai3Layer runs any
+single-input core layer: NHWC input (read in place), the Keras layer's
+variables as inputs (read into the core's layout once and cached per weight
+buffer inside the kernel), the core op, attributes, algorithm and layer name
+as attrs. A failure inside the core comes back as a
 TensorFlow error whose message starts "ai3.<ErrorClass>: "; `call` turns it
 into that ai3.Error subclass (shape-function errors at tf.function tracing
 time as well as kernel errors in eager mode). Errors raised while a
@@ -77,64 +78,19 @@ def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise ai3_error from None
 
 
-def conv2d(x, kernel, bias, *, strides, dilations, groups, padding, use_bias, algorithm, layer_name):
-    """NHWC conv2d; kernel HWIO; bias [O] (ignored, may be [0], without use_bias).
-    padding: "SAME", "VALID" or (top, bottom, left, right)."""
-    explicit: list[int] = []
-    if not isinstance(padding, str):
-        explicit = [int(p) for p in padding]
-        padding = "EXPLICIT"
+def layer(x: Any, weights: list, *, op: str, attrs: str, weights_layout: str, same: str, algorithm: str, layer_name: str) -> Any:
+    """The one op, Ai3Layer (keras/tf_ops/ops.cc): the core layer of `op`
+    on x. `attrs` is the core attributes as JSON; `weights` the present
+    weights in the op's declared order, each as `weights_layout` says how to
+    read it; `same` the "SAME" paddings left to run time (or "")."""
     return call(
-        library().ai3_conv2d,
+        library().ai3_layer,
         x,
-        kernel,
-        bias,
-        strides=list(strides),
-        dilations=list(dilations),
-        groups=int(groups),
-        padding=padding.upper(),
-        explicit_paddings=explicit,
-        use_bias=bool(use_bias),
+        weights,
+        op=op,
+        attrs=attrs,
+        weights_layout=weights_layout,
+        same=same,
         algorithm=algorithm,
         layer_name=layer_name,
     )
-
-
-def dense(x, kernel, bias, *, use_bias, algorithm, layer_name):
-    return call(library().ai3_dense, x, kernel, bias, use_bias=bool(use_bias), algorithm=algorithm, layer_name=layer_name)
-
-
-def relu(x, *, algorithm, layer_name):
-    return call(library().ai3_relu, x, algorithm=algorithm, layer_name=layer_name)
-
-
-def max_pool2d(x, *, ksize, strides, padding, algorithm, layer_name):
-    return call(
-        library().ai3_max_pool2d,
-        x,
-        ksize=list(ksize),
-        strides=list(strides),
-        padding=padding.upper(),
-        algorithm=algorithm,
-        layer_name=layer_name,
-    )
-
-
-def avg_pool2d(x, *, ksize, strides, padding, algorithm, layer_name):
-    return call(
-        library().ai3_avg_pool2d,
-        x,
-        ksize=list(ksize),
-        strides=list(strides),
-        padding=padding.upper(),
-        algorithm=algorithm,
-        layer_name=layer_name,
-    )
-
-
-def global_avg_pool2d(x, *, keepdims, algorithm, layer_name):
-    return call(library().ai3_global_avg_pool2d, x, keepdims=bool(keepdims), algorithm=algorithm, layer_name=layer_name)
-
-
-def flatten(x, *, algorithm, layer_name):
-    return call(library().ai3_flatten, x, algorithm=algorithm, layer_name=layer_name)
