@@ -58,17 +58,30 @@ def onnx_conv_kinds(model: Any) -> dict[str, str]:
     shapes = {t.name: tuple(t.dims) for t in proto.graph.initializer}
     kinds = {}
     for node in proto.graph.node:
-        # ai3's rewritten Conv nodes ("ai3" domain Conv2D) carry ONNX's attributes as strings.
-        if node.op_type not in ("Conv", "Conv2D"):
-            continue
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        if node.domain == "ai3" and attrs.get("op") == b"conv2d":
+            # ai3's one node type: the core attributes and the weights' shapes as JSON.
+            layout = dict(json.loads(attrs["weights"]))
+            weight, groups = layout.get("weight"), int(json.loads(attrs["attrs"]).get("groups", 1))
+            if weight and len(weight) == 4:
+                kinds[node.name] = conv_kind(weight[2], weight[3], groups, weight[1])
+            continue
+        if node.op_type != "Conv":
+            continue
         weight = shapes.get(node.input[1]) if len(node.input) > 1 else None
-        kernel = attrs.get("kernel_shape") or (weight[2:] if weight else [])
-        kernel = [int(v) for v in kernel.decode().split(",") if v] if isinstance(kernel, bytes) else list(kernel)
+        kernel = list(attrs.get("kernel_shape") or (weight[2:] if weight else []))
         if len(kernel) != 2:
             continue
         kinds[node.name] = conv_kind(kernel[0], kernel[1], int(attrs.get("group", 1)), weight[1] if weight else None)
     return kinds
+
+
+def _ai3_node_ops(model: Any) -> dict[str, str]:
+    """Node name -> core op of every node of ai3's one node type."""
+    import onnx
+
+    proto = onnx.load_from_string(model) if isinstance(model, (bytes, bytearray)) else model
+    return {n.name: a.s.decode() for n in proto.graph.node if n.domain == "ai3" for a in n.attribute if a.name == "op"}
 
 
 def keras_conv_kinds(model: Any) -> dict[str, str]:
@@ -134,12 +147,12 @@ def ai3_breakdown(model: Any, x: Any, conv_kinds: dict[str, str], repeats: int =
 def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: Optional[str] = None) -> str:
     """ORT profile node -> kind. Convs (plain, fused, NCHWc, ai3's) are told
     apart by the weight shape ORT records as the second input; an ai3 node
-    whose session holds its weights ("<type>_prepared", one input) by
-    `known`, its kind from the model."""
+    (whose session may hold its weights) by `known`, its kind from the
+    model's node attributes."""
     shapes = [next(iter(i.values()), None) if isinstance(i, dict) else None for i in inputs]
     prefix = "ai3 node: " if op in ai3_ops or op.removesuffix("_prepared") in ai3_ops else ""
     op = op.removesuffix("_prepared") if prefix else op
-    if prefix and known is not None and len(shapes) == 1:
+    if prefix and known is not None:
         return prefix + known
     if op in ("Conv", "FusedConv", "NhwcFusedConv", "Conv2D") and len(shapes) > 1 and shapes[1] and len(shapes[1]) == 4:
         k, cg, kh, kw = shapes[1]
@@ -166,7 +179,7 @@ def ort_breakdown(
     import onnxruntime as ort
 
     ops = frozenset(ai3_ops)
-    kinds = onnx_conv_kinds(model) if ops else {}
+    kinds = {**_ai3_node_ops(model), **onnx_conv_kinds(model)} if ops else {}
     with tempfile.TemporaryDirectory() as tmp:
         so = options()
         so.enable_profiling = True
