@@ -139,6 +139,33 @@ def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int
     return shapes
 
 
+def _rank_in(s: LayerSpec, ranks: dict[int, Optional[int]]) -> Optional[int]:
+    """The rank of a spec's (first) input: recorded, else inferred
+    (output_ranks). The ops that take a layout read rank-4 tensors only
+    (the core refuses any other), so theirs is 4 even where no shape was
+    recorded: swap_backend without sample_input_shape records none."""
+    if s.input_shape is not None:
+        return len(s.input_shape)
+    if s.op in LAYOUT_OPS:
+        return 4
+    return ranks.get(s.inputs[0]) if s.inputs else None
+
+
+def _output_shape(j: int, specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]], layout: str) -> Optional[tuple[Any, ...]]:
+    """Output j's shape (model order) as recorded, else what its op fixes
+    without shapes: an adaptive pool to (1, 1) gives (N, C, 1, 1) (NHWC:
+    (N, 1, 1, C)) with N and C unknown (None). That is what lets a flatten
+    after a global pool read either order with no shapes recorded."""
+    if j in shapes:
+        return shapes[j]
+    if j == MODEL_INPUT:
+        return None
+    s = specs[j]
+    if s.op in ("adaptiveavgpool2d", "adaptivemaxpool2d") and tuple(s.attrs.get("output_size", ())) == (1, 1):
+        return (None, None, 1, 1) if layout == "NCHW" else (None, 1, 1, None)
+    return None
+
+
 def _permuted(shape: Optional[Sequence[int]], perm: Sequence[int]) -> Optional[tuple[int, ...]]:
     if shape is None or len(shape) != 4:
         return None if shape is None else tuple(shape)
@@ -149,8 +176,10 @@ def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
     """Whether a tensor of this (model-order) shape has the same bytes in
     both orders: its non-unit dims come in the same order (e.g. a global
     pool's (N, C, 1, 1))."""
-    if shape is None or len(shape) != 4 or None in shape[1:]:
+    if shape is None or len(shape) != 4:
         return False
+    # An unknown dim (None) counts as one that is not 1: if the orders agree
+    # so, they agree with any of those dims dropped.
     model_order = [d for d in range(4) if shape[d] != 1]
     alt_order = [d for d in perm if shape[d] != 1]
     return model_order == alt_order
@@ -236,7 +265,10 @@ def choose(
     # Unmeasured, the default plan only takes a plan that converts at the
     # model's ends: each conversion in between is a pass over memory that
     # the moved convs must win back, which only `fastest` can tell.
-    wants = {i: is_alt[i] or _reads_alt(s, i, is_alt, shapes, perm) for i, s in enumerate(specs)}
+    wants = {}
+    for i, s in enumerate(specs):
+        shape_in = _output_shape(s.inputs[0], specs, shapes, layout) if s.inputs else None
+        wants[i] = is_alt[i] or _reads_alt(s, is_alt, shape_in, ranks, perm)
     inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
     if plan == DEFAULT and inner:
         return specs, output, chosen
@@ -322,7 +354,7 @@ def _wants_alt(
     in topological order: convolutions go there when their algorithm takes
     it; the ops that can run there follow their inputs."""
     inputs_alt = [is_alt[j] for j in s.inputs]
-    rank_in = None if s.input_shape is None else len(s.input_shape)
+    rank_in = _rank_in(s, ranks)
     if s.op == "conv2d":
         if rank_in != 4 or "layout" in s.attrs:  # already placed by the frontend
             return False
@@ -345,16 +377,22 @@ def _wants_alt(
 
 
 def _reads_alt(
-    s: LayerSpec, i: int, is_alt: dict[int, bool], shapes: dict[int, tuple[int, ...]], perm: Sequence[int]
+    s: LayerSpec,
+    is_alt: dict[int, bool],
+    input_shape: Optional[tuple[Any, ...]],
+    ranks: dict[int, Optional[int]],
+    perm: Sequence[int],
 ) -> bool:
     """Ops whose output is in the model's layout but which read the
     alternative one as it is: a flatten or a mean (without keepdim) whose
-    result is the same in both orders."""
-    if len(s.inputs) != 1 or not is_alt[s.inputs[0]] or s.input_shape is None or len(s.input_shape) != 4:
+    result is the same in both orders. `input_shape` is the input's shape
+    in the model's order (_output_shape), where known."""
+    shape = s.input_shape if s.input_shape is not None else input_shape
+    if len(s.inputs) != 1 or not is_alt[s.inputs[0]] or _rank_in(s, ranks) != 4:
         return False
     if s.op == "flatten":
         start, end = s.attrs.get("start_dim", 1), s.attrs.get("end_dim", -1)
-        return start == 1 and end in (-1, 3) and _same_memory(s.input_shape, perm)
+        return start == 1 and end in (-1, 3) and _same_memory(shape, perm)
     if s.op == "mean" and not s.attrs.get("keepdim", False):
         axes = [a % 4 for a in (s.attrs.get("axes") or range(4))]
         kept_model = [d for d in range(4) if d not in axes]

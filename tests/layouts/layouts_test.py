@@ -260,3 +260,56 @@ def test_default_plan_declines_conversions_inside_the_model() -> None:
     moved = _build(module, shape, "convs", {"conv2d": names})
     with torch.no_grad():
         np.testing.assert_allclose(moved(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def _build_without_shapes(module: nn.Module, plan: Optional[str], algos: Any = None):
+    """As swap_backend without sample_input_shape: no spec records a shape."""
+    specs, output, _ = fx.to_specs(module, None)
+    specs, output = spec.remove_identities(specs, output)
+    specs, output = spec.fold_batchnorm(specs, output)
+    assert all(s.input_shape is None for s in specs)
+    return ai3_model.build(specs, output, algos, dtype=np.float32, layout="NCHW", layout_plan=plan)
+
+
+class Pooled(nn.Module):
+    """A conv, then a pool to `size` and a flatten into a linear head."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.size = size
+        self.fc = nn.Linear(8 * size * size, 5)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(F.relu(self.conv(x)), self.size), 1))
+
+
+@pytest.mark.parametrize("plan", [None, "convs"])
+def test_without_shapes_a_global_pool_proves_the_flatten(plan) -> None:
+    """No shapes recorded: an adaptive pool to (1, 1) fixes its output to
+    (N, C, 1, 1), the same bytes in both orders, so the flatten after it
+    reads NHWC as it is and the plan is the one a sample shape gives."""
+    module = Net().eval()
+    shape = (2, 3, 16, 24)
+    model = _build_without_shapes(module, plan)
+    assert _permutes(model) == _permutes(_build(module, shape, plan)) == ["input.to_nhwc"]
+    x = np.random.default_rng(7).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_without_shapes_a_spatial_flatten_converts() -> None:
+    """A pool to (2, 2) leaves a spatial map, whose flatten differs between
+    the orders: the default plan keeps NCHW, "convs" converts before the
+    flatten, and both give torch's result."""
+    module = Pooled(2).eval()
+    x = np.random.default_rng(8).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    kept = _build_without_shapes(module, None)
+    moved = _build_without_shapes(module, "convs")
+    assert not _permutes(kept)
+    assert len(_permutes(moved)) == 2
+    np.testing.assert_allclose(kept(x), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(moved(x), want, rtol=1e-4, atol=1e-4)
+    assert _permutes(_build_without_shapes(Pooled(1).eval(), None)) == ["input.to_nhwc"]
