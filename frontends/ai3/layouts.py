@@ -151,7 +151,9 @@ def _rank_in(s: LayerSpec, ranks: dict[int, Optional[int]]) -> Optional[int]:
     return ranks.get(s.inputs[0]) if s.inputs else None
 
 
-def _output_shape(j: int, specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]], layout: str) -> Optional[tuple[Any, ...]]:
+def _output_shape(
+    j: int, specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]], layout: str
+) -> Optional[tuple[Any, ...]]:
     """Output j's shape (model order) as recorded, else what its op fixes
     without shapes: an adaptive pool to (1, 1) gives (N, C, 1, 1) (NHWC:
     (N, 1, 1, C)) with N and C unknown (None). That is what lets a flatten
