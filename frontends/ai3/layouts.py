@@ -23,7 +23,7 @@ of the same tensor. The result equals the model-layout run.
 
 Which plan runs is `plan`:
   "default" (None): the convolutions whose algorithm was measured faster
-           in the alternative layout (FASTER_IN: oneDNN's guess, in NHWC)
+           in the alternative layout (FASTER_IN: guess and direct, in NHWC)
            run there, if that needs conversions at the model's ends only;
   "keep":  every layer in the model's layout (the framework's order);
   "convs": every convolution whose algorithm takes the alternative layout
@@ -60,9 +60,20 @@ PLANS = (DEFAULT, KEEP, CONVS)
 # runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
 # of ResNet ~2x, depthwise ~10x; a 2-core EPYC). A conv moves when the
 # algorithm it would run there (the core's pick, for "default") is one of
-# these. winograd, implicit gemm and gemm measured slower in NHWC, so they
-# stay unless the plan is "convs".
-FASTER_IN = {"guess": "NHWC"}
+# these. Measured again on the AVX-512 Xeon (batch 1, float32, 2 threads,
+# NHWC time / NCHW time, medians of 7 interleaved in one process, load 7.8):
+#   conv                      direct  gemm  guess  impl.gemm  kn2row  smm  winograd
+#   64->64 3x3 @56             0.84   1.13  0.85     1.78      1.21   1.08   1.35
+#   256->256 3x3 @14           0.96   1.05  0.87     1.44      1.05   1.04   0.95
+#   64->256 1x1 @56            0.63   0.59  0.49     1.49      0.35   1.81    -
+#   256->64 1x1 @56            0.54   5.91  0.88     1.46      0.42   1.27    -
+#   144 depthwise 3x3 @56      0.05  12.59  0.18     2.36      1.92   2.85   1.55
+#   16->96 1x1 @112            0.57   1.50  0.78     2.23      2.39   2.40    -
+#   3->64 7x7/2 @224           0.93   1.65  0.90     2.12      4.21   1.45    -
+#   128->32 3x3 @28            0.87   1.02  0.78     1.71      1.04   1.09   1.16
+# direct and guess are faster in NHWC on every one; kn2row on 1x1 convs
+# only, the others nowhere, so they stay unless the plan is "convs".
+FASTER_IN = {"guess": "NHWC", "direct": "NHWC"}
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -245,8 +256,8 @@ def choose(
     if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
         return specs, output, chosen
     dtype = np.dtype(dtype)
-    if plan == DEFAULT and (dtype != np.float32 or OTHER[layout] not in FASTER_IN.values()):
-        return specs, output, chosen  # guess, the reason to move, is float32 and NHWC
+    if plan == DEFAULT and OTHER[layout] not in FASTER_IN.values():
+        return specs, output, chosen  # nothing measured faster in the other layout
     perm = PERMS[layout]
     alt = OTHER[layout]
     inverse = tuple(int(d) for d in np.argsort(perm))
