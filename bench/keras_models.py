@@ -29,20 +29,17 @@ from typing import Any, Callable
 
 from absl import app, flags
 
+from bench import timing
+
 FLAGS = flags.FLAGS
-flags.DEFINE_list(
-    "models",
+timing.define_model_flags(
     ["VGG16", "ResNet50", "MobileNetV2", "DenseNet121", "InceptionV3", "EfficientNetB0"],
     "keras.applications model names.",
+    ["1"],
+    "Threads for TensorFlow (intra-op) and ai3 (OpenMP).",
+    "keras_models",
 )
-flags.DEFINE_list("batches", ["1"], "Batch sizes; each model runs at each.")
-flags.DEFINE_integer("threads", 2, "Threads for TensorFlow (intra-op) and ai3 (OpenMP).")
-flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
-flags.DEFINE_alias("repeats", "reps")
 flags.DEFINE_string("conv2d", "auto", "The conv2d selector for swap_conv2d and swap_backend.")
-flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
-flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
-flags.DEFINE_string("results_dir", "", "Where to write keras_models.md / .png / _profiles.md (default: bench/results).")
 flags.DEFINE_bool("eager", False, "Time model(x, training=False) eagerly instead of a tf.function of it.")
 
 INPUT_SIZE = {"InceptionV3": 299}
@@ -65,7 +62,7 @@ def main(argv: list[str]) -> None:
     import tensorflow as tf
 
     import ai3.keras
-    from bench import profiles, timing
+    from bench import profiles
 
     tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
     tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -148,26 +145,17 @@ def main(argv: list[str]) -> None:
     counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
     summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x Keras met on {counts[9]} of {len(rows)} rows; "
                f"swap_conv2d <= {SWAP_CONV2D_TARGET}x Keras met on {counts[10]} of {len(rows)} rows")
-    print(f"\nissue 15 targets: {summary}")
-    for e in entries:
-        print(profiles.summary_line(e))
-    out = timing.results_dir(FLAGS.results_dir)
-    timing.write_markdown(
-        os.path.join(out, "keras_models.md"),
-        f"keras.applications: Keras ({mode}), ai3.keras.swap_conv2d and ai3.keras.swap_backend",
-        [(title, headers, rows)],
-        [f"issue 15 targets: {summary}; the rows not met are profiled in keras_models_profiles.md."],
+    profiles.write_results(
+        FLAGS.results_dir,
+        "keras_models",
+        summary,
+        (f"keras.applications: Keras ({mode}), ai3.keras.swap_conv2d and ai3.keras.swap_backend", [(title, headers, rows)],
+         [f"issue 15 targets: {summary}; the rows not met are profiled in keras_models_profiles.md."]),
+        ("Keras models: where the time goes on rows not meeting their issue-15 targets", entries,
+         ["ai3.Model side: the core's per-node clock. TensorFlow sides: tf.profiler host trace, op kernel time per node "
+          "(the profiler's own overhead is inside the forward time)."]),
+        ("Keras models: latency (ms, lower is better)", groups, chart),
     )
-    profiles.write(
-        os.path.join(out, "keras_models_profiles.md"),
-        "Keras models: where the time goes on rows not meeting their issue-15 targets",
-        entries,
-        ["ai3.Model side: the core's per-node clock. TensorFlow sides: tf.profiler host trace, op kernel time per node "
-         "(the profiler's own overhead is inside the forward time)."],
-    )
-    timing.bar_chart(os.path.join(out, "keras_models.png"), "Keras models: latency (ms, lower is better)", groups, chart, "ms", log=True)
-    print(f"\nwrote {out}/keras_models.md, keras_models.png and keras_models_profiles.md")
-
 
 if __name__ == "__main__":
     app.run(main)

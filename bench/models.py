@@ -33,18 +33,13 @@ from typing import Any
 
 from absl import app, flags
 
+from bench import timing
 from bench.zoo import MODELS
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("models", MODELS, "torchvision model names (weights=None).")
-flags.DEFINE_list("batches", ["1", "8"], "Batch sizes; each model runs at each.")
-flags.DEFINE_integer("threads", 2, "Threads for PyTorch, ONNX Runtime and ai3.")
-flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
-flags.DEFINE_alias("repeats", "reps")
+timing.define_model_flags(MODELS, "torchvision model names (weights=None).", ["1", "8"],
+                          "Threads for PyTorch, ONNX Runtime and ai3.", "models")
 flags.DEFINE_string("algos", "auto", 'The conv2d selector for both swaps ("auto", "default", an algorithm name).')
-flags.DEFINE_bool("profile", True, "Profile (ai3 and ORT, per node) every row whose issue-15 target is not met.")
-flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
-flags.DEFINE_string("results_dir", "", "Where to write models.md / .png / _profiles.md (default: bench/results).")
 
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
 SWAP_CONV2D_TARGET = 1.0  # issue 6: swap_conv2d <= 1.0x the unswapped model
@@ -58,7 +53,7 @@ def main(argv: list[str]) -> None:
     import torch
 
     import ai3
-    from bench import profiles, timing, zoo
+    from bench import profiles, zoo
 
     torch.set_num_threads(FLAGS.threads)
 
@@ -106,6 +101,7 @@ def main(argv: list[str]) -> None:
             sb_s = err_sb = NAN
             backend = timing.attempt(notes, "swap_backend", lambda: ai3.swap_backend(model, {"conv2d": FLAGS.algos}, sample_input_shape=shape))
             if backend is not None:
+                notes.append(f"layout plan {backend.layout_decision.plan}")  # "auto" chose it end to end
                 err_sb = (backend(x) - want).abs().max().item()
                 sb_s = timing.median_seconds(lambda: backend(x), FLAGS.reps)
 
@@ -134,30 +130,21 @@ def main(argv: list[str]) -> None:
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     met_count = sum(r[12] == "met" for r in rows)
-    print(f"\nissue 15 target swap_backend <= {ORT_TARGET}x ORT: met on {met_count} of {len(rows)} rows")
-    for e in entries:
-        print(profiles.summary_line(e))
-    out = timing.results_dir(FLAGS.results_dir)
-    timing.write_markdown(
-        os.path.join(out, "models.md"),
-        "torchvision models: PyTorch eager, ONNX Runtime and ai3",
-        [(title, headers, rows)],
-        [
-            f"issue 15 target swap_backend <= {ORT_TARGET}x ORT: met on {met_count} of {len(rows)} rows; "
-            "the rows not met are profiled in models_profiles.md.",
+    summary = f"swap_backend <= {ORT_TARGET}x ORT met on {met_count} of {len(rows)} rows"
+    profiles.write_results(
+        FLAGS.results_dir,
+        "models",
+        summary,
+        ("torchvision models: PyTorch eager, ONNX Runtime and ai3", [(title, headers, rows)], [
+            f"issue 15 targets: {summary}; the rows not met are profiled in models_profiles.md.",
             "ORT runs the model's own ONNX export (opset 17) at that batch; every column is measured in this one process.",
-        ],
+        ]),
+        ("torchvision models: where the time goes on rows not meeting swap_backend <= 0.9x ORT", entries, [
+            "ai3 side: ai3.Model.profile (the core's per-node clock inside whole forward passes); ORT side: "
+            "SessionOptions.enable_profiling kernel times, first run dropped. ORT fuses and re-lays-out (NCHWc) "
+            "its graph, so its node list is not ai3's; compare the kinds."]),
+        (f"{title.split(';')[0]}: latency (ms, lower is better)", groups, chart),
     )
-    profiles.write(
-        os.path.join(out, "models_profiles.md"),
-        "torchvision models: where the time goes on rows not meeting swap_backend <= 0.9x ORT",
-        entries,
-        ["ai3 side: ai3.Model.profile (the core's per-node clock inside whole forward passes); ORT side: "
-         "SessionOptions.enable_profiling kernel times, first run dropped. ORT fuses and re-lays-out (NCHWc) "
-         "its graph, so its node list is not ai3's; compare the kinds."],
-    )
-    timing.bar_chart(os.path.join(out, "models.png"), f"{title.split(';')[0]}: latency (ms, lower is better)", groups, chart, "ms", log=True)
-    print(f"\nwrote {out}/models.md, models.png and models_profiles.md")
 
 
 if __name__ == "__main__":

@@ -37,20 +37,15 @@ from typing import Any, Callable
 
 from absl import app, flags
 
+from bench import timing
 from bench.zoo import MODELS
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("models", MODELS, "torchvision model names (weights=None).")
-flags.DEFINE_list("batches", ["1", "8"], "Batch sizes; each model is exported and run at each.")
-flags.DEFINE_integer("threads", 2, "Threads for ONNX Runtime and ai3.")
-flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
-flags.DEFINE_alias("repeats", "reps")
+timing.define_model_flags(MODELS, "torchvision model names (weights=None).", ["1", "8"],
+                          "Threads for ONNX Runtime and ai3.", "onnx_models")
 flags.DEFINE_integer("opset", 17, "ONNX opset of the export.")
 flags.DEFINE_string("conv2d", "auto", 'The conv2d selector for both routes ("auto" measures each layer).')
-flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
-flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
 flags.DEFINE_integer("chain", 200, "Nodes in the long chain of the per-node cost measurement (0: skip it).")
-flags.DEFINE_string("results_dir", "", "Where to write onnx_models.md / .png / _profiles.md (default: bench/results).")
 
 SWAP_BACKEND_TARGET = 0.9
 REWRITTEN_TARGET = 1.1
@@ -133,7 +128,7 @@ def main(argv: list[str]) -> None:
 
     import ai3
     import ai3.onnx
-    from bench import profiles, timing, zoo
+    from bench import profiles, zoo
 
     torch.set_num_threads(FLAGS.threads)
 
@@ -235,28 +230,19 @@ def main(argv: list[str]) -> None:
     counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
     summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT met on {counts[9]} of {len(rows)} rows; "
                f"rewritten graph <= {REWRITTEN_TARGET}x ORT met on {counts[10]} of {len(rows)} rows")
-    print(f"\nissue 15 targets: {summary}")
-    for e in entries:
-        print(profiles.summary_line(e))
-    out = timing.results_dir(FLAGS.results_dir)
-    timing.write_markdown(
-        os.path.join(out, "onnx_models.md"),
-        "torchvision models via ONNX: ONNX Runtime and ai3",
-        sections,
-        [f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
-         "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
-         "every ai3 node's call crosses into Python, which the per-node cost table measures."],
+    profiles.write_results(
+        FLAGS.results_dir,
+        "onnx_models",
+        summary,
+        ("torchvision models via ONNX: ONNX Runtime and ai3", sections,
+         [f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
+          "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
+          "every ai3 node's call crosses into Python, which the per-node cost table measures."]),
+        ("ONNX models: where the time goes on rows not meeting their issue-15 targets", entries,
+         ["ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run "
+          "dropped; in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."]),
+        ("ONNX models: latency (ms, lower is better)", groups, chart),
     )
-    profiles.write(
-        os.path.join(out, "onnx_models_profiles.md"),
-        "ONNX models: where the time goes on rows not meeting their issue-15 targets",
-        entries,
-        ["ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run dropped; "
-         "in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."],
-    )
-    timing.bar_chart(os.path.join(out, "onnx_models.png"), "ONNX models: latency (ms, lower is better)", groups, chart, "ms", log=True)
-    print(f"\nwrote {out}/onnx_models.md, onnx_models.png and onnx_models_profiles.md")
-
 
 if __name__ == "__main__":
     app.run(main)

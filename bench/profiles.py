@@ -388,3 +388,29 @@ def write(path: str, title: str, entries: list[Entry], notes: list[str]) -> None
     out += [f"- {n}" for n in notes]
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
+
+
+def write_results(
+    results_flag: str,
+    stem: str,
+    summary: str,
+    page: tuple[str, list[tuple[str, list[str], list[list[str]]]], list[str]],
+    profiled: tuple[str, list[Entry], list[str]],
+    chart: tuple[str, list[str], dict[str, list[float]]],
+) -> None:
+    """What a whole-model bench writes, in one place: `stem`.md (page
+    title, table sections, notes), `stem`_profiles.md (title, the missed
+    rows' entries, notes) and `stem`.png (chart title, groups, series, ms,
+    log scale), under --results_dir (default bench/results). Prints the
+    targets' `summary` and a line per missed row first."""
+    print(f"\nissue 15 targets: {summary}")
+    for e in profiled[1]:
+        print(summary_line(e))
+    out = timing.results_dir(results_flag)
+    title, sections, notes = page
+    timing.write_markdown(os.path.join(out, f"{stem}.md"), title, sections, notes)
+    profile_title, entries, profile_notes = profiled
+    write(os.path.join(out, f"{stem}_profiles.md"), profile_title, entries, profile_notes)
+    chart_title, groups, series = chart
+    timing.bar_chart(os.path.join(out, f"{stem}.png"), chart_title, groups, series, "ms", log=True)
+    print(f"\nwrote {out}/{stem}.md, {stem}.png and {stem}_profiles.md")

@@ -148,3 +148,21 @@ def attempt(notes: list[str], what: str, fn: Callable[[], object]) -> object:
         first = str(e).splitlines()[0][:90] if str(e) else ""
         notes.append(f"{what}: {type(e).__name__}: {first}")
         return None
+
+
+def define_model_flags(models: list[str], models_help: str, batches: list[str], threads_help: str, stem: str) -> None:
+    """The flags every whole-model bench takes (bench/models, onnx_models,
+    keras_models), defined once: which models and batches, threads, timed
+    runs, per-row profiles and where `stem`.md / .png / _profiles.md go."""
+    from absl import flags
+
+    flags.DEFINE_list("models", models, models_help)
+    flags.DEFINE_list("batches", batches, "Batch sizes; each model runs at each.")
+    flags.DEFINE_integer("threads", 2, threads_help)
+    flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
+    flags.DEFINE_alias("repeats", "reps")
+    flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
+    flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
+    flags.DEFINE_string(
+        "results_dir", "", f"Where to write {stem}.md / .png / _profiles.md (default: bench/results)."
+    )

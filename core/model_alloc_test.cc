@@ -4,7 +4,8 @@
 // the whole process (every operator new goes through malloc too, as do the
 // OpenMP runtime and oneDNN) and counts the calls made during the 2nd..Nth
 // Forward, on every thread, for a small CNN run with each conv2d algorithm,
-// in float32 and float64, at two input sizes: 2x3x128x128, where every op
+// in float32 and float64, in NCHW and as the layout pass runs it in NHWC
+// (permutes at its ends), at two input sizes: 2x3x128x128, where every op
 // splits its loops over all threads, and 2x3x12x12, where most stay below
 // their parallel threshold and run serially. Any count above zero fails,
 // naming the algorithm and the size.
@@ -55,6 +56,7 @@
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/flatten/flatten.h"
 #include "core/ops/linear/linear.h"
+#include "core/ops/permute/permute.h"
 #include "core/ops/pool2d/pool2d.h"
 #include "core/ops/relu/relu.h"
 #include "core/testing/reference.h"
@@ -142,8 +144,9 @@ template <typename T>
 std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
                                const std::string& name, int64_t c, int64_t k,
                                int64_t kernel, int64_t stride, bool relu,
-                               const std::string& algorithm) {
+                               const std::string& algorithm, Layout layout) {
   Conv2dAttrs a;
+  a.layout = layout;
   a.in_channels = c;
   a.out_channels = k;
   a.kernel_h = a.kernel_w = kernel;
@@ -167,26 +170,43 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
 
 // conv-relu6 (fused) -> maxpool -> conv -> batchnorm -> relu, a residual add
 // (run in place, with the relu after it folded in) and a concat, a strided
-// conv, flatten, linear: every node kind a torchvision CNN has.
+// conv, flatten, linear: every node kind a torchvision CNN has. In NHWC the
+// model is what ai3's layout pass (frontends/ai3/layouts.py) makes of the
+// NCHW one: a permute of the input, every layer in NHWC (the concat on the
+// last axis), and a permute back in front of the spatial flatten.
 template <typename T>
-long CountForwardAllocations(const std::string& algorithm, int64_t size) {
+long CountForwardAllocations(const std::string& algorithm, int64_t size,
+                             Layout layout) {
   std::vector<std::vector<T>> store;
   const DType dtype = DTypeOf<T>();
+  const bool nhwc = layout == Layout::kNHWC;
   Model m;
   auto relu = std::make_shared<Layer<ReluAttrs>>("relu", ReluAttrs{},
                                                  std::vector<Tensor>{},
                                                  "default");
-  const int c1 = m.AddLayer(Conv<T>(&store, "c1", 3, 8, 3, 1, true, algorithm),
-                            Model::kInput);
+  auto permute = [&](std::vector<int64_t> dims, int from, const char* name) {
+    PermuteAttrs attrs;
+    attrs.dims = std::move(dims);
+    return m.AddLayer(std::make_shared<Layer<PermuteAttrs>>(
+                          name, attrs, std::vector<Tensor>{}, "default"),
+                      from);
+  };
+  const int in = nhwc ? permute({0, 2, 3, 1}, Model::kInput, "to_nhwc")
+                      : Model::kInput;
+  const int c1 = m.AddLayer(
+      Conv<T>(&store, "c1", 3, 8, 3, 1, true, algorithm, layout), in);
   MaxPool2dAttrs pool;
+  pool.layout = layout;
   pool.kernel_h = pool.kernel_w = pool.stride_h = pool.stride_w = 2;
   const int p1 = m.AddLayer(
       std::make_shared<Layer<MaxPool2dAttrs>>("pool", pool,
                                               std::vector<Tensor>{}, "default"),
       c1);
   const int c2 =
-      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, false, algorithm), p1);
+      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, false, algorithm, layout),
+                 p1);
   BatchNorm2dAttrs bn;
+  bn.layout = layout;
   bn.channels = 8;
   bn.dtype = dtype;
   std::vector<Tensor> bn_params = {Param(&store, {8}, 40),
@@ -202,16 +222,17 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size) {
   // (graph.h, "Fusion"): planned once, nothing allocated per call.
   const int sum = m.AddAdd({r2, p1}, "add");
   const int sum_relu = m.AddLayer(relu, sum);
-  const int cat = m.AddConcat({sum_relu, p1}, 1, "concat");
-  const int c3 =
-      m.AddLayer(Conv<T>(&store, "c3", 16, 4, 3, 2, true, algorithm), cat);
-  const int c4 =
-      m.AddLayer(Conv<T>(&store, "c4", 4, 4, 1, 1, false, algorithm), c3);
+  const int cat = m.AddConcat({sum_relu, p1}, nhwc ? 3 : 1, "concat");
+  const int c3 = m.AddLayer(
+      Conv<T>(&store, "c3", 16, 4, 3, 2, true, algorithm, layout), cat);
+  const int c4 = m.AddLayer(
+      Conv<T>(&store, "c4", 4, 4, 1, 1, false, algorithm, layout), c3);
+  const int back = nhwc ? permute({0, 3, 1, 2}, c4, "to_nchw") : c4;
   FlattenAttrs flat;
   const int f = m.AddLayer(
       std::make_shared<Layer<FlattenAttrs>>("flatten", flat,
                                             std::vector<Tensor>{}, "default"),
-      c4);
+      back);
   LinearAttrs fc;
   const int64_t last = (size / 2 - 1) / 2 + 1;  // after the pool and c3
   fc.in_features = 4 * last * last;
@@ -239,7 +260,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size) {
   for (int call = 0; call < 4; ++call) m.Forward(xt, yt);
   g_counting = false;
   Check(std::memcmp(y.data(), first.data(), y.size() * sizeof(T)) == 0,
-        algorithm + " " + Name(dtype) + ": repeated calls agree");
+        algorithm + " " + Name(dtype) + " " + Name(layout) +
+            ": repeated calls agree");
   return g_allocations.load();
 }
 
@@ -256,28 +278,31 @@ int Main() {
   for (const std::string& algorithm :
        Registry<Conv2dAttrs>::Get().Names(Device::kCPU)) {
     if (algorithm == "custom") continue;
-    for (bool f64 : {false, true}) {
-      if (f64 && algorithm == "guess") continue;  // oneDNN: float32 only
-      auto count = [&](int64_t size) {
-        return f64 ? CountForwardAllocations<double>(algorithm, size)
-                   : CountForwardAllocations<float>(algorithm, size);
-      };
-      const char* type = f64 ? "float64" : "float32";
-      const long count128 = count(128), count12 = count(12);
-      std::printf(
-          "conv2d %-14s %s: %ld heap allocations in 4 forwards at 128x128, "
-          "%ld at 12x12\n",
-          algorithm.c_str(), type, count128, count12);
-      if (kLibraryAllocates.count(algorithm)) continue;  // see the top
-      for (auto [size, allocations] : {std::pair{128, count128},
-                                       std::pair{12, count12}}) {
-        Check(allocations == 0,
-              "conv2d '" + algorithm + "' " + type + " at " +
-                  std::to_string(size) + "x" + std::to_string(size) + ": " +
-                  std::to_string(allocations) +
-                  " heap allocations after the first forward");
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+      for (bool f64 : {false, true}) {
+        if (f64 && algorithm == "guess") continue;  // oneDNN: float32 only
+        auto count = [&](int64_t size) {
+          return f64 ? CountForwardAllocations<double>(algorithm, size, layout)
+                     : CountForwardAllocations<float>(algorithm, size, layout);
+        };
+        const std::string type =
+            std::string(f64 ? "float64 " : "float32 ") + Name(layout);
+        const long count128 = count(128), count12 = count(12);
+        std::printf(
+            "conv2d %-14s %s: %ld heap allocations in 4 forwards at "
+            "128x128, %ld at 12x12\n",
+            algorithm.c_str(), type.c_str(), count128, count12);
+        if (kLibraryAllocates.count(algorithm)) continue;  // see the top
+        for (auto [size, allocations] : {std::pair{128, count128},
+                                         std::pair{12, count12}}) {
+          Check(allocations == 0,
+                "conv2d '" + algorithm + "' " + type + " at " +
+                    std::to_string(size) + "x" + std::to_string(size) + ": " +
+                    std::to_string(allocations) +
+                    " heap allocations after the first forward");
+        }
+        ++checked;
       }
-      ++checked;
     }
   }
   std::printf("%d models checked, %d failed\n", checked, testing::Failures());

@@ -124,9 +124,15 @@ def test_cache_round_trips_without_timing(counting, cache):
     first = ai3.swap_backend(net, "auto", SHAPE).algorithms("conv2d")
     timed = counting.calls
     assert timed > 0
-    files = list(cache.rglob("*.json"))
-    assert len(files) == 2  # one per conv layer
-    key = json.loads(files[0].read_text())["key"]
+    files = list(cache.rglob("conv2d/*.json"))
+    # One per conv layer and layout it was timed in ("auto" times the convs
+    # again in NHWC for the layout plan that moves them there), and one for
+    # the model's layout choice.
+    keys = [json.loads(f.read_text())["key"] for f in files]
+    timed_layouts = {k["layout"] for k in keys}
+    assert len(files) == 2 * len(timed_layouts)
+    assert len(list(cache.rglob("layout_plan/*.json"))) == 1
+    key = keys[0]
     assert key["op"] == "conv2d" and key["dtype"] == "float32" and key["device"] == "cpu"
     second = ai3.swap_backend(net, "auto", SHAPE).algorithms("conv2d")
     assert counting.calls == timed  # all from the cache

@@ -19,7 +19,13 @@ namespace {
 // and an execution context per call). It has no float64 GEMM at all (the
 // matmul primitive is unimplemented for f64 on CPU; there is no
 // dnnl_dgemm). So the rule: BLIS for every product; oneDNN would be taken
-// where it wins only if it ran allocation free.
+// where it wins only if it ran allocation free. Per call site, that is
+// conv2d gemm (im2col), kn2row and winograd's position products, linear
+// and matmul: each runs inside an ai3::Model forward that
+// core/model_alloc_test.cc asserts allocation free (the conv ones in NCHW
+// and in the layout pass's NHWC), so none can take oneDNN 3.2's GEMM
+// without breaking that; a user who wants oneDNN's speed on a conv names
+// "guess" (its own primitive, the known allocating exception).
 //
 // What that costs, measured by //bench/onednn:gemm (float32, GFLOP/s, 1
 // thread, thread CPU time because the machine was shared; AVX-512 Xeon with

@@ -23,7 +23,7 @@ of the same tensor. The result equals the model-layout run.
 
 Which plan runs is `plan`:
   "default" (None): the convolutions whose algorithm was measured faster
-           in the alternative layout (FASTER_IN: oneDNN's guess, in NHWC)
+           in the alternative layout (FASTER_IN: guess and direct, in NHWC)
            run there, if that needs conversions at the model's ends only;
   "keep":  every layer in the model's layout (the framework's order);
   "convs": every convolution whose algorithm takes the alternative layout
@@ -60,9 +60,20 @@ PLANS = (DEFAULT, KEEP, CONVS)
 # runs JIT kernels on NHWC but a gemm-based path on NCHW on AVX2 (3x3 convs
 # of ResNet ~2x, depthwise ~10x; a 2-core EPYC). A conv moves when the
 # algorithm it would run there (the core's pick, for "default") is one of
-# these. winograd, implicit gemm and gemm measured slower in NHWC, so they
-# stay unless the plan is "convs".
-FASTER_IN = {"guess": "NHWC"}
+# these. Measured again on the AVX-512 Xeon (batch 1, float32, 2 threads,
+# NHWC time / NCHW time, medians of 7 interleaved in one process, load 7.8):
+#   conv                      direct  gemm  guess  impl.gemm  kn2row  smm  winograd
+#   64->64 3x3 @56             0.84   1.13  0.85     1.78      1.21   1.08   1.35
+#   256->256 3x3 @14           0.96   1.05  0.87     1.44      1.05   1.04   0.95
+#   64->256 1x1 @56            0.63   0.59  0.49     1.49      0.35   1.81    -
+#   256->64 1x1 @56            0.54   5.91  0.88     1.46      0.42   1.27    -
+#   144 depthwise 3x3 @56      0.05  12.59  0.18     2.36      1.92   2.85   1.55
+#   16->96 1x1 @112            0.57   1.50  0.78     2.23      2.39   2.40    -
+#   3->64 7x7/2 @224           0.93   1.65  0.90     2.12      4.21   1.45    -
+#   128->32 3x3 @28            0.87   1.02  0.78     1.71      1.04   1.09   1.16
+# direct and guess are faster in NHWC on every one; kn2row on 1x1 convs
+# only, the others nowhere, so they stay unless the plan is "convs".
+FASTER_IN = {"guess": "NHWC", "direct": "NHWC"}
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -95,12 +106,20 @@ class LayoutDecision:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
-        moved = len(self.layouts)
-        other = OTHER.get(self.model_layout, "?")
-        text = f"layout plan '{self.plan}': {moved} layers in {other}, {len(self.conversions)} conversions"
-        if self.seconds:
-            text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(self.seconds.items())) + ")"
-        return text
+        return describe(dataclasses.asdict(self))
+
+
+def describe(decision: dict[str, Any]) -> str:
+    """A LayoutDecision (as a dict: a Plan keeps it so) in a line, e.g.
+    "layout plan 'default': 60 layers in NHWC, 1 conversions (default:
+    9.20 ms, keep: 21.40 ms)"."""
+    moved, conversions = len(decision.get("layouts", {})), len(decision.get("conversions", []))
+    other = OTHER.get(decision.get("model_layout", ""), "?")
+    text = f"layout plan '{decision.get('plan')}': {moved} layers in {other}, {conversions} conversions"
+    seconds = decision.get("seconds") or {}
+    if seconds:
+        text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(seconds.items())) + ")"
+    return text
 
 
 def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]]) -> dict[int, Optional[int]]:
@@ -139,6 +158,35 @@ def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int
     return shapes
 
 
+def _rank_in(s: LayerSpec, ranks: dict[int, Optional[int]]) -> Optional[int]:
+    """The rank of a spec's (first) input: recorded, else inferred
+    (output_ranks). The ops that take a layout read rank-4 tensors only
+    (the core refuses any other), so theirs is 4 even where no shape was
+    recorded: swap_backend without sample_input_shape records none."""
+    if s.input_shape is not None:
+        return len(s.input_shape)
+    if s.op in LAYOUT_OPS:
+        return 4
+    return ranks.get(s.inputs[0]) if s.inputs else None
+
+
+def _output_shape(
+    j: int, specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]], layout: str
+) -> Optional[tuple[Any, ...]]:
+    """Output j's shape (model order) as recorded, else what its op fixes
+    without shapes: an adaptive pool to (1, 1) gives (N, C, 1, 1) (NHWC:
+    (N, 1, 1, C)) with N and C unknown (None). That is what lets a flatten
+    after a global pool read either order with no shapes recorded."""
+    if j in shapes:
+        return shapes[j]
+    if j == MODEL_INPUT:
+        return None
+    s = specs[j]
+    if s.op in ("adaptiveavgpool2d", "adaptivemaxpool2d") and tuple(s.attrs.get("output_size", ())) == (1, 1):
+        return (None, None, 1, 1) if layout == "NCHW" else (None, 1, 1, None)
+    return None
+
+
 def _permuted(shape: Optional[Sequence[int]], perm: Sequence[int]) -> Optional[tuple[int, ...]]:
     if shape is None or len(shape) != 4:
         return None if shape is None else tuple(shape)
@@ -149,8 +197,10 @@ def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
     """Whether a tensor of this (model-order) shape has the same bytes in
     both orders: its non-unit dims come in the same order (e.g. a global
     pool's (N, C, 1, 1))."""
-    if shape is None or len(shape) != 4 or None in shape[1:]:
+    if shape is None or len(shape) != 4:
         return False
+    # An unknown dim (None) counts as one that is not 1: if the orders agree
+    # so, they agree with any of those dims dropped.
     model_order = [d for d in range(4) if shape[d] != 1]
     alt_order = [d for d in perm if shape[d] != 1]
     return model_order == alt_order
@@ -189,6 +239,7 @@ def choose(
     sample_input_shape: Optional[Sequence[int]] = None,
     factories: Optional[dict[str, Callable[..., Any]]] = None,
     device: str = "cpu",
+    recorder: Any = None,
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
     """The layout pass (see the module doc). Runs in ai3.model.build after
     the algorithms are chosen and activations fused. Sets attrs["layout"] on
@@ -205,8 +256,8 @@ def choose(
     if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
         return specs, output, chosen
     dtype = np.dtype(dtype)
-    if plan == DEFAULT and (dtype != np.float32 or OTHER[layout] not in FASTER_IN.values()):
-        return specs, output, chosen  # guess, the reason to move, is float32 and NHWC
+    if plan == DEFAULT and OTHER[layout] not in FASTER_IN.values():
+        return specs, output, chosen  # nothing measured faster in the other layout
     perm = PERMS[layout]
     alt = OTHER[layout]
     inverse = tuple(int(d) for d in np.argsort(perm))
@@ -236,7 +287,10 @@ def choose(
     # Unmeasured, the default plan only takes a plan that converts at the
     # model's ends: each conversion in between is a pass over memory that
     # the moved convs must win back, which only `fastest` can tell.
-    wants = {i: is_alt[i] or _reads_alt(s, i, is_alt, shapes, perm) for i, s in enumerate(specs)}
+    wants = {}
+    for i, s in enumerate(specs):
+        shape_in = _output_shape(s.inputs[0], specs, shapes, layout) if s.inputs else None
+        wants[i] = is_alt[i] or _reads_alt(s, is_alt, shape_in, ranks, perm)
     inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
     if plan == DEFAULT and inner:
         return specs, output, chosen
@@ -304,7 +358,7 @@ def choose(
     for conv in conversions.values():
         conv.attrs["layout_conversion"] = True
     if plan == CONVS:
-        _retime_auto_convs(order, new_chosen, algos, dtype, layout, factories, device)
+        _retime_auto_convs(order, new_chosen, algos, dtype, factories, device, recorder)
     return order, new_output, new_chosen
 
 
@@ -322,7 +376,7 @@ def _wants_alt(
     in topological order: convolutions go there when their algorithm takes
     it; the ops that can run there follow their inputs."""
     inputs_alt = [is_alt[j] for j in s.inputs]
-    rank_in = None if s.input_shape is None else len(s.input_shape)
+    rank_in = _rank_in(s, ranks)
     if s.op == "conv2d":
         if rank_in != 4 or "layout" in s.attrs:  # already placed by the frontend
             return False
@@ -345,16 +399,22 @@ def _wants_alt(
 
 
 def _reads_alt(
-    s: LayerSpec, i: int, is_alt: dict[int, bool], shapes: dict[int, tuple[int, ...]], perm: Sequence[int]
+    s: LayerSpec,
+    is_alt: dict[int, bool],
+    input_shape: Optional[tuple[Any, ...]],
+    ranks: dict[int, Optional[int]],
+    perm: Sequence[int],
 ) -> bool:
     """Ops whose output is in the model's layout but which read the
     alternative one as it is: a flatten or a mean (without keepdim) whose
-    result is the same in both orders."""
-    if len(s.inputs) != 1 or not is_alt[s.inputs[0]] or s.input_shape is None or len(s.input_shape) != 4:
+    result is the same in both orders. `input_shape` is the input's shape
+    in the model's order (_output_shape), where known."""
+    shape = s.input_shape if s.input_shape is not None else input_shape
+    if len(s.inputs) != 1 or not is_alt[s.inputs[0]] or _rank_in(s, ranks) != 4:
         return False
     if s.op == "flatten":
         start, end = s.attrs.get("start_dim", 1), s.attrs.get("end_dim", -1)
-        return start == 1 and end in (-1, 3) and _same_memory(s.input_shape, perm)
+        return start == 1 and end in (-1, 3) and _same_memory(shape, perm)
     if s.op == "mean" and not s.attrs.get("keepdim", False):
         axes = [a % 4 for a in (s.attrs.get("axes") or range(4))]
         kept_model = [d for d in range(4) if d not in axes]
@@ -389,12 +449,13 @@ def _retime_auto_convs(
     chosen: dict[int, str],
     algos: Any,
     dtype: np.dtype,
-    layout: str,
     factories: dict[str, Callable[..., Any]],
     device: str,
+    recorder: Any = None,
 ) -> None:
     """Under the "auto" conv2d selector, the moved convolutions were timed
-    in the model's layout; time them again in the one they now run in."""
+    in the model's layout; time them again in the one they now run in (and
+    tell ai3.plan's recorder, whose later entries win)."""
     if not _auto_convs(algos):
         return
     moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs]
@@ -403,7 +464,7 @@ def _retime_auto_convs(
     candidates = [
         selection.spec_candidate(specs[i], factories["conv2d"], dtype, specs[i].attrs["layout"]) for i in moved
     ]
-    names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device)
+    names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device, recorder=recorder)
     chosen.update(zip(moved, names))
 
 
@@ -411,7 +472,7 @@ def _auto_convs(algos: Any) -> bool:
     """Whether swap_backend's `algos` gives conv2d the "auto" selector."""
     if algos is None:
         return False
-    return selection.per_op_selectors(algos, ["conv2d"]).get("conv2d") == selection.AUTO
+    return selection.conv2d_selector(algos) == selection.AUTO
 
 
 def decision(specs: Sequence[LayerSpec], model: Any, plan: str, layout: str) -> LayoutDecision:

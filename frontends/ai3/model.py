@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection
+from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection, tuning
 from ai3.spec import MODEL_INPUT, LayerSpec, is_note
 
 
@@ -113,6 +113,10 @@ def build(
     CUDA torch.device / "cuda:N" in a --config=cuda build), and names are
     checked against that device's algorithms."""
     device_type = getattr(device, "type", None) or str(device).split(":")[0]
+    if layout_plan is None:
+        layout_plan = getattr(algos, "layout_plan", None)  # an ai3.Plan replays its layout choice
+    if layout_plan is None and _whole_model_auto(algos, sample_input_shape, device_type):
+        return _fastest_layout(specs, output, algos, dtype, layout, sample_input_shape, device, recorder)
     ops = sorted({op for op, _, _ in _core.algorithms()})
     selectors = selection.per_op_selectors(algos, ops)
     chosen: dict[int, str] = {}
@@ -124,7 +128,7 @@ def build(
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
-    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, factories=LAYER_FACTORIES, device=device_type)  # noqa: E501
+    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, factories=LAYER_FACTORIES, device=device_type, recorder=recorder)  # noqa: E501
 
     core = _core.Model()
     node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
@@ -143,4 +147,81 @@ def build(
     if output == MODEL_INPUT:
         raise errors.UnsupportedOperation("the model returns its input unchanged; there is nothing to run")
     core.set_output(node_of[output])
-    return Model(core, dtype, layout, sample_input_shape)
+    model = Model(core, dtype, layout, sample_input_shape)
+    # What the layout pass did (layouts.fastest adds each plan's time), for
+    # people and for ai3.plan, which records it.
+    model.layout_decision = layouts.decision(specs, model, layout_plan or layouts.DEFAULT, layout)
+    return model
+
+
+def _whole_model_auto(algos: Any, sample_input_shape: Optional[Sequence[Any]], device_type: str) -> bool:
+    """Whether "auto" chooses the layout plan too: conv2d's selector is
+    "auto" (its algorithms are timed anyway), the model runs on the CPU (the
+    only device with a second layout) and the sample shape is concrete, so
+    whole forward passes can be timed."""
+    if device_type != "cpu" or sample_input_shape is None or None in tuple(sample_input_shape):
+        return False
+    return selection.conv2d_selector(algos) == selection.AUTO
+
+
+def _fastest_layout(
+    specs: list[LayerSpec],
+    output: int,
+    algos: Any,
+    dtype: Any,
+    layout: str,
+    sample_input_shape: Sequence[int],
+    device: Any,
+    recorder: Any,
+) -> Model:
+    """"auto" that sees the whole model: per-layer timing misses the
+    conversions a layout plan adds or saves, so the model is built under
+    each plan and whole forward passes are timed (layouts.fastest). The
+    caller's recorder (ai3.plan's) gets what the kept model's build saw;
+    each candidate records into its own."""
+    recordings: dict[int, Any] = {}
+
+    def build_one(candidate_specs: list[LayerSpec], out: int, selectors: Any, **kwargs: Any) -> Model:
+        seen = None if recorder is None else type(recorder)()
+        built = build(candidate_specs, out, selectors, recorder=seen, **kwargs)
+        recordings[id(built)] = seen
+        return built
+
+    kwargs = dict(dtype=dtype, layout=layout, sample_input_shape=tuple(sample_input_shape), device=device)
+    # Like every "auto" answer, the choice is cached on disk (ai3.tuning),
+    # keyed by the whole model, so a second build times nothing.
+    key = _layout_key(specs, output, algos, dtype, layout, sample_input_shape)
+    cached = tuning.cache_load(key, layouts.PLANS)
+    if cached is not None:
+        model = build_one(layouts.copy_specs(specs), output, algos, layout_plan=cached.choice, **kwargs)
+        model.layout_decision.seconds = {m.algorithm: m.seconds for m in cached.measurements if m.timed}
+    else:
+        x = np.random.default_rng(0).standard_normal(tuple(int(d) for d in sample_input_shape)).astype(dtype)
+        model = layouts.fastest(build_one, specs, output, algos, x, **kwargs)
+        seconds = model.layout_decision.seconds
+        measured = [tuning.Measurement(p, seconds.get(p), 1 if p in seconds else 0) for p in layouts.PLANS]
+        tuning.cache_store(key, tuning.TuneResult(model.layout_decision.plan, measured))
+    seen = recordings.get(id(model))
+    if recorder is not None and seen is not None:
+        recorder.tuned.extend(seen.tuned)
+        recorder.selected.extend(seen.selected)
+    return model
+
+
+def _layout_key(
+    specs: Sequence[LayerSpec], output: int, algos: Any, dtype: Any, layout: str, sample_input_shape: Sequence[int]
+) -> dict[str, Any]:
+    """The tuning-cache key of a model's layout choice: every spec's op,
+    inputs, attributes and weight shapes (never values), the selectors, the
+    input shape, dtype and layout."""
+    graph = [[s.op, list(s.inputs), {k: v for k, v in s.attrs.items() if not is_note(k)}, s.weights] for s in specs]
+    return tuning.jsonable(
+        {
+            "op": "layout_plan",
+            "params": {"graph": graph, "output": output, "algos": algos},
+            "input_shape": list(sample_input_shape),
+            "dtype": np.dtype(dtype).name,
+            "layout": layout,
+            "device": "cpu",
+        }
+    )

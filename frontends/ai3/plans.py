@@ -26,7 +26,7 @@ import warnings
 from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
-from ai3 import errors, frontend, selection, tuning
+from ai3 import errors, frontend, layouts, selection, tuning
 
 PLAN_FORMAT = 1
 
@@ -87,6 +87,7 @@ class Plan:
         frontend: str = "",
         build: str = "",
         end_to_end: Optional[dict[str, float]] = None,
+        layout: Optional[Mapping[str, Any]] = None,
         model: Any = None,
     ):
         self.layers = list(layers)
@@ -95,10 +96,19 @@ class Plan:
         self.frontend = frontend
         self.build = build
         self.end_to_end = dict(end_to_end or {})  # "ai3" / framework name -> seconds
+        # The layout pass's choice (ai3.layouts.LayoutDecision as a dict:
+        # plan, model_layout, layouts, conversions, seconds per plan timed).
+        self.layout = dict(layout or {})
         self.model = model
         self._by_key = {(lp.op, lp.name): lp for lp in self.layers}
 
     # ---- As a selector -----------------------------------------------------
+
+    @property
+    def layout_plan(self) -> Optional[str]:
+        """The layout plan to build with when this Plan is the selector
+        (ai3.model.build reads it), so the choice is replayed, not timed."""
+        return self.layout.get("plan")
 
     def ops(self) -> list[str]:
         return sorted({lp.op for lp in self.layers})
@@ -145,6 +155,7 @@ class Plan:
             "sample_input_shape": None if self.sample_input_shape is None else list(self.sample_input_shape),
             "dtype": self.dtype,
             "end_to_end": self.end_to_end,
+            "layout": self.layout,
             "layers": [lp.to_json() for lp in self.layers],
         }
 
@@ -164,6 +175,7 @@ class Plan:
             frontend=str(data.get("frontend", "")),
             build=str(data.get("build", "")),
             end_to_end={str(k): float(v) for k, v in (data.get("end_to_end") or {}).items()},
+            layout=_layout_from_json(data.get("layout")),
         )
 
     def save(self, path: "str | os.PathLike") -> None:
@@ -213,8 +225,13 @@ class Plan:
                 "" if best is None else f"{best * 1e3:.3f}",
                 _candidates_cell(lp),
             )
+        captions = []
+        if self.layout:
+            captions.append(layouts.describe(self.layout))
         if self.end_to_end:
-            table.caption = "end to end: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in self.end_to_end.items())
+            captions.append("end to end: " + ", ".join(f"{k} {v * 1e3:.2f} ms" for k, v in self.end_to_end.items()))
+        if captions:
+            table.caption = "; ".join(captions)
         return table
 
     def __rich__(self) -> Any:
@@ -229,6 +246,14 @@ class Plan:
 
     def __repr__(self) -> str:
         return f"<ai3.Plan: {len(self.layers)} layers, {self.frontend}, input {self.sample_input_shape}>"
+
+
+def _layout_from_json(data: Any) -> dict[str, Any]:
+    if not data:  # a plan saved before layouts were recorded, or none chosen
+        return {}
+    if not isinstance(data, Mapping) or data.get("plan") not in layouts.PLANS:
+        raise errors.InvalidArgument(f"malformed ai3 plan: its layout entry {data!r} names no layout plan")
+    return dict(data)
 
 
 def _candidates_cell(lp: LayerPlan) -> str:
@@ -275,7 +300,9 @@ def plan(
     found = tuning.Recording()
     built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=found)
     measured = {(op, name): r for op, name, _, r in found.tuned}
-    shapes = {(op, name): shape for op, name, shape, _ in found.selected}
+    shapes: dict[tuple[str, str], Any] = {}
+    for op, name, shape, _ in found.selected:  # the first: in the model's layout, as a replay sees it
+        shapes.setdefault((op, name), shape)
 
     def layer_plan(name: str, op: str, algorithm: str, fused: bool = False) -> LayerPlan:
         r = measured.get((op, name))
@@ -290,7 +317,11 @@ def plan(
             fused,
         )
 
-    layers = [layer_plan(name, op, algorithm) for name, op, algorithm in built.layers()]
+    decision = getattr(built, "layout_decision", None)
+    # The layout pass's conversions are not layers of the user's model (and
+    # never selected): the plan's layout entry lists them.
+    conversions = set() if decision is None else set(decision.conversions)
+    layers = [layer_plan(name, op, algorithm) for name, op, algorithm in built.layers() if name not in conversions]
     # Layers selected, then fused into a neighbour (a relu into its conv):
     # listed too, so the plan still names them when it is a selector.
     present = {(lp.op, lp.name) for lp in layers}
@@ -301,6 +332,7 @@ def plan(
         dtype=built.dtype.name,
         frontend=owner.name,
         build=tuning.build_id(),
+        layout=None if decision is None else asdict(decision),
         model=built,
     )
 

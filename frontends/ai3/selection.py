@@ -234,6 +234,18 @@ def wants_shapes(selector: Any, sample_input_shape_given: bool) -> bool:
     return False
 
 
+def conv2d_selector(algos: Any) -> Any:
+    """The selector swap_backend's `algos` gives conv2d (None: "default"),
+    as per_op_selectors would, without checking the other ops it names
+    (model.build does): what the layout pass asks to know whether conv2d
+    is "auto"."""
+    if hasattr(algos, "select_for"):  # an ai3.Plan
+        return algos if "conv2d" in algos.ops() else None
+    if isinstance(algos, EveryOp):
+        return algos.selector
+    return algos.get("conv2d") if isinstance(algos, Mapping) else algos
+
+
 def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], ops: Sequence[str]) -> dict[str, Selector]:
     """swap_backend's `algos`: None, a mapping op -> selector, an ai3.Plan,
     or one selector for conv2d (the op users choose for most)."""

@@ -47,6 +47,16 @@
 // call (its argument map and execution context: ~15 allocations per
 // convolution, see core/model_alloc_test.cc).
 //
+// oneDNN's primitive cache is turned off (once, for the process's ai3
+// oneDNN; torch links its own copy). Each kernel keeps its primitives per
+// shape already, so the cache only shared one primitive between equal
+// layers, and such a shared brgemm 1x1 primitive crashed oneDNN 3.2 inside
+// exec_ker: a 4 -> 16 1x1 NHWC conv on a 1x1 map (a squeeze-excite gate),
+// created as a cache hit after other layers of the same parameters had come
+// and gone, segfaulted on its first run, in tests/layouts and in
+// torch_models_test's maxvit; with ONEDNN_PRIMITIVE_CACHE_CAPACITY=0 both
+// pass. The cost is one JIT per layer and shape, at build time.
+//
 // The kernel is not thread-safe for Run (a Layer runs one call at a time);
 // its per-shape cache is guarded so that a workspace query from another
 // thread is safe. float32 only: oneDNN's CPU convolution has no float64.
@@ -79,6 +89,9 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   GuessKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
     Guarded("creating the CPU engine", [&] {
+      static std::once_flag no_primitive_cache;  // see the file comment
+      std::call_once(no_primitive_cache,
+                     [] { dnnl::set_primitive_cache_capacity(0); });
       engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
       stream_ = dnnl::stream(engine_);
       const int64_t g = attrs_.groups;
