@@ -348,7 +348,7 @@ def test_batchnorm1d_unfolded(dtype, shape, layout):
 def test_algorithms_listed():
     ops = {op for op, _, _ in ai3._core.algorithms()}
     for op in ("add", "sub", "mul", "div", "matmul", "reshape", "permute", "slice", "log_softmax", "layernorm", "gelu", "hardswish", "hardsigmoid", "adaptivemaxpool2d", "mean", "roll"):
-        assert op in ops and op in model.LAYER_FACTORIES, op
+        assert op in ops and op in model.CORE_OPS, op
 
 
 if __name__ == "__main__":

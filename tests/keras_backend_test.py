@@ -30,7 +30,7 @@ from ai3.keras import coverage, graph  # noqa: E402
 
 L = keras.layers
 TOL = 1e-4
-CORE_OPS = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
+CORE_OPS = set(ai3_model.CORE_OPS) | set(ai3_model.GRAPH_OPS) | {"identity"}
 
 
 def need_ops(specs) -> None:

@@ -98,7 +98,7 @@ def assert_close(got, want, rel=1e-4):
 
 
 # -- every torchvision family ---------------------------------------------------
-CORE_OPS = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
+CORE_OPS = set(ai3_model.CORE_OPS) | set(ai3_model.GRAPH_OPS) | {"identity"}
 
 ZOO_CASES = [(family, 17) for family in coverage.FAMILIES] + [
     (family, 13) for family in ("convnext", "mobilenet_v3", "shufflenet_v2", "swin")

@@ -237,7 +237,7 @@ def choose(
     plan: Optional[str] = None,
     algos: Any = None,
     sample_input_shape: Optional[Sequence[int]] = None,
-    factories: Optional[dict[str, Callable[..., Any]]] = None,
+    make_layer: Optional[Callable[..., Any]] = None,
     device: str = "cpu",
     recorder: Any = None,
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
@@ -253,7 +253,7 @@ def choose(
     plan = DEFAULT if plan is None else plan
     if plan not in PLANS:
         raise errors.InvalidArgument(f"layout plan must be one of {', '.join(repr(p) for p in PLANS)}, got {plan!r}")
-    if plan == KEEP or layout not in PERMS or device != "cpu" or factories is None:
+    if plan == KEEP or layout not in PERMS or device != "cpu" or make_layer is None:
         return specs, output, chosen
     dtype = np.dtype(dtype)
     if plan == DEFAULT and OTHER[layout] not in FASTER_IN.values():
@@ -274,7 +274,7 @@ def choose(
             i: name
             for i, name in chosen.items()
             if specs[i].op == "conv2d"
-            and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, factories["conv2d"])) == alt
+            and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, make_layer)) == alt
         }
     elif _auto_convs(algos):
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
@@ -282,7 +282,7 @@ def choose(
         eligible = chosen
     is_alt: dict[int, bool] = {MODEL_INPUT: False}
     for i, s in enumerate(specs):
-        is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, factories)
+        is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, make_layer)
 
     # Unmeasured, the default plan only takes a plan that converts at the
     # model's ends: each conversion in between is a pass over memory that
@@ -358,7 +358,7 @@ def choose(
     for conv in conversions.values():
         conv.attrs["layout_conversion"] = True
     if plan == CONVS:
-        _retime_auto_convs(order, new_chosen, algos, dtype, factories, device, recorder)
+        _retime_auto_convs(order, new_chosen, algos, dtype, make_layer, device, recorder)
     return order, new_output, new_chosen
 
 
@@ -370,7 +370,7 @@ def _wants_alt(
     chosen: dict[int, str],
     dtype: np.dtype,
     alt: str,
-    factories: dict[str, Callable[..., Any]],
+    make_layer: Callable[..., Any],
 ) -> bool:
     """Whether spec i stores its output in the alternative layout. Greedy,
     in topological order: convolutions go there when their algorithm takes
@@ -380,7 +380,7 @@ def _wants_alt(
     if s.op == "conv2d":
         if rank_in != 4 or "layout" in s.attrs:  # already placed by the frontend
             return False
-        return i in chosen and _takes_layout(s, chosen[i], dtype, alt, factories["conv2d"])
+        return i in chosen and _takes_layout(s, chosen[i], dtype, alt, make_layer)
     if not any(inputs_alt):
         return False
     if s.op in LAYOUT_OPS or s.op in ELEMENTWISE or s.op in AXIS_OPS:
@@ -449,7 +449,7 @@ def _retime_auto_convs(
     chosen: dict[int, str],
     algos: Any,
     dtype: np.dtype,
-    factories: dict[str, Callable[..., Any]],
+    make_layer: Callable[..., Any],
     device: str,
     recorder: Any = None,
 ) -> None:
@@ -462,7 +462,7 @@ def _retime_auto_convs(
     if not moved:
         return
     candidates = [
-        selection.spec_candidate(specs[i], factories["conv2d"], dtype, specs[i].attrs["layout"]) for i in moved
+        selection.spec_candidate(specs[i], make_layer, dtype, specs[i].attrs["layout"]) for i in moved
     ]
     names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device, recorder=recorder)
     chosen.update(zip(moved, names))

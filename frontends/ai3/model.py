@@ -6,7 +6,7 @@ pass, no Python between layers. Every frontend's swap_backend ends here.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -38,9 +38,8 @@ def make_layer(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str) ->
     return layers.Layer(spec.op, spec_attrs(spec, layout), weights, algorithm=algorithm, name=spec.name)
 
 
-# op -> the function making a spec's core layer: make_layer for every op the
-# core declares. (Kept as a table for the callers that look an op up in it.)
-LAYER_FACTORIES: dict[str, Callable[..., Any]] = {s["op"]: make_layer for s in _core.op_schemas()}
+# Every op the core declares: make_layer builds a layer of any of them.
+CORE_OPS: frozenset[str] = frozenset(s["op"] for s in _core.op_schemas())
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 
 
@@ -122,13 +121,13 @@ def build(
     chosen: dict[int, str] = {}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
-        candidates = [selection.spec_candidate(specs[i], LAYER_FACTORIES.get(op), dtype, layout) for i in indices]
+        candidates = [selection.spec_candidate(specs[i], make_layer if op in CORE_OPS else None, dtype, layout) for i in indices]
         names = selection.select(op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder)
         chosen.update(zip(indices, names))
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
-    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, factories=LAYER_FACTORIES, device=device_type, recorder=recorder)  # noqa: E501
+    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, make_layer=make_layer, device=device_type, recorder=recorder)  # noqa: E501
 
     core = _core.Model()
     node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
@@ -138,7 +137,7 @@ def build(
             node_of[i] = core.add_add(inputs, spec.name)
         elif spec.op == "concat":
             node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
-        elif spec.op in LAYER_FACTORIES:
+        elif spec.op in CORE_OPS:
             with cuda.layer_device(device):
                 layer = make_layer(spec, chosen[i], dtype, spec.attrs.get("layout", layout))
             node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order

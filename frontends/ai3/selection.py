@@ -82,8 +82,8 @@ class EveryOp:
 
 
 def spec_candidate(spec: Any, factory: Optional[Callable[..., Any]], dtype: Any, layout: str) -> Candidate:
-    """The Candidate for a LayerSpec whose core layers `factory` (one of
-    ai3.model.LAYER_FACTORIES) makes: timed as the core layer it becomes.
+    """The Candidate for a LayerSpec whose core layers `factory`
+    (ai3.model.make_layer) makes: timed as the core layer it becomes.
     Specs of several inputs cannot be timed from one input shape."""
     dtype = np.dtype(dtype)
     make_layer = None

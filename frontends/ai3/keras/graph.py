@@ -943,7 +943,7 @@ def swap_backend(
     np_dtype = model_dtype(model, dtype)
     shape = selection.sample_shape(sample_input_shape)
     specs, output = to_specs(model, shape)
-    available = set(ai3_model.LAYER_FACTORIES) | set(ai3_model.GRAPH_OPS) | {"identity"}
+    available = set(ai3_model.CORE_OPS) | set(ai3_model.GRAPH_OPS) | {"identity"}
     for s in specs:
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")

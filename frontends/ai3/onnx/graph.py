@@ -283,7 +283,7 @@ def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> d
 def _float(value: np.ndarray) -> np.ndarray:
     """A constant operand as floating point (integer ones from folded shape
     arithmetic become float64; float ones keep their dtype, cast once by
-    the model's layer factories)."""
+    ai3.model.make_layer)."""
     return value if value.dtype.kind == "f" else value.astype(np.float64)
 
 
