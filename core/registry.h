@@ -90,6 +90,19 @@ class Algorithm {
       const Attrs& attrs, const std::vector<Tensor>& params) const = 0;
 };
 
+// The Algorithm of a kernel that takes nothing from the layer's attributes
+// or weights (a copy, say): Prepare makes a `K`. Register it through an
+// alias (the macro takes no commas):
+//   using Direct = KernelAlgorithm<FlattenAttrs, CopyKernel>;
+template <class Attrs, class K>
+class KernelAlgorithm : public Algorithm<Attrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const Attrs&,
+                                  const std::vector<Tensor>&) const override {
+    return std::make_unique<K>();
+  }
+};
+
 struct AlgorithmInfo {
   std::string op;
   std::string name;
