@@ -20,6 +20,14 @@
 #include "core/registry.h"
 #include "core/tensor.h"
 
+// A formula both a CPU algorithm (ElementwiseDirect) and a CUDA one
+// (core/cuda/elementwise.h) apply, compiled for each side.
+#ifdef __CUDACC__
+#define AI3_HOST_DEVICE __host__ __device__
+#else
+#define AI3_HOST_DEVICE
+#endif
+
 namespace ai3 {
 
 // An op's attributes derive from this with itself as `Derived` and define
