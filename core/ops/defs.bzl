@@ -97,6 +97,7 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
             ":" + name,
             "//core:base",
             "//core:op_schema",
+            "//core/ops:elementwise_schema",
         ] + deps,
         alwayslink = 1,
         visibility = ["//visibility:public"],

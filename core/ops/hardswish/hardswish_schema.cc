@@ -1,14 +1,11 @@
-// hardswish's declaration (core/op_schema.h): no attributes, no weights;
-// "direct" is its only algorithm, on every device that has one.
-#include "core/op_schema.h"
+// hardswish's declaration (core/ops/elementwise_schema.h).
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/hardswish/hardswish.h"
 
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(OpDeclaration<HardswishAttrs>("x * relu6(x + 3) / 6 elementwise")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+AI3_DECLARE_ELEMENTWISE_OP(HardswishAttrs, "x * relu6(x + 3) / 6 elementwise");
 
 }  // namespace
 }  // namespace ai3

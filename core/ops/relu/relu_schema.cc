@@ -1,14 +1,11 @@
-// relu's declaration (core/op_schema.h): no attributes, no weights;
-// "direct" is its only algorithm, on every device that has one.
-#include "core/op_schema.h"
+// relu's declaration (core/ops/elementwise_schema.h).
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/relu/relu.h"
 
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(OpDeclaration<ReluAttrs>("max(x, 0) elementwise")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+AI3_DECLARE_ELEMENTWISE_OP(ReluAttrs, "max(x, 0) elementwise");
 
 }  // namespace
 }  // namespace ai3

@@ -1,14 +1,11 @@
-// silu's declaration (core/op_schema.h): no attributes, no weights;
-// "direct" is its only algorithm, on every device that has one.
-#include "core/op_schema.h"
+// silu's declaration (core/ops/elementwise_schema.h).
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/silu/silu.h"
 
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(OpDeclaration<SiluAttrs>("x * sigmoid(x) elementwise (swish)")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+AI3_DECLARE_ELEMENTWISE_OP(SiluAttrs, "x * sigmoid(x) elementwise (swish)");
 
 }  // namespace
 }  // namespace ai3

@@ -1,14 +1,11 @@
-// tanh's declaration (core/op_schema.h): no attributes, no weights;
-// "direct" is its only algorithm, on every device that has one.
-#include "core/op_schema.h"
+// tanh's declaration (core/ops/elementwise_schema.h).
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/tanh/tanh.h"
 
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(OpDeclaration<TanhAttrs>("tanh(x) elementwise")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+AI3_DECLARE_ELEMENTWISE_OP(TanhAttrs, "tanh(x) elementwise");
 
 }  // namespace
 }  // namespace ai3
