@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -90,16 +91,22 @@ class Algorithm {
       const Attrs& attrs, const std::vector<Tensor>& params) const = 0;
 };
 
-// The Algorithm of a kernel that takes nothing from the layer's attributes
-// or weights (a copy, say): Prepare makes a `K`. Register it through an
-// alias (the macro takes no commas):
+// The Algorithm of a kernel that needs the layer's attributes at most (no
+// weights, no check of its own): Prepare makes a `K`, from the attributes
+// where K takes them. Register it through an alias (the macro takes no
+// commas):
 //   using Direct = KernelAlgorithm<FlattenAttrs, CopyKernel>;
 template <class Attrs, class K>
 class KernelAlgorithm : public Algorithm<Attrs> {
  public:
-  std::unique_ptr<Kernel> Prepare(const Attrs&,
+  std::unique_ptr<Kernel> Prepare(const Attrs& attrs,
                                   const std::vector<Tensor>&) const override {
-    return std::make_unique<K>();
+    if constexpr (std::is_constructible_v<K, const Attrs&>) {
+      return std::make_unique<K>(attrs);
+    } else {
+      (void)attrs;
+      return std::make_unique<K>();
+    }
   }
 };
 

@@ -89,13 +89,7 @@ class DirectKernel : public Kernel {
   LogSoftmaxAttrs attrs_;
 };
 
-class Direct : public Algorithm<LogSoftmaxAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const LogSoftmaxAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<LogSoftmaxAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(LogSoftmaxAttrs, "direct", Device::kCPU, Direct);
 

@@ -95,13 +95,7 @@ class DirectKernel : public Kernel {
   SoftmaxAttrs attrs_;
 };
 
-class Direct : public Algorithm<SoftmaxAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const SoftmaxAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<SoftmaxAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(SoftmaxAttrs, "direct", Device::kCPU, Direct);
 
