@@ -9,10 +9,8 @@
 namespace ai3 {
 namespace {
 
-template <typename>
-using Fn = ClampFn;
-using Direct = ElementwiseDirect<ClampAttrs, Fn, (1 << 15)>;
-AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCPU,
+                       SharedElementwiseDirect<ClampAttrs, ClampFn, (1 << 15)>);
 
 }  // namespace
 }  // namespace ai3

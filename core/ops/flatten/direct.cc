@@ -8,8 +8,8 @@
 namespace ai3 {
 namespace {
 
-using Direct = KernelAlgorithm<FlattenAttrs, CopyKernel>;
-AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<FlattenAttrs, CopyKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -9,10 +9,8 @@
 namespace ai3 {
 namespace {
 
-template <typename>
-using Fn = ReluFn;
-using Direct = ElementwiseDirect<ReluAttrs, Fn, (1 << 15)>;
-AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU,
+                       SharedElementwiseDirect<ReluAttrs, ReluFn, (1 << 15)>);
 
 }  // namespace
 }  // namespace ai3

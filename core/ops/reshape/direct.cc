@@ -6,8 +6,8 @@
 namespace ai3 {
 namespace {
 
-using Direct = KernelAlgorithm<ReshapeAttrs, CopyKernel>;
-AI3_REGISTER_ALGORITHM(ReshapeAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(ReshapeAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<ReshapeAttrs, CopyKernel>);
 
 }  // namespace
 }  // namespace ai3

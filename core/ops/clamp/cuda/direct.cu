@@ -6,8 +6,8 @@
 namespace ai3 {
 namespace {
 
-using Direct = cuda::ElementwiseAlgorithm<ClampAttrs, ClampFn>;
-AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCUDA, Direct);
+AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCUDA,
+                       cuda::ElementwiseAlgorithm<ClampAttrs, ClampFn>);
 
 }  // namespace
 }  // namespace ai3

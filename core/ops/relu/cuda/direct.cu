@@ -6,8 +6,8 @@
 namespace ai3 {
 namespace {
 
-using Direct = cuda::ElementwiseAlgorithm<ReluAttrs, ReluFn>;
-AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCUDA, Direct);
+AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCUDA,
+                       cuda::ElementwiseAlgorithm<ReluAttrs, ReluFn>);
 
 }  // namespace
 }  // namespace ai3
