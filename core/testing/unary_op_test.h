@@ -118,6 +118,16 @@ void UnaryErrorCases() {
   });
 }
 
+// That a layer of `attrs` is refused when it is made, with an
+// InvalidArgument naming the layer ('l') and saying `text`.
+template <class Attrs>
+void ExpectRefused(const std::string& what, const Attrs& attrs,
+                   const std::string& text) {
+  ExpectError(what, ErrorKind::kInvalidArgument,
+              std::string(Attrs::kOp) + " layer 'l': " + text,
+              [&] { Layer<Attrs>("l", attrs, {}, "default"); });
+}
+
 // The whole test of an elementwise op with default attributes against
 // `reference` (the definition in double); returns main()'s exit status.
 template <class Attrs>
