@@ -23,15 +23,7 @@ struct LogSoftmaxMath {
   static void Block(const T* x, T* y, int64_t len, int64_t inner,
                     int64_t width, const vmath::ExpRange<T>& range) {
     T m[kSliceBlock], sum[kSliceBlock];
-    for (int64_t i = 0; i < width; ++i) {
-      m[i] = x[i];
-      sum[i] = 0;
-    }
-    for (int64_t k = 1; k < len; ++k) {
-      const T* __restrict xk = x + k * inner;
-#pragma omp simd
-      for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
-    }
+    BlockMaxAndZero(x, len, inner, width, m, sum);
     for (int64_t k = 0; k < len; ++k) {
       const T* __restrict xk = x + k * inner;
 #pragma omp simd

@@ -36,20 +36,13 @@ struct SoftmaxMath {
     for (int64_t k = 0; k < len; ++k) y[k] *= scale;
   }
 
-  // Softmax over the axis of x[k * inner + i] for i < width (width <= kSliceBlock).
+  // Softmax over the axis of x[k * inner + i] for i < width
+  // (width <= kSliceBlock).
   template <typename T>
   static void Block(const T* x, T* y, int64_t len, int64_t inner,
                     int64_t width, const vmath::ExpRange<T>& range) {
     T m[kSliceBlock], sum[kSliceBlock];
-    for (int64_t i = 0; i < width; ++i) {
-      m[i] = x[i];
-      sum[i] = 0;
-    }
-    for (int64_t k = 1; k < len; ++k) {
-      const T* __restrict xk = x + k * inner;
-#pragma omp simd
-      for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
-    }
+    BlockMaxAndZero(x, len, inner, width, m, sum);
     for (int64_t k = 0; k < len; ++k) {
       const T* __restrict xk = x + k * inner;
       T* __restrict yk = y + k * inner;

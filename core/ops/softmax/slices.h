@@ -48,6 +48,23 @@ void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
   });
 }
 
+// The first pass of a block's `width` interleaved slices
+// (x[k * inner + i], i < width): m[i] = the max over the axis, and sum[i]
+// = 0 for the pass that adds the exps.
+template <typename T>
+void BlockMaxAndZero(const T* x, int64_t len, int64_t inner, int64_t width,
+                     T* m, T* sum) {
+  for (int64_t i = 0; i < width; ++i) {
+    m[i] = x[i];
+    sum[i] = 0;
+  }
+  for (int64_t k = 1; k < len; ++k) {
+    const T* __restrict xk = x + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
+  }
+}
+
 // `Math` has
 //   template <typename T> static void Row(const T* x, T* y, int64_t len,
 //                                         const vmath::ExpRange<T>&);
