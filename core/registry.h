@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -88,6 +89,25 @@ class Algorithm {
   // conv2d: weight, then bias if attrs.has_bias); they outlive the kernel.
   virtual std::unique_ptr<Kernel> Prepare(
       const Attrs& attrs, const std::vector<Tensor>& params) const = 0;
+};
+
+// The Algorithm of a kernel that needs the layer's attributes at most (no
+// weights, no check of its own): Prepare makes a `K`, from the attributes
+// where K takes them:
+//   AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCPU,
+//                          KernelAlgorithm<FlattenAttrs, CopyKernel>);
+template <class Attrs, class K>
+class KernelAlgorithm : public Algorithm<Attrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const Attrs& attrs,
+                                  const std::vector<Tensor>&) const override {
+    if constexpr (std::is_constructible_v<K, const Attrs&>) {
+      return std::make_unique<K>(attrs);
+    } else {
+      (void)attrs;
+      return std::make_unique<K>();
+    }
+  }
 };
 
 struct AlgorithmInfo {
@@ -263,10 +283,13 @@ class Registry {
 // In an algorithm's .cc file:
 //   AI3_REGISTER_ALGORITHM(Conv2dAttrs, "winograd", Device::kCPU, Winograd);
 // The library holding these files must be linked with alwayslink = 1.
-#define AI3_REGISTER_ALGORITHM(AttrsType, name, device, AlgorithmClass)    \
-  static const bool AI3_CONCAT(ai3_registered_algorithm_, __LINE__) =       \
-      (::ai3::Registry<AttrsType>::Get().Add(                               \
-           name, device, std::make_unique<AlgorithmClass>()),               \
+// The algorithm class comes last and may hold commas (a template's
+// arguments): AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU,
+// SharedElementwiseDirect<ReluAttrs, ReluFn>).
+#define AI3_REGISTER_ALGORITHM(AttrsType, name, device, ...)              \
+  static const bool AI3_CONCAT(ai3_registered_algorithm_, __LINE__) =     \
+      (::ai3::Registry<AttrsType>::Get().Add(                             \
+           name, device, std::make_unique<__VA_ARGS__>()),                \
        true)
 
 }  // namespace ai3

@@ -1,4 +1,5 @@
-"""ai3_py_test: a pytest file as a Bazel py_test."""
+"""ai3_py_test: a pytest file as a Bazel py_test; ai3_py_library: a helper
+module the tests beside it import by its bare name."""
 
 def ai3_py_test(name, src = None, deps = [], **kwargs):
     src = src or (name + ".py")
@@ -11,5 +12,15 @@ def ai3_py_test(name, src = None, deps = [], **kwargs):
             "//frontends/ai3",
             "//tests:pytest_main",
         ],
+        **kwargs
+    )
+
+def ai3_py_library(name, src = None, deps = [], **kwargs):
+    """<name>.py (or `src`) importable as a top-level module (imports = ".")."""
+    native.py_library(
+        name = name,
+        srcs = [src or (name + ".py")],
+        imports = ["."],
+        deps = deps,
         **kwargs
     )

@@ -1,7 +1,58 @@
-"""ai3_op: the three targets every op package under core/ops/ has."""
+"""The op packages under core/ops/: their one list, and the macros their
+BUILD files are made of."""
 
 load("//core:copts.bzl", "AI3_AVX512_COPTS", "AI3_COPTS")
 load("//third_party/cuda:cuda.bzl", "cuda_library")
+
+# Every op package that is an ai3_op, as "<package under core/ops>" (its
+# attributes target named like its folder) or "<package>:<name>", mapped to
+# whether it has CUDA algorithms (<package>/cuda, ai3_cuda_algorithms).
+# A new op adds its one line here; //core:builtin (the algorithms linked
+# into ai3._core), //core/ops:all_ops (the attributes, for custom_algos/)
+# and //core/cuda:algorithms are made from it.
+AI3_OPS = {
+    "adaptivemaxpool2d": False,
+    "attention": False,
+    "attention/multihead:multihead_attention": False,
+    "batchnorm2d": True,
+    "binary": True,
+    "clamp": True,
+    "conv2d": True,
+    "flatten": True,
+    "gelu": False,
+    "hardsigmoid": False,
+    "hardswish": False,
+    "layernorm": False,
+    "linear": True,
+    "log_softmax": False,
+    "matmul": False,
+    "mean": False,
+    "pad2d": False,
+    "permute": False,
+    "pool2d": True,
+    "relu": True,
+    "reshape": False,
+    "roll": False,
+    "sigmoid": True,
+    "silu": True,
+    "slice": False,
+    "softmax": False,
+    "tanh": True,
+}
+
+def ai3_op_labels(target = None, cuda = False):
+    """One label per op of AI3_OPS: its attributes (target None) or its
+    `target` (e.g. "algorithms"); with cuda, its CUDA package's `target`
+    for the ops that have one."""
+    labels = []
+    for entry, has_cuda in AI3_OPS.items():
+        package, _, name = entry.partition(":")
+        if cuda:
+            if has_cuda:
+                labels.append("//core/ops/%s/cuda:%s" % (package, target))
+        else:
+            labels.append("//core/ops/%s:%s" % (package, target or name or package.split("/")[-1]))
+    return labels
 
 def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []):
     """Declares an op's package.
@@ -19,7 +70,9 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
                    compiled with AI3_AVX512_COPTS; a dependency of :algorithms
     :avx512_symbols_test  that :avx512 defines nothing the AVX2 code could
                    link to by mistake (core/ops/avx512_symbols_test.sh)
-    :<name>_test   every algorithm against a naive reference
+    :<name>_test   every algorithm against a naive reference (if there is
+                   a <name>_test.cc; multihead_attention is checked against
+                   torch in //tests:attention_layers_test)
 
     extra_hdrs / deps: more headers and libraries of :<name> (e.g. a helper
     header several ops of one package share); test_deps: more for the test
@@ -44,6 +97,7 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
             ":" + name,
             "//core:base",
             "//core:op_schema",
+            "//core/ops:elementwise_schema",
         ] + deps,
         alwayslink = 1,
         visibility = ["//visibility:public"],
@@ -86,17 +140,18 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
         alwayslink = 1,
         visibility = ["//visibility:public"],
     )
-    native.cc_test(
-        name = name + "_test",
-        srcs = [name + "_test.cc"],
-        copts = AI3_COPTS,
-        deps = [
-            ":algorithms",
-            ":" + name,
-            "//core:base",
-            "//core/testing:reference",
-        ] + test_deps,
-    )
+    if native.glob([name + "_test.cc"]):
+        native.cc_test(
+            name = name + "_test",
+            srcs = [name + "_test.cc"],
+            copts = AI3_COPTS,
+            deps = [
+                ":algorithms",
+                ":" + name,
+                "//core:base",
+                "//core/testing:reference",
+            ] + test_deps,
+        )
 
 def ai3_cuda_algorithms(hdrs = [], deps = []):
     """The :algorithms target of an op's CUDA package (core/ops/<op>/cuda):
@@ -114,4 +169,28 @@ def ai3_cuda_algorithms(hdrs = [], deps = []):
             "//core/cuda:runtime",
             "//" + native.package_name().rsplit("/", 1)[0],
         ] + deps,
+    )
+
+def ai3_graph_op(name):
+    """An op ai3::Model (core/graph.h) calls directly, not an ai3_op: it
+    takes several inputs, so it is no Layer and has no registry entry.
+    :<name> is <name>.h and its one implementation, direct.cc."""
+    native.cc_library(
+        name = name,
+        srcs = ["direct.cc"],
+        hdrs = [name + ".h"],
+        copts = AI3_COPTS,
+        visibility = ["//visibility:public"],
+        deps = ["//core:base"],  # core/parallel.h
+    )
+
+def ai3_graph_op_cuda(name):
+    """The GPU form of an ai3_graph_op, for the Model's CUDA backend
+    (--config=cuda only): <name>_cuda.h and the .cu/.cc files beside it."""
+    cuda_library(
+        name = name,
+        srcs = native.glob(["*.cu", "*.cc"]),
+        hdrs = [name + "_cuda.h"],
+        visibility = ["//visibility:public"],
+        deps = ["//core/cuda:runtime"],
     )

@@ -20,6 +20,14 @@
 #include "core/registry.h"
 #include "core/tensor.h"
 
+// A formula both a CPU algorithm (ElementwiseDirect) and a CUDA one
+// (core/cuda/elementwise.h) apply, compiled for each side.
+#ifdef __CUDACC__
+#define AI3_HOST_DEVICE __host__ __device__
+#else
+#define AI3_HOST_DEVICE
+#endif
+
 namespace ai3 {
 
 // An op's attributes derive from this with itself as `Derived` and define
@@ -43,9 +51,8 @@ struct ElementwiseAttrs {
 // pass split over OpenMP threads when the tensor has at least
 // `kParallelThreshold` elements, the loop vectorised where Fn allows (keep
 // Fn's constants in members: see core/ops/sigmoid/exp.h on ExpRange).
-// Register it through an alias (the macro takes no commas):
-//   using Direct = ElementwiseDirect<GeluAttrs, GeluFn>;
-//   AI3_REGISTER_ALGORITHM(GeluAttrs, "direct", Device::kCPU, Direct);
+//   AI3_REGISTER_ALGORITHM(GeluAttrs, "direct", Device::kCPU,
+//                          ElementwiseDirect<GeluAttrs, GeluFn>);
 template <class Attrs, template <typename> class Fn,
           int64_t kParallelThreshold = (1 << 13)>
 class ElementwiseDirect : public Algorithm<Attrs> {
@@ -92,6 +99,22 @@ class ElementwiseDirect : public Algorithm<Attrs> {
     Attrs attrs_;
   };
 };
+
+namespace internal {
+template <class Fn>
+struct EveryType {
+  template <typename>
+  using Of = Fn;
+};
+}  // namespace internal
+
+// ElementwiseDirect of a formula the op's header shares with its CUDA
+// algorithm (core/cuda/elementwise.h): one class with a template
+// `AI3_HOST_DEVICE T operator()(T) const`, e.g. ReluFn (core/ops/relu).
+template <class Attrs, class Fn, int64_t kParallelThreshold = (1 << 13)>
+using SharedElementwiseDirect =
+    ElementwiseDirect<Attrs, internal::EveryType<Fn>::template Of,
+                      kParallelThreshold>;
 
 }  // namespace ai3
 

@@ -69,13 +69,7 @@ class DirectKernel : public Kernel {
   AdaptiveMaxPool2dAttrs attrs_;
 };
 
-class Direct : public Algorithm<AdaptiveMaxPool2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const AdaptiveMaxPool2dAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<AdaptiveMaxPool2dAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(AdaptiveMaxPool2dAttrs, "direct", Device::kCPU, Direct);
 

@@ -14,6 +14,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/attention/attention.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -229,18 +230,12 @@ int Main() {
   const std::vector<std::string> names =
       Registry<AttentionAttrs>::Get().Names(Device::kCPU);
   Check(names.size() >= 3, "naive, flash and chunked registered");
-  int ran = 0;
-  for (const std::string& algorithm : names) {
-    for (const Case& c : cases) {
-      RunCase<float>(c, algorithm);
-      RunCase<double>(c, algorithm);
-      ran += 2;
-    }
-  }
+  const int ran = testing::RunEach(
+      names, cases, [](auto zero, const Case& c, const std::string& algorithm) {
+        RunCase<decltype(zero)>(c, algorithm);
+      });
   RunErrors();
-  std::printf("attention: %d cases ran over %zu algorithms, %d failed\n", ran,
-              names.size(), testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("attention", ran);
 }
 
 }  // namespace

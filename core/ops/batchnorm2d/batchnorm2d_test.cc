@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -142,24 +143,15 @@ int Main() {
       {4, 64, 28, 28, 1e-5},  // large enough to run threaded
       {3, 17, 1, 1, 0.0},   {0, 5, 4, 4, 1e-5},   {2, 5, 0, 3, 1e-5},
   };
-  const std::vector<std::string> names =
-      Registry<BatchNorm2dAttrs>::Get().Names(Device::kCPU);
-  Check(!names.empty() && names[0] == "direct",
-        "batchnorm2d 'direct' registered");
-  int ran = 0;
-  for (const std::string& algorithm : names) {
-    for (const Case& p : cases) {
-      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        RunCase<float>(p, layout, algorithm);
-        RunCase<double>(p, layout, algorithm);
-        ran += 2;
-      }
-    }
-  }
+  const int ran = testing::RunEach(
+      testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,
+      [](auto zero, const Case& p, const std::string& algorithm) {
+        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+          RunCase<decltype(zero)>(p, layout, algorithm);
+        }
+      });
   ErrorCases();
-  std::printf("batchnorm2d: %d cases ran over %zu algorithms, %d failed\n",
-              ran, names.size(), testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("batchnorm2d", ran);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "core/graph.h"
 #include "core/layer.h"
 #include "core/ops/binary/binary.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -217,8 +218,7 @@ int Main() {
             RunOp<MulAttrs>(cases) + RunOp<DivAttrs>(cases);
   ModelCase();
   Errors();
-  std::printf("binary: %d cases ran, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("binary", ran);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "core/ops/elementwise.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -25,6 +26,20 @@ struct ClampAttrs {
   void Validate(const std::vector<Tensor>& params) const;
   // The input's shape: clamp keeps it.
   Shape OutputShape(const Tensor& input) const;
+};
+
+// The formula of "direct" on the CPU and on CUDA, the bounds rounded to the
+// input's dtype: each comparison is one max/min instruction, and NaN passes
+// (both comparisons are false for it).
+struct ClampFn {
+  explicit ClampFn(const ClampAttrs& a) : lo(a.min), hi(a.max) {}
+  template <typename T>
+  AI3_HOST_DEVICE T operator()(T x) const {
+    const T l = static_cast<T>(lo), h = static_cast<T>(hi);
+    const T v = x < l ? l : x;
+    return v > h ? h : v;
+  }
+  double lo, hi;
 };
 
 }  // namespace ai3

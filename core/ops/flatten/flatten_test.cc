@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/flatten/flatten.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -102,21 +103,13 @@ int Main() {
       {{2, 300, 1000}, 1, -1, {2, 300000}},  // big enough to copy in parallel
       {{1, 3, 1, 1, 2}, 1, 3, {1, 3, 2}},
   };
-  const std::vector<std::string> names =
-      Registry<FlattenAttrs>::Get().Names(Device::kCPU);
-  Check(!names.empty() && names[0] == "direct", "flatten 'direct' registered");
-  int ran = 0;
-  for (const std::string& algorithm : names) {
-    for (const Case& p : cases) {
-      RunCase<float>(p, algorithm);
-      RunCase<double>(p, algorithm);
-      ran += 2;
-    }
-  }
+  const int ran = testing::RunEach(
+      testing::CpuAlgorithms<FlattenAttrs>(), cases,
+      [](auto zero, const Case& p, const std::string& algorithm) {
+        RunCase<decltype(zero)>(p, algorithm);
+      });
   ErrorCases();
-  std::printf("flatten: %d cases ran over %zu algorithms, %d failed\n", ran,
-              names.size(), testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("flatten", ran);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/layernorm/layernorm.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -105,8 +106,7 @@ int Main() {
   Tensor v{x.data(), DType::kFloat32, {24}};
   ExpectError("rank", ErrorKind::kShape, "fewer than the 2 dims",
               [&] { deep.OutputShape(v); });
-  std::printf("layernorm: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("layernorm", ran);
 }
 
 }  // namespace

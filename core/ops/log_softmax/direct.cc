@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "core/math/dispatch.h"
 #include "core/ops/log_softmax/log_softmax.h"
@@ -17,87 +15,50 @@
 namespace ai3 {
 namespace {
 
-// Over `width` interleaved slices (x[k * inner + i], i < width), width 1
-// being a plain row.
-template <typename T>
-void LogSoftmaxSlices(const T* x, T* y, int64_t len, int64_t inner,
-                      int64_t width, const vmath::ExpRange<T>& range) {
-  T m[kSliceBlock], sum[kSliceBlock];
-  for (int64_t i = 0; i < width; ++i) {
-    m[i] = x[i];
-    sum[i] = 0;
-  }
-  for (int64_t k = 1; k < len; ++k) {
-    const T* __restrict xk = x + k * inner;
+// The passes per slice (SliceKernel, slices.h).
+struct LogSoftmaxMath {
+  // Over `width` interleaved slices (x[k * inner + i], i < width), width 1
+  // being a plain row.
+  template <typename T>
+  static void Block(const T* x, T* y, int64_t len, int64_t inner,
+                    int64_t width, const vmath::ExpRange<T>& range) {
+    T m[kSliceBlock], sum[kSliceBlock];
+    BlockMaxAndZero(x, len, inner, width, m, sum);
+    for (int64_t k = 0; k < len; ++k) {
+      const T* __restrict xk = x + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
-  }
-  for (int64_t k = 0; k < len; ++k) {
-    const T* __restrict xk = x + k * inner;
+      for (int64_t i = 0; i < width; ++i) {
+        sum[i] += vmath::Exp(xk[i] - m[i], range);
+      }
+    }
+    for (int64_t i = 0; i < width; ++i) m[i] += std::log(sum[i]);
+    for (int64_t k = 0; k < len; ++k) {
+      const T* __restrict xk = x + k * inner;
+      T* __restrict yk = y + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) {
-      sum[i] += vmath::Exp(xk[i] - m[i], range);
+      for (int64_t i = 0; i < width; ++i) yk[i] = xk[i] - m[i];
     }
   }
-  for (int64_t i = 0; i < width; ++i) m[i] += std::log(sum[i]);
-  for (int64_t k = 0; k < len; ++k) {
-    const T* __restrict xk = x + k * inner;
-    T* __restrict yk = y + k * inner;
-#pragma omp simd
-    for (int64_t i = 0; i < width; ++i) yk[i] = xk[i] - m[i];
-  }
-}
 
-template <typename T>
-void LogSoftmaxRow(const T* __restrict x, T* __restrict y, int64_t len,
-                   const vmath::ExpRange<T>& range) {
-  T m = x[0];
+  template <typename T>
+  static void Row(const T* __restrict x, T* __restrict y, int64_t len,
+                  const vmath::ExpRange<T>& range) {
+    T m = x[0];
 #pragma omp simd reduction(max : m)
-  for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
-  T sum = 0;
+    for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
+    T sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t k = 0; k < len; ++k) sum += vmath::Exp(x[k] - m, range);
-  const T shift = m + std::log(sum);
+    for (int64_t k = 0; k < len; ++k) sum += vmath::Exp(x[k] - m, range);
+    const T shift = m + std::log(sum);
 #pragma omp simd
-  for (int64_t k = 0; k < len; ++k) y[k] = x[k] - shift;
-}
-
-template <typename T>
-void LogSoftmax(const SoftmaxAttrs::Split& s, const T* x, T* y) {
-  const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
-  ForEachSoftmaxSlice(
-      s, x, y,
-      [&](const T* xr, T* yr) { LogSoftmaxRow<T>(xr, yr, s.axis, range); },
-      [&](const T* xb, T* yb, int64_t width) {
-        LogSoftmaxSlices<T>(xb, yb, s.axis, s.inner, width, range);
-      });
-}
-
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const LogSoftmaxAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const SoftmaxAttrs::Split s = attrs_.SplitOf(input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      LogSoftmax<T>(s, input.data_as<const T>(), output.data_as<T>());
-    });
-  }
-
- private:
-  LogSoftmaxAttrs attrs_;
-};
-
-class Direct : public Algorithm<LogSoftmaxAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const LogSoftmaxAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
+    for (int64_t k = 0; k < len; ++k) y[k] = x[k] - shift;
   }
 };
 
-AI3_REGISTER_ALGORITHM(LogSoftmaxAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(
+    LogSoftmaxAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<LogSoftmaxAttrs,
+                    SliceKernel<LogSoftmaxAttrs, LogSoftmaxMath>>);
 
 }  // namespace
 }  // namespace ai3

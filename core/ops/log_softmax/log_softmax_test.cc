@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/log_softmax/log_softmax.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -87,8 +88,7 @@ int Main() {
               "log_softmax takes no parameter tensors, got 1", [&] {
                 Layer<LogSoftmaxAttrs>("ls", LogSoftmaxAttrs{}, {xt}, "direct");
               });
-  std::printf("log_softmax: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("log_softmax", ran);
 }
 
 }  // namespace

@@ -124,13 +124,7 @@ class DirectKernel : public Kernel {
   MeanAttrs attrs_;
 };
 
-class Direct : public Algorithm<MeanAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const MeanAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<MeanAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(MeanAttrs, "direct", Device::kCPU, Direct);
 

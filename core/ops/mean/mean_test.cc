@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/mean/mean.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -96,8 +97,7 @@ int Main() {
   ExpectError("twice", ErrorKind::kShape,
               "axis -1 (dimension 1) is given twice",
               [&] { twice.OutputShape(xt); });
-  std::printf("mean: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("mean", ran);
 }
 
 }  // namespace

@@ -72,13 +72,7 @@ class DirectKernel : public Kernel {
   Pad2dAttrs attrs_;
 };
 
-class Direct : public Algorithm<Pad2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const Pad2dAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<Pad2dAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(Pad2dAttrs, "direct", Device::kCPU, Direct);
 

@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/pad2d/pad2d.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -125,23 +126,15 @@ int Main() {
       {1, 3, 7, 2, 5, 3, 0, 0, 0.25},    {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
       {4, 32, 56, 56, 1, 1, 1, 1, 0.0},  // large enough to run threaded
   };
-  const std::vector<std::string> names =
-      Registry<Pad2dAttrs>::Get().Names(Device::kCPU);
-  Check(!names.empty() && names[0] == "direct", "pad2d 'direct' registered");
-  int ran = 0;
-  for (const std::string& algorithm : names) {
-    for (const Case& p : cases) {
-      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        RunCase<float>(p, layout, algorithm);
-        RunCase<double>(p, layout, algorithm);
-        ran += 2;
-      }
-    }
-  }
+  const int ran = testing::RunEach(
+      testing::CpuAlgorithms<Pad2dAttrs>(), cases,
+      [](auto zero, const Case& p, const std::string& algorithm) {
+        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+          RunCase<decltype(zero)>(p, layout, algorithm);
+        }
+      });
   ErrorCases();
-  std::printf("pad2d: %d cases ran over %zu algorithms, %d failed\n", ran,
-              names.size(), testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("pad2d", ran);
 }
 
 }  // namespace

@@ -131,13 +131,7 @@ class DirectKernel : public Kernel {
   std::vector<int64_t> perm_;
 };
 
-class Direct : public Algorithm<PermuteAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const PermuteAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<PermuteAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(PermuteAttrs, "direct", Device::kCPU, Direct);
 

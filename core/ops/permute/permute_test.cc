@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/permute/permute.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -84,8 +85,7 @@ int Main() {
               "permute layer 'p' (direct): dims [2, 0, 1] permute 3 "
               "dimensions but the input (2, 3) has rank 2",
               [&] { layer.OutputShape(xt); });
-  std::printf("permute: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("permute", ran);
 }
 
 }  // namespace

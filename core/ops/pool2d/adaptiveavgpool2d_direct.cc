@@ -105,13 +105,7 @@ class DirectKernel : public Kernel {
   AdaptiveAvgPool2dAttrs attrs_;
 };
 
-class Direct : public Algorithm<AdaptiveAvgPool2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const AdaptiveAvgPool2dAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<AdaptiveAvgPool2dAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(AdaptiveAvgPool2dAttrs, "direct", Device::kCPU, Direct);
 

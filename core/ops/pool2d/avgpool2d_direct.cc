@@ -105,13 +105,7 @@ class DirectKernel : public Kernel {
   AvgPool2dAttrs attrs_;
 };
 
-class Direct : public Algorithm<AvgPool2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const AvgPool2dAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<AvgPool2dAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU, Direct);
 

@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -526,8 +527,7 @@ int Main() {
   Check(ran > 0, "pool2d algorithms registered");
   KnownValues();
   ErrorCases();
-  std::printf("pool2d: %d cases ran, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("pool2d", ran);
 }
 
 }  // namespace

@@ -1,92 +1,12 @@
-// Every registered CPU relu algorithm against the definition over tensors of
-// several ranks and sizes (including empty and rank-0), in float32 and
-// float64; NaN must pass through as in PyTorch.
+// relu against its definition through the shared elementwise-op test, to
+// the bit: max(x, 0) is exact, and NaN passes through as in PyTorch.
 #include <cmath>
-#include <cstdio>
-#include <limits>
-#include <string>
-#include <type_traits>
-#include <vector>
 
-#include "core/errors.h"
-#include "core/layer.h"
 #include "core/ops/relu/relu.h"
-#include "core/testing/reference.h"
+#include "core/testing/unary_op_test.h"
 
-namespace ai3 {
-namespace {
-
-using testing::Check;
-using testing::ExpectError;
-
-template <typename T>
-void RunCase(const Shape& shape, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-  const int64_t n = NumElements(shape);
-  auto xd = testing::RandomVector(n, 7);
-  if (n > 3) {
-    xd[1] = std::numeric_limits<double>::quiet_NaN();
-    xd[2] = 0.0;
-    xd[3] = -std::numeric_limits<double>::infinity();
-  }
-  auto x = testing::Cast<T>(xd);
-  std::vector<T> y(n, T(-42));
-  Layer<ReluAttrs> layer("test", ReluAttrs{}, {}, algorithm);
-  Tensor xt{x.data(), dtype, shape};
-  Tensor yt{y.data(), dtype, shape};
-  std::string desc = algorithm + " " + Name(dtype) + " " + ToString(shape);
-  Check(layer.OutputShape(xt) == shape, desc + ": output shape");
-  layer.Forward(xt, yt);
-  bool ok = true;
-  for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(xd[i])) {
-      ok &= std::isnan(y[i]);
-    } else {
-      ok &= y[i] == (x[i] > T(0) ? x[i] : T(0));
-    }
-  }
-  Check(ok, desc);
+int main() {
+  return ai3::testing::RunUnaryOpTest<ai3::ReluAttrs>(
+      [](double v) { return std::isnan(v) || v > 0 ? v : 0.0; },
+      {/*f32=*/0, /*f64=*/0});
 }
-
-
-int Main() {
-  const std::vector<Shape> shapes = {
-      {},           {1},           {5},          {3, 7},
-      {2, 3, 4, 5}, {1, 64, 56, 56}, {0},        {4, 0, 3},
-      {100003},     {2, 3, 1, 1, 2},
-  };
-  const std::vector<std::string> names =
-      Registry<ReluAttrs>::Get().Names(Device::kCPU);
-  Check(!names.empty() && names[0] == "direct", "relu 'direct' registered");
-  int ran = 0;
-  for (const std::string& algorithm : names) {
-    for (const Shape& s : shapes) {
-      RunCase<float>(s, algorithm);
-      RunCase<double>(s, algorithm);
-      ran += 2;
-    }
-  }
-  std::vector<float> x(4);
-  Tensor xt{x.data(), DType::kFloat32, {4}};
-  ExpectError("params", ErrorKind::kInvalidArgument,
-              "relu takes no parameter tensors, got 1",
-              [&] { Layer<ReluAttrs>("r", ReluAttrs{}, {xt}, "default"); });
-  Layer<ReluAttrs> layer("r", ReluAttrs{}, {}, "default");
-  ExpectError("mixed dtypes", ErrorKind::kShape, "expected float32 (4,)", [&] {
-    std::vector<double> y(4);
-    layer.Forward(xt, Tensor{y.data(), DType::kFloat64, {4}});
-  });
-  ExpectError("output shape", ErrorKind::kShape, "expected float32 (4,)", [&] {
-    std::vector<float> y(4);
-    layer.Forward(xt, Tensor{y.data(), DType::kFloat32, {2, 2}});
-  });
-  std::printf("relu: %d cases ran over %zu algorithms, %d failed\n", ran,
-              names.size(), testing::Failures());
-  return testing::Failures() != 0;
-}
-
-}  // namespace
-}  // namespace ai3
-
-int main() { return ai3::Main(); }

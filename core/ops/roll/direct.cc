@@ -57,13 +57,7 @@ class DirectKernel : public Kernel {
   RollAttrs attrs_;
 };
 
-class Direct : public Algorithm<RollAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const RollAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<RollAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(RollAttrs, "direct", Device::kCPU, Direct);
 

@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/roll/roll.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -91,8 +92,7 @@ int Main() {
   ExpectError("axis", ErrorKind::kShape,
               "roll layer 'r' (direct): axis -3 is out of range",
               [&] { layer.OutputShape(xt); });
-  std::printf("roll: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("roll", ran);
 }
 
 }  // namespace

@@ -37,13 +37,7 @@ class DirectKernel : public Kernel {
   SliceAttrs attrs_;
 };
 
-class Direct : public Algorithm<SliceAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const SliceAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<SliceAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(SliceAttrs, "direct", Device::kCPU, Direct);
 

@@ -12,6 +12,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/slice/slice.h"
+#include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -115,8 +116,7 @@ int Main() {
               "slice layer 's' (direct): axis 2 is out of range for a rank-2 "
               "input (2, 3)",
               [&] { layer.OutputShape(xt); });
-  std::printf("slice: %d cases, %d failed\n", ran, testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("slice", ran);
 }
 
 }  // namespace

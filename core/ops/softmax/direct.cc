@@ -6,8 +6,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <memory>
-#include <vector>
 
 #include "core/math/dispatch.h"
 #include "core/ops/sigmoid/exp.h"
@@ -18,92 +16,56 @@
 namespace ai3 {
 namespace {
 
-template <typename T>
-void SoftmaxRow(const T* __restrict x, T* __restrict y, int64_t len,
-                const vmath::ExpRange<T>& range) {
-  T m = x[0];
+// The passes per slice (SliceKernel, slices.h).
+struct SoftmaxMath {
+  template <typename T>
+  static void Row(const T* __restrict x, T* __restrict y, int64_t len,
+                  const vmath::ExpRange<T>& range) {
+    T m = x[0];
 #pragma omp simd reduction(max : m)
-  for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
-  T sum = 0;
+    for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
+    T sum = 0;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t k = 0; k < len; ++k) {
-    const T e = vmath::Exp(x[k] - m, range);
-    y[k] = e;
-    sum += e;
-  }
-  const T scale = T(1) / sum;
+    for (int64_t k = 0; k < len; ++k) {
+      const T e = vmath::Exp(x[k] - m, range);
+      y[k] = e;
+      sum += e;
+    }
+    const T scale = T(1) / sum;
 #pragma omp simd
-  for (int64_t k = 0; k < len; ++k) y[k] *= scale;
-}
+    for (int64_t k = 0; k < len; ++k) y[k] *= scale;
+  }
 
-// Softmax over the axis of x[k * inner + i] for i < width (width <= kSliceBlock).
-template <typename T>
-void SoftmaxBlock(const T* x, T* y, int64_t len, int64_t inner,
-                  int64_t width, const vmath::ExpRange<T>& range) {
-  T m[kSliceBlock], sum[kSliceBlock];
-  for (int64_t i = 0; i < width; ++i) {
-    m[i] = x[i];
-    sum[i] = 0;
-  }
-  for (int64_t k = 1; k < len; ++k) {
-    const T* __restrict xk = x + k * inner;
+  // Softmax over the axis of x[k * inner + i] for i < width
+  // (width <= kSliceBlock).
+  template <typename T>
+  static void Block(const T* x, T* y, int64_t len, int64_t inner,
+                    int64_t width, const vmath::ExpRange<T>& range) {
+    T m[kSliceBlock], sum[kSliceBlock];
+    BlockMaxAndZero(x, len, inner, width, m, sum);
+    for (int64_t k = 0; k < len; ++k) {
+      const T* __restrict xk = x + k * inner;
+      T* __restrict yk = y + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
-  }
-  for (int64_t k = 0; k < len; ++k) {
-    const T* __restrict xk = x + k * inner;
-    T* __restrict yk = y + k * inner;
+      for (int64_t i = 0; i < width; ++i) {
+        const T e = vmath::Exp(xk[i] - m[i], range);
+        yk[i] = e;
+        sum[i] += e;
+      }
+    }
+    for (int64_t i = 0; i < width; ++i) sum[i] = T(1) / sum[i];
+    for (int64_t k = 0; k < len; ++k) {
+      T* __restrict yk = y + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) {
-      const T e = vmath::Exp(xk[i] - m[i], range);
-      yk[i] = e;
-      sum[i] += e;
+      for (int64_t i = 0; i < width; ++i) yk[i] *= sum[i];
     }
   }
-  for (int64_t i = 0; i < width; ++i) sum[i] = T(1) / sum[i];
-  for (int64_t k = 0; k < len; ++k) {
-    T* __restrict yk = y + k * inner;
-#pragma omp simd
-    for (int64_t i = 0; i < width; ++i) yk[i] *= sum[i];
-  }
-}
-
-template <typename T>
-void Softmax(const SoftmaxAttrs::Split& s, const T* x, T* y) {
-  const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
-  ForEachSoftmaxSlice(
-      s, x, y,
-      [&](const T* xr, T* yr) { SoftmaxRow<T>(xr, yr, s.axis, range); },
-      [&](const T* xb, T* yb, int64_t width) {
-        SoftmaxBlock<T>(xb, yb, s.axis, s.inner, width, range);
-      });
-}
-
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const SoftmaxAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const SoftmaxAttrs::Split s = attrs_.SplitOf(input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      Softmax<T>(s, input.data_as<const T>(), output.data_as<T>());
-    });
-  }
-
- private:
-  SoftmaxAttrs attrs_;
 };
 
-class Direct : public Algorithm<SoftmaxAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const SoftmaxAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(SoftmaxAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(
+    SoftmaxAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<SoftmaxAttrs,
+                    SliceKernel<SoftmaxAttrs, SoftmaxMath>>);
 
 }  // namespace
 }  // namespace ai3

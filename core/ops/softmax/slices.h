@@ -6,14 +6,19 @@
 //     positions); `block(x, y, width)` walks the axis with the block's
 //     positions (x[k * inner + i], i < width) as the vectorised loop.
 // Tasks are split over OpenMP threads when there is enough work.
+// SliceKernel is the whole "direct" kernel of such an op from its Math:
+// the split, the dtype dispatch and the exp range live here once.
 #ifndef AI3_CORE_OPS_SOFTMAX_SLICES_H_
 #define AI3_CORE_OPS_SOFTMAX_SLICES_H_
 
 #include <algorithm>
 #include <cstdint>
 
+#include "core/math/dispatch.h"
+#include "core/ops/sigmoid/exp.h"
 #include "core/ops/softmax/softmax.h"
 #include "core/parallel.h"
+#include "core/registry.h"
 
 namespace ai3 {
 
@@ -42,6 +47,53 @@ void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
           std::min(kSliceBlock, s.inner - i0));
   });
 }
+
+// The first pass of a block's `width` interleaved slices
+// (x[k * inner + i], i < width): m[i] = the max over the axis, and sum[i]
+// = 0 for the pass that adds the exps.
+template <typename T>
+void BlockMaxAndZero(const T* x, int64_t len, int64_t inner, int64_t width,
+                     T* m, T* sum) {
+  for (int64_t i = 0; i < width; ++i) {
+    m[i] = x[i];
+    sum[i] = 0;
+  }
+  for (int64_t k = 1; k < len; ++k) {
+    const T* __restrict xk = x + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
+  }
+}
+
+// `Math` has
+//   template <typename T> static void Row(const T* x, T* y, int64_t len,
+//                                         const vmath::ExpRange<T>&);
+//   template <typename T> static void Block(const T* x, T* y, int64_t len,
+//                                           int64_t inner, int64_t width,
+//                                           const vmath::ExpRange<T>&);
+// and `Attrs` a SplitOf(shape) (SoftmaxAttrs and those deriving it).
+template <class Attrs, class Math>
+class SliceKernel : public Kernel {
+ public:
+  explicit SliceKernel(const Attrs& attrs) : attrs_(attrs) {}
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    const SoftmaxAttrs::Split s = attrs_.SplitOf(input.shape);
+    DispatchFloat(input.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
+      ForEachSoftmaxSlice(
+          s, input.data_as<const T>(), output.data_as<T>(),
+          [&](const T* xr, T* yr) { Math::Row(xr, yr, s.axis, range); },
+          [&](const T* xb, T* yb, int64_t width) {
+            Math::Block(xb, yb, s.axis, s.inner, width, range);
+          });
+    });
+  }
+
+ private:
+  Attrs attrs_;
+};
 
 }  // namespace ai3
 

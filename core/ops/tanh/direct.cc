@@ -1,5 +1,5 @@
-// tanh "direct": one pass over the elements, split over OpenMP threads
-// when the tensor is large enough to pay for them, the loop vectorised by
+// tanh "direct" through ElementwiseDirect (core/ops/elementwise.h): one
+// pass, split over OpenMP threads from 2^13 elements, the loop vectorised by
 // the compiler (std::tanh would not be). Branch-free, on a = |x|:
 //   a <  kSmall: the odd Taylor series (to x^13 in double, x^7 in float;
 //                truncation below 1e-16 / 1e-9 relative), exact near 0;
@@ -8,22 +8,14 @@
 // then the sign of x. Both are computed and one kept by a multiply with a
 // 0/1 mask, so the compiler has no branch to keep.
 #include <cmath>
-#include <cstdint>
-#include <memory>
-#include <vector>
 
-#include "core/math/dispatch.h"
+#include "core/ops/elementwise.h"
 #include "core/ops/sigmoid/exp.h"
 #include "core/ops/tanh/tanh.h"
-#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
-
-// Below this many elements threads cost more than they save (a
-// transcendental per element: a lower bar than relu's).
-constexpr int64_t kParallelThreshold = 1 << 13;
 
 // Below this |x| the series; above, the exp form.
 constexpr double kSmall = 0.1;
@@ -48,44 +40,22 @@ inline T TanhSeries(T a) {  // a in [0, kSmall]
 }
 
 template <typename T>
-void Tanh(const T* __restrict x, T* __restrict y, int64_t n) {
-  // Variables, not literals: see exp.h.
+struct TanhFn {
+  explicit TanhFn(const TanhAttrs&) {}
+  T operator()(T x) const {
+    const T a = std::fabs(x);
+    const T use_series = a < small ? T(1) : T(0);
+    const T series = TanhSeries(a < small ? a : small);  // finite everywhere
+    const T e = vmath::Exp(T(-2) * a, range);
+    const T big = (T(1) - e) / (T(1) + e);
+    return std::copysign(series * use_series + big * (T(1) - use_series), x);
+  }
+  // Members, not literals: see exp.h.
   vmath::ExpRange<T> range;
   T small = static_cast<T>(kSmall);
-  HideFromOptimizer(range);
-  HideFromOptimizer(small);
-  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
-#pragma omp simd
-    for (int64_t i = lo; i < hi; ++i) {
-      const T a = std::fabs(x[i]);
-      const T use_series = a < small ? T(1) : T(0);
-      const T series = TanhSeries(a < small ? a : small);  // finite everywhere
-      const T e = vmath::Exp(T(-2) * a, range);
-      const T big = (T(1) - e) / (T(1) + e);
-      y[i] = std::copysign(series * use_series + big * (T(1) - use_series),
-                           x[i]);
-    }
-  });
-}
-
-class DirectKernel : public Kernel {
- public:
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      Tanh<T>(input.data_as<const T>(), output.data_as<T>(), input.numel());
-    });
-  }
 };
 
-class Direct : public Algorithm<TanhAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const TanhAttrs&,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>();
-  }
-};
-
+using Direct = ElementwiseDirect<TanhAttrs, TanhFn>;
 AI3_REGISTER_ALGORITHM(TanhAttrs, "direct", Device::kCPU, Direct);
 
 }  // namespace

@@ -1,11 +1,9 @@
 // flatten "direct" on CUDA: the output has the input's elements in the same
 // order, so the whole op is one device-to-device copy queued on the caller's
 // stream (the output is a separate buffer the caller owns).
-#include <memory>
-#include <vector>
-
 #include "core/cuda/kernel.h"
 #include "core/ops/flatten/flatten.h"
+#include "core/registry.h"
 
 namespace ai3 {
 namespace {
@@ -21,14 +19,7 @@ class CopyKernel : public cuda::CudaKernel {
   }
 };
 
-class Direct : public Algorithm<FlattenAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const FlattenAttrs&,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<CopyKernel>();
-  }
-};
-
+using Direct = KernelAlgorithm<FlattenAttrs, CopyKernel>;
 AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCUDA, Direct);
 
 }  // namespace

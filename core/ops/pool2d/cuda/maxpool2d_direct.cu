@@ -59,13 +59,7 @@ class DirectKernel : public cuda::CudaKernel {
   MaxPool2dAttrs attrs_;
 };
 
-class Direct : public Algorithm<MaxPool2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(const MaxPool2dAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<DirectKernel>(attrs);
-  }
-};
+using Direct = KernelAlgorithm<MaxPool2dAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(MaxPool2dAttrs, "direct", Device::kCUDA, Direct);
 

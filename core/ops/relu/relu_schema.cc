@@ -1,0 +1,11 @@
+// relu's declaration (core/ops/elementwise_schema.h).
+#include "core/ops/elementwise_schema.h"
+#include "core/ops/relu/relu.h"
+
+namespace ai3 {
+namespace {
+
+AI3_DECLARE_ELEMENTWISE_OP(ReluAttrs, "max(x, 0) elementwise");
+
+}  // namespace
+}  // namespace ai3

@@ -1,0 +1,50 @@
+// The driver every op's cc_test shares: which CPU algorithms are
+// registered, each of them run over the test's cases in float32 and
+// float64, and main()'s closing line and exit status.
+#ifndef AI3_CORE_TESTING_OP_TEST_H_
+#define AI3_CORE_TESTING_OP_TEST_H_
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/registry.h"
+#include "core/testing/reference.h"
+
+namespace ai3::testing {
+
+// The registered CPU algorithms of `Attrs`, checking that `first` leads
+// them ("direct": the op's reference algorithm, registered first).
+template <class Attrs>
+std::vector<std::string> CpuAlgorithms(const std::string& first = "direct") {
+  std::vector<std::string> names = Registry<Attrs>::Get().Names(Device::kCPU);
+  Check(!names.empty() && names[0] == first,
+        std::string(Attrs::kOp) + " '" + first + "' registered");
+  return names;
+}
+
+// Calls run(T(0), c, algorithm) with T = float, then double, for every
+// case c and algorithm; returns how many (case, dtype, algorithm) ran.
+template <class Cases, class Run>
+int RunEach(const std::vector<std::string>& algorithms, const Cases& cases,
+            Run run) {
+  int ran = 0;
+  for (const std::string& algorithm : algorithms) {
+    for (const auto& c : cases) {
+      run(0.0f, c, algorithm);
+      run(0.0, c, algorithm);
+      ran += 2;
+    }
+  }
+  return ran;
+}
+
+// Prints what ran and failed; main()'s exit status.
+inline int Summary(const std::string& what, int ran) {
+  std::printf("%s: %d cases ran, %d failed\n", what.c_str(), ran, Failures());
+  return Failures() != 0;
+}
+
+}  // namespace ai3::testing
+
+#endif  // AI3_CORE_TESTING_OP_TEST_H_
