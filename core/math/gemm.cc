@@ -29,8 +29,8 @@ namespace {
 //
 // What that costs, measured by //bench/onednn:gemm (float32, GFLOP/s, 1
 // thread, thread CPU time because the machine was shared; AVX-512 Xeon with
-// AMX; oneDNN picks brg:avx512_core; Debian's BLIS 0.9 has no skx kernels
-// and runs its haswell (AVX2) ones there):
+// AMX; oneDNN picks brg:avx512_core; BLIS runs its haswell (AVX2)
+// kernels there, see "Kernels" below):
 //   product                      M x N x K        BLIS  matmul  sgemm
 //   resnet18 conv1 7x7/2      64 x 12544 x  147  101.3  162.0  184.5
 //   resnet 3x3 64             64 x  3136 x  576  105.2  142.4  195.7
@@ -55,6 +55,18 @@ namespace {
 // call is not allocation free: BLIS 0.9 opens a one-thread region even so,
 // and libgomp mallocs a team for every nested region (hence winograd runs
 // its position products one after another; see winograd.cc).
+//
+// Kernels: BLIS picks its kernel set from CPUID at its first call. On an
+// Intel AVX-512 CPU it picks 'skx' or 'haswell' by the number of AVX-512 FMA
+// units it knows from the model number; the generic virtual "Intel Xeon
+// Processor" makes it print "Number of FMA units unknown" and take
+// haswell. Debian's BLIS 0.9 does carry skx (BLIS_ARCH_TYPE=0 selects it),
+// and measured on that Xeon (2 threads, quiet): 1024^3 sgemm 315 GFLOP/s on
+// skx against 203 on haswell, 3x3 convs through 'gemm' 5-25% faster; but
+// its skx configuration has no small/skinny ("sup") kernels, and winograd's
+// per-position products, which are all small, became 1.5-2.9x slower
+// (e.g. 512 ch at 7x7: 1.5 -> 4.5 ms; with sup off on both, 3.4 vs 4.2).
+// So ai3 leaves BLIS's choice alone; a user can set BLIS_ARCH_TYPE.
 rntm_t ThreadsForThisCall() {
   rntm_t rntm = BLIS_RNTM_INITIALIZER;
   bli_rntm_set_num_threads(omp_in_parallel() ? 1 : omp_get_max_threads(),
