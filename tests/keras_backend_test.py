@@ -349,6 +349,14 @@ def test_global_pooling_and_keepdims():
     check(keras.Model(i, L.Concatenate()([a, b, c, d])), inputs((3, 7, 7, 5)))
 
 
+def test_leaky_relu():
+    i = keras.Input((7, 7, 3))
+    x = L.LeakyReLU(negative_slope=0.1)(L.Conv2D(4, 3)(i))
+    model = keras.Model(i, L.LeakyReLU()(x))  # Keras' default slope, 0.3
+    assert [s.attrs["alpha"] for s in graph.to_specs(model)[0] if s.op == "leaky_relu"] == [pytest.approx(0.1), pytest.approx(0.3)]
+    check(model, inputs((3, 7, 7, 3)))
+
+
 def test_rescaling_and_normalization():
     i = keras.Input((8, 8, 3))
     x = L.Rescaling(1 / 127.5, offset=-1.0)(i)

@@ -273,6 +273,8 @@ SINGLE_LAYER_CASES = {
     "LayerNormalization": (lambda: keras.layers.LayerNormalization(), (6, 8)),
     "ReLU": (lambda: keras.layers.ReLU(), (4, 5, 3)),
     "ReLU(max_value)": (lambda: keras.layers.ReLU(max_value=0.5), (4, 5, 3)),
+    "LeakyReLU": (lambda: keras.layers.LeakyReLU(), (4, 5, 3)),
+    "LeakyReLU(0.05)": (lambda: keras.layers.LeakyReLU(negative_slope=0.05), (6,)),
     "Softmax": (lambda: keras.layers.Softmax(axis=-1), (3, 7)),
     "MaxPooling2D": (lambda: keras.layers.MaxPooling2D(3, strides=2, padding="same"), (9, 8, 3)),
     "AveragePooling2D": (lambda: keras.layers.AveragePooling2D(2, padding="valid"), (8, 6, 3)),

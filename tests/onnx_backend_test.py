@@ -494,6 +494,16 @@ def test_shape_arithmetic_folds():
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("alpha", [None, 0.2, -1.5])
+def test_leaky_relu(alpha):
+    attrs = {} if alpha is None else {"alpha": alpha}
+    m = _model([helper.make_node("LeakyRelu", ["x"], ["y"], **attrs)], [], [2, 3, 5], [2, 3, 5])
+    assert [s.attrs["alpha"] for s in graph.to_specs(m)[0]] == [pytest.approx(0.01 if alpha is None else alpha)]
+    x = np.random.default_rng(15).standard_normal((2, 3, 5)).astype(np.float32)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
 @pytest.mark.parametrize("starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])])
 def test_slice_steps(starts, ends, steps):
     nodes = [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])]
@@ -560,7 +570,7 @@ def test_checker_failure():
         graph.swap_backend(m)
 
 
-@pytest.mark.parametrize("op,kwargs", [("LeakyRelu", {"alpha": 0.1}), ("Softplus", {})])
+@pytest.mark.parametrize("op,kwargs", [("Elu", {"alpha": 0.1}), ("Softplus", {})])
 def test_unsupported_op(op, kwargs):
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
     m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)

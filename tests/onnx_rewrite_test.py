@@ -418,7 +418,8 @@ def single_layer_ops_model() -> onnx.ModelProto:
         n("AveragePool", ["mp"], ["ap"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], count_include_pad=1),
         n("Mul", ["ap", "k"], ["mul"]),
         n("Sigmoid", ["mul"], ["sg"]),
-        n("Tanh", ["sg"], ["th"]),
+        n("Tanh", ["sg"], ["th0"]),
+        n("LeakyRelu", ["th0"], ["th"], alpha=0.2),
         n("HardSwish", ["th"], ["hs"]),
         n("HardSigmoid", ["hs"], ["hsg"], alpha=0.3),
         n("Clip", ["hsg", "lo", "hi"], ["cl"]),
@@ -442,8 +443,8 @@ def single_layer_ops_model() -> onnx.ModelProto:
         inits[i] = const(name, 8)
     inits[5] = numpy_helper.from_array(rng.uniform(0.5, 1.5, 8).astype(np.float32), "v")
     inits[6] = const("k", 1, 8, 1, 1)
-    nodes.insert(19, n("LayerNormalization", ["f", "ln_s", "ln_b"], ["ln"]))
-    nodes[20] = n("Softmax", ["ln"], ["sm"])
+    nodes.insert(20, n("LayerNormalization", ["f", "ln_s", "ln_b"], ["ln"]))
+    nodes[21] = n("Softmax", ["ln"], ["sm"])
     graph = helper.make_graph(nodes, "every_op", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 9, 9])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7])], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
@@ -457,8 +458,8 @@ def test_every_single_layer_op_matches_ort():
     specs = ai3.onnx.graph.map_nodes(original).specs
     # (identity: a Reshape that keeps the shape; the pipeline drops it, it is no layer)
     ops = sorted({s.op for s in specs if len(s.inputs) == 1} - {ai3.onnx.graph.EXTERNAL, "identity"})
-    assert {"conv2d", "batchnorm2d", "relu", "pad2d", "maxpool2d", "avgpool2d", "mul", "sigmoid", "tanh", "hardswish",
-            "hardsigmoid", "clamp", "permute", "slice", "gelu", "adaptiveavgpool2d", "flatten", "layernorm", "softmax",
+    assert {"conv2d", "batchnorm2d", "relu", "pad2d", "maxpool2d", "avgpool2d", "mul", "sigmoid", "tanh", "leaky_relu",
+            "hardswish", "hardsigmoid", "clamp", "permute", "slice", "gelu", "adaptiveavgpool2d", "flatten", "layernorm", "softmax",
             "linear", "log_softmax"} <= set(ops)
     everything = original
     for op in ops:

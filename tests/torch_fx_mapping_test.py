@@ -115,6 +115,7 @@ REFERENCE = {
     "tanh": lambda s, xs: torch.tanh(xs[0]),
     "gelu": lambda s, xs: F.gelu(xs[0], approximate=s.attrs["approximate"]),
     "hardswish": lambda s, xs: F.hardswish(xs[0]),
+    "leaky_relu": lambda s, xs: F.leaky_relu(xs[0], s.attrs["alpha"]),
     "hardsigmoid": lambda s, xs: torch.clamp(s.attrs["alpha"] * xs[0] + s.attrs["beta"], 0, 1),
     "softmax": lambda s, xs: F.softmax(xs[0], s.attrs["axis"]),
     "log_softmax": lambda s, xs: F.log_softmax(xs[0], s.attrs["axis"]),

@@ -138,3 +138,26 @@ def test_unsupported_forms_are_refused(forward, match) -> None:
 
 if __name__ == "__main__":
     pytest_main.run(__file__)
+
+
+class LeakyReLUs(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3)
+        self.leaky = nn.LeakyReLU(0.2)
+
+    def forward(self, x):
+        return F.leaky_relu(self.leaky(self.conv(x)), negative_slope=-0.5) + F.leaky_relu(x[:, :1, 1:-1, 1:-1])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_leaky_relu_module_and_function(dtype) -> None:
+    torch.manual_seed(0)
+    model = LeakyReLUs().to(dtype).eval()
+    x = torch.randn(2, 3, 9, 11, dtype=dtype) * 3
+    with torch.inference_mode():
+        want = model(x)
+    swapped = ai3.swap_backend(model, sample_input_shape=tuple(x.shape))
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    torch.testing.assert_close(swapped(x), want, atol=tol, rtol=tol)
+    assert [op for _, op, _ in swapped.layers()].count("leaky_relu") == 3

@@ -347,6 +347,7 @@ SWAP_CASES = {
     "tanh": [(nn.Tanh(), (2, 7))],
     "hardswish": [(nn.Hardswish(), (2, 3, 5))],
     "hardsigmoid": [(nn.Hardsigmoid(), (2, 3, 5))],
+    "leaky_relu": [(nn.LeakyReLU(), (2, 3, 5)), (nn.LeakyReLU(0.3), (2, 7))],
     "gelu": [(nn.GELU(), (2, 7)), (nn.GELU("tanh"), (2, 7))],
     "clamp": [(nn.ReLU6(), (2, 7)), (nn.Hardtanh(-0.5, 0.25), (2, 7))],
     "softmax": [(nn.Softmax(1), (2, 3, 4, 4)), (nn.Softmax(-1), (3, 7))],

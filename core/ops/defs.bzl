@@ -23,6 +23,7 @@ AI3_OPS = {
     "hardsigmoid": False,
     "hardswish": False,
     "layernorm": False,
+    "leaky_relu": True,
     "linear": True,
     "log_softmax": False,
     "matmul": False,

@@ -244,6 +244,19 @@ def hardsigmoid(draw: Draw, algorithm: str) -> Case:
     )
 
 
+def leaky_relu(draw: Draw, algorithm: str) -> Case:
+    alpha = draw(st.sampled_from([0.01, 0.3, 0.0, 1.0, -0.5, 2.5, math.inf, math.nan]))
+    x = values(draw, rank_shape(draw, 0, 4), specials=True)
+
+    def reference(x: np.ndarray) -> Any:
+        if not math.isfinite(alpha):
+            raise NoReference("a slope that is not finite: ai3 refuses it")
+        return F.leaky_relu(t64(x), alpha)
+
+    make = lambda n, dt: layers.Layer("leaky_relu", {"alpha": alpha}, {}, algorithm=algorithm, name=n)  # noqa: E731
+    return Case("leaky_relu", make, [x], reference, specials=True)
+
+
 def clamp(draw: Draw, algorithm: str) -> Case:
     lo = draw(st.sampled_from([None, 0.0, -1.0, 2.0, -math.inf, math.nan]))
     hi = draw(st.sampled_from([None, 6.0, 1.0, -2.0, math.inf, math.nan]))
@@ -647,6 +660,7 @@ OPS: dict[str, Callable[[Draw, str], Case]] = {
     "gelu": gelu,
     "hardsigmoid": hardsigmoid,
     "clamp": clamp,
+    "leaky_relu": leaky_relu,
     "maxpool2d": maxpool2d,
     "avgpool2d": avgpool2d,
     "adaptiveavgpool2d": _adaptive("adaptiveavgpool2d", layers.AdaptiveAvgPool2d, F.adaptive_avg_pool2d),

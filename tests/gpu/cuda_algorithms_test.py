@@ -132,6 +132,7 @@ ELEMENTWISE = {
     "sigmoid": (lambda: ai3.layers.Sigmoid(), lambda x: torch.sigmoid(x)),
     "silu": (lambda: ai3.layers.SiLU(), lambda x: F.silu(x)),
     "tanh": (lambda: ai3.layers.Tanh(), lambda x: torch.tanh(x)),
+    "leaky_relu": (lambda: ai3.layers.Layer("leaky_relu", {"alpha": 0.2}, {}), lambda x: F.leaky_relu(x, 0.2)),
 }
 
 

@@ -26,6 +26,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "tanh": ({}, {}, [(2, 3)]),
     "hardswish": ({}, {}, [(2, 3)]),
     "hardsigmoid": ({"alpha": 0.2}, {}, [(2, 3)]),
+    "leaky_relu": ({"alpha": 0.2}, {}, [(2, 3)]),
     "gelu": ({"approximate": "tanh"}, {}, [(2, 3)]),
     "clamp": ({"min": 0, "max": 1.5}, {}, [(2, 3)]),
     "softmax": ({}, {}, [(2, 3)]),

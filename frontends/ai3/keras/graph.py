@@ -32,6 +32,7 @@ in-place swaps of ai3.keras use as well):
                            hard_silu/hard_swish, hard_sigmoid (1/6, 1/2),
                            linear (identity)
   ReLU / Softmax layers    relu or clamp(0,max_value) / softmax(axis)
+  LeakyReLU                leaky_relu(alpha = negative_slope)
   MaxPooling2D             maxpool2d ("same" -> explicit asymmetric pads)
   AveragePooling2D         avgpool2d ("same" -> pads, count_include_pad=False)
   GlobalAveragePooling2D   adaptiveavgpool2d (1,1) [+ flatten unless keepdims]
@@ -682,6 +683,10 @@ def _relu(layer: Any, shape: tuple) -> list[Step]:
     return [Step("clamp", {"min": 0.0, "max": float(layer.max_value)})]
 
 
+def _leaky_relu(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("leaky_relu", {"alpha": float(layer.negative_slope)})]
+
+
 def _softmax(layer: Any, shape: tuple) -> list[Step]:
     axis = layer.axis
     if not isinstance(axis, int):
@@ -804,6 +809,7 @@ MAPPING: dict[str, Entry] = {
     "BatchNormalization": Entry(_batchnorm, op="batchnorm2d"),
     "Activation": Entry(_activation_layer),
     "ReLU": Entry(_relu),
+    "LeakyReLU": Entry(_leaky_relu, op="leaky_relu"),
     "Softmax": Entry(_softmax, op="softmax"),
     "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
     "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),

@@ -26,6 +26,7 @@ ONNX op -> spec (see `_Mapper.node`):
                             reverse when the constant is on the left)
   Relu, Sigmoid, Tanh       relu, sigmoid, tanh
   HardSwish, HardSigmoid    hardswish, hardsigmoid(alpha, beta)
+  LeakyRelu                 leaky_relu(alpha, ONNX's default 0.01)
   Gelu (20+), and the erf   gelu ("none" / "tanh"); the exporters'
   chain x*0.5*(1+erf(x/√2)) five-node form is found by ai3.onnx.patterns
   Clip                      clamp (bounds: attributes before opset 11,
@@ -81,7 +82,8 @@ _DOMAINS = ("", "ai.onnx")
 SUPPORTED_OPS = (
     "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout",
     "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-    "HardSwish", "Identity", "LayerNormalization", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad", "Pow", "ReduceMean",
+    "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
+    "Pow", "ReduceMean",
     "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
@@ -975,6 +977,9 @@ class _Mapper:
 
     def op_HardSwish(self, node, a, x):
         return self.add("hardswish", node, [x])
+
+    def op_LeakyRelu(self, node, a, x):
+        return self.add("leaky_relu", node, [x], {"alpha": float(a.get("alpha", 0.01))})
 
     def op_HardSigmoid(self, node, a, x):
         return self.add("hardsigmoid", node, [x], {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})

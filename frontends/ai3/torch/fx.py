@@ -141,6 +141,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu: "relu", torch.relu: "relu", torch.relu_: "relu",
     F.gelu: "gelu", F.hardswish: "hardswish", F.hardsigmoid: "hardsigmoid", F.silu: "silu",
     torch.sigmoid: "sigmoid", F.sigmoid: "sigmoid", torch.tanh: "tanh", F.tanh: "tanh",
+    F.leaky_relu: "leaky_relu",
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
@@ -380,6 +381,10 @@ class _Mapper:
     def _gelu(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, approximate="none": None)
         self.add(node, "gelu", name, [self.tensor(node, a["input"])], node, {"approximate": a["approximate"]})
+
+    def _leaky_relu(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, negative_slope=0.01, inplace=False: None)
+        self.add(node, "leaky_relu", name, [self.tensor(node, a["input"])], node, {"alpha": float(a["negative_slope"])})
 
     def _hardsigmoid(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, inplace=False: None)

@@ -129,6 +129,11 @@ def _gelu(m: nn.GELU, name: str) -> tuple[Attrs, Weights]:
     return {"approximate": m.approximate}, {}
 
 
+@maps(nn.LeakyReLU, op="leaky_relu")
+def _leaky_relu(m: nn.LeakyReLU, name: str) -> tuple[Attrs, Weights]:
+    return {"alpha": float(m.negative_slope)}, {}
+
+
 @maps(nn.Hardsigmoid, op="hardsigmoid")
 def _hardsigmoid(m: nn.Hardsigmoid, name: str) -> tuple[Attrs, Weights]:
     return dict(params.TORCH_HARDSIGMOID), {}

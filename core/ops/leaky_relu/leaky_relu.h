@@ -1,0 +1,42 @@
+// leaky_relu: y = x for x >= 0, alpha * x below, elementwise; NaN passes
+// through. torch nn.LeakyReLU (negative_slope) and ONNX LeakyRelu default
+// alpha to 0.01 (the default here); Keras 3's LeakyReLU to 0.3, so its
+// frontend passes it explicitly. No weights; any shape; float32 or float64
+// from the input.
+#ifndef AI3_CORE_OPS_LEAKY_RELU_LEAKY_RELU_H_
+#define AI3_CORE_OPS_LEAKY_RELU_LEAKY_RELU_H_
+
+#include <cmath>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/ops/elementwise.h"
+
+namespace ai3 {
+
+struct LeakyReluAttrs : ElementwiseAttrs<LeakyReluAttrs> {
+  static constexpr char kOp[] = "leaky_relu";
+  double alpha = 0.01;
+
+  void Validate(const std::vector<Tensor>& params) const {
+    ElementwiseAttrs<LeakyReluAttrs>::Validate(params);
+    if (!std::isfinite(alpha)) {
+      Fail(ErrorKind::kInvalidArgument, "alpha must be finite, got ", alpha);
+    }
+  }
+};
+
+// The formula of "direct" on the CPU and on CUDA. x < 0 is false for NaN,
+// which passes; alpha is rounded to the input's dtype, as torch does.
+struct LeakyReluFn {
+  explicit LeakyReluFn(const LeakyReluAttrs& a) : alpha(a.alpha) {}
+  template <typename T>
+  AI3_HOST_DEVICE T operator()(T x) const {
+    return x < T(0) ? static_cast<T>(alpha) * x : x;
+  }
+  double alpha;
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_LEAKY_RELU_LEAKY_RELU_H_
