@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/math/dispatch.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "core/ops/pool2d/pool2d_direct.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -34,9 +34,18 @@ int64_t Divisor(const AvgPool2dAttrs& a, const Span& h, const Span& w) {
   return (h.end - h.begin) * (w.end - w.begin);
 }
 
+struct AvgPoolLoops {
+  template <typename T>
+  static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                   const T* x, T* y);
+  template <typename T>
+  static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                   const T* x, T* y);
+};
+
 template <typename T>
-void AvgPoolNchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
-                 T* y) {
+void AvgPoolLoops::Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                        const T* x, T* y) {
 #pragma omp parallel for schedule(static)
   for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
     const T* xp = x + plane * g.h * g.w;
@@ -58,8 +67,8 @@ void AvgPoolNchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
 }
 
 template <typename T>
-void AvgPoolNhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
-                 T* y) {
+void AvgPoolLoops::Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                        const T* x, T* y) {
   const int64_t c = g.c;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t n = 0; n < g.n; ++n) {
@@ -83,31 +92,8 @@ void AvgPoolNhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
   }
 }
 
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const AvgPool2dAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const Pool2dGeometry g = Pool2dGeometryOf(attrs_, input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      if (attrs_.layout == Layout::kNHWC) {
-        AvgPoolNhwc<T>(attrs_, g, input.data_as<const T>(),
-                       output.data_as<T>());
-      } else {
-        AvgPoolNchw<T>(attrs_, g, input.data_as<const T>(),
-                       output.data_as<T>());
-      }
-    });
-  }
-
- private:
-  AvgPool2dAttrs attrs_;
-};
-
-using Direct = KernelAlgorithm<AvgPool2dAttrs, DirectKernel>;
-
-AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU,
+                       PoolDirect<AvgPool2dAttrs, AvgPoolLoops>);
 
 }  // namespace
 }  // namespace ai3

@@ -188,4 +188,20 @@ Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
           ImageStridesOf(out, a.layout)};
 }
 
+Pool2dGeometry Pool2dGeometryOf(const AdaptiveAvgPool2dAttrs& a,
+                                const Shape& input_shape) {
+  const ImageDims in = ImageDimsOf(input_shape, a.layout);
+  const ImageDims out{in.n, in.c, a.output_h, a.output_w};
+  Pool2dGeometry g{};
+  g.n = in.n;
+  g.c = in.c;
+  g.h = in.h;
+  g.w = in.w;
+  g.oh = out.h;
+  g.ow = out.w;
+  g.xs = ImageStridesOf(in, a.layout);
+  g.ys = ImageStridesOf(out, a.layout);
+  return g;
+}
+
 }  // namespace ai3

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/elementwise.h"  // AI3_HOST_DEVICE
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -96,11 +97,29 @@ struct Pool2dGeometry {
 };
 Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& window,
                                 const Shape& input_shape);
+// The same for an adaptive pool (adaptiveavgpool2d, adaptivemaxpool2d):
+// the sizes and strides, with no window (kernel, stride, padding and
+// dilation 0); its windows are AdaptiveStart / AdaptiveEnd.
+Pool2dGeometry Pool2dGeometryOf(const AdaptiveAvgPool2dAttrs& attrs,
+                                const Shape& input_shape);
+
+// An adaptive pool's window along one dimension: output o of `out` reads
+// input [AdaptiveStart, AdaptiveEnd) of `in`, i.e. floor(o * in / out) to
+// ceil((o + 1) * in / out), written as PyTorch does to keep the products
+// small. For host and device code (the CUDA pools use it too).
+AI3_HOST_DEVICE inline int64_t AdaptiveStart(int64_t o, int64_t out,
+                                             int64_t in) {
+  return (o / out) * in + ((o % out) * in) / out;
+}
+AI3_HOST_DEVICE inline int64_t AdaptiveEnd(int64_t o, int64_t out,
+                                           int64_t in) {
+  return 1 + ((o + 1) * in - 1) / out;
+}
 
 // The taps [*lo, *hi) of a window starting at `start` with `dilation`
 // between its `kernel` taps that land inside [0, size): kernels loop over
-// these instead of testing every tap.
-inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
+// these instead of testing every tap. For host and device code.
+AI3_HOST_DEVICE inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
                          int64_t size, int64_t* lo, int64_t* hi) {
   *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
   *hi = start >= size ? 0 : (size - 1 - start) / dilation + 1;
