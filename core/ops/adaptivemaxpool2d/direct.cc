@@ -1,5 +1,5 @@
 // adaptivemaxpool2d "direct": one task per (n, output row); within it, per
-// output column, the window's max (AdaptiveStart / AdaptiveEnd, pool2d.h)
+// output column, the window's max (AdaptiveSpan, pool2d.h)
 // for every channel. Channels are the inner loop (vectorised over NHWC's
 // contiguous channels; strided in NCHW, where the window walk is the cheaper
 // part anyway), so one loop serves both layouts through the strides. NaN
@@ -22,11 +22,9 @@ struct AdaptiveMaxPoolLoops {
 #pragma omp parallel for schedule(static)
     for (int64_t t = 0; t < g.n * g.oh; ++t) {
       const int64_t n = t / g.oh, oh = t % g.oh;
-      const int64_t h0 = AdaptiveStart(oh, g.oh, g.h);
-      const int64_t h1 = AdaptiveEnd(oh, g.oh, g.h);
+      const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const int64_t w0 = AdaptiveStart(ow, g.ow, g.w);
-        const int64_t w1 = AdaptiveEnd(ow, g.ow, g.w);
+        const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
         T* yo = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
         const T* first = x + n * g.xs.n + h0 * g.xs.h + w0 * g.xs.w;
         for (int64_t c = 0; c < g.c; ++c) yo[c * g.ys.c] = first[c * g.xs.c];

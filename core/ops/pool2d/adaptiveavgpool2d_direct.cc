@@ -1,8 +1,8 @@
 // adaptiveavgpool2d "direct": output (i, j) averages input rows
 // [floor(i*H/OH), ceil((i+1)*H/OH)) and the matching columns, as PyTorch
-// (AdaptiveStart / AdaptiveEnd, pool2d.h). NCHW runs one thread per (n, c)
-// plane; NHWC runs threads over (n, output row) with the channels as the
-// vectorised inner loop.
+// (AdaptiveSpan, pool2d.h). NCHW runs one thread per (n, c) plane; NHWC runs
+// threads over (n, output row) with the channels as the vectorised inner
+// loop.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -18,16 +18,11 @@ struct AdaptiveAvgPoolLoops {
   template <typename T>
   static void Nchw(const AdaptiveAvgPool2dAttrs&, const Pool2dGeometry& g,
                    const T* x, T* y) {
-#pragma omp parallel for schedule(static)
-    for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-      const T* xp = x + plane * g.h * g.w;
-      T* yp = y + plane * g.oh * g.ow;
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
       for (int64_t oh = 0; oh < g.oh; ++oh) {
-        const int64_t h0 = AdaptiveStart(oh, g.oh, g.h);
-        const int64_t h1 = AdaptiveEnd(oh, g.oh, g.h);
+        const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
         for (int64_t ow = 0; ow < g.ow; ++ow) {
-          const int64_t w0 = AdaptiveStart(ow, g.ow, g.w);
-          const int64_t w1 = AdaptiveEnd(ow, g.ow, g.w);
+          const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
           T sum = 0;
           for (int64_t ih = h0; ih < h1; ++ih) {
             for (int64_t iw = w0; iw < w1; ++iw) sum += xp[ih * g.w + iw];
@@ -35,35 +30,30 @@ struct AdaptiveAvgPoolLoops {
           yp[oh * g.ow + ow] = sum / static_cast<T>((h1 - h0) * (w1 - w0));
         }
       }
-    }
+    });
   }
 
   template <typename T>
   static void Nhwc(const AdaptiveAvgPool2dAttrs&, const Pool2dGeometry& g,
                    const T* x, T* y) {
     const int64_t c = g.c;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t n = 0; n < g.n; ++n) {
-      for (int64_t oh = 0; oh < g.oh; ++oh) {
-        const int64_t h0 = AdaptiveStart(oh, g.oh, g.h);
-        const int64_t h1 = AdaptiveEnd(oh, g.oh, g.h);
-        for (int64_t ow = 0; ow < g.ow; ++ow) {
-          const int64_t w0 = AdaptiveStart(ow, g.ow, g.w);
-          const int64_t w1 = AdaptiveEnd(ow, g.ow, g.w);
-          T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
-          for (int64_t k = 0; k < c; ++k) yp[k] = 0;
-          for (int64_t ih = h0; ih < h1; ++ih) {
-            for (int64_t iw = w0; iw < w1; ++iw) {
-              const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h +
-                                       iw * g.xs.w;
-              for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
-            }
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
+      const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
+      for (int64_t ow = 0; ow < g.ow; ++ow) {
+        const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
+        T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
+        for (int64_t k = 0; k < c; ++k) yp[k] = 0;
+        for (int64_t ih = h0; ih < h1; ++ih) {
+          for (int64_t iw = w0; iw < w1; ++iw) {
+            const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h +
+                                     iw * g.xs.w;
+            for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
           }
-          const T divisor = static_cast<T>((h1 - h0) * (w1 - w0));
-          for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
         }
+        const T divisor = static_cast<T>((h1 - h0) * (w1 - w0));
+        for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
       }
-    }
+    });
   }
 };
 

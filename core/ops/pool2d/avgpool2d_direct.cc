@@ -37,42 +37,29 @@ int64_t Divisor(const AvgPool2dAttrs& a, const Span& h, const Span& w) {
 struct AvgPoolLoops {
   template <typename T>
   static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                   const T* x, T* y);
+                   const T* x, T* y) {
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+          T sum = 0;
+          for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+            for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+              sum += xp[ih * g.w + iw];
+            }
+          }
+          yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
+        }
+      }
+    });
+  }
+
   template <typename T>
   static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                   const T* x, T* y);
-};
-
-template <typename T>
-void AvgPoolLoops::Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                        const T* x, T* y) {
-#pragma omp parallel for schedule(static)
-  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-    const T* xp = x + plane * g.h * g.w;
-    T* yp = y + plane * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
-        T sum = 0;
-        for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
-          for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
-            sum += xp[ih * g.w + iw];
-          }
-        }
-        yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
-      }
-    }
-  }
-}
-
-template <typename T>
-void AvgPoolLoops::Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                        const T* x, T* y) {
-  const int64_t c = g.c;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
+                   const T* x, T* y) {
+    const int64_t c = g.c;
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
         const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
@@ -88,9 +75,9 @@ void AvgPoolLoops::Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
         const T divisor = static_cast<T>(Divisor(a, hs, ws));
         for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
       }
-    }
+    });
   }
-}
+};
 
 AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU,
                        PoolDirect<AvgPool2dAttrs, AvgPoolLoops>);

@@ -33,52 +33,39 @@ struct MaxPoolLoops {
   // vectorises (strided loads for stride 2), instead of one window at a time.
   template <typename T>
   static void Nchw(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
-                   T* y);
-  template <typename T>
-  static void Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
-                   T* y);
-};
-
-template <typename T>
-void MaxPoolLoops::Nchw(const MaxPool2dAttrs&, const Pool2dGeometry& g,
-                        const T* x, T* y) {
-#pragma omp parallel for schedule(static)
-  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-    const T* xp = x + plane * g.h * g.w;
-    T* yp = y + plane * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      const int64_t hstart = oh * g.sh - g.pt;
-      int64_t r0, r1;
-      PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
-      T* __restrict yrow = yp + oh * g.ow;
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        yrow[ow] = -std::numeric_limits<T>::infinity();
-      }
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* xrow = xp + (hstart + r * g.dh) * g.w;
-        for (int64_t s = 0; s < g.kw; ++s) {
-          const int64_t offset = s * g.dw - g.pl;
-          int64_t lo, hi;
-          OutputColumns(offset, g.sw, g.w, g.ow, &lo, &hi);
-          const T* __restrict src = xrow + offset;
-          for (int64_t ow = lo; ow < hi; ++ow) {
-            const T v = src[ow * g.sw];
-            const T m = yrow[ow];
-            yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
+                   T* y) {
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const int64_t hstart = oh * g.sh - g.pt;
+        int64_t r0, r1;
+        PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
+        T* __restrict yrow = yp + oh * g.ow;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          yrow[ow] = -std::numeric_limits<T>::infinity();
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* xrow = xp + (hstart + r * g.dh) * g.w;
+          for (int64_t s = 0; s < g.kw; ++s) {
+            const int64_t offset = s * g.dw - g.pl;
+            int64_t lo, hi;
+            OutputColumns(offset, g.sw, g.w, g.ow, &lo, &hi);
+            const T* __restrict src = xrow + offset;
+            for (int64_t ow = lo; ow < hi; ++ow) {
+              const T v = src[ow * g.sw];
+              const T m = yrow[ow];
+              yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
+            }
           }
         }
       }
-    }
+    });
   }
-}
 
-template <typename T>
-void MaxPoolLoops::Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g,
-                        const T* x, T* y) {
-  const int64_t c = g.c;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
+  template <typename T>
+  static void Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
+                   T* y) {
+    const int64_t c = g.c;
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const int64_t hstart = oh * g.sh - g.pt;
       int64_t r0, r1;
       PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
@@ -102,9 +89,9 @@ void MaxPoolLoops::Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g,
           }
         }
       }
-    }
+    });
   }
-}
+};
 
 AI3_REGISTER_ALGORITHM(MaxPool2dAttrs, "direct", Device::kCPU,
                        PoolDirect<MaxPool2dAttrs, MaxPoolLoops>);

@@ -99,21 +99,21 @@ Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& window,
                                 const Shape& input_shape);
 // The same for an adaptive pool (adaptiveavgpool2d, adaptivemaxpool2d):
 // the sizes and strides, with no window (kernel, stride, padding and
-// dilation 0); its windows are AdaptiveStart / AdaptiveEnd.
+// dilation 0); its windows are AdaptiveSpan's.
 Pool2dGeometry Pool2dGeometryOf(const AdaptiveAvgPool2dAttrs& attrs,
                                 const Shape& input_shape);
 
 // An adaptive pool's window along one dimension: output o of `out` reads
-// input [AdaptiveStart, AdaptiveEnd) of `in`, i.e. floor(o * in / out) to
-// ceil((o + 1) * in / out), written as PyTorch does to keep the products
-// small. For host and device code (the CUDA pools use it too).
-AI3_HOST_DEVICE inline int64_t AdaptiveStart(int64_t o, int64_t out,
+// input [begin, end) of `in`, floor(o * in / out) to ceil((o + 1) * in /
+// out), written as PyTorch does to keep the products small. For host and
+// device code (the CUDA pools use it too).
+struct PoolSpan {
+  int64_t begin, end;
+};
+AI3_HOST_DEVICE inline PoolSpan AdaptiveSpan(int64_t o, int64_t out,
                                              int64_t in) {
-  return (o / out) * in + ((o % out) * in) / out;
-}
-AI3_HOST_DEVICE inline int64_t AdaptiveEnd(int64_t o, int64_t out,
-                                           int64_t in) {
-  return 1 + ((o + 1) * in - 1) / out;
+  return {(o / out) * in + ((o % out) * in) / out,
+          1 + ((o + 1) * in - 1) / out};
 }
 
 // The taps [*lo, *hi) of a window starting at `start` with `dilation`

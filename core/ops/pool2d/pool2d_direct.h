@@ -14,12 +14,32 @@
 #ifndef AI3_CORE_OPS_POOL2D_POOL2D_DIRECT_H_
 #define AI3_CORE_OPS_POOL2D_POOL2D_DIRECT_H_
 
+#include <cstdint>
+
 #include "core/math/dispatch.h"
 #include "core/ops/pool2d/pool2d.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
+
+// How the pools' CPU loops split their work over OpenMP threads. NCHW:
+// fn(xp, yp) for each (n, c) plane, xp and yp its input and output plane.
+template <typename T, class Fn>
+void ForEachPlane(const Pool2dGeometry& g, const T* x, T* y, Fn fn) {
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
+    fn(x + plane * g.h * g.w, y + plane * g.oh * g.ow);
+  }
+}
+// NHWC: fn(n, oh) for each image n and output row oh.
+template <class Fn>
+void ForEachOutputRow(const Pool2dGeometry& g, Fn fn) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t n = 0; n < g.n; ++n) {
+    for (int64_t oh = 0; oh < g.oh; ++oh) fn(n, oh);
+  }
+}
 
 template <class Attrs, class Loops>
 class PoolKernel : public Kernel {
