@@ -143,12 +143,11 @@ int Main() {
       {4, 64, 28, 28, 1e-5},  // large enough to run threaded
       {3, 17, 1, 1, 0.0},   {0, 5, 4, 4, 1e-5},   {2, 5, 0, 3, 1e-5},
   };
-  const int ran = testing::RunEach(
+  const int ran = testing::RunEachLayout(
       testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,
-      [](auto zero, const Case& p, const std::string& algorithm) {
-        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-          RunCase<decltype(zero)>(p, layout, algorithm);
-        }
+      [](auto zero, const Case& p, Layout layout,
+         const std::string& algorithm) {
+        RunCase<decltype(zero)>(p, layout, algorithm);
       });
   ErrorCases();
   return testing::Summary("batchnorm2d", ran);

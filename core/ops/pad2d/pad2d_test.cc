@@ -126,12 +126,11 @@ int Main() {
       {1, 3, 7, 2, 5, 3, 0, 0, 0.25},    {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
       {4, 32, 56, 56, 1, 1, 1, 1, 0.0},  // large enough to run threaded
   };
-  const int ran = testing::RunEach(
+  const int ran = testing::RunEachLayout(
       testing::CpuAlgorithms<Pad2dAttrs>(), cases,
-      [](auto zero, const Case& p, const std::string& algorithm) {
-        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-          RunCase<decltype(zero)>(p, layout, algorithm);
-        }
+      [](auto zero, const Case& p, Layout layout,
+         const std::string& algorithm) {
+        RunCase<decltype(zero)>(p, layout, algorithm);
       });
   ErrorCases();
   return testing::Summary("pad2d", ran);
