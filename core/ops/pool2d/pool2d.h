@@ -51,6 +51,10 @@ int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
                        int64_t pad_after, int64_t stride, int64_t dilation,
                        bool ceil_mode);
 
+// Throws kInvalidArgument naming `op` unless `params` is empty (no pool
+// has weights).
+void PoolNoParams(const char* op, const std::vector<Tensor>& params);
+
 // The spatial dims of a rank-4 pooling input; throws kShape for another rank
 // or an empty channel/spatial dimension (an empty batch is fine).
 ImageDims PoolInputDims(const Tensor& input, Layout layout);
@@ -84,6 +88,8 @@ struct AdaptiveAvgPool2dAttrs {
   int64_t output_h = 1, output_w = 1;
   Layout layout = Layout::kNCHW;
 
+  // Throws kInvalidArgument for an output size below 1x1.
+  void ValidateOutputSize() const;
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
 };
