@@ -406,29 +406,31 @@ void ErrorCases() {
                 });
   }
 
-  auto make_avg = [](auto edit) {
-    AvgPool2dAttrs a;
-    edit(a);
-    Layer<AvgPool2dAttrs>("p", a, {}, "default");
+  struct AvgError {
+    const char* what;
+    const char* message;
+    void (*edit)(AvgPool2dAttrs&);
   };
-  ExpectError("avgpool dilation", ErrorKind::kInvalidArgument,
-              "dilation must be 1x1, got 2x1", [&] {
-                make_avg([](AvgPool2dAttrs& a) {
-                  a.kernel_h = a.kernel_w = 2;
-                  a.dilation_h = 2;
-                });
-              });
-  ExpectError("avgpool padding", ErrorKind::kInvalidArgument,
-              "padding should be at most half of kernel size", [&] {
-                make_avg([](AvgPool2dAttrs& a) {
-                  a.kernel_h = a.kernel_w = 2;
-                  a.pad_top = 2;
-                });
-              });
-  ExpectError("divisor_override", ErrorKind::kInvalidArgument,
-              "divisor_override must be >= 1, or 0 for none; got -1", [&] {
-                make_avg([](AvgPool2dAttrs& a) { a.divisor_override = -1; });
-              });
+  for (const AvgError& e : std::vector<AvgError>{
+           {"avgpool dilation", "dilation must be 1x1, got 2x1",
+            [](AvgPool2dAttrs& a) {
+              a.kernel_h = a.kernel_w = 2;
+              a.dilation_h = 2;
+            }},
+           {"avgpool padding", "padding should be at most half of kernel size",
+            [](AvgPool2dAttrs& a) {
+              a.kernel_h = a.kernel_w = 2;
+              a.pad_top = 2;
+            }},
+           {"divisor_override",
+            "divisor_override must be >= 1, or 0 for none; got -1",
+            [](AvgPool2dAttrs& a) { a.divisor_override = -1; }}}) {
+    ExpectError(e.what, ErrorKind::kInvalidArgument, e.message, [&] {
+      AvgPool2dAttrs a;
+      e.edit(a);
+      Layer<AvgPool2dAttrs>("p", a, {}, "default");
+    });
+  }
   ExpectError("adaptive output 0", ErrorKind::kInvalidArgument,
               "output size must be >= 1x1, got 0x3", [&] {
                 AdaptiveAvgPool2dAttrs a;

@@ -24,22 +24,16 @@ struct OutputIndex {
 // as `nhwc` says.
 __device__ inline OutputIndex OutputIndexOf(int64_t i, int64_t c, int64_t oh,
                                             int64_t ow, bool nhwc) {
+  // The three inner dims, fastest first: (c, ow, oh) in NHWC, (ow, oh, c)
+  // in NCHW; n is outermost in both.
+  const int64_t d0 = nhwc ? c : ow, d1 = nhwc ? ow : oh, d2 = nhwc ? oh : c;
+  const int64_t i0 = i % d0, i1 = (i / d0) % d1, rest = i / d0 / d1;
+  const int64_t i2 = rest % d2;
   OutputIndex o;
-  if (nhwc) {
-    o.c = i % c;
-    i /= c;
-    o.ow = i % ow;
-    i /= ow;
-    o.oh = i % oh;
-    o.n = i / oh;
-  } else {
-    o.ow = i % ow;
-    i /= ow;
-    o.oh = i % oh;
-    i /= oh;
-    o.c = i % c;
-    o.n = i / c;
-  }
+  o.n = rest / d2;
+  o.c = nhwc ? i0 : i2;
+  o.ow = nhwc ? i1 : i0;
+  o.oh = nhwc ? i2 : i1;
   return o;
 }
 
