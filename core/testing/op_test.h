@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/registry.h"
+#include "core/tensor.h"
 #include "core/testing/reference.h"
 
 namespace ai3::testing {
@@ -35,6 +36,21 @@ int RunEach(const std::vector<std::string>& algorithms, const Cases& cases,
       run(0.0, c, algorithm);
       ran += 2;
     }
+  }
+  return ran;
+}
+
+// RunEach for an image op, in both layouts: run(T(0), c, layout, algorithm)
+// for every layout, case c, dtype and algorithm.
+template <class Cases, class Run>
+int RunEachLayout(const std::vector<std::string>& algorithms,
+                  const Cases& cases, Run run) {
+  int ran = 0;
+  for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+    ran += RunEach(algorithms, cases,
+                   [&](auto zero, const auto& c, const std::string& algorithm) {
+                     run(zero, c, layout, algorithm);
+                   });
   }
   return ran;
 }

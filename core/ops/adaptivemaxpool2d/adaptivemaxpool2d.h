@@ -7,7 +7,6 @@
 
 #include <vector>
 
-#include "core/errors.h"
 #include "core/ops/pool2d/pool2d.h"
 
 namespace ai3 {
@@ -16,12 +15,8 @@ struct AdaptiveMaxPool2dAttrs : AdaptiveAvgPool2dAttrs {
   static constexpr char kOp[] = "adaptivemaxpool2d";
 
   void Validate(const std::vector<Tensor>& params) const {
-    if (!params.empty()) {
-      Fail(ErrorKind::kInvalidArgument,
-           "adaptivemaxpool2d takes no parameter tensors, got ",
-           params.size());
-    }
-    AdaptiveAvgPool2dAttrs::Validate(params);  // the output size
+    PoolNoParams(kOp, params);
+    ValidateOutputSize();
   }
 };
 

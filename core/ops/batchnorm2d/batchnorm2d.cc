@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/errors.h"
+#include "core/math/dispatch.h"
 
 namespace ai3 {
 
@@ -52,6 +53,26 @@ Shape BatchNorm2dAttrs::OutputShape(const Tensor& input) const {
          channels);
   }
   return input.shape;
+}
+
+Buffer BatchNorm2dAttrs::FoldScaleShift(
+    const std::vector<Tensor>& params) const {
+  Buffer folded(2 * channels * SizeOf(dtype));
+  DispatchFloat(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* gamma = params[kWeight].data_as<const T>();
+    const T* beta = params[kBias].data_as<const T>();
+    const T* mean = params[kRunningMean].data_as<const T>();
+    const T* var = params[kRunningVar].data_as<const T>();
+    T* scale = folded.as<T>();
+    T* shift = scale + channels;
+    for (int64_t k = 0; k < channels; ++k) {
+      const double s = double(gamma[k]) / std::sqrt(double(var[k]) + eps);
+      scale[k] = static_cast<T>(s);
+      shift[k] = static_cast<T>(double(beta[k]) - double(mean[k]) * s);
+    }
+  });
+  return folded;
 }
 
 }  // namespace ai3

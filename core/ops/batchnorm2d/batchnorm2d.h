@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -32,6 +33,14 @@ struct BatchNorm2dAttrs {
   // A rank-4 input of `dtype` with `channels` channels; the output has its
   // shape.
   Shape OutputShape(const Tensor& input) const;
+
+  // The per-channel affine map inference batch normalisation is, folded
+  // from the four (validated) parameter tensors once, in double and then
+  // rounded to `dtype`:
+  //   scale = weight / sqrt(running_var + eps),  shift = bias - mean * scale
+  // as scale[channels] then shift[channels], of `dtype` (what every
+  // algorithm runs, CPU or GPU).
+  Buffer FoldScaleShift(const std::vector<Tensor>& params) const;
 };
 
 }  // namespace ai3

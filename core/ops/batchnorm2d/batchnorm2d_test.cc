@@ -45,8 +45,9 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
   return y;
 }
 
+// T(0) picks the dtype (testing::RunEach).
 template <typename T>
-void RunCase(const Case& p, Layout layout, const std::string& algorithm) {
+void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const DType dtype =
       std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
   const int64_t numel = p.n * p.c * p.h * p.w;
@@ -143,13 +144,9 @@ int Main() {
       {4, 64, 28, 28, 1e-5},  // large enough to run threaded
       {3, 17, 1, 1, 0.0},   {0, 5, 4, 4, 1e-5},   {2, 5, 0, 3, 1e-5},
   };
-  const int ran = testing::RunEach(
-      testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,
-      [](auto zero, const Case& p, const std::string& algorithm) {
-        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-          RunCase<decltype(zero)>(p, layout, algorithm);
-        }
-      });
+  const int ran =
+      testing::RunEachLayout(testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,
+                             [](auto... args) { RunCase(args...); });
   ErrorCases();
   return testing::Summary("batchnorm2d", ran);
 }

@@ -5,7 +5,6 @@
 // multiply-add per element. NCHW threads over (n, c) planes with the plane
 // as the vectorised loop; NHWC threads over pixels with the channels as the
 // vectorised loop.
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -56,24 +55,7 @@ class DirectKernel : public Kernel {
  public:
   DirectKernel(const BatchNorm2dAttrs& attrs,
                const std::vector<Tensor>& params)
-      : attrs_(attrs), folded_(2 * attrs.channels * SizeOf(attrs.dtype)) {
-    DispatchFloat(attrs.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const int64_t c = attrs.channels;
-      const T* gamma = params[BatchNorm2dAttrs::kWeight].data_as<const T>();
-      const T* beta = params[BatchNorm2dAttrs::kBias].data_as<const T>();
-      const T* mean = params[BatchNorm2dAttrs::kRunningMean].data_as<const T>();
-      const T* var = params[BatchNorm2dAttrs::kRunningVar].data_as<const T>();
-      T* scale = folded_.as<T>();
-      T* shift = scale + c;
-      for (int64_t k = 0; k < c; ++k) {
-        const double s = double(gamma[k]) / std::sqrt(double(var[k]) +
-                                                      attrs.eps);
-        scale[k] = static_cast<T>(s);
-        shift[k] = static_cast<T>(double(beta[k]) - double(mean[k]) * s);
-      }
-    });
-  }
+      : attrs_(attrs), folded_(attrs.FoldScaleShift(params)) {}
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
     const ImageDims d = ImageDimsOf(input.shape, attrs_.layout);
@@ -96,16 +78,8 @@ class DirectKernel : public Kernel {
   Buffer folded_;  // scale[channels], then shift[channels], of attrs_.dtype
 };
 
-class Direct : public Algorithm<BatchNorm2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const BatchNorm2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(BatchNorm2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(BatchNorm2dAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<BatchNorm2dAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

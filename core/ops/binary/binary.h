@@ -6,8 +6,8 @@
 // scale) broadcast like an input. The output has the broadcast shape; the
 // dtype, float32 or float64, is the inputs' (a constant must have it too).
 //
-// One attributes template serves the four ops; each is its own op in the
-// registry (its own kOp) so selectors and ai3.algorithms() name it. The
+// One attributes template serves the four ops, one instance each; each is
+// its own op in the registry (its own kOp) so selectors and ai3.algorithms() name it. The
 // graph's N-input same-shape "add" node (core/ops/add) stays as it was.
 #ifndef AI3_CORE_OPS_BINARY_BINARY_H_
 #define AI3_CORE_OPS_BINARY_BINARY_H_
@@ -22,8 +22,19 @@ namespace ai3 {
 
 enum class BinaryOp { kAdd, kSub, kMul, kDiv };
 
-template <class Derived>
+// The names of the ops, by BinaryOp.
+constexpr const char* BinaryOpName(BinaryOp op) {
+  return op == BinaryOp::kAdd   ? "add"
+         : op == BinaryOp::kSub ? "sub"
+         : op == BinaryOp::kMul ? "mul"
+                                : "div";
+}
+
+template <BinaryOp Op>
 struct BinaryAttrs {
+  static constexpr const char* kOp = BinaryOpName(Op);
+  static constexpr BinaryOp kBinaryOp = Op;
+
   // True: one input and the constant operand params[0]; false: two inputs.
   bool has_other = false;
   // With has_other: other op x instead of x op other (e.g. 1 - x, 2 / x).
@@ -39,7 +50,7 @@ struct BinaryAttrs {
   void Validate(const std::vector<Tensor>& params) const {
     const size_t want = has_other ? 1 : 0;
     if (params.size() != want) {
-      Fail(ErrorKind::kInvalidArgument, Derived::kOp, " takes ", want,
+      Fail(ErrorKind::kInvalidArgument, kOp, " takes ", want,
            " parameter tensor", want == 1 ? "" : "s",
            has_other ? " (the constant operand)" : "", ", got ",
            params.size());
@@ -75,22 +86,10 @@ struct BinaryAttrs {
   }
 };
 
-struct AddAttrs : BinaryAttrs<AddAttrs> {
-  static constexpr char kOp[] = "add";
-  static constexpr BinaryOp kBinaryOp = BinaryOp::kAdd;
-};
-struct SubAttrs : BinaryAttrs<SubAttrs> {
-  static constexpr char kOp[] = "sub";
-  static constexpr BinaryOp kBinaryOp = BinaryOp::kSub;
-};
-struct MulAttrs : BinaryAttrs<MulAttrs> {
-  static constexpr char kOp[] = "mul";
-  static constexpr BinaryOp kBinaryOp = BinaryOp::kMul;
-};
-struct DivAttrs : BinaryAttrs<DivAttrs> {
-  static constexpr char kOp[] = "div";
-  static constexpr BinaryOp kBinaryOp = BinaryOp::kDiv;
-};
+using AddAttrs = BinaryAttrs<BinaryOp::kAdd>;
+using SubAttrs = BinaryAttrs<BinaryOp::kSub>;
+using MulAttrs = BinaryAttrs<BinaryOp::kMul>;
+using DivAttrs = BinaryAttrs<BinaryOp::kDiv>;
 
 }  // namespace ai3
 

@@ -6,15 +6,17 @@
 #ifndef AI3_CORE_OPS_CLAMP_CLAMP_H_
 #define AI3_CORE_OPS_CLAMP_CLAMP_H_
 
+#include <cmath>
 #include <limits>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/ops/elementwise.h"
 #include "core/tensor.h"
 
 namespace ai3 {
 
-struct ClampAttrs {
+struct ClampAttrs : ElementwiseAttrs<ClampAttrs> {
   static constexpr char kOp[] = "clamp";
 
   // The bounds; +-infinity leaves that side open. Rounded to the input's
@@ -22,10 +24,14 @@ struct ClampAttrs {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
 
-  // No parameter tensors, and bounds that are not NaN.
-  void Validate(const std::vector<Tensor>& params) const;
-  // The input's shape: clamp keeps it.
-  Shape OutputShape(const Tensor& input) const;
+  // No parameter tensors (ElementwiseAttrs), and bounds that are not NaN.
+  void Validate(const std::vector<Tensor>& params) const {
+    ElementwiseAttrs<ClampAttrs>::Validate(params);
+    if (std::isnan(min) || std::isnan(max)) {
+      Fail(ErrorKind::kInvalidArgument,
+           "clamp bounds must not be NaN, got min ", min, " and max ", max);
+    }
+  }
 };
 
 // The formula of "direct" on the CPU and on CUDA, the bounds rounded to the

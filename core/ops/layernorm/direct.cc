@@ -80,16 +80,8 @@ class DirectKernel : public Kernel {
   const void* bias_ = nullptr;
 };
 
-class Direct : public Algorithm<LayerNormAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LayerNormAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LayerNormAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(LayerNormAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<LayerNormAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

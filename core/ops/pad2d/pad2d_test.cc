@@ -38,8 +38,9 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x) {
   return y;
 }
 
+// T(0) picks the dtype (testing::RunEach).
 template <typename T>
-void RunCase(const Case& p, Layout layout, const std::string& algorithm) {
+void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const DType dtype =
       std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
   // Rounded to T first, so the reference holds exactly the layer's values.
@@ -126,13 +127,9 @@ int Main() {
       {1, 3, 7, 2, 5, 3, 0, 0, 0.25},    {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
       {4, 32, 56, 56, 1, 1, 1, 1, 0.0},  // large enough to run threaded
   };
-  const int ran = testing::RunEach(
-      testing::CpuAlgorithms<Pad2dAttrs>(), cases,
-      [](auto zero, const Case& p, const std::string& algorithm) {
-        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-          RunCase<decltype(zero)>(p, layout, algorithm);
-        }
-      });
+  const int ran =
+      testing::RunEachLayout(testing::CpuAlgorithms<Pad2dAttrs>(), cases,
+                             [](auto... args) { RunCase(args...); });
   ErrorCases();
   return testing::Summary("pad2d", ran);
 }

@@ -9,8 +9,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/math/dispatch.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "core/ops/pool2d/pool2d_direct.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -34,36 +34,32 @@ int64_t Divisor(const AvgPool2dAttrs& a, const Span& h, const Span& w) {
   return (h.end - h.begin) * (w.end - w.begin);
 }
 
-template <typename T>
-void AvgPoolNchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
-                 T* y) {
-#pragma omp parallel for schedule(static)
-  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-    const T* xp = x + plane * g.h * g.w;
-    T* yp = y + plane * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
-        T sum = 0;
-        for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
-          for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
-            sum += xp[ih * g.w + iw];
+struct AvgPoolLoops {
+  template <typename T>
+  static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                   const T* x, T* y) {
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+          T sum = 0;
+          for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+            for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+              sum += xp[ih * g.w + iw];
+            }
           }
+          yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
         }
-        yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
       }
-    }
+    });
   }
-}
 
-template <typename T>
-void AvgPoolNhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
-                 T* y) {
-  const int64_t c = g.c;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
+  template <typename T>
+  static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
+                   const T* x, T* y) {
+    const int64_t c = g.c;
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
         const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
@@ -79,35 +75,12 @@ void AvgPoolNhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
         const T divisor = static_cast<T>(Divisor(a, hs, ws));
         for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
       }
-    }
-  }
-}
-
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const AvgPool2dAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const Pool2dGeometry g = Pool2dGeometryOf(attrs_, input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      if (attrs_.layout == Layout::kNHWC) {
-        AvgPoolNhwc<T>(attrs_, g, input.data_as<const T>(),
-                       output.data_as<T>());
-      } else {
-        AvgPoolNchw<T>(attrs_, g, input.data_as<const T>(),
-                       output.data_as<T>());
-      }
     });
   }
-
- private:
-  AvgPool2dAttrs attrs_;
 };
 
-using Direct = KernelAlgorithm<AvgPool2dAttrs, DirectKernel>;
-
-AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(AvgPool2dAttrs, "direct", Device::kCPU,
+                       PoolDirect<AvgPool2dAttrs, AvgPoolLoops>);
 
 }  // namespace
 }  // namespace ai3

@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "core/math/dispatch.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "core/ops/pool2d/pool2d_direct.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -26,48 +26,46 @@ inline void OutputColumns(int64_t offset, int64_t stride, int64_t size,
   if (*hi < *lo) *hi = *lo;
 }
 
-// One output row at a time, one tap column at a time: for tap (r, s) the
-// whole row takes max(y[ow], x[r][ow*sw + s*dw - pl]) over the columns where
-// that tap is in bounds. The inner loop runs along the row, so it vectorises
-// (strided loads for stride 2), instead of one window at a time.
-template <typename T>
-void MaxPoolNchw(const Pool2dGeometry& g, const T* x, T* y) {
-#pragma omp parallel for schedule(static)
-  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
-    const T* xp = x + plane * g.h * g.w;
-    T* yp = y + plane * g.oh * g.ow;
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      const int64_t hstart = oh * g.sh - g.pt;
-      int64_t r0, r1;
-      PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
-      T* __restrict yrow = yp + oh * g.ow;
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        yrow[ow] = -std::numeric_limits<T>::infinity();
-      }
-      for (int64_t r = r0; r < r1; ++r) {
-        const T* xrow = xp + (hstart + r * g.dh) * g.w;
-        for (int64_t s = 0; s < g.kw; ++s) {
-          const int64_t offset = s * g.dw - g.pl;
-          int64_t lo, hi;
-          OutputColumns(offset, g.sw, g.w, g.ow, &lo, &hi);
-          const T* __restrict src = xrow + offset;
-          for (int64_t ow = lo; ow < hi; ++ow) {
-            const T v = src[ow * g.sw];
-            const T m = yrow[ow];
-            yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
+struct MaxPoolLoops {
+  // One output row at a time, one tap column at a time: for tap (r, s) the
+  // whole row takes max(y[ow], x[r][ow*sw + s*dw - pl]) over the columns
+  // where that tap is in bounds. The inner loop runs along the row, so it
+  // vectorises (strided loads for stride 2), instead of one window at a time.
+  template <typename T>
+  static void Nchw(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
+                   T* y) {
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const int64_t hstart = oh * g.sh - g.pt;
+        int64_t r0, r1;
+        PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
+        T* __restrict yrow = yp + oh * g.ow;
+        for (int64_t ow = 0; ow < g.ow; ++ow) {
+          yrow[ow] = -std::numeric_limits<T>::infinity();
+        }
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* xrow = xp + (hstart + r * g.dh) * g.w;
+          for (int64_t s = 0; s < g.kw; ++s) {
+            const int64_t offset = s * g.dw - g.pl;
+            int64_t lo, hi;
+            OutputColumns(offset, g.sw, g.w, g.ow, &lo, &hi);
+            const T* __restrict src = xrow + offset;
+            for (int64_t ow = lo; ow < hi; ++ow) {
+              const T v = src[ow * g.sw];
+              const T m = yrow[ow];
+              yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
+            }
           }
         }
       }
-    }
+    });
   }
-}
 
-template <typename T>
-void MaxPoolNhwc(const Pool2dGeometry& g, const T* x, T* y) {
-  const int64_t c = g.c;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
+  template <typename T>
+  static void Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
+                   T* y) {
+    const int64_t c = g.c;
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const int64_t hstart = oh * g.sh - g.pt;
       int64_t r0, r1;
       PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
@@ -91,33 +89,12 @@ void MaxPoolNhwc(const Pool2dGeometry& g, const T* x, T* y) {
           }
         }
       }
-    }
-  }
-}
-
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const MaxPool2dAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const Pool2dGeometry g = Pool2dGeometryOf(attrs_, input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      if (attrs_.layout == Layout::kNHWC) {
-        MaxPoolNhwc<T>(g, input.data_as<const T>(), output.data_as<T>());
-      } else {
-        MaxPoolNchw<T>(g, input.data_as<const T>(), output.data_as<T>());
-      }
     });
   }
-
- private:
-  MaxPool2dAttrs attrs_;
 };
 
-using Direct = KernelAlgorithm<MaxPool2dAttrs, DirectKernel>;
-
-AI3_REGISTER_ALGORITHM(MaxPool2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(MaxPool2dAttrs, "direct", Device::kCPU,
+                       PoolDirect<MaxPool2dAttrs, MaxPoolLoops>);
 
 }  // namespace
 }  // namespace ai3

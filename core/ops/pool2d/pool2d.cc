@@ -14,14 +14,14 @@ int64_t FloorDiv(int64_t a, int64_t b) {
   return q;
 }
 
-void NoParams(const char* op, const std::vector<Tensor>& params) {
+}  // namespace
+
+void PoolNoParams(const char* op, const std::vector<Tensor>& params) {
   if (!params.empty()) {
     Fail(ErrorKind::kInvalidArgument, op, " takes no parameter tensors, got ",
          params.size());
   }
 }
-
-}  // namespace
 
 int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
                        int64_t pad_after, int64_t stride, int64_t dilation,
@@ -114,7 +114,7 @@ Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
 
 void MaxPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
   ValidateWindow();
-  NoParams(kOp, params);
+  PoolNoParams(kOp, params);
 }
 
 Shape MaxPool2dAttrs::OutputShape(const Tensor& input) const {
@@ -133,20 +133,24 @@ void AvgPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
          "divisor_override must be >= 1, or 0 for none; got ",
          divisor_override);
   }
-  NoParams(kOp, params);
+  PoolNoParams(kOp, params);
 }
 
 Shape AvgPool2dAttrs::OutputShape(const Tensor& input) const {
   return WindowOutputShape(input);
 }
 
-void AdaptiveAvgPool2dAttrs::Validate(
-    const std::vector<Tensor>& params) const {
+void AdaptiveAvgPool2dAttrs::ValidateOutputSize() const {
   if (output_h < 1 || output_w < 1) {
     Fail(ErrorKind::kInvalidArgument, "output size must be >= 1x1, got ",
          output_h, "x", output_w);
   }
-  NoParams(kOp, params);
+}
+
+void AdaptiveAvgPool2dAttrs::Validate(
+    const std::vector<Tensor>& params) const {
+  ValidateOutputSize();
+  PoolNoParams(kOp, params);
 }
 
 Shape AdaptiveAvgPool2dAttrs::OutputShape(const Tensor& input) const {
@@ -186,6 +190,22 @@ Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
           a.dilation_w,
           ImageStridesOf(in, a.layout),
           ImageStridesOf(out, a.layout)};
+}
+
+Pool2dGeometry Pool2dGeometryOf(const AdaptiveAvgPool2dAttrs& a,
+                                const Shape& input_shape) {
+  const ImageDims in = ImageDimsOf(input_shape, a.layout);
+  const ImageDims out{in.n, in.c, a.output_h, a.output_w};
+  Pool2dGeometry g{};
+  g.n = in.n;
+  g.c = in.c;
+  g.h = in.h;
+  g.w = in.w;
+  g.oh = out.h;
+  g.ow = out.w;
+  g.xs = ImageStridesOf(in, a.layout);
+  g.ys = ImageStridesOf(out, a.layout);
+  return g;
 }
 
 }  // namespace ai3

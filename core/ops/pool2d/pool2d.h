@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/elementwise.h"  // AI3_HOST_DEVICE
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -50,6 +51,10 @@ int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
                        int64_t pad_after, int64_t stride, int64_t dilation,
                        bool ceil_mode);
 
+// Throws kInvalidArgument naming `op` unless `params` is empty (no pool
+// has weights).
+void PoolNoParams(const char* op, const std::vector<Tensor>& params);
+
 // The spatial dims of a rank-4 pooling input; throws kShape for another rank
 // or an empty channel/spatial dimension (an empty batch is fine).
 ImageDims PoolInputDims(const Tensor& input, Layout layout);
@@ -83,6 +88,8 @@ struct AdaptiveAvgPool2dAttrs {
   int64_t output_h = 1, output_w = 1;
   Layout layout = Layout::kNCHW;
 
+  // Throws kInvalidArgument for an output size below 1x1.
+  void ValidateOutputSize() const;
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
 };
@@ -96,11 +103,29 @@ struct Pool2dGeometry {
 };
 Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& window,
                                 const Shape& input_shape);
+// The same for an adaptive pool (adaptiveavgpool2d, adaptivemaxpool2d):
+// the sizes and strides, with no window (kernel, stride, padding and
+// dilation 0); its windows are AdaptiveSpan's.
+Pool2dGeometry Pool2dGeometryOf(const AdaptiveAvgPool2dAttrs& attrs,
+                                const Shape& input_shape);
+
+// An adaptive pool's window along one dimension: output o of `out` reads
+// input [begin, end) of `in`, floor(o * in / out) to ceil((o + 1) * in /
+// out), written as PyTorch does to keep the products small. For host and
+// device code (the CUDA pools use it too).
+struct PoolSpan {
+  int64_t begin, end;
+};
+AI3_HOST_DEVICE inline PoolSpan AdaptiveSpan(int64_t o, int64_t out,
+                                             int64_t in) {
+  return {(o / out) * in + ((o % out) * in) / out,
+          1 + ((o + 1) * in - 1) / out};
+}
 
 // The taps [*lo, *hi) of a window starting at `start` with `dilation`
 // between its `kernel` taps that land inside [0, size): kernels loop over
-// these instead of testing every tap.
-inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
+// these instead of testing every tap. For host and device code.
+AI3_HOST_DEVICE inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
                          int64_t size, int64_t* lo, int64_t* hi) {
   *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
   *hi = start >= size ? 0 : (size - 1 - start) / dilation + 1;

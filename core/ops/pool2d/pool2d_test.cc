@@ -406,26 +406,31 @@ void ErrorCases() {
                 });
   }
 
-  ExpectError("avgpool dilation", ErrorKind::kInvalidArgument,
-              "dilation must be 1x1, got 2x1", [&] {
-                AvgPool2dAttrs a;
-                a.kernel_h = a.kernel_w = 2;
-                a.dilation_h = 2;
-                Layer<AvgPool2dAttrs>("p", a, {}, "default");
-              });
-  ExpectError("avgpool padding", ErrorKind::kInvalidArgument,
-              "padding should be at most half of kernel size", [&] {
-                AvgPool2dAttrs a;
-                a.kernel_h = a.kernel_w = 2;
-                a.pad_top = 2;
-                Layer<AvgPool2dAttrs>("p", a, {}, "default");
-              });
-  ExpectError("divisor_override", ErrorKind::kInvalidArgument,
-              "divisor_override must be >= 1, or 0 for none; got -1", [&] {
-                AvgPool2dAttrs a;
-                a.divisor_override = -1;
-                Layer<AvgPool2dAttrs>("p", a, {}, "default");
-              });
+  struct AvgError {
+    const char* what;
+    const char* message;
+    void (*edit)(AvgPool2dAttrs&);
+  };
+  for (const AvgError& e : std::vector<AvgError>{
+           {"avgpool dilation", "dilation must be 1x1, got 2x1",
+            [](AvgPool2dAttrs& a) {
+              a.kernel_h = a.kernel_w = 2;
+              a.dilation_h = 2;
+            }},
+           {"avgpool padding", "padding should be at most half of kernel size",
+            [](AvgPool2dAttrs& a) {
+              a.kernel_h = a.kernel_w = 2;
+              a.pad_top = 2;
+            }},
+           {"divisor_override",
+            "divisor_override must be >= 1, or 0 for none; got -1",
+            [](AvgPool2dAttrs& a) { a.divisor_override = -1; }}}) {
+    ExpectError(e.what, ErrorKind::kInvalidArgument, e.message, [&] {
+      AvgPool2dAttrs a;
+      e.edit(a);
+      Layer<AvgPool2dAttrs>("p", a, {}, "default");
+    });
+  }
   ExpectError("adaptive output 0", ErrorKind::kInvalidArgument,
               "output size must be >= 1x1, got 0x3", [&] {
                 AdaptiveAvgPool2dAttrs a;
@@ -484,46 +489,44 @@ int Main() {
   const std::vector<std::pair<int64_t, int64_t>> adaptive_outputs = {
       {1, 1}, {2, 2}, {3, 4}, {7, 7}, {5, 3}, {8, 8}};
 
-  int ran = 0;
-  for (const std::string& algorithm :
-       Registry<MaxPool2dAttrs>::Get().Names(Device::kCPU)) {
-    for (const Window& p : windows) {
-      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        for (bool with_nan : {false, true}) {
-          MaxPoolCase<float>(p, layout, algorithm, with_nan);
-          MaxPoolCase<double>(p, layout, algorithm, with_nan);
-          ran += 2;
-        }
-      }
-    }
+  // Average pooling has no dilation.
+  std::vector<Window> undilated;
+  for (const Window& p : windows) {
+    if (p.dh == 1 && p.dw == 1) undilated.push_back(p);
   }
-  for (const std::string& algorithm :
-       Registry<AvgPool2dAttrs>::Get().Names(Device::kCPU)) {
-    for (const Window& p : windows) {
-      if (p.dh != 1 || p.dw != 1) continue;
-      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+  struct Adaptive {
+    ImageDims in;
+    int64_t oh, ow;
+  };
+  std::vector<Adaptive> adaptive;
+  for (const ImageDims& in : adaptive_inputs) {
+    for (auto [oh, ow] : adaptive_outputs) adaptive.push_back({in, oh, ow});
+  }
+
+  int ran = testing::RunEachLayout(
+      testing::CpuAlgorithms<MaxPool2dAttrs>(), windows,
+      [](auto zero, const Window& p, Layout layout,
+         const std::string& algorithm) {
+        for (bool with_nan : {false, true}) {
+          MaxPoolCase<decltype(zero)>(p, layout, algorithm, with_nan);
+        }
+      });
+  ran += testing::RunEachLayout(
+      testing::CpuAlgorithms<AvgPool2dAttrs>(), undilated,
+      [](auto zero, const Window& p, Layout layout,
+         const std::string& algorithm) {
         for (bool cip : {true, false}) {
           for (int64_t divisor : {0, 7}) {
-            AvgPoolCase<float>(p, cip, divisor, layout, algorithm);
-            AvgPoolCase<double>(p, cip, divisor, layout, algorithm);
-            ran += 2;
+            AvgPoolCase<decltype(zero)>(p, cip, divisor, layout, algorithm);
           }
         }
-      }
-    }
-  }
-  for (const std::string& algorithm :
-       Registry<AdaptiveAvgPool2dAttrs>::Get().Names(Device::kCPU)) {
-    for (const ImageDims& in : adaptive_inputs) {
-      for (auto [oh, ow] : adaptive_outputs) {
-        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-          AdaptiveCase<float>(in, oh, ow, layout, algorithm);
-          AdaptiveCase<double>(in, oh, ow, layout, algorithm);
-          ran += 2;
-        }
-      }
-    }
-  }
+      });
+  ran += testing::RunEachLayout(
+      testing::CpuAlgorithms<AdaptiveAvgPool2dAttrs>(), adaptive,
+      [](auto zero, const Adaptive& p, Layout layout,
+         const std::string& algorithm) {
+        AdaptiveCase<decltype(zero)>(p.in, p.oh, p.ow, layout, algorithm);
+      });
   Check(ran > 0, "pool2d algorithms registered");
   KnownValues();
   ErrorCases();

@@ -1,9 +1,8 @@
 // batchnorm2d "direct" on CUDA: as on the CPU, Prepare folds the four
-// parameter vectors into one scale and shift per channel (in double, then
-// rounded to the layer's dtype) and uploads them; a forward pass is one fused
+// parameter vectors into one scale and shift per channel
+// (BatchNorm2dAttrs::FoldScaleShift) and uploads them; a forward pass is one fused
 // multiply-add per element. The channel of element i follows from the
 // layout: (i / (h*w)) % c for NCHW, i % c for NHWC.
-#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -32,22 +31,7 @@ class DirectKernel : public cuda::CudaKernel {
  public:
   DirectKernel(const BatchNorm2dAttrs& attrs, const std::vector<Tensor>& params)
       : attrs_(attrs) {
-    const int64_t c = attrs.channels;
-    Buffer folded(2 * c * SizeOf(attrs.dtype));
-    DispatchFloat(attrs.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T* gamma = params[BatchNorm2dAttrs::kWeight].data_as<const T>();
-      const T* beta = params[BatchNorm2dAttrs::kBias].data_as<const T>();
-      const T* mean = params[BatchNorm2dAttrs::kRunningMean].data_as<const T>();
-      const T* var = params[BatchNorm2dAttrs::kRunningVar].data_as<const T>();
-      T* scale = folded.as<T>();
-      T* shift = scale + c;
-      for (int64_t k = 0; k < c; ++k) {
-        const double s = double(gamma[k]) / std::sqrt(double(var[k]) + attrs.eps);
-        scale[k] = static_cast<T>(s);
-        shift[k] = static_cast<T>(double(beta[k]) - double(mean[k]) * s);
-      }
-    });
+    const Buffer folded = attrs.FoldScaleShift(params);
     folded_ = cuda::Upload(folded.data(), folded.size());
   }
 
@@ -71,16 +55,8 @@ class DirectKernel : public cuda::CudaKernel {
   cuda::DeviceBuffer folded_;  // scale[c] then shift[c]
 };
 
-class Direct : public Algorithm<BatchNorm2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const BatchNorm2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(BatchNorm2dAttrs, "direct", Device::kCUDA, Direct);
+AI3_REGISTER_ALGORITHM(BatchNorm2dAttrs, "direct", Device::kCUDA,
+                       KernelAlgorithm<BatchNorm2dAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

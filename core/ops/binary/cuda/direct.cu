@@ -87,13 +87,7 @@ class DirectKernel : public MultiInputKernel {
 };
 
 template <class Attrs>
-class Direct : public Algorithm<Attrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Attrs& attrs, const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel<Attrs>>(attrs, params);
-  }
-};
+using Direct = KernelAlgorithm<Attrs, DirectKernel<Attrs>>;
 
 using AddDirect = Direct<AddAttrs>;
 using SubDirect = Direct<SubAttrs>;
