@@ -1,14 +1,12 @@
 #include "core/ops/softmax/softmax.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void SoftmaxAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "softmax takes no parameter tensors, got ", params.size());
-  }
+  CheckNoParams(kOp, params);
 }
 
 SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
