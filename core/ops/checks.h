@@ -1,5 +1,6 @@
 // Checks the attributes of several ops share, with one wording for each
-// error (elementwise ops have theirs in ElementwiseAttrs).
+// error (elementwise ops have theirs in ElementwiseAttrs), and the shape
+// arithmetic around an axis that follows them.
 #ifndef AI3_CORE_OPS_CHECKS_H_
 #define AI3_CORE_OPS_CHECKS_H_
 
@@ -28,6 +29,15 @@ inline int64_t DimOfAxis(int64_t axis, const Shape& shape) {
          rank, " input ", ToString(shape));
   }
   return axis < 0 ? axis + rank : axis;
+}
+
+// The product of dimensions [begin, end) of `shape` (1 when empty): the
+// outer and inner sizes around an axis, viewing a tensor as
+// [outer, axis, inner].
+inline int64_t DimsProduct(const Shape& shape, int64_t begin, int64_t end) {
+  int64_t n = 1;
+  for (int64_t i = begin; i < end; ++i) n *= shape[i];
+  return n;
 }
 
 }  // namespace ai3

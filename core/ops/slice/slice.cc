@@ -13,9 +13,8 @@ void SliceAttrs::Validate(const std::vector<Tensor>& params) const {
 SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t a = DimOfAxis(axis, shape);
-  Range r{1, shape[a], 1, 0, 0};
-  for (int64_t i = 0; i < a; ++i) r.outer *= shape[i];
-  for (int64_t i = a + 1; i < rank; ++i) r.inner *= shape[i];
+  Range r{DimsProduct(shape, 0, a), shape[a], DimsProduct(shape, a + 1, rank),
+          0, 0};
   // Python's slice.indices(len), written to avoid overflow at the INT64
   // sentinels.
   const int64_t n = r.len;
