@@ -10,6 +10,7 @@
 // Threads alternate between two input shapes, so plans are rebuilt while
 // other threads wait to run.
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -51,6 +52,29 @@ std::shared_ptr<Layer<Conv2dAttrs>> MakeConv(const std::string& name,
       algorithm);
 }
 
+// Runs body(t) on kThreads threads at once, t = 0 .. kThreads - 1, and
+// checks that none raised; returns what each raised ("" for none).
+std::vector<std::string> OnThreads(const std::string& tag,
+                                   const std::function<void(int)>& body) {
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        body(t);
+      } catch (const Error& e) {
+        errors[t] = e.what();
+      }
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    Check(errors[t].empty(), tag + ": thread " + std::to_string(t) +
+                                 " raised: " + errors[t]);
+  }
+  return errors;
+}
+
 struct Case {
   Shape shape;
   std::vector<float> x;
@@ -89,28 +113,16 @@ void ModelFromThreads(const std::string& algorithm) {
   // Each thread writes its own outputs; results are compared after joining.
   std::vector<std::vector<std::vector<float>>> got(
       kThreads, std::vector<std::vector<float>>(kCallsPerThread));
-  std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
+  const std::vector<std::string> errors = OnThreads(tag, [&](int t) {
+    for (int i = 0; i < kCallsPerThread; ++i) {
+      const Case& c = cases[(t + i) % cases.size()];
+      got[t][i].assign(c.x.size(), -1.0f);
+      m.Forward(Tensor{const_cast<float*>(c.x.data()), DType::kFloat32,
+                       c.shape},
+                Tensor{got[t][i].data(), DType::kFloat32, c.shape});
+    }
+  });
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        for (int i = 0; i < kCallsPerThread; ++i) {
-          const Case& c = cases[(t + i) % cases.size()];
-          got[t][i].assign(c.x.size(), -1.0f);
-          m.Forward(Tensor{const_cast<float*>(c.x.data()), DType::kFloat32,
-                           c.shape},
-                    Tensor{got[t][i].data(), DType::kFloat32, c.shape});
-        }
-      } catch (const Error& e) {
-        errors[t] = e.what();
-      }
-    });
-  }
-  for (std::thread& th : threads) th.join();
-
-  for (int t = 0; t < kThreads; ++t) {
-    Check(errors[t].empty(), tag + ": thread " + std::to_string(t) +
-                                 " raised: " + errors[t]);
     if (!errors[t].empty()) continue;
     for (int i = 0; i < kCallsPerThread; ++i) {
       const Case& c = cases[(t + i) % cases.size()];
@@ -142,35 +154,24 @@ void SharedLayerFromThreads() {
                 Tensor{want.data(), DType::kFloat32, shape});
 
   std::vector<std::vector<float>> got(kThreads);
-  std::vector<std::string> errors(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      try {
-        got[t].assign(x.size(), -1.0f);
-        const Tensor in{const_cast<float*>(x.data()), DType::kFloat32, shape};
-        const Tensor out{got[t].data(), DType::kFloat32, shape};
-        for (int i = 0; i < kCallsPerThread; ++i) {
-          switch ((t + i) % 3) {
-            case 0:
-              a.Forward(in, out);
-              break;
-            case 1:
-              b.Forward(in, out);
-              break;
-            default:
-              conv->Forward(in, out);
-          }
-        }
-      } catch (const Error& e) {
-        errors[t] = e.what();
+  OnThreads(tag, [&](int t) {
+    got[t].assign(x.size(), -1.0f);
+    const Tensor in{const_cast<float*>(x.data()), DType::kFloat32, shape};
+    const Tensor out{got[t].data(), DType::kFloat32, shape};
+    for (int i = 0; i < kCallsPerThread; ++i) {
+      switch ((t + i) % 3) {
+        case 0:
+          a.Forward(in, out);
+          break;
+        case 1:
+          b.Forward(in, out);
+          break;
+        default:
+          conv->Forward(in, out);
       }
-    });
-  }
-  for (std::thread& th : threads) th.join();
+    }
+  });
   for (int t = 0; t < kThreads; ++t) {
-    Check(errors[t].empty(), tag + ": thread " + std::to_string(t) +
-                                 " raised: " + errors[t]);
     Check(got[t] == want, tag + ": thread " + std::to_string(t) +
                               " differs from the serial result");
   }

@@ -293,15 +293,23 @@ def test_add_node_kinds_and_bad_input_count():
         core.add_layer(layers.Matmul(name="mm")._core_layer, [MODEL_INPUT])
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_fold_batchnorm_into_linear(dtype):
-    lin, bn = torch.nn.Linear(6, 4).double(), torch.nn.BatchNorm1d(4).double().eval()
+def _batchnorm1d(channels):
+    """An eval-mode float64 BatchNorm1d with random statistics and affine
+    parameters, and its weights as a batchnorm2d spec takes them."""
+    bn = torch.nn.BatchNorm1d(channels).double().eval()
     with torch.no_grad():
         bn.running_mean.uniform_(-1, 1)
         bn.running_var.uniform_(0.5, 2)
         bn.weight.uniform_(-1, 1)
         bn.bias.uniform_(-1, 1)
     w = {k: v.detach().numpy() for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    return bn, w
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_fold_batchnorm_into_linear(dtype):
+    lin = torch.nn.Linear(6, 4).double()
+    bn, w = _batchnorm1d(4)
     specs = [
         LayerSpec("fc", "linear", [MODEL_INPUT], weights={"weight": lin.weight.detach().numpy().copy(), "bias": lin.bias.detach().numpy().copy()}),
         LayerSpec("bn", "batchnorm2d", [0], {"eps": bn.eps}, w, input_shape=(3, 4)),
@@ -327,13 +335,7 @@ def test_batchnorm1d_unfolded(dtype, shape, layout):
     """A batchnorm on a rank-2/3 input that cannot fold (its input is the
     model input) runs as BatchNorm1d: channels dim 1 (NCHW models) or last
     (NHWC)."""
-    bn = torch.nn.BatchNorm1d(4).double().eval()
-    with torch.no_grad():
-        bn.running_mean.uniform_(-1, 1)
-        bn.running_var.uniform_(0.5, 2)
-        bn.weight.uniform_(-1, 1)
-        bn.bias.uniform_(-1, 1)
-    w = {k: v.detach().numpy() for k, v in bn.state_dict().items() if k != "num_batches_tracked"}
+    bn, w = _batchnorm1d(4)
     in_shape = shape if layout == "NCHW" else (shape[0],) + shape[2:] + (4,)
     specs = [LayerSpec("bn", "batchnorm2d", [MODEL_INPUT], {"eps": bn.eps}, w, input_shape=in_shape)]
     specs, out = spec.fold_batchnorm(specs, 0, layout=layout)

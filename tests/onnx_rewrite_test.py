@@ -52,21 +52,28 @@ MODELS = {
 }
 
 
-@functools.lru_cache(maxsize=None)
-def exported(name: str, opset: int) -> tuple[bytes, np.ndarray, np.ndarray]:
-    """(serialized model, input, ORT's output on the original)."""
+def export(name: str, batch: int, opset: int, **kwargs) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """(serialized model, an input of `batch` images, ORT's output on the
+    original) for MODELS[name], exported at batch 1 (kwargs go to
+    torch.onnx.export)."""
     make, size = MODELS[name]
     torch.manual_seed(0)
     module = make().eval()
-    x = torch.randn(1, 3, size, size)
+    x = torch.randn(batch, 3, size, size)
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(module, (x,), buf, opset_version=opset, dynamo=False,
-                          input_names=["input"], output_names=["output"])
+        torch.onnx.export(module, (x[:1],), buf, opset_version=opset, dynamo=False,
+                          input_names=["input"], **kwargs)
     data = buf.getvalue()
     ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"input": x.numpy()})[0]
     return data, x.numpy(), ref
+
+
+@functools.lru_cache(maxsize=None)
+def exported(name: str, opset: int) -> tuple[bytes, np.ndarray, np.ndarray]:
+    """(serialized model, input, ORT's output on the original)."""
+    return export(name, 1, opset, output_names=["output"])
 
 
 def model_of(name: str, opset: int = 17) -> onnx.ModelProto:
@@ -287,20 +294,11 @@ def test_core_error_surfaces_as_ai3_error():
 
 
 def test_dynamic_batch():
-    make, size = MODELS["squeezenet1_1"]
-    torch.manual_seed(0)
-    module = make().eval()
-    x = torch.randn(3, 3, size, size)
-    buf = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        torch.onnx.export(module, (x[:1],), buf, opset_version=17, dynamo=False, input_names=["input"],
-                          dynamic_axes={"input": {0: "batch"}})
-    ref = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"]).run(None, {"input": x.numpy()})[0]
-    model = ai3.onnx.swap_conv2d(buf.getvalue(), "gemm")
+    data, x, ref = export("squeezenet1_1", 3, 17, dynamic_axes={"input": {0: "batch"}})
+    model = ai3.onnx.swap_conv2d(data, "gemm")
     sess = ai3.onnx.InferenceSession(model)
     for batch in (3, 1):
-        y = sess.run(None, {"input": x.numpy()[:batch]})[0]
+        y = sess.run(None, {"input": x[:batch]})[0]
         np.testing.assert_allclose(y, ref[:batch], rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 

@@ -1,6 +1,7 @@
 // Elementwise CUDA ops (relu, clamp, sigmoid, silu, tanh): one grid-stride
 // kernel template applying a functor, so each op's file holds only its
-// formula. Included by .cu files only.
+// formula (AI3_CUDA_ELEMENTWISE_DIRECT where the op has no attributes).
+// Included by .cu files only.
 #ifndef AI3_CORE_CUDA_ELEMENTWISE_H_
 #define AI3_CORE_CUDA_ELEMENTWISE_H_
 
@@ -58,5 +59,23 @@ class ElementwiseAlgorithm : public Algorithm<Attrs> {
 
 }  // namespace cuda
 }  // namespace ai3
+
+// "direct" on CUDA of a parameter-free elementwise op, from its formula: y
+// is `expr` of the element `v` (of type T), e.g.
+//   AI3_CUDA_ELEMENTWISE_DIRECT(TanhAttrs, v, tanh(v));
+// inside namespace ai3, in the op's .cu.
+#define AI3_CUDA_ELEMENTWISE_DIRECT(AttrsType, v, expr)                    \
+  namespace {                                                               \
+  struct AttrsType##CudaFn {                                                \
+    explicit AttrsType##CudaFn(const AttrsType&) {}                         \
+    template <typename T>                                                   \
+    __device__ T operator()(T v) const {                                    \
+      return expr;                                                          \
+    }                                                                       \
+  };                                                                        \
+  }                                                                         \
+  AI3_REGISTER_ALGORITHM(                                                   \
+      AttrsType, "direct", Device::kCUDA,                                   \
+      ::ai3::cuda::ElementwiseAlgorithm<AttrsType, AttrsType##CudaFn>)
 
 #endif  // AI3_CORE_CUDA_ELEMENTWISE_H_

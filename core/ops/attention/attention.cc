@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
@@ -19,10 +20,7 @@ Shape Lead(const Shape& shape) {
 }  // namespace
 
 void AttentionAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "attention takes no parameter tensors, got ", params.size());
-  }
+  CheckNoParams(kOp, params);
   if (has_scale && !std::isfinite(scale)) {
     Fail(ErrorKind::kInvalidArgument, "scale must be finite, got ", scale);
   }

@@ -56,18 +56,9 @@ struct Chunked {
   }
 };
 
-class ChunkedAlgorithm : public Algorithm<AttentionAttrs> {
- public:
-  // Takes every attention layer: the softmax per row is exact, as naive's.
-  std::string WhyNot(const AttentionAttrs&) const override { return {}; }
-  std::unique_ptr<Kernel> Prepare(const AttentionAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<AttentionKernel<Chunked>>(attrs);
-  }
-};
-
+// Takes every attention layer: the softmax per row is exact, as naive's.
 AI3_REGISTER_ALGORITHM(AttentionAttrs, "chunked", Device::kCPU,
-                       ChunkedAlgorithm);
+                       KernelAlgorithm<AttentionAttrs, AttentionKernel<Chunked>>);
 
 }  // namespace
 }  // namespace ai3

@@ -276,17 +276,9 @@ struct Flash {
   }
 };
 
-class FlashAlgorithm : public Algorithm<AttentionAttrs> {
- public:
-  // Takes every attention layer (masks, causal, any scale).
-  std::string WhyNot(const AttentionAttrs&) const override { return {}; }
-  std::unique_ptr<Kernel> Prepare(const AttentionAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<AttentionKernel<Flash>>(attrs);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(AttentionAttrs, "flash", Device::kCPU, FlashAlgorithm);
+// Takes every attention layer (masks, causal, any scale).
+AI3_REGISTER_ALGORITHM(AttentionAttrs, "flash", Device::kCPU,
+                       KernelAlgorithm<AttentionAttrs, AttentionKernel<Flash>>);
 
 }  // namespace
 }  // namespace ai3

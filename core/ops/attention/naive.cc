@@ -36,18 +36,10 @@ struct Naive {
   }
 };
 
-class NaiveAlgorithm : public Algorithm<AttentionAttrs> {
- public:
-  // Takes every attention layer (masks, causal, any scale); memory is its
-  // only limit, and that depends on the input, not the layer.
-  std::string WhyNot(const AttentionAttrs&) const override { return {}; }
-  std::unique_ptr<Kernel> Prepare(const AttentionAttrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    return std::make_unique<AttentionKernel<Naive>>(attrs);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(AttentionAttrs, "naive", Device::kCPU, NaiveAlgorithm);
+// Takes every attention layer (masks, causal, any scale); memory is its
+// only limit, and that depends on the input, not the layer.
+AI3_REGISTER_ALGORITHM(AttentionAttrs, "naive", Device::kCPU,
+                       KernelAlgorithm<AttentionAttrs, AttentionKernel<Naive>>);
 
 }  // namespace
 }  // namespace ai3

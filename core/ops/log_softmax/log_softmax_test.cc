@@ -10,6 +10,7 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/log_softmax/log_softmax.h"
+#include "core/ops/softmax/reference.h"
 #include "core/testing/op_test.h"
 #include "core/testing/reference.h"
 
@@ -35,26 +36,15 @@ void Case(const Shape& shape, int64_t axis) {
   Layer<LogSoftmaxAttrs> layer("ls", a, {}, "direct");
   std::vector<T> y(n, T(-42));
   layer.Forward(Tensor{x.data(), dtype, shape}, Tensor{y.data(), dtype, shape});
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t outer = 1, len = 1, inner = 1;
-  if (rank > 0) {
-    const int64_t ax = axis < 0 ? axis + rank : axis;
-    for (int64_t i = 0; i < ax; ++i) outer *= shape[i];
-    len = shape[ax];
-    for (int64_t i = ax + 1; i < rank; ++i) inner *= shape[i];
-  }
   std::vector<double> want(n);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t k) { return (o * len + k) * inner + i; };
-      double m = -INFINITY, sum = 0;
-      for (int64_t k = 0; k < len; ++k) m = std::fmax(m, double(x[at(k)]));
-      for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x[at(k)]) - m);
-      for (int64_t k = 0; k < len; ++k) {
-        want[at(k)] = double(x[at(k)]) - m - std::log(sum);
-      }
+  testing::ForEachReferenceSlice(shape, axis, [&](auto at, int64_t len) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < len; ++k) m = std::fmax(m, double(x[at(k)]));
+    for (int64_t k = 0; k < len; ++k) sum += std::exp(double(x[at(k)]) - m);
+    for (int64_t k = 0; k < len; ++k) {
+      want[at(k)] = double(x[at(k)]) - m - std::log(sum);
     }
-  }
+  });
   const double tol = sizeof(T) == 8 ? 1e-13 : 2e-6;
   const double err = testing::MaxRelativeError(y, want);
   Check(err <= tol, std::string("log_softmax ") + Name(dtype) + " " +

@@ -1,25 +1,18 @@
 #include "core/ops/mean/mean.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void MeanAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument, "mean takes no parameter tensors, got ",
-         params.size());
-  }
+  CheckNoParams(kOp, params);
 }
 
 std::vector<bool> MeanAttrs::Reduced(const Shape& shape) const {
-  const int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<bool> reduced(shape.size(), axes.empty());
   for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank) {
-      Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
-           rank, " input ", ToString(shape));
-    }
-    const int64_t a = axis < 0 ? axis + rank : axis;
+    const int64_t a = DimOfAxis(axis, shape);
     if (reduced[a]) {
       Fail(ErrorKind::kShape, "axis ", axis, " (dimension ", a,
            ") is given twice");

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
@@ -26,10 +27,7 @@ std::vector<int64_t> PermuteAttrs::Normalized() const {
 }
 
 void PermuteAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "permute takes no parameter tensors, got ", params.size());
-  }
+  CheckNoParams(kOp, params);
   const int64_t rank = static_cast<int64_t>(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (int64_t d : Normalized()) {

@@ -1,14 +1,12 @@
 #include "core/ops/reshape/reshape.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void ReshapeAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "reshape takes no parameter tensors, got ", params.size());
-  }
+  CheckNoParams(kOp, params);
   int inferred = 0;
   for (int64_t d : shape) {
     if (d < -1) {

@@ -1,14 +1,12 @@
 #include "core/ops/roll/roll.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void RollAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument, "roll takes no parameter tensors, got ",
-         params.size());
-  }
+  CheckNoParams(kOp, params);
   if (shifts.empty() || shifts.size() != axes.size()) {
     Fail(ErrorKind::kInvalidArgument,
          "shifts and axes must have one length >= 1, got ", shifts.size(),
@@ -17,14 +15,9 @@ void RollAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 std::vector<int64_t> RollAttrs::ShiftPerDim(const Shape& shape) const {
-  const int64_t rank = static_cast<int64_t>(shape.size());
   std::vector<int64_t> shift(shape.size(), 0);
   for (size_t i = 0; i < axes.size(); ++i) {
-    if (axes[i] < -rank || axes[i] >= rank) {
-      Fail(ErrorKind::kShape, "axis ", axes[i], " is out of range for a rank-",
-           rank, " input ", ToString(shape));
-    }
-    const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    const int64_t a = DimOfAxis(axes[i], shape);
     if (shape[a] == 0) continue;
     // Reduced before the sum, which could otherwise wrap for shifts near
     // the int64 limits; both terms are then in (-shape[a], shape[a]).

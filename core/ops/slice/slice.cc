@@ -1,27 +1,20 @@
 #include "core/ops/slice/slice.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void SliceAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument, "slice takes no parameter tensors, got ",
-         params.size());
-  }
+  CheckNoParams(kOp, params);
   if (step == 0) Fail(ErrorKind::kInvalidArgument, "slice step cannot be 0");
 }
 
 SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (axis < -rank || axis >= rank) {
-    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
-         rank, " input ", ToString(shape));
-  }
-  const int64_t a = axis < 0 ? axis + rank : axis;
-  Range r{1, shape[a], 1, 0, 0};
-  for (int64_t i = 0; i < a; ++i) r.outer *= shape[i];
-  for (int64_t i = a + 1; i < rank; ++i) r.inner *= shape[i];
+  const int64_t a = DimOfAxis(axis, shape);
+  Range r{DimsProduct(shape, 0, a), shape[a], DimsProduct(shape, a + 1, rank),
+          0, 0};
   // Python's slice.indices(len), written to avoid overflow at the INT64
   // sentinels.
   const int64_t n = r.len;
@@ -54,8 +47,7 @@ Shape SliceAttrs::OutputShape(const Tensor& input) const {
   CheckShape(input.shape, "input");
   const Range r = RangeOf(input.shape);
   Shape out = input.shape;
-  const int64_t rank = input.rank();
-  out[axis < 0 ? axis + rank : axis] = r.count;
+  out[DimOfAxis(axis, input.shape)] = r.count;
   return out;
 }
 

@@ -1,13 +1,15 @@
 // How softmax and log_softmax walk their input, viewed as [outer, axis,
 // inner]: the task split both share, so each keeps only its own math.
 //   inner == 1 (the last axis, the common case): one task per contiguous
-//     row; `row(x, y)` runs its passes along it, vectorised.
+//     row; `row(x, y)` (SliceRow) runs its passes along it, vectorised.
 //   inner > 1: one task per (outer, block of up to kSliceBlock inner
-//     positions); `block(x, y, width)` walks the axis with the block's
-//     positions (x[k * inner + i], i < width) as the vectorised loop.
+//     positions); `block(x, y, width)` (SliceBlock) walks the axis with the
+//     block's positions (x[k * inner + i], i < width) as the vectorised
+//     loop.
 // Tasks are split over OpenMP threads when there is enough work.
 // SliceKernel is the whole "direct" kernel of such an op from its Math:
-// the split, the dtype dispatch and the exp range live here once.
+// the split, the passes, the dtype dispatch and the exp range live here
+// once.
 #ifndef AI3_CORE_OPS_SOFTMAX_SLICES_H_
 #define AI3_CORE_OPS_SOFTMAX_SLICES_H_
 
@@ -48,12 +50,41 @@ void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
   });
 }
 
-// The first pass of a block's `width` interleaved slices
-// (x[k * inner + i], i < width): m[i] = the max over the axis, and sum[i]
-// = 0 for the pass that adds the exps.
-template <typename T>
-void BlockMaxAndZero(const T* x, int64_t len, int64_t inner, int64_t width,
-                     T* m, T* sum) {
+// The three passes over one slice, the same for softmax and log_softmax but
+// for what `Math` does with them:
+//   1. m = the max over the axis;
+//   2. sum = the sum of e = exp(x - m), Math::Store(y, e) for each e;
+//   3. c = Math::Finish(m, sum) per slice, Math::Out(x, y, c) per element.
+// `Math` has, for T float and double,
+//   template <typename T> static void Store(T& y, T e);
+//   template <typename T> static T Finish(T max, T sum);
+//   template <typename T> static void Out(T x, T& y, T c);
+
+// Along a contiguous row of `len` elements.
+template <class Math, typename T>
+void SliceRow(const T* __restrict x, T* __restrict y, int64_t len,
+              const vmath::ExpRange<T>& range) {
+  T m = x[0];
+#pragma omp simd reduction(max : m)
+  for (int64_t k = 0; k < len; ++k) m = std::max(m, x[k]);
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t k = 0; k < len; ++k) {
+    const T e = vmath::Exp(x[k] - m, range);
+    Math::Store(y[k], e);
+    sum += e;
+  }
+  const T c = Math::Finish(m, sum);
+#pragma omp simd
+  for (int64_t k = 0; k < len; ++k) Math::Out(x[k], y[k], c);
+}
+
+// Over a block's `width` interleaved slices (x[k * inner + i], i < width,
+// width <= kSliceBlock), with the block's positions as the vectorised loop.
+template <class Math, typename T>
+void SliceBlock(const T* x, T* y, int64_t len, int64_t inner, int64_t width,
+                const vmath::ExpRange<T>& range) {
+  T m[kSliceBlock], sum[kSliceBlock];
   for (int64_t i = 0; i < width; ++i) {
     m[i] = x[i];
     sum[i] = 0;
@@ -63,15 +94,28 @@ void BlockMaxAndZero(const T* x, int64_t len, int64_t inner, int64_t width,
 #pragma omp simd
     for (int64_t i = 0; i < width; ++i) m[i] = std::max(m[i], xk[i]);
   }
+  for (int64_t k = 0; k < len; ++k) {
+    const T* __restrict xk = x + k * inner;
+    T* __restrict yk = y + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) {
+      const T e = vmath::Exp(xk[i] - m[i], range);
+      Math::Store(yk[i], e);
+      sum[i] += e;
+    }
+  }
+  T* c = sum;  // each slice's constant replaces its sum
+  for (int64_t i = 0; i < width; ++i) c[i] = Math::Finish(m[i], sum[i]);
+  for (int64_t k = 0; k < len; ++k) {
+    const T* __restrict xk = x + k * inner;
+    T* __restrict yk = y + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) Math::Out(xk[i], yk[i], c[i]);
+  }
 }
 
-// `Math` has
-//   template <typename T> static void Row(const T* x, T* y, int64_t len,
-//                                         const vmath::ExpRange<T>&);
-//   template <typename T> static void Block(const T* x, T* y, int64_t len,
-//                                           int64_t inner, int64_t width,
-//                                           const vmath::ExpRange<T>&);
-// and `Attrs` a SplitOf(shape) (SoftmaxAttrs and those deriving it).
+// The "direct" kernel of an op from its `Math` (above); `Attrs` has a
+// SplitOf(shape) (SoftmaxAttrs and those deriving it).
 template <class Attrs, class Math>
 class SliceKernel : public Kernel {
  public:
@@ -84,9 +128,11 @@ class SliceKernel : public Kernel {
       const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
       ForEachSoftmaxSlice(
           s, input.data_as<const T>(), output.data_as<T>(),
-          [&](const T* xr, T* yr) { Math::Row(xr, yr, s.axis, range); },
+          [&](const T* xr, T* yr) {
+            SliceRow<Math>(xr, yr, s.axis, range);
+          },
           [&](const T* xb, T* yb, int64_t width) {
-            Math::Block(xb, yb, s.axis, s.inner, width, range);
+            SliceBlock<Math>(xb, yb, s.axis, s.inner, width, range);
           });
     });
   }

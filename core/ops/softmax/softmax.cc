@@ -1,14 +1,12 @@
 #include "core/ops/softmax/softmax.h"
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 
 void SoftmaxAttrs::Validate(const std::vector<Tensor>& params) const {
-  if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "softmax takes no parameter tensors, got ", params.size());
-  }
+  CheckNoParams(kOp, params);
 }
 
 SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
@@ -20,13 +18,10 @@ SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
          rank, " input ", ToString(shape), " (expected ", -span, " to ",
          span - 1, ")");
   }
-  Split s{1, 1, 1};
-  if (rank == 0) return s;
+  if (rank == 0) return Split{1, 1, 1};
   const int64_t a = axis < 0 ? axis + rank : axis;
-  for (int64_t i = 0; i < a; ++i) s.outer *= shape[i];
-  s.axis = shape[a];
-  for (int64_t i = a + 1; i < rank; ++i) s.inner *= shape[i];
-  return s;
+  return Split{DimsProduct(shape, 0, a), shape[a],
+               DimsProduct(shape, a + 1, rank)};
 }
 
 Shape SoftmaxAttrs::OutputShape(const Tensor& input) const {

@@ -11,6 +11,7 @@
 
 #include "core/errors.h"
 #include "core/layer.h"
+#include "core/ops/softmax/reference.h"
 #include "core/ops/softmax/softmax.h"
 #include "core/testing/op_test.h"
 #include "core/testing/reference.h"
@@ -23,25 +24,14 @@ using testing::ExpectError;
 
 std::vector<double> Reference(const Shape& shape, int64_t axis,
                               const std::vector<double>& x) {
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t outer = 1, len = 1, inner = 1;
-  if (rank > 0) {
-    const int64_t a = axis < 0 ? axis + rank : axis;
-    for (int64_t i = 0; i < a; ++i) outer *= shape[i];
-    len = shape[a];
-    for (int64_t i = a + 1; i < rank; ++i) inner *= shape[i];
-  }
   std::vector<double> y(x.size());
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t k) { return (o * len + k) * inner + i; };
-      double m = -INFINITY;
-      for (int64_t k = 0; k < len; ++k) m = std::fmax(m, x[at(k)]);
-      double sum = 0;
-      for (int64_t k = 0; k < len; ++k) sum += std::exp(x[at(k)] - m);
-      for (int64_t k = 0; k < len; ++k) y[at(k)] = std::exp(x[at(k)] - m) / sum;
-    }
-  }
+  testing::ForEachReferenceSlice(shape, axis, [&](auto at, int64_t len) {
+    double m = -INFINITY;
+    for (int64_t k = 0; k < len; ++k) m = std::fmax(m, x[at(k)]);
+    double sum = 0;
+    for (int64_t k = 0; k < len; ++k) sum += std::exp(x[at(k)] - m);
+    for (int64_t k = 0; k < len; ++k) y[at(k)] = std::exp(x[at(k)] - m) / sum;
+  });
   return y;
 }
 

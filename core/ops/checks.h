@@ -1,0 +1,45 @@
+// Checks the attributes of several ops share, with one wording for each
+// error (elementwise ops have theirs in ElementwiseAttrs), and the shape
+// arithmetic around an axis that follows them.
+#ifndef AI3_CORE_OPS_CHECKS_H_
+#define AI3_CORE_OPS_CHECKS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/tensor.h"
+
+namespace ai3 {
+
+// kInvalidArgument unless `params` is empty: for ops without weights.
+inline void CheckNoParams(const char* op, const std::vector<Tensor>& params) {
+  if (!params.empty()) {
+    Fail(ErrorKind::kInvalidArgument, op, " takes no parameter tensors, got ",
+         params.size());
+  }
+}
+
+// The dimension of `shape` that `axis` names (negative counts from the
+// end); kShape when it names none.
+inline int64_t DimOfAxis(int64_t axis, const Shape& shape) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < -rank || axis >= rank) {
+    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
+         rank, " input ", ToString(shape));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+// The product of dimensions [begin, end) of `shape` (1 when empty): the
+// outer and inner sizes around an axis, viewing a tensor as
+// [outer, axis, inner].
+inline int64_t DimsProduct(const Shape& shape, int64_t begin, int64_t end) {
+  int64_t n = 1;
+  for (int64_t i = begin; i < end; ++i) n *= shape[i];
+  return n;
+}
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_CHECKS_H_
