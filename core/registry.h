@@ -91,20 +91,24 @@ class Algorithm {
       const Attrs& attrs, const std::vector<Tensor>& params) const = 0;
 };
 
-// The Algorithm of a kernel that needs the layer's attributes at most (no
-// weights, no check of its own): Prepare makes a `K`, from the attributes
-// where K takes them:
+// The Algorithm whose Prepare only makes a `K`: from the attributes and the
+// weights, the attributes alone or nothing, whichever K takes. One with
+// conditions of its own derives from it and adds WhyNot:
 //   AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCPU,
 //                          KernelAlgorithm<FlattenAttrs, CopyKernel>);
 template <class Attrs, class K>
 class KernelAlgorithm : public Algorithm<Attrs> {
  public:
-  std::unique_ptr<Kernel> Prepare(const Attrs& attrs,
-                                  const std::vector<Tensor>&) const override {
-    if constexpr (std::is_constructible_v<K, const Attrs&>) {
+  std::unique_ptr<Kernel> Prepare(
+      const Attrs& attrs, const std::vector<Tensor>& params) const override {
+    if constexpr (std::is_constructible_v<K, const Attrs&,
+                                          const std::vector<Tensor>&>) {
+      return std::make_unique<K>(attrs, params);
+    } else if constexpr (std::is_constructible_v<K, const Attrs&>) {
+      (void)params;
       return std::make_unique<K>(attrs);
     } else {
-      (void)attrs;
+      (void)attrs, (void)params;
       return std::make_unique<K>();
     }
   }

@@ -125,16 +125,8 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   Buffer packed_bias_;  // the bias in the same lane order
 };
 
-class Direct : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

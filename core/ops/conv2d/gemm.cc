@@ -206,16 +206,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
   Buffer reordered_;  // NHWC: weights as [k][r][s][c]
 };
 
-class GemmAlgorithm : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GemmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCPU, GemmAlgorithm);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3

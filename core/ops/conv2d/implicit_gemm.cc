@@ -79,17 +79,8 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
   Buffer packed_;  // weights as [group][kMr-row sliver][K][kMr]
 };
 
-class ImplicitGemm : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<ImplicitGemmKernel>(attrs, params);
-  }
-};
-
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "implicit gemm", Device::kCPU,
-                       ImplicitGemm);
+                       KernelAlgorithm<Conv2dAttrs, ImplicitGemmKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -183,16 +183,8 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
   Buffer reordered_;  // weights as [r][s][k][c]
 };
 
-class Kn2row : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<Kn2rowKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "kn2row", Device::kCPU, Kn2row);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "kn2row", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, Kn2rowKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -374,7 +374,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   Buffer u_;
 };
 
-class Winograd : public Algorithm<Conv2dAttrs> {
+class Winograd : public KernelAlgorithm<Conv2dAttrs, WinogradKernel> {
  public:
   std::string WhyNot(const Conv2dAttrs& a) const override {
     if (a.kernel_h != 3 || a.kernel_w != 3) {
@@ -390,12 +390,6 @@ class Winograd : public Algorithm<Conv2dAttrs> {
              std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
     }
     return {};
-  }
-
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<WinogradKernel>(attrs, params);
   }
 };
 

@@ -33,16 +33,8 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
   }
 };
 
-class Direct : public Algorithm<LinearAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LinearAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LinearAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(LinearAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<LinearAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

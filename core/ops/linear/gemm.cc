@@ -40,16 +40,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
   }
 };
 
-class GemmAlgorithm : public Algorithm<LinearAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LinearAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GemmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCPU, GemmAlgorithm);
+AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCPU,
+                       KernelAlgorithm<LinearAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3
