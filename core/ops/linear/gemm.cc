@@ -17,10 +17,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
   using LinearKernelBase::LinearKernelBase;
 
   template <typename T>
-  void RunTyped(const T* x, T* y, int64_t m) const {
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = weight<T>();
-    const T* b = bias<T>();
+  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m,
+                int64_t in, int64_t out) const {
     if (b) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < m; ++i) {
