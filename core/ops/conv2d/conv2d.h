@@ -57,6 +57,21 @@ struct Conv2dGeometry {
 };
 Conv2dGeometry GeometryOf(const Conv2dAttrs& attrs, const Shape& input_shape);
 
+// The operands of one call that the packed CPU kernels (direct, implicit
+// gemm) share; each one's Problem adds its own. Filled by
+// Conv2dKernelBase::SetOperands.
+template <typename T>
+struct Conv2dOperands {
+  Conv2dGeometry g;
+  ImageStrides xs, ys;  // input and output strides in their layout
+  const T* x;
+  T* y;
+  const T* packed;  // the weights in the kernel's order
+  const T* bias;    // or nullptr
+  Activation::Bounds<T> act;
+  int threads;  // the threads the workspace was sized for
+};
+
 // What every conv2d kernel keeps: the attributes and the layer's weights.
 // Subclasses implement Run<T> for T = float, double; Run dispatches.
 template <class Derived>
@@ -78,6 +93,21 @@ class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
   }
 
  protected:
+  // Everything but `packed`, `bias` and `threads` follows from the call.
+  template <typename T>
+  void SetOperands(Conv2dOperands<T>& p, const Conv2dGeometry& g, const T* x,
+                   T* y, const T* packed, const T* bias, int threads) const {
+    p.g = g;
+    p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
+    p.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+    p.x = x;
+    p.y = y;
+    p.packed = packed;
+    p.bias = bias;
+    p.act = attrs_.activation.As<T>();
+    p.threads = threads;
+  }
+
   // The weights packed once for a register-blocked kernel (implicit gemm,
   // smm): output channels in slivers of `rows`, each sliver laid out
   // K-major so a step of the accumulation reads its `rows` scalars side by
