@@ -67,6 +67,16 @@ class WeightBiasKernel : public Kernel {
   const void* bias_;
 };
 
+// The Validate part of such an op's weights: params is {weight[, bias]} as
+// has_bias says, the weight shaped `weight_shape` (whose dimensions
+// `weight_dims` names, e.g. "(out_features, in_features)"), the bias
+// (weight_shape[0],), and all of them `dtype`.
+void ValidateWeightBias(const std::vector<Tensor>& params, bool has_bias,
+                        const Shape& weight_shape, const char* weight_dims,
+                        DType dtype);
+// The OutputShape part: the input has the weights' dtype.
+void ValidateInputDType(const Tensor& input, DType dtype);
+
 // One algorithm for the op whose layer parameters are `Attrs`.
 template <class Attrs>
 class Algorithm {
