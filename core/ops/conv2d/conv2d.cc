@@ -7,6 +7,19 @@
 
 namespace ai3 {
 
+std::string WhyNotUnitStrideDilation(const Conv2dAttrs& a,
+                                     const std::string& who) {
+  if (a.stride_h != 1 || a.stride_w != 1) {
+    return who + " needs stride 1, got " + std::to_string(a.stride_h) + "," +
+           std::to_string(a.stride_w);
+  }
+  if (a.dilation_h != 1 || a.dilation_w != 1) {
+    return who + " needs dilation 1, got " + std::to_string(a.dilation_h) +
+           "," + std::to_string(a.dilation_w);
+  }
+  return {};
+}
+
 bool Conv2dAttrs::is_1x1_unit() const {
   return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 &&
          pad_top == 0 && pad_bottom == 0 && pad_left == 0 && pad_right == 0;

@@ -57,6 +57,12 @@ struct Conv2dGeometry {
 };
 Conv2dGeometry GeometryOf(const Conv2dAttrs& attrs, const Shape& input_shape);
 
+// For an algorithm that takes stride 1 and dilation 1 only (the Winograd and
+// FFT transforms): "<who> needs stride 1, got 2,2" (or dilation), empty if
+// `attrs` has both.
+std::string WhyNotUnitStrideDilation(const Conv2dAttrs& attrs,
+                                     const std::string& who);
+
 // The operands of one call that the packed CPU kernels (direct, implicit
 // gemm) share; each one's Problem adds its own. Filled by
 // Conv2dKernelBase::SetOperands.

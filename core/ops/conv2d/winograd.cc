@@ -381,15 +381,7 @@ class Winograd : public KernelAlgorithm<Conv2dAttrs, WinogradKernel> {
       return "winograd F(4x4,3x3) needs a 3x3 kernel, got " +
              std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w);
     }
-    if (a.stride_h != 1 || a.stride_w != 1) {
-      return "winograd F(4x4,3x3) needs stride 1, got " +
-             std::to_string(a.stride_h) + "," + std::to_string(a.stride_w);
-    }
-    if (a.dilation_h != 1 || a.dilation_w != 1) {
-      return "winograd F(4x4,3x3) needs dilation 1, got " +
-             std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
-    }
-    return {};
+    return WhyNotUnitStrideDilation(a, "winograd F(4x4,3x3)");
   }
 };
 
