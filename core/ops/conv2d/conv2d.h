@@ -114,6 +114,28 @@ class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
     p.threads = threads;
   }
 
+  // The weights copied once into another order (gemm, kn2row): element
+  // (o, c, r, s) of the OIHW weight goes to index(o, c, r, s).
+  template <class Index>
+  Buffer ReorderedWeights(const Index& index) const {
+    const int64_t k = attrs_.out_channels;
+    const int64_t cg = attrs_.in_channels_per_group();
+    const int64_t kh = attrs_.kernel_h, kw = attrs_.kernel_w;
+    Buffer out(static_cast<size_t>(k * cg * kh * kw) * SizeOf(attrs_.dtype));
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* src = this->template weight<T>();
+      T* dst = out.as<T>();
+      for (int64_t o = 0; o < k; ++o)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t r = 0; r < kh; ++r)
+            for (int64_t s = 0; s < kw; ++s)
+              dst[index(o, c, r, s)] = src[((o * cg + c) * kh + r) * kw + s];
+      return 0;
+    });
+    return out;
+  }
+
   // The weights packed once for a register-blocked kernel (implicit gemm,
   // smm): output channels in slivers of `rows`, each sliver laid out
   // K-major so a step of the accumulation reads its `rows` scalars side by
