@@ -16,6 +16,37 @@ void AddOpLister(std::vector<AlgorithmInfo> (*lister)()) {
 }
 }  // namespace internal
 
+void ValidateWeightBias(const std::vector<Tensor>& params, bool has_bias,
+                        const Shape& weight_shape, const char* weight_dims,
+                        DType dtype) {
+  if (params.size() != (has_bias ? 2u : 1u)) {
+    Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,
+         " parameter tensors (weight", has_bias ? ", bias" : "", "), got ",
+         params.size());
+  }
+  if (params[0].shape != weight_shape) {
+    Fail(ErrorKind::kShape, "weight has shape ", ToString(params[0].shape),
+         ", expected ", ToString(weight_shape), " ", weight_dims);
+  }
+  if (has_bias && params[1].shape != Shape{weight_shape[0]}) {
+    Fail(ErrorKind::kShape, "bias has shape ", ToString(params[1].shape),
+         ", expected (", weight_shape[0], ",)");
+  }
+  for (const Tensor& p : params) {
+    if (p.dtype != dtype) {
+      Fail(ErrorKind::kDType, "weights are ", Name(p.dtype), ", layer is ",
+           Name(dtype));
+    }
+  }
+}
+
+void ValidateInputDType(const Tensor& input, DType dtype) {
+  if (input.dtype != dtype) {
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
+         Name(dtype));
+  }
+}
+
 std::vector<AlgorithmInfo> ListAlgorithms() {
   std::vector<AlgorithmInfo> all;
   for (auto lister : OpListers()) {

@@ -67,6 +67,16 @@ class WeightBiasKernel : public Kernel {
   const void* bias_;
 };
 
+// The Validate part of such an op's weights: params is {weight[, bias]} as
+// has_bias says, the weight shaped `weight_shape` (whose dimensions
+// `weight_dims` names, e.g. "(out_features, in_features)"), the bias
+// (weight_shape[0],), and all of them `dtype`.
+void ValidateWeightBias(const std::vector<Tensor>& params, bool has_bias,
+                        const Shape& weight_shape, const char* weight_dims,
+                        DType dtype);
+// The OutputShape part: the input has the weights' dtype.
+void ValidateInputDType(const Tensor& input, DType dtype);
+
 // One algorithm for the op whose layer parameters are `Attrs`.
 template <class Attrs>
 class Algorithm {
@@ -91,9 +101,9 @@ class Algorithm {
       const Attrs& attrs, const std::vector<Tensor>& params) const = 0;
 };
 
-// The Algorithm of a kernel with no check of its own (WhyNot is empty):
-// Prepare makes a `K` from the attributes and the weights, the attributes
-// alone or nothing, whichever K takes:
+// The Algorithm whose Prepare only makes a `K`: from the attributes and the
+// weights, the attributes alone or nothing, whichever K takes. One with
+// conditions of its own derives from it and adds WhyNot:
 //   AI3_REGISTER_ALGORITHM(FlattenAttrs, "direct", Device::kCPU,
 //                          KernelAlgorithm<FlattenAttrs, CopyKernel>);
 template <class Attrs, class K>
@@ -101,14 +111,14 @@ class KernelAlgorithm : public Algorithm<Attrs> {
  public:
   std::unique_ptr<Kernel> Prepare(
       const Attrs& attrs, const std::vector<Tensor>& params) const override {
-    (void)params;
     if constexpr (std::is_constructible_v<K, const Attrs&,
                                           const std::vector<Tensor>&>) {
       return std::make_unique<K>(attrs, params);
     } else if constexpr (std::is_constructible_v<K, const Attrs&>) {
+      (void)params;
       return std::make_unique<K>(attrs);
     } else {
-      (void)attrs;
+      (void)attrs, (void)params;
       return std::make_unique<K>();
     }
   }

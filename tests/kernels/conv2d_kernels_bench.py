@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable, NamedTuple
+from typing import Callable
 
 from absl import app, flags
+
+from conv2d_cases import Case, same
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("threads", 2, "Threads for PyTorch, ONNX Runtime and ai3 (OpenMP).")
 flags.DEFINE_integer("repeats", 7, "Timed runs per measurement (the best is kept).")
 flags.DEFINE_list("algorithms", [], "ai3 algorithms to time (default: all but custom).")
 flags.DEFINE_list("layouts", ["NCHW", "NHWC"], "ai3 layouts to time.")
-flags.DEFINE_string("only", "", "Run only the shapes whose title contains this.")
+flags.DEFINE_string("only", "", "Run only the shapes whose name contains this.")
 flags.DEFINE_float("budget_s", 3.0, "Stop repeating a measurement after this many seconds.")
 flags.DEFINE_bool(
     "cpu_time", False,
@@ -37,28 +39,16 @@ flags.DEFINE_bool(
 )
 
 
-class Shape(NamedTuple):
-    title: str
-    n: int
-    c: int
-    h: int
-    w: int
-    k: int
-    kernel: int
-    stride: int
-    groups: int
-
-
-def shapes() -> list[Shape]:
+def shapes() -> list[Case]:
     out = []
     for n in (1, 10):
         for c, h, w in [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]:
             k = max(c, 64)
-            out.append(Shape(f"3x3 {n}x{c}x{h}x{w} -> {k}", n, c, h, w, k, 3, 1, 1))
+            out.append(Case(f"3x3 {n}x{c}x{h}x{w} -> {k}", n, c, h, w, k, 3, padding=same(3)))
     for c, h in [(32, 112), (144, 56), (960, 7)]:
-        out.append(Shape(f"depthwise 3x3 1x{c}x{h}x{h}", 1, c, h, h, c, 3, 1, c))
+        out.append(Case(f"depthwise 3x3 1x{c}x{h}x{h}", 1, c, h, h, c, 3, padding=same(3), groups=c))
     for c, k, h in [(32, 16, 112), (144, 24, 56)]:
-        out.append(Shape(f"1x1 1x{c}x{h}x{h} -> {k}", 1, c, h, h, k, 1, 1, 1))
+        out.append(Case(f"1x1 1x{c}x{h}x{h} -> {k}", 1, c, h, h, k, 1))
     return out
 
 
@@ -77,12 +67,12 @@ def best_seconds(fn: Callable[[], object]) -> float:
     return best
 
 
-def ort_session(weight, bias, shape: Shape):
+def ort_session(weight, bias, shape: Case):
     import onnx
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
-    pad = shape.kernel // 2
+    pad = shape.padding[0]  # symmetric on every shape here
     node = helper.make_node(
         "Conv", ["x", "w", "b"], ["y"], pads=[pad] * 4, kernel_shape=[shape.kernel] * 2,
         strides=[shape.stride] * 2, group=shape.groups,
@@ -116,13 +106,13 @@ def main(argv: list[str]) -> None:
     print(f"float32, {FLAGS.threads} threads, best of {FLAGS.repeats} ({clock}); {timing.machine_note()}\n")
     headers = ["algorithm", "layout", "ms", "GFLOP/s", "ai3/torch", "ai3/ORT", "note"]
     for shape in shapes():
-        if FLAGS.only and FLAGS.only not in shape.title:
+        if FLAGS.only and FLAGS.only not in shape.name:
             continue
         torch.manual_seed(0)
         x = torch.randn(shape.n, shape.c, shape.h, shape.w)
         weight = torch.randn(shape.k, shape.c // shape.groups, shape.kernel, shape.kernel) * 0.1
         bias = torch.randn(shape.k)
-        pad = shape.kernel // 2
+        pad = shape.padding[0]  # symmetric on every shape here
         conv = lambda t: F.conv2d(t, weight, bias, stride=shape.stride, padding=pad, groups=shape.groups)  # noqa: E731
         oh = (shape.h + 2 * pad - shape.kernel) // shape.stride + 1
         flops = timing.conv2d_flops(shape.n, shape.c, shape.h, shape.w, shape.k, shape.kernel, shape.kernel, oh, oh,
@@ -162,7 +152,7 @@ def main(argv: list[str]) -> None:
                 name = f"default={layer.algorithm}" if algorithm == "default" else algorithm
                 rows.append([name, layout, f"{seconds * 1e3:.3f}", f"{gflops(seconds):.1f}",
                              f"{seconds / torch_s:.2f}", f"{seconds / ort_s:.2f}", f"rel err {err:.0e}"])
-        print(f"{shape.title}: {flops / 1e9:.3f} GFLOP")
+        print(f"{shape.name}: {flops / 1e9:.3f} GFLOP")
         print(timing.format_table(headers, rows))
         print(flush=True)
 

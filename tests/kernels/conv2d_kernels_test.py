@@ -16,7 +16,7 @@ absolute and relative on outputs of order one; float64 1e-10.
 from __future__ import annotations
 
 import zlib
-from typing import NamedTuple, Optional
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -25,31 +25,9 @@ import torch.nn.functional as F
 
 import ai3
 import pytest_main
+from conv2d_cases import Case, same
 
 torch.set_num_threads(2)
-
-
-class Case(NamedTuple):
-    name: str
-    n: int
-    c: int
-    h: int
-    w: int
-    k: int
-    kernel: int
-    stride: int = 1
-    # (top, bottom, left, right)
-    padding: tuple[int, int, int, int] = (0, 0, 0, 0)
-    dilation: int = 1
-    groups: int = 1
-    bias: bool = True
-    activation: Optional[str] = None
-
-
-def same(kernel: int, dilation: int = 1) -> tuple[int, int, int, int]:
-    p = dilation * (kernel - 1) // 2
-    return (p, p, p, p)
-
 
 CASES = [
     # Output channels past one block (AVX2: 16 float lanes x 2, AVX-512: 32)

@@ -7,6 +7,19 @@
 
 namespace ai3 {
 
+std::string WhyNotUnitStrideDilation(const Conv2dAttrs& a,
+                                     const std::string& who) {
+  if (a.stride_h != 1 || a.stride_w != 1) {
+    return who + " needs stride 1, got " + std::to_string(a.stride_h) + "," +
+           std::to_string(a.stride_w);
+  }
+  if (a.dilation_h != 1 || a.dilation_w != 1) {
+    return who + " needs dilation 1, got " + std::to_string(a.dilation_h) +
+           "," + std::to_string(a.dilation_w);
+  }
+  return {};
+}
+
 bool Conv2dAttrs::is_1x1_unit() const {
   return kernel_h == 1 && kernel_w == 1 && stride_h == 1 && stride_w == 1 &&
          pad_top == 0 && pad_bottom == 0 && pad_left == 0 && pad_right == 0;
@@ -56,28 +69,10 @@ void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
   if (!bad_activation.empty()) {
     Fail(ErrorKind::kInvalidArgument, bad_activation);
   }
-  if (params.size() != (has_bias ? 2u : 1u)) {
-    Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,
-         " parameter tensors (weight", has_bias ? ", bias" : "", "), got ",
-         params.size());
-  }
-  const Shape want_weight = {out_channels, in_channels / groups, kernel_h,
-                             kernel_w};
-  if (params[0].shape != want_weight) {
-    Fail(ErrorKind::kShape, "weight has shape ", ToString(params[0].shape),
-         ", expected ", ToString(want_weight),
-         " (out_channels, in_channels / groups, kernel_h, kernel_w)");
-  }
-  if (has_bias && params[1].shape != Shape{out_channels}) {
-    Fail(ErrorKind::kShape, "bias has shape ", ToString(params[1].shape),
-         ", expected (", out_channels, ",)");
-  }
-  for (const Tensor& p : params) {
-    if (p.dtype != dtype) {
-      Fail(ErrorKind::kDType, "weights are ", Name(p.dtype), ", layer is ",
-           Name(dtype));
-    }
-  }
+  ValidateWeightBias(
+      params, has_bias,
+      {out_channels, in_channels / groups, kernel_h, kernel_w},
+      "(out_channels, in_channels / groups, kernel_h, kernel_w)", dtype);
 }
 
 Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
@@ -85,10 +80,7 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
          " input, got rank ", input.rank(), " ", ToString(input.shape));
   }
-  if (input.dtype != dtype) {
-    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
-         Name(dtype));
-  }
+  ValidateInputDType(input, dtype);
   CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.c != in_channels) {

@@ -57,6 +57,27 @@ struct Conv2dGeometry {
 };
 Conv2dGeometry GeometryOf(const Conv2dAttrs& attrs, const Shape& input_shape);
 
+// For an algorithm that takes stride 1 and dilation 1 only (the Winograd and
+// FFT transforms): "<who> needs stride 1, got 2,2" (or dilation), empty if
+// `attrs` has both.
+std::string WhyNotUnitStrideDilation(const Conv2dAttrs& attrs,
+                                     const std::string& who);
+
+// The operands of one call that the packed CPU kernels (direct, implicit
+// gemm) share; each one's Problem adds its own. Filled by
+// Conv2dKernelBase::SetOperands.
+template <typename T>
+struct Conv2dOperands {
+  Conv2dGeometry g;
+  ImageStrides xs, ys;  // input and output strides in their layout
+  const T* x;
+  T* y;
+  const T* packed;  // the weights in the kernel's order
+  const T* bias;    // or nullptr
+  Activation::Bounds<T> act;
+  int threads;  // the threads the workspace was sized for
+};
+
 // What every conv2d kernel keeps: the attributes and the layer's weights.
 // Subclasses implement Run<T> for T = float, double; Run dispatches.
 template <class Derived>
@@ -78,6 +99,43 @@ class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
   }
 
  protected:
+  // Everything but `packed`, `bias` and `threads` follows from the call.
+  template <typename T>
+  void SetOperands(Conv2dOperands<T>& p, const Conv2dGeometry& g, const T* x,
+                   T* y, const T* packed, const T* bias, int threads) const {
+    p.g = g;
+    p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
+    p.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+    p.x = x;
+    p.y = y;
+    p.packed = packed;
+    p.bias = bias;
+    p.act = attrs_.activation.As<T>();
+    p.threads = threads;
+  }
+
+  // The weights copied once into another order (gemm, kn2row): element
+  // (o, c, r, s) of the OIHW weight goes to index(o, c, r, s).
+  template <class Index>
+  Buffer ReorderedWeights(const Index& index) const {
+    const int64_t k = attrs_.out_channels;
+    const int64_t cg = attrs_.in_channels_per_group();
+    const int64_t kh = attrs_.kernel_h, kw = attrs_.kernel_w;
+    Buffer out(static_cast<size_t>(k * cg * kh * kw) * SizeOf(attrs_.dtype));
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* src = this->template weight<T>();
+      T* dst = out.as<T>();
+      for (int64_t o = 0; o < k; ++o)
+        for (int64_t c = 0; c < cg; ++c)
+          for (int64_t r = 0; r < kh; ++r)
+            for (int64_t s = 0; s < kw; ++s)
+              dst[index(o, c, r, s)] = src[((o * cg + c) * kh + r) * kw + s];
+      return 0;
+    });
+    return out;
+  }
+
   // The weights packed once for a register-blocked kernel (implicit gemm,
   // smm): output channels in slivers of `rows`, each sliver laid out
   // K-major so a step of the accumulation reads its `rows` scalars side by

@@ -57,18 +57,13 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
     DirectProblem<T> p;
-    p.g = g;
-    p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
-    p.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
-    p.x = x;
-    p.y = y;
-    p.packed = packed_.as<T>();
-    p.bias = bias_ ? packed_bias_.as<T>() : nullptr;
+    // threads must match WorkspaceBytes, called just before Run in the same
+    // context.
+    SetOperands<T>(p, g, x, y, packed_.as<T>(),
+                   bias_ ? packed_bias_.as<T>() : nullptr,
+                   omp_get_max_threads());
     p.depthwise = depthwise_;
     p.workspace = workspace;
-    // Must match WorkspaceBytes, called just before Run in the same context.
-    p.threads = omp_get_max_threads();
-    p.act = attrs_.activation.As<T>();
     if (KernelIsa() == Isa::kAvx512) {
       DirectAvx512(p);
     } else {
@@ -125,16 +120,8 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   Buffer packed_bias_;  // the bias in the same lane order
 };
 
-class Direct : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

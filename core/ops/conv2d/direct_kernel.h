@@ -65,27 +65,18 @@ inline constexpr int64_t DirectBlockChannels(int64_t vector_bytes,
   return kDirectVectors * vector_bytes / element_bytes;
 }
 
-// One call's operands, prepared by the algorithm.
+// One call's operands, prepared by the algorithm. `packed` is
+//   general: [group][block of kBlock out channels][r][s][c][kBlock];
+//   depthwise: [multiplier i][block of kBlock in channels][r][s][kBlock],
+//   lane l of block b holding w[(b*kBlock + l)*m + i, 0, r, s];
+// zero past the last channel. `bias` is in the same lane order as the
+// weights (zero past the end), or nullptr.
 template <typename T>
-struct DirectProblem {
-  Conv2dGeometry g;
-  ImageStrides xs, ys;  // input and output strides in their layout
-  const T* x;
-  T* y;
-  // General: [group][block of kBlock out channels][r][s][c][kBlock].
-  // Depthwise: [multiplier i][block of kBlock in channels][r][s][kBlock],
-  // lane l of block b holding w[(b*kBlock + l)*m + i, 0, r, s].
-  // Zero past the last channel.
-  const T* packed;
-  // The bias in the same lane order as the weights (zero past the end), or
-  // nullptr.
-  const T* bias;
+struct DirectProblem : Conv2dOperands<T> {
   bool depthwise;  // the NHWC depthwise form (see direct.cc)
-  Activation::Bounds<T> act;
   // The general form's workspace: `threads` strips (DirectStrip), then
   // their rows' tags.
   void* workspace;
-  int threads;
 };
 
 // The general form's strip of one thread: `rows` padded input rows of

@@ -31,22 +31,12 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
   GemmKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
     if (attrs.layout == Layout::kNHWC && !attrs.is_1x1_unit()) {
-      DispatchFloat(attrs.dtype, [&](auto zero) {
-        using T = decltype(zero);
-        const int64_t k = attrs.out_channels;
-        const int64_t cg = attrs.in_channels_per_group();
-        const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
-        reordered_ = Buffer(static_cast<size_t>(k * cg * kh * kw) * sizeof(T));
-        const T* src = weight<T>();
-        T* dst = reordered_.as<T>();
-        for (int64_t o = 0; o < k; ++o)
-          for (int64_t c = 0; c < cg; ++c)
-            for (int64_t r = 0; r < kh; ++r)
-              for (int64_t s = 0; s < kw; ++s)
-                dst[((o * kh + r) * kw + s) * cg + c] =
-                    src[((o * cg + c) * kh + r) * kw + s];
-        return 0;
-      });
+      const int64_t cg = attrs.in_channels_per_group();
+      const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
+      reordered_ = ReorderedWeights(
+          [&](int64_t o, int64_t c, int64_t r, int64_t s) {
+            return ((o * kh + r) * kw + s) * cg + c;
+          });
     }
   }
 
@@ -206,16 +196,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
   Buffer reordered_;  // NHWC: weights as [k][r][s][c]
 };
 
-class GemmAlgorithm : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GemmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCPU, GemmAlgorithm);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "gemm", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -370,18 +370,13 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   mutable std::array<int64_t, 4> plan_shape_{};
 };
 
-class Guess : public Algorithm<Conv2dAttrs> {
+class Guess : public KernelAlgorithm<Conv2dAttrs, GuessKernel> {
  public:
   std::string WhyNot(const Conv2dAttrs& a) const override {
     if (a.dtype != DType::kFloat32) {
       return "oneDNN's convolution primitive has no float64";
     }
     return {};
-  }
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GuessKernel>(attrs, params);
   }
 };
 

@@ -53,17 +53,11 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
     ImplicitGemmProblem<T> p;
-    p.g = g;
-    p.xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
-    p.ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
-    p.x = x;
-    p.y = y;
-    p.packed = packed_.as<T>();
-    p.bias = bias<T>();
-    p.act = attrs_.activation.As<T>();
+    // threads must match WorkspaceBytes, called just before Run in the same
+    // context.
+    SetOperands<T>(p, g, x, y, packed_.as<T>(), bias<T>(),
+                   omp_get_max_threads());
     p.workspace = static_cast<T*>(workspace);
-    // Must match WorkspaceBytes, called just before Run in the same context.
-    p.threads = omp_get_max_threads();
     if (KernelIsa() == Isa::kAvx512) {
       ImplicitGemmAvx512(p);
     } else {
@@ -79,17 +73,8 @@ class ImplicitGemmKernel : public Conv2dKernelBase<ImplicitGemmKernel> {
   Buffer packed_;  // weights as [group][kMr-row sliver][K][kMr]
 };
 
-class ImplicitGemm : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<ImplicitGemmKernel>(attrs, params);
-  }
-};
-
 AI3_REGISTER_ALGORITHM(Conv2dAttrs, "implicit gemm", Device::kCPU,
-                       ImplicitGemm);
+                       KernelAlgorithm<Conv2dAttrs, ImplicitGemmKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -28,18 +28,11 @@ inline constexpr int64_t kImplicitGemmMr = 6;  // output channels per micro-tile
 inline constexpr int64_t kImplicitGemmDepthBlock = 128;  // K rows per panel
 inline constexpr int64_t kImplicitGemmMaxPixels = 128;   // panel width
 
-// One call's operands, prepared by the algorithm.
+// One call's operands, prepared by the algorithm; `packed` is the weights
+// as [group][kMr-row sliver][K][kMr].
 template <typename T>
-struct ImplicitGemmProblem {
-  Conv2dGeometry g;
-  ImageStrides xs, ys;  // input and output strides in their layout
-  const T* x;
-  T* y;
-  const T* packed;  // weights as [group][kMr-row sliver][K][kMr]
-  const T* bias;    // or nullptr
-  Activation::Bounds<T> act;
+struct ImplicitGemmProblem : Conv2dOperands<T> {
   T* workspace;  // threads panels of kDepthBlock x kMaxPixels
-  int threads;
 };
 
 // The AVX-512 build (implicit_gemm_avx512.cc); call only when

@@ -37,21 +37,12 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
  public:
   Kn2rowKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
-    DispatchFloat(attrs.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const int64_t k = attrs.out_channels, cg = attrs.in_channels_per_group();
-      const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
-      reordered_ = Buffer(static_cast<size_t>(k * cg * kh * kw) * sizeof(T));
-      const T* src = weight<T>();
-      T* dst = reordered_.as<T>();
-      for (int64_t r = 0; r < kh; ++r)
-        for (int64_t s = 0; s < kw; ++s)
-          for (int64_t o = 0; o < k; ++o)
-            for (int64_t c = 0; c < cg; ++c)
-              dst[((r * kw + s) * k + o) * cg + c] =
-                  src[((o * cg + c) * kh + r) * kw + s];
-      return 0;
-    });
+    const int64_t k = attrs.out_channels, cg = attrs.in_channels_per_group();
+    const int64_t kw = attrs.kernel_w;
+    reordered_ = ReorderedWeights(
+        [&](int64_t o, int64_t c, int64_t r, int64_t s) {
+          return ((r * kw + s) * k + o) * cg + c;
+        });
   }
 
   size_t WorkspaceBytes(const Shape& input_shape) const override {
@@ -183,16 +174,8 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
   Buffer reordered_;  // weights as [r][s][k][c]
 };
 
-class Kn2row : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<Kn2rowKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "kn2row", Device::kCPU, Kn2row);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "kn2row", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, Kn2rowKernel>);
 
 }  // namespace
 }  // namespace ai3

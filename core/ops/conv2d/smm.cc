@@ -176,16 +176,8 @@ class SmmKernel : public Conv2dKernelBase<SmmKernel> {
   Buffer packed_;  // weights as [group][block of kb][c][r][s][kb]
 };
 
-class Smm : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<SmmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "smm", Device::kCPU, Smm);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "smm", Device::kCPU,
+                       KernelAlgorithm<Conv2dAttrs, SmmKernel>);
 
 }  // namespace
 }  // namespace ai3

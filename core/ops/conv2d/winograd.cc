@@ -374,28 +374,14 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   Buffer u_;
 };
 
-class Winograd : public Algorithm<Conv2dAttrs> {
+class Winograd : public KernelAlgorithm<Conv2dAttrs, WinogradKernel> {
  public:
   std::string WhyNot(const Conv2dAttrs& a) const override {
     if (a.kernel_h != 3 || a.kernel_w != 3) {
       return "winograd F(4x4,3x3) needs a 3x3 kernel, got " +
              std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w);
     }
-    if (a.stride_h != 1 || a.stride_w != 1) {
-      return "winograd F(4x4,3x3) needs stride 1, got " +
-             std::to_string(a.stride_h) + "," + std::to_string(a.stride_w);
-    }
-    if (a.dilation_h != 1 || a.dilation_w != 1) {
-      return "winograd F(4x4,3x3) needs dilation 1, got " +
-             std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
-    }
-    return {};
-  }
-
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<WinogradKernel>(attrs, params);
+    return WhyNotUnitStrideDilation(a, "winograd F(4x4,3x3)");
   }
 };
 

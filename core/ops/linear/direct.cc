@@ -15,10 +15,8 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
   using LinearKernelBase::LinearKernelBase;
 
   template <typename T>
-  void RunTyped(const T* x, T* y, int64_t m) const {
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = weight<T>();
-    const T* b = bias<T>();
+  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m,
+                int64_t in, int64_t out) const {
     const auto act = attrs_.activation.As<T>();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t i = 0; i < m; ++i) {
@@ -33,16 +31,8 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
   }
 };
 
-class Direct : public Algorithm<LinearAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LinearAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LinearAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(LinearAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<LinearAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

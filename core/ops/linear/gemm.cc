@@ -17,10 +17,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
   using LinearKernelBase::LinearKernelBase;
 
   template <typename T>
-  void RunTyped(const T* x, T* y, int64_t m) const {
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = weight<T>();
-    const T* b = bias<T>();
+  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m,
+                int64_t in, int64_t out) const {
     if (b) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < m; ++i) {
@@ -40,16 +38,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
   }
 };
 
-class GemmAlgorithm : public Algorithm<LinearAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LinearAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GemmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCPU, GemmAlgorithm);
+AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCPU,
+                       KernelAlgorithm<LinearAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -33,8 +33,9 @@ struct LinearAttrs {
 };
 
 // What every linear kernel keeps: the attributes and the weights. Subclasses
-// implement RunTyped<T>(x, y, rows) for T = float, double, where rows is the
-// product of the input's leading dimensions.
+// implement RunTyped<T>(x, w, b, y, rows, in, out) for T = float, double:
+// w is [out, in], b the bias or null, and rows the product of the input's
+// leading dimensions.
 template <class Derived>
 class LinearKernelBase : public WeightBiasKernel<LinearAttrs> {
  public:
@@ -44,8 +45,9 @@ class LinearKernelBase : public WeightBiasKernel<LinearAttrs> {
     DispatchFloat(attrs_.dtype, [&](auto zero) {
       using T = decltype(zero);
       static_cast<Derived*>(this)->template RunTyped<T>(
-          input.data_as<const T>(), output.data_as<T>(),
-          input.numel() / attrs_.in_features);
+          input.data_as<const T>(), weight<T>(), bias<T>(),
+          output.data_as<T>(), input.numel() / attrs_.in_features,
+          attrs_.in_features, attrs_.out_features);
     });
   }
 };

@@ -117,16 +117,8 @@ class DirectKernel : public MultiInputKernel {
   MatmulAttrs::Dims dims_;
 };
 
-class Direct : public Algorithm<MatmulAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const MatmulAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(MatmulAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(MatmulAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<MatmulAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -182,6 +182,18 @@ std::string CudnnWhyNot(const Conv2dAttrs& a) {
   return {};
 }
 
+std::string CudnnTransformWhyNot(const Conv2dAttrs& a,
+                                 const std::string& who) {
+  std::string why = WhyNotUnitStrideDilation(a, who);
+  if (!why.empty()) return why;
+  if (a.dtype != DType::kFloat32) return who + " is float32 only";
+  if (a.groups != 1) {
+    return who + " is used here for groups=1 only, got groups=" +
+           std::to_string(a.groups);
+  }
+  return {};
+}
+
 std::unique_ptr<Kernel> CudnnConv2d::Prepare(
     const Conv2dAttrs& attrs, const std::vector<Tensor>& params) const {
   return std::make_unique<CudnnKernel>(attrs, params, name_, algos_);

@@ -33,6 +33,11 @@ namespace cuda {
 // differs between top and bottom or left and right (cuDNN pads
 // symmetrically). Empty if `attrs` is fine.
 std::string CudnnWhyNot(const Conv2dAttrs& attrs);
+// What the transform algorithms ("winograd", "fft") also need, after their
+// own checks: stride 1, dilation 1, float32, groups=1. `who` names the
+// algorithm in the reason ("cuDNN fft").
+std::string CudnnTransformWhyNot(const Conv2dAttrs& attrs,
+                                 const std::string& who);
 
 // A conv2d algorithm running cuDNN. `algos` are tried in order for each
 // input shape and the first one cuDNN supports runs; empty means "guess"
@@ -55,5 +60,16 @@ class CudnnConv2d : public Algorithm<Conv2dAttrs> {
 
 }  // namespace cuda
 }  // namespace ai3
+
+// Registers the CUDA conv2d algorithm `name` as a plain CudnnConv2d trying
+// the cuDNN algorithms given, in order (none: cuDNN's guess):
+//   AI3_REGISTER_CUDNN_CONV2D("gemm", CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
+#define AI3_REGISTER_CUDNN_CONV2D(name, ...)                                 \
+  static const bool AI3_CONCAT(ai3_registered_cudnn_conv2d_, __LINE__) =     \
+      (::ai3::Registry<::ai3::Conv2dAttrs>::Get().Add(                       \
+           name, ::ai3::Device::kCUDA,                                       \
+           std::make_unique<::ai3::cuda::CudnnConv2d>(                       \
+               name, std::vector<cudnnConvolutionFwdAlgo_t>{__VA_ARGS__})),  \
+       true)
 
 #endif  // AI3_CORE_OPS_CONV2D_CUDA_CUDNN_CONV_H_

@@ -75,16 +75,8 @@ class DirectKernel : public cuda::CudaKernel {
   cuda::DeviceWeights weights_;
 };
 
-class Direct : public Algorithm<Conv2dAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<DirectKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCUDA, Direct);
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCUDA,
+                       KernelAlgorithm<Conv2dAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -16,20 +16,7 @@ class Algo : public cuda::CudnnConv2d {
   std::string WhyNot(const Conv2dAttrs& a) const override {
     std::string why = CudnnConv2d::WhyNot(a);
     if (!why.empty()) return why;
-    if (a.stride_h != 1 || a.stride_w != 1) {
-      return "cuDNN fft needs stride 1, got " + std::to_string(a.stride_h) +
-             "," + std::to_string(a.stride_w);
-    }
-    if (a.dilation_h != 1 || a.dilation_w != 1) {
-      return "cuDNN fft needs dilation 1, got " +
-             std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
-    }
-    if (a.dtype != DType::kFloat32) return "cuDNN fft is float32 only";
-    if (a.groups != 1) {
-      return "cuDNN fft is used here for groups=1 only, got groups=" +
-             std::to_string(a.groups);
-    }
-    return {};
+    return cuda::CudnnTransformWhyNot(a, "cuDNN fft");
   }
 };
 

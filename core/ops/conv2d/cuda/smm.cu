@@ -134,7 +134,7 @@ class SmmKernel : public cuda::CudaKernel {
   cuda::DeviceBuffer pad_;  // the zero-packed input, reused across calls
 };
 
-class Smm : public Algorithm<Conv2dAttrs> {
+class Smm : public KernelAlgorithm<Conv2dAttrs, SmmKernel> {
  public:
   std::string WhyNot(const Conv2dAttrs& a) const override {
     if (a.layout != Layout::kNCHW) {
@@ -147,11 +147,6 @@ class Smm : public Algorithm<Conv2dAttrs> {
              std::to_string(kSharedWeights) + " weights";
     }
     return {};
-  }
-  std::unique_ptr<Kernel> Prepare(
-      const Conv2dAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<SmmKernel>(attrs, params);
   }
 };
 

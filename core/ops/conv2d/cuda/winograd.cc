@@ -20,20 +20,7 @@ class Algo : public cuda::CudnnConv2d {
       return "cuDNN winograd needs a 3x3 or 5x5 kernel, got " +
              std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w);
     }
-    if (a.stride_h != 1 || a.stride_w != 1) {
-      return "cuDNN winograd needs stride 1, got " +
-             std::to_string(a.stride_h) + "," + std::to_string(a.stride_w);
-    }
-    if (a.dilation_h != 1 || a.dilation_w != 1) {
-      return "cuDNN winograd needs dilation 1, got " +
-             std::to_string(a.dilation_h) + "," + std::to_string(a.dilation_w);
-    }
-    if (a.dtype != DType::kFloat32) return "cuDNN winograd is float32 only";
-    if (a.groups != 1) {
-      return "cuDNN winograd is used here for groups=1 only, got groups=" +
-             std::to_string(a.groups);
-    }
-    return {};
+    return cuda::CudnnTransformWhyNot(a, "cuDNN winograd");
   }
 };
 

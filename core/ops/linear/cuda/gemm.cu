@@ -83,16 +83,8 @@ class GemmKernel : public cuda::CudaKernel {
   cublasHandle_t handle_ = nullptr;
 };
 
-class GemmAlgorithm : public Algorithm<LinearAttrs> {
- public:
-  std::unique_ptr<Kernel> Prepare(
-      const LinearAttrs& attrs,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<GemmKernel>(attrs, params);
-  }
-};
-
-AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCUDA, GemmAlgorithm);
+AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCUDA,
+                       KernelAlgorithm<LinearAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3
