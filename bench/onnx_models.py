@@ -82,10 +82,9 @@ def per_node_cost(options: Callable[[], Any], count: int, reps: int) -> list[lis
     the slope of each."""
     import onnxruntime as ort
 
-    import ai3.onnx
-    from bench import timing
-
     import time
+
+    import ai3.onnx
 
     rows = []
     for op, swap in (("Relu", ai3.onnx.swap_relu), ("Conv", ai3.onnx.swap_conv2d)):

@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 
-import pytest
 
 import pytest_main
 

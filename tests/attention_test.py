@@ -10,7 +10,6 @@ Then the errors bad inputs raise, naming the layer.
 
 from __future__ import annotations
 
-import itertools
 
 import numpy as np
 import pytest

@@ -26,7 +26,6 @@ import os
 import sys
 from typing import Any, Iterator
 
-import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, seed, settings

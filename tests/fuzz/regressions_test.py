@@ -171,8 +171,9 @@ def test_conv2d_huge_stride_matches_torch(algorithm, stride, padding):
 @pytest.mark.xfail(
     strict=False,
     raises=errors.InternalError,
-    reason="oneDNN may refuse a stride of 2^31 - 1 that guess's applicability check accepts: on CPUs where it does, "
-    "the layer fails at run time with InternalError instead of 'default' picking another algorithm",
+    reason="known bug, not yet fixed: for a stride of 2^31 - 1 oneDNN (behind 'guess') may refuse the convolution "
+    "after ai3 has judged 'guess' applicable, so the layer raises ai3.InternalError at run time where 'default' "
+    "should have picked another algorithm; no real model has such a stride",
 )
 def test_conv2d_default_takes_a_stride_of_2_31_minus_1():
     w, a = x(2, 3, 3, 3), x(1, 3, 4, 4)
@@ -230,8 +231,8 @@ def test_wrapper_attribute_types_raise_ai3_errors(probe):
 
 @pytest.mark.xfail(
     strict=False,
-    reason="None is taken as the attribute's default (the layer builds) rather than refused; the probe asks for "
-    "an error, and which of the two ai3 should do is not decided",
+    reason="today None means 'this attribute's default' (the layer builds, as slice(0, 1, None) steps by 1 in "
+    "Python); this test asks for the stricter rule, refusing None with an ai3.Error, which ai3 may adopt later",
 )
 @pytest.mark.parametrize("probe", sorted(NONE_PROBES))
 def test_wrapper_none_attributes_raise_ai3_errors(probe):
