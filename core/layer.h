@@ -66,6 +66,16 @@ class AnyLayer {
     return 0;
   }
 
+  // The weights the layer copied when it was built (the present ones, in
+  // the op's declared order), untouched by the kernel, which keeps any
+  // transformed form (winograd's, packed GEMM panels) of its own: with the
+  // op, attributes and algorithm, what rebuilds an equal layer (a pickled
+  // ai3.Model does). Empty for layers without weights.
+  virtual const std::vector<Tensor>& weights() const {
+    static const std::vector<Tensor> kNone;
+    return kNone;
+  }
+
   // How many inputs the layer reads: 1 and 1 for single-input layers. A
   // multi-input layer may take a range (e.g. add: 2 tensors, or 1 and its
   // constant operand; attention: q, k, v and an optional mask).
@@ -194,6 +204,7 @@ class LayerBase : public AnyLayer {
     }
   }
   const Attrs& attrs() const { return attrs_; }
+  const std::vector<Tensor>& weights() const override { return params_; }
 
  protected:
   std::string Context() const {

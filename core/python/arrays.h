@@ -16,9 +16,16 @@
 namespace ai3 {
 namespace py = pybind11;
 
+// Equivalence, not identity: an unpickled or deep-copied array's dtype is an
+// equal but distinct object. (A byte-swapped dtype is not equivalent.)
+inline bool HasDType(const py::array& a, const py::dtype& dtype) {
+  return py::detail::npy_api::get().PyArray_EquivTypes_(a.dtype().ptr(),
+                                                        dtype.ptr());
+}
+
 inline DType DTypeOf(const py::array& a, const char* what) {
-  if (a.dtype().is(py::dtype::of<float>())) return DType::kFloat32;
-  if (a.dtype().is(py::dtype::of<double>())) return DType::kFloat64;
+  if (HasDType(a, py::dtype::of<float>())) return DType::kFloat32;
+  if (HasDType(a, py::dtype::of<double>())) return DType::kFloat64;
   Fail(ErrorKind::kDType, what, " has dtype ",
        std::string(py::str(a.dtype())), "; ai3 takes float32 or float64");
 }

@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -111,6 +112,24 @@ std::vector<int64_t> LayerOutputShape(const AnyLayer& layer,
   return layer.OutputShape(probe);
 }
 
+// Copies, not views: the caller (pickling a Model) keeps them past the
+// layer's life. Only host memory is read here.
+py::list LayerWeights(const AnyLayer& layer) {
+  if (layer.device() != Device::kCPU) {
+    Fail(ErrorKind::kUnsupported, LayerContext(layer), ": its weights are on ",
+         Name(layer.device()), "; only CPU layers give them back");
+  }
+  py::list out;
+  for (const Tensor& w : layer.weights()) {
+    py::array copy = EmptyArray(w.dtype, w.shape);
+    if (w.numel()) {
+      std::memcpy(copy.mutable_data(), w.data, w.numel() * SizeOf(w.dtype));
+    }
+    out.append(copy);
+  }
+  return out;
+}
+
 void BindAnyLayer(py::module_& m) {
   py::class_<AnyLayer, std::shared_ptr<AnyLayer>>(
       m, "Layer",
@@ -123,6 +142,9 @@ void BindAnyLayer(py::module_& m) {
            "Runs a multi-input layer on several NumPy arrays: layer(x, y).")
       .def("output_shape", &LayerOutputShape, py::arg("input_shape"),
            py::arg("dtype") = "float32")
+      .def_property_readonly("weights", &LayerWeights,
+                             "Copies of the weights the layer was built "
+                             "from (the present ones, in declared order).")
       .def(
           "output_shape",
           [](const AnyLayer& layer,

@@ -20,7 +20,7 @@ from ai3 import errors
 NUMPY, TORCH, TENSORFLOW = "numpy", "torch", "tensorflow"
 
 
-def _framework(x: Any) -> str:
+def framework(x: Any) -> str:
     # Checked by module name so that importing ai3 imports neither framework.
     module = type(x).__module__
     if module.startswith("torch") and hasattr(x, "__dlpack__"):
@@ -40,7 +40,7 @@ def _from_dlpack(x: Any, what: str) -> np.ndarray:
 
 def to_array(x: Any, what: str) -> tuple[np.ndarray, str]:
     """Returns (array view of x, the framework x came from)."""
-    kind = _framework(x)
+    kind = framework(x)
     if kind == TORCH:
         if x.device.type != "cpu":
             raise errors.UnsupportedOperation(f"{what} is on {x.device}; this ai3 build runs on the CPU only")

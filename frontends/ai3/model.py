@@ -6,6 +6,8 @@ pass, no Python between layers. Every frontend's swap_backend ends here.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -51,25 +53,49 @@ def _is_graph_node(spec: LayerSpec) -> bool:
 
 class Model:
     """A network run entirely by ai3's core. Call it on a torch tensor
-    (returns a torch tensor) or a NumPy array (returns NumPy)."""
+    (returns a torch tensor) or a NumPy array (returns NumPy).
+
+    Inference only: a gradient asked through it raises
+    ai3.UnsupportedOperation (the in-place swaps are the differentiable
+    route). It can be deep-copied, pickled and saved with torch.save: it
+    rebuilds itself from its layers' specs, the weights its core layers
+    hold and the algorithms they run, so nothing is selected or timed
+    again."""
 
     def __init__(self, core_model: Any, dtype: np.dtype, layout: str, input_shape: Optional[tuple[int, ...]] = None):
         self._core = core_model
         self.dtype = np.dtype(dtype)
         self.layout = layout
         self.sample_input_shape = input_shape
+        # Set by a frontend whose framework takes one unbatched image (C, H, W)
+        # where the model was built for a batch of one (ai3.torch.swap_backend).
+        self.unbatched = False
+        self._recipe: Optional[_Recipe] = None
 
     def __call__(self, x: Any) -> Any:
+        if self.unbatched and self.sample_input_shape is not None and getattr(x, "ndim", None) == len(self.sample_input_shape) - 1:
+            return self(x[None])[0]
         if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
             import torch
 
             order = self.__dict__.setdefault("_cuda_order", cuda.StreamOrder())
             with torch.cuda.device(x.device):
-                return cuda.call_model(self._core, x, order)
+                return _inference_only(x, cuda.call_model(self._core, x, order))
         array, kind = _arrays.to_array(x, "model input")
-        return _arrays.from_array(self._core(array), kind)
+        return _inference_only(x, _arrays.from_array(self._core(array), kind))
 
     forward = __call__
+
+    def __getstate__(self) -> dict[str, Any]:
+        if self._recipe is None:
+            raise errors.UnsupportedOperation("this ai3.Model was not built by ai3.model.build, so it cannot rebuild itself")
+        state = {k: v for k, v in self.__dict__.items() if k not in ("_core", "_cuda_order")}
+        state["_recipe"] = self._recipe.with_weights()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._core, self._recipe = self._recipe.assemble()
 
     def layers(self) -> list[tuple[str, str, str]]:
         """(name, op, algorithm) of every layer, in execution order."""
@@ -92,6 +118,100 @@ class Model:
     def __repr__(self) -> str:
         rows = "\n".join(f"  {name}: {op} [{algo}]" for name, op, algo in self.layers())
         return f"ai3.Model({self.dtype.name}, {self.layout}, {len(self)} nodes)\n{rows}"
+
+
+@functools.lru_cache(maxsize=None)
+def _inference_only_function() -> Any:
+    import torch
+
+    class InferenceOnly(torch.autograd.Function):
+        """The identity on a Model's output, whose backward says why there
+        is no gradient (instead of torch's "does not require grad")."""
+
+        @staticmethod
+        def forward(ctx: Any, x: Any, y: Any) -> Any:
+            return y
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            raise errors.UnsupportedOperation(
+                "ai3.Model (swap_backend) is inference-only and has no backward pass; to train through ai3, "
+                "swap layers in place (ai3.swap_conv2d, ai3.swap_linear, ai3.swap_operation), which are differentiable"
+            )
+
+    return InferenceOnly
+
+
+def _inference_only(x: Any, y: Any) -> Any:
+    """y, marked so that a gradient through it raises, when x is a torch
+    tensor that requires grad and autograd is recording."""
+    if getattr(x, "requires_grad", False) and _arrays.framework(x) == _arrays.TORCH:
+        import torch
+
+        if torch.is_grad_enabled():
+            return _inference_only_function().apply(x, y)
+    return y
+
+
+@dataclasses.dataclass
+class _Recipe:
+    """What rebuilds a Model's core DAG: the specs as the passes left them,
+    each layer's algorithm, the output, dtype, layout and device. The
+    weights are not kept here while the model lives (that would double its
+    memory, and the framework's tensors they came from may change): the
+    core layers hold the copies they were built from, and with_weights
+    reads them back when the model is pickled."""
+
+    specs: list[LayerSpec]
+    output: int
+    chosen: dict[int, str]
+    dtype: np.dtype
+    layout: str
+    device: Any
+    core_layers: dict[int, Any] = dataclasses.field(default_factory=dict)  # spec index -> its core layer
+
+    def with_weights(self) -> "_Recipe":
+        specs = []
+        for i, spec in enumerate(self.specs):
+            weights = dict(spec.weights)
+            if i in self.core_layers:
+                present = [w["name"] for w in layers.schema(spec.op)["weights"] if spec.weights.get(w["name"]) is not None]
+                weights.update(zip(present, self.core_layers[i].weights))
+            specs.append(dataclasses.replace(spec, weights=weights))
+        device = self.device if isinstance(self.device, str) else str(self.device)
+        return dataclasses.replace(self, specs=specs, device=device, core_layers={})
+
+    def assemble(self) -> tuple[Any, "_Recipe"]:
+        """The core DAG, and the recipe to keep beside it (no weights, no
+        framework layer objects: only their presence is recorded)."""
+        core = _core.Model()
+        node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
+        core_layers: dict[int, Any] = {}
+        for i, spec in enumerate(self.specs):
+            inputs = [node_of[j] for j in spec.inputs]
+            if spec.op == "add" and _is_graph_node(spec):
+                node_of[i] = core.add_add(inputs, spec.name)
+            elif spec.op == "concat":
+                node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
+            elif spec.op in CORE_OPS:
+                with cuda.layer_device(self.device):
+                    layer = make_layer(spec, self.chosen[i], self.dtype, spec.attrs.get("layout", self.layout))
+                core_layers[i] = layer._core_layer
+                node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
+            else:
+                raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")
+        if self.output == MODEL_INPUT:
+            raise errors.UnsupportedOperation("the model returns its input unchanged; there is nothing to run")
+        core.set_output(node_of[self.output])
+        specs = [
+            dataclasses.replace(s, layer=None, weights={k: None if w is None else _PRESENT for k, w in s.weights.items()})
+            for s in self.specs
+        ]
+        return core, dataclasses.replace(self, specs=specs, core_layers=core_layers)
+
+
+# A kept spec's stand-in for a weight its core layer holds (see _Recipe).
+_PRESENT = "present"
 
 
 def build(
@@ -129,24 +249,9 @@ def build(
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
     specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, make_layer=make_layer, device=device_type, recorder=recorder)  # noqa: E501
 
-    core = _core.Model()
-    node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
-    for i, spec in enumerate(specs):
-        inputs = [node_of[j] for j in spec.inputs]
-        if spec.op == "add" and _is_graph_node(spec):
-            node_of[i] = core.add_add(inputs, spec.name)
-        elif spec.op == "concat":
-            node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
-        elif spec.op in CORE_OPS:
-            with cuda.layer_device(device):
-                layer = make_layer(spec, chosen[i], dtype, spec.attrs.get("layout", layout))
-            node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
-        else:
-            raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")
-    if output == MODEL_INPUT:
-        raise errors.UnsupportedOperation("the model returns its input unchanged; there is nothing to run")
-    core.set_output(node_of[output])
+    core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device).assemble()
     model = Model(core, dtype, layout, sample_input_shape)
+    model._recipe = recipe
     # What the layout pass did (layouts.fastest adds each plan's time), for
     # people and for ai3.plan, which records it.
     model.layout_decision = layouts.decision(specs, model, layout_plan or layouts.DEFAULT, layout)

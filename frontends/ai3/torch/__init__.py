@@ -22,6 +22,7 @@ from torch import nn
 
 from ai3 import errors, frontend, model, selection
 from ai3.selection import Selector
+from ai3.spec import MODEL_INPUT
 from ai3.torch import fx, mapping
 from ai3.torch.modules import Layer
 
@@ -54,11 +55,52 @@ def swap_backend(
     shape = selection.sample_shape(sample_input_shape)
     device = next((p.device for p in module.parameters()), torch.device("cpu"))
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
-    specs, output, _ = fx.to_specs(traced, shape)
-    return frontend.build_model(
-        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, sample_input_shape=shape, device=device,
-        recorder=recorder,
+    specs, output, unbatched = _trace(traced, shape)
+    built = frontend.build_model(
+        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT,
+        sample_input_shape=(1,) + shape if unbatched else shape, device=device, recorder=recorder,
     )
+    built.unbatched = unbatched
+    return built
+
+
+def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[list, int, bool]:
+    """The module's specs for inputs of `shape`, and whether that shape is
+    one unbatched image. PyTorch's conv and pool modules take a rank-3
+    input as one (C, H, W) image; a model whose input goes only into such
+    modules is traced (and built) for a batch of one, and its ai3.Model
+    runs (C, H, W) inputs as that batch. That is only right where the
+    module gives an unbatched image the result of a batch of one, less its
+    batch dim (not where e.g. a flatten from dim 1 sees (C, H, W)): checked
+    on the module itself."""
+    if shape is not None and len(shape) == 3:
+        try:
+            specs, output, _ = fx.to_specs(module, (1,) + shape)
+        except errors.Error:
+            specs = None  # not an image model: (N, L, E) sequences and the like
+        if specs is not None:
+            readers = [s.op for s in specs if MODEL_INPUT in s.inputs]
+            if readers and set(readers) <= mapping.image_ops():
+                _check_unbatched(module, shape)
+                return specs, output, True
+    specs, output, _ = fx.to_specs(module, shape)
+    return specs, output, False
+
+
+def _check_unbatched(module: nn.Module, shape: tuple[int, ...]) -> None:
+    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    with torch.no_grad():
+        batch = module(torch.zeros((1,) + shape, dtype=dtype))
+        try:
+            single = module(torch.zeros(shape, dtype=dtype))
+        except Exception as e:  # the module's own failure on (C, H, W), whatever it raises
+            single = f"an error: {e}"
+    if not isinstance(single, torch.Tensor) or tuple(single.shape) != tuple(batch.shape[1:]):
+        got = tuple(single.shape) if isinstance(single, torch.Tensor) else single
+        raise errors.ShapeError(
+            f"sample_input_shape {shape} is one unbatched image, but the model's result for it ({got}) is not its "
+            f"result for a batch of one less the batch dim ({tuple(batch.shape[1:])}); give the batched shape {(1,) + shape}"
+        )
 
 
 def _input_shapes(module: nn.Module, targets: list[nn.Module], sample_input_shape: Sequence[int]) -> dict[int, tuple]:

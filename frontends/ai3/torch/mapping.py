@@ -215,4 +215,11 @@ def swappable_ops() -> list[str]:
     return sorted({e.op for e in _TABLE.values() if e.op != "identity"})
 
 
-__all__ = ["Entry", "adaptive_size", "base_class", "classes_of", "lookup", "maps", "softmax_axis", "swappable_ops"]
+def image_ops() -> frozenset[str]:
+    """The ops whose modules take a rank-3 input as one (C, H, W) image."""
+    return frozenset(e.op for e in _TABLE.values() if e.image)
+
+
+__all__ = [
+    "Entry", "adaptive_size", "base_class", "classes_of", "image_ops", "lookup", "maps", "softmax_axis", "swappable_ops"
+]
