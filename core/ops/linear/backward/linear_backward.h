@@ -13,6 +13,7 @@
 
 #include "core/ops/conv2d/backward/gradient_kernel.h"
 #include "core/ops/linear/linear.h"
+#include "core/parallel.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -43,6 +44,23 @@ struct LinearGradientAttrs : LinearAttrs {
 using LinearBackwardDataAttrs = LinearGradientAttrs<GradientTarget::kData>;
 using LinearBackwardWeightAttrs = LinearGradientAttrs<GradientTarget::kWeight>;
 using LinearBackwardBiasAttrs = LinearGradientAttrs<GradientTarget::kBias>;
+
+// The "direct" algorithms' one loop: every output element as a plain dot
+// product, out[i*cols + j] = sum over t < len of
+// a[i*a_row + t*a_step] * b[j*b_col + t*b_step] (OpenMP over the outputs).
+// dx = dy W, dW = dy^T x and db = dy^T 1 are each one choice of strides.
+template <typename T>
+void StridedDots(int64_t rows, int64_t cols, int64_t len, const T* a,
+                 int64_t a_row, int64_t a_step, const T* b, int64_t b_col,
+                 int64_t b_step, T* out) {
+  ParallelFor(0, rows * cols, rows * cols * len >= (1 << 16), [&](int64_t e) {
+    const T* ai = a + (e / cols) * a_row;
+    const T* bj = b + (e % cols) * b_col;
+    T acc = 0;
+    for (int64_t t = 0; t < len; ++t) acc += ai[t * a_step] * bj[t * b_step];
+    out[e] = acc;
+  });
+}
 
 // The base of a linear gradient kernel: GradientKernel, plus the number of
 // rows (the product of x's leading dimensions) of the call.

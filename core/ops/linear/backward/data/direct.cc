@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "core/ops/linear/backward/data/linear_backward_data.h"
-#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -20,13 +19,8 @@ class DirectKernel
                 void*) const {
     const int64_t m = Rows(inputs);
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* w = weight<T>();
-    ParallelFor(0, m * in, m * in * out >= (1 << 16), [&](int64_t ij) {
-      const int64_t i = ij / in, j = ij % in;
-      T acc = 0;
-      for (int64_t o = 0; o < out; ++o) acc += dy[i * out + o] * w[o * in + j];
-      dx[ij] = acc;
-    });
+    // dx[i, j] = sum over o of dy[i, o] W[o, j].
+    StridedDots<T>(m, in, out, dy, out, 1, weight<T>(), 1, in, dx);
   }
 };
 

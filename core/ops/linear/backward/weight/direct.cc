@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "core/ops/linear/backward/weight/linear_backward_weight.h"
-#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -21,13 +20,9 @@ class DirectKernel
                 void*) const {
     const int64_t m = Rows(inputs);
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    const T* x = inputs[1].data_as<const T>();
-    ParallelFor(0, out * in, m * in * out >= (1 << 16), [&](int64_t oj) {
-      const int64_t o = oj / in, j = oj % in;
-      T acc = 0;
-      for (int64_t i = 0; i < m; ++i) acc += dy[i * out + o] * x[i * in + j];
-      dw[oj] = acc;
-    });
+    // dW[o, j] = sum over i of dy[i, o] x[i, j].
+    StridedDots<T>(out, in, m, dy, 1, out, inputs[1].data_as<const T>(), 1,
+                   in, dw);
   }
 };
 
