@@ -1,6 +1,7 @@
 // conv2d_backward_bias "direct": db[k] = the sum of dy[n, k, oh, ow] over
-// the batch and the pixels, one output channel per thread at a time
-// (OpenMP over channels), either layout through its strides.
+// the batch and the pixels: NCHW one output channel per thread at a time
+// (OpenMP over channels), NHWC in one pass over dy's rows.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -24,13 +25,24 @@ class DirectKernel
     const Conv2dGeometry g = Geometry(inputs);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const int64_t pixels = g.oh * g.ow;
-    // NCHW: a channel's pixels are contiguous (stride ys.w = 1); NHWC: one
-    // stride of K apart, pixel p at p * ys.w.
+    if (g.layout == Layout::kNHWC) {
+      // Row after row of K channels, read in memory order (one thread: the
+      // pass is bound by memory, and a split would need a partial sum per
+      // thread); per channel it would read one element every K.
+      std::fill(db, db + g.k, T(0));
+      for (int64_t p = 0; p < g.n * pixels; ++p) {
+        const T* row = dy + p * g.k;
+#pragma omp simd
+        for (int64_t k = 0; k < g.k; ++k) db[k] += row[k];
+      }
+      return;
+    }
+    // NCHW: each channel's pixels are contiguous.
     ParallelFor(0, g.k, g.k * g.n * pixels >= (1 << 16), [&](int64_t k) {
       T acc = 0;
       for (int64_t n = 0; n < g.n; ++n) {
         const T* dyk = dy + n * ys.n + k * ys.c;
-        for (int64_t p = 0; p < pixels; ++p) acc += dyk[p * ys.w];
+        for (int64_t p = 0; p < pixels; ++p) acc += dyk[p];
       }
       db[k] = acc;
     });
