@@ -69,6 +69,13 @@ inline Conv2dAttrs TransposedAttrs(const Conv2dAttrs& a) {
 // transposed convolution of `a`, else why not, in the registry's words.
 inline std::string WhyNotTransposed(const Conv2dAttrs& a,
                                     const std::string& algorithm) {
+  // The transposed convolution's pads reach up to the dilated kernel's
+  // extent, which conv2d's kernels take only within 2^31 - 1 (as its
+  // Validate bounds each padding).
+  if ((a.kernel_h - 1) * a.dilation_h > kMaxConv2dSize ||
+      (a.kernel_w - 1) * a.dilation_w > kMaxConv2dSize) {
+    return "the transposed convolution's padding would exceed 2^31 - 1";
+  }
   std::string resolved;
   try {
     Registry<Conv2dAttrs>::Get().Resolve(algorithm, Device::kCPU,
