@@ -9,6 +9,7 @@
 #ifndef AI3_CORE_OPS_CONV2D_BACKWARD_GRADIENT_KERNEL_H_
 #define AI3_CORE_OPS_CONV2D_BACKWARD_GRADIENT_KERNEL_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -56,6 +57,25 @@ Shape ForwardOutputOf(const Tensor& x, Check check) {
   } catch (const Error& e) {
     throw e.WithContext(kForwardInputName);
   }
+}
+
+// out[j] = the sum over i < rows of a[i*cols + j]: a bias gradient, the
+// sum of grad_output over every dimension but the channels when they are
+// the last (linear; conv2d in NHWC). Each thread takes a range of columns
+// and reads every row's piece of it in memory order (per column, the reads
+// would be one element every `cols`: 190 ms instead of a few for a
+// 1960 x 3072 gradient).
+template <typename T>
+void ColumnSums(int64_t rows, int64_t cols, const T* a, T* out) {
+  ParallelRanges(0, cols, rows * cols >= (1 << 16),
+                 [=](int64_t lo, int64_t hi) {
+                   std::fill(out + lo, out + hi, T(0));
+                   for (int64_t i = 0; i < rows; ++i) {
+                     const T* row = a + i * cols;
+#pragma omp simd
+                     for (int64_t j = lo; j < hi; ++j) out[j] += row[j];
+                   }
+                 });
 }
 
 // The base of a gradient kernel of an op whose Attrs have `dtype` and a

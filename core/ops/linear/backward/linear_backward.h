@@ -48,7 +48,7 @@ using LinearBackwardBiasAttrs = LinearGradientAttrs<GradientTarget::kBias>;
 // The "direct" algorithms' one loop: every output element as a plain dot
 // product, out[i*cols + j] = sum over t < len of
 // a[i*a_row + t*a_step] * b[j*b_col + t*b_step] (OpenMP over the outputs).
-// dx = dy W, dW = dy^T x and db = dy^T 1 are each one choice of strides.
+// dx = dy W and dW = dy^T x are each one choice of strides.
 template <typename T>
 void StridedDots(int64_t rows, int64_t cols, int64_t len, const T* a,
                  int64_t a_row, int64_t a_step, const T* b, int64_t b_col,

@@ -1,7 +1,6 @@
 // conv2d_backward_bias "direct": db[k] = the sum of dy[n, k, oh, ow] over
 // the batch and the pixels: NCHW one output channel per thread at a time
-// (OpenMP over channels), NHWC in one pass over dy's rows.
-#include <algorithm>
+// (OpenMP over channels), NHWC as column sums of dy's rows (ColumnSums).
 #include <cstdint>
 #include <vector>
 
@@ -25,16 +24,8 @@ class DirectKernel
     const Conv2dGeometry g = Geometry(inputs);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const int64_t pixels = g.oh * g.ow;
-    if (g.layout == Layout::kNHWC) {
-      // Row after row of K channels, read in memory order (one thread: the
-      // pass is bound by memory, and a split would need a partial sum per
-      // thread); per channel it would read one element every K.
-      std::fill(db, db + g.k, T(0));
-      for (int64_t p = 0; p < g.n * pixels; ++p) {
-        const T* row = dy + p * g.k;
-#pragma omp simd
-        for (int64_t k = 0; k < g.k; ++k) db[k] += row[k];
-      }
+    if (g.layout == Layout::kNHWC) {  // rows of K channels
+      ColumnSums(g.n * pixels, g.k, dy, db);
       return;
     }
     // NCHW: each channel's pixels are contiguous.
