@@ -9,12 +9,15 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "core/errors.h"
 #include "core/layer.h"
+#include "core/op_schema.h"
 #include "core/ops/conv2d/backward/conv2d_backward.h"
 #include "core/testing/op_test.h"
 #include "core/testing/reference.h"
@@ -113,28 +116,24 @@ inline ConvGradients ReferenceConvGradients(const ConvGradCase& p,
   return g;
 }
 
+// A layer of the gradient op `Attrs` for the case, built as the bindings
+// build it: from conv2d's attributes by name, through the op's declaration
+// (core/op_schema.h), so the test covers that the declaration takes them.
 template <class Attrs>
-Attrs ConvGradAttrs(const ConvGradCase& p, DType dtype, Layout layout,
-                    const Activation& act) {
-  Attrs a;
-  a.in_channels = p.c;
-  a.out_channels = p.k;
-  a.kernel_h = p.kh;
-  a.kernel_w = p.kw;
-  a.stride_h = p.sh;
-  a.stride_w = p.sw;
-  a.pad_top = p.pt;
-  a.pad_bottom = p.pb;
-  a.pad_left = p.pl;
-  a.pad_right = p.pr;
-  a.dilation_h = p.dh;
-  a.dilation_w = p.dw;
-  a.groups = p.groups;
-  a.has_bias = p.bias;
-  a.dtype = dtype;
-  a.layout = layout;
-  a.activation = act;
-  return a;
+std::shared_ptr<AnyLayer> ConvGradLayer(const ConvGradCase& p, Layout layout,
+                                        const Activation& act,
+                                        const WeightSlots& weights,
+                                        const std::string& algorithm,
+                                        const std::string& name) {
+  AttrMap attrs = {
+      {"stride", std::vector<int64_t>{p.sh, p.sw}},
+      {"padding", std::vector<int64_t>{p.pt, p.pb, p.pl, p.pr}},
+      {"dilation", std::vector<int64_t>{p.dh, p.dw}},
+      {"groups", p.groups},
+      {"layout", std::string(Name(layout))}};
+  if (act.enabled) attrs["activation"] = std::vector<double>{act.min, act.max};
+  return GetOpSchema(Attrs::kOp).MakeLayer(name, attrs, weights, algorithm,
+                                           Device::kCPU);
 }
 
 // The fused activations a gradient must see through: none, ReLU, and a
@@ -154,11 +153,6 @@ int RunConvGradCase(const ConvGradCase& p, Layout layout,
                     const std::string& algorithm, const Activation& act) {
   const DType dtype =
       std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-  const Attrs a = ConvGradAttrs<Attrs>(p, dtype, layout, act);
-  for (auto& [name, reason] :
-       Registry<Attrs>::Get().Applicability(Device::kCPU, a)) {
-    if (name == algorithm && !reason.empty()) return 0;
-  }
   const int64_t oh = p.oh(), ow = p.ow();
   auto xd = RandomVector(p.n * p.c * p.h * p.w, 1);
   auto wd = RandomVector(p.k * (p.c / p.groups) * p.kh * p.kw, 2);
@@ -180,10 +174,22 @@ int RunConvGradCase(const ConvGradCase& p, Layout layout,
   }
   auto x = Cast<T>(xd), w = Cast<T>(wd), b = Cast<T>(bd), dy = Cast<T>(dyd),
        y = Cast<T>(ref.y);
-  std::vector<Tensor> params = {
-      Tensor{w.data(), dtype, {p.k, p.c / p.groups, p.kh, p.kw}}};
-  if (p.bias) params.push_back(Tensor{b.data(), dtype, {p.k}});
-  MultiLayer<Attrs> layer("test", a, params, algorithm);
+  WeightSlots weights = {
+      Tensor{w.data(), dtype, {p.k, p.c / p.groups, p.kh, p.kw}},
+      std::nullopt};
+  if (p.bias) weights[1] = Tensor{b.data(), dtype, {p.k}};
+  std::shared_ptr<AnyLayer> made;
+  try {
+    made = ConvGradLayer<Attrs>(p, layout, act, weights, algorithm, "test");
+  } catch (const Error& e) {
+    // Refused, with the reason: counted, not run.
+    Check(e.kind() == ErrorKind::kAlgorithmNotApplicable &&
+              std::string(e.what()).find("cannot take this layer: ") !=
+                  std::string::npos,
+          std::string(Attrs::kOp) + " " + algorithm + ": " + e.what());
+    return 0;
+  }
+  AnyLayer& layer = *made;
   const Shape x_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   const Shape y_shape = ImageShape({p.n, p.k, oh, ow}, layout);
   const std::vector<Tensor> inputs = {
@@ -217,14 +223,16 @@ int RunConvGradCase(const ConvGradCase& p, Layout layout,
 template <class Attrs>
 void ConvGradBadInputs() {
   const ConvGradCase p{1, 2, 5, 5, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true};
-  const Attrs a =
-      ConvGradAttrs<Attrs>(p, DType::kFloat32, Layout::kNCHW, Activation{});
   std::vector<float> w(3 * 2 * 9), b(3), buf(1000);
   std::vector<double> buf64(1000);
-  const std::vector<Tensor> params = {
-      Tensor{w.data(), DType::kFloat32, {3, 2, 3, 3}},
-      Tensor{b.data(), DType::kFloat32, {3}}};
-  MultiLayer<Attrs> layer("g", a, params, "direct");
+  const WeightSlots weights = {Tensor{w.data(), DType::kFloat32, {3, 2, 3, 3}},
+                               Tensor{b.data(), DType::kFloat32, {3}}};
+  auto make = [&](const std::string& algorithm) {
+    return ConvGradLayer<Attrs>(p, Layout::kNCHW, Activation{}, weights,
+                                algorithm, "g");
+  };
+  std::shared_ptr<AnyLayer> made = make("direct");
+  AnyLayer& layer = *made;
   auto t = [&](Shape s) { return Tensor{buf.data(), DType::kFloat32, s}; };
   const std::string op = std::string(Attrs::kOp) + " layer 'g'";
   ExpectError(op + " y shape", ErrorKind::kShape, "input 2 (y) is (1, 3, 4, 5)",
@@ -252,7 +260,7 @@ void ConvGradBadInputs() {
   });
   ExpectError(op + " unknown algorithm", ErrorKind::kUnknownAlgorithm,
               "unknown " + std::string(Attrs::kOp) + " algorithm 'nope'",
-              [&] { MultiLayer<Attrs>("g", a, params, "nope"); });
+              [&] { make("nope"); });
 }
 
 // main() of a conv2d gradient op's cc_test: every registered CPU algorithm
