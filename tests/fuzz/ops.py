@@ -649,6 +649,107 @@ def multihead_attention(draw: Draw, algorithm: str) -> Case:
     return Case("multihead_attention", make, [x], reference, dtype)
 
 
+# ---- gradient ops (issue 16): inputs [grad_output, x, y] ---------------------
+
+_GRAD_ACTIVATIONS = [None, None, (0.0, math.inf), (-0.5, 0.5)]
+
+
+def _grad_mask(dy: torch.Tensor, y: torch.Tensor, activation: Any) -> torch.Tensor:
+    """dL/dz from dL/dy through the fused clamp: 0 where it held y at a bound."""
+    if activation is None:
+        return dy
+    return dy * ((y > activation[0]) & (y < activation[1]))
+
+
+def _grad_output(draw: Draw, y_shape: list[int]) -> np.ndarray:
+    """grad_output: y's shape mostly, sometimes a dimension off (refused)."""
+    bad = [y_shape[:i] + [y_shape[i] + 1] + y_shape[i + 1 :] for i in range(len(y_shape))]
+    return values(draw, often(draw, st.just(y_shape), bad, 8))
+
+
+def _conv2d_backward(target: str) -> Callable[[Draw, str], Case]:
+    op = f"conv2d_backward_{target}"
+
+    def build(draw: Draw, algorithm: str) -> Case:
+        dtype = draw(st.sampled_from(FLOATS))
+        lay, nhwc = layout(draw)
+        groups = draw(st.sampled_from([1, 1, 2, 3]))
+        cg, kg = dim(draw, 1, 3, zero=False, big=True), dim(draw, 1, 3, zero=False, big=True)
+        c, k = cg * groups, kg * groups
+        # The winograd gradient's own case (3x3, dilation 1) 3 times in 4.
+        winograd = algorithm == "winograd" and not chance(draw, 25)
+        kh, kw = (3, 3) if winograd else (dim(draw, 1, 4, zero=False), dim(draw, 1, 4, zero=False))
+        stride = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+        dilation = (1, 1) if winograd else (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+        padding = pads4(draw, draw(st.integers(0, 3)), draw(st.integers(0, 3)))
+        weight = values(draw, [k, cg, kh, kw])
+        bias = values(draw, [k]) if draw(st.booleans()) else None
+        activation = draw(st.sampled_from(_GRAD_ACTIVATIONS))
+        x = values(draw, image_shape(draw, nhwc, often(draw, st.just(c), [c + 1], 8)))
+        t, b, l, r = unpad(padding)
+
+        def forward(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return F.conv2d(F.pad(nchw(x, nhwc), (l, r, t, b)), w, None, stride, 0, dilation, groups)
+
+        try:  # y: the forward's output for x, where there is one
+            y = forward(t64(x), t64(weight))
+            if bias is not None:
+                y = y + t64(bias)[:, None, None]
+            y = back(y.clamp(*activation) if activation else y, nhwc).numpy()
+        except RuntimeError:  # no output for this x: a stand-in, refused
+            y = values(draw, [1, 1, 1, 1])
+        dy = _grad_output(draw, list(y.shape))
+        attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups, "layout": lay, "activation": activation}
+
+        def make(name: str, dt: Any) -> Any:
+            weights = {"weight": weight.astype(dt), "bias": None if bias is None else bias.astype(dt)}
+            return layers.Layer(op, attrs, weights, algorithm=algorithm, name=name)
+
+        def reference(dy: np.ndarray, x: np.ndarray, y: np.ndarray) -> Any:
+            xt, wt = t64(x).requires_grad_(), t64(weight).requires_grad_()
+            z = forward(xt, wt)
+            if list(back(z, nhwc).shape) != list(y.shape) or dy.shape != y.shape:
+                raise ValueError("y or grad_output is not shaped like conv2d's output for x")
+            dz = nchw(_grad_mask(t64(dy), t64(y), activation), nhwc)
+            gx, gw = torch.autograd.grad(z, [xt, wt], dz)
+            return {"data": gx, "weight": gw, "bias": dz.sum((0, 2, 3))}[target]
+
+        return Case(op, make, [dy, x, y], reference, dtype)
+
+    return build
+
+
+def _linear_backward(target: str) -> Callable[[Draw, str], Case]:
+    op = f"linear_backward_{target}"
+
+    def build(draw: Draw, algorithm: str) -> Case:
+        dtype = draw(st.sampled_from(FLOATS))
+        out_f, in_f = dim(draw, 1, 9, big=True), dim(draw, 1, 9, big=True)
+        weight = values(draw, [out_f, in_f])
+        bias = values(draw, [out_f]) if draw(st.booleans()) else None
+        activation = draw(st.sampled_from(_GRAD_ACTIVATIONS))
+        lead = rank_shape(draw, 0, 3)
+        x = values(draw, lead + [often(draw, st.just(in_f), [in_f + 1], 8)])
+        z = x @ weight.T + (0 if bias is None else bias) if x.shape[-1] == in_f else np.zeros(lead + [out_f])
+        y = np.clip(z, *activation) if activation else z
+        dy = _grad_output(draw, list(y.shape))
+
+        def make(name: str, dt: Any) -> Any:
+            weights = {"weight": weight.astype(dt), "bias": None if bias is None else bias.astype(dt)}
+            return layers.Layer(op, {"activation": activation}, weights, algorithm=algorithm, name=name)
+
+        def reference(dy: np.ndarray, x: np.ndarray, y: np.ndarray) -> Any:
+            if x.shape[-1] != in_f or dy.shape != y.shape or y.shape != x.shape[:-1] + (out_f,):
+                raise ValueError("x, y or grad_output is not shaped as linear's")
+            dz = _grad_mask(t64(dy), t64(y), activation).reshape(-1, out_f)
+            rows = t64(x).reshape(-1, in_f)
+            return {"data": (dz @ t64(weight)).reshape(x.shape), "weight": dz.T @ rows, "bias": dz.sum(0)}[target]
+
+        return Case(op, make, [dy, x, y], reference, dtype)
+
+    return build
+
+
 OPS: dict[str, Callable[[Draw, str], Case]] = {
     "conv2d": conv2d,
     "linear": linear,
@@ -683,6 +784,8 @@ OPS: dict[str, Callable[[Draw, str], Case]] = {
     "pad2d": pad2d,
     "attention": attention,
     "multihead_attention": multihead_attention,
+    **{f"conv2d_backward_{t}": _conv2d_backward(t) for t in ("data", "weight", "bias")},
+    **{f"linear_backward_{t}": _linear_backward(t) for t in ("data", "weight", "bias")},
 }
 
 
