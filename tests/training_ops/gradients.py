@@ -183,9 +183,11 @@ def reference(case: Gradient, x: np.ndarray, dy_fn: Callable[[tuple[int, ...]], 
     return y.detach().numpy(), {t: g.numpy() for t, g in zip(case.targets, grads)}, dy
 
 
-def layer(case: Gradient, target: str, dtype: Any, algorithm: str = "default") -> ai3.layers.Layer:
+def layer(case: Gradient, target: str, dtype: Any, algorithm: str = "default", name: str = "") -> ai3.layers.Layer:
+    """The gradient layer of `target` for the case's forward layer."""
     weights = {k: v.astype(dtype) for k, v in case.weights.items()}
-    return ai3.layers.Layer(f"{case.op}_backward_{target}", case.attrs, weights, algorithm=algorithm, name=f"grad_{target}")
+    return ai3.layers.Layer(f"{case.op}_backward_{target}", case.attrs, weights, algorithm=algorithm,
+                            name=name or f"grad_{target}")
 
 
 def forward(case: Gradient, x: np.ndarray) -> np.ndarray:
