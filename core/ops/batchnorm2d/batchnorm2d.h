@@ -48,7 +48,7 @@ struct BatchNorm2dAttrs {
 // (core/ops/backward.h; the weights are the forward's four):
 //   batchnorm2d_backward_data:   dx = dy * scale
 //   batchnorm2d_backward_weight: d weight[c] = sum over (n, h, w) of
-//                                dy (x - running_mean[c]) / sqrt(running_var[c] + eps)
+//       dy (x - running_mean[c]) / sqrt(running_var[c] + eps)
 //   batchnorm2d_backward_bias:   d bias[c] = sum over (n, h, w) of dy
 // Training-mode batch normalisation (batch statistics) is not this op: the
 // frontends run the framework's own layer for it.

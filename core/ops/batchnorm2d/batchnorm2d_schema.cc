@@ -3,6 +3,7 @@
 
 #include "core/op_schema.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/elementwise_schema.h"
 
 namespace ai3 {
 namespace {
@@ -32,16 +33,12 @@ AI3_REGISTER_OP_SCHEMA(
                               "rank-4 tensor")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(Declare<BatchNorm2dBackwardDataAttrs>(
-                           "batchnorm2d's input gradient: dy * scale")
-                           .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<BatchNorm2dBackwardWeightAttrs>(
-        "batchnorm2d's weight gradient: sum of dy (x - mean) / std per channel")
-        .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(Declare<BatchNorm2dBackwardBiasAttrs>(
-                           "batchnorm2d's bias gradient: sum of dy per channel")
-                           .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardDataAttrs>(
+    "batchnorm2d's input gradient: dy * scale"));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardWeightAttrs>(
+    "batchnorm2d's weight gradient: sum of dy (x - mean) / std per channel"));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardBiasAttrs>(
+    "batchnorm2d's bias gradient: sum of dy per channel"));
 
 }  // namespace
 }  // namespace ai3

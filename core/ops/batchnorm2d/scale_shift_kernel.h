@@ -17,14 +17,14 @@
 namespace ai3 {
 
 // Below this many elements threads cost more than they save.
-constexpr int64_t kScaleShiftParallelThreshold = 1 << 15;
+constexpr int64_t kScaleShiftThreshold = 1 << 15;
 
 template <typename T>
 void ScaleShiftNchw(const ImageDims& d, const T* scale, const T* shift,
                     const T* x, T* y) {
   const int64_t planes = d.n * d.c;
   const int64_t hw = d.h * d.w;
-  ParallelFor(0, planes, planes * hw >= kScaleShiftParallelThreshold, [&](int64_t p) {
+  ParallelFor(0, planes, planes * hw >= kScaleShiftThreshold, [&](int64_t p) {
     const T s = scale[p % d.c];
     const T b = shift[p % d.c];
     const T* __restrict xp = x + p * hw;
@@ -39,7 +39,7 @@ void ScaleShiftNhwc(const ImageDims& d, const T* scale, const T* shift,
                     const T* x, T* y) {
   const int64_t pixels = d.n * d.h * d.w;
   const int64_t c = d.c;
-  ParallelFor(0, pixels, pixels * c >= kScaleShiftParallelThreshold, [&](int64_t p) {
+  ParallelFor(0, pixels, pixels * c >= kScaleShiftThreshold, [&](int64_t p) {
     const T* __restrict xp = x + p * c;
     T* __restrict yp = y + p * c;
     const T* __restrict s = scale;

@@ -53,18 +53,10 @@ struct ClampFn {
 // nn.Hardtanh) and TF's Relu6Grad: at x exactly min or max the gradient is
 // 0. (torch.clamp's own backward keeps dy at the bounds; the two differ
 // there only.)
-struct ClampBackwardDataAttrs : DataGradientAttrs<ClampAttrs> {
-  static constexpr char kOp[] = "clamp_backward_data";
-};
-struct ClampGradFn {
-  explicit ClampGradFn(const ClampAttrs& a) : lo(a.min), hi(a.max) {}
-  template <typename T>
-  T operator()(T dy, T x, T) const {
-    const T l = static_cast<T>(lo), h = static_cast<T>(hi);
-    return x <= l || x >= h ? T(0) : dy;
-  }
-  double lo, hi;
-};
+AI3_ELEMENTWISE_GRADIENT(Clamp, "clamp",
+                         x <= static_cast<T>(min) || x >= static_cast<T>(max)
+                             ? T(0)
+                             : dy);
 
 }  // namespace ai3
 

@@ -3,6 +3,7 @@
 
 #include "core/op_schema.h"
 #include "core/ops/clamp/clamp.h"
+#include "core/ops/elementwise_schema.h"
 
 namespace ai3 {
 namespace {
@@ -20,10 +21,8 @@ AI3_REGISTER_OP_SCHEMA(
                         "NaN passes")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<ClampBackwardDataAttrs>(
-        "clamp's input gradient: dy strictly inside (min, max), else 0")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<ClampBackwardDataAttrs>(
+    "clamp's input gradient: dy strictly inside (min, max), else 0"));
 
 }  // namespace
 }  // namespace ai3

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/flatten/flatten.h"
 
 namespace ai3 {
@@ -21,9 +22,8 @@ AI3_REGISTER_OP_SCHEMA(
     Declare<FlattenAttrs>("flattens dims start_dim..end_dim into one")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<FlattenBackwardDataAttrs>("flatten's input gradient: dy in x's shape")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<FlattenBackwardDataAttrs>(
+    "flatten's input gradient: dy in x's shape"));
 
 }  // namespace
 }  // namespace ai3

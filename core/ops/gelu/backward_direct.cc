@@ -4,7 +4,8 @@
 //   exact: dx = dy (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2
 //          (erfc_kernel.h, as the forward), phi the normal density;
 //   tanh:  with u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u),
-//          dx = dy ((1 + t) / 2 + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2)),
+//          dx = dy ((1 + t) / 2
+//                   + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2)),
 //          1 + t = 2 / (1 + exp(-2u)) as the forward, exact for large |u|.
 // exp is vmath::Exp, so both loops vectorise.
 #include <cmath>
@@ -19,7 +20,6 @@ namespace {
 
 template <typename T>
 struct GeluErfGradFn {
-  explicit GeluErfGradFn(const GeluAttrs&) {}
   T operator()(T dy, T x, T) const {
     const T cdf = T(0.5) * Erfc(-x * T(M_SQRT1_2), range);
     const T pdf = T(0.3989422804014327) * vmath::Exp(T(-0.5) * x * x, range);
@@ -30,7 +30,6 @@ struct GeluErfGradFn {
 
 template <typename T>
 struct GeluTanhGradFn {
-  explicit GeluTanhGradFn(const GeluAttrs&) {}
   T operator()(T dy, T x, T) const {
     const T beta = T(0.7978845608028654), kappa = T(0.044715);
     const T u = beta * (x + kappa * x * x * x);

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/gelu/gelu.h"
 
 namespace ai3 {
@@ -26,11 +27,11 @@ OpDeclaration<A> Declare(const char* doc) {
               }));
 }
 
-AI3_REGISTER_OP_SCHEMA(Declare<GeluAttrs>("x * Phi(x) elementwise, exact or tanh")
-                           .Default(Device::kCPU, {{"direct"}}));
 AI3_REGISTER_OP_SCHEMA(
-    Declare<GeluBackwardDataAttrs>("gelu's input gradient, exact or tanh")
+    Declare<GeluAttrs>("x * Phi(x) elementwise, exact or tanh")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<GeluBackwardDataAttrs>(
+    "gelu's input gradient, exact or tanh"));
 
 }  // namespace
 }  // namespace ai3

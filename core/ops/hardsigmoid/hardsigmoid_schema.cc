@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/hardsigmoid/hardsigmoid.h"
 
 namespace ai3 {
@@ -18,10 +19,8 @@ OpDeclaration<A> Declare(const char* doc) {
 AI3_REGISTER_OP_SCHEMA(
     Declare<HardsigmoidAttrs>("clamp(alpha * x + beta, 0, 1) elementwise")
         .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<HardsigmoidBackwardDataAttrs>(
-        "hardsigmoid's input gradient: alpha dy inside (0, 1), else 0")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<HardsigmoidBackwardDataAttrs>(
+    "hardsigmoid's input gradient: alpha dy inside (0, 1), else 0"));
 
 }  // namespace
 }  // namespace ai3

@@ -1,7 +1,7 @@
 // layernorm "direct": one task per normalised row of D = prod(trailing dims)
 // elements: the row's mean and rstd (RowStatsOf, row_stats_kernel.h), then a
-// pass writing (x - mean) * rstd * weight + bias. Rows are split over OpenMP threads when
-// there is enough work.
+// pass writing (x - mean) * rstd * weight + bias. Rows are split over OpenMP
+// threads when there is enough work.
 #include <cmath>
 #include <cstdint>
 #include <memory>

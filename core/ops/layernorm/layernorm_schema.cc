@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/layernorm/layernorm.h"
 
 namespace ai3 {
@@ -42,16 +43,12 @@ AI3_REGISTER_OP_SCHEMA(
     Declare<LayerNormAttrs>(
         "normalisation over the last `axes` dims (nn.LayerNorm)")
         .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<LayerNormBackwardDataAttrs>("layernorm's input gradient")
-        .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<LayerNormBackwardWeightAttrs>(
-        "layernorm's weight gradient: sum of dy xhat over the rows")
-        .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(Declare<LayerNormBackwardBiasAttrs>(
-                           "layernorm's bias gradient: sum of dy over the rows")
-                           .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<LayerNormBackwardDataAttrs>(
+    "layernorm's input gradient"));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<LayerNormBackwardWeightAttrs>(
+    "layernorm's weight gradient: sum of dy xhat over the rows"));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<LayerNormBackwardBiasAttrs>(
+    "layernorm's bias gradient: sum of dy over the rows"));
 
 }  // namespace
 }  // namespace ai3

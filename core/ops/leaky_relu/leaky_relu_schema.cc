@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/leaky_relu/leaky_relu.h"
 
 namespace ai3 {
@@ -19,10 +20,8 @@ AI3_REGISTER_OP_SCHEMA(
     Declare<LeakyReluAttrs>("x if x >= 0 else alpha * x, elementwise")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<LeakyReluBackwardDataAttrs>(
-        "leaky_relu's input gradient: dy where x > 0, else alpha * dy")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<LeakyReluBackwardDataAttrs>(
+    "leaky_relu's input gradient: dy where x > 0, else alpha * dy"));
 
 }  // namespace
 }  // namespace ai3

@@ -1,5 +1,6 @@
 // pad2d "direct": both layouts are a stack of planes of rows (Pad2dRows,
-// pad2d.h). One task per output row (split over OpenMP threads when large enough):
+// pad2d.h). One task per output row (split over OpenMP threads when large
+// enough):
 // a padding row is filled with `value`; a data row is the left fill, a copy
 // of the input row and the right fill, each a vectorised loop.
 #include <cstdint>

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/pad2d/pad2d.h"
 
 namespace ai3 {
@@ -23,9 +24,8 @@ OpDeclaration<A> Declare(const char* doc) {
 AI3_REGISTER_OP_SCHEMA(
     Declare<Pad2dAttrs>("constant padding of H and W of a rank-4 tensor")
         .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    Declare<Pad2dBackwardDataAttrs>("pad2d's input gradient: dy unpadded")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<Pad2dBackwardDataAttrs>(
+    "pad2d's input gradient: dy unpadded"));
 
 }  // namespace
 }  // namespace ai3

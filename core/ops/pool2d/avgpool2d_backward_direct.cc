@@ -1,4 +1,5 @@
-// avgpool2d_backward_data "direct": dy / divisor spread over each window, the divisor as the forward's, pool2d_backward.h.
+// avgpool2d_backward_data "direct": dy / divisor spread over each window,
+// the divisor as the forward's (pool2d_backward.h).
 #include "core/ops/pool2d/pool2d.h"
 #include "core/ops/pool2d/pool2d_backward.h"
 

@@ -1,4 +1,5 @@
-// maxpool2d_backward_data "direct": the first maximum of each window (MaxBackwardLoops), pool2d_backward.h.
+// maxpool2d_backward_data "direct": dy to the first maximum of each window
+// (MaxBackwardLoops, pool2d_backward.h).
 #include "core/ops/pool2d/pool2d.h"
 #include "core/ops/pool2d/pool2d_backward.h"
 

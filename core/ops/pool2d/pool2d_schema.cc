@@ -1,6 +1,8 @@
 // The declarations of maxpool2d, avgpool2d and adaptiveavgpool2d and of
 // their input gradients (core/op_schema.h).
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
+#include "core/ops/pool2d/adaptive_schema.h"
 #include "core/ops/pool2d/pool2d.h"
 
 namespace ai3 {
@@ -57,15 +59,6 @@ OpDeclaration<A> AvgPool(const char* doc) {
           .LayoutAttr());
 }
 
-template <class A>
-OpDeclaration<A> AdaptiveAvgPool(const char* doc) {
-  return std::move(OpDeclaration<A>(doc)
-                       .Pair("output_size", &A::output_h, &A::output_w,
-                             "(h, w)")
-                       .Required()
-                       .LayoutAttr());
-}
-
 AI3_REGISTER_OP_SCHEMA(MaxPool<MaxPool2dAttrs>("2-D max pooling")
                            .Default(Device::kCPU, {{"direct"}})
                            .Default(Device::kCUDA, {{"direct"}}));
@@ -73,22 +66,16 @@ AI3_REGISTER_OP_SCHEMA(AvgPool<AvgPool2dAttrs>("2-D average pooling")
                            .Default(Device::kCPU, {{"direct"}})
                            .Default(Device::kCUDA, {{"direct"}}));
 AI3_REGISTER_OP_SCHEMA(
-    AdaptiveAvgPool<AdaptiveAvgPool2dAttrs>("2-D adaptive average pooling")
+    AdaptivePool<AdaptiveAvgPool2dAttrs>("2-D adaptive average pooling")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
 
-AI3_REGISTER_OP_SCHEMA(
-    MaxPool<MaxPool2dBackwardDataAttrs>(
-        "maxpool2d's input gradient: dy to each window's first maximum")
-        .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    AvgPool<AvgPool2dBackwardDataAttrs>(
-        "avgpool2d's input gradient: dy / divisor over each window")
-        .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(
-    AdaptiveAvgPool<AdaptiveAvgPool2dBackwardDataAttrs>(
-        "adaptiveavgpool2d's input gradient: dy / size over each window")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(MaxPool<MaxPool2dBackwardDataAttrs>(
+    "maxpool2d's input gradient: dy to each window's first maximum"));
+AI3_REGISTER_GRADIENT_SCHEMA(AvgPool<AvgPool2dBackwardDataAttrs>(
+    "avgpool2d's input gradient: dy / divisor over each window"));
+AI3_REGISTER_GRADIENT_SCHEMA(AdaptivePool<AdaptiveAvgPool2dBackwardDataAttrs>(
+    "adaptiveavgpool2d's input gradient: dy / size over each window"));
 
 }  // namespace
 }  // namespace ai3

@@ -11,7 +11,6 @@ namespace {
 
 template <typename T>
 struct SiluGradFn {
-  explicit SiluGradFn(const SiluAttrs&) {}
   T operator()(T dy, T x, T) const {
     const T s = T(1) / (T(1) + vmath::Exp(-x, range));
     return dy * s * (T(1) + x * (T(1) - s));

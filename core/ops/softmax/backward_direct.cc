@@ -10,7 +10,9 @@ struct SoftmaxGrad {
   template <typename T>
   static T Term(T dy, T y, const vmath::ExpRange<T>&) { return dy * y; }
   template <typename T>
-  static T Out(T dy, T y, T c, const vmath::ExpRange<T>&) { return y * (dy - c); }
+  static T Out(T dy, T y, T c, const vmath::ExpRange<T>&) {
+    return y * (dy - c);
+  }
 };
 
 AI3_REGISTER_ALGORITHM(

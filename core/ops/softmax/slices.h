@@ -156,7 +156,8 @@ class SliceKernel : public Kernel {
 // slice, c = the sum over the axis of Grad::Term(dy, y), then dx =
 // Grad::Out(dy, y, c) per element. `Grad` has, for T float and double,
 //   template <typename T> static T Term(T dy, T y, const vmath::ExpRange<T>&);
-//   template <typename T> static T Out(T dy, T y, T c, const vmath::ExpRange<T>&);
+//   template <typename T>
+//   static T Out(T dy, T y, T c, const vmath::ExpRange<T>&);
 
 template <class Grad, typename T>
 void SliceGradRow(const T* __restrict dy, const T* __restrict y,
@@ -179,7 +180,9 @@ void SliceGradBlock(const T* dy, const T* y, T* dx, int64_t len,
     const T* __restrict dyk = dy + k * inner;
     const T* __restrict yk = y + k * inner;
 #pragma omp simd
-    for (int64_t i = 0; i < width; ++i) c[i] += Grad::Term(dyk[i], yk[i], range);
+    for (int64_t i = 0; i < width; ++i) {
+      c[i] += Grad::Term(dyk[i], yk[i], range);
+    }
   }
   for (int64_t k = 0; k < len; ++k) {
     const T* __restrict dyk = dy + k * inner;

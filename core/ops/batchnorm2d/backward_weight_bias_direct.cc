@@ -1,11 +1,9 @@
-// The kernel of batchnorm2d's weight and bias gradients: per channel c, the
-// sum over (n, h, w) of dy, or (the weight's) of
+// batchnorm2d_backward_weight and batchnorm2d_backward_bias "direct", one
+// kernel: per channel c, the sum over (n, h, w) of dy, or (the weight's) of
 // dy (x - running_mean[c]) / sqrt(running_var[c] + eps), accumulated in
 // double. NCHW threads over channels, each summing its planes with the
 // plane as the vectorised loop; NHWC threads over blocks of channels, the
 // block the vectorised loop, so each thread owns its sums.
-#ifndef AI3_CORE_OPS_BATCHNORM2D_CHANNEL_SUM_KERNEL_H_
-#define AI3_CORE_OPS_BATCHNORM2D_CHANNEL_SUM_KERNEL_H_
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +19,7 @@
 #include "core/registry.h"
 
 namespace ai3 {
+namespace {
 
 // kCentered: the weight's sums of dy (x - mean) / std; else the bias's, of
 // dy alone.
@@ -130,6 +129,13 @@ class ChannelSumDirect : public Algorithm<Attrs> {
   }
 };
 
+AI3_REGISTER_ALGORITHM(BatchNorm2dBackwardWeightAttrs, "direct", Device::kCPU,
+                       ChannelSumDirect<BatchNorm2dBackwardWeightAttrs,
+                                       /*kCentered=*/true>);
+AI3_REGISTER_ALGORITHM(BatchNorm2dBackwardBiasAttrs, "direct", Device::kCPU,
+                       ChannelSumDirect<BatchNorm2dBackwardBiasAttrs,
+                                       /*kCentered=*/false>);
+
+}  // namespace
 }  // namespace ai3
 
-#endif  // AI3_CORE_OPS_BATCHNORM2D_CHANNEL_SUM_KERNEL_H_

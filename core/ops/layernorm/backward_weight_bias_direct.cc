@@ -1,11 +1,9 @@
-// The kernel of layernorm's weight and bias gradients: for each normalised
-// position i, the sum over the rows of dy[r, i] xhat[r, i] (the weight's:
+// layernorm_backward_weight and layernorm_backward_bias "direct", one
+// kernel: for each normalised position i, the sum over the rows of dy[r, i] xhat[r, i] (the weight's:
 // kCentered) or of dy[r, i] (the bias's), accumulated in double. The
 // weight's first computes every row's mean and rstd (RowStatsOf, as the
 // forward) into the workspace, rows split over threads; then threads take
 // blocks of positions, the block the vectorised loop, so each owns its sums.
-#ifndef AI3_CORE_OPS_LAYERNORM_COLUMN_SUM_KERNEL_H_
-#define AI3_CORE_OPS_LAYERNORM_COLUMN_SUM_KERNEL_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +19,7 @@
 #include "core/registry.h"
 
 namespace ai3 {
+namespace {
 
 template <bool kCentered>
 class ColumnSumKernel : public MultiInputKernel {
@@ -91,6 +90,13 @@ class ColumnSumKernel : public MultiInputKernel {
 template <class Attrs, bool kCentered>
 using ColumnSumDirect = KernelAlgorithm<Attrs, ColumnSumKernel<kCentered>>;
 
+AI3_REGISTER_ALGORITHM(LayerNormBackwardWeightAttrs, "direct", Device::kCPU,
+                       ColumnSumDirect<LayerNormBackwardWeightAttrs,
+                                       /*kCentered=*/true>);
+AI3_REGISTER_ALGORITHM(LayerNormBackwardBiasAttrs, "direct", Device::kCPU,
+                       ColumnSumDirect<LayerNormBackwardBiasAttrs,
+                                       /*kCentered=*/false>);
+
+}  // namespace
 }  // namespace ai3
 
-#endif  // AI3_CORE_OPS_LAYERNORM_COLUMN_SUM_KERNEL_H_
