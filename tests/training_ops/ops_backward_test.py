@@ -46,7 +46,8 @@ def test_gradients_match_torch(case: gradients.Gradient, dtype: type) -> None:
 
 def test_every_gradient_is_declared_with_direct_and_covered() -> None:
     table = ai3.algorithms("cpu")
-    assert set(gradients.OPS) == {
+    # The ops issue 16 gives gradients here (others may add theirs to the table).
+    assert set(gradients.OPS) >= {
         "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "adaptivemaxpool2d", "relu", "leaky_relu", "sigmoid",
         "tanh", "gelu", "silu", "hardswish", "hardsigmoid", "clamp", "softmax", "log_softmax", "batchnorm2d",
         "layernorm", "flatten", "pad2d",
