@@ -13,4 +13,18 @@
                              .Default(Device::kCPU, {{"direct"}}) \
                              .Default(Device::kCUDA, {{"direct"}}))
 
+// The registration of any gradient op's declaration (core/ops/backward.h):
+// `declaration` its forward's attributes and weights (the forward's own
+// Declare template, instantiated for the gradient's Attrs), "direct" its
+// "default" on the CPU:
+//   AI3_REGISTER_GRADIENT_SCHEMA(Declare<GeluBackwardDataAttrs>("doc"));
+#define AI3_REGISTER_GRADIENT_SCHEMA(declaration) \
+  AI3_REGISTER_OP_SCHEMA(                         \
+      (declaration).Default(::ai3::Device::kCPU, {{"direct"}}))
+
+// An elementwise op's gradient, <op>_backward_data, when the op is declared
+// as above.
+#define AI3_DECLARE_ELEMENTWISE_BACKWARD_OP(Attrs, doc) \
+  AI3_REGISTER_GRADIENT_SCHEMA(::ai3::OpDeclaration<Attrs>(doc))
+
 #endif  // AI3_CORE_OPS_ELEMENTWISE_SCHEMA_H_

@@ -48,6 +48,16 @@ struct ClampFn {
   double lo, hi;
 };
 
+// clamp_backward_data: dy where min < x < max, else 0 (NaN passes dy), as
+// torch's hardtanh_backward for the modules clamp serves (nn.ReLU6,
+// nn.Hardtanh) and TF's Relu6Grad: at x exactly min or max the gradient is
+// 0. (torch.clamp's own backward keeps dy at the bounds; the two differ
+// there only.)
+AI3_ELEMENTWISE_GRADIENT(Clamp, "clamp",
+                         x <= static_cast<T>(min) || x >= static_cast<T>(max)
+                             ? T(0)
+                             : dy);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_CLAMP_CLAMP_H_

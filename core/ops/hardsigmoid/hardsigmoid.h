@@ -27,6 +27,15 @@ struct HardsigmoidAttrs : ElementwiseAttrs<HardsigmoidAttrs> {
   }
 };
 
+// hardsigmoid_backward_data: dx = alpha * dy where 0 < alpha x + beta < 1
+// (the ends excluded, as torch's hardsigmoid_backward: -3 < x < 3), else 0.
+AI3_ELEMENTWISE_GRADIENT(
+    Hardsigmoid, "hardsigmoid",
+    static_cast<T>(alpha) * x + static_cast<T>(beta) > T(0) &&
+            static_cast<T>(alpha) * x + static_cast<T>(beta) < T(1)
+        ? static_cast<T>(alpha) * dy
+        : T(0));
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_HARDSIGMOID_HARDSIGMOID_H_

@@ -12,6 +12,14 @@ struct HardswishAttrs : ElementwiseAttrs<HardswishAttrs> {
   static constexpr char kOp[] = "hardswish";
 };
 
+// hardswish_backward_data, as torch's hardswish_backward: 0 below x = -3,
+// dy (x / 3 + 1/2) from -3 to 3 (both ends included), dy above (and for
+// NaN, which compares false).
+AI3_ELEMENTWISE_GRADIENT(Hardswish, "hardswish",
+                         x < T(-3)   ? T(0)
+                         : x <= T(3) ? dy * (x / T(3) + T(0.5))
+                                     : dy);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_HARDSWISH_HARDSWISH_H_

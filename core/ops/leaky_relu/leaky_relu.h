@@ -37,6 +37,11 @@ struct LeakyReluFn {
   double alpha;
 };
 
+// leaky_relu_backward_data: dx = dy where x > 0, alpha * dy elsewhere (x == 0
+// and NaN included), as torch's leaky_relu_backward.
+AI3_ELEMENTWISE_GRADIENT(LeakyRelu, "leaky_relu",
+                         x > T(0) ? dy : static_cast<T>(alpha) * dy);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_LEAKY_RELU_LEAKY_RELU_H_

@@ -20,5 +20,10 @@ struct SigmoidFn {
 using Direct = ElementwiseDirect<SigmoidAttrs, SigmoidFn>;
 AI3_REGISTER_ALGORITHM(SigmoidAttrs, "direct", Device::kCPU, Direct);
 
+// sigmoid_backward_data's "direct": the gradient sigmoid.h declares beside the
+// op, threaded and vectorised as the forward.
+AI3_REGISTER_ALGORITHM(SigmoidBackwardDataAttrs, "direct", Device::kCPU,
+                       ElementwiseGradientDirect<SigmoidBackwardDataAttrs>);
+
 }  // namespace
 }  // namespace ai3

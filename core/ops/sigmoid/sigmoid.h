@@ -13,6 +13,10 @@ struct SigmoidAttrs : ElementwiseAttrs<SigmoidAttrs> {
   static constexpr char kOp[] = "sigmoid";
 };
 
+// sigmoid_backward_data: dx = dy * y * (1 - y), from y as torch's
+// sigmoid_backward.
+AI3_ELEMENTWISE_GRADIENT(Sigmoid, "sigmoid", dy * (T(1) - y) * y);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_SIGMOID_SIGMOID_H_

@@ -58,5 +58,10 @@ struct TanhFn {
 using Direct = ElementwiseDirect<TanhAttrs, TanhFn>;
 AI3_REGISTER_ALGORITHM(TanhAttrs, "direct", Device::kCPU, Direct);
 
+// tanh_backward_data's "direct": the gradient tanh.h declares beside the
+// op, threaded and vectorised as the forward.
+AI3_REGISTER_ALGORITHM(TanhBackwardDataAttrs, "direct", Device::kCPU,
+                       ElementwiseGradientDirect<TanhBackwardDataAttrs>);
+
 }  // namespace
 }  // namespace ai3

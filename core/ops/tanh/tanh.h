@@ -13,6 +13,9 @@ struct TanhAttrs : ElementwiseAttrs<TanhAttrs> {
   static constexpr char kOp[] = "tanh";
 };
 
+// tanh_backward_data: dx = dy * (1 - y^2), from y as torch's tanh_backward.
+AI3_ELEMENTWISE_GRADIENT(Tanh, "tanh", dy * (T(1) - y * y));
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_TANH_TANH_H_
