@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ai3 import _core, layers
+from ai3 import _core, errors, layers
 from ai3.errors import (
     AlgorithmNotApplicable,
     DTypeError,
@@ -81,17 +81,9 @@ def algorithms(device: str = "cpu") -> dict[str, list[str]]:
 
 
 __all__ = [
-    "AlgorithmNotApplicable",
-    "DTypeError",
-    "Error",
-    "InternalError",
-    "InvalidArgument",
-    "InvalidSelector",
+    *errors.__all__,
     "Model",
     "Plan",
-    "ShapeError",
-    "UnknownAlgorithm",
-    "UnsupportedOperation",
     "algorithms",
     "layers",
     "plan",

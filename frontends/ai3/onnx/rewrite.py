@@ -333,9 +333,8 @@ swap_avgpool2d = _swapper("avgpool2d")
 swap_adaptiveavgpool2d = _swapper("adaptiveavgpool2d")
 swap_flatten = _swapper("flatten")
 
-__all__ = [
-    "DOMAIN",
-    "NODE_TYPE",
+# What ai3.onnx re-exports from here (its __all__ is made from this).
+ROUTES = (
     "partition",
     "swap_operation",
     "swap_conv2d",
@@ -345,4 +344,6 @@ __all__ = [
     "swap_avgpool2d",
     "swap_adaptiveavgpool2d",
     "swap_flatten",
-]
+)
+
+__all__ = ["DOMAIN", "NODE_TYPE", *ROUTES]
