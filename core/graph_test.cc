@@ -4,7 +4,6 @@
 // pruning of nodes the output does not need, and the errors a malformed
 // graph or input must raise, naming the node.
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -419,6 +418,8 @@ void ErrorCases() {
               [&] { r.OutputShape({-1, 2}, DType::kFloat32); });
 }
 
+}  // namespace
+
 int Main() {
   ResidualBlock<float>();
   ResidualBlock<double>();
@@ -428,11 +429,7 @@ int Main() {
   ConcatBlock<double>();
   ReuseAndPruning();
   ErrorCases();
-  std::printf("graph: %d failed\n", testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("graph");
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -268,6 +268,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
 // The exception above: oneDNN's primitive.
 const std::set<std::string> kLibraryAllocates = {"guess"};
 
+}  // namespace
+
 int Main() {
   if (const char* trace = std::getenv("AI3_ALLOC_TRACE")) {
     void* frames[4];
@@ -309,7 +311,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -150,6 +150,7 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
                 ":algorithms",
                 ":" + name,
                 "//core:base",
+                "//core/testing:main",
                 "//core/testing:reference",
             ] + test_deps,
         )

@@ -129,7 +129,7 @@ void ExpectRefused(const std::string& what, const Attrs& attrs,
 }
 
 // The whole test of an elementwise op with default attributes against
-// `reference` (the definition in double); returns main()'s exit status.
+// `reference` (the definition in double); returns Main()'s exit status.
 template <class Attrs>
 int RunUnaryOpTest(double (*reference)(double), UnaryTolerance tolerance = {}) {
   const int ran = RunUnaryCases(Attrs{}, reference, "", tolerance);

@@ -202,6 +202,8 @@ void RunErrors() {
   Check(def.algorithm() == "flash", "default is flash, got " + def.algorithm());
 }
 
+}  // namespace
+
 int Main() {
   std::vector<Case> cases;
   // Shapes: blocks of 64 in flash, so 1, odd sizes and a few blocks.
@@ -238,7 +240,4 @@ int Main() {
   return testing::Summary("attention", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

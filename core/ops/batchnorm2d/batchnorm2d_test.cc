@@ -138,6 +138,8 @@ void ErrorCases() {
               });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {1, 1, 1, 1, 1e-5},   {2, 3, 5, 7, 1e-5},   {1, 16, 8, 8, 1e-3},
@@ -151,7 +153,4 @@ int Main() {
   return testing::Summary("batchnorm2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

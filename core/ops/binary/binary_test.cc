@@ -196,6 +196,8 @@ void Errors() {
               [&] { mul.OutputShape(ad); });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {{2, 3}, {2, 3}, {2, 3}},
@@ -221,7 +223,4 @@ int Main() {
   return testing::Summary("binary", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -168,6 +168,8 @@ void BoundCases() {
       });
 }
 
+}  // namespace
+
 int Main() {
   BoundCases();
   const std::vector<Case> cases = {
@@ -230,7 +232,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

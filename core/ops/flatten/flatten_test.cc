@@ -83,6 +83,8 @@ void ErrorCases() {
               });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {{2, 3, 4, 5}, 1, -1, {2, 60}},  // nn.Flatten()
@@ -112,7 +114,4 @@ int Main() {
   return testing::Summary("flatten", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

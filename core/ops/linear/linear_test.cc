@@ -160,6 +160,8 @@ void ErrorCases() {
   Check(layer.OutputShape(empty_in3) == Shape{2, 0, 4}, "empty middle dim");
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       // lead        in   out  bias
@@ -198,7 +200,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

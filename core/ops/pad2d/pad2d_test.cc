@@ -119,6 +119,8 @@ void ErrorCases() {
   });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {1, 1, 1, 1, 1, 1, 1, 1, 0.0},     {2, 3, 5, 7, 1, 1, 1, 1, 0.0},
@@ -134,7 +136,4 @@ int Main() {
   return testing::Summary("pad2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -460,6 +460,8 @@ void ErrorCases() {
   }
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Window> windows = {
       // n  c   h   w kh kw sh sw pt pb pl pr dh dw ceil
@@ -533,7 +535,4 @@ int Main() {
   return testing::Summary("pool2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -59,6 +59,8 @@ void RunCase(const Shape& shape, int64_t axis, const std::string& algorithm) {
   Check(err <= tol, desc + ": max relative error " + std::to_string(err));
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Shape> shapes = {
       {},          {1},          {7},           {3, 5},
@@ -98,7 +100,4 @@ int Main() {
   return testing::Summary("softmax", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }
