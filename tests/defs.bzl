@@ -11,6 +11,7 @@ def ai3_py_test(name, src = None, deps = [], **kwargs):
         deps = deps + [
             "//frontends/ai3",
             "//tests:pytest_main",
+            "//tests:tolerances",
         ],
         **kwargs
     )
