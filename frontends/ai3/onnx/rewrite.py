@@ -334,16 +334,6 @@ swap_adaptiveavgpool2d = _swapper("adaptiveavgpool2d")
 swap_flatten = _swapper("flatten")
 
 # What ai3.onnx re-exports from here (its __all__ is made from this).
-ROUTES = (
-    "partition",
-    "swap_operation",
-    "swap_conv2d",
-    "swap_linear",
-    "swap_relu",
-    "swap_maxpool2d",
-    "swap_avgpool2d",
-    "swap_adaptiveavgpool2d",
-    "swap_flatten",
-)
+ROUTES = ("partition", "swap_operation", *(f"swap_{op}" for op in frontend.SWAP_SHORTHANDS))
 
 __all__ = ["DOMAIN", "NODE_TYPE", *ROUTES]
