@@ -20,12 +20,8 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::DTypeOf;
 using testing::ExpectError;
-
-template <typename T>
-constexpr DType DTypeOf() {
-  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-}
 
 // A 1x1 convolution (a matrix per pixel), which the test can compute by hand.
 template <typename T>

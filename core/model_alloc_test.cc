@@ -126,11 +126,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
-
-template <typename T>
-constexpr DType DTypeOf() {
-  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-}
+using testing::DTypeOf;
 
 // Weights for a layer: kept alive by the test (layers copy them anyway).
 template <typename T>

@@ -10,11 +10,19 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/tensor.h"
 
 namespace ai3::testing {
+
+// The dtype of the T the tests instantiate their cases with (float, double).
+template <typename T>
+constexpr DType DTypeOf() {
+  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+}
 
 inline std::vector<double> RandomVector(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);

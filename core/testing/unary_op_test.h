@@ -32,8 +32,7 @@ template <class Attrs, typename T, class Ref>
 void RunUnaryCase(const Attrs& attrs, const Ref& reference,
                   const std::string& label, UnaryTolerance tolerance,
                   const Shape& shape, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = DTypeOf<T>();
   const int64_t n = NumElements(shape);
   auto xd = testing::RandomVector(n, 7);
   for (double& v : xd) v *= 8;  // cover the tails, not just [-1, 1]

@@ -26,8 +26,7 @@ struct Case {
 
 template <typename T>
 void RunCase(const Case& p, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   FlattenAttrs a;
   a.start_dim = p.start;
   a.end_dim = p.end;

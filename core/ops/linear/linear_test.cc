@@ -61,8 +61,7 @@ const Activation kActivations[] = {
 template <typename T>
 void RunCase(const Case& p, const std::string& algorithm,
              const Activation& act) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   LinearAttrs a = AttrsOf(p, dtype);
   a.activation = act;
   const int64_t m = NumElements(p.lead);

@@ -41,8 +41,7 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x) {
 // T(0) picks the dtype (testing::RunEach).
 template <typename T>
 void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   // Rounded to T first, so the reference holds exactly the layer's values.
   const auto xt0 = testing::Cast<T>(
       testing::RandomVector(p.n * p.c * p.h * p.w, 3));

@@ -37,8 +37,7 @@ std::vector<double> Reference(const Shape& shape, int64_t axis,
 
 template <typename T>
 void RunCase(const Shape& shape, int64_t axis, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   const int64_t n = NumElements(shape);
   auto xd = testing::RandomVector(n, 5);
   for (double& v : xd) v *= 10;
