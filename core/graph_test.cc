@@ -4,7 +4,6 @@
 // pruning of nodes the output does not need, and the errors a malformed
 // graph or input must raise, naming the node.
 #include <algorithm>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -21,12 +20,8 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::DTypeOf;
 using testing::ExpectError;
-
-template <typename T>
-constexpr DType DTypeOf() {
-  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-}
 
 // A 1x1 convolution (a matrix per pixel), which the test can compute by hand.
 template <typename T>
@@ -419,6 +414,8 @@ void ErrorCases() {
               [&] { r.OutputShape({-1, 2}, DType::kFloat32); });
 }
 
+}  // namespace
+
 int Main() {
   ResidualBlock<float>();
   ResidualBlock<double>();
@@ -428,11 +425,7 @@ int Main() {
   ConcatBlock<double>();
   ReuseAndPruning();
   ErrorCases();
-  std::printf("graph: %d failed\n", testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("graph");
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -126,11 +126,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
-
-template <typename T>
-constexpr DType DTypeOf() {
-  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
-}
+using testing::DTypeOf;
 
 // Weights for a layer: kept alive by the test (layers copy them anyway).
 template <typename T>
@@ -268,6 +264,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
 // The exception above: oneDNN's primitive.
 const std::set<std::string> kLibraryAllocates = {"guess"};
 
+}  // namespace
+
 int Main() {
   if (const char* trace = std::getenv("AI3_ALLOC_TRACE")) {
     void* frames[4];
@@ -309,7 +307,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -9,7 +9,6 @@
 // workspaces, oneDNN primitives), so the model is built once per algorithm.
 // Threads alternate between two input shapes, so plans are rebuilt while
 // other threads wait to run.
-#include <cstdio>
 #include <functional>
 #include <memory>
 #include <string>
@@ -177,6 +176,8 @@ void SharedLayerFromThreads() {
   }
 }
 
+}  // namespace
+
 int Main() {
   for (const char* algorithm :
        {"direct", "smm", "gemm", "implicit gemm", "kn2row", "winograd",
@@ -184,11 +185,7 @@ int Main() {
     ModelFromThreads(algorithm);
   }
   SharedLayerFromThreads();
-  std::printf("model threads: %d failed\n", testing::Failures());
-  return testing::Failures() != 0;
+  return testing::Summary("model threads");
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

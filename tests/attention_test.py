@@ -18,15 +18,11 @@ import torch.nn.functional as F
 
 import ai3
 import pytest_main
+from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
 ALGORITHMS = ["naive", "flash", "chunked"]
-DTYPES = [torch.float32, torch.float64]
-
-
-def tolerance(dtype: torch.dtype) -> float:
-    return 1e-10 if dtype == torch.float64 else 1e-4
 
 
 def check(got, want, dtype, what):

@@ -21,16 +21,10 @@ import torch.nn.functional as F
 
 import ai3
 import pytest_main
+from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
-DTYPES = [torch.float32, torch.float64]
-
-
-def tolerance(dtype: torch.dtype, algorithm: str = "") -> float:
-    if dtype == torch.float64:
-        return 1e-10
-    return 5e-4 if algorithm == "winograd" else 1e-4
 
 
 def assert_close(got, want, tol: float, what: str) -> None:

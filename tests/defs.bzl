@@ -11,16 +11,19 @@ def ai3_py_test(name, src = None, deps = [], **kwargs):
         deps = deps + [
             "//frontends/ai3",
             "//tests:pytest_main",
+            "//tests:tolerances",
         ],
         **kwargs
     )
 
-def ai3_py_library(name, src = None, deps = [], **kwargs):
-    """<name>.py (or `src`) importable as a top-level module (imports = ".")."""
+def ai3_py_library(name, src = None, deps = [], imports_ai3 = True, **kwargs):
+    """<name>.py (or `src`) importable as a top-level module (imports = "."),
+    with `import ai3` (//frontends/ai3) unless imports_ai3 is False (the
+    pytest runner, which //tests:wheel_test uses without ai3)."""
     native.py_library(
         name = name,
         srcs = [src or (name + ".py")],
         imports = ["."],
-        deps = deps,
+        deps = deps + (["//frontends/ai3"] if imports_ai3 else []),
         **kwargs
     )

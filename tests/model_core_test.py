@@ -16,16 +16,13 @@ import torch.nn.functional as F
 
 import ai3
 import pytest_main
+from tolerances import DTYPES
+from tolerances import tolerance as tol
 from ai3 import _core
 
 torch.set_num_threads(2)
 
-DTYPES = [torch.float32, torch.float64]
 IN = _core.MODEL_INPUT
-
-
-def tol(dtype: torch.dtype) -> float:
-    return 1e-10 if dtype == torch.float64 else 1e-4
 
 
 def assert_close(got, want: torch.Tensor, dtype: torch.dtype) -> None:

@@ -30,17 +30,12 @@ from torch import nn
 
 import ai3
 import pytest_main
+from tolerances import DTYPES
+from tolerances import tolerance as tol
 from ai3.torch import Layer, mapping, ops
 
 torch.set_num_threads(2)
 
-DTYPES = [torch.float32, torch.float64]
-
-
-def tol(dtype: torch.dtype, algorithm: str = "") -> float:
-    if dtype == torch.float64:
-        return 1e-10
-    return 5e-4 if algorithm == "winograd" else 1e-4
 
 
 def assert_close(got, want, t: float, what: str = "") -> None:

@@ -47,6 +47,42 @@ Tensor DeviceTensor(uintptr_t pointer, const std::vector<int64_t>& shape,
   return t;
 }
 
+// layer_output_shape_device(_n): the shape query of any layer, through its
+// N-input form (which a single-input layer takes with one input).
+Shape OutputShapeDevice(const AnyLayer& layer,
+                        const std::vector<std::vector<int64_t>>& shapes,
+                        const std::string& dtype, const std::string& device,
+                        int index) {
+  std::vector<Tensor> probes;
+  for (const auto& shape : shapes) {
+    probes.push_back(
+        DeviceTensor(0, shape, dtype, device, index, 0, layer.layout()));
+  }
+  return layer.OutputShape(probes);
+}
+
+// layer_forward_device(_n): runs any layer on device tensors, one pointer
+// and shape per input, without the GIL.
+void ForwardDevice(AnyLayer& layer, const std::vector<uintptr_t>& xs,
+                   const std::vector<std::vector<int64_t>>& shapes,
+                   uintptr_t y, const std::vector<int64_t>& y_shape,
+                   const std::string& dtype, const std::string& device,
+                   int index, uintptr_t stream) {
+  if (xs.size() != shapes.size()) {
+    Fail(ErrorKind::kInvalidArgument, "got ", xs.size(),
+         " input pointers but ", shapes.size(), " shapes");
+  }
+  std::vector<Tensor> inputs;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    inputs.push_back(DeviceTensor(xs[k], shapes[k], dtype, device, index,
+                                  stream, layer.layout()));
+  }
+  Tensor output =
+      DeviceTensor(y, y_shape, dtype, device, index, stream, layer.layout());
+  py::gil_scoped_release release;
+  layer.Forward(inputs, output);
+}
+
 bool CudaAlgorithmsBuilt() {
   for (const AlgorithmInfo& info : ListAlgorithms()) {
     if (info.device == Device::kCUDA) return true;
@@ -79,9 +115,7 @@ void BindDeviceCalls(py::module_& m) {
       "layer_output_shape_device",
       [](const AnyLayer& layer, const std::vector<int64_t>& shape,
          const std::string& dtype, const std::string& device, int index) {
-        Tensor probe = DeviceTensor(0, shape, dtype, device, index, 0,
-                                    layer.layout());
-        return layer.OutputShape(probe);
+        return OutputShapeDevice(layer, {shape}, dtype, device, index);
       },
       py::arg("layer"), py::arg("shape"), py::arg("dtype"), py::arg("device"),
       py::arg("index") = 0,
@@ -92,12 +126,8 @@ void BindDeviceCalls(py::module_& m) {
          uintptr_t y, const std::vector<int64_t>& y_shape,
          const std::string& dtype, const std::string& device, int index,
          uintptr_t stream) {
-        Tensor input = DeviceTensor(x, x_shape, dtype, device, index, stream,
-                                    layer.layout());
-        Tensor output = DeviceTensor(y, y_shape, dtype, device, index, stream,
-                                     layer.layout());
-        py::gil_scoped_release release;
-        layer.Forward(input, output);
+        ForwardDevice(layer, {x}, {x_shape}, y, y_shape, dtype, device, index,
+                      stream);
       },
       py::arg("layer"), py::arg("x"), py::arg("x_shape"), py::arg("y"),
       py::arg("y_shape"), py::arg("dtype"), py::arg("device"),
@@ -107,42 +137,13 @@ void BindDeviceCalls(py::module_& m) {
       "cudaStream_t as an int; 0 is the default stream). Does not wait.");
   // The same for multi-input layers (add, matmul, ...): one pointer and
   // shape per input.
-  m.def(
-      "layer_output_shape_device_n",
-      [](const AnyLayer& layer, const std::vector<std::vector<int64_t>>& shapes,
-         const std::string& dtype, const std::string& device, int index) {
-        std::vector<Tensor> probes;
-        for (const auto& shape : shapes) {
-          probes.push_back(DeviceTensor(0, shape, dtype, device, index, 0,
-                                        layer.layout()));
-        }
-        return layer.OutputShape(probes);
-      },
-      py::arg("layer"), py::arg("shapes"), py::arg("dtype"), py::arg("device"),
-      py::arg("index") = 0);
-  m.def(
-      "layer_forward_device_n",
-      [](AnyLayer& layer, const std::vector<uintptr_t>& xs,
-         const std::vector<std::vector<int64_t>>& shapes, uintptr_t y,
-         const std::vector<int64_t>& y_shape, const std::string& dtype,
-         const std::string& device, int index, uintptr_t stream) {
-        if (xs.size() != shapes.size()) {
-          Fail(ErrorKind::kInvalidArgument, "got ", xs.size(),
-               " input pointers but ", shapes.size(), " shapes");
-        }
-        std::vector<Tensor> inputs;
-        for (size_t k = 0; k < xs.size(); ++k) {
-          inputs.push_back(DeviceTensor(xs[k], shapes[k], dtype, device, index,
-                                        stream, layer.layout()));
-        }
-        Tensor output = DeviceTensor(y, y_shape, dtype, device, index, stream,
-                                     layer.layout());
-        py::gil_scoped_release release;
-        layer.Forward(inputs, output);
-      },
-      py::arg("layer"), py::arg("xs"), py::arg("shapes"), py::arg("y"),
-      py::arg("y_shape"), py::arg("dtype"), py::arg("device"),
-      py::arg("index"), py::arg("stream"));
+  m.def("layer_output_shape_device_n", &OutputShapeDevice, py::arg("layer"),
+        py::arg("shapes"), py::arg("dtype"), py::arg("device"),
+        py::arg("index") = 0);
+  m.def("layer_forward_device_n", &ForwardDevice, py::arg("layer"),
+        py::arg("xs"), py::arg("shapes"), py::arg("y"), py::arg("y_shape"),
+        py::arg("dtype"), py::arg("device"), py::arg("index"),
+        py::arg("stream"));
   m.def(
       "model_forward_device",
       [](Model& model, uintptr_t x, const std::vector<int64_t>& x_shape,

@@ -2,6 +2,7 @@
 BUILD files are made of."""
 
 load("//core:copts.bzl", "AI3_AVX512_COPTS", "AI3_COPTS")
+load("//core:defs.bzl", "ai3_cc_test")
 load("//third_party/cuda:cuda.bzl", "cuda_library")
 
 # Every op package that is an ai3_op, as "<package under core/ops>" (its
@@ -148,16 +149,9 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
         visibility = ["//visibility:public"],
     )
     if native.glob([name + "_test.cc"]):
-        native.cc_test(
+        ai3_cc_test(
             name = name + "_test",
-            srcs = [name + "_test.cc"],
-            copts = AI3_COPTS,
-            deps = [
-                ":algorithms",
-                ":" + name,
-                "//core:base",
-                "//core/testing:reference",
-            ] + test_deps,
+            deps = [":algorithms", ":" + name] + test_deps,
         )
 
 def ai3_cuda_algorithms(hdrs = [], deps = []):

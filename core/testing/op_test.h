@@ -1,6 +1,6 @@
 // The driver every op's cc_test shares: which CPU algorithms are
 // registered, each of them run over the test's cases in float32 and
-// float64, and main()'s closing line and exit status.
+// float64, and Main()'s closing line and exit status (reference.h).
 #ifndef AI3_CORE_TESTING_OP_TEST_H_
 #define AI3_CORE_TESTING_OP_TEST_H_
 
@@ -55,7 +55,7 @@ int RunEachLayout(const std::vector<std::string>& algorithms,
   return ran;
 }
 
-// Prints what ran and failed; main()'s exit status.
+// Prints what ran and failed; Main()'s exit status.
 inline int Summary(const std::string& what, int ran) {
   std::printf("%s: %d cases ran, %d failed\n", what.c_str(), ran, Failures());
   return Failures() != 0;

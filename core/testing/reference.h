@@ -10,11 +10,19 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/tensor.h"
 
 namespace ai3::testing {
+
+// The dtype of the T the tests instantiate their cases with (float, double).
+template <typename T>
+constexpr DType DTypeOf() {
+  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+}
 
 inline std::vector<double> RandomVector(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -41,7 +49,7 @@ double MaxRelativeError(const std::vector<T>& a, const std::vector<double>& b) {
   return worst;
 }
 
-// Counts failures; main() returns Failures() != 0.
+// Counts failures; Main() returns Failures() != 0.
 inline int& Failures() {
   static int failures = 0;
   return failures;
@@ -52,6 +60,13 @@ inline void Check(bool ok, const std::string& what) {
     ++Failures();
     std::fprintf(stderr, "FAILED: %s\n", what.c_str());
   }
+}
+
+// Prints how many checks failed; Main()'s exit status (a test that counts
+// its cases: Summary(what, ran), op_test.h).
+inline int Summary(const std::string& what) {
+  std::printf("%s: %d failed\n", what.c_str(), Failures());
+  return Failures() != 0;
 }
 
 // NCHW -> NHWC, for checking the NHWC paths against an NCHW reference.
@@ -82,5 +97,13 @@ void ExpectError(const std::string& what, ErrorKind kind,
 }
 
 }  // namespace ai3::testing
+
+namespace ai3 {
+
+// What a cc_test checks, returning its exit status. Each test defines it;
+// the main() they share (core/testing/main.cc, //core/testing:main) calls it.
+int Main();
+
+}  // namespace ai3
 
 #endif  // AI3_CORE_TESTING_REFERENCE_H_

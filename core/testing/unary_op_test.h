@@ -32,8 +32,7 @@ template <class Attrs, typename T, class Ref>
 void RunUnaryCase(const Attrs& attrs, const Ref& reference,
                   const std::string& label, UnaryTolerance tolerance,
                   const Shape& shape, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = DTypeOf<T>();
   const int64_t n = NumElements(shape);
   auto xd = testing::RandomVector(n, 7);
   for (double& v : xd) v *= 8;  // cover the tails, not just [-1, 1]
@@ -129,7 +128,7 @@ void ExpectRefused(const std::string& what, const Attrs& attrs,
 }
 
 // The whole test of an elementwise op with default attributes against
-// `reference` (the definition in double); returns main()'s exit status.
+// `reference` (the definition in double); returns Main()'s exit status.
 template <class Attrs>
 int RunUnaryOpTest(double (*reference)(double), UnaryTolerance tolerance = {}) {
   const int ran = RunUnaryCases(Attrs{}, reference, "", tolerance);

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ai3 import _core, layers
+from ai3 import _core, errors, layers
 from ai3.errors import (
     AlgorithmNotApplicable,
     DTypeError,
@@ -28,6 +28,7 @@ from ai3.errors import (
     UnknownAlgorithm,
     UnsupportedOperation,
 )
+from ai3.frontend import SWAP_SHORTHANDS
 from ai3.model import Model
 from ai3.plans import Plan, plan
 
@@ -35,13 +36,7 @@ from ai3.plans import Plan, plan
 _TORCH_EXPORTS = (
     "swap_backend",
     "swap_operation",
-    "swap_conv2d",
-    "swap_linear",
-    "swap_relu",
-    "swap_maxpool2d",
-    "swap_avgpool2d",
-    "swap_adaptiveavgpool2d",
-    "swap_flatten",
+    *(f"swap_{op}" for op in SWAP_SHORTHANDS),
     "swap_attention",
 )
 
@@ -81,17 +76,9 @@ def algorithms(device: str = "cpu") -> dict[str, list[str]]:
 
 
 __all__ = [
-    "AlgorithmNotApplicable",
-    "DTypeError",
-    "Error",
-    "InternalError",
-    "InvalidArgument",
-    "InvalidSelector",
+    *errors.__all__,
     "Model",
     "Plan",
-    "ShapeError",
-    "UnknownAlgorithm",
-    "UnsupportedOperation",
     "algorithms",
     "layers",
     "plan",

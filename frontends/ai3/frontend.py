@@ -14,6 +14,9 @@ framework's models onto LayerSpecs (ai3.spec) and runs them. It provides:
                               with `op` layers run by its native wrapper of
                               core layers (a torch.library op, a TF op, an
                               "ai3"-domain ONNX node)
+  swap_<op>(model, algos, sample_input_shape)
+                              swap_operation(op, ...) for each op of
+                              SWAP_SHORTHANDS below
 
 The shared modules (ai3.plans, ai3.explore, ai3.tuning) reach frontends only
 through this registry, never by name. A frontend is found for a model
@@ -33,6 +36,10 @@ from typing import Any, Callable, Optional, Sequence
 
 from ai3 import errors, spec
 from ai3.spec import LayerSpec
+
+# The ops each frontend has a swap_<op> shorthand of swap_operation for, as
+# the paper ai3 comes from names them.
+SWAP_SHORTHANDS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,8 @@ void Case(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow,
                 (nan ? " with NaN" : ""));
 }
 
+}  // namespace
+
 int Main() {
   int ran = 0;
   for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
@@ -89,7 +91,4 @@ int Main() {
   return testing::Summary("adaptivemaxpool2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

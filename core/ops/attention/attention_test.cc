@@ -100,8 +100,7 @@ Shape With(Shape lead, int64_t a, int64_t b) {
 
 template <typename T>
 void RunCase(const Case& c, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   const int64_t batch = NumElements(c.lead);
   auto qd = testing::RandomVector(batch * c.l * c.e, 1);
   auto kd = testing::RandomVector(batch * c.s * c.e, 2);
@@ -202,6 +201,8 @@ void RunErrors() {
   Check(def.algorithm() == "flash", "default is flash, got " + def.algorithm());
 }
 
+}  // namespace
+
 int Main() {
   std::vector<Case> cases;
   // Shapes: blocks of 64 in flash, so 1, odd sizes and a few blocks.
@@ -238,7 +239,4 @@ int Main() {
   return testing::Summary("attention", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -48,8 +48,7 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
 // T(0) picks the dtype (testing::RunEach).
 template <typename T>
 void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   const int64_t numel = p.n * p.c * p.h * p.w;
   auto xd = testing::RandomVector(numel, 11);
   auto gamma = testing::RandomVector(p.c, 12);
@@ -138,6 +137,8 @@ void ErrorCases() {
               });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {1, 1, 1, 1, 1e-5},   {2, 3, 5, 7, 1e-5},   {1, 16, 8, 8, 1e-3},
@@ -151,7 +152,4 @@ int Main() {
   return testing::Summary("batchnorm2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -54,8 +54,7 @@ int64_t SourceIndex(const Shape& s, const Shape& out, int64_t flat) {
 template <class Attrs, typename T>
 void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
              bool constant, bool reverse) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   auto ad = testing::RandomVector(NumElements(sa), 3);
   auto bd = testing::RandomVector(NumElements(sb), 4);
   for (double& v : bd) v += v >= 0 ? 0.5 : -0.5;  // keep divisors off 0
@@ -196,6 +195,8 @@ void Errors() {
               [&] { mul.OutputShape(ad); });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {{2, 3}, {2, 3}, {2, 3}},
@@ -221,7 +222,4 @@ int Main() {
   return testing::Summary("binary", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -12,6 +12,7 @@
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/binary/binary.h"
+#include "core/ops/binary/operands.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
@@ -67,18 +68,15 @@ void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
 }
 
 template <class Attrs>
-class DirectKernel : public MultiInputKernel {
+class DirectKernel : public OperandsKernel<Attrs> {
  public:
-  DirectKernel(const Attrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs) {
-    if (attrs.has_other) other_ = params[0];
-  }
+  using OperandsKernel<Attrs>::OperandsKernel;
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
     const Tensor* a = &inputs[0];
-    const Tensor* b = attrs_.has_other ? &other_ : &inputs[1];
-    if (attrs_.reverse) std::swap(a, b);
+    const Tensor* b = &this->Other(inputs);
+    if (this->attrs_.reverse) std::swap(a, b);
     if (a->numel() == 0 || b->numel() == 0) return;
     const BroadcastIndex ix(a->shape, b->shape, output.shape);
     DispatchFloat(output.dtype, [&](auto zero) {
@@ -88,10 +86,6 @@ class DirectKernel : public MultiInputKernel {
                                      output.data_as<T>());
     });
   }
-
- private:
-  Attrs attrs_;
-  Tensor other_;  // the constant operand (the layer's copy), if any
 };
 
 template <class Attrs>

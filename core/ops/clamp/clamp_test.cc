@@ -20,6 +20,8 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+}  // namespace
+
 int Main() {
   const std::vector<std::pair<double, double>> bounds = {
       {0.0, 6.0}, {-1.0, 1.0}, {-kInf, 0.5}, {-0.25, kInf}, {2.0, -2.0},
@@ -46,7 +48,4 @@ int Main() {
   return testing::Summary("clamp", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -78,7 +78,7 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   a.dilation_w = p.dw;
   a.groups = p.groups;
   a.has_bias = p.bias;
-  a.dtype = std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  a.dtype = testing::DTypeOf<T>();
   a.layout = layout;
   a.activation = act;
 
@@ -168,6 +168,8 @@ void BoundCases() {
       });
 }
 
+}  // namespace
+
 int Main() {
   BoundCases();
   const std::vector<Case> cases = {
@@ -230,7 +232,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -26,8 +26,7 @@ struct Case {
 
 template <typename T>
 void RunCase(const Case& p, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   FlattenAttrs a;
   a.start_dim = p.start;
   a.end_dim = p.end;
@@ -83,6 +82,8 @@ void ErrorCases() {
               });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {{2, 3, 4, 5}, 1, -1, {2, 60}},  // nn.Flatten()
@@ -112,7 +113,4 @@ int Main() {
   return testing::Summary("flatten", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -40,7 +40,7 @@ void TanhCase(DType dtype, double tol) {
 }  // namespace
 }  // namespace ai3
 
-int main() {
+int ai3::Main() {
   ai3::TanhCase<float>(ai3::DType::kFloat32, 1e-6);
   ai3::TanhCase<double>(ai3::DType::kFloat64, 1e-14);
   return ai3::testing::RunUnaryOpTest<ai3::GeluAttrs>(

@@ -41,7 +41,7 @@ void OnnxDefaults() {
 }  // namespace
 }  // namespace ai3
 
-int main() {
+int ai3::Main() {
   ai3::OnnxDefaults();
   return ai3::testing::RunUnaryOpTest<ai3::HardsigmoidAttrs>(
       [](double v) { return ai3::Ref(v, 1.0 / 6.0, 0.5); });

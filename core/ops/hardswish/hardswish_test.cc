@@ -5,7 +5,7 @@
 #include "core/ops/hardswish/hardswish.h"
 #include "core/testing/unary_op_test.h"
 
-int main() {
+int ai3::Main() {
   return ai3::testing::RunUnaryOpTest<ai3::HardswishAttrs>([](double v) {
     if (std::isnan(v)) return v;
     return v * std::min(std::max(v + 3, 0.0), 6.0) / 6;

@@ -68,6 +68,8 @@ void Case(const Shape& in, int64_t axes, bool w, bool b) {
                         ": max relative error " + std::to_string(err));
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<std::pair<Shape, int64_t>> cases = {
       {{4, 8}, 1},      {{2, 197, 96}, 1}, {{2, 3, 4, 5}, 2},
@@ -109,7 +111,4 @@ int Main() {
   return testing::Summary("layernorm", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -11,7 +11,6 @@
 #include "core/testing/unary_op_test.h"
 
 namespace ai3 {
-namespace {
 
 int Main() {
   int ran = 0;
@@ -31,7 +30,4 @@ int Main() {
   return testing::Summary("leaky_relu", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -61,8 +61,7 @@ const Activation kActivations[] = {
 template <typename T>
 void RunCase(const Case& p, const std::string& algorithm,
              const Activation& act) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   LinearAttrs a = AttrsOf(p, dtype);
   a.activation = act;
   const int64_t m = NumElements(p.lead);
@@ -160,6 +159,8 @@ void ErrorCases() {
   Check(layer.OutputShape(empty_in3) == Shape{2, 0, 4}, "empty middle dim");
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       // lead        in   out  bias
@@ -198,7 +199,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

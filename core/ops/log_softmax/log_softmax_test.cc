@@ -52,6 +52,8 @@ void Case(const Shape& shape, int64_t axis) {
                         ": max relative error " + std::to_string(err));
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Shape> shapes = {{},        {1},          {9},
                                      {3, 5},    {2, 3, 4},    {1, 1000},
@@ -81,7 +83,4 @@ int Main() {
   return testing::Summary("log_softmax", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

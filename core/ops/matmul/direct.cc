@@ -18,6 +18,7 @@
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/binary/broadcast.h"
+#include "core/ops/binary/operands.h"
 #include "core/ops/matmul/matmul.h"
 #include "core/parallel.h"
 #include "core/registry.h"
@@ -81,17 +82,14 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c) {
   }
 }
 
-class DirectKernel : public MultiInputKernel {
+class DirectKernel : public OperandsKernel<MatmulAttrs> {
  public:
-  DirectKernel(const MatmulAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs) {
-    if (attrs.has_other) other_ = params[0];
-  }
+  using OperandsKernel::OperandsKernel;
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
     const Tensor& a = inputs[0];
-    const Tensor& b = attrs_.has_other ? other_ : inputs[1];
+    const Tensor& b = Other(inputs);
     // The dims are kept for the last operand shapes (the layer runs one call
     // at a time): working them out builds Shapes, and a Model's repeated
     // passes should not allocate.
@@ -110,8 +108,6 @@ class DirectKernel : public MultiInputKernel {
   }
 
  private:
-  MatmulAttrs attrs_;
-  Tensor other_;  // the layer's copy of the constant, if any
   bool planned_ = false;
   Shape a_shape_, b_shape_;
   MatmulAttrs::Dims dims_;

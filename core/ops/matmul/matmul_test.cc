@@ -86,6 +86,8 @@ void Case(const Shape& sa, const Shape& sb, const Shape& want, bool constant) {
   Check(err <= tol, desc + ": max relative error " + std::to_string(err));
 }
 
+}  // namespace
+
 int Main() {
   struct C {
     Shape a, b, out;
@@ -135,7 +137,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

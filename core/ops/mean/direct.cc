@@ -8,10 +8,10 @@
 // indices own disjoint outputs and are split over OpenMP threads.
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <vector>
 
 #include "core/math/dispatch.h"
+#include "core/ops/function_kernel.h"
 #include "core/ops/mean/mean.h"
 #include "core/parallel.h"
 #include "core/registry.h"
@@ -103,30 +103,21 @@ void Mean(const Blocks& b, const T* x, T* y, int64_t in_numel,
   for (int64_t i = 0; i < out_numel; ++i) y[i] *= scale;
 }
 
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const MeanAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    if (input.rank() > kMaxBlocks) {
-      Fail(ErrorKind::kUnsupported, "mean 'direct' takes up to ", kMaxBlocks,
-           " dimensions, got ", input.rank());
-    }
-    const Blocks b = MakeBlocks(input.shape, attrs_.Reduced(input.shape));
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      Mean<T>(b, input.data_as<const T>(), output.data_as<T>(), input.numel(),
-              output.numel());
-    });
+void Direct(const MeanAttrs& attrs, const Tensor& input, const Tensor& output) {
+  if (input.rank() > kMaxBlocks) {
+    Fail(ErrorKind::kUnsupported, "mean 'direct' takes up to ", kMaxBlocks,
+         " dimensions, got ", input.rank());
   }
+  const Blocks b = MakeBlocks(input.shape, attrs.Reduced(input.shape));
+  DispatchFloat(input.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    Mean<T>(b, input.data_as<const T>(), output.data_as<T>(), input.numel(),
+            output.numel());
+  });
+}
 
- private:
-  MeanAttrs attrs_;
-};
-
-using Direct = KernelAlgorithm<MeanAttrs, DirectKernel>;
-
-AI3_REGISTER_ALGORITHM(MeanAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(MeanAttrs, "direct", Device::kCPU,
+                       FunctionAlgorithm<MeanAttrs, Direct>);
 
 }  // namespace
 }  // namespace ai3

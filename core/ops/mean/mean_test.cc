@@ -64,6 +64,8 @@ void Case(const Shape& in, const std::vector<int64_t>& axes, bool keepdim) {
   Check(err <= tol, desc + ": max relative error " + std::to_string(err));
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Shape> shapes = {{5},          {3, 4},      {2, 3, 4, 5},
                                      {2, 1, 3, 1}, {2, 0, 3},   {2, 64, 14, 14},
@@ -100,7 +102,4 @@ int Main() {
   return testing::Summary("mean", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -41,8 +41,7 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x) {
 // T(0) picks the dtype (testing::RunEach).
 template <typename T>
 void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   // Rounded to T first, so the reference holds exactly the layer's values.
   const auto xt0 = testing::Cast<T>(
       testing::RandomVector(p.n * p.c * p.h * p.w, 3));
@@ -119,6 +118,8 @@ void ErrorCases() {
   });
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Case> cases = {
       {1, 1, 1, 1, 1, 1, 1, 1, 0.0},     {2, 3, 5, 7, 1, 1, 1, 1, 0.0},
@@ -134,7 +135,4 @@ int Main() {
   return testing::Summary("pad2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -51,6 +51,8 @@ void Case(const Shape& in, std::vector<int64_t> perm, bool negative) {
   Check(ok, desc);
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Shape> shapes = {
       {},        {5},          {3, 4},         {1, 40, 70},
@@ -88,7 +90,4 @@ int Main() {
   return testing::Summary("permute", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -20,6 +20,7 @@ namespace ai3 {
 namespace {
 
 using testing::Check;
+using testing::DTypeOf;
 using testing::ExpectError;
 using testing::ToNhwc;
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -124,11 +125,6 @@ double MaxError(const std::vector<T>& got, const std::vector<double>& want) {
     if (!(e <= worst)) worst = std::isnan(e) ? kInf : e;
   }
   return worst;
-}
-
-template <typename T>
-constexpr DType DTypeOf() {
-  return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
 }
 
 // Runs a layer on x (NCHW data, converted to `layout`) and compares with
@@ -460,6 +456,8 @@ void ErrorCases() {
   }
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Window> windows = {
       // n  c   h   w kh kw sh sw pt pb pl pr dh dw ceil
@@ -533,7 +531,4 @@ int Main() {
   return testing::Summary("pool2d", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

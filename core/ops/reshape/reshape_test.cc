@@ -33,6 +33,8 @@ void Case(const Shape& in, const Shape& target, const Shape& want) {
   Check(y == x, "reshape " + ToString(in) + ": elements");
 }
 
+}  // namespace
+
 int Main() {
   for (int f64 = 0; f64 < 2; ++f64) {
     auto run = [&](const Shape& in, const Shape& t, const Shape& w) {
@@ -91,7 +93,4 @@ int Main() {
   return testing::Failures() != 0;
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

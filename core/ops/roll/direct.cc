@@ -5,9 +5,9 @@
 // OpenMP threads when there is enough to copy.
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <vector>
 
+#include "core/ops/function_kernel.h"
 #include "core/ops/roll/roll.h"
 #include "core/parallel.h"
 #include "core/registry.h"
@@ -17,49 +17,40 @@ namespace {
 
 constexpr int64_t kParallelBytes = 1 << 17;
 
-class DirectKernel : public Kernel {
- public:
-  explicit DirectKernel(const RollAttrs& attrs) : attrs_(attrs) {}
-
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    const Shape& shape = input.shape;
-    const std::vector<int64_t> shift = attrs_.ShiftPerDim(shape);
-    const int rank = static_cast<int>(shape.size());
-    const size_t elem = SizeOf(input.dtype);
-    const char* x = static_cast<const char*>(input.data);
-    char* y = static_cast<char*>(output.data);
-    if (rank == 0) {
-      std::memcpy(y, x, elem);
-      return;
-    }
-    const int64_t inner = shape[rank - 1];
-    const int64_t s = shift[rank - 1];
-    const int64_t rows = input.numel() / inner;
-    const int64_t row_bytes = inner * elem;
-    const bool parallel = rows * row_bytes >= kParallelBytes;
-    ParallelFor(0, rows, parallel, [&](int64_t r) {
-      // The source row: each coordinate moved back by its shift.
-      int64_t rest = r, src = 0, stride = 1;
-      for (int d = rank - 2; d >= 0; --d) {
-        const int64_t c = rest % shape[d];
-        rest /= shape[d];
-        src += ((c - shift[d] + shape[d]) % shape[d]) * stride;
-        stride *= shape[d];
-      }
-      const char* xr = x + src * row_bytes;
-      char* yr = y + r * row_bytes;
-      std::memcpy(yr, xr + (inner - s) * elem, s * elem);
-      std::memcpy(yr + s * elem, xr, (inner - s) * elem);
-    });
+void Direct(const RollAttrs& attrs, const Tensor& input, const Tensor& output) {
+  const Shape& shape = input.shape;
+  const std::vector<int64_t> shift = attrs.ShiftPerDim(shape);
+  const int rank = static_cast<int>(shape.size());
+  const size_t elem = SizeOf(input.dtype);
+  const char* x = static_cast<const char*>(input.data);
+  char* y = static_cast<char*>(output.data);
+  if (rank == 0) {
+    std::memcpy(y, x, elem);
+    return;
   }
+  const int64_t inner = shape[rank - 1];
+  const int64_t s = shift[rank - 1];
+  const int64_t rows = input.numel() / inner;
+  const int64_t row_bytes = inner * elem;
+  const bool parallel = rows * row_bytes >= kParallelBytes;
+  ParallelFor(0, rows, parallel, [&](int64_t r) {
+    // The source row: each coordinate moved back by its shift.
+    int64_t rest = r, src = 0, stride = 1;
+    for (int d = rank - 2; d >= 0; --d) {
+      const int64_t c = rest % shape[d];
+      rest /= shape[d];
+      src += ((c - shift[d] + shape[d]) % shape[d]) * stride;
+      stride *= shape[d];
+    }
+    const char* xr = x + src * row_bytes;
+    char* yr = y + r * row_bytes;
+    std::memcpy(yr, xr + (inner - s) * elem, s * elem);
+    std::memcpy(yr + s * elem, xr, (inner - s) * elem);
+  });
+}
 
- private:
-  RollAttrs attrs_;
-};
-
-using Direct = KernelAlgorithm<RollAttrs, DirectKernel>;
-
-AI3_REGISTER_ALGORITHM(RollAttrs, "direct", Device::kCPU, Direct);
+AI3_REGISTER_ALGORITHM(RollAttrs, "direct", Device::kCPU,
+                       FunctionAlgorithm<RollAttrs, Direct>);
 
 }  // namespace
 }  // namespace ai3

@@ -55,6 +55,8 @@ void Case(const Shape& in, const std::vector<int64_t>& shifts,
   Check(ok, desc);
 }
 
+}  // namespace
+
 int Main() {
   int ran = 0;
   auto both = [&](const Shape& s, std::vector<int64_t> sh,
@@ -95,7 +97,4 @@ int Main() {
   return testing::Summary("roll", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -4,7 +4,7 @@
 #include "core/ops/silu/silu.h"
 #include "core/testing/unary_op_test.h"
 
-int main() {
+int ai3::Main() {
   return ai3::testing::RunUnaryOpTest<ai3::SiluAttrs>(
       [](double v) { return v / (1.0 + std::exp(-v)); });
 }

@@ -81,6 +81,8 @@ void Case(const Shape& in, int64_t axis, int64_t start, int64_t stop,
   Check(ok, desc + ": values");
 }
 
+}  // namespace
+
 int Main() {
   const std::vector<Shape> shapes = {{7}, {2, 5, 3}, {3, 0, 2}, {1, 300, 97}};
   const std::vector<int64_t> bounds = {0,  1,  2,    4,   -1,
@@ -119,7 +121,4 @@ int Main() {
   return testing::Summary("slice", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

@@ -37,8 +37,7 @@ std::vector<double> Reference(const Shape& shape, int64_t axis,
 
 template <typename T>
 void RunCase(const Shape& shape, int64_t axis, const std::string& algorithm) {
-  const DType dtype =
-      std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+  const DType dtype = testing::DTypeOf<T>();
   const int64_t n = NumElements(shape);
   auto xd = testing::RandomVector(n, 5);
   for (double& v : xd) v *= 10;
@@ -58,6 +57,8 @@ void RunCase(const Shape& shape, int64_t axis, const std::string& algorithm) {
   double err = testing::MaxRelativeError(y, want);
   Check(err <= tol, desc + ": max relative error " + std::to_string(err));
 }
+
+}  // namespace
 
 int Main() {
   const std::vector<Shape> shapes = {
@@ -98,7 +99,4 @@ int Main() {
   return testing::Summary("softmax", ran);
 }
 
-}  // namespace
 }  // namespace ai3
-
-int main() { return ai3::Main(); }

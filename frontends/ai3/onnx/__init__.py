@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from ai3.onnx.rewrite import (
+    ROUTES,
     partition,
     swap_adaptiveavgpool2d,
     swap_avgpool2d,
@@ -61,15 +62,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "LAYOUT",
-    "partition",
-    "swap_operation",
-    "swap_conv2d",
-    "swap_linear",
-    "swap_relu",
-    "swap_maxpool2d",
-    "swap_avgpool2d",
-    "swap_adaptiveavgpool2d",
-    "swap_flatten",
+    *ROUTES,
     *_SESSION_EXPORTS,
     *_GRAPH_EXPORTS,
 ]

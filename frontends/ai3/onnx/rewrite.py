@@ -333,16 +333,7 @@ swap_avgpool2d = _swapper("avgpool2d")
 swap_adaptiveavgpool2d = _swapper("adaptiveavgpool2d")
 swap_flatten = _swapper("flatten")
 
-__all__ = [
-    "DOMAIN",
-    "NODE_TYPE",
-    "partition",
-    "swap_operation",
-    "swap_conv2d",
-    "swap_linear",
-    "swap_relu",
-    "swap_maxpool2d",
-    "swap_avgpool2d",
-    "swap_adaptiveavgpool2d",
-    "swap_flatten",
-]
+# What ai3.onnx re-exports from here (its __all__ is made from this).
+ROUTES = ("partition", "swap_operation", *(f"swap_{op}" for op in frontend.SWAP_SHORTHANDS))
+
+__all__ = ["DOMAIN", "NODE_TYPE", *ROUTES]
