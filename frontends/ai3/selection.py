@@ -362,7 +362,7 @@ def select_backward(
     op: str,
     selectors: TrainingSelectors,
     candidates: Sequence[Candidate],
-    gradients: Sequence[Mapping[str, Candidate]],
+    gradients: Sequence[Optional[Mapping[str, Candidate]]],
     gradient_ops: Mapping[str, str],
     *,
     device: str = "cpu",
@@ -387,7 +387,7 @@ def select_backward(
     if shared is not None and not hasattr(shared, "select_for"):
         shared_names = _backward_names(op, shared, candidates, gradients)
     for target, grad_op in gradient_ops.items():
-        present = [i for i, g in enumerate(gradients) if target in g]
+        present = [i for i, g in enumerate(gradients) if g is not None and target in g]
         grad_candidates = [gradients[i][target] for i in present]
         if target in selectors.per_target:
             selector = selectors.per_target[target]
@@ -408,7 +408,7 @@ def select_backward(
     if shared_names is not None:
         offered_any = {DEFAULT, AUTO}.union(*(known_algorithms(g, device) for g in gradient_ops.values()))
         for c, g, name in zip(candidates, gradients, shared_names):
-            if g and name not in offered_any:
+            if g is not None and name not in offered_any:
                 lists = "; ".join(f"{g_op}: {', '.join(known_algorithms(g_op, device))}" for g_op in gradient_ops.values())
                 raise errors.UnknownAlgorithm(
                     f"{op} layer '{c.name}': backward '{name}' is not an algorithm of any of {op}'s gradient ops "
@@ -418,13 +418,13 @@ def select_backward(
 
 
 def _backward_names(
-    op: str, selector: Selector, candidates: Sequence[Candidate], gradients: Sequence[Mapping[str, Candidate]]
+    op: str, selector: Selector, candidates: Sequence[Candidate], gradients: Sequence[Optional[Mapping[str, Candidate]]]
 ) -> list[Any]:
     """A backward selector's names per layer, checked to be names (not
     junk, not 'torch')."""
     names = _evaluate(f"{op} backward", selector, candidates)
     for c, g, name in zip(candidates, gradients, names):
-        if not g:
+        if g is None:
             continue
         if not isinstance(name, str):
             raise _not_a_name(f"{op} backward", c, name, "the gradient ops' algorithms, 'default' or 'auto'")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ai3 import errors
@@ -43,16 +44,28 @@ class Entry:
     image: bool = False  # an NCHW op: a rank-3 input is one CHW image, as PyTorch takes it
     resolve: Optional[Resolve] = None  # module-level function (a swapped module pickles it)
     methods: tuple[str, ...] = ("forward",)  # what a subclass must not override for ai3 to stand in
+    # What the swapped module runs in training mode (module.training), when
+    # that differs from the core op: a module-level function (swapped module,
+    # input) -> output (a swapped module pickles it). None: the core op in
+    # both modes.
+    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None
 
 
 _TABLE: dict[type, Entry] = {}
 
 
-def maps(*classes: type, op: str, image: bool = False, resolve: Optional[Resolve] = None, methods: tuple[str, ...] = ("forward",)):
+def maps(
+    *classes: type,
+    op: str,
+    image: bool = False,
+    resolve: Optional[Resolve] = None,
+    methods: tuple[str, ...] = ("forward",),
+    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None,
+):
     """Registers `read` as the mapping of `classes` onto `op`."""
 
     def register(read: Callable[[nn.Module, str], tuple[Attrs, Weights]]):
-        entry = Entry(op, read, image, resolve, methods)
+        entry = Entry(op, read, image, resolve, methods, training)
         for cls in classes:
             _TABLE[cls] = entry
         return read
@@ -168,7 +181,23 @@ def _pad2d(m: nn.ConstantPad2d, name: str) -> tuple[Attrs, Weights]:
     return params.pad2d(m.padding, "constant", m.value, name), {}
 
 
-@maps(nn.BatchNorm2d, op="batchnorm2d")
+def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A swapped BatchNorm2d in training mode: torch's own batch-statistics
+    forward (F.batch_norm, updating the running statistics), as
+    nn.BatchNorm2d.forward runs it, from the attributes and tensors the
+    swapped module took over (momentum, eps, num_batches_tracked, ...).
+    The core's batchnorm2d is the inference form (running statistics)."""
+    if x.dim() != 4:
+        raise ValueError(f"expected 4D input (got {x.dim()}D input)")  # nn.BatchNorm2d's check and words
+    factor = 0.0 if m.momentum is None else m.momentum
+    if m.track_running_stats and m.num_batches_tracked is not None:
+        m.num_batches_tracked.add_(1)
+        if m.momentum is None:  # a cumulative moving average
+            factor = 1.0 / float(m.num_batches_tracked)
+    return F.batch_norm(x, m.running_mean, m.running_var, m.weight, m.bias, True, factor, m.eps)
+
+
+@maps(nn.BatchNorm2d, op="batchnorm2d", training=batchnorm_training)
 def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     if m.running_mean is None or m.running_var is None:
         raise errors.UnsupportedOperation(
@@ -215,4 +244,4 @@ def swappable_ops() -> list[str]:
     return sorted({e.op for e in _TABLE.values() if e.op != "identity"})
 
 
-__all__ = ["Entry", "adaptive_size", "base_class", "classes_of", "lookup", "maps", "softmax_axis", "swappable_ops"]
+__all__ = ["Entry", "adaptive_size", "batchnorm_training", "base_class", "classes_of", "lookup", "maps", "softmax_axis", "swappable_ops"]
