@@ -131,8 +131,9 @@ def select(
     return _resolve(op, _evaluate(op, selector, candidates), candidates, allow_keep, device, recorder)
 
 
-def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candidate]) -> list[Any]:
-    """What the selector names for each candidate, not yet checked."""
+def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candidate], role: str = "") -> list[Any]:
+    """What the selector names for each candidate, not yet checked; `role`
+    (" backward") says which of the op's selectors it is, in messages."""
     if selector is None:
         selector = DEFAULT
     count = len(candidates)
@@ -146,7 +147,7 @@ def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candid
         for c in candidates:
             if with_shape and c.input_shape is None:
                 raise errors.InvalidSelector(
-                    f"the {op} selector takes (layer, input_shape); pass sample_input_shape "
+                    f"the {op}{role} selector takes (layer, input_shape); pass sample_input_shape "
                     f"so ai3 can find the input shape of layer '{c.name}'"
                 )
             try:
@@ -155,24 +156,24 @@ def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candid
                 raise
             except Exception as e:
                 raise errors.InvalidSelector(
-                    f"{op} layer '{c.name}': the selector raised {type(e).__name__}: {e}"
+                    f"{op} layer '{c.name}': the{role} selector raised {type(e).__name__}: {e}"
                 ) from e
         return chosen
     if isinstance(selector, Sequence):
         if len(selector) != count:
             raise errors.InvalidSelector(
-                f"the {op} selector lists {len(selector)} algorithms but the model has {count} {op} layers"
+                f"the {op}{role} selector lists {len(selector)} algorithms but the model has {count} {op} layers"
             )
         return list(selector)
     raise errors.InvalidSelector(
-        f"a {op} selector must be a string, a sequence of strings or a callable, "
+        f"a {op}{role} selector must be a string, a sequence of strings or a callable, "
         f"got {type(selector).__name__}"
     )
 
 
-def _not_a_name(op: str, c: Candidate, name: Any, choices: str) -> errors.Error:
+def _not_a_name(op: str, c: Candidate, name: Any, choices: str, role: str = "") -> errors.Error:
     return errors.InvalidSelector(
-        f"{op} layer '{c.name}': the selector gave {name!r} ({type(name).__name__}), "
+        f"{op} layer '{c.name}': the{role} selector gave {name!r} ({type(name).__name__}), "
         f"not an algorithm name; choose from {choices}"
     )
 
@@ -422,12 +423,12 @@ def _backward_names(
 ) -> list[Any]:
     """A backward selector's names per layer, checked to be names (not
     junk, not 'torch')."""
-    names = _evaluate(f"{op} backward", selector, candidates)
+    names = _evaluate(op, selector, candidates, " backward")
     for c, g, name in zip(candidates, gradients, names):
         if g is None:
             continue
         if not isinstance(name, str):
-            raise _not_a_name(f"{op} backward", c, name, "the gradient ops' algorithms, 'default' or 'auto'")
+            raise _not_a_name(op, c, name, "the gradient ops' algorithms, 'default' or 'auto'", " backward")
         if name in KEEP_NAMES:
             raise errors.InvalidSelector(
                 f"{op} layer '{c.name}': backward '{name}' names no gradient algorithm; to keep the framework's own "

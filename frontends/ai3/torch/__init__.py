@@ -271,6 +271,17 @@ def swap_attention(module: nn.Module, algos: Optional[Selector] = None, sample_i
     return attention.swap_attention(module, algos, sample_input_shape)
 
 
+def record_backward(module: nn.Module, backward: Any, sample_input_shape: Sequence[int], *, recorder: Any) -> None:
+    """For ai3.plan(..., backward=...): the selection (and "auto" timing)
+    the in-place swaps make for the gradient ops of `module`'s layers, into
+    `recorder`; `module` itself is left alone (a copy is swapped)."""
+    target = copy.deepcopy(module)
+    present = {e.op for e in map(mapping.lookup, target.modules()) if e is not None}
+    for op in mapping.swappable_ops():
+        if op in present and layers.backward_ops(op):
+            target = swap_operation(op, target, "default", sample_input_shape, backward=backward, recorder=recorder)
+
+
 def applicable(layer: nn.Module, algorithm: str) -> bool:
     """Whether `algorithm` can take this PyTorch layer (winograd cannot take
     a stride-2 convolution, for instance), for selectors that want to pick

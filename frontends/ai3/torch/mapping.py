@@ -194,7 +194,17 @@ def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
         m.num_batches_tracked.add_(1)
         if m.momentum is None:  # a cumulative moving average
             factor = 1.0 / float(m.num_batches_tracked)
-    return F.batch_norm(x, m.running_mean, m.running_var, m.weight, m.bias, True, factor, m.eps)
+    # batch_norm updates the running statistics in place without bumping
+    # their version counters, which key the core layer the eval-mode forward
+    # runs (ai3.torch.ops), so eval() would run the old statistics. It updates
+    # copies here, which go back with copy_ (a counted in-place write); the
+    # copies, not the buffers, are what its backward saves.
+    mean, var = m.running_mean.clone(), m.running_var.clone()
+    y = F.batch_norm(x, mean, var, m.weight, m.bias, True, factor, m.eps)
+    with torch.no_grad():
+        m.running_mean.copy_(mean)
+        m.running_var.copy_(var)
+    return y
 
 
 @maps(nn.BatchNorm2d, op="batchnorm2d", training=batchnorm_training)
