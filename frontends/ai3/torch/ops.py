@@ -42,7 +42,9 @@ version counter, dtype, shape and strides, the other weights' identities,
 the op, attrs, algorithm and name; an in-place update of a weight
 (optimizer step, ``load_state_dict``) or a replaced ``.data``
 (``module.to(torch.float64)``) therefore builds a new layer, and the stale
-one is dropped. Weightless layers are cached per thread by their
+one is dropped. (A write through ``t.data`` bumps no version counter, as
+torch.autograd.gradcheck's perturbations do: call clear_cache() after
+one.) Weightless layers are cached per thread by their
 parameters, at most WEIGHTLESS_CACHE_SIZE of them.
 
 Autograd: the backward of a layer of op F runs F's gradient ops
