@@ -19,19 +19,25 @@ import torch
 import ai3
 import pytest_main
 from ai3.torch import ops
-from training_cases import CASES, DTYPES, case_ids, check_gradients, has_gradients, op_of, prepared, randn, targets
+from training_cases import (
+    CASES,
+    DTYPES,
+    case_ids,
+    check_gradients,
+    gradient_algorithms,
+    has_gradients,
+    op_of,
+    prepared,
+    randn,
+    targets,
+)
 
 torch.set_num_threads(2)
 
 
 def gradient_algorithm_cases() -> list[tuple[str, int, str, str]]:
     """(op, case, target, algorithm) for each algorithm of each gradient op."""
-    found = []
-    for op, i in case_ids():
-        for target, grad_op in ai3.layers.backward_ops(op).items():
-            for algorithm in ai3.algorithms().get(grad_op, []):
-                found.append((op, i, target, algorithm))
-    return found
+    return [(op, i, target, algorithm) for op, i in case_ids() for target, algorithm in gradient_algorithms(op)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -75,10 +81,7 @@ CONV_GRID = [
 
 
 def conv_backward_selectors() -> list:
-    found = [None, "default"]
-    for target, grad_op in ai3.layers.backward_ops("conv2d").items():
-        found += [{f"backward_{target}": a} for a in ai3.algorithms().get(grad_op, [])]
-    return found
+    return [None, "default", *({f"backward_{t}": a} for t, a in gradient_algorithms("conv2d"))]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

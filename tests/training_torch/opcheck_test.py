@@ -12,7 +12,7 @@ import torch
 
 import ai3
 import pytest_main
-from training_cases import CASES, DTYPES, case_ids, has_gradients, prepared, randn
+from training_cases import CASES, DTYPES, case_ids, gradient_algorithms, has_gradients, prepared, randn
 
 torch.set_num_threads(2)
 
@@ -31,19 +31,12 @@ def layer_args(module: torch.nn.Module, shape: tuple, dtype: torch.dtype, backwa
     return ([x.requires_grad_()], weights, names, layer.op, layer.attrs_json(x.shape), layer.algorithm, layer.name, layer._backward_json)
 
 
-def backward_choices(op: str) -> list[dict]:
-    found = [{}]
-    for target, grad_op in ai3.layers.backward_ops(op).items():
-        found += [{target: a} for a in ai3.algorithms().get(grad_op, [])]
-    return found
-
-
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("op,index", case_ids())
 def test_opcheck_with_grad(op, index, dtype):
     module, shape = CASES[op][index]
     ref = prepared(module, dtype, index)
-    for backward in backward_choices(op):
+    for backward in [{}, *({t: a} for t, a in gradient_algorithms(op))]:
         try:
             args = layer_args(ref, shape, dtype, backward)
         except ai3.AlgorithmNotApplicable:

@@ -131,5 +131,10 @@ def check_gradients(ref: nn.Module, shape: tuple, dtype: torch.dtype, backward: 
         assert_close(g, w, t, f"{what}: gradient {k} ({'input' if k == 0 else 'parameter'})")
 
 
+def gradient_algorithms(op: str) -> list[tuple[str, str]]:
+    """(target, algorithm) for each algorithm of each of op's gradient ops."""
+    return [(t, a) for t, g in ai3.layers.backward_ops(op).items() for a in ai3.algorithms().get(g, [])]
+
+
 def case_ids() -> list[tuple[str, int]]:
     return [(op, i) for op, cases in CASES.items() for i in range(len(cases))]

@@ -14,6 +14,7 @@ class maps onto.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -236,19 +237,13 @@ def _gradient_candidates(
 
 
 def _swap_of(op: str, what: str) -> Any:
-    """swap_<op>: swap_operation(op, ...) under its own name."""
+    """swap_<op>: swap_operation(op, ...) under its own name and signature."""
 
-    def swap(
-        module: nn.Module,
-        algos: Optional[Selector] = None,
-        sample_input_shape: Optional[Sequence[int]] = None,
-        swap_with: Optional[type] = None,
-        *,
-        backward: Optional[Any] = None,
-        recorder: Optional[Any] = None,
-    ) -> nn.Module:
-        return swap_operation(op, module, algos, sample_input_shape, swap_with, backward=backward, recorder=recorder)
+    def swap(module: nn.Module, *args: Any, **kwargs: Any) -> nn.Module:
+        return swap_operation(op, module, *args, **kwargs)
 
+    signature = inspect.signature(swap_operation)
+    swap.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
     swap.__name__ = swap.__qualname__ = f"swap_{op}"
     swap.__doc__ = f"swap_operation({op!r}, ...): every {what}, in place (see swap_operation for algos, backward and swap_with)."
     return swap
