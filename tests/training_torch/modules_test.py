@@ -15,7 +15,7 @@ from torch import nn
 
 import ai3
 import pytest_main
-from ai3.torch import Layer
+from ai3.torch import Layer, ops
 from training_cases import assert_close, gradients, has_gradients, prepared, randn
 from tuning_fixtures import cache  # noqa: F401 - autouse: a private tuning cache per test
 
@@ -267,17 +267,32 @@ def test_torch_keeps_its_layer_and_its_backward():
 
 
 def test_inapplicable_backward_algorithm_is_refused_when_swapping():
-    found = None
-    for grad_op in ai3.layers.backward_ops("conv2d").values():
+    refused = []
+    layers_ = [nn.Conv2d(2, 2, 3, dilation=2), nn.Conv2d(4, 4, 3, groups=2), nn.Conv2d(2, 2, 5, stride=3), nn.Conv2d(2, 2, 1)]
+    for target, grad_op in ai3.layers.backward_ops("conv2d").items():
         for algorithm in algorithms_of(grad_op):
-            try:
-                ai3.swap_conv2d(conv_net(), backward={f"backward_{grad_op.rsplit('_', 1)[1]}": algorithm})
-            except ai3.AlgorithmNotApplicable as e:
-                found = str(e)
-    if found is None:
-        pytest.skip("every conv2d gradient algorithm takes conv_net's layers")
-    assert "conv2d" in found and "layer '" in found
+            for conv in layers_:
+                try:
+                    ai3.swap_conv2d(nn.Sequential(conv), backward={f"backward_{target}": algorithm})
+                except ai3.AlgorithmNotApplicable as e:
+                    refused.append(str(e))
+    if not refused:
+        pytest.skip("every conv2d gradient algorithm takes these layers")
+    assert all("conv2d_backward_" in r and "layer '0'" in r for r in refused), refused
 
 
 if __name__ == "__main__":
     pytest_main.run(__file__)
+
+
+def test_torch_export_keeps_the_backward_choice_and_trains():
+    conv_gradients_or_skip()
+    choice = algorithms_of("conv2d_backward_data")[-1]
+    net = ai3.swap_linear(ai3.swap_conv2d(conv_net(), backward={"backward_data": choice}))
+    x = randn(2, 3, 8, 8)
+    exported = torch.export.export(net, (x,))
+    calls = [n for n in exported.graph.nodes if n.target is torch.ops.ai3.layer.default]
+    assert len(calls) == 3
+    assert ops.canonical({"data": choice}) in [n.args[7] if len(n.args) > 7 else "" for n in calls]
+    for k, (g, w) in enumerate(zip(gradients(exported.module(), x), gradients(net, x))):
+        assert_close(g, w, 1e-5, f"exported module: gradient {k}")

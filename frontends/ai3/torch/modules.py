@@ -57,8 +57,10 @@ class Layer(nn.Module):
     """A core layer of `op` with `attrs` (the core's names) running the
     algorithm `algorithm`; `weights` by the op's declared names
     (ai3.layers.schema(op)), registered as this module's parameters (a
-    Parameter, or a tensor that requires grad) or buffers. Prefer
-    `from_module` to replace a torch module."""
+    Parameter, or a tensor that requires grad) or buffers; `backward`:
+    {target: algorithm} of its gradient ops (ai3.layers.backward_ops; a
+    target left out runs "default"). Prefer `from_module` to replace a
+    torch module."""
 
     def __init__(
         self,
