@@ -55,9 +55,14 @@ CASES: dict[str, list[tuple[nn.Module, tuple[int, ...]]]] = {
 }
 
 
-def tol(dtype: torch.dtype, algorithm: str = "") -> float:
+# torch's own float64 gradients that are float32-accurate: hardsigmoid's
+# backward multiplies by 1/6 held as a float (relative error ~3e-8).
+FLOAT64_TOLERANCE = {"hardsigmoid": 1e-7}
+
+
+def tol(dtype: torch.dtype, algorithm: str = "", op: str = "") -> float:
     if dtype == torch.float64:
-        return 1e-9
+        return FLOAT64_TOLERANCE.get(op, 1e-9)
     return 1e-3 if "winograd" in algorithm else 2e-4
 
 
@@ -126,7 +131,7 @@ def check_gradients(ref: nn.Module, shape: tuple, dtype: torch.dtype, backward: 
     want = gradients(nn.Sequential(ref), x)
     got = gradients(net, x)
     assert len(got) == len(want)
-    t = tol(dtype, str(backward) + str(algos))
+    t = tol(dtype, str(backward) + str(algos), op_of(ref))
     for k, (g, w) in enumerate(zip(got, want)):
         assert_close(g, w, t, f"{what}: gradient {k} ({'input' if k == 0 else 'parameter'})")
 
