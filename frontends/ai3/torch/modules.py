@@ -180,19 +180,24 @@ class Layer(nn.Module):
         return [getattr(self, k) for k in self._weight_keys if k is not None], self._weight_names
 
     def _prepare(self) -> None:
-        """Builds (and caches) the core layer and its gradient layers now, so
-        that an algorithm that cannot take the layer is refused when
-        swapping, naming the module."""
+        """Builds (and caches) the core layer now, and the gradient layers of
+        the algorithms `backward` names, so that an algorithm that cannot
+        take the layer is refused when swapping, naming the module. (The
+        "default" gradient layers wait for the first backward: a model that
+        only runs inference keeps no copies of its weights for them.)"""
         self.resolved_algorithm()
-        self.resolved_backward()
+        self._resolve_backward(self.backward)
 
     def resolved_backward(self) -> dict[str, str]:
         """{target: the algorithm its gradient op runs} ("default" resolved
         where it can be known, as resolved_algorithm), for every gradient op
         of this layer (its input's, and each present weight's)."""
+        return self._resolve_backward(None)
+
+    def _resolve_backward(self, only: Optional[Mapping[str, str]]) -> dict[str, str]:
         weights, names = self.weights()
         present = {"data", *(names.split(",") if names else ())}
-        gradients = {t: g for t, g in layers.backward_ops(self.op).items() if t in present}
+        gradients = {t: g for t, g in layers.backward_ops(self.op).items() if t in present and (only is None or t in only)}
         chosen = {t: self.backward.get(t, "default") for t in gradients}
         if self._attrs_json is None or not ops.buildable(weights):
             return chosen
