@@ -9,7 +9,9 @@
 - what a swapped module must keep doing as an nn.Module: state_dict keys,
   .to(float64), deepcopy, pickle, torch.compile (eager, aot_eager, inductor),
   torch.export, torch.jit.trace, weight updates, errors naming the module,
-  inference-only autograd.
+  autograd through the core's gradient ops (or, for an op the core has
+  none for, an error naming the layer; tests/training_torch checks the
+  gradients in depth).
 """
 
 from __future__ import annotations
@@ -238,13 +240,40 @@ class _FakeCuda:
     dtype = torch.float32
 
 
-def test_backward_raises_inference_only():
+def has_gradients(*ops_: str) -> bool:
+    """Whether the core has every gradient op of these ops' input and
+    weights (conv2d: conv2d_backward_data, _weight, _bias)."""
+    return all({"data", *ops.weight_names(o)} - {"running_mean", "running_var"} <= set(ai3.layers.backward_ops(o)) for o in ops_)
+
+
+def backward_matches_torch_or_raises(ops_: tuple, run, want, what: str, t: float = 1e-4) -> None:
+    """run() / want(): the (gradient) tensors of the ai3 and the torch
+    computation. Where the core has the ops' gradients they must agree;
+    where it does not, the backward raises naming the layer."""
+    if has_gradients(*ops_):
+        for k, (g, w) in enumerate(zip(run(), want())):
+            assert_close(g, w, t, f"{what}: gradient {k}")
+    else:
+        with pytest.raises(ai3.UnsupportedOperation, match="layer '.*': no gradient w.r.t."):
+            run()
+
+
+def test_backward_runs_the_gradient_ops():
     x = randn(1, 3, 6, 6).requires_grad_()
     w = randn(2, 3, 3, 3).requires_grad_()
     y = layer([x], [w, None], "conv2d", {"padding": [1, 1, 1, 1]}, "direct")  # forward runs
     assert_close(y, F.conv2d(x, w, padding=1), 1e-4)
-    with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
+    xr, wr = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+
+    def run():
         y.sum().backward()
+        return x.grad, w.grad
+
+    def want():
+        F.conv2d(xr, wr, padding=1).sum().backward()
+        return xr.grad, wr.grad
+
+    backward_matches_torch_or_raises(("conv2d",), run, want, "conv2d")
 
 
 # --------------------------------------------------------------------------
@@ -546,15 +575,27 @@ def test_module_errors_name_the_module():
         Layer.from_module(pruned, "direct", "pr")
 
 
-def test_grad_mode_forward_runs_and_backward_raises():
+SMALL_NET_OPS = ("conv2d", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten", "linear")
+
+
+def test_grad_mode_forward_and_backward():
     ref = small_net()
     new = swapped(ref)
     x = randn(2, 3, 16, 16).requires_grad_()
     assert torch.is_grad_enabled() and new[0].weight.requires_grad
     y = new(x)
     assert_close(y.detach(), ref(x).detach(), 1e-4)
-    with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
-        y.sum().backward()
+
+    def grads(net):
+        def run():
+            x.grad = None
+            net.zero_grad()
+            net(x).sum().backward()
+            return [x.grad, *(p.grad for p in net.parameters())]
+
+        return run
+
+    backward_matches_torch_or_raises(SMALL_NET_OPS, grads(new), grads(ref), "small net")
     with torch.inference_mode():
         assert_close(new(x), ref(x), 1e-4, "inference_mode")
 
@@ -604,8 +645,17 @@ def test_torch_compile(backend, grad):
         new.load_state_dict(ref.state_dict())
         assert_close(compiled(x).detach(), ref(x).detach(), 1e-4, f"{backend}, after load_state_dict")
         if grad:
-            with pytest.raises(ai3.UnsupportedOperation, match="inference-only"):
-                compiled(x).sum().backward()
+            xg = x.clone().requires_grad_()
+
+            def grads(net):
+                def run():
+                    xg.grad = None
+                    net(xg).sum().backward()
+                    return [xg.grad]
+
+                return run
+
+            backward_matches_torch_or_raises(SMALL_NET_OPS, grads(compiled), grads(ref), backend)
     torch._dynamo.reset()
 
 

@@ -46,6 +46,21 @@ def schema(op: str) -> dict[str, Any]:
     return _schemas()[op]
 
 
+BACKWARD = "_backward_"
+
+
+def backward_ops(op: str) -> dict[str, str]:
+    """`op`'s gradient ops, {target: gradient op}: each ``<op>_backward_<target>``
+    the core declares, target "data" (the gradient w.r.t. the input) or one
+    of `op`'s weight names. Found by name among the declared ops, so a new
+    gradient op needs no frontend edit; empty for an op without gradients.
+    A gradient op takes `op`'s attrs and weights and the inputs
+    [grad_output, x, y], and returns the gradient, shaped like its target."""
+    targets = {"data", *(w["name"] for w in schema(op)["weights"])}
+    prefix = op + BACKWARD
+    return {o[len(prefix):]: o for o in sorted(_schemas()) if o.startswith(prefix) and o[len(prefix):] in targets}
+
+
 def output_shape(
     op: str,
     attrs: Optional[Mapping[str, Any]],
@@ -324,6 +339,7 @@ Roll = _form("Roll", "roll", (("shifts", _REQUIRED), ("axes", _REQUIRED)))
 
 __all__ = [
     "Layer",
+    "backward_ops",
     "schema",
     "output_shape",
     "Attention",

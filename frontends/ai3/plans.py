@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
 from ai3 import errors, frontend, layouts, selection, tuning
+from ai3 import layers as layers_module
 
 PLAN_FORMAT = 1
 
@@ -278,12 +279,26 @@ def frontend_of(model: Any) -> str:
     return frontend.of(model, "ai3.plan").name
 
 
+def _gradient_choices(owner: frontend.Frontend, model: Any, backward: Any, sample_input_shape: Sequence[int]) -> tuning.Recording:
+    """What the frontend's in-place swaps select (and time) for the
+    gradient ops of `model`'s layers under `backward`; none without it."""
+    found = tuning.Recording()
+    if backward is None:
+        return found
+    record = getattr(owner.load(), "record_backward", None)
+    if record is None:
+        raise errors.UnsupportedOperation(f"ai3.plan: the {owner.name} frontend's swaps take no backward selector")
+    record(model, backward, sample_input_shape, recorder=found)
+    return found
+
+
 def plan(
     model: Any,
     sample_input_shape: Sequence[int],
     algos: Any = "auto",
     *,
     dtype: Optional[Any] = None,
+    backward: Any = None,
 ) -> Plan:
     """Builds `model` with its frontend's swap_backend and returns the Plan:
     per layer, the measured candidates and the choice. `algos` is
@@ -291,7 +306,14 @@ def plan(
     "auto" for every op, so every layer is timed. Layers ai3 cannot time
     alone (several inputs) keep "default" under that blanket "auto".
     `sample_input_shape` is the model's input shape (NCHW for torch and
-    ONNX, NHWC for Keras)."""
+    ONNX, NHWC for Keras).
+
+    `backward` (a backward selector, e.g. "auto"; see
+    ai3.selection.split_backward): the plan also lists the choice of each
+    gradient op of each layer the frontend's in-place swaps make
+    differentiable, as rows of op ``<op>_backward_<target>`` (timed with
+    "auto"), so the Plan given as a swap's ``backward=`` replays them. A
+    frontend whose swaps take no backward selector refuses it."""
     if sample_input_shape is None:
         raise errors.InvalidArgument("ai3.plan needs sample_input_shape: the layers are timed on their real input shapes")
     owner = frontend.of(model, "ai3.plan")
@@ -299,6 +321,8 @@ def plan(
         algos = selection.EveryOp(selection.AUTO)
     found = tuning.Recording()
     built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=found)
+    gradients = _gradient_choices(owner, model, backward, sample_input_shape)
+    found.tuned += gradients.tuned
     measured = {(op, name): r for op, name, _, r in found.tuned}
     shapes: dict[tuple[str, str], Any] = {}
     for op, name, shape, _ in found.selected:  # the first: in the model's layout, as a replay sees it
@@ -326,6 +350,9 @@ def plan(
     # listed too, so the plan still names them when it is a selector.
     present = {(lp.op, lp.name) for lp in layers}
     layers += [layer_plan(name, op, choice, True) for op, name, _, choice in found.selected if (op, name) not in present]
+    for op, name, shape, _ in gradients.selected:
+        shapes.setdefault((op, name), shape)
+    layers += [layer_plan(name, op, choice) for op, name, _, choice in gradients.selected if layers_module.BACKWARD in op]
     return Plan(
         layers,
         sample_input_shape=sample_input_shape,

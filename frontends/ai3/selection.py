@@ -19,7 +19,7 @@ framework's own layer).
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -128,20 +128,26 @@ def select(
     """One validated algorithm name per candidate ("torch"/"keep" only with
     allow_keep). Raises InvalidSelector, UnknownAlgorithm naming the layer.
     `recorder` (ai3.plan's) keeps what was selected and tuned."""
+    return _resolve(op, _evaluate(op, selector, candidates), candidates, allow_keep, device, recorder)
+
+
+def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candidate], role: str = "") -> list[Any]:
+    """What the selector names for each candidate, not yet checked; `role`
+    (" backward") says which of the op's selectors it is, in messages."""
     if selector is None:
         selector = DEFAULT
     count = len(candidates)
     if hasattr(selector, "select_for"):  # an ai3.Plan
-        chosen = list(selector.select_for(op, candidates))
-    elif isinstance(selector, str):
-        chosen = [selector] * count
-    elif callable(selector):
+        return list(selector.select_for(op, candidates))
+    if isinstance(selector, str):
+        return [selector] * count
+    if callable(selector):
         with_shape = _takes_shape(selector)
         chosen = []
         for c in candidates:
             if with_shape and c.input_shape is None:
                 raise errors.InvalidSelector(
-                    f"the {op} selector takes (layer, input_shape); pass sample_input_shape "
+                    f"the {op}{role} selector takes (layer, input_shape); pass sample_input_shape "
                     f"so ai3 can find the input shape of layer '{c.name}'"
                 )
             try:
@@ -150,19 +156,37 @@ def select(
                 raise
             except Exception as e:
                 raise errors.InvalidSelector(
-                    f"{op} layer '{c.name}': the selector raised {type(e).__name__}: {e}"
+                    f"{op} layer '{c.name}': the{role} selector raised {type(e).__name__}: {e}"
                 ) from e
-    elif isinstance(selector, Sequence):
+        return chosen
+    if isinstance(selector, Sequence):
         if len(selector) != count:
             raise errors.InvalidSelector(
-                f"the {op} selector lists {len(selector)} algorithms but the model has {count} {op} layers"
+                f"the {op}{role} selector lists {len(selector)} algorithms but the model has {count} {op} layers"
             )
-        chosen = list(selector)
-    else:
-        raise errors.InvalidSelector(
-            f"a {op} selector must be a string, a sequence of strings or a callable, "
-            f"got {type(selector).__name__}"
-        )
+        return list(selector)
+    raise errors.InvalidSelector(
+        f"a {op}{role} selector must be a string, a sequence of strings or a callable, "
+        f"got {type(selector).__name__}"
+    )
+
+
+def _not_a_name(op: str, c: Candidate, name: Any, choices: str, role: str = "") -> errors.Error:
+    return errors.InvalidSelector(
+        f"{op} layer '{c.name}': the{role} selector gave {name!r} ({type(name).__name__}), "
+        f"not an algorithm name; choose from {choices}"
+    )
+
+
+def _resolve(
+    op: str,
+    chosen: list[Any],
+    candidates: Sequence[Candidate],
+    allow_keep: bool,
+    device: str,
+    recorder: Optional[tuning.Recording],
+) -> list[str]:
+    """Checks each name against the op's algorithms and runs "auto"."""
     known = known_algorithms(op, device)
     allowed = set(known) | {DEFAULT, AUTO} | (set(KEEP_NAMES) if allow_keep else set())
     for name, c in zip(chosen, candidates):
@@ -175,10 +199,7 @@ def select(
             )
         choices = ", ".join(repr(a) for a in [*known, DEFAULT, AUTO, *(KEEP_NAMES if allow_keep else ())])
         if not isinstance(name, str):
-            raise errors.InvalidSelector(
-                f"{op} layer '{c.name}': the selector gave {name!r} ({type(name).__name__}), "
-                f"not an algorithm name; choose from {choices}"
-            )
+            raise _not_a_name(op, c, name, choices)
         raise errors.UnknownAlgorithm(
             f"{op} layer '{c.name}': '{name}' is not a {op} algorithm of this build; choose from {choices}"
         )
@@ -263,3 +284,154 @@ def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], o
             )
         return dict(algos)
     return {"conv2d": algos}
+
+
+# ---- Training: the backward selector beside the forward one ------------------
+#
+# Each gradient of an op F is a core op of its own, F_backward_<target>
+# (target "data": the gradient w.r.t. F's input; or one of F's weight
+# names), with its own algorithms and "default" list; ai3.layers.backward_ops
+# finds them. A swap's `backward=` chooses their algorithms, in the forms of
+# the forward selector:
+#   - None: "default" for every gradient op;
+#   - a name, a sequence of names, a callable, an ai3.Plan: applied to each
+#     gradient op of the layer that offers the name, "default" to the others
+#     (backward="gemm" on conv2d: gemm for backward_data and backward_weight
+#     where they have one); a name no gradient op of the op offers is an
+#     UnknownAlgorithm;
+#   - a mapping {"backward_data": ..., "backward_weight": ...,
+#     "backward_bias": ...}, one selector per gradient (absent ones get
+#     "default"), each checked against its own op's algorithms. The mapping
+#     may also hold "forward" (the forward selector), and may then be given
+#     as the swap's `algos` itself instead of as `backward=`.
+
+FORWARD_KEY = "forward"
+BACKWARD_KEY = "backward_"
+
+
+@dataclass(frozen=True)
+class TrainingSelectors:
+    """A swap's selectors split by pass: `forward`, and per gradient target
+    ("data", "weight", "bias", ...) its own selector, or `shared` (one
+    selector applied to every gradient op that offers the names it gives)."""
+
+    forward: Optional[Selector] = None
+    per_target: Mapping[str, Selector] = field(default_factory=dict)
+    shared: Optional[Selector] = None
+
+
+def _is_pass_mapping(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(k, str) and (k == FORWARD_KEY or k.startswith(BACKWARD_KEY)) for k in value
+    )
+
+
+def split_backward(op: str, algos: Any, backward: Any) -> TrainingSelectors:
+    """A swap's (`algos`, `backward=`) as TrainingSelectors (see above);
+    framework-free, shared by every frontend's in-place swaps. Raises
+    InvalidSelector for a mapping with other keys, or a forward selector
+    given twice."""
+    forward = algos
+    if _is_pass_mapping(algos):
+        if backward is not None:
+            raise errors.InvalidSelector(
+                f"the {op} selectors are a {{'forward': ..., 'backward_...': ...}} mapping and backward= is given too; "
+                "give the backward selectors once"
+            )
+        forward, backward = algos.get(FORWARD_KEY), {k: v for k, v in algos.items() if k != FORWARD_KEY}
+    if backward is None:
+        return TrainingSelectors(forward)
+    if isinstance(backward, Mapping):
+        bad = [k for k in backward if not isinstance(k, str) or not (k == FORWARD_KEY or k.startswith(BACKWARD_KEY))]
+        if bad:
+            raise errors.InvalidSelector(
+                f"the {op} backward selector has key {bad[0]!r}; its keys are 'forward' and "
+                "'backward_<target>' ('backward_data', 'backward_weight', ...)"
+            )
+        if FORWARD_KEY in backward:
+            if forward is not None:
+                raise errors.InvalidSelector(
+                    f"the {op} forward selector is given twice: as the swap's algos and as backward['forward']"
+                )
+            forward = backward[FORWARD_KEY]
+        targets = {k[len(BACKWARD_KEY):]: v for k, v in backward.items() if k != FORWARD_KEY}
+        return TrainingSelectors(forward, targets)
+    return TrainingSelectors(forward, {}, backward)
+
+
+def select_backward(
+    op: str,
+    selectors: TrainingSelectors,
+    candidates: Sequence[Candidate],
+    gradients: Sequence[Optional[Mapping[str, Candidate]]],
+    gradient_ops: Mapping[str, str],
+    *,
+    device: str = "cpu",
+    recorder: Optional[tuning.Recording] = None,
+) -> list[dict[str, str]]:
+    """Per layer, {target: algorithm} of its gradient ops. `candidates`: the
+    op's layers as the forward selection saw them (list and callable
+    selectors index and see these); `gradients[i]`: layer i's gradients that
+    exist (target -> a Candidate timing that gradient op, for "auto"; empty
+    for a layer ai3 does not run); `gradient_ops`: target -> the op's
+    gradient op (ai3.layers.backward_ops)."""
+    unknown = sorted(set(selectors.per_target) - set(gradient_ops))
+    if unknown:
+        offered = ", ".join(f"'{BACKWARD_KEY}{t}'" for t in gradient_ops) or "none"
+        raise errors.InvalidSelector(
+            f"the {op} backward selector names {', '.join(repr(BACKWARD_KEY + t) for t in unknown)}; "
+            f"{op}'s gradients are {offered}"
+        )
+    chosen: list[dict[str, str]] = [{} for _ in candidates]
+    shared = selectors.shared
+    shared_names = None
+    if shared is not None and not hasattr(shared, "select_for"):
+        shared_names = _backward_names(op, shared, candidates, gradients)
+    for target, grad_op in gradient_ops.items():
+        present = [i for i, g in enumerate(gradients) if g is not None and target in g]
+        grad_candidates = [gradients[i][target] for i in present]
+        if target in selectors.per_target:
+            selector = selectors.per_target[target]
+            if hasattr(selector, "select_for"):
+                names = list(selector.select_for(grad_op, grad_candidates))
+            else:
+                every = _backward_names(op, selector, candidates, gradients)
+                names = [every[i] for i in present]
+        elif shared is not None and shared_names is None:  # an ai3.Plan: it names each gradient op's choice
+            names = list(shared.select_for(grad_op, grad_candidates))
+        elif shared_names is not None:
+            offered = set(known_algorithms(grad_op, device)) | {DEFAULT, AUTO}
+            names = [shared_names[i] if shared_names[i] in offered else DEFAULT for i in present]
+        else:
+            names = [DEFAULT] * len(present)
+        for i, name in zip(present, _resolve(grad_op, names, grad_candidates, False, device, recorder)):
+            chosen[i][target] = name
+    if shared_names is not None:
+        offered_any = {DEFAULT, AUTO}.union(*(known_algorithms(g, device) for g in gradient_ops.values()))
+        for c, g, name in zip(candidates, gradients, shared_names):
+            if g is not None and name not in offered_any:
+                lists = "; ".join(f"{g_op}: {', '.join(known_algorithms(g_op, device))}" for g_op in gradient_ops.values())
+                raise errors.UnknownAlgorithm(
+                    f"{op} layer '{c.name}': backward '{name}' is not an algorithm of any of {op}'s gradient ops "
+                    f"({lists or 'it has none'}); choose from those, {DEFAULT!r} or {AUTO!r}"
+                )
+    return chosen
+
+
+def _backward_names(
+    op: str, selector: Selector, candidates: Sequence[Candidate], gradients: Sequence[Optional[Mapping[str, Candidate]]]
+) -> list[Any]:
+    """A backward selector's names per layer, checked to be names (not
+    junk, not 'torch')."""
+    names = _evaluate(op, selector, candidates, " backward")
+    for c, g, name in zip(candidates, gradients, names):
+        if g is None:
+            continue
+        if not isinstance(name, str):
+            raise _not_a_name(op, c, name, "the gradient ops' algorithms, 'default' or 'auto'", " backward")
+        if name in KEEP_NAMES:
+            raise errors.InvalidSelector(
+                f"{op} layer '{c.name}': backward '{name}' names no gradient algorithm; to keep the framework's own "
+                f"layer (forward and backward), give '{name}' as the forward selector"
+            )
+    return names

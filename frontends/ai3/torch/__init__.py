@@ -14,13 +14,14 @@ class maps onto.
 from __future__ import annotations
 
 import copy
+import inspect
 from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import torch
 from torch import nn
 
-from ai3 import errors, frontend, model, selection
+from ai3 import errors, frontend, layers, model, selection
 from ai3.selection import Selector
 from ai3.spec import MODEL_INPUT
 from ai3.torch import fx, mapping
@@ -132,33 +133,83 @@ def swap_operation(
     module: nn.Module,
     algos: Optional[Selector] = None,
     sample_input_shape: Optional[Sequence[int]] = None,
+    swap_with: Optional[type] = None,
+    *,
+    backward: Optional[Any] = None,
+    recorder: Optional[Any] = None,
 ) -> nn.Module:
     """Replaces, in place, every `op` layer of `module` (e.g. each nn.Conv2d
     for "conv2d") with an ai3 module running the selected algorithm, and
     returns `module` (or its replacement, if `module` itself is such a
     layer). "torch"/"keep" leaves a layer as it is. Sequence selectors index
-    the layers in `module.named_modules()` order."""
+    the layers in `module.named_modules()` order.
+
+    The swapped layers are differentiable: `backward` chooses the algorithms
+    of each layer's gradient ops (ai3.layers.backward_ops), in the forms of
+    the forward selector (a name, a list, a callable, an ai3.Plan, "default",
+    "auto"): one name applies to each gradient op that offers it ("default"
+    to the others), or a mapping {"backward_data": ..., "backward_weight":
+    ..., "backward_bias": ...} gives each gradient its own selector (see
+    ai3.selection.split_backward). That mapping may carry "forward" too and
+    be given as `algos`. "auto" times the gradient ops on the layer's input
+    shape, as it times the forward.
+
+    `swap_with`: the class the replacements are made of. A subclass of
+    ai3.torch.Layer is built with ``swap_with.from_module(original,
+    algorithm, name, backward)``; any other class with
+    ``swap_with(original, algorithm)``: the original torch layer and the
+    algorithm chosen for it, returning an nn.Module (as the seed ai3 did).
+    `recorder`: an ai3.tuning.Recording keeping what was selected and
+    timed (ai3.plan's)."""
     if op not in mapping.swappable_ops():
         raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3 swaps {mapping.swappable_ops()}")
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_{op} takes an nn.Module, got {type(module).__name__}")
+    if swap_with is not None and not callable(swap_with):
+        raise errors.InvalidArgument(f"swap_{op}: swap_with must be a class (or callable) making an nn.Module, got {swap_with!r}")
+    selectors = selection.split_backward(op, algos, backward)
     classes = mapping.classes_of(op)
     # Exact type: a subclass may override forward, which ai3 would not honour.
     targets = [(name, m) for name, m in module.named_modules() if type(m) in classes]
     sample_input_shape = selection.sample_shape(sample_input_shape, batched=False)
     shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
     dtype = next((p.dtype for p in module.parameters()), torch.float32)
-    candidates = [_candidate(name or type(m).__name__, m, shapes.get(id(m)), dtype) for name, m in targets]
-    chosen = selection.select(op, algos, candidates, allow_keep=True)
-    for (name, m), algorithm in zip(targets, chosen):
+    named = [(name or type(m).__name__, m) for name, m in targets]
+    candidates = [_candidate(name, m, shapes.get(id(m)), dtype) for name, m in named]
+    chosen = selection.select(op, selectors.forward, candidates, allow_keep=True, recorder=recorder)
+    gradient_ops = layers.backward_ops(op)
+    gradients = [
+        None if algorithm in selection.KEEP_NAMES else _gradient_candidates(name, m, shapes.get(id(m)), dtype, gradient_ops)
+        for (name, m), algorithm in zip(named, chosen)
+    ]
+    backwards = selection.select_backward(op, selectors, candidates, gradients, gradient_ops, recorder=recorder)
+    for (name, m), (full_name, _), algorithm, grads in zip(targets, named, chosen, backwards):
         if algorithm in selection.KEEP_NAMES:
             continue
-        new = Layer.from_module(m, algorithm, name or type(m).__name__)
+        new = _replacement(swap_with, m, algorithm, full_name, grads, op)
         if not name:  # the module itself is the layer
             return new
         parent_name, _, child = name.rpartition(".")
         setattr(module.get_submodule(parent_name), child, new)
     return module
+
+
+def _replacement(swap_with: Optional[type], m: nn.Module, algorithm: str, name: str, backward: dict, op: str) -> nn.Module:
+    if swap_with is None:
+        return Layer.from_module(m, algorithm, name, backward)
+    if isinstance(swap_with, type) and issubclass(swap_with, Layer):
+        return swap_with.from_module(m, algorithm, name, backward)
+    try:
+        new = swap_with(m, algorithm)
+    except errors.Error:
+        raise
+    except Exception as e:
+        raise errors.InvalidArgument(f"{op} layer '{name}': swap_with {swap_with!r} raised {type(e).__name__}: {e}") from e
+    if not isinstance(new, nn.Module):
+        raise errors.InvalidArgument(
+            f"{op} layer '{name}': swap_with {swap_with!r} made a {type(new).__name__}, not an nn.Module"
+        )
+    return new
 
 
 def _candidate(name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dtype) -> selection.Candidate:
@@ -175,41 +226,78 @@ def _candidate(name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dty
         run.algorithm = algorithm if new is m else new.resolved_algorithm()
         return run
 
+    return selection.Candidate(name, m, shape, make_layer, _params(m), _dtype_name(m, dtype), "NCHW", "torch", ("torch",))
+
+
+def _params(m: nn.Module) -> dict[str, Any]:
+    """What keys a torch layer in the tuning cache."""
     weights = {k: tuple(p.shape) for k, p in m.named_parameters(recurse=False)}
-    params = {"module": type(m).__name__, "config": m.extra_repr(), "weights": weights}
+    return {"module": type(m).__name__, "config": m.extra_repr(), "weights": weights}
+
+
+def _dtype_name(m: nn.Module, dtype: torch.dtype) -> str:
+    return str(next((p.dtype for p in m.parameters(recurse=False)), dtype)).replace("torch.", "")
+
+
+def _gradient_candidates(
+    name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dtype, gradient_ops: Mapping[str, str]
+) -> dict[str, selection.Candidate]:
     dtype = next((p.dtype for p in m.parameters(recurse=False)), dtype)
-    return selection.Candidate(name, m, shape, make_layer, params, str(dtype).replace("torch.", ""), "NCHW", "torch", ("torch",))
+    """{target: Candidate} for each gradient op of the ai3 layer replacing
+    `m` (its input's, each present weight's). "auto" times a gradient op
+    on its real inputs: x random of the layer's input shape (seeded), y =
+    the torch layer's output for it, a random grad_output."""
+    _, weights_of = mapping.lookup(m).read(m, name)
+    present = {"data", *(n for n, w in weights_of.items() if w is not None)}
+    probe: list[Layer] = []  # the ai3 layer, built once if "auto" times a gradient
+
+    def inputs() -> list[torch.Tensor]:
+        generator = torch.Generator().manual_seed(0)
+        x = torch.randn(shape, generator=generator, dtype=dtype)
+        with torch.no_grad():
+            y = m(x)
+        return [torch.randn(y.shape, generator=generator, dtype=y.dtype), x, y]
+
+    def candidate(grad_op: str) -> selection.Candidate:
+        def make_layer(algorithm: str) -> Any:
+            if not probe:
+                probe.append(Layer.from_module(m, "default", name))
+            weights, names = probe[0].weights()
+            attrs = probe[0].attrs_json(shape)
+            resolved = ops.prepare(grad_op, attrs, weights, names, algorithm, name)  # refuses what cannot take it
+            args = inputs()
+
+            def run(_: np.ndarray) -> torch.Tensor:
+                return torch.ops.ai3.layer(args, weights, names, grad_op, attrs, algorithm, name)
+
+            run.algorithm = resolved
+            return run
+
+        return selection.Candidate(name, m, shape, make_layer, _params(m), _dtype_name(m, dtype), "NCHW", "torch")
+
+    return {t: candidate(g) for t, g in gradient_ops.items() if t in present}
 
 
-def swap_conv2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    """swap_operation("conv2d", ...): every nn.Conv2d."""
-    return swap_operation("conv2d", module, algos, sample_input_shape)
+def _swap_of(op: str, what: str) -> Any:
+    """swap_<op>: swap_operation(op, ...) under its own name and signature."""
+
+    def swap(module: nn.Module, *args: Any, **kwargs: Any) -> nn.Module:
+        return swap_operation(op, module, *args, **kwargs)
+
+    signature = inspect.signature(swap_operation)
+    swap.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
+    swap.__name__ = swap.__qualname__ = f"swap_{op}"
+    swap.__doc__ = f"swap_operation({op!r}, ...): every {what}, in place (see swap_operation for algos, backward and swap_with)."
+    return swap
 
 
-def swap_linear(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    return swap_operation("linear", module, algos, sample_input_shape)
-
-
-def swap_relu(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    return swap_operation("relu", module, algos, sample_input_shape)
-
-
-def swap_maxpool2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    return swap_operation("maxpool2d", module, algos, sample_input_shape)
-
-
-def swap_avgpool2d(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    return swap_operation("avgpool2d", module, algos, sample_input_shape)
-
-
-def swap_adaptiveavgpool2d(
-    module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
-) -> nn.Module:
-    return swap_operation("adaptiveavgpool2d", module, algos, sample_input_shape)
-
-
-def swap_flatten(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
-    return swap_operation("flatten", module, algos, sample_input_shape)
+swap_conv2d = _swap_of("conv2d", "nn.Conv2d")
+swap_linear = _swap_of("linear", "nn.Linear")
+swap_relu = _swap_of("relu", "nn.ReLU")
+swap_maxpool2d = _swap_of("maxpool2d", "nn.MaxPool2d")
+swap_avgpool2d = _swap_of("avgpool2d", "nn.AvgPool2d")
+swap_adaptiveavgpool2d = _swap_of("adaptiveavgpool2d", "nn.AdaptiveAvgPool2d")
+swap_flatten = _swap_of("flatten", "nn.Flatten")
 
 
 def swap_attention(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
@@ -218,6 +306,17 @@ def swap_attention(module: nn.Module, algos: Optional[Selector] = None, sample_i
     from ai3.torch import attention
 
     return attention.swap_attention(module, algos, sample_input_shape)
+
+
+def record_backward(module: nn.Module, backward: Any, sample_input_shape: Sequence[int], *, recorder: Any) -> None:
+    """For ai3.plan(..., backward=...): the selection (and "auto" timing)
+    the in-place swaps make for the gradient ops of `module`'s layers, into
+    `recorder`; `module` itself is left alone (a copy is swapped)."""
+    target = copy.deepcopy(module)
+    present = {e.op for e in map(mapping.lookup, target.modules()) if e is not None}
+    for op in mapping.swappable_ops():
+        if op in present and layers.backward_ops(op):
+            target = swap_operation(op, target, "default", sample_input_shape, backward=backward, recorder=recorder)
 
 
 def applicable(layer: nn.Module, algorithm: str) -> bool:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from ai3 import errors
@@ -43,16 +44,28 @@ class Entry:
     image: bool = False  # an NCHW op: a rank-3 input is one CHW image, as PyTorch takes it
     resolve: Optional[Resolve] = None  # module-level function (a swapped module pickles it)
     methods: tuple[str, ...] = ("forward",)  # what a subclass must not override for ai3 to stand in
+    # What the swapped module runs in training mode (module.training), when
+    # that differs from the core op: a module-level function (swapped module,
+    # input) -> output (a swapped module pickles it). None: the core op in
+    # both modes.
+    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None
 
 
 _TABLE: dict[type, Entry] = {}
 
 
-def maps(*classes: type, op: str, image: bool = False, resolve: Optional[Resolve] = None, methods: tuple[str, ...] = ("forward",)):
+def maps(
+    *classes: type,
+    op: str,
+    image: bool = False,
+    resolve: Optional[Resolve] = None,
+    methods: tuple[str, ...] = ("forward",),
+    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None,
+):
     """Registers `read` as the mapping of `classes` onto `op`."""
 
     def register(read: Callable[[nn.Module, str], tuple[Attrs, Weights]]):
-        entry = Entry(op, read, image, resolve, methods)
+        entry = Entry(op, read, image, resolve, methods, training)
         for cls in classes:
             _TABLE[cls] = entry
         return read
@@ -168,7 +181,33 @@ def _pad2d(m: nn.ConstantPad2d, name: str) -> tuple[Attrs, Weights]:
     return params.pad2d(m.padding, "constant", m.value, name), {}
 
 
-@maps(nn.BatchNorm2d, op="batchnorm2d")
+def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """A swapped BatchNorm2d in training mode: torch's own batch-statistics
+    forward (F.batch_norm, updating the running statistics), as
+    nn.BatchNorm2d.forward runs it, from the attributes and tensors the
+    swapped module took over (momentum, eps, num_batches_tracked, ...).
+    The core's batchnorm2d is the inference form (running statistics)."""
+    if x.dim() != 4:
+        raise ValueError(f"expected 4D input (got {x.dim()}D input)")  # nn.BatchNorm2d's check and words
+    factor = 0.0 if m.momentum is None else m.momentum
+    if m.track_running_stats and m.num_batches_tracked is not None:
+        m.num_batches_tracked.add_(1)
+        if m.momentum is None:  # a cumulative moving average
+            factor = 1.0 / float(m.num_batches_tracked)
+    # batch_norm updates the running statistics in place without bumping
+    # their version counters, which key the core layer the eval-mode forward
+    # runs (ai3.torch.ops), so eval() would run the old statistics. It updates
+    # copies here, which go back with copy_ (a counted in-place write); the
+    # copies, not the buffers, are what its backward saves.
+    mean, var = m.running_mean.clone(), m.running_var.clone()
+    y = F.batch_norm(x, mean, var, m.weight, m.bias, True, factor, m.eps)
+    with torch.no_grad():
+        m.running_mean.copy_(mean)
+        m.running_var.copy_(var)
+    return y
+
+
+@maps(nn.BatchNorm2d, op="batchnorm2d", training=batchnorm_training)
 def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     if m.running_mean is None or m.running_var is None:
         raise errors.UnsupportedOperation(
@@ -221,5 +260,6 @@ def image_ops() -> frozenset[str]:
 
 
 __all__ = [
-    "Entry", "adaptive_size", "base_class", "classes_of", "image_ops", "lookup", "maps", "softmax_axis", "swappable_ops"
+    "Entry", "adaptive_size", "batchnorm_training", "base_class", "classes_of", "image_ops", "lookup", "maps",
+    "softmax_axis", "swappable_ops",
 ]

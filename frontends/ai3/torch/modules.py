@@ -22,8 +22,14 @@ layers: "conv2d layer 'features.0': input (1, 4, 16, 16) (NCHW) has 4
 channels, ...". The image ops take a 3-D CHW input as a batch of one, as
 PyTorch does.
 
-Inference only: the forward runs whatever the grad mode, but a backward
-through an ai3 layer raises ai3.UnsupportedOperation.
+Training: the layer is differentiable. Its backward runs the op's gradient
+ops (ai3.layers.backward_ops) with the algorithms of `backward` ({target:
+algorithm}, "default" for a target left out), through ai3::layer
+(ai3.torch.ops). ``train()`` / ``eval()`` mean what they mean for the
+module replaced: a swapped BatchNorm2d in training mode runs torch's own
+batch-statistics forward and updates the running statistics
+(mapping.Entry.training); in eval mode, the core's. An op without gradient
+ops raises ai3.UnsupportedOperation naming the layer when its backward runs.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from ai3 import errors
+from ai3 import errors, layers
 from ai3.torch import mapping, ops, params
 
 _PLAIN = (int, float, bool, str, type(None))
@@ -51,8 +57,10 @@ class Layer(nn.Module):
     """A core layer of `op` with `attrs` (the core's names) running the
     algorithm `algorithm`; `weights` by the op's declared names
     (ai3.layers.schema(op)), registered as this module's parameters (a
-    Parameter, or a tensor that requires grad) or buffers. Prefer
-    `from_module` to replace a torch module."""
+    Parameter, or a tensor that requires grad) or buffers; `backward`:
+    {target: algorithm} of its gradient ops (ai3.layers.backward_ops; a
+    target left out runs "default"). Prefer `from_module` to replace a
+    torch module."""
 
     def __init__(
         self,
@@ -64,6 +72,7 @@ class Layer(nn.Module):
         name: str = "",
         image: bool = False,
         resolve: Optional[mapping.Resolve] = None,
+        backward: Optional[Mapping[str, str]] = None,
     ):
         super().__init__()
         if not isinstance(algorithm, str):
@@ -82,11 +91,14 @@ class Layer(nn.Module):
             elif t is not None:
                 self.register_buffer(n, t)
             keys.append(None if t is None else n)
-        self._setup(op, dict(attrs or {}), keys, algorithm, name, image, resolve)
+        self._setup(op, dict(attrs or {}), keys, algorithm, name, image, resolve, backward)
 
-    def _setup(self, op, attrs, keys, algorithm, name, image, resolve) -> None:
+    def _setup(self, op, attrs, keys, algorithm, name, image, resolve, backward=None, training=None) -> None:
         self.op = op
         self.algorithm = algorithm
+        self.backward = _backward_choice(op, name, backward)
+        self._backward_json = ops.canonical(self.backward) if self.backward else ""
+        self._training = training  # what runs in training mode, if not the core op (mapping.Entry.training)
         self.name = str(name)
         self._weight_keys = tuple(keys)  # the attribute holding each declared weight (None: absent)
         self._weight_names = ",".join(n for n, k in zip(ops.weight_names(op), keys) if k is not None)
@@ -104,9 +116,12 @@ class Layer(nn.Module):
         self._prepare()
 
     @classmethod
-    def from_module(cls, module: nn.Module, algorithm: str = "default", name: str = "") -> "Layer":
+    def from_module(
+        cls, module: nn.Module, algorithm: str = "default", name: str = "", backward: Optional[Mapping[str, str]] = None
+    ) -> "Layer":
         """The ai3 layer computing what `module` computes, by the mapping's
-        entry for its class (ai3.torch.mapping), with `module`'s own tensors."""
+        entry for its class (ai3.torch.mapping), with `module`'s own tensors;
+        `backward`: {target: algorithm} of its gradient ops."""
         entry = mapping.lookup(module)
         what = f"{type(module).__module__}.{type(module).__name__}"
         if entry is None or entry.op == "identity":
@@ -154,7 +169,7 @@ class Layer(nn.Module):
                 new.register_buffer(key, t.detach(), persistent=False)
             keys.append(key)
         new.train(module.training)
-        new._setup(entry.op, attrs, keys, algorithm, name, entry.image, entry.resolve)
+        new._setup(entry.op, attrs, keys, algorithm, name, entry.image, entry.resolve, backward, entry.training)
         return new
 
     # -- running ------------------------------------------------------------
@@ -165,9 +180,34 @@ class Layer(nn.Module):
         return [getattr(self, k) for k in self._weight_keys if k is not None], self._weight_names
 
     def _prepare(self) -> None:
-        """Builds (and caches) the core layer now, so that an algorithm that
-        cannot take the layer is refused when swapping, naming the module."""
+        """Builds (and caches) the core layer now, and the gradient layers of
+        the algorithms `backward` names, so that an algorithm that cannot
+        take the layer is refused when swapping, naming the module. (The
+        "default" gradient layers wait for the first backward: a model that
+        only runs inference keeps no copies of its weights for them.)"""
         self.resolved_algorithm()
+        self._resolve_backward(self.backward)
+
+    def resolved_backward(self) -> dict[str, str]:
+        """{target: the algorithm its gradient op runs} ("default" resolved
+        where it can be known, as resolved_algorithm), for every gradient op
+        of this layer (its input's, and each present weight's)."""
+        return self._resolve_backward(None)
+
+    def _resolve_backward(self, only: Optional[Mapping[str, str]]) -> dict[str, str]:
+        weights, names = self.weights()
+        present = {"data", *(names.split(",") if names else ())}
+        gradients = {t: g for t, g in layers.backward_ops(self.op).items() if t in present and (only is None or t in only)}
+        chosen = {t: self.backward.get(t, "default") for t in gradients}
+        if self._attrs_json is None or not ops.buildable(weights):
+            return chosen
+        return {t: ops.prepare(g, self._attrs_json, weights, names, chosen[t], self.name) for t, g in gradients.items()}
+
+    def attrs_json(self, input_shape: Any) -> str:
+        """The attrs ai3::layer gets for an input of this (batched) shape."""
+        if self._attrs_json is not None:
+            return self._attrs_json
+        return ops.canonical(self._resolve(self.attrs, tuple(int(d) for d in input_shape), self.name))
 
     def resolved_algorithm(self) -> str:
         """The algorithm the core runs for this layer ("default" resolved);
@@ -185,19 +225,41 @@ class Layer(nn.Module):
                 raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: {what} must be a torch.Tensor, got {type(x).__name__}")
         if not inputs:
             raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: takes at least one input")
+        if self.training and self._training is not None:
+            return self._training(self, *inputs)
         unbatched = self._image and inputs[0].dim() == 3
         if unbatched:
             inputs = (inputs[0].unsqueeze(0), *inputs[1:])
-        attrs = self._attrs_json
-        if attrs is None:
-            attrs = ops.canonical(self._resolve(self.attrs, tuple(int(d) for d in inputs[0].shape), self.name))
+        attrs = self.attrs_json(inputs[0].shape)
         weights, names = self.weights()
-        y = torch.ops.ai3.layer(list(inputs), weights, names, self.op, attrs, self.algorithm, self.name)
+        y = torch.ops.ai3.layer(list(inputs), weights, names, self.op, attrs, self.algorithm, self.name, self._backward_json)
         return y.squeeze(0) if unbatched else y
 
     def extra_repr(self) -> str:
         attrs = ", ".join(f"{k}={v!r}" for k, v in self.attrs.items())
-        return f"{self.op}, {attrs + ', ' if attrs else ''}algorithm={self.algorithm!r}"
+        backward = f", backward={self.backward!r}" if self.backward else ""
+        return f"{self.op}, {attrs + ', ' if attrs else ''}algorithm={self.algorithm!r}{backward}"
+
+
+def _backward_choice(op: str, name: str, backward: Optional[Mapping[str, str]]) -> dict[str, str]:
+    """`backward` checked: {target: algorithm name} over the op's gradient
+    ops, "default" entries left out (they are what a missing one means)."""
+    if backward is None:
+        return {}
+    gradients = layers.backward_ops(op)
+    if not isinstance(backward, Mapping):
+        raise errors.InvalidArgument(f"{ops.label(op, name)}: backward must map gradient targets to algorithms, got {backward!r}")
+    chosen = {}
+    for target, algorithm in backward.items():
+        if target not in gradients:
+            raise errors.InvalidArgument(
+                f"{ops.label(op, name)}: backward names gradient {target!r}; {op}'s gradients are {sorted(gradients) or 'none'}"
+            )
+        if not isinstance(algorithm, str):
+            raise errors.InvalidArgument(f"{ops.label(op, name)}: the {target} gradient's algorithm must be a string, got {algorithm!r}")
+        if algorithm != "default":
+            chosen[target] = algorithm
+    return dict(sorted(chosen.items()))
 
 
 def _key_of(module: nn.Module, t: torch.Tensor) -> Optional[str]:

@@ -3,7 +3,8 @@
 Importing this module registers, in the ``ai3`` namespace::
 
     ai3::layer(Tensor[] inputs, Tensor[] weights, str weight_names,
-               str op, str attrs, str algorithm, str name) -> Tensor
+               str op, str attrs, str algorithm, str name,
+               str backward="") -> Tensor
 
 - ``op``: a core op (``ai3.layers.schema(op)``, core/ops/README.md);
 - ``inputs``: its inputs (one for most ops; q, k, v[, mask] for attention);
@@ -16,7 +17,13 @@ Importing this module registers, in the ``ai3`` namespace::
   sorted keys, no spaces), so graphs captured by torch.compile,
   torch.export and torch.jit.trace stay self-describing;
 - ``algorithm``: a name from ``ai3.algorithms()[op]`` or "default";
-- ``name``: the layer's name in error messages (the module path).
+- ``name``: the layer's name in error messages (the module path);
+- ``backward``: the algorithms of the op's gradient ops, as canonical JSON
+  ``{target: algorithm}`` (target "data" or a weight name, as in
+  ``ai3.layers.backward_ops(op)``; e.g. ``{"data":"gemm","weight":"direct"}``);
+  a target left out, or ``""`` for all, runs "default". The forward ignores
+  it (beyond checking it); it is an argument, not module state, so a graph
+  captured by torch.compile or torch.export keeps the backward choice.
 
 Inputs and weights: float32 or float64, of one dtype, on the CPU or (in a
 --config=cuda build) on a GPU, where they stay: weighted layers run on
@@ -35,15 +42,22 @@ version counter, dtype, shape and strides, the other weights' identities,
 the op, attrs, algorithm and name; an in-place update of a weight
 (optimizer step, ``load_state_dict``) or a replaced ``.data``
 (``module.to(torch.float64)``) therefore builds a new layer, and the stale
-one is dropped. Weightless layers are cached per thread by their
+one is dropped. (A write through ``t.data`` bumps no version counter, as
+torch.autograd.gradcheck's perturbations do: call clear_cache() after
+one.) Weightless layers are cached per thread by their
 parameters, at most WEIGHTLESS_CACHE_SIZE of them.
 
-Inference only: the op runs under autograd (inputs or weights that require
-grad are fine, the forward runs), but its backward raises
-ai3.UnsupportedOperation("... ai3 layers are inference-only"). The backward
-is registered (on this one op, for every core op) so that torch.compile can
-trace a model whose parameters require grad; the error comes when a
-backward pass actually runs.
+Autograd: the backward of a layer of op F runs F's gradient ops
+(``F_backward_data``, ``F_backward_<weight>``: core ops like any other,
+found by ``ai3.layers.backward_ops``) through ai3::layer itself, with
+inputs [grad_output, x, y], F's weights and attrs and the algorithm
+``backward`` names, computing only the gradients autograd asks for. Those
+layers are cached as above: a weight's in-place update (an optimizer's
+step) bumps its version, so the next forward and backward build fresh
+layers and the stale ones go. A gradient the core has no op for raises
+ai3.UnsupportedOperation naming the layer when the backward runs (not when
+torch.compile traces it). Backward through a backward (double backward)
+raises the same way: the gradient ops have no gradient ops.
 """
 
 from __future__ import annotations
@@ -62,7 +76,10 @@ from torch.utils.weak import WeakIdKeyDictionary
 from ai3 import cuda, errors, layers
 
 NAMESPACE = "ai3"
-SCHEMA = "(Tensor[] inputs, Tensor[] weights, str weight_names, str op, str attrs, str algorithm, str name) -> Tensor"
+SCHEMA = (
+    "(Tensor[] inputs, Tensor[] weights, str weight_names, str op, str attrs, str algorithm, str name, "
+    'str backward="") -> Tensor'
+)
 WEIGHTLESS_CACHE_SIZE = 1024
 _FLOATS = (torch.float32, torch.float64)
 
@@ -341,53 +358,114 @@ def prepare(op: str, attrs: str, weights: Sequence[torch.Tensor], names: str, al
 
 
 @torch.library.custom_op("ai3::layer", mutates_args=(), schema=SCHEMA)
-def layer(inputs, weights, weight_names, op, attrs, algorithm, name):
+def layer(inputs, weights, weight_names, op, attrs, algorithm, name, backward=""):
     named = _check(inputs, weights, weight_names, op, name)
+    parse_backward(backward, op, name)
     return _entry(named, op, attrs, algorithm, name).run(inputs)
 
 
 @layer.register_fake
-def _(inputs, weights, weight_names, op, attrs, algorithm, name):
+def _(inputs, weights, weight_names, op, attrs, algorithm, name, backward=""):
+    parse_backward(backward, op, name)
     return inputs[0].new_empty(output_shape(inputs, weights, weight_names, op, attrs, name))
 
 
 # ---------------------------------------------------------------------------
-# Autograd: inference only, for every op at once. The backward calls
-# ai3::backward_unsupported, whose real kernel raises; its fake kernel lets
-# torch.compile/AOTAutograd trace the backward graph of a model whose
-# parameters require grad (the error then comes only if backward runs).
-# A real backward (per op, from the core) goes in here, in this one place.
+# Autograd, for every op at once: each gradient is a core op of its own
+# (<op>_backward_<target>, ai3.layers.backward_ops), run through this same
+# ai3::layer with inputs [grad_output, x, y] and the forward's weights and
+# attrs, so eager, torch.compile, torch.export and opcheck see custom ops
+# with fake kernels in the backward graph too. Only the gradients autograd
+# asks for (ctx.needs_input_grad) are computed. A gradient the core lacks
+# (an op without gradient ops, an input of a multi-input op) goes through
+# ai3::backward_unsupported, whose real kernel raises and whose fake kernel
+# lets torch.compile/AOTAutograd trace the backward graph of such a model
+# (the error then comes only if backward runs).
 
-INFERENCE_ONLY = "ai3 layers are inference-only; {op} has no backward (run the model under torch.no_grad() or torch.inference_mode(), or keep the PyTorch layer where you need gradients)"
+
+def parse_backward(backward: str, op: str, name: str) -> dict[str, str]:
+    """ai3::layer's `backward`: canonical JSON {target: algorithm} of the
+    op's gradient ops ("" or a target left out: "default")."""
+    if not backward:
+        return {}
+    chosen = _parse_backward(backward)
+    if chosen is None:
+        raise errors.InvalidArgument(f"{label(op, name)}: backward must be a JSON object of algorithm names, got {backward!r}")
+    unknown = sorted(set(chosen) - set(layers.backward_ops(op)))
+    if unknown:
+        raise errors.InvalidArgument(
+            f"{label(op, name)}: backward names gradient {unknown[0]!r}, but {op}'s gradient ops are "
+            f"{layers.backward_ops(op) or 'none'}"
+        )
+    return chosen
 
 
-@torch.library.custom_op("ai3::backward_unsupported", mutates_args=(), schema="(Tensor grad, str op) -> Tensor")
-def backward_unsupported(grad, op):
-    raise errors.UnsupportedOperation(INFERENCE_ONLY.format(op=op))
+@functools.lru_cache(maxsize=1024)
+def _parse_backward(backward: str) -> Optional[dict[str, str]]:
+    try:
+        value = json.loads(backward)
+    except ValueError:
+        return None
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        return None
+    return value
+
+
+def no_gradient(op: str, name: str, target: str, multi_input: bool) -> str:
+    """Why the gradient w.r.t. `target` ("data" or a weight) cannot be had."""
+    what = "its input" if target == "data" else target
+    if multi_input:
+        why = "gradients of multi-input layers are not implemented"
+    else:
+        have = ", ".join(layers.backward_ops(op).values()) or "none"
+        why = f"the core has no op {op}{layers.BACKWARD}{target} (its gradient ops: {have})"
+    return (
+        f"{label(op, name)}: no gradient w.r.t. {what}: {why}; keep the PyTorch layer (selector 'torch') "
+        "where you need this gradient, or run under torch.no_grad()"
+    )
+
+
+@torch.library.custom_op("ai3::backward_unsupported", mutates_args=(), schema="(Tensor grad, str why) -> Tensor")
+def backward_unsupported(grad, why):
+    raise errors.UnsupportedOperation(why)
 
 
 @backward_unsupported.register_fake
-def _(grad, op):
+def _(grad, why):
     return grad.new_empty(())
 
 
 def _setup_context(ctx, inputs, output):
-    tensors, weights, op = inputs[0], inputs[1], inputs[3]
-    ctx.op = op
-    ctx.shapes = ([tuple(t.shape) for t in tensors], [tuple(w.shape) for w in weights])
+    tensors, weights, names, op, attrs, _, name, backward = inputs
+    ctx.call = (names, op, attrs, name, backward, len(tensors))
+    ctx.save_for_backward(*tensors, output, *weights)
 
 
 def _backward(ctx, grad):
-    marker = torch.ops.ai3.backward_unsupported(grad, ctx.op)
-    input_shapes, weight_shapes = ctx.shapes
-    return ([marker.expand(s) for s in input_shapes], [marker.expand(s) for s in weight_shapes], None, None, None, None, None)
+    names, op, attrs, name, backward, count = ctx.call
+    saved = ctx.saved_tensors
+    inputs, y, weights = saved[:count], saved[count], list(saved[count + 1 :])
+    need_inputs, need_weights = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+    chosen = parse_backward(backward, op, name)
+    gradient_ops = layers.backward_ops(op)
+    grad = grad.contiguous()  # autograd hands e.g. sum()'s gradient as a stride-0 expand
+
+    def gradient(target: str, like: torch.Tensor) -> torch.Tensor:
+        grad_op = gradient_ops.get(target)
+        if grad_op is None or count != 1:
+            return torch.ops.ai3.backward_unsupported(grad, no_gradient(op, name, target, count != 1)).expand(like.shape)
+        return torch.ops.ai3.layer([grad, inputs[0], y], weights, names, grad_op, attrs, chosen.get(target, "default"), name)
+
+    grad_inputs = [gradient("data", x) if need else None for x, need in zip(inputs, need_inputs)]
+    split = names.split(",") if names else []
+    grad_weights = [gradient(n, w) if need else None for n, w, need in zip(split, weights, need_weights)]
+    return grad_inputs, grad_weights, None, None, None, None, None, None
 
 
 layer.register_autograd(_backward, setup_context=_setup_context)
 
 
 __all__ = [
-    "INFERENCE_ONLY",
     "SCHEMA",
     "buildable",
     "cached_layer_count",
@@ -396,7 +474,9 @@ __all__ = [
     "label",
     "layer",
     "named_weights",
+    "no_gradient",
     "output_shape",
     "parse",
+    "parse_backward",
     "prepare",
 ]
