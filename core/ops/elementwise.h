@@ -7,6 +7,11 @@
 // ElementwiseDirect is the "direct" algorithm of such an op from one
 // function object: the loop, the threading and the dtype dispatch live here
 // once, each op's file only says what y is for one x.
+//
+// Each op's gradient (<op>_backward_data, core/ops/backward.h) is declared
+// beside it the same way: its Attrs derive DataGradientAttrs<the op's
+// Attrs>, and ElementwiseBackwardDirect runs one function object saying
+// what dx is for one (dy, x, y).
 #ifndef AI3_CORE_OPS_ELEMENTWISE_H_
 #define AI3_CORE_OPS_ELEMENTWISE_H_
 
@@ -15,7 +20,9 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/layer.h"
 #include "core/math/dispatch.h"
+#include "core/ops/backward.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 #include "core/tensor.h"
@@ -29,6 +36,20 @@
 #endif
 
 namespace ai3 {
+
+namespace internal {
+// Runs body = make(T()) over [0, n) on `dtype`, split over OpenMP threads
+// from kParallelThreshold elements; body.fn is its function object, whose
+// constants are hidden from the optimiser first (see core/parallel.h).
+template <int64_t kParallelThreshold, class Make>
+void RunElementwise(DType dtype, int64_t n, Make make) {
+  DispatchFloat(dtype, [&](auto zero) {
+    auto body = make(zero);
+    HideFromOptimizer(body.fn);
+    ParallelRanges(0, n, n >= kParallelThreshold, body);
+  });
+}
+}  // namespace internal
 
 // An op's attributes derive from this with itself as `Derived` and define
 // `static constexpr char kOp[]`.
@@ -67,14 +88,12 @@ class ElementwiseDirect : public Algorithm<Attrs> {
    public:
     explicit RunKernel(const Attrs& attrs) : attrs_(attrs) {}
     void Run(const Tensor& input, const Tensor& output, void*) override {
-      DispatchFloat(input.dtype, [&](auto zero) {
-        using T = decltype(zero);
-        Apply<T> apply{Fn<T>(attrs_), input.data_as<const T>(),
-                       output.data_as<T>()};
-        HideFromOptimizer(apply.fn);  // its constants: see core/parallel.h
-        const int64_t n = input.numel();
-        ParallelRanges(0, n, n >= kParallelThreshold, apply);
-      });
+      internal::RunElementwise<kParallelThreshold>(
+          input.dtype, input.numel(), [&](auto zero) {
+            using T = decltype(zero);
+            return Apply<T>{Fn<T>(attrs_), input.data_as<const T>(),
+                            output.data_as<T>()};
+          });
     }
 
    private:
@@ -115,6 +134,67 @@ template <class Attrs, class Fn, int64_t kParallelThreshold = (1 << 13)>
 using SharedElementwiseDirect =
     ElementwiseDirect<Attrs, internal::EveryType<Fn>::template Of,
                       kParallelThreshold>;
+
+// "direct" for the data gradient of an elementwise op, `Attrs` deriving
+// DataGradientAttrs<the op's Attrs>: dx[i] = Grad<T>(attrs)(dy[i], x[i],
+// y[i]) over the inputs [dy, x, y], threaded and vectorised as
+// ElementwiseDirect. Grad reads x or y, whichever its formula is exact and
+// cheap in (sigmoid and tanh y, relu y as torch does, gelu x).
+//   AI3_REGISTER_ALGORITHM(SigmoidBackwardDataAttrs, "direct", Device::kCPU,
+//                          ElementwiseBackwardDirect<..., SigmoidGradFn>);
+template <class Attrs, template <typename> class Grad,
+          int64_t kParallelThreshold = (1 << 13)>
+class ElementwiseBackwardDirect : public Algorithm<Attrs> {
+ public:
+  std::unique_ptr<Kernel> Prepare(const Attrs& attrs,
+                                  const std::vector<Tensor>&) const override {
+    return std::make_unique<RunKernel>(attrs);
+  }
+
+ private:
+  class RunKernel : public MultiInputKernel {
+   public:
+    explicit RunKernel(const Attrs& attrs) : attrs_(attrs) {}
+    void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                   void*) override {
+      internal::RunElementwise<kParallelThreshold>(
+          output.dtype, output.numel(), [&](auto zero) {
+            using T = decltype(zero);
+            return Apply<T>{Grad<T>(attrs_),
+                            inputs[kGradOutput].data_as<const T>(),
+                            inputs[kForwardInput].data_as<const T>(),
+                            inputs[kForwardOutput].data_as<const T>(),
+                            output.data_as<T>()};
+          });
+    }
+
+   private:
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"  // as ElementwiseDirect
+    template <typename T>
+    struct Apply {
+      Grad<T> fn;
+      const T* __restrict dy;
+      const T* __restrict x;
+      const T* __restrict y;
+      T* __restrict dx;
+      void operator()(int64_t lo, int64_t hi) const {
+#pragma omp simd
+        for (int64_t i = lo; i < hi; ++i) dx[i] = fn(dy[i], x[i], y[i]);
+      }
+    };
+#pragma GCC diagnostic pop
+
+    Attrs attrs_;
+  };
+};
+
+// ElementwiseBackwardDirect of a gradient formula in the op's header: one
+// class with a template `T operator()(T dy, T x, T y) const` (ReluGradFn).
+template <class Attrs, class Grad, int64_t kParallelThreshold = (1 << 13)>
+using SharedElementwiseBackwardDirect =
+    ElementwiseBackwardDirect<Attrs, internal::EveryType<Grad>::template Of,
+                              kParallelThreshold>;
 
 }  // namespace ai3
 

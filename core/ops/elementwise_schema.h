@@ -13,4 +13,10 @@
                              .Default(Device::kCPU, {{"direct"}}) \
                              .Default(Device::kCUDA, {{"direct"}}))
 
+// The same for such an op's gradient, <op>_backward_data (its "direct" is
+// ElementwiseBackwardDirect, on the CPU).
+#define AI3_DECLARE_ELEMENTWISE_BACKWARD_OP(Attrs, doc)   \
+  AI3_REGISTER_OP_SCHEMA(::ai3::OpDeclaration<Attrs>(doc) \
+                             .Default(Device::kCPU, {{"direct"}}))
+
 #endif  // AI3_CORE_OPS_ELEMENTWISE_SCHEMA_H_

@@ -22,6 +22,20 @@ struct ReluFn {
   }
 };
 
+// relu_backward_data: dx = dy where y > 0, else 0. Read from y, as torch's
+// threshold_backward(grad, result, 0) does, so where x is NaN (and y with
+// it) dy passes, as in torch.
+struct ReluBackwardDataAttrs : DataGradientAttrs<ReluAttrs> {
+  static constexpr char kOp[] = "relu_backward_data";
+};
+struct ReluGradFn {
+  explicit ReluGradFn(const ReluAttrs&) {}
+  template <typename T>
+  T operator()(T dy, T, T y) const {
+    return y <= T(0) ? T(0) : dy;
+  }
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_RELU_RELU_H_
