@@ -252,10 +252,6 @@ class Layer(keras.layers.Layer):
         # the original layer's serialisation, for its training-mode forward
         self.keras_layer = keras_layer
         self.supports_jit = False  # Ai3Layer has no XLA kernel
-        # Keras' own layer for training=True, made on first use on these
-        # variables (_training_form); kept out of Keras' tracking so that
-        # its variables are not the model's twice.
-        object.__setattr__(self, "_keras_form", None)
         self.steps = [dict(s) for s in steps]
         self.variable_specs = [dict(v) for v in variables]
         self._vars = [
@@ -267,6 +263,9 @@ class Layer(keras.layers.Layer):
         for v in self._vars:  # layer.kernel etc., as on the Keras layer (tracked once)
             if v.name.isidentifier() and not hasattr(self, v.name):
                 setattr(self, v.name, v)
+        # Keras' own layer for training=True, reading these variables; kept
+        # out of Keras' tracking so that they are not the model's twice.
+        object.__setattr__(self, "_keras_form", self._training_form() if keras_layer is not None else None)
         self.built = True
         # static input shape (without the batch) -> what each step's op
         # call takes; filled on first call per shape, so a call does no
@@ -293,27 +292,27 @@ class Layer(keras.layers.Layer):
             ))
         return calls
 
-    def _training_form(self, shape: tuple) -> Any:
-        """The original Keras layer (from keras_layer) reading this layer's
-        variables: built once (outside any tf.function, as Keras builds),
-        then each of its variable attributes pointed at the Layer's own
-        variable of the same position."""
-        form = self._keras_form
-        if form is None:
-            form = keras.layers.deserialize(self.keras_layer)
-            with tf.init_scope():
-                form.build(shape)
-            own = {id(v): i for i, v in enumerate(form.weights)}
-            for attr, value in list(vars(form).items()):
-                if id(value) in own:
-                    object.__setattr__(form, attr, self._vars[own[id(value)]])
-            object.__setattr__(self, "_keras_form", form)
-        form.trainable = self.trainable
+    def _training_form(self) -> Any:
+        """The original Keras layer (keras_layer, a serialisation with its
+        build config, so it comes back built), each of its variable
+        attributes pointed at the Layer's own variable of the same position.
+        Made with the Layer: a layer cannot create state in its call."""
+        form = keras.layers.deserialize(self.keras_layer)
+        if not form.built or len(form.weights) != len(self._vars):
+            raise errors.InternalError(
+                f"{self.op} layer '{self.name}': its Keras form for training mode came back without its "
+                f"{len(self._vars)} variables"
+            )
+        own = {id(v): i for i, v in enumerate(form.weights)}
+        for attr, value in list(vars(form).items()):
+            if id(value) in own:
+                object.__setattr__(form, attr, self._vars[own[id(value)]])
         return form
 
     def call(self, inputs: Any, training: Any = None) -> Any:
-        if training and self.keras_layer is not None:
-            return self._training_form(tuple(inputs.shape)).call(inputs, training=True)
+        if training and self._keras_form is not None:
+            self._keras_form.trainable = self.trainable  # frozen: Keras' inference form
+            return self._keras_form.call(inputs, training=True)
         dtype = tf.as_dtype(inputs.dtype).name
         if dtype not in _FLOATS:
             raise errors.DTypeError(
