@@ -20,6 +20,13 @@ import pytest_main
 SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[int, ...]]]] = {
     "conv2d": ({"padding": 1, "stride": [1, 2]}, {"weight": (4, 3, 3, 3), "bias": (4,)}, [(1, 3, 8, 8)]),
     "linear": ({}, {"weight": (5, 3), "bias": (5,)}, [(2, 3)]),
+    # Gradient ops (issue 16): the forward's attrs and weights, inputs
+    # [grad_output, x, y].
+    **{
+        f"conv2d_backward_{t}": ({"padding": 1, "stride": [1, 2]}, {"weight": (4, 3, 3, 3), "bias": (4,)}, [(1, 4, 8, 4), (1, 3, 8, 8), (1, 4, 8, 4)])
+        for t in ("data", "weight", "bias")
+    },
+    **{f"linear_backward_{t}": ({}, {"weight": (5, 3), "bias": (5,)}, [(2, 5), (2, 3), (2, 5)]) for t in ("data", "weight", "bias")},
     "relu": ({}, {}, [(2, 3)]),
     "sigmoid": ({}, {}, [(2, 3)]),
     "silu": ({}, {}, [(2, 3)]),

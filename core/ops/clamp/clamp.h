@@ -48,6 +48,24 @@ struct ClampFn {
   double lo, hi;
 };
 
+// clamp_backward_data: dy where min < x < max, else 0 (NaN passes dy), as
+// torch's hardtanh_backward for the modules clamp serves (nn.ReLU6,
+// nn.Hardtanh) and TF's Relu6Grad: at x exactly min or max the gradient is
+// 0. (torch.clamp's own backward keeps dy at the bounds; the two differ
+// there only.)
+struct ClampBackwardDataAttrs : DataGradientAttrs<ClampAttrs> {
+  static constexpr char kOp[] = "clamp_backward_data";
+};
+struct ClampGradFn {
+  explicit ClampGradFn(const ClampAttrs& a) : lo(a.min), hi(a.max) {}
+  template <typename T>
+  T operator()(T dy, T x, T) const {
+    const T l = static_cast<T>(lo), h = static_cast<T>(hi);
+    return x <= l || x >= h ? T(0) : dy;
+  }
+  double lo, hi;
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_CLAMP_CLAMP_H_

@@ -1,6 +1,7 @@
 // conv2d's declaration (core/op_schema.h): attributes, weights, "default".
 #include "core/op_schema.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/conv2d_declaration.h"
 
 namespace ai3 {
 namespace {
@@ -40,26 +41,7 @@ bool NchwFirstLayer(const A& a) {
 }
 
 AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("2-D convolution; weight (out, in / groups, kh, kw)")
-        .Pair("stride", &A::stride_h, &A::stride_w, "(h, w)")
-        .Pads("padding", {&A::pad_top, &A::pad_bottom, &A::pad_left,
-                          &A::pad_right},
-              "(top, bottom, left, right) zeros")
-        .Pair("dilation", &A::dilation_h, &A::dilation_w, "(h, w)")
-        .Field("groups", &A::groups, "input and output channels split in")
-        .LayoutAttr()
-        .ActivationAttr()
-        .Weight("weight", "(out, in / groups, kh, kw)")
-        .OptionalWeight("bias", "(out,)")
-        .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-          const Shape& shape = internal::WeightShape(w, 0, 4, "weight");
-          a.out_channels = shape[0];
-          a.in_channels = CheckedMul(shape[1], a.groups, "in_channels");
-          a.kernel_h = shape[2];
-          a.kernel_w = shape[3];
-          a.has_bias = w[1].has_value();
-          a.dtype = w[0]->dtype;
-        })
+    Conv2dDeclaration<A>("2-D convolution; weight (out, in / groups, kh, kw)")
         .Default(Device::kCPU,
                  {{"smm", "NCHW depthwise", &NchwDepthwise},
                   {"implicit gemm", "NCHW, one group of at most 4 channels",

@@ -11,7 +11,7 @@
 // A 1x1 stride-1 unpadded layer needs no im2col: the input is the matrix (for
 // NHWC, all images of the batch form one matrix).
 //
-// im2col is spread over OpenMP threads; the GEMM calls, which thread
+// im2col (conv2d_im2col.h) is spread over OpenMP threads; the GEMM calls, which thread
 // themselves, are made outside any parallel region.
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,7 @@
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/conv2d/conv2d.h"
-#include "core/ops/conv2d/conv2d_ranges.h"
+#include "core/ops/conv2d/conv2d_im2col.h"
 
 namespace ai3 {
 namespace {
@@ -91,42 +91,6 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
     }
   }
 
-  // col[(c*kh + r)*kw + s][oh*OW + ow] for one image's group (xg: its cg
-  // channel planes).
-  template <typename T>
-  static void Im2colNchw(const Conv2dGeometry& g, const T* xg, T* col) {
-    const int64_t pixels = g.oh * g.ow;
-    const int64_t rows = g.cg * g.kh * g.kw;
-#pragma omp parallel for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
-      const int64_t s = row % g.kw;
-      const int64_t r = (row / g.kw) % g.kh;
-      const int64_t c = row / (g.kw * g.kh);
-      const T* xc = xg + c * g.h * g.w;
-      T* dst = col + row * pixels;
-      int64_t lo, hi;
-      ValidRange(s * g.dw - g.pw, g.sw, g.w, g.ow, &lo, &hi);
-      for (int64_t oh = 0; oh < g.oh; ++oh) {
-        T* d = dst + oh * g.ow;
-        const int64_t ih = oh * g.sh - g.ph + r * g.dh;
-        if (ih < 0 || ih >= g.h) {
-          std::fill(d, d + g.ow, T(0));
-          continue;
-        }
-        // Input column of output column ow: ow*sw + s*dw - pw.
-        const T* src = xc + ih * g.w;
-        const int64_t shift = s * g.dw - g.pw;
-        std::fill(d, d + lo, T(0));
-        if (g.sw == 1) {
-          for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow + shift];
-        } else {
-          for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * g.sw + shift];
-        }
-        std::fill(d + hi, d + g.ow, T(0));
-      }
-    }
-  }
-
   template <typename T>
   void RunNhwc(const Conv2dGeometry& g, const T* x, T* y, T* col) const {
     const T* b = bias<T>();
@@ -165,31 +129,6 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
                 w + grp * g.kg * depth, depth, beta, yn + grp * g.kg, g.k);
       }
       ApplyActivationParallel(attrs_.activation.As<T>(), yn, pixels * g.k);
-    }
-  }
-
-  // col[oh*OW + ow][(r*kw + s)*cg + c] for one image; xg points at the
-  // group's first channel of pixel (0, 0).
-  template <typename T>
-  static void Im2colNhwc(const Conv2dGeometry& g, const T* xg, T* col) {
-    const int64_t depth = g.kh * g.kw * g.cg;
-#pragma omp parallel for schedule(static)
-    for (int64_t oh = 0; oh < g.oh; ++oh) {
-      for (int64_t ow = 0; ow < g.ow; ++ow) {
-        T* d = col + (oh * g.ow + ow) * depth;
-        for (int64_t r = 0; r < g.kh; ++r) {
-          const int64_t ih = oh * g.sh - g.ph + r * g.dh;
-          for (int64_t s = 0; s < g.kw; ++s, d += g.cg) {
-            const int64_t iw = ow * g.sw - g.pw + s * g.dw;
-            if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
-              std::fill(d, d + g.cg, T(0));
-            } else {
-              std::memcpy(d, xg + (ih * g.w + iw) * g.c,
-                          static_cast<size_t>(g.cg) * sizeof(T));
-            }
-          }
-        }
-      }
     }
   }
 

@@ -1,14 +1,17 @@
 // gelu's declaration (core/op_schema.h).
+#include <utility>
+
 #include "core/op_schema.h"
 #include "core/ops/gelu/gelu.h"
 
 namespace ai3 {
 namespace {
 
-using A = GeluAttrs;
-
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("x * Phi(x) elementwise, exact or tanh")
+// gelu's attributes, which its gradient takes as they are.
+template <class A>
+OpDeclaration<A> Declare(const char* doc) {
+  return std::move(
+      OpDeclaration<A>(doc)
         .Attr([] {
                 AttrDecl d{"approximate", AttrType::kString,
                            std::string("none")};
@@ -20,7 +23,13 @@ AI3_REGISTER_OP_SCHEMA(
                 a.approximate = internal::As<std::string>(v) == "tanh"
                                     ? A::Approximate::kTanh
                                     : A::Approximate::kNone;
-              })
+              }));
+}
+
+AI3_REGISTER_OP_SCHEMA(Declare<GeluAttrs>("x * Phi(x) elementwise, exact or tanh")
+                           .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    Declare<GeluBackwardDataAttrs>("gelu's input gradient, exact or tanh")
         .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace

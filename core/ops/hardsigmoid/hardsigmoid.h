@@ -27,6 +27,22 @@ struct HardsigmoidAttrs : ElementwiseAttrs<HardsigmoidAttrs> {
   }
 };
 
+// hardsigmoid_backward_data: dx = alpha * dy where 0 < alpha x + beta < 1
+// (the ends excluded, as torch's hardsigmoid_backward: -3 < x < 3), else 0.
+struct HardsigmoidBackwardDataAttrs : DataGradientAttrs<HardsigmoidAttrs> {
+  static constexpr char kOp[] = "hardsigmoid_backward_data";
+};
+struct HardsigmoidGradFn {
+  explicit HardsigmoidGradFn(const HardsigmoidAttrs& a)
+      : alpha(a.alpha), beta(a.beta) {}
+  template <typename T>
+  T operator()(T dy, T x, T) const {
+    const T r = static_cast<T>(alpha) * x + static_cast<T>(beta);
+    return r > T(0) && r < T(1) ? static_cast<T>(alpha) * dy : T(0);
+  }
+  double alpha, beta;
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_HARDSIGMOID_HARDSIGMOID_H_

@@ -1,16 +1,26 @@
 // hardsigmoid's declaration (core/op_schema.h).
+#include <utility>
+
 #include "core/op_schema.h"
 #include "core/ops/hardsigmoid/hardsigmoid.h"
 
 namespace ai3 {
 namespace {
 
-using A = HardsigmoidAttrs;
+// hardsigmoid's attributes, which its gradient takes as they are.
+template <class A>
+OpDeclaration<A> Declare(const char* doc) {
+  return std::move(OpDeclaration<A>(doc)
+                       .Field("alpha", &A::alpha, "torch 1/6, ONNX 0.2")
+                       .Field("beta", &A::beta, "0.5 in both"));
+}
 
 AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("clamp(alpha * x + beta, 0, 1) elementwise")
-        .Field("alpha", &A::alpha, "torch 1/6, ONNX 0.2")
-        .Field("beta", &A::beta, "0.5 in both")
+    Declare<HardsigmoidAttrs>("clamp(alpha * x + beta, 0, 1) elementwise")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    Declare<HardsigmoidBackwardDataAttrs>(
+        "hardsigmoid's input gradient: alpha dy inside (0, 1), else 0")
         .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace

@@ -37,6 +37,20 @@ struct LeakyReluFn {
   double alpha;
 };
 
+// leaky_relu_backward_data: dx = dy where x > 0, alpha * dy elsewhere (x == 0
+// and NaN included), as torch's leaky_relu_backward.
+struct LeakyReluBackwardDataAttrs : DataGradientAttrs<LeakyReluAttrs> {
+  static constexpr char kOp[] = "leaky_relu_backward_data";
+};
+struct LeakyReluGradFn {
+  explicit LeakyReluGradFn(const LeakyReluAttrs& a) : alpha(a.alpha) {}
+  template <typename T>
+  T operator()(T dy, T x, T) const {
+    return x > T(0) ? dy : static_cast<T>(alpha) * dy;
+  }
+  double alpha;
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_LEAKY_RELU_LEAKY_RELU_H_

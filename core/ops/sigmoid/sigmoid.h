@@ -13,6 +13,19 @@ struct SigmoidAttrs : ElementwiseAttrs<SigmoidAttrs> {
   static constexpr char kOp[] = "sigmoid";
 };
 
+// sigmoid_backward_data: dx = dy * y * (1 - y), from y as torch's
+// sigmoid_backward.
+struct SigmoidBackwardDataAttrs : DataGradientAttrs<SigmoidAttrs> {
+  static constexpr char kOp[] = "sigmoid_backward_data";
+};
+struct SigmoidGradFn {
+  explicit SigmoidGradFn(const SigmoidAttrs&) {}
+  template <typename T>
+  T operator()(T dy, T, T y) const {
+    return dy * (T(1) - y) * y;
+  }
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_SIGMOID_SIGMOID_H_

@@ -13,6 +13,11 @@ struct SiluAttrs : ElementwiseAttrs<SiluAttrs> {
   static constexpr char kOp[] = "silu";
 };
 
+// silu_backward_data: dy * d/dx (x sigmoid(x)) (backward_direct.cc).
+struct SiluBackwardDataAttrs : DataGradientAttrs<SiluAttrs> {
+  static constexpr char kOp[] = "silu_backward_data";
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_SILU_SILU_H_

@@ -13,6 +13,18 @@ struct TanhAttrs : ElementwiseAttrs<TanhAttrs> {
   static constexpr char kOp[] = "tanh";
 };
 
+// tanh_backward_data: dx = dy * (1 - y^2), from y as torch's tanh_backward.
+struct TanhBackwardDataAttrs : DataGradientAttrs<TanhAttrs> {
+  static constexpr char kOp[] = "tanh_backward_data";
+};
+struct TanhGradFn {
+  explicit TanhGradFn(const TanhAttrs&) {}
+  template <typename T>
+  T operator()(T dy, T, T y) const {
+    return dy * (T(1) - y * y);
+  }
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_TANH_TANH_H_

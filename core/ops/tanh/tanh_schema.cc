@@ -6,6 +6,8 @@ namespace ai3 {
 namespace {
 
 AI3_DECLARE_ELEMENTWISE_OP(TanhAttrs, "tanh(x) elementwise");
+AI3_DECLARE_ELEMENTWISE_BACKWARD_OP(TanhBackwardDataAttrs,
+                                    "tanh's input gradient: dy (1 - y^2)");
 
 }  // namespace
 }  // namespace ai3

@@ -1,0 +1,50 @@
+// erfc for the gelu algorithms (its forward and its gradient, whose
+// Phi(x) = erfc(-x / sqrt(2)) / 2), in a form whose loop vectorises.
+#ifndef AI3_CORE_OPS_GELU_ERFC_KERNEL_H_
+#define AI3_CORE_OPS_GELU_ERFC_KERNEL_H_
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "core/ops/sigmoid/exp.h"
+
+namespace ai3 {
+
+// erfc in float32 without a library call, so the loop vectorises (ViT's
+// exact GELUs took 34 of its 274 ms with std::erfc): Numerical Recipes'
+// erfcc, a Chebyshev fit of erfc(z) = t exp(-z^2 + P(t)), t = 1/(1 + z/2),
+// z = |x|, with fractional error below 1.2e-7 for every z >= 0 (about an
+// ulp of float), and erfc(-z) = 2 - erfc(z). NaN stays NaN; erfc(+inf) is
+// 0 and erfc(-inf) 2, as Exp flushes to 0. float64 keeps std::erfc, whose
+// accuracy this fit does not reach.
+inline float Erfc(float x, const vmath::ExpRange<float>& range) {
+  const float z = std::fabs(x);
+  const float t = 1.0f / (1.0f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  const float e = t * vmath::Exp<float>(p - z * z, range);
+  // e for x >= 0, 2 - e for x < 0, by arithmetic on the sign bit: a
+  // select on x < 0 kept GCC from vectorising the loop on OpenMP's
+  // parallel path. (e is returned exactly where it is tiny.)
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  const float negative = static_cast<float>(bits >> 31);
+  return e + negative * (2.0f - 2.0f * e);
+}
+
+inline double Erfc(double x, const vmath::ExpRange<double>&) {
+  return std::erfc(x);
+}
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_GELU_ERFC_KERNEL_H_
