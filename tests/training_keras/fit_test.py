@@ -38,9 +38,13 @@ def cnn(seed: int = 0, batchnorm: bool = True, dropout: float = 0.0) -> keras.Mo
 
 
 def swap_every_op(model: keras.Model, conv: str = "default", backward=None) -> keras.Model:
+    """Every layer of the CNN whose op has its gradient in the core swapped
+    (all of them once issue 16's gradient ops are in; conv2d and linear
+    at least)."""
+    require(("conv2d", "linear"))
     out = ai3.keras.swap_conv2d(model, conv, backward=backward)
     for op in ("linear", "relu", "maxpool2d", "adaptiveavgpool2d", "batchnorm2d"):
-        if ai3.keras.layers_of(out, op):
+        if ai3.keras.layers_of(out, op) and "data" in core_layers.backward_ops(op):
             out = ai3.keras.swap_operation(op, out, "default")
     return out
 
@@ -71,17 +75,22 @@ def fit(model: keras.Model, x, y, epochs: int = 2) -> list[float]:
 def test_fit_matches_keras(batchnorm: bool) -> None:
     """2 epochs of model.fit (Adam), swapped against plain Keras: the final
     losses within 1e-3, the weights after training close."""
-    require(CNN_OPS)
     x, y = data()
     plain = cnn(batchnorm=batchnorm)
     swapped = swap_every_op(plain)
-    assert sum(isinstance(layer, ai3.keras.layers.Layer) for layer in swapped.layers) >= 6
+    swapped_ops = {layer.op for layer in swapped.layers if isinstance(layer, ai3.keras.layers.Layer)}
+    assert swapped_ops == {op for op in CNN_OPS[:-1] if "data" in core_layers.backward_ops(op)} - (
+        set() if batchnorm else {"batchnorm2d"}
+    )
     losses_ref = fit(plain, x, y)
     losses = fit(swapped, x, y)
     assert abs(losses[-1] - losses_ref[-1]) < 1e-3, (losses, losses_ref)
     assert losses_ref[-1] < losses_ref[0]  # it did train
+    # Adam normalises each step by the gradient's size: a weight whose
+    # gradient is near 0 (a bias before a ReLU) may move by up to a few lr
+    # steps differently on rounding alone, so an absolute bound of 1e-3.
     for a, b in zip(swapped.get_weights(), plain.get_weights()):
-        assert util.rel_err(a, b) < 1e-3
+        assert np.abs(a - b).max() < 1e-3
     # inference afterwards: the core with the trained weights
     assert util.rel_err(swapped.predict(x[:8], verbose=0), plain.predict(x[:8], verbose=0)) < 1e-3
 
@@ -89,7 +98,6 @@ def test_fit_matches_keras(batchnorm: bool) -> None:
 def test_fit_with_dropout_and_backward_choices() -> None:
     """Dropout stays Keras' own (seeded, the same mask in both); conv2d
     with a named forward and a gradient mapping."""
-    require(("conv2d", "maxpool2d", "relu", "adaptiveavgpool2d", "linear"))
     grads = core_layers.backward_ops("conv2d")
     x, y = data(32)
     plain = cnn(batchnorm=False, dropout=0.25)
@@ -109,12 +117,12 @@ def test_optimizer_updates_are_seen() -> None:
     plain = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3), keras.layers.Flatten(), keras.layers.Dense(2)])
     swapped = ai3.keras.swap_linear(ai3.keras.swap_conv2d(plain, "gemm"), "gemm")
     x = np.random.default_rng(6).standard_normal((4, 6, 6, 2)).astype(np.float32)
-    optimizer = keras.optimizers.SGD(0.1)
+    optimizer = keras.optimizers.SGD(0.05)
 
     @tf.function
     def step(inp):
         with tf.GradientTape() as tape:
-            loss = tf.reduce_sum(tf.square(swapped(inp)))
+            loss = tf.reduce_mean(tf.square(swapped(inp) - 1.0))
         optimizer.apply_gradients(zip(tape.gradient(loss, swapped.trainable_weights), swapped.trainable_weights))
         return loss
 
@@ -124,7 +132,7 @@ def test_optimizer_updates_are_seen() -> None:
         for _ in range(3):
             if eager:
                 with tf.GradientTape() as tape:
-                    loss = tf.reduce_sum(tf.square(swapped(x)))
+                    loss = tf.reduce_mean(tf.square(swapped(x) - 1.0))
                 optimizer.apply_gradients(zip(tape.gradient(loss, swapped.trainable_weights), swapped.trainable_weights))
             else:
                 step(tf.constant(x))

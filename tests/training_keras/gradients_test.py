@@ -72,8 +72,8 @@ def single_layer(case: str, dtype: str, seed: int = 0):
     rng = np.random.default_rng(seed)
     # non-trivial weights everywhere (a batch norm's statistics too)
     model.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) for w in model.get_weights()])
-    (step,) = graph.map_layer(layer, (None, *shape))
-    return model, step.op, shape
+    steps = graph.map_layer(layer, (None, *shape))  # the swap's op runs first
+    return model, steps[0].op, shape
 
 
 def inputs(shape: tuple, batch: int, dtype: str, seed: int) -> np.ndarray:

@@ -2,8 +2,10 @@
 its one op, Ai3Layer, with ai3's errors.
 
 The library `_tf_ops.so` sits next to `_core.so` in the ai3 package and is
-loaded once, on first use, with `tf.load_op_library`. Ai3Layer runs any
-single-input core layer: NHWC input (read in place), the Keras layer's
+loaded once, on first use, with `tf.load_op_library` (which also registers
+Ai3Layer's gradient, `_gradient`). Ai3Layer runs any core layer: NHWC
+inputs (read in place; one for a Keras layer's step, [grad, x, y] for a
+gradient op), the Keras layer's
 variables as inputs (read into the core's layout once and cached per weight
 buffer inside the kernel), the core op, attributes, algorithm and layer name
 as attrs. A failure inside the core comes back as a
