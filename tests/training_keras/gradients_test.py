@@ -150,6 +150,33 @@ def test_every_gradient_algorithm(case: str, dtype: str) -> None:
     assert ran >= len(grads)
 
 
+def test_unknown_spatial_size() -> None:
+    """A tf.function traced for any height and width: the "same" padding of
+    the gradient ops is resolved per call from x (their input 1), and the
+    gradients keep the shapes TensorFlow expects."""
+    model, op, shape = single_layer("Conv2D_stride2_same_even", "float32")
+    require_gradients(op)
+    swapped = ai3.keras.swap_conv2d(model, "default")
+    layer, plain = swapped.layers[0], model.layers[0]
+
+    def grads(m):
+        @tf.function(input_signature=[tf.TensorSpec([None, None, None, 3]), tf.TensorSpec([None, None, None, 5])])
+        def run(x, w):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                loss = tf.reduce_sum(m(x) * w)
+            return tape.gradient(loss, [x, *m.trainable_weights])
+
+        return run
+
+    got, ref = grads(layer), grads(plain)
+    for h, w in ((8, 8), (7, 10)):
+        x = inputs((h, w, 3), 2, "float32", h)
+        g = np.random.default_rng(w).standard_normal(plain(x).shape).astype(np.float32)
+        for a, b in zip(got(x, g), ref(x, g)):
+            assert util.rel_err(a, b) < util.TOLERANCE["float32"], (h, w)
+
+
 def test_forward_winograd_backward_gemm() -> None:
     """The selector beside the forward one: swap_conv2d(m, "winograd",
     backward=...) in each form gives the same gradients."""

@@ -47,8 +47,8 @@
 // AssignAddVariableOp / AssignSubVariableOp / AssignVariableOp, each of
 // which copies a buffer that is referenced elsewhere before writing
 // (PrepareToUpdateVariable), so the step after an update sees a new buffer,
-// compares it and rebuilds (tests/training_keras: fit_test's stale-weights
-// check fails if a layer kept the old weights).
+// compares it and rebuilds (tests/training_keras/fit_test.py's
+// test_optimizer_updates_are_seen fails if a layer kept the old weights).
 //
 // Errors: an ai3::Error becomes an InvalidArgument (Unimplemented for
 // kUnsupported, Internal for kInternal) status whose message starts with
