@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/ops/pool2d/pool2d.h"
 
 namespace ai3 {
@@ -18,6 +19,13 @@ struct AdaptiveMaxPool2dAttrs : AdaptiveAvgPool2dAttrs {
     PoolNoParams(kOp, params);
     ValidateOutputSize();
   }
+};
+
+// adaptivemaxpool2d_backward_data: each output's gradient to its window's
+// first maximum, as PyTorch (core/ops/pool2d/pool2d_backward.h).
+struct AdaptiveMaxPool2dBackwardDataAttrs
+    : DataGradientAttrs<AdaptiveMaxPool2dAttrs> {
+  static constexpr char kOp[] = "adaptivemaxpool2d_backward_data";
 };
 
 }  // namespace ai3

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -41,6 +42,31 @@ struct BatchNorm2dAttrs {
   // as scale[channels] then shift[channels], of `dtype` (what every
   // algorithm runs, CPU or GPU).
   Buffer FoldScaleShift(const std::vector<Tensor>& params) const;
+};
+
+// The gradients of that affine map, y = x * scale + shift per channel
+// (core/ops/backward.h; the weights are the forward's four):
+//   batchnorm2d_backward_data:   dx = dy * scale
+//   batchnorm2d_backward_weight: d weight[c] = sum over (n, h, w) of
+//                                dy (x - running_mean[c]) / sqrt(running_var[c] + eps)
+//   batchnorm2d_backward_bias:   d bias[c] = sum over (n, h, w) of dy
+// Training-mode batch normalisation (batch statistics) is not this op: the
+// frontends run the framework's own layer for it.
+struct BatchNorm2dBackwardDataAttrs : DataGradientAttrs<BatchNorm2dAttrs> {
+  static constexpr char kOp[] = "batchnorm2d_backward_data";
+};
+// A gradient shaped like the (channels,) weights.
+struct BatchNorm2dParamGradientAttrs : GradientAttrs<BatchNorm2dAttrs> {
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    CheckGradientInputs(inputs);
+    return {channels};
+  }
+};
+struct BatchNorm2dBackwardWeightAttrs : BatchNorm2dParamGradientAttrs {
+  static constexpr char kOp[] = "batchnorm2d_backward_weight";
+};
+struct BatchNorm2dBackwardBiasAttrs : BatchNorm2dParamGradientAttrs {
+  static constexpr char kOp[] = "batchnorm2d_backward_bias";
 };
 
 }  // namespace ai3

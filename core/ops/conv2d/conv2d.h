@@ -78,6 +78,30 @@ struct Conv2dOperands {
   int threads;  // the threads the workspace was sized for
 };
 
+// The OIHW weights of a conv2d with `attrs` copied into another order:
+// element (o, c, r, s) goes to index(o, c, r, s). For the forward's gemm and
+// kn2row (Conv2dKernelBase::ReorderedWeights) and the gradients' gemm.
+template <class Index>
+Buffer ReorderConv2dWeights(const Conv2dAttrs& attrs, const void* weight,
+                            const Index& index) {
+  const int64_t k = attrs.out_channels;
+  const int64_t cg = attrs.in_channels_per_group();
+  const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
+  Buffer out(static_cast<size_t>(k * cg * kh * kw) * SizeOf(attrs.dtype));
+  DispatchFloat(attrs.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const T* src = static_cast<const T*>(weight);
+    T* dst = out.as<T>();
+    for (int64_t o = 0; o < k; ++o)
+      for (int64_t c = 0; c < cg; ++c)
+        for (int64_t r = 0; r < kh; ++r)
+          for (int64_t s = 0; s < kw; ++s)
+            dst[index(o, c, r, s)] = src[((o * cg + c) * kh + r) * kw + s];
+    return 0;
+  });
+  return out;
+}
+
 // What every conv2d kernel keeps: the attributes and the layer's weights.
 // Subclasses implement Run<T> for T = float, double; Run dispatches.
 template <class Derived>
@@ -114,26 +138,11 @@ class Conv2dKernelBase : public WeightBiasKernel<Conv2dAttrs> {
     p.threads = threads;
   }
 
-  // The weights copied once into another order (gemm, kn2row): element
-  // (o, c, r, s) of the OIHW weight goes to index(o, c, r, s).
+  // The weights copied once into another order (gemm, kn2row); see
+  // ReorderConv2dWeights.
   template <class Index>
   Buffer ReorderedWeights(const Index& index) const {
-    const int64_t k = attrs_.out_channels;
-    const int64_t cg = attrs_.in_channels_per_group();
-    const int64_t kh = attrs_.kernel_h, kw = attrs_.kernel_w;
-    Buffer out(static_cast<size_t>(k * cg * kh * kw) * SizeOf(attrs_.dtype));
-    DispatchFloat(attrs_.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T* src = this->template weight<T>();
-      T* dst = out.as<T>();
-      for (int64_t o = 0; o < k; ++o)
-        for (int64_t c = 0; c < cg; ++c)
-          for (int64_t r = 0; r < kh; ++r)
-            for (int64_t s = 0; s < kw; ++s)
-              dst[index(o, c, r, s)] = src[((o * cg + c) * kh + r) * kw + s];
-      return 0;
-    });
-    return out;
+    return ReorderConv2dWeights(attrs_, weight_, index);
   }
 
   // The weights packed once for a register-blocked kernel (implicit gemm,

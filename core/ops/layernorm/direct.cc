@@ -1,7 +1,6 @@
 // layernorm "direct": one task per normalised row of D = prod(trailing dims)
-// elements: a vectorised pass for the mean, one for the variance around it
-// (two passes: no cancellation for rows with a large mean), and one writing
-// (x - mean) * rstd * weight + bias. Rows are split over OpenMP threads when
+// elements: the row's mean and rstd (RowStatsOf, row_stats_kernel.h), then a
+// pass writing (x - mean) * rstd * weight + bias. Rows are split over OpenMP threads when
 // there is enough work.
 #include <cmath>
 #include <cstdint>
@@ -10,6 +9,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/layernorm/layernorm.h"
+#include "core/ops/layernorm/row_stats_kernel.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
@@ -24,14 +24,7 @@ void LayerNorm(const T* x, T* y, int64_t rows, int64_t d, T eps,
   ParallelFor(0, rows, rows * d >= kParallelThreshold, [&](int64_t r) {
     const T* __restrict xr = x + r * d;
     T* __restrict yr = y + r * d;
-    T sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < d; ++i) sum += xr[i];
-    const T mean = sum / T(d);
-    T sq = 0;
-#pragma omp simd reduction(+ : sq)
-    for (int64_t i = 0; i < d; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
-    const T rstd = T(1) / std::sqrt(sq / T(d) + eps);
+    const auto [mean, rstd] = RowStatsOf(xr, d, eps);
     if (weight && bias) {
 #pragma omp simd
       for (int64_t i = 0; i < d; ++i) {
@@ -60,10 +53,7 @@ class DirectKernel : public Kernel {
   }
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
-    int64_t d = 1;
-    for (int64_t i = input.rank() - attrs_.axes; i < input.rank(); ++i) {
-      d *= input.shape[i];
-    }
+    const int64_t d = NormalizedSize(input.shape, attrs_.axes);
     if (d == 0) return;
     const int64_t rows = input.numel() / d;
     DispatchFloat(input.dtype, [&](auto zero) {

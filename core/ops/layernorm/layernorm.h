@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -30,6 +32,45 @@ struct LayerNormAttrs {
   // params: weight if has_weight, then bias if has_bias.
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// The gradients (core/ops/backward.h; the weights are the forward's), with
+// xhat = (x - mean) * rstd per row as the forward computes it:
+//   layernorm_backward_data:   g = dy * weight (dy without one), then
+//                              dx = rstd (g - mean(g) - xhat mean(g xhat))
+//   layernorm_backward_weight: sum over the rows of dy xhat
+//   layernorm_backward_bias:   sum over the rows of dy
+// A weight's or the bias's gradient needs the layer to have that weight.
+struct LayerNormBackwardDataAttrs : DataGradientAttrs<LayerNormAttrs> {
+  static constexpr char kOp[] = "layernorm_backward_data";
+};
+// Shaped like the normalised dims.
+struct LayerNormParamGradientAttrs : GradientAttrs<LayerNormAttrs> {
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    CheckGradientInputs(inputs);
+    const Shape& x = inputs[kForwardInput].shape;
+    return Shape(x.end() - axes, x.end());
+  }
+  void CheckHas(bool present, const char* what) const {
+    if (!present) {
+      Fail(ErrorKind::kInvalidArgument, "the layer has no ", what,
+           " to take the gradient of");
+    }
+  }
+};
+struct LayerNormBackwardWeightAttrs : LayerNormParamGradientAttrs {
+  static constexpr char kOp[] = "layernorm_backward_weight";
+  void Validate(const std::vector<Tensor>& params) const {
+    LayerNormAttrs::Validate(params);
+    CheckHas(has_weight, "weight");
+  }
+};
+struct LayerNormBackwardBiasAttrs : LayerNormParamGradientAttrs {
+  static constexpr char kOp[] = "layernorm_backward_bias";
+  void Validate(const std::vector<Tensor>& params) const {
+    LayerNormAttrs::Validate(params);
+    CheckHas(has_bias, "bias");
+  }
 };
 
 }  // namespace ai3

@@ -1,14 +1,17 @@
 // layernorm's declaration (core/op_schema.h).
+#include <utility>
+
 #include "core/op_schema.h"
 #include "core/ops/layernorm/layernorm.h"
 
 namespace ai3 {
 namespace {
 
-using A = LayerNormAttrs;
-
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("normalisation over the last `axes` dims (nn.LayerNorm)")
+// layernorm's attributes and weights, which its gradients take as they are.
+template <class A>
+OpDeclaration<A> Declare(const char* doc) {
+  return std::move(
+    OpDeclaration<A>(doc)
         .Attr([] {
                 AttrDecl d{"axes", AttrType::kInt};
                 d.nullable = true;
@@ -32,8 +35,23 @@ AI3_REGISTER_OP_SCHEMA(
           a.axes = !internal::IsNone(axes)
                        ? internal::As<int64_t>(axes)
                        : (any ? static_cast<int64_t>(any->shape.size()) : 1);
-        })
+        }));
+}
+
+AI3_REGISTER_OP_SCHEMA(
+    Declare<LayerNormAttrs>(
+        "normalisation over the last `axes` dims (nn.LayerNorm)")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    Declare<LayerNormBackwardDataAttrs>("layernorm's input gradient")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    Declare<LayerNormBackwardWeightAttrs>(
+        "layernorm's weight gradient: sum of dy xhat over the rows")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(Declare<LayerNormBackwardBiasAttrs>(
+                           "layernorm's bias gradient: sum of dy over the rows")
+                           .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -24,6 +24,12 @@ struct LogSoftmaxAttrs : SoftmaxAttrs {
   }
 };
 
+// log_softmax_backward_data: dx = dy - exp(y) sum over the axis of dy, from
+// y as torch's _log_softmax_backward_data.
+struct LogSoftmaxBackwardDataAttrs : DataGradientAttrs<LogSoftmaxAttrs> {
+  static constexpr char kOp[] = "log_softmax_backward_data";
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_LOG_SOFTMAX_LOG_SOFTMAX_H_

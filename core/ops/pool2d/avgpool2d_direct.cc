@@ -4,7 +4,6 @@
 // the bottom/right padding in ceil_mode counts fewer); else by the number of
 // in-bounds elements. NCHW runs one thread per (n, c) plane; NHWC runs threads
 // over (n, output row) with the channels as the vectorised inner loop.
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -16,40 +15,22 @@
 namespace ai3 {
 namespace {
 
-// One window along one dimension, PyTorch's way: [begin, end) in the input
-// and the extent `padded` that count_include_pad divides by.
-struct Span {
-  int64_t begin, end, padded;
-};
-Span SpanOf(int64_t o, int64_t stride, int64_t pad_before, int64_t pad_after,
-            int64_t kernel, int64_t size) {
-  const int64_t start = o * stride - pad_before;
-  const int64_t end = std::min(start + kernel, size + pad_after);
-  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
-}
-
-int64_t Divisor(const AvgPool2dAttrs& a, const Span& h, const Span& w) {
-  if (a.divisor_override > 0) return a.divisor_override;
-  if (a.count_include_pad) return h.padded * w.padded;
-  return (h.end - h.begin) * (w.end - w.begin);
-}
-
 struct AvgPoolLoops {
   template <typename T>
   static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
                    const T* x, T* y) {
     ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
       for (int64_t oh = 0; oh < g.oh; ++oh) {
-        const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+        const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
         for (int64_t ow = 0; ow < g.ow; ++ow) {
-          const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+          const AvgSpan ws = AvgSpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
           T sum = 0;
           for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
             for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
               sum += xp[ih * g.w + iw];
             }
           }
-          yp[oh * g.ow + ow] = sum / static_cast<T>(Divisor(a, hs, ws));
+          yp[oh * g.ow + ow] = sum / static_cast<T>(AvgDivisor(a, hs, ws));
         }
       }
     });
@@ -60,9 +41,9 @@ struct AvgPoolLoops {
                    const T* x, T* y) {
     const int64_t c = g.c;
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
-      const Span hs = SpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
+      const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const Span ws = SpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
+        const AvgSpan ws = AvgSpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
         T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
         for (int64_t k = 0; k < c; ++k) yp[k] = 0;
         for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
@@ -72,7 +53,7 @@ struct AvgPoolLoops {
             for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
           }
         }
-        const T divisor = static_cast<T>(Divisor(a, hs, ws));
+        const T divisor = static_cast<T>(AvgDivisor(a, hs, ws));
         for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
       }
     });

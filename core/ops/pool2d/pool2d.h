@@ -6,12 +6,14 @@
 //   MaxPool2dAttrs          "maxpool2d"
 //   AvgPool2dAttrs          "avgpool2d"
 //   AdaptiveAvgPool2dAttrs  "adaptiveavgpool2d"
+// and each its input gradient, <op>_backward_data (core/ops/backward.h).
 #ifndef AI3_CORE_OPS_POOL2D_POOL2D_H_
 #define AI3_CORE_OPS_POOL2D_POOL2D_H_
 
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/ops/elementwise.h"  // AI3_HOST_DEVICE
 #include "core/tensor.h"
 
@@ -92,6 +94,20 @@ struct AdaptiveAvgPool2dAttrs {
   void ValidateOutputSize() const;
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// The gradients w.r.t. the pools' inputs (pool2d_backward.h): maxpool2d's
+// goes to the first maximum of each window, in window order, as PyTorch's
+// (a NaN wins over any number, and a later NaN over an earlier one).
+struct MaxPool2dBackwardDataAttrs : DataGradientAttrs<MaxPool2dAttrs> {
+  static constexpr char kOp[] = "maxpool2d_backward_data";
+};
+struct AvgPool2dBackwardDataAttrs : DataGradientAttrs<AvgPool2dAttrs> {
+  static constexpr char kOp[] = "avgpool2d_backward_data";
+};
+struct AdaptiveAvgPool2dBackwardDataAttrs
+    : DataGradientAttrs<AdaptiveAvgPool2dAttrs> {
+  static constexpr char kOp[] = "adaptiveavgpool2d_backward_data";
 };
 
 // Everything a sliding-window kernel needs to index one call.

@@ -14,7 +14,10 @@
 #ifndef AI3_CORE_OPS_POOL2D_POOL2D_DIRECT_H_
 #define AI3_CORE_OPS_POOL2D_POOL2D_DIRECT_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
+#include <tuple>
 
 #include "core/math/dispatch.h"
 #include "core/ops/pool2d/pool2d.h"
@@ -25,12 +28,17 @@ namespace ai3 {
 
 // How the pools' CPU loops split their work over OpenMP threads. NCHW:
 // fn(xp, yp) for each (n, c) plane, xp and yp its input and output plane.
+// NCHW by plane index: fn(plane) for each of the n * c planes.
+template <class Fn>
+void ForEachPlaneIndex(const Pool2dGeometry& g, Fn fn) {
+#pragma omp parallel for schedule(static)
+  for (int64_t plane = 0; plane < g.n * g.c; ++plane) fn(plane);
+}
 template <typename T, class Fn>
 void ForEachPlane(const Pool2dGeometry& g, const T* x, T* y, Fn fn) {
-#pragma omp parallel for schedule(static)
-  for (int64_t plane = 0; plane < g.n * g.c; ++plane) {
+  ForEachPlaneIndex(g, [&](int64_t plane) {
     fn(x + plane * g.h * g.w, y + plane * g.oh * g.ow);
-  }
+  });
 }
 // NHWC: fn(n, oh) for each image n and output row oh.
 template <class Fn>
@@ -41,23 +49,56 @@ void ForEachOutputRow(const Pool2dGeometry& g, Fn fn) {
   }
 }
 
+// Loops::Nhwc or Loops::Nchw, as the layer's layout says, on the output's
+// dtype: (attrs, the geometry of the forward input `x_shape`, the data of
+// each of `inputs`, the output's).
+// One average-pooling window along one dimension, PyTorch's way: [begin,
+// end) in the input and the extent `padded` that count_include_pad divides
+// by (avgpool2d's forward and gradient).
+struct AvgSpan {
+  int64_t begin, end, padded;
+};
+inline AvgSpan AvgSpanOf(int64_t o, int64_t stride, int64_t pad_before,
+                         int64_t pad_after, int64_t kernel, int64_t size) {
+  const int64_t start = o * stride - pad_before;
+  const int64_t end = std::min(start + kernel, size + pad_after);
+  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
+}
+inline int64_t AvgDivisor(const AvgPool2dAttrs& a, const AvgSpan& h,
+                          const AvgSpan& w) {
+  if (a.divisor_override > 0) return a.divisor_override;
+  if (a.count_include_pad) return h.padded * w.padded;
+  return (h.end - h.begin) * (w.end - w.begin);
+}
+
+template <class Loops, class Attrs, size_t kInputs>
+void RunPoolLoops(const Attrs& attrs, const Shape& x_shape,
+                  const std::array<const Tensor*, kInputs>& inputs,
+                  const Tensor& output) {
+  const Pool2dGeometry g = Pool2dGeometryOf(attrs, x_shape);
+  DispatchFloat(output.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    std::apply(
+        [&](const auto*... in) {
+          if (attrs.layout == Layout::kNHWC) {
+            Loops::Nhwc(attrs, g, in->template data_as<const T>()...,
+                        output.data_as<T>());
+          } else {
+            Loops::Nchw(attrs, g, in->template data_as<const T>()...,
+                        output.data_as<T>());
+          }
+        },
+        inputs);
+  });
+}
+
 template <class Attrs, class Loops>
 class PoolKernel : public Kernel {
  public:
   explicit PoolKernel(const Attrs& attrs) : attrs_(attrs) {}
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
-    const Pool2dGeometry g = Pool2dGeometryOf(attrs_, input.shape);
-    DispatchFloat(input.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      const T* x = input.data_as<const T>();
-      T* y = output.data_as<T>();
-      if (attrs_.layout == Layout::kNHWC) {
-        Loops::Nhwc(attrs_, g, x, y);
-      } else {
-        Loops::Nchw(attrs_, g, x, y);
-      }
-    });
+    RunPoolLoops<Loops>(attrs_, input.shape, std::array{&input}, output);
   }
 
  private:

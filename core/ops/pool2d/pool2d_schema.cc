@@ -1,5 +1,5 @@
-// The declarations of maxpool2d, avgpool2d and adaptiveavgpool2d
-// (core/op_schema.h).
+// The declarations of maxpool2d, avgpool2d and adaptiveavgpool2d and of
+// their input gradients (core/op_schema.h).
 #include "core/op_schema.h"
 #include "core/ops/pool2d/pool2d.h"
 
@@ -34,36 +34,61 @@ OpDeclaration<A> Windowed(const char* doc) {
                 "(top, bottom, left, right), never counted as a maximum"));
 }
 
+// Each pool's attributes, which its gradient takes as they are.
+template <class A>
+OpDeclaration<A> MaxPool(const char* doc) {
+  return std::move(Windowed<A>(doc)
+                       .Pair("dilation", &A::dilation_h, &A::dilation_w,
+                             "(h, w)")
+                       .Field("ceil_mode", &A::ceil_mode,
+                              "round the output size up")
+                       .LayoutAttr());
+}
+
+template <class A>
+OpDeclaration<A> AvgPool(const char* doc) {
+  return std::move(
+      Windowed<A>(doc)
+          .Field("ceil_mode", &A::ceil_mode, "round the output size up")
+          .Field("count_include_pad", &A::count_include_pad,
+                 "divide by the window including its padding")
+          .Field("divisor_override", &A::divisor_override,
+                 "divide by this instead (0: no override)")
+          .LayoutAttr());
+}
+
+template <class A>
+OpDeclaration<A> AdaptiveAvgPool(const char* doc) {
+  return std::move(OpDeclaration<A>(doc)
+                       .Pair("output_size", &A::output_h, &A::output_w,
+                             "(h, w)")
+                       .Required()
+                       .LayoutAttr());
+}
+
+AI3_REGISTER_OP_SCHEMA(MaxPool<MaxPool2dAttrs>("2-D max pooling")
+                           .Default(Device::kCPU, {{"direct"}})
+                           .Default(Device::kCUDA, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(AvgPool<AvgPool2dAttrs>("2-D average pooling")
+                           .Default(Device::kCPU, {{"direct"}})
+                           .Default(Device::kCUDA, {{"direct"}}));
 AI3_REGISTER_OP_SCHEMA(
-    Windowed<MaxPool2dAttrs>("2-D max pooling")
-        .Pair("dilation", &MaxPool2dAttrs::dilation_h,
-              &MaxPool2dAttrs::dilation_w, "(h, w)")
-        .Field("ceil_mode", &MaxPool2dAttrs::ceil_mode,
-               "round the output size up")
-        .LayoutAttr()
+    AdaptiveAvgPool<AdaptiveAvgPool2dAttrs>("2-D adaptive average pooling")
         .Default(Device::kCPU, {{"direct"}})
         .Default(Device::kCUDA, {{"direct"}}));
 
 AI3_REGISTER_OP_SCHEMA(
-    Windowed<AvgPool2dAttrs>("2-D average pooling")
-        .Field("ceil_mode", &AvgPool2dAttrs::ceil_mode,
-               "round the output size up")
-        .Field("count_include_pad", &AvgPool2dAttrs::count_include_pad,
-               "divide by the window including its padding")
-        .Field("divisor_override", &AvgPool2dAttrs::divisor_override,
-               "divide by this instead (0: no override)")
-        .LayoutAttr()
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
-
+    MaxPool<MaxPool2dBackwardDataAttrs>(
+        "maxpool2d's input gradient: dy to each window's first maximum")
+        .Default(Device::kCPU, {{"direct"}}));
 AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<AdaptiveAvgPool2dAttrs>("2-D adaptive average pooling")
-        .Pair("output_size", &AdaptiveAvgPool2dAttrs::output_h,
-              &AdaptiveAvgPool2dAttrs::output_w, "(h, w)")
-        .Required()
-        .LayoutAttr()
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+    AvgPool<AvgPool2dBackwardDataAttrs>(
+        "avgpool2d's input gradient: dy / divisor over each window")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    AdaptiveAvgPool<AdaptiveAvgPool2dBackwardDataAttrs>(
+        "adaptiveavgpool2d's input gradient: dy / size over each window")
+        .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -15,8 +15,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
+#include "core/layer.h"
 #include "core/math/dispatch.h"
+#include "core/ops/backward.h"
 #include "core/ops/sigmoid/exp.h"
 #include "core/ops/softmax/softmax.h"
 #include "core/parallel.h"
@@ -28,26 +31,34 @@ namespace ai3 {
 // functions keep per-position running values of this size on the stack).
 constexpr int64_t kSliceBlock = 256;
 
-template <typename T, typename Row, typename Block>
-void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
-                         Row row, Block block) {
+// The split by element offset: row(offset) for a row starting there,
+// block(offset, width) for a block (the gradients' kernels, which read
+// several tensors, use this form).
+template <typename Row, typename Block>
+void ForEachSoftmaxSliceAt(const SoftmaxAttrs::Split& s, Row row,
+                           Block block) {
   // Below this many elements threads cost more than they save.
   constexpr int64_t kParallelThreshold = 1 << 13;
   if (s.axis == 0) return;
   const int64_t slice = s.axis * s.inner;
   const bool parallel = s.outer * slice >= kParallelThreshold;
   if (s.inner == 1) {
-    ParallelFor(0, s.outer, parallel,
-                [&](int64_t o) { row(x + o * s.axis, y + o * s.axis); });
+    ParallelFor(0, s.outer, parallel, [&](int64_t o) { row(o * s.axis); });
     return;
   }
   const int64_t blocks = (s.inner + kSliceBlock - 1) / kSliceBlock;
   ParallelFor(0, s.outer * blocks, parallel, [&](int64_t t) {
-    const int64_t o = t / blocks;
     const int64_t i0 = (t % blocks) * kSliceBlock;
-    block(x + o * slice + i0, y + o * slice + i0,
-          std::min(kSliceBlock, s.inner - i0));
+    block((t / blocks) * slice + i0, std::min(kSliceBlock, s.inner - i0));
   });
+}
+
+template <typename T, typename Row, typename Block>
+void ForEachSoftmaxSlice(const SoftmaxAttrs::Split& s, const T* x, T* y,
+                         Row row, Block block) {
+  ForEachSoftmaxSliceAt(
+      s, [&](int64_t at) { row(x + at, y + at); },
+      [&](int64_t at, int64_t width) { block(x + at, y + at, width); });
 }
 
 // The three passes over one slice, the same for softmax and log_softmax but
@@ -133,6 +144,79 @@ class SliceKernel : public Kernel {
           },
           [&](const T* xb, T* yb, int64_t width) {
             SliceBlock<Math>(xb, yb, s.axis, s.inner, width, range);
+          });
+    });
+  }
+
+ private:
+  Attrs attrs_;
+};
+
+// The gradients (softmax_backward_data, log_softmax_backward_data): per
+// slice, c = the sum over the axis of Grad::Term(dy, y), then dx =
+// Grad::Out(dy, y, c) per element. `Grad` has, for T float and double,
+//   template <typename T> static T Term(T dy, T y, const vmath::ExpRange<T>&);
+//   template <typename T> static T Out(T dy, T y, T c, const vmath::ExpRange<T>&);
+
+template <class Grad, typename T>
+void SliceGradRow(const T* __restrict dy, const T* __restrict y,
+                  T* __restrict dx, int64_t len,
+                  const vmath::ExpRange<T>& range) {
+  T c = 0;
+#pragma omp simd reduction(+ : c)
+  for (int64_t k = 0; k < len; ++k) c += Grad::Term(dy[k], y[k], range);
+#pragma omp simd
+  for (int64_t k = 0; k < len; ++k) dx[k] = Grad::Out(dy[k], y[k], c, range);
+}
+
+template <class Grad, typename T>
+void SliceGradBlock(const T* dy, const T* y, T* dx, int64_t len,
+                    int64_t inner, int64_t width,
+                    const vmath::ExpRange<T>& range) {
+  T c[kSliceBlock];
+  for (int64_t i = 0; i < width; ++i) c[i] = 0;
+  for (int64_t k = 0; k < len; ++k) {
+    const T* __restrict dyk = dy + k * inner;
+    const T* __restrict yk = y + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) c[i] += Grad::Term(dyk[i], yk[i], range);
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    const T* __restrict dyk = dy + k * inner;
+    const T* __restrict yk = y + k * inner;
+    T* __restrict dxk = dx + k * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < width; ++i) {
+      dxk[i] = Grad::Out(dyk[i], yk[i], c[i], range);
+    }
+  }
+}
+
+// The "direct" kernel of such a gradient from its `Grad` (above): the
+// inputs [dy, x, y] (x unread: both gradients follow from y), dx the
+// output, split as the forward.
+template <class Attrs, class Grad>
+class SliceGradKernel : public MultiInputKernel {
+ public:
+  explicit SliceGradKernel(const Attrs& attrs) : attrs_(attrs) {}
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    const SoftmaxAttrs::Split s = attrs_.SplitOf(output.shape);
+    DispatchFloat(output.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
+      const T* dy = inputs[kGradOutput].data_as<const T>();
+      const T* y = inputs[kForwardOutput].data_as<const T>();
+      T* dx = output.data_as<T>();
+      ForEachSoftmaxSliceAt(
+          s,
+          [&](int64_t at) {
+            SliceGradRow<Grad>(dy + at, y + at, dx + at, s.axis, range);
+          },
+          [&](int64_t at, int64_t width) {
+            SliceGradBlock<Grad>(dy + at, y + at, dx + at, s.axis, s.inner,
+                                 width, range);
           });
     });
   }

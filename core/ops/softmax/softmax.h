@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -32,6 +33,12 @@ struct SoftmaxAttrs {
   // `shape` as [outer, axis, inner]; throws kShape when axis is out of
   // range for its rank.
   Split SplitOf(const Shape& shape) const;
+};
+
+// softmax_backward_data: dx = y (dy - sum over the axis of dy y), from y
+// as torch's _softmax_backward_data.
+struct SoftmaxBackwardDataAttrs : DataGradientAttrs<SoftmaxAttrs> {
+  static constexpr char kOp[] = "softmax_backward_data";
 };
 
 }  // namespace ai3

@@ -1,0 +1,88 @@
+// The per-channel affine map y = x * scale[c] + shift[c] over a rank-4
+// tensor in either layout: batchnorm2d's forward, and with a zero shift its
+// input gradient (dx = dy * scale).
+#ifndef AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
+#define AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/math/dispatch.h"
+#include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/parallel.h"
+#include "core/tensor.h"
+
+namespace ai3 {
+
+// Below this many elements threads cost more than they save.
+constexpr int64_t kScaleShiftParallelThreshold = 1 << 15;
+
+template <typename T>
+void ScaleShiftNchw(const ImageDims& d, const T* scale, const T* shift,
+                    const T* x, T* y) {
+  const int64_t planes = d.n * d.c;
+  const int64_t hw = d.h * d.w;
+  ParallelFor(0, planes, planes * hw >= kScaleShiftParallelThreshold, [&](int64_t p) {
+    const T s = scale[p % d.c];
+    const T b = shift[p % d.c];
+    const T* __restrict xp = x + p * hw;
+    T* __restrict yp = y + p * hw;
+#pragma omp simd
+    for (int64_t i = 0; i < hw; ++i) yp[i] = xp[i] * s + b;
+  });
+}
+
+template <typename T>
+void ScaleShiftNhwc(const ImageDims& d, const T* scale, const T* shift,
+                    const T* x, T* y) {
+  const int64_t pixels = d.n * d.h * d.w;
+  const int64_t c = d.c;
+  ParallelFor(0, pixels, pixels * c >= kScaleShiftParallelThreshold, [&](int64_t p) {
+    const T* __restrict xp = x + p * c;
+    T* __restrict yp = y + p * c;
+    const T* __restrict s = scale;
+    const T* __restrict b = shift;
+#pragma omp simd
+    for (int64_t k = 0; k < c; ++k) yp[k] = xp[k] * s[k] + b[k];
+  });
+}
+
+// The folded map of a layer (BatchNorm2dAttrs::FoldScaleShift), applied
+// to a tensor: the forward, or with `shift` false the input gradient (the
+// shift zeroed).
+class ScaleShiftMap {
+ public:
+  ScaleShiftMap(const BatchNorm2dAttrs& attrs,
+                const std::vector<Tensor>& params, bool shift)
+      : attrs_(attrs), folded_(attrs.FoldScaleShift(params)) {
+    if (!shift) {
+      std::memset(folded_.data() + folded_.size() / 2, 0, folded_.size() / 2);
+    }
+  }
+
+  void Apply(const Tensor& input, const Tensor& output) const {
+    const ImageDims d = ImageDimsOf(input.shape, attrs_.layout);
+    DispatchFloat(input.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T* scale = folded_.as<const T>();
+      const T* shift = scale + attrs_.channels;
+      if (attrs_.layout == Layout::kNHWC) {
+        ScaleShiftNhwc<T>(d, scale, shift, input.data_as<const T>(),
+                          output.data_as<T>());
+      } else {
+        ScaleShiftNchw<T>(d, scale, shift, input.data_as<const T>(),
+                          output.data_as<T>());
+      }
+    });
+  }
+
+ private:
+  BatchNorm2dAttrs attrs_;
+  Buffer folded_;  // scale[channels], then shift[channels], of attrs_.dtype
+};
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_

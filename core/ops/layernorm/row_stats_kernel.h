@@ -1,0 +1,41 @@
+// The statistics of one normalised row, as layernorm's forward and its
+// gradients compute them: the mean, then the variance around it (two
+// vectorised passes: no cancellation for rows with a large mean), and
+// rstd = 1 / sqrt(var + eps).
+#ifndef AI3_CORE_OPS_LAYERNORM_ROW_STATS_KERNEL_H_
+#define AI3_CORE_OPS_LAYERNORM_ROW_STATS_KERNEL_H_
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+template <typename T>
+struct RowStats {
+  T mean, rstd;
+};
+
+template <typename T>
+RowStats<T> RowStatsOf(const T* __restrict xr, int64_t d, T eps) {
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = 0; i < d; ++i) sum += xr[i];
+  const T mean = sum / T(d);
+  T sq = 0;
+#pragma omp simd reduction(+ : sq)
+  for (int64_t i = 0; i < d; ++i) sq += (xr[i] - mean) * (xr[i] - mean);
+  return {mean, T(1) / std::sqrt(sq / T(d) + eps)};
+}
+
+// The normalised size D (the product of the trailing `axes` dims) of x.
+inline int64_t NormalizedSize(const Shape& x, int64_t axes) {
+  int64_t d = 1;
+  for (size_t i = x.size() - axes; i < x.size(); ++i) d *= x[i];
+  return d;
+}
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_LAYERNORM_ROW_STATS_KERNEL_H_
