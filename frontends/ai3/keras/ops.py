@@ -148,8 +148,18 @@ def _gradient(op: Any, grad: Any) -> list:
     read x, input 1), and the algorithm the `backward` attr names for the
     target ("default" otherwise). Inputs TensorFlow does not need a
     gradient of (op.skip_input_indices: the model's input, frozen weights)
-    get None and cost nothing."""
+    get None and cost nothing.
+
+    A tape (eager, or inside a tf.function) says which inputs it needs; a
+    gradient it needs that the core lacks is an ai3.UnsupportedOperation
+    naming the layer. tf.gradients (and a tape around a whole tf.function)
+    asks for every input's gradient without saying which it needs: those of
+    weights the core has no gradient op for (a batch norm's moving
+    statistics, which no optimizer trains) are None there, and TensorFlow
+    prunes the gradient ops it computed but no one reads."""
     import json
+
+    import tensorflow as tf
 
     from ai3 import layers as core_layers
 
@@ -172,10 +182,15 @@ def _gradient(op: Any, grad: Any) -> list:
         layer_name=name,
     )
     x, weights, y = op.inputs[0], list(op.inputs[1:]), op.outputs[0]
+    # A tape passes a stand-in for the op with skip_input_indices (None:
+    # none skipped); tf.gradients passes the graph's own Operation.
+    every_input = isinstance(op, tf.Operation)
     skip = set(getattr(op, "skip_input_indices", None) or ())
 
     def backward(target: str) -> Any:
         if target not in targets:
+            if every_input and target != "data":
+                return None
             raise errors.UnsupportedOperation(
                 f"{forward} layer '{name}': ai3 has no gradient of {forward} with respect to {target} "
                 f"({forward}_backward_{target} is not a core op; it has {sorted(targets) or 'none'})"
@@ -193,6 +208,7 @@ def _gradient(op: Any, grad: Any) -> list:
         if k + 1 in skip:
             grads.append(None)
             continue
+        g = backward(decl["name"])
         # a weight is a variable of the Keras layer: its shape is static
-        grads.append(_variable_layout(backward(decl["name"]), layout, w.shape.as_list()))
+        grads.append(None if g is None else _variable_layout(g, layout, w.shape.as_list()))
     return grads
