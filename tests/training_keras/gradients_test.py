@@ -223,6 +223,8 @@ def test_forward_winograd_backward_gemm() -> None:
         dict(algos="winograd", backward=lambda layer: "default"),
         dict(algos="winograd", backward=["default"]),
     ]
+    if "gemm" in selection.known_algorithms(grads["data"]):  # the issue's own example
+        forms.append(dict(algos="winograd", backward="gemm"))
     for form in forms:
         swapped = ai3.keras.swap_conv2d(model, **form)
         layer = swapped.layers[0]
@@ -230,6 +232,10 @@ def test_forward_winograd_backward_gemm() -> None:
         check(model, swapped, shape, "float32", util.WINOGRAD_TOLERANCE["float32"], batches=(2,), graph_too=False)
     swapped = ai3.keras.swap_conv2d(model, {"forward": "direct", "backward_data": first})
     assert swapped.layers[0].backward["data"] == first
+    # a layer without a bias has no bias gradient to choose for
+    model, _, _ = single_layer("Conv2D_1x1_no_bias", "float32")
+    swapped = ai3.keras.swap_conv2d(model, "direct", backward={"backward_bias": "direct"})
+    assert "bias" not in swapped.layers[0].backward
 
 
 def test_backward_auto() -> None:

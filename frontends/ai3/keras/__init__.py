@@ -216,7 +216,9 @@ def swap_operation(
     chosen = selection.select(op, selectors.forward, candidates, allow_keep=True)
     gradient_ops = core_layers.backward_ops(op)
     gradients = [
-        {} if algorithm in selection.KEEP_NAMES else {t: _candidate(op, path, layer, c.input_shape, g) for t, g in gradient_ops.items()}
+        {}
+        if algorithm in selection.KEEP_NAMES
+        else {t: _candidate(op, path, layer, c.input_shape, g) for t, g in gradient_ops.items() if t in _targets(op, layer)}
         for (path, layer), algorithm, c in zip(targets, chosen, candidates)
     ]
     backward_chosen = selection.select_backward(op, selectors, candidates, gradients, gradient_ops)
@@ -261,6 +263,15 @@ def swap_operation(
         if getattr(orig, "weights", None):
             _copy_weights(orig, new)
     return clone
+
+
+def _targets(op: str, layer: Any) -> set[str]:
+    """What a swapped layer's `op` step has gradients with respect to: its
+    input ("data") and the weights it has (a Conv2D without a bias has no
+    bias gradient to choose an algorithm for)."""
+    steps, _ = ai3_layers.plan(layer, _shape_of(layer))
+    step = next(s for s in steps if s["op"] == op)
+    return {"data"} | {w["name"] for w in step["weights"] if "index" in w}
 
 
 def _candidate(
