@@ -26,7 +26,10 @@ def cnn(seed: int = 0, batchnorm: bool = True, dropout: float = 0.0) -> keras.Mo
         keras.Input((12, 12, 3)),
         keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
         keras.layers.MaxPooling2D(),
-        keras.layers.Conv2D(8, 3, strides=2, padding="same"),
+        # no bias before a batch norm: its gradient is exactly 0 in Keras and
+        # rounding noise in any other order of sums, which Adam's step
+        # normalisation would blow up into a parameter of its own
+        keras.layers.Conv2D(8, 3, strides=2, padding="same", use_bias=not batchnorm),
     ]
     if batchnorm:
         layers.append(keras.layers.BatchNormalization())
