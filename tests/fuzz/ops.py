@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
+import gradients  # tests/training_ops: the gradient ops' cases
 from ai3 import errors, layers
 
 Draw = Callable[[st.SearchStrategy], Any]
@@ -649,6 +650,33 @@ def multihead_attention(draw: Draw, algorithm: str) -> Case:
     return Case("multihead_attention", make, [x], reference, dtype)
 
 
+_GRADIENT_CASES = gradients.cases()
+
+
+def _gradient(op: str, target: str) -> Callable[[Draw, str], Case]:
+    """The case of gradient op <op>_backward_<target> (issue 16): a layer of
+    the grid of tests/training_ops/gradients.py, inputs [dy, x, y] with y
+    torch's forward of x, and as reference torch.autograd.grad at the x ai3
+    saw (with the dy it saw)."""
+    grid = [c for c in _GRADIENT_CASES if c.op == op and target in c.targets]
+
+    def build(draw: Draw, algorithm: str) -> Case:
+        g = draw(st.sampled_from(grid))
+        dtype = draw(st.sampled_from(FLOATS))
+        x = gradients.inputs(g, draw(st.integers(0, 2**32 - 1)))
+        y, _, dy = gradients.reference(g, x, lambda shape: values(draw, shape))
+
+        def reference(dy: np.ndarray, x: np.ndarray, y: np.ndarray) -> Any:
+            return gradients.reference(g, x, lambda shape: dy)[1][target]
+
+        def make(name: str, dt: Any) -> Any:
+            return gradients.layer(g, target, dt, algorithm, name)
+
+        return Case(f"{op}_backward_{target}", make, [dy, x, y], reference, dtype)
+
+    return build
+
+
 OPS: dict[str, Callable[[Draw, str], Case]] = {
     "conv2d": conv2d,
     "linear": linear,
@@ -684,6 +712,8 @@ OPS: dict[str, Callable[[Draw, str], Case]] = {
     "attention": attention,
     "multihead_attention": multihead_attention,
 }
+# Every gradient op of that grid.
+OPS.update({f"{c.op}_backward_{t}": _gradient(c.op, t) for c in _GRADIENT_CASES for t in c.targets})
 
 
 # ---- memory forms, dtypes and the property ---------------------------------

@@ -66,6 +66,15 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
 
 SCHEMAS = {s["op"]: s for s in _core.op_schemas()}
 
+# A gradient op F_backward_<target> (issue 16) takes F's attributes and
+# weights and the inputs [grad_output, x, y]: its sample is F's.
+for _op in SCHEMAS:
+    _forward = _op.partition("_backward_")[0]
+    if _forward != _op and _forward in SAMPLES and _op not in SAMPLES:
+        _attrs, _weights, (_x,) = SAMPLES[_forward]
+        _y = tuple(_core.output_shape(_forward, _attrs, _weights, [list(_x)], "float32", "sample"))
+        SAMPLES[_op] = (_attrs, _weights, [_y, _x, _y])
+
 
 def _arrays(shapes: dict[str, tuple[int, ...]], seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -22,6 +23,12 @@ struct FlattenAttrs {
   void Validate(const std::vector<Tensor>& params) const;
   // Checks start_dim and end_dim against the input's rank.
   Shape OutputShape(const Tensor& input) const;
+};
+
+// flatten_backward_data: dy's bytes in x's shape (flattening changes only
+// the shape), backward_direct.cc.
+struct FlattenBackwardDataAttrs : DataGradientAttrs<FlattenAttrs> {
+  static constexpr char kOp[] = "flatten_backward_data";
 };
 
 }  // namespace ai3

@@ -1,9 +1,5 @@
-// pad2d "direct": both layouts are a stack of planes of rows, each input
-// row landing contiguously inside a wider output row:
-//   NCHW: N*C planes of H rows of W elements;
-//   NHWC: N planes of H rows of W*C elements (a pixel is C contiguous
-//         elements, so the left/right pads are left*C / right*C elements).
-// One task per output row (split over OpenMP threads when large enough):
+// pad2d "direct": both layouts are a stack of planes of rows (Pad2dRows,
+// pad2d.h). One task per output row (split over OpenMP threads when large enough):
 // a padding row is filled with `value`; a data row is the left fill, a copy
 // of the input row and the right fill, each a vectorised loop.
 #include <cstdint>
@@ -29,25 +25,19 @@ void Fill(T* __restrict y, int64_t n, T value) {
 
 template <typename T>
 void Pad(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
-  const bool nhwc = a.layout == Layout::kNHWC;
-  const int64_t unit = nhwc ? d.c : 1;  // elements per pixel in a row
-  const int64_t planes = nhwc ? d.n : d.n * d.c;
-  const int64_t in_row = d.w * unit;
-  const int64_t left = a.pad_left * unit;
-  const int64_t right = a.pad_right * unit;
-  const int64_t out_row = left + in_row + right;
-  const int64_t out_h = d.h + a.pad_top + a.pad_bottom;
+  const auto [planes, in_h, out_h, in_row, left, right, out_row] =
+      Pad2dRowsOf(a, d);
   const int64_t rows = planes * out_h;
   const T value = static_cast<T>(a.value);
   ParallelFor(0, rows, rows * out_row >= kParallelThreshold, [&](int64_t r) {
     const int64_t p = r / out_h;
     const int64_t h = r % out_h - a.pad_top;
     T* __restrict yr = y + r * out_row;
-    if (h < 0 || h >= d.h) {
+    if (h < 0 || h >= in_h) {
       Fill(yr, out_row, value);
       return;
     }
-    const T* __restrict xr = x + (p * d.h + h) * in_row;
+    const T* __restrict xr = x + (p * in_h + h) * in_row;
     Fill(yr, left, value);
     T* __restrict mid = yr + left;
 #pragma omp simd

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -28,6 +29,34 @@ struct Pad2dAttrs {
   // W + left + right columns.
   Shape OutputShape(const Tensor& input) const;
 };
+
+// pad2d_backward_data: dy with the padding cut away (the padding's value is
+// a constant: no gradient flows to it from x).
+struct Pad2dBackwardDataAttrs : DataGradientAttrs<Pad2dAttrs> {
+  static constexpr char kOp[] = "pad2d_backward_data";
+};
+
+// Both layouts as a stack of planes of rows, each input row landing
+// contiguously inside a wider output row:
+//   NCHW: N*C planes of H rows of W elements;
+//   NHWC: N planes of H rows of W*C elements (a pixel is C contiguous
+//         elements, so the left/right pads are left*C / right*C elements).
+// In elements; what the forward and its gradient walk.
+struct Pad2dRows {
+  int64_t planes, in_h, out_h, in_row, left, right, out_row;
+};
+inline Pad2dRows Pad2dRowsOf(const Pad2dAttrs& a, const ImageDims& d) {
+  const bool nhwc = a.layout == Layout::kNHWC;
+  const int64_t unit = nhwc ? d.c : 1;  // elements per pixel in a row
+  const int64_t in_row = d.w * unit;
+  return {nhwc ? d.n : d.n * d.c,
+          d.h,
+          d.h + a.pad_top + a.pad_bottom,
+          in_row,
+          a.pad_left * unit,
+          a.pad_right * unit,
+          (a.pad_left + a.pad_right) * unit + in_row};
+}
 
 }  // namespace ai3
 

@@ -1,20 +1,30 @@
 // pad2d's declaration (core/op_schema.h).
+#include <utility>
+
 #include "core/op_schema.h"
 #include "core/ops/pad2d/pad2d.h"
 
 namespace ai3 {
 namespace {
 
-using A = Pad2dAttrs;
+// pad2d's attributes, which its gradient takes as they are.
+template <class A>
+OpDeclaration<A> Declare(const char* doc) {
+  return std::move(
+      OpDeclaration<A>(doc)
+          .Pads("padding",
+                {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
+                "(top, bottom, left, right)")
+          .Required()
+          .Field("value", &A::value, "the padding's value")
+          .LayoutAttr());
+}
 
 AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("constant padding of H and W of a rank-4 tensor")
-        .Pads("padding", {&A::pad_top, &A::pad_bottom, &A::pad_left,
-                          &A::pad_right},
-              "(top, bottom, left, right)")
-        .Required()
-        .Field("value", &A::value, "the padding's value")
-        .LayoutAttr()
+    Declare<Pad2dAttrs>("constant padding of H and W of a rank-4 tensor")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    Declare<Pad2dBackwardDataAttrs>("pad2d's input gradient: dy unpadded")
         .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace

@@ -1,0 +1,195 @@
+"""The gradient ops' cases (issue 16): for each forward op F whose gradients
+F_backward_<target> this package checks, a grid of layers (attributes,
+weights, input shape, layout) and the torch function F computes, so a
+test can compare every gradient with torch.autograd.grad.
+
+`reference(case, x, dy)` gives {target: gradient} from torch in float64;
+`ai3_gradients(case, x, dy, dtype)` the same from ai3's gradient layers, fed
+[dy, x, y] with y from ai3's own forward layer, as a frontend would.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+import ai3
+
+Fn = Callable[[torch.Tensor, dict[str, torch.Tensor]], torch.Tensor]
+
+
+@dataclass
+class Gradient:
+    op: str
+    attrs: dict[str, Any]
+    x_shape: tuple[int, ...]  # as ai3 sees it (NHWC for layout NHWC)
+    fn: Fn  # F on NCHW tensors (the layout is handled here)
+    weights: dict[str, np.ndarray] = field(default_factory=dict)
+    # Which weights get a gradient (running stats do not).
+    trainable: tuple[str, ...] = ()
+    # Integer-valued x, so that windows tie (maxpool's first maximum).
+    ties: bool = False
+    # x scaled, to reach the activations' flat and curved parts alike.
+    scale: float = 3.0
+
+    @property
+    def nhwc(self) -> bool:
+        return self.attrs.get("layout") == "NHWC"
+
+    @property
+    def targets(self) -> list[str]:
+        return ["data"] + list(self.trainable)
+
+    def __str__(self) -> str:
+        return f"{self.op}{self.attrs}{list(self.x_shape)}{'-ties' if self.ties else ''}"
+
+
+def _unary(op: str, fn: Callable[[torch.Tensor, dict[str, Any]], torch.Tensor],
+           grid: tuple[dict[str, Any], ...] = ({},)) -> list[Gradient]:
+    # 3300 elements: past the kernels' threading threshold; () and (0, 4):
+    # rank 0 and empty.
+    shapes = [(2, 3, 5), (7,), (), (0, 4), (3, 1100)]
+    return [Gradient(op, a, s, lambda x, w, a=a: fn(x, a)) for a in grid for s in shapes]
+
+
+def _activations() -> list[Gradient]:
+    return (
+        _unary("relu", lambda x, a: F.relu(x))
+        + _unary("sigmoid", lambda x, a: torch.sigmoid(x))
+        + _unary("tanh", lambda x, a: torch.tanh(x))
+        + _unary("silu", lambda x, a: F.silu(x))
+        + _unary("hardswish", lambda x, a: F.hardswish(x))
+        + _unary("leaky_relu", lambda x, a: F.leaky_relu(x, a.get("alpha", 0.01)), ({}, {"alpha": 0.3}))
+        + _unary("gelu", lambda x, a: F.gelu(x, approximate=a.get("approximate", "none")), ({}, {"approximate": "tanh"}))
+        # Written out: F.hardsigmoid's gradient rounds 1/6 to float32 even
+        # in float64; 1/6 is torch's slope, 0.2 ONNX's.
+        + _unary("hardsigmoid", lambda x, a: torch.clamp(a.get("alpha", 1 / 6) * x + a.get("beta", 0.5), 0, 1),
+                 ({}, {"alpha": 0.2, "beta": 0.5}))
+        # nn.ReLU6 / nn.Hardtanh, whose gradient is 0 at the bounds (so is
+        # ai3's), and a clamp open above.
+        + _unary("clamp", lambda x, a: F.hardtanh(x, float(a["min"]), float(a["max"])),
+                 ({"min": 0, "max": 6}, {"min": -1.5, "max": 2.0}))
+        + _unary("clamp", lambda x, a: torch.clamp(x, min=0.5), ({"min": 0.5},))
+    )
+
+
+def _image(op: str, grid: list[dict[str, Any]], fn: Callable[[dict[str, Any]], Fn], shapes: list[tuple[int, ...]],
+           **kw: Any) -> list[Gradient]:
+    out = []
+    for attrs, shape, layout in itertools.product(grid, shapes, ["NCHW", "NHWC"]):
+        n, c, h, w = shape
+        x_shape = (n, h, w, c) if layout == "NHWC" else shape
+        out.append(Gradient(op, dict(attrs, layout=layout), x_shape, fn(attrs), **kw))
+    return out
+
+
+def _pools() -> list[Gradient]:
+    shapes = [(2, 3, 9, 8), (1, 70, 5, 6)]  # 70 channels: past one NHWC channel block
+    cases: list[Gradient] = []
+    for ties in (False, True):
+        grid = [dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=c)
+                for k, s, p, d, c in itertools.product((2, 3), (1, 2), (0, 1), (1, 2), (False, True))]
+        cases += _image("maxpool2d", grid, lambda a: lambda x, w: F.max_pool2d(
+            x, a["kernel"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]), shapes[:1], ties=ties)
+        cases += _image("adaptivemaxpool2d", [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
+                        lambda a: lambda x, w: F.adaptive_max_pool2d(x, a["output_size"]), shapes[:1], ties=ties)
+    cases += _image("maxpool2d", [dict(kernel=[3, 2], stride=[2, 1], padding=[1, 1, 0, 1])],
+                    lambda a: lambda x, w: F.max_pool2d(F.pad(x, (0, 1, 1, 1), value=-float("inf")), (3, 2), (2, 1)), shapes)
+    grid = [dict(kernel=k, stride=s, padding=p, ceil_mode=c, count_include_pad=i)
+            for k, s, p, c, i in itertools.product((2, 3), (1, 2), (0, 1), (False, True), (False, True))]
+    grid += [dict(kernel=3, stride=2, padding=1, divisor_override=4)]
+    cases += _image("avgpool2d", grid, lambda a: lambda x, w: F.avg_pool2d(
+        x, a["kernel"], a["stride"], a["padding"], a.get("ceil_mode", False), a.get("count_include_pad", True),
+        a.get("divisor_override")), shapes[:1])
+    cases += _image("adaptiveavgpool2d", [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
+                    lambda a: lambda x, w: F.adaptive_avg_pool2d(x, a["output_size"]), shapes)
+    return cases
+
+
+def _axis_ops() -> list[Gradient]:
+    cases = []
+    for op, fn in (("softmax", F.softmax), ("log_softmax", F.log_softmax)):
+        for shape in ((5, 7), (3, 4, 300), (2, 3, 5, 6), (), (0, 3)):
+            for axis in sorted({0, -1, max(len(shape) - 2, 0)}):
+                cases.append(Gradient(op, {"axis": axis}, shape, lambda x, w, fn=fn, axis=axis: fn(x, axis)))
+    return cases
+
+
+def _norms() -> list[Gradient]:
+    rng = np.random.default_rng(0)
+    cases: list[Gradient] = []
+    for c, shape in ((3, (2, 3, 5, 4)), (70, (1, 70, 3, 3)), (3, (0, 3, 2, 2))):
+        weights = {"weight": rng.standard_normal(c), "bias": rng.standard_normal(c),
+                   "running_mean": rng.standard_normal(c), "running_var": rng.random(c) + 0.5}
+        cases += _image("batchnorm2d", [{"eps": 1e-3}], lambda a: lambda x, w: F.batch_norm(
+            x, w["running_mean"], w["running_var"], w["weight"], w["bias"], False, 0.0, 1e-3), [shape],
+            weights=weights, trainable=("weight", "bias"))
+    for shape, axes in (((4, 10), 1), ((2, 3, 300), 1), ((2, 3, 4, 5), 2), ((0, 6), 1), ((3, 7), 2)):
+        tail = shape[len(shape) - axes:]
+        for present in (("weight", "bias"), ("weight",), ("bias",), ()):
+            weights = {k: rng.standard_normal(tail) for k in present}
+            cases.append(Gradient(
+                "layernorm", {"axes": axes, "eps": 1e-5}, shape,
+                lambda x, w, tail=tail: F.layer_norm(x, tail, w.get("weight"), w.get("bias"), 1e-5),
+                weights=weights, trainable=present))
+    return cases
+
+
+def _shapes_ops() -> list[Gradient]:
+    cases = [Gradient("flatten", {"start_dim": s, "end_dim": e}, (2, 3, 4, 5), lambda x, w, s=s, e=e: torch.flatten(x, s, e))
+             for s, e in ((1, -1), (0, -1), (1, 2), (-2, -1))]
+    for pad in ((0, 0, 0, 0), (1, 2, 3, 0), (2, 2, 2, 2)):
+        t, b, l, r = pad
+        cases += _image("pad2d", [{"padding": list(pad), "value": 1.5}],
+                        lambda a, l=l, r=r, t=t, b=b: lambda x, w: F.pad(x, (l, r, t, b), value=1.5), [(2, 3, 4, 5)])
+    return cases
+
+
+def cases() -> list[Gradient]:
+    return _activations() + _pools() + _axis_ops() + _norms() + _shapes_ops()
+
+
+# The forward ops whose gradients these cases cover.
+OPS = sorted({c.op for c in cases()})
+
+
+def inputs(case: Gradient, seed: int) -> np.ndarray:
+    """x, in float64."""
+    rng = np.random.default_rng(seed)
+    if case.ties:
+        return np.asarray(rng.integers(0, 3, case.x_shape), np.float64)
+    return np.asarray(rng.standard_normal(case.x_shape) * case.scale)
+
+
+def _to_nchw(t: torch.Tensor, nhwc: bool) -> torch.Tensor:
+    return t.permute(0, 3, 1, 2) if nhwc else t
+
+
+def reference(case: Gradient, x: np.ndarray, dy_fn: Callable[[tuple[int, ...]], np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+    """(y, {target: gradient}, dy) from torch in float64; dy_fn(shape) draws dy."""
+    xt = torch.from_numpy(x).requires_grad_()
+    w = {k: torch.from_numpy(v).requires_grad_(k in case.trainable) for k, v in case.weights.items()}
+    y = case.fn(_to_nchw(xt, case.nhwc), w)
+    if case.nhwc:
+        y = y.permute(0, 2, 3, 1)
+    dy = np.asarray(dy_fn(tuple(y.shape)), np.float64)
+    wrt = [xt] + [w[k] for k in case.trainable]
+    grads = torch.autograd.grad(y, wrt, torch.from_numpy(dy), allow_unused=True)
+    return y.detach().numpy(), {t: g.numpy() for t, g in zip(case.targets, grads)}, dy
+
+
+def layer(case: Gradient, target: str, dtype: Any, algorithm: str = "default", name: str = "") -> ai3.layers.Layer:
+    """The gradient layer of `target` for the case's forward layer."""
+    weights = {k: v.astype(dtype) for k, v in case.weights.items()}
+    return ai3.layers.Layer(f"{case.op}_backward_{target}", case.attrs, weights, algorithm=algorithm,
+                            name=name or f"grad_{target}")
+
+
+def forward(case: Gradient, x: np.ndarray) -> np.ndarray:
+    weights = {k: v.astype(x.dtype) for k, v in case.weights.items()}
+    return ai3.layers.Layer(case.op, case.attrs, weights)(x)
