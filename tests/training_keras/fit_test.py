@@ -88,6 +88,12 @@ def test_fit_matches_keras(batchnorm: bool) -> None:
     assert {"conv2d", "linear"} <= swapped_ops
     if all("data" in core_layers.backward_ops(op) for op in CNN_OPS):  # issue 16 done: every layer
         assert swapped_ops == set(CNN_OPS[:-1]) - (set() if batchnorm else {"batchnorm2d"})
+    # In training mode the core runs every swapped layer but the batch norm
+    # (Keras' batch statistics): Dense's call takes `training` too, and
+    # must still run ai3.
+    traced = tf.function(lambda t: swapped(t, training=True)).get_concrete_function(tf.TensorSpec([None, 12, 12, 3]))
+    ran = {op.get_attr("op").decode() for op in traced.graph.get_operations() if op.type == "Ai3Layer"}
+    assert ran == swapped_ops - {"batchnorm2d"} | {"relu", "flatten"}, ran
     losses_ref = fit(plain, x, y)
     losses = fit(swapped, x, y)
     assert abs(losses[-1] - losses_ref[-1]) < 1e-3, (losses, losses_ref)

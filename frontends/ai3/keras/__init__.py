@@ -164,10 +164,12 @@ def _check_model(model: Any, op: str) -> None:
 def _ai3_layer(op: str, layer: Any, algorithm: str, backward: Optional[dict] = None) -> Any:
     """The ai3 layer replacing `layer` (its mapping's steps, the algorithm
     for its `op` step and for each of its gradients), holding a copy of its
-    weights; one whose call reads `training` also keeps its own
-    serialisation, for Keras' training-mode forward."""
+    weights; one whose mapping is its inference form only
+    (graph.Entry.training) also keeps its own serialisation, for Keras'
+    training-mode forward."""
     steps, variables = ai3_layers.plan(layer, _shape_of(layer))
-    keras_layer = keras.layers.serialize(layer) if ai3_layers.takes_training(layer) else None
+    entry = graph.entry_of(layer, exact=True)
+    keras_layer = keras.layers.serialize(layer) if entry is not None and entry.training else None
     new = ai3_layers.Layer(
         op,
         steps,

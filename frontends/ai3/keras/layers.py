@@ -19,9 +19,9 @@ shapes and the algorithm, so `keras.models.load_model` rebuilds it once
 Training: Ai3Layer has a gradient (ai3.keras.ops), which runs the op's
 backward ops (`<op>_backward_data`, `<op>_backward_<weight>`) with the
 algorithms `backward` names ("default" otherwise), so tf.GradientTape and
-model.fit train through the Layer and its variables. A layer whose Keras
-call reads `training` (BatchNormalization) runs Keras' own forward, on the
-Layer's variables, when called with training=True (batch statistics, the
+model.fit train through the Layer and its variables. A layer whose mapping
+is its inference form only (graph.Entry.training: BatchNormalization) runs
+Keras' own forward, on the Layer's variables, when called with training=True (batch statistics, the
 moving averages updated, as Keras does); otherwise, and for every other
 layer, the core runs it (a batch norm in its inference form). Layers Keras
 treats as identities at inference (Dropout) are never swapped, so they keep
@@ -37,7 +37,6 @@ the op's shape function while tracing, and by the kernel when it runs).
 from __future__ import annotations
 
 import functools
-import inspect
 import json
 from typing import Any, Optional, Sequence
 
@@ -57,15 +56,6 @@ _SAME = "__same__"  # marks an attribute that is a graph.Same in a step's config
 def _schemas() -> dict[str, dict]:
     """The core's op declarations by op (ai3._core.op_schemas)."""
     return {s["op"]: s for s in _core.op_schemas()}
-
-
-def takes_training(layer: Any) -> bool:
-    """Whether a Keras layer's call reads `training` (its training-mode
-    forward differs: BatchNormalization, Dropout)."""
-    try:
-        return "training" in inspect.signature(layer.call).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 def single_input_ops() -> tuple[str, ...]:
@@ -398,4 +388,4 @@ class Layer(keras.layers.Layer):
         return f"<ai3.keras.layers.Layer '{self.name}': {ops_} ({self.op}: {self.algorithm})>"
 
 
-__all__ = ["GradientRunner", "Layer", "core_layer", "gradient_runner", "plan", "single_input_ops", "takes_training"]
+__all__ = ["GradientRunner", "Layer", "core_layer", "gradient_runner", "plan", "single_input_ops"]
