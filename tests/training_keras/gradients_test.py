@@ -17,6 +17,7 @@ import tensorflow as tf
 import ai3
 import ai3.keras
 import pytest_main
+from tuning_fixtures import cache  # noqa: F401 (fixture: "auto" tunes into a private cache)
 from ai3 import layers as core_layers
 from ai3 import selection
 
@@ -247,6 +248,26 @@ def test_backward_auto() -> None:
     for target, grad_op in grads.items():
         assert chosen[target] in selection.known_algorithms(grad_op)
     check(model, swapped, shape, "float32", util.WINOGRAD_TOLERANCE["float32"], batches=(2,), graph_too=False)
+
+
+def test_record_backward() -> None:
+    """What ai3.plan(..., backward=) asks of the frontend: the gradient ops'
+    selections and timings of every swappable layer, the model untouched."""
+    from ai3 import tuning
+
+    model = keras.Sequential(
+        [keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3, name="c"), keras.layers.Flatten(), keras.layers.Dense(2, name="d")]
+    )
+    for op in ("conv2d", "linear"):
+        require_gradients(op)
+    found = tuning.Recording()
+    ai3.keras.record_backward(model, "auto", (2, 8, 8, 3), recorder=found)
+    selected = {(op, name): choice for op, name, _, choice in found.selected}
+    for op, name in (("conv2d", "c"), ("linear", "d")):
+        for target, grad_op in core_layers.backward_ops(op).items():
+            assert selected[(grad_op, name)] in selection.known_algorithms(grad_op), (grad_op, name)
+    assert {op for op, *_ in found.tuned} >= {"conv2d_backward_data", "linear_backward_weight"}
+    assert all(type(layer).__module__.startswith("keras") for layer in model.layers)
 
 
 def test_save_load_keeps_backward(tmp_path) -> None:

@@ -202,11 +202,14 @@ def swap_operation(
     algos: Optional[Selector] = None,
     sample_input_shape: Optional[Sequence[int]] = None,
     backward: Optional[Any] = None,
+    *,
+    recorder: Optional[Any] = None,
 ) -> Any:
     """A copy of `model` whose `op` layers (see the module doc) run ai3's
     algorithms chosen by `algos` (default: "default"), and their gradients
     those `backward` chooses (see the module doc). The original model is
-    left as it is."""
+    left as it is. `recorder` (ai3.plan's, see record_backward) keeps the
+    gradient ops' selections and timings."""
     if op not in OPS:
         raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {list(OPS)}")
     _check_model(model, op)
@@ -223,7 +226,7 @@ def swap_operation(
         else {t: _candidate(op, path, layer, c.input_shape, g) for t, g in gradient_ops.items() if t in _targets(op, layer)}
         for (path, layer), algorithm, c in zip(targets, chosen, candidates)
     ]
-    backward_chosen = selection.select_backward(op, selectors, candidates, gradients, gradient_ops)
+    backward_chosen = selection.select_backward(op, selectors, candidates, gradients, gradient_ops, recorder=recorder)
 
     # Build every replacement first: a name the layer cannot take fails here,
     # naming the layer, before anything is cloned.
@@ -345,6 +348,16 @@ swap_adaptiveavgpool2d = _swap("adaptiveavgpool2d", "every keras.layers.GlobalAv
 swap_flatten = _swap("flatten", "every keras.layers.Flatten.")
 
 
+def record_backward(model: Any, backward: Any, sample_input_shape: Sequence[int], *, recorder: Any) -> None:
+    """For ai3.plan(..., backward=...): the selection (and "auto" timing)
+    the in-place swaps make for the gradient ops of `model`'s layers, into
+    `recorder`; `model` is left alone (each swap returns a copy)."""
+    target = model
+    for op in OPS:
+        if core_layers.backward_ops(op) and layers_of(target, op):
+            target = swap_operation(op, target, "default", sample_input_shape, backward, recorder=recorder)
+
+
 def applicable(layer: Any, algorithm: str, input_shape: Optional[Sequence[int]] = None) -> bool:
     """Whether `algorithm` can take this Keras layer (one swap_* would
     replace, or an ai3 layer): e.g. winograd cannot take a stride-2 conv."""
@@ -385,6 +398,7 @@ __all__ = [
     "applicable",
     "chosen_algorithms",
     "layers_of",
+    "record_backward",
     "swap_adaptiveavgpool2d",
     "swap_avgpool2d",
     "swap_backend",
