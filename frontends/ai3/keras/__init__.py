@@ -42,6 +42,19 @@ as Keras' own. A name the layer cannot take raises at swap time
 (ai3.AlgorithmNotApplicable naming the layer); `applicable(layer, name)`
 tells a selector beforehand.
 
+Training: the swapped layers are differentiable (tf.GradientTape,
+model.fit, eager and in tf.function): each gradient runs a core gradient op
+(`<op>_backward_data`, `<op>_backward_<weight>`: ai3.layers.backward_ops)
+through the same TensorFlow op. `backward=` chooses their algorithms with
+the forward selector's forms (ai3.selection.split_backward): a name, a
+list, a callable, "default", "auto" (timed on the layer's input shape), or
+a mapping {"backward_data": ..., "backward_weight": ..., "backward_bias":
+...}, which may also be the swap's `algos` with a "forward" entry, e.g.
+    ai3.keras.swap_conv2d(model, "winograd", backward="gemm")
+    ai3.keras.swap_conv2d(model, {"forward": "winograd", "backward_data": "direct"})
+BatchNormalization called with training=True runs Keras' own
+batch-statistics forward (ai3.keras.layers.Layer); inference runs ai3.
+
 Performance: ai3's kernels use OpenMP beside TensorFlow's own thread pool.
 With OpenMP's default active waiting, idle threads of each side spin while
 the other works; set OMP_WAIT_POLICY=PASSIVE (before `import ai3`) when
@@ -58,6 +71,7 @@ from typing import Any, Optional, Sequence
 import keras
 
 from ai3 import errors, selection
+from ai3 import layers as core_layers
 from ai3.keras import graph, ops
 from ai3.keras import layers as ai3_layers
 from ai3.selection import Selector
@@ -147,12 +161,25 @@ def _check_model(model: Any, op: str) -> None:
         )
 
 
-def _ai3_layer(op: str, layer: Any, algorithm: str) -> Any:
+def _ai3_layer(op: str, layer: Any, algorithm: str, backward: Optional[dict] = None) -> Any:
     """The ai3 layer replacing `layer` (its mapping's steps, the algorithm
-    for its `op` step), holding a copy of its weights."""
+    for its `op` step and for each of its gradients), holding a copy of its
+    weights; one whose mapping is its inference form only
+    (graph.Entry.training) also keeps its own serialisation, for Keras'
+    training-mode forward."""
     steps, variables = ai3_layers.plan(layer, _shape_of(layer))
+    entry = graph.entry_of(layer, exact=True)
+    keras_layer = keras.layers.serialize(layer) if entry is not None and entry.training else None
     new = ai3_layers.Layer(
-        op, steps, variables, algorithm, name=layer.name, trainable=layer.trainable, dtype=layer.dtype_policy
+        op,
+        steps,
+        variables,
+        algorithm,
+        backward,
+        keras_layer,
+        name=layer.name,
+        trainable=layer.trainable,
+        dtype=layer.dtype_policy,
     )
     values = layer.get_weights()
     if values:
@@ -174,28 +201,46 @@ def swap_operation(
     model: Any,
     algos: Optional[Selector] = None,
     sample_input_shape: Optional[Sequence[int]] = None,
+    backward: Optional[Any] = None,
+    *,
+    recorder: Optional[Any] = None,
 ) -> Any:
     """A copy of `model` whose `op` layers (see the module doc) run ai3's
-    algorithms chosen by `algos` (default: "default"). The original model is
-    left as it is."""
+    algorithms chosen by `algos` (default: "default"), and their gradients
+    those `backward` chooses (see the module doc). The original model is
+    left as it is. `recorder` (ai3.plan's, see record_backward) keeps the
+    gradient ops' selections and timings."""
     if op not in OPS:
         raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.keras swaps {list(OPS)}")
     _check_model(model, op)
     ops.library()  # fail early if the op library is missing
     sample_input_shape = selection.sample_shape(sample_input_shape)
+    selectors = selection.split_backward(op, algos, backward)
     targets = layers_of(model, op)
     candidates = [_candidate(op, path, layer, _input_shape(layer, sample_input_shape)) for path, layer in targets]
-    chosen = selection.select(op, algos, candidates, allow_keep=True)
+    chosen = selection.select(op, selectors.forward, candidates, allow_keep=True)
+    gradient_ops = core_layers.backward_ops(op)
+    gradients = [
+        {}
+        if algorithm in selection.KEEP_NAMES
+        else {t: _candidate(op, path, layer, c.input_shape, g) for t, g in gradient_ops.items() if t in _targets(op, layer)}
+        for (path, layer), algorithm, c in zip(targets, chosen, candidates)
+    ]
+    backward_chosen = selection.select_backward(op, selectors, candidates, gradients, gradient_ops, recorder=recorder)
 
     # Build every replacement first: a name the layer cannot take fails here,
     # naming the layer, before anything is cloned.
     replacements: dict[int, Any] = {}
-    for (path, layer), algorithm, cand in zip(targets, chosen, candidates):
+    for (path, layer), algorithm, cand, grads in zip(targets, chosen, candidates, backward_chosen):
         if algorithm in selection.KEEP_NAMES:
             continue
         try:
-            new = _ai3_layer(op, layer, algorithm)
-            new.core_layer(cand.input_shape or _static_input_shape(layer))
+            new = _ai3_layer(op, layer, algorithm, grads)
+            shape = cand.input_shape or _static_input_shape(layer)
+            new.core_layer(shape)
+            for target, name in grads.items():
+                if name != selection.DEFAULT:  # "default" takes what applies
+                    new.core_layer(shape, name, gradient_ops[target])
         except errors.Error as e:
             raise type(e)(f"{path}: {e}" if path != layer.name else str(e)) from None
         replacements[id(layer)] = new
@@ -225,13 +270,27 @@ def swap_operation(
     return clone
 
 
-def _candidate(op: str, path: str, layer: Any, shape: Optional[tuple]) -> selection.Candidate:
+def _targets(op: str, layer: Any) -> set[str]:
+    """What a swapped layer's `op` step has gradients with respect to: its
+    input ("data") and the weights it has (a Conv2D without a bias has no
+    bias gradient to choose an algorithm for)."""
+    steps, _ = ai3_layers.plan(layer, _shape_of(layer))
+    step = next(s for s in steps if s["op"] == op)
+    return {"data"} | {w["name"] for w in step["weights"] if "index" in w}
+
+
+def _candidate(
+    op: str, path: str, layer: Any, shape: Optional[tuple], gradient_op: Optional[str] = None
+) -> selection.Candidate:
     """A layer to swap; "auto" times the core layer its ai3 layer runs
     (ai3.keras.layers.core_layer, with zero weights: the time does not
-    depend on them)."""
+    depend on them), or with `gradient_op` that gradient of it
+    (ai3.keras.layers.gradient_runner, timed on the layer's input)."""
 
     def make_layer(algorithm: str) -> Any:
         steps, variables = ai3_layers.plan(layer, _shape_of(layer))
+        if gradient_op is not None:
+            return ai3_layers.gradient_runner(steps, variables, op, gradient_op, algorithm, layer.name, shape)
         return ai3_layers.core_layer(steps, variables, op, algorithm, layer.name, shape)
 
     config = {k: v for k, v in layer.get_config().items() if k not in ("name", "trainable")}
@@ -264,38 +323,39 @@ def _copy_weights(orig: Any, new: Any) -> None:
         new.set_weights(values)
 
 
-def swap_conv2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    """swap_operation("conv2d", ...): every keras.layers.Conv2D and DepthwiseConv2D."""
-    return swap_operation("conv2d", model, algos, sample_input_shape)
+def _swap(op: str, doc: str) -> Any:
+    """swap_<op>: swap_operation(op, ...) under its own name."""
+
+    def swap(
+        model: Any,
+        algos: Optional[Selector] = None,
+        sample_input_shape: Optional[Sequence[int]] = None,
+        backward: Optional[Any] = None,
+    ) -> Any:
+        return swap_operation(op, model, algos, sample_input_shape, backward)
+
+    swap.__name__ = swap.__qualname__ = f"swap_{op}"
+    swap.__doc__ = f'swap_operation("{op}", ...): {doc}'
+    return swap
 
 
-def swap_linear(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    """swap_operation("linear", ...): every keras.layers.Dense."""
-    return swap_operation("linear", model, algos, sample_input_shape)
+swap_conv2d = _swap("conv2d", "every keras.layers.Conv2D and DepthwiseConv2D.")
+swap_linear = _swap("linear", "every keras.layers.Dense.")
+swap_relu = _swap("relu", "ReLU() layers and Activation(\"relu\").")
+swap_maxpool2d = _swap("maxpool2d", "every keras.layers.MaxPooling2D.")
+swap_avgpool2d = _swap("avgpool2d", "every keras.layers.AveragePooling2D.")
+swap_adaptiveavgpool2d = _swap("adaptiveavgpool2d", "every keras.layers.GlobalAveragePooling2D.")
+swap_flatten = _swap("flatten", "every keras.layers.Flatten.")
 
 
-def swap_relu(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    """swap_operation("relu", ...): ReLU() layers and Activation("relu")."""
-    return swap_operation("relu", model, algos, sample_input_shape)
-
-
-def swap_maxpool2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    return swap_operation("maxpool2d", model, algos, sample_input_shape)
-
-
-def swap_avgpool2d(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    return swap_operation("avgpool2d", model, algos, sample_input_shape)
-
-
-def swap_adaptiveavgpool2d(
-    model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
-) -> Any:
-    """swap_operation("adaptiveavgpool2d", ...): GlobalAveragePooling2D."""
-    return swap_operation("adaptiveavgpool2d", model, algos, sample_input_shape)
-
-
-def swap_flatten(model: Any, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> Any:
-    return swap_operation("flatten", model, algos, sample_input_shape)
+def record_backward(model: Any, backward: Any, sample_input_shape: Sequence[int], *, recorder: Any) -> None:
+    """For ai3.plan(..., backward=...): the selection (and "auto" timing)
+    the in-place swaps make for the gradient ops of `model`'s layers, into
+    `recorder`; `model` is left alone (each swap returns a copy)."""
+    target = model
+    for op in OPS:
+        if core_layers.backward_ops(op) and layers_of(target, op):
+            target = swap_operation(op, target, "default", sample_input_shape, backward, recorder=recorder)
 
 
 def applicable(layer: Any, algorithm: str, input_shape: Optional[Sequence[int]] = None) -> bool:
@@ -338,6 +398,7 @@ __all__ = [
     "applicable",
     "chosen_algorithms",
     "layers_of",
+    "record_backward",
     "swap_adaptiveavgpool2d",
     "swap_avgpool2d",
     "swap_backend",

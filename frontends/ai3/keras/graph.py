@@ -481,11 +481,16 @@ class Entry:
     """How one Keras layer class maps: `fn(layer, input_shape)` -> steps.
     `exact`: only that class, not subclasses (which may override `call`).
     `op`: the op its layers are for swap_operation even where mapping one
-    fails (so swapping it reports why), or None."""
+    fails (so swapping it reports why), or None. `training`: its steps are
+    the layer's inference form only (BatchNormalization's moving
+    statistics): in training mode an in-place swap runs Keras' own
+    forward (ai3.keras.layers.Layer). Layers whose call merely accepts
+    `training` (Dense) compute the same either way and leave it False."""
 
     fn: Callable[[Any, tuple], list[Step]]
     exact: bool = False
     op: Optional[str] = None
+    training: bool = False
 
 
 def _spatial(layer: Any, shape: tuple) -> tuple[Optional[int], Optional[int]]:
@@ -806,7 +811,7 @@ MAPPING: dict[str, Entry] = {
     "LayerScale": Entry(_layer_scale),
     "Cropping2D": Entry(_cropping),
     "Permute": Entry(_permute, op="permute"),
-    "BatchNormalization": Entry(_batchnorm, op="batchnorm2d"),
+    "BatchNormalization": Entry(_batchnorm, op="batchnorm2d", training=True),
     "Activation": Entry(_activation_layer),
     "ReLU": Entry(_relu),
     "LeakyReLU": Entry(_leaky_relu, op="leaky_relu"),

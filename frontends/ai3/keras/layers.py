@@ -16,6 +16,18 @@ only when a variable is assigned. Its config is the steps, the variables'
 shapes and the algorithm, so `keras.models.load_model` rebuilds it once
 `ai3.keras` is imported.
 
+Training: Ai3Layer has a gradient (ai3.keras.ops), which runs the op's
+backward ops (`<op>_backward_data`, `<op>_backward_<weight>`) with the
+algorithms `backward` names ("default" otherwise), so tf.GradientTape and
+model.fit train through the Layer and its variables. A layer whose mapping
+is its inference form only (graph.Entry.training: BatchNormalization) runs
+Keras' own forward, on the Layer's variables, when called with training=True (batch statistics, the
+moving averages updated, as Keras does); otherwise, and for every other
+layer, the core runs it (a batch norm in its inference form). Layers Keras
+treats as identities at inference (Dropout) are never swapped, so they keep
+Keras' training behaviour. A TensorFlow custom op has no XLA kernel, so
+the Layer says supports_jit = False and model.fit does not jit-compile.
+
 Unlike Keras' own layers it does not autocast inputs: an input that is not
 float32/float64, or not of the weights' dtype, is an ai3.DTypeError; a wrong
 shape is an ai3.ShapeError naming the layer (the core's own rule, asked by
@@ -120,12 +132,15 @@ def core_layer(
     algorithm: str,
     name: str,
     input_shape: Optional[Sequence[Optional[int]]] = None,
+    run_op: Optional[str] = None,
 ) -> Any:
     """A throwaway ai3._core layer of the step running `op` (zero weights):
     making it checks that `algorithm` can take the layer
     (ai3.AlgorithmNotApplicable naming it otherwise) and resolves "default".
     `input_shape` (NHWC) gives "same" padding exactly; without it the
-    stride-1 padding stands in (only the registry is asked)."""
+    stride-1 padding stands in (only the registry is asked). `run_op`: a
+    gradient op of `op` instead (ai3.layers.backward_ops), made from the
+    same attributes and weights."""
     k = next(i for i, s in enumerate(steps) if s["op"] == op)
     step = steps[k]
     attrs, same = _attrs(step, tuple(input_shape) if input_shape is not None and k == 0 else None)
@@ -135,7 +150,45 @@ def core_layer(
     for w in step["weights"]:
         dtype = np.dtype(variables[w["index"]]["dtype"]) if "index" in w else None
         weights[w["name"]] = np.zeros(w["shape"], dtype) if dtype is not None else None
-    return _core.make_layer(op, attrs, weights, algorithm=algorithm, name=name)
+    return _core.make_layer(run_op or op, attrs, weights, algorithm=algorithm, name=name)
+
+
+class GradientRunner:
+    """A gradient op's core layer callable on F's input alone, as ai3.tuning
+    times a layer: `run(x)` runs it on [grad_output, x, y], with y = F(x)
+    (F's "default" layer) and a fixed random grad_output made once per
+    input shape, outside the timed call's work after the first."""
+
+    def __init__(self, forward: Any, gradient: Any) -> None:
+        self._forward, self._gradient = forward, gradient
+        self.algorithm = gradient.algorithm
+        self._made: dict[tuple, tuple] = {}
+
+    def __call__(self, x: np.ndarray) -> Any:
+        key = (x.shape, x.dtype.str, id(x))
+        if key not in self._made:
+            y = np.asarray(self._forward(x))
+            grad = np.random.default_rng(1).standard_normal(y.shape).astype(y.dtype)
+            self._made = {key: (x, grad, y)}  # x kept: its id stays its own
+        _, grad, y = self._made[key]
+        return self._gradient(grad, x, y)
+
+
+def gradient_runner(
+    steps: list[dict],
+    variables: list[dict],
+    op: str,
+    gradient_op: str,
+    algorithm: str,
+    name: str,
+    input_shape: Optional[Sequence[Optional[int]]] = None,
+) -> GradientRunner:
+    """`gradient_op` of the step running `op`, with `algorithm`, as
+    GradientRunner times it (zero weights, as core_layer)."""
+    return GradientRunner(
+        core_layer(steps, variables, op, "default", name, input_shape),
+        core_layer(steps, variables, op, algorithm, name, input_shape, gradient_op),
+    )
 
 
 def _attrs(step: dict, shape: Optional[tuple]) -> tuple[dict, dict]:
@@ -161,15 +214,34 @@ class Layer(keras.layers.Layer):
     `op` is the op swapped (its steps run `algorithm`, any other step
     "default"), `steps` and `variables` as `plan` gives them."""
 
-    def __init__(self, op: str, steps: list, variables: list, algorithm: str = "default", **kwargs: Any) -> None:
+    def __init__(
+        self,
+        op: str,
+        steps: list,
+        variables: list,
+        algorithm: str = "default",
+        backward: Optional[dict] = None,
+        keras_layer: Optional[dict] = None,
+        **kwargs: Any,
+    ) -> None:
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         if not isinstance(algorithm, str):
             raise errors.InvalidSelector(f"{op} layer '{self.name}': algorithm must be a string, got {type(algorithm).__name__}")
+        backward = dict(backward or {})
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in backward.items()):
+            raise errors.InvalidSelector(
+                f"{op} layer '{self.name}': backward must map gradient targets to algorithm names, got {backward!r}"
+            )
         if not any(s["op"] == op for s in steps):
             raise errors.InvalidArgument(f"layer '{self.name}': none of its steps runs {op}")
         self.op = op
         self.algorithm = algorithm
+        # {target: algorithm} of the op step's backward ops (ops._gradient)
+        self.backward = backward
+        # the original layer's serialisation, for its training-mode forward
+        self.keras_layer = keras_layer
+        self.supports_jit = False  # Ai3Layer has no XLA kernel
         self.steps = [dict(s) for s in steps]
         self.variable_specs = [dict(v) for v in variables]
         self._vars = [
@@ -181,6 +253,9 @@ class Layer(keras.layers.Layer):
         for v in self._vars:  # layer.kernel etc., as on the Keras layer (tracked once)
             if v.name.isidentifier() and not hasattr(self, v.name):
                 setattr(self, v.name, v)
+        # Keras' own layer for training=True, reading these variables; kept
+        # out of Keras' tracking so that they are not the model's twice.
+        object.__setattr__(self, "_keras_form", self._training_form() if keras_layer is not None else None)
         self.built = True
         # static input shape (without the batch) -> what each step's op
         # call takes; filled on first call per shape, so a call does no
@@ -203,10 +278,31 @@ class Layer(keras.layers.Layer):
                 json.dumps(same, sort_keys=True) if same else "",
                 [w["index"] for w in step["weights"] if "index" in w],
                 self.algorithm if step["op"] == self.op else "default",
+                json.dumps(self.backward if step["op"] == self.op else {}, sort_keys=True),
             ))
         return calls
 
-    def call(self, inputs: Any) -> Any:
+    def _training_form(self) -> Any:
+        """The original Keras layer (keras_layer, a serialisation with its
+        build config, so it comes back built), each of its variable
+        attributes pointed at the Layer's own variable of the same position.
+        Made with the Layer: a layer cannot create state in its call."""
+        form = keras.layers.deserialize(self.keras_layer)
+        if not form.built or len(form.weights) != len(self._vars):
+            raise errors.InternalError(
+                f"{self.op} layer '{self.name}': its Keras form for training mode came back without its "
+                f"{len(self._vars)} variables"
+            )
+        own = {id(v): i for i, v in enumerate(form.weights)}
+        for attr, value in list(vars(form).items()):
+            if id(value) in own:
+                object.__setattr__(form, attr, self._vars[own[id(value)]])
+        return form
+
+    def call(self, inputs: Any, training: Any = None) -> Any:
+        if training and self._keras_form is not None:
+            self._keras_form.trainable = self.trainable  # frozen: Keras' inference form
+            return self._keras_form.call(inputs, training=True)
         dtype = tf.as_dtype(inputs.dtype).name
         if dtype not in _FLOATS:
             raise errors.DTypeError(
@@ -222,9 +318,9 @@ class Layer(keras.layers.Layer):
         if calls is None:
             calls = self._calls[shape[1:]] = self._prepare(shape)
         x = inputs
-        for op, attrs, layout, same, indices, algorithm in calls:
+        for op, attrs, layout, same, indices, algorithm, backward in calls:
             x = ops.layer(
-                x,
+                [x],
                 [self._vars[i] for i in indices],
                 op=op,
                 attrs=attrs,
@@ -232,6 +328,7 @@ class Layer(keras.layers.Layer):
                 same=same,
                 algorithm=algorithm,
                 layer_name=self.name,
+                backward=backward,
             )
         return x
 
@@ -256,15 +353,31 @@ class Layer(keras.layers.Layer):
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(op=self.op, steps=self.steps, variables=self.variable_specs, algorithm=self.algorithm)
+        config.update(
+            op=self.op,
+            steps=self.steps,
+            variables=self.variable_specs,
+            algorithm=self.algorithm,
+            backward=self.backward,
+            keras_layer=self.keras_layer,
+        )
         return config
 
     # ---- What the core will run ------------------------------------------
 
-    def core_layer(self, input_shape: Optional[Sequence[Optional[int]]] = None, algorithm: Optional[str] = None) -> Any:
+    def core_layer(
+        self,
+        input_shape: Optional[Sequence[Optional[int]]] = None,
+        algorithm: Optional[str] = None,
+        run_op: Optional[str] = None,
+    ) -> Any:
         """A throwaway ai3._core layer of this layer's `op` step (zero
-        weights), with `algorithm` (default: this layer's); see core_layer."""
-        return core_layer(self.steps, self.variable_specs, self.op, algorithm or self.algorithm, self.name, input_shape)
+        weights), with `algorithm` (default: this layer's), or of its
+        gradient op `run_op` (algorithm default: "default"); see
+        core_layer."""
+        if algorithm is None:
+            algorithm = self.algorithm if run_op is None else "default"
+        return core_layer(self.steps, self.variable_specs, self.op, algorithm, self.name, input_shape, run_op)
 
     def resolved_algorithm(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> str:
         """The algorithm the core runs for this layer ("default" resolved)."""
@@ -275,4 +388,4 @@ class Layer(keras.layers.Layer):
         return f"<ai3.keras.layers.Layer '{self.name}': {ops_} ({self.op}: {self.algorithm})>"
 
 
-__all__ = ["Layer", "core_layer", "plan", "single_input_ops"]
+__all__ = ["GradientRunner", "Layer", "core_layer", "gradient_runner", "plan", "single_input_ops"]

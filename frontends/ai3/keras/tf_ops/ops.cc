@@ -1,7 +1,11 @@
-// One TensorFlow op, Ai3Layer, running any single-input core layer: what
-// the Keras frontend's generic layer (frontends/ai3/keras/layers.py) calls.
+// One TensorFlow op, Ai3Layer, running any core layer: what the Keras
+// frontend's generic layer (frontends/ai3/keras/layers.py) calls, and what
+// its gradient (frontends/ai3/keras/ops.py) calls again with a backward op.
 //
-//   Ai3Layer(x, weights: N * T) -> y
+//   Ai3Layer(inputs: K * T, weights: N * T) -> y
+//     inputs      the layer's inputs: one for a single-input op (x), as
+//                 many as a multi-input op takes (a backward op of the
+//                 training contract: [grad_output, x, y])
 //     op          the core op (core/ops/<op>/<op>_schema.cc declares it)
 //     attrs       its attributes as a JSON object, the declaration's names
 //     weights_layout
@@ -12,9 +16,13 @@
 //                 by `perm` (numpy.transpose's meaning; absent: as is) and
 //                 read as `shape`
 //     same        "" or a JSON object {attr: {"kernel", "stride",
-//                 "dilation"}}: that padding attribute is TensorFlow's "SAME"
-//                 of the NHWC input's height and width, which the graph left
-//                 unknown, so it is resolved per call (see SamePads)
+//                 "dilation", "input"}}: that padding attribute is
+//                 TensorFlow's "SAME" of the height and width of the NHWC
+//                 input `input` (default 0; a backward op's x is input 1),
+//                 which the graph left unknown, so it is resolved per call
+//                 (see OpConfig::For)
+//     backward    a JSON object {target: algorithm}, read by the gradient
+//                 only (ops.py): the algorithm of each backward op
 //     algorithm, layer_name
 //
 // No op is named here: the kernel builds its layer through the op's schema
@@ -35,6 +43,12 @@
 // hashes nor copies weights. When the pointer differs (a new buffer, or
 // weights that are not variables), the bytes are compared with the held ones
 // (early exit); only different values rebuild.
+// Training relies on this: Keras' optimizers update a variable with
+// AssignAddVariableOp / AssignSubVariableOp / AssignVariableOp, each of
+// which copies a buffer that is referenced elsewhere before writing
+// (PrepareToUpdateVariable), so the step after an update sees a new buffer,
+// compares it and rebuilds (tests/training_keras/fit_test.py's
+// test_optimizer_updates_are_seen fails if a layer kept the old weights).
 //
 // Errors: an ai3::Error becomes an InvalidArgument (Unimplemented for
 // kUnsupported, Internal for kInternal) status whose message starts with
@@ -300,6 +314,7 @@ struct WeightLayout {
 struct SameRule {
   std::string attr;
   std::vector<int64_t> kernel, stride, dilation;
+  int64_t input = 0;  // which of the op's inputs has that height and width
 };
 
 // Everything the op's attrs say, parsed once per kernel (or shape call).
@@ -325,10 +340,6 @@ struct OpConfig {
     get("same", &same);
     get("layer_name", &config.name);
     config.schema = &GetOpSchema(op);
-    if (config.schema->multi_input()) {
-      Fail(ErrorKind::kUnsupported, LayerContext(op, config.name),
-           ": a multi-input op; Ai3Layer runs single-input layers");
-    }
     const Json a = ParseJson(attrs.empty() ? "{}" : attrs);
     if (a.kind != Json::kObject) Fail(ErrorKind::kInvalidArgument, "attrs must be a JSON object");
     for (const auto& [key, value] : a.object) {
@@ -357,9 +368,14 @@ struct OpConfig {
     if (!same.empty()) {
       const Json s = ParseJson(same);
       for (const auto& [key, rule] : s.object) {
+        const Json* input = rule.Find("input");
+        if (input != nullptr && (input->kind != Json::kInt || input->i < 0)) {
+          Fail(ErrorKind::kInvalidArgument, "same: input must be an int >= 0");
+        }
         config.same.push_back({key, Ints(rule.Find("kernel"), "kernel"),
                                Ints(rule.Find("stride"), "stride"),
-                               Ints(rule.Find("dilation"), "dilation")});
+                               Ints(rule.Find("dilation"), "dilation"),
+                               input == nullptr ? 0 : input->i});
         if (config.same.back().kernel.size() != 2 ||
             config.same.back().stride.size() != 2 ||
             config.same.back().dilation.size() != 2) {
@@ -374,17 +390,38 @@ struct OpConfig {
     return internal::LayerContext(op, name);
   }
 
-  // The attributes for an NHWC input of height h and width w: `same`
-  // resolved. This is the one "SAME" rule outside frontends/ai3/padding.py
-  // (same_1d, which it must match: the odd pixel after): Python resolves
-  // every size it knows, so this runs only for sizes a traced graph leaves
-  // to run time.
-  AttrMap For(int64_t h, int64_t w) const {
-    if (same.empty()) return attrs;
-    AttrMap out = attrs;
+  // The height and width of each rule's NHWC input among `inputs` (their
+  // shapes), in the order of `same`: what the resolved attributes depend on
+  // (the kernel's cache key). A rule's input must exist and be rank 4.
+  std::vector<int64_t> SameSizes(const std::vector<Shape>& inputs) const {
+    std::vector<int64_t> sizes;
     for (const SameRule& r : same) {
+      if (r.input >= static_cast<int64_t>(inputs.size()) ||
+          inputs[r.input].size() != 4) {
+        Fail(ErrorKind::kShape, LayerContext(schema->op(), name),
+             ": expected a rank-4 NHWC input ", r.input, " (\"same\" padding of ",
+             r.attr, "), got ",
+             r.input < static_cast<int64_t>(inputs.size()) ? ToString(inputs[r.input])
+                                                           : std::string("none"));
+      }
+      sizes.push_back(inputs[r.input][1]);
+      sizes.push_back(inputs[r.input][2]);
+    }
+    return sizes;
+  }
+
+  // The attributes for inputs of these shapes: `same` resolved. This is the
+  // one "SAME" rule outside frontends/ai3/padding.py (same_1d, which it must
+  // match: the odd pixel after): Python resolves every size it knows, so
+  // this runs only for sizes a traced graph leaves to run time.
+  AttrMap For(const std::vector<Shape>& inputs) const {
+    if (same.empty()) return attrs;
+    const std::vector<int64_t> sizes = SameSizes(inputs);
+    AttrMap out = attrs;
+    for (size_t i = 0; i < same.size(); ++i) {
+      const SameRule& r = same[i];
       std::vector<int64_t> pads;
-      const int64_t size[2] = {h, w};
+      const int64_t size[2] = {sizes[2 * i], sizes[2 * i + 1]};
       for (int k = 0; k < 2; ++k) {
         const int64_t effective = (r.kernel[k] - 1) * r.dilation[k] + 1;
         const int64_t positions = (size[k] + r.stride[k] - 1) / r.stride[k];
@@ -475,33 +512,31 @@ class Ai3LayerKernel : public tf::OpKernel {
   }
 
   void Compute(tf::OpKernelContext* ctx) override {
-    const tf::Tensor& x = ctx->input(0);
-    tf::OpInputList inputs;
+    tf::OpInputList xs, inputs;
+    OP_REQUIRES_OK(ctx, ctx->input_list("inputs", &xs));
     OP_REQUIRES_OK(ctx, ctx->input_list("weights", &inputs));
     try {
       if (inputs.size() != config_.present) {
         Fail(ErrorKind::kInvalidArgument, Context(), ": takes ",
              config_.present, " weight tensors, got ", inputs.size());
       }
+      const tf::Tensor& x = xs[0];  // K >= 1 (the op's registration)
+      std::vector<Shape> shapes;
+      for (const tf::Tensor& t : xs) shapes.push_back(ShapeOf(t.shape()));
       std::vector<tf::Tensor> weights(inputs.begin(), inputs.end());
       std::vector<int64_t> key = {static_cast<int64_t>(CoreDType(x.dtype()))};
-      if (!config_.same.empty()) {
-        if (x.dims() != 4) {
-          Fail(ErrorKind::kShape, Context(), ": expected a rank-4 NHWC input, got ",
-               ToString(ShapeOf(x.shape())));
-        }
-        key.push_back(x.dim_size(1));
-        key.push_back(x.dim_size(2));
-      }
-      std::shared_ptr<AnyLayer> layer = Lookup(x, weights, key);
-      Tensor input = View(x, layer->layout());
-      Shape out_shape = layer->OutputShape(input);
+      for (int64_t size : config_.SameSizes(shapes)) key.push_back(size);
+      std::shared_ptr<AnyLayer> layer = Lookup(shapes, x.dtype(), weights, key);
+      // The layer checks the count, the dtypes and the shapes of these.
+      std::vector<Tensor> views;
+      for (const tf::Tensor& t : xs) views.push_back(View(t, layer->layout()));
+      Shape out_shape = layer->OutputShape(views);
       tf::Tensor* y = nullptr;
       OP_REQUIRES_OK(ctx, ctx->allocate_output(
                               0, tf::TensorShape(absl::Span<const int64_t>(
                                      out_shape.data(), out_shape.size())),
                               &y));
-      layer->Forward(input, View(*y, layer->layout()));
+      layer->Forward(views, View(*y, layer->layout()));
     } catch (const Error& e) {
       // The core's layer errors name the layer already.
       std::string what = e.what();
@@ -524,7 +559,8 @@ class Ai3LayerKernel : public tf::OpKernel {
     return OpConfig::LayerContext(config_.schema->op(), config_.name);
   }
 
-  std::shared_ptr<AnyLayer> Lookup(const tf::Tensor& x,
+  std::shared_ptr<AnyLayer> Lookup(const std::vector<Shape>& shapes,
+                                   tf::DataType dtype,
                                    const std::vector<tf::Tensor>& weights,
                                    const std::vector<int64_t>& key) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -557,7 +593,7 @@ class Ai3LayerKernel : public tf::OpKernel {
         return entries_.front().layer;
       }
     }
-    std::shared_ptr<AnyLayer> layer = Build(x, weights);
+    std::shared_ptr<AnyLayer> layer = Build(shapes, dtype, weights);
     entries_.push_front({key, weights, layer});
     if (entries_.size() > kMaxEntries) entries_.pop_back();
     return layer;
@@ -565,9 +601,10 @@ class Ai3LayerKernel : public tf::OpKernel {
 
   // The core layer from the op's schema; permuted weights live in `scratch`
   // until MakeLayer has copied them in.
-  std::shared_ptr<AnyLayer> Build(const tf::Tensor& x,
+  std::shared_ptr<AnyLayer> Build(const std::vector<Shape>& shapes,
+                                  tf::DataType x_dtype,
                                   const std::vector<tf::Tensor>& inputs) {
-    const DType dtype = CoreDType(x.dtype());
+    const DType dtype = CoreDType(x_dtype);
     std::vector<std::vector<char>> scratch;
     WeightSlots slots;
     size_t next = 0;
@@ -577,9 +614,9 @@ class Ai3LayerKernel : public tf::OpKernel {
         continue;
       }
       const tf::Tensor& t = inputs[next++];
-      if (t.dtype() != x.dtype()) {
+      if (t.dtype() != x_dtype) {
         Fail(ErrorKind::kDType, Context(), ": input is ",
-             tf::DataTypeString(x.dtype()), " but a weight is ",
+             tf::DataTypeString(x_dtype), " but a weight is ",
              tf::DataTypeString(t.dtype()));
       }
       Tensor w = View(t, Layout::kNCHW);
@@ -602,10 +639,7 @@ class Ai3LayerKernel : public tf::OpKernel {
       }
       slots.emplace_back(w);
     }
-    const AttrMap attrs = config_.same.empty()
-                              ? config_.attrs
-                              : config_.For(x.dim_size(1), x.dim_size(2));
-    return config_.schema->MakeLayer(config_.name, attrs, slots, algorithm_,
+    return config_.schema->MakeLayer(config_.name, config_.For(shapes), slots, algorithm_,
                                      Device::kCPU);
   }
 
@@ -617,8 +651,10 @@ class Ai3LayerKernel : public tf::OpKernel {
 
 // ---- Shape function: the core's rule --------------------------------------
 
-// The output shape for input dims `dims` (all known), or the core's error.
-Shape CoreOutputShape(const OpConfig& config, const Shape& dims, DType dtype) {
+// The output shape for inputs of shapes `dims` (all known), or the core's
+// error.
+Shape CoreOutputShape(const OpConfig& config, const std::vector<Shape>& dims,
+                      DType dtype) {
   WeightSlots slots;
   for (const WeightLayout& layout : config.weights) {
     if (!layout.present) {
@@ -630,19 +666,25 @@ Shape CoreOutputShape(const OpConfig& config, const Shape& dims, DType dtype) {
     w.shape = layout.shape;
     slots.emplace_back(w);
   }
-  Tensor input;
-  input.dtype = dtype;
-  input.shape = dims;
-  input.layout = Layout::kNHWC;  // what the layout attr says counts, not this
-  const AttrMap attrs =
-      config.same.empty() || dims.size() != 4 ? config.attrs : config.For(dims[1], dims[2]);
-  return config.schema->OutputShape(config.name, attrs, slots, {input});
+  std::vector<Tensor> inputs;
+  for (const Shape& shape : dims) {
+    Tensor input;
+    input.dtype = dtype;
+    input.shape = shape;
+    input.layout = Layout::kNHWC;  // what the layout attr says counts, not this
+    inputs.push_back(input);
+  }
+  return config.schema->OutputShape(config.name, config.For(dims), slots, inputs);
 }
 
 // Unknown input dims are probed with two sizes far apart (and far above any
 // kernel): an output dim that changes with them is unknown, one that does
 // not is known. Both probes failing is the layer's own error (e.g. a channel
-// count that cannot match); one failing leaves the shape unknown.
+// count that cannot match); one failing leaves the shape unknown. Probing
+// holds for one input only: the inputs of a multi-input op (a backward op's
+// grad_output, x and y) depend on each other's sizes, which one probe size
+// would not respect, so with any unknown dim its shape is left unknown (the
+// gradient sets the shape it knows, ops.py) and the kernel checks it.
 absl::Status Ai3LayerShape(InferenceContext* c) {
   try {
     const OpConfig config = OpConfig::Read(c);
@@ -655,18 +697,27 @@ absl::Status Ai3LayerShape(InferenceContext* c) {
         return absl::OkStatus();
       }
     }
-    ShapeHandle x = c->input(0);
-    if (!c->RankKnown(x)) {
+    int count = 0;
+    TF_RETURN_IF_ERROR(c->GetAttr("K", &count));
+    constexpr int64_t kProbes[2] = {331, 669};
+    std::vector<Shape> probe[2];
+    bool unknown = false;
+    for (int k = 0; k < count; ++k) {
+      ShapeHandle x = c->input(k);
+      if (!c->RankKnown(x)) {
+        c->set_output(0, c->UnknownShape());
+        return absl::OkStatus();
+      }
+      for (std::vector<Shape>& p : probe) p.emplace_back();
+      for (int i = 0; i < c->Rank(x); ++i) {
+        const int64_t d = c->Value(c->Dim(x, i));
+        unknown = unknown || d < 0;
+        for (int j = 0; j < 2; ++j) probe[j].back().push_back(d < 0 ? kProbes[j] : d);
+      }
+    }
+    if (unknown && count > 1) {
       c->set_output(0, c->UnknownShape());
       return absl::OkStatus();
-    }
-    constexpr int64_t kProbes[2] = {331, 669};
-    Shape probe[2];
-    bool unknown = false;
-    for (int i = 0; i < c->Rank(x); ++i) {
-      const int64_t d = c->Value(c->Dim(x, i));
-      unknown = unknown || d < 0;
-      for (int k = 0; k < 2; ++k) probe[k].push_back(d < 0 ? kProbes[k] : d);
     }
     if (!unknown) {
       const Shape out = CoreOutputShape(config, probe[0], dtype);
@@ -704,19 +755,21 @@ absl::Status Ai3LayerShape(InferenceContext* c) {
 }  // namespace
 
 REGISTER_OP("Ai3Layer")
-    .Input("x: T")
+    .Input("inputs: K * T")
     .Input("weights: N * T")
     .Output("y: T")
     .Attr("T: {float, double}")
+    .Attr("K: int >= 1")
     .Attr("N: int >= 0")
     .Attr("op: string")
     .Attr("attrs: string = '{}'")
     .Attr("weights_layout: string = '[]'")
     .Attr("same: string = ''")
+    .Attr("backward: string = '{}'")
     .Attr("algorithm: string = 'default'")
     .Attr("layer_name: string = ''")
     .SetShapeFn(Ai3LayerShape)
-    .Doc("Any single-input ai3 core layer on x (see ops.cc).");
+    .Doc("Any ai3 core layer on its inputs (see ops.cc).");
 
 REGISTER_KERNEL_BUILDER(Name("Ai3Layer")
                             .Device(::tensorflow::DEVICE_CPU)
