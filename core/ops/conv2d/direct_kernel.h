@@ -143,11 +143,7 @@ struct DirectCompute {
       for (int64_t v = 0; v < kDirectVectors; ++v) {
         V o = acc[j][v];
         if (bias) o += Vec::Load(bias + v * kLanes);
-        if (act.enabled) {
-          const V lo = V{} + act.lo, hi = V{} + act.hi;
-          o = o < lo ? lo : o;
-          o = o > hi ? hi : o;
-        }
+        if (act.enabled) o = ActivateVector(act, o);
         out[j][v] = o;
       }
     const int64_t ch = ys_c * lane_stride;  // between consecutive lanes

@@ -191,11 +191,7 @@ struct ImplicitGemmCompute {
             out = Vec::Load(yi + v * kLanes);
             out += acc[i][v];
           }
-          if (act.enabled) {
-            const V lo = V{} + act.lo, hi = V{} + act.hi;
-            out = out < lo ? lo : out;
-            out = out > hi ? hi : out;
-          }
+          if (act.enabled) out = ActivateVector(act, out);
           Vec::Store(yi + v * kLanes, out);
         }
       } else {
