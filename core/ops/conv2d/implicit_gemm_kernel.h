@@ -195,10 +195,14 @@ struct ImplicitGemmCompute {
           Vec::Store(yi + v * kLanes, out);
         }
       } else {
+        // Through a row buffer, so that the activation runs vectorised.
+        T row[kVectorsPerRow * kLanes];
         for (int64_t j = 0; j < nr; ++j) {
           const T a = acc[i][j / kLanes][j % kLanes];
-          yi[j * yp] = act(first ? init + a : yi[j * yp] + a);
+          row[j] = first ? init + a : yi[j * yp] + a;
         }
+        ApplyActivation(act, row, nr);
+        for (int64_t j = 0; j < nr; ++j) yi[j * yp] = row[j];
       }
     }
   }
