@@ -13,6 +13,7 @@ import torch.nn.functional as F
 import ai3
 from ai3 import fusion
 from ai3.spec import MODEL_INPUT, LayerSpec
+import pytest_main
 
 ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0), "clamp": (-0.5, 0.75)}
 CONV_ALGORITHMS = [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
@@ -267,3 +268,7 @@ def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
     assert out[1].attrs["activation"] == (0.0, float("inf"))
     gpu, _, _ = fusion.fuse_activations([LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen), device="cuda")
     assert [s.name for s in gpu] == ["c0", "s0", "c1", "h1"]  # the relu still fuses
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
