@@ -270,5 +270,61 @@ def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
     assert [s.name for s in gpu] == ["c0", "s0", "c1", "h1"]  # the relu still fuses
 
 
+
+def test_sigmoid_product_fuses_as_silu() -> None:
+    """x * sigmoid(x) (an ONNX file's SiLU) after a conv read by nothing else
+    folds into the conv; with another reader of the conv, or the product
+    reversed (sigmoid(x) * x), the same rules hold."""
+    specs = [
+        _spec("c0", "conv2d", [MODEL_INPUT]),
+        _spec("s0", "sigmoid", [0]),
+        _spec("m0", "mul", [0, 1]),
+        _spec("c1", "conv2d", [2]),
+        _spec("s1", "sigmoid", [3]),
+        _spec("m1", "mul", [4, 3]),  # reversed operands
+        _spec("c2", "conv2d", [5]),
+        _spec("s2", "sigmoid", [6]),
+        _spec("m2", "mul", [6, 7]),
+        _spec("a2", "add", [8, 6]),  # c2 has a third reader: nothing fuses
+    ]
+    chosen = {i: "direct" for i in range(len(specs))}
+    out, output, _ = fusion.fuse_activations(specs, 9, chosen)
+    assert [s.name for s in out] == ["c0", "c1", "c2", "s2", "m2", "a2"] and output == 5
+    assert out[0].attrs["activation_fn"] == "silu" and out[1].attrs["activation_fn"] == "silu"
+    assert out[1].inputs == [0] and out[2].inputs == [1]
+    assert "activation_fn" not in out[2].attrs
+
+
+def test_onnx_silu_as_sigmoid_and_mul_matches_ort() -> None:
+    """An ONNX Conv -> Sigmoid -> Mul (how torch exports SiLU) run by
+    ai3.onnx.swap_backend: one fused conv, ONNX Runtime's numbers."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((6, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Sigmoid", ["c"], ["s"]),
+            helper.make_node("Mul", ["c", "s"], ["y"]),
+        ],
+        "silu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = (rng.standard_normal((1, 3, 8, 8)) * 2).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    backend = ai3.onnx.swap_backend(onnx.load_from_string(model.SerializeToString()), {"conv2d": "direct"})
+    # (the layout pass may run the conv in NHWC between two permutes)
+    assert [op for _, op, _ in backend.layers() if op != "permute"] == ["conv2d"]
+    np.testing.assert_allclose(np.asarray(backend(x)), want, atol=1e-4, rtol=1e-4)
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)
