@@ -271,33 +271,10 @@ def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
 
 
 
-def test_sigmoid_product_fuses_as_silu() -> None:
-    """x * sigmoid(x) (an ONNX file's SiLU) after a conv read by nothing else
-    folds into the conv; with another reader of the conv, or the product
-    reversed (sigmoid(x) * x), the same rules hold."""
-    specs = [
-        _spec("c0", "conv2d", [MODEL_INPUT]),
-        _spec("s0", "sigmoid", [0]),
-        _spec("m0", "mul", [0, 1]),
-        _spec("c1", "conv2d", [2]),
-        _spec("s1", "sigmoid", [3]),
-        _spec("m1", "mul", [4, 3]),  # reversed operands
-        _spec("c2", "conv2d", [5]),
-        _spec("s2", "sigmoid", [6]),
-        _spec("m2", "mul", [6, 7]),
-        _spec("a2", "add", [8, 6]),  # c2 has a third reader: nothing fuses
-    ]
-    chosen = {i: "direct" for i in range(len(specs))}
-    out, output, _ = fusion.fuse_activations(specs, 9, chosen)
-    assert [s.name for s in out] == ["c0", "c1", "c2", "s2", "m2", "a2"] and output == 5
-    assert out[0].attrs["activation_fn"] == "silu" and out[1].attrs["activation_fn"] == "silu"
-    assert out[1].inputs == [0] and out[2].inputs == [1]
-    assert "activation_fn" not in out[2].attrs
-
-
 def test_onnx_silu_as_sigmoid_and_mul_matches_ort() -> None:
     """An ONNX Conv -> Sigmoid -> Mul (how torch exports SiLU) run by
-    ai3.onnx.swap_backend: one fused conv, ONNX Runtime's numbers."""
+    ai3.onnx.swap_backend: the frontend reads a silu, which fuses into the
+    conv; ONNX Runtime's numbers."""
     import onnx
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper

@@ -8,8 +8,8 @@ two. Together with ``spec.fold_batchnorm`` this makes conv + BatchNorm + ReLU
 one core layer. A SiLU, sigmoid or HardSwish folds the same way, as the
 layer's ``activation_fn`` (EfficientNet's conv + BN + SiLU, MobileNetV3's
 conv + BN + HardSwish, the sigmoid gate of a squeeze-excite block), on the
-CPU: the CUDA algorithms fuse clamps only. ``x * sigmoid(x)``, the SiLU of
-an ONNX file, folds as a SiLU.
+CPU: the CUDA algorithms fuse clamps only. (An ONNX file's ``x * sigmoid(x)``
+reaches this pass as a silu: frontends/ai3/onnx/patterns.py.)
 
 The pass runs in ``ai3.model.build`` after the selection layer has chosen an
 algorithm per spec (so "auto" times the layers as the user wrote them) and
@@ -54,37 +54,6 @@ def _has_activation(spec: LayerSpec) -> bool:
     return "activation" in spec.attrs or spec.attrs.get("activation_fn", "identity") != "identity"
 
 
-def _fuse_sigmoid_products(
-    specs: list[LayerSpec], output: int, algorithms: dict[int, str], used: dict[int, list[int]]
-) -> dict[int, int]:
-    """x * sigmoid(x), SiLU as ONNX files spell it (torch exports F.silu as a
-    Sigmoid and a Mul), where x is a conv2d / linear read by nothing but
-    that sigmoid and that mul: the producer takes activation_fn "silu" and
-    both nodes go (their readers read the producer). Returns them as
-    {removed index: producer index}."""
-    fused: dict[int, int] = {}
-    for m, mul in enumerate(specs):
-        if mul.op != "mul" or len(mul.inputs) != 2 or mul.weights.get("other") is not None:
-            continue
-        for k in (0, 1):
-            s, p = mul.inputs[k], mul.inputs[1 - k]
-            if MODEL_INPUT in (s, p) or specs[s].op != "sigmoid" or specs[s].inputs != [p]:
-                continue
-            producer = specs[p]
-            if producer.op not in FUSABLE_PRODUCERS or _has_activation(producer) or p == output or s == output:
-                continue
-            if sorted(used.get(p, [])) != sorted([s, m]) or used.get(s) != [m]:
-                continue
-            if any(algorithms.get(i) in UNFUSABLE_ALGORITHMS for i in (p, s, m)):
-                continue
-            producer.attrs["activation_fn"] = "silu"
-            producer.attrs["fused_activation"] = f"{specs[s].name} * {mul.name}"
-            fused[s] = p
-            fused[m] = p
-            break
-    return fused
-
-
 def fuse_activations(
     specs: list[LayerSpec], output: int, algorithms: dict[int, str], device: str = "cpu"
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
@@ -95,11 +64,7 @@ def fuse_activations(
     output index and per-spec algorithms (re-indexed)."""
     used = consumers(specs)
     fused: dict[int, int] = {}  # activation index -> producer index
-    if device == "cpu" and "silu" in FUSABLE_FUNCTIONS:
-        fused.update(_fuse_sigmoid_products(specs, output, algorithms, used))
     for i, spec in enumerate(specs):
-        if i in fused:
-            continue
         bounds = activation_bounds(spec)
         function = spec.op if spec.op in FUSABLE_FUNCTIONS and device == "cpu" else None
         if (bounds is None and function is None) or len(spec.inputs) != 1:
