@@ -139,7 +139,8 @@ Tensor Param(std::vector<std::vector<T>>* store, Shape shape, uint32_t seed) {
 template <typename T>
 std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
                                const std::string& name, int64_t c, int64_t k,
-                               int64_t kernel, int64_t stride, bool relu,
+                               int64_t kernel, int64_t stride,
+                               const Activation& act,
                                const std::string& algorithm, Layout layout) {
   Conv2dAttrs a;
   a.layout = layout;
@@ -150,7 +151,7 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
   a.pad_top = a.pad_bottom = a.pad_left = a.pad_right = kernel / 2;
   a.has_bias = true;
   a.dtype = DTypeOf<T>();
-  if (relu) a.activation = Activation::Clamp(0, 6);
+  a.activation = act;
   std::vector<Tensor> params = {Param(store, {k, c, kernel, kernel}, k + 1),
                                 Param(store, {k}, k + 2)};
   // Algorithms that cannot take a layer (winograd with stride 2) leave it
@@ -164,12 +165,18 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
       name, a, params, why.empty() ? algorithm : "gemm");
 }
 
+// The fused activations of the convs: ReLU6 (a clamp) and SiLU (a function,
+// EfficientNet's).
+const Activation kRelu6 = Activation::Clamp(0, 6);
+const Activation kSilu = Activation::Function(ActivationFn::kSilu);
+
 // conv-relu6 (fused) -> maxpool -> conv -> batchnorm -> relu, a residual add
 // (run in place, with the relu after it folded in) and a concat, a strided
-// conv, flatten, linear: every node kind a torchvision CNN has. In NHWC the
-// model is what ai3's layout pass (frontends/ai3/layouts.py) makes of the
-// NCHW one: a permute of the input, every layer in NHWC (the concat on the
-// last axis), and a permute back in front of the spatial flatten.
+// conv, a 1x1 conv with SiLU fused, flatten, linear: every node kind a
+// torchvision CNN has. In NHWC the model is what ai3's layout pass
+// (frontends/ai3/layouts.py) makes of the NCHW one: a permute of the input,
+// every layer in NHWC (the concat on the last axis), and a permute back in
+// front of the spatial flatten.
 template <typename T>
 long CountForwardAllocations(const std::string& algorithm, int64_t size,
                              Layout layout) {
@@ -190,7 +197,7 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
   const int in = nhwc ? permute({0, 2, 3, 1}, Model::kInput, "to_nhwc")
                       : Model::kInput;
   const int c1 = m.AddLayer(
-      Conv<T>(&store, "c1", 3, 8, 3, 1, true, algorithm, layout), in);
+      Conv<T>(&store, "c1", 3, 8, 3, 1, kRelu6, algorithm, layout), in);
   MaxPool2dAttrs pool;
   pool.layout = layout;
   pool.kernel_h = pool.kernel_w = pool.stride_h = pool.stride_w = 2;
@@ -199,7 +206,7 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
                                               std::vector<Tensor>{}, "default"),
       c1);
   const int c2 =
-      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, false, algorithm, layout),
+      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, {}, algorithm, layout),
                  p1);
   BatchNorm2dAttrs bn;
   bn.layout = layout;
@@ -220,9 +227,9 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
   const int sum_relu = m.AddLayer(relu, sum);
   const int cat = m.AddConcat({sum_relu, p1}, nhwc ? 3 : 1, "concat");
   const int c3 = m.AddLayer(
-      Conv<T>(&store, "c3", 16, 4, 3, 2, true, algorithm, layout), cat);
+      Conv<T>(&store, "c3", 16, 4, 3, 2, kRelu6, algorithm, layout), cat);
   const int c4 = m.AddLayer(
-      Conv<T>(&store, "c4", 4, 4, 1, 1, false, algorithm, layout), c3);
+      Conv<T>(&store, "c4", 4, 4, 1, 1, kSilu, algorithm, layout), c3);
   const int back = nhwc ? permute({0, 3, 1, 2}, c4, "to_nchw") : c4;
   FlattenAttrs flat;
   const int f = m.AddLayer(

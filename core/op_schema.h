@@ -274,16 +274,36 @@ class OpDeclaration {
   }
 
   // "activation": None, or the (min, max) of a clamp fused into the
-  // epilogue (ReLU is (0, inf); core/math/epilogue.h).
+  // epilogue (ReLU is (0, inf); core/math/epilogue.h); and "activation_fn".
   OpDeclaration& ActivationAttr() {
     AttrDecl decl{"activation", AttrType::kFloats};
     decl.nullable = true;
     decl.size = 2;
     decl.doc = "(min, max) of a clamp fused into the epilogue, or None";
-    return Attr(std::move(decl), [](Attrs& a, const AttrValue& v) {
+    Attr(std::move(decl), [](Attrs& a, const AttrValue& v) {
       if (internal::IsNone(v)) return;
       const auto& bounds = internal::As<std::vector<double>>(v);
+      const ActivationFn fn = a.activation.fn;
       a.activation = Activation::Clamp(bounds[0], bounds[1]);
+      a.activation.fn = fn;
+    });
+    // "activation_fn": what the epilogue applies before that clamp
+    // (core/math/epilogue.h): y = clamp(fn(x), min, max).
+    AttrDecl fn_decl{"activation_fn", AttrType::kString,
+                     std::string("identity")};
+    fn_decl.choices = {"identity", "silu", "sigmoid", "hardswish"};
+    fn_decl.doc =
+        "function fused into the epilogue before the activation clamp";
+    return Attr(std::move(fn_decl), [](Attrs& a, const AttrValue& v) {
+      ActivationFn fn = ActivationFn::kIdentity;
+      ActivationFnOf(internal::As<std::string>(v), &fn);  // one of choices
+      if (fn == ActivationFn::kIdentity) {
+        a.activation.fn = fn;
+        return;
+      }
+      const bool clamped = a.activation.enabled;
+      if (!clamped) a.activation = Activation::Function(fn);
+      a.activation.fn = fn;
     });
   }
 

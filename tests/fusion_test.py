@@ -13,6 +13,7 @@ import torch.nn.functional as F
 import ai3
 from ai3 import fusion
 from ai3.spec import MODEL_INPUT, LayerSpec
+import pytest_main
 
 ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0), "clamp": (-0.5, 0.75)}
 CONV_ALGORITHMS = [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
@@ -154,3 +155,153 @@ def test_numpy_model_same_result_with_and_without_fusion() -> None:
     layer = ai3.layers.Conv2d(conv.weight.detach(), conv.bias.detach(), padding=1, algorithm="winograd")
     relu = ai3.layers.ReLU()
     np.testing.assert_allclose(fused(x), relu(layer(x)), atol=1e-5, rtol=1e-5)
+
+
+# The functions the CPU epilogues apply before the clamp (activation_fn),
+# against torch's own.
+FUNCTIONS = {"silu": F.silu, "sigmoid": torch.sigmoid, "hardswish": F.hardswish}
+
+
+@pytest.mark.parametrize(
+    "algorithm, layout",
+    [(a, layout) for a in CONV_ALGORITHMS for layout in ("NCHW", "NHWC")],
+)
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_conv2d_fused_function_matches_torch(algorithm, layout, function) -> None:
+    torch.manual_seed(4)
+    # Values across HardSwish's kinks (-3, 3) and SiLU's saturation.
+    x = torch.randn(2, 8, 10, 9) * 2
+    w = torch.randn(12, 8, 3, 3) * 0.5
+    b = torch.randn(12)
+    xin = x if layout == "NCHW" else x.permute(0, 2, 3, 1).contiguous()
+    attrs = {"padding": [1, 1, 1, 1], "layout": layout, "activation_fn": function}
+    layer = ai3.layers.Layer("conv2d", attrs, {"weight": w, "bias": b}, algorithm=algorithm)
+    y = torch.as_tensor(np.asarray(layer(xin)))
+    y = y if layout == "NCHW" else y.permute(0, 3, 1, 2)
+    torch.testing.assert_close(y, FUNCTIONS[function](F.conv2d(x, w, b, padding=1)), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("algorithm", LINEAR_ALGORITHMS)
+@pytest.mark.parametrize("function", sorted(FUNCTIONS))
+def test_linear_fused_function_matches_torch(algorithm, function) -> None:
+    torch.manual_seed(5)
+    x = torch.randn(5, 33)
+    w = torch.randn(17, 33) * 0.5
+    b = torch.randn(17)
+    layer = ai3.layers.Layer("linear", {"activation_fn": function}, {"weight": w, "bias": b}, algorithm=algorithm)
+    want = FUNCTIONS[function](F.linear(x, w, b))
+    torch.testing.assert_close(torch.as_tensor(np.asarray(layer(x))), want, atol=1e-4, rtol=1e-4)
+
+
+def test_fused_function_then_clamp() -> None:
+    """activation_fn runs before the activation clamp: y = clamp(fn(x))."""
+    torch.manual_seed(6)
+    x = torch.randn(1, 4, 6, 6) * 3
+    w = torch.randn(5, 4, 1, 1)
+    attrs = {"activation_fn": "hardswish", "activation": [-0.2, 0.5]}
+    layer = ai3.layers.Layer("conv2d", attrs, {"weight": w}, algorithm="direct")
+    want = F.hardswish(F.conv2d(x, w)).clamp(-0.2, 0.5)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(layer(x))), want, atol=1e-5, rtol=1e-5)
+
+
+def test_bad_activation_fn_is_refused() -> None:
+    with pytest.raises(ai3.Error, match="activation_fn"):
+        ai3.layers.Layer("conv2d", {"activation_fn": "gelu"}, {"weight": torch.randn(2, 2, 1, 1)}, name="c")
+
+
+class GatedNet(torch.nn.Module):
+    """EfficientNet / MobileNetV3 in small: conv-bn-silu, a squeeze-excite
+    gate (conv-silu, conv-sigmoid, mul), conv-hardswish, a conv whose output
+    a silu and the residual add both read (not fusable), linear-silu."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.se1 = torch.nn.Conv2d(8, 4, 1)
+        self.se2 = torch.nn.Conv2d(4, 8, 1)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.conv3 = torch.nn.Conv2d(8, 8, 1)
+        self.fc = torch.nn.Linear(8 * 6 * 6, 16)
+
+    def forward(self, x):
+        x = F.silu(self.bn1(self.conv1(x)))
+        s = torch.sigmoid(self.se2(F.silu(self.se1(F.adaptive_avg_pool2d(x, 1)))))
+        x = x * s
+        x = F.hardswish(self.conv2(x))
+        y = self.conv3(x)
+        x = F.silu(y) + y
+        return F.silu(self.fc(torch.flatten(x, 1)))
+
+
+@pytest.mark.parametrize("algorithm", ["default", "direct", "implicit gemm", "smm", "guess"])
+def test_model_fuses_functions_where_exact(algorithm) -> None:
+    torch.manual_seed(7)
+    net = GatedNet().eval()
+    with torch.no_grad():
+        net.bn1.running_mean.uniform_(-1, 1)
+        net.bn1.running_var.uniform_(0.5, 2)
+    x = torch.randn(2, 3, 6, 6) * 2
+    with torch.inference_mode():
+        want = net(x)
+    model = ai3.swap_backend(net, {"conv2d": algorithm})
+    torch.testing.assert_close(model(x), want, atol=1e-4, rtol=1e-4)
+    ops = [op for _, op, _ in model.layers()]
+    # Every silu / sigmoid / hardswish folds into its conv / linear but the
+    # silu of conv3, which the residual add reads too.
+    assert "batchnorm2d" not in ops and "sigmoid" not in ops and "hardswish" not in ops, ops
+    assert ops.count("silu") == 1 and ops.count("conv2d") == 5 and ops.count("linear") == 1, ops
+
+
+def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
+    specs = [
+        _spec("c0", "conv2d", [MODEL_INPUT]),
+        _spec("s0", "silu", [0]),
+        _spec("c1", "linear", [1]),
+        _spec("r1", "relu", [2]),
+        _spec("h1", "hardswish", [3]),  # its producer was fused away: stays
+    ]
+    chosen = {i: "direct" for i in range(5)}
+    out, output, _ = fusion.fuse_activations([LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen))
+    assert [s.name for s in out] == ["c0", "c1", "h1"] and output == 2
+    assert out[0].attrs["activation_fn"] == "silu" and "activation" not in out[0].attrs
+    assert out[1].attrs["activation"] == (0.0, float("inf"))
+    gpu, _, _ = fusion.fuse_activations([LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen), device="cuda")
+    assert [s.name for s in gpu] == ["c0", "s0", "c1", "h1"]  # the relu still fuses
+
+
+
+def test_onnx_silu_as_sigmoid_and_mul_matches_ort() -> None:
+    """An ONNX Conv -> Sigmoid -> Mul (how torch exports SiLU) run by
+    ai3.onnx.swap_backend: the frontend reads a silu, which fuses into the
+    conv; ONNX Runtime's numbers."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(8)
+    w = rng.standard_normal((6, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Sigmoid", ["c"], ["s"]),
+            helper.make_node("Mul", ["c", "s"], ["y"]),
+        ],
+        "silu",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 8, 8])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = (rng.standard_normal((1, 3, 8, 8)) * 2).astype(np.float32)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    backend = ai3.onnx.swap_backend(onnx.load_from_string(model.SerializeToString()), {"conv2d": "direct"})
+    # (the layout pass may run the conv in NHWC between two permutes)
+    assert [op for _, op, _ in backend.layers() if op != "permute"] == ["conv2d"]
+    np.testing.assert_allclose(np.asarray(backend(x)), want, atol=1e-4, rtol=1e-4)
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

@@ -5,7 +5,11 @@ else reads is folded into that layer as an ``activation`` attribute: the
 core's algorithms clamp each output element in their epilogue, as they write
 it (core/math/epilogue.h), so the pair costs one pass over memory instead of
 two. Together with ``spec.fold_batchnorm`` this makes conv + BatchNorm + ReLU
-one core layer.
+one core layer. A SiLU, sigmoid or HardSwish folds the same way, as the
+layer's ``activation_fn`` (EfficientNet's conv + BN + SiLU, MobileNetV3's
+conv + BN + HardSwish, the sigmoid gate of a squeeze-excite block), on the
+CPU: the CUDA algorithms fuse clamps only. (An ONNX file's ``x * sigmoid(x)``
+reaches this pass as a silu: frontends/ai3/onnx/patterns.py.)
 
 The pass runs in ``ai3.model.build`` after the selection layer has chosen an
 algorithm per spec (so "auto" times the layers as the user wrote them) and
@@ -41,30 +45,44 @@ def activation_bounds(spec: LayerSpec) -> Optional[tuple[float, float]]:
     return None
 
 
+# Elementwise ops the core's CPU epilogues apply before the clamp, as the
+# "activation_fn" attribute of conv2d / linear (the op's name is the value).
+FUSABLE_FUNCTIONS = ("silu", "sigmoid", "hardswish")
+
+
+def _has_activation(spec: LayerSpec) -> bool:
+    return "activation" in spec.attrs or spec.attrs.get("activation_fn", "identity") != "identity"
+
+
 def fuse_activations(
-    specs: list[LayerSpec], output: int, algorithms: dict[int, str]
+    specs: list[LayerSpec], output: int, algorithms: dict[int, str], device: str = "cpu"
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
-    """Folds each relu / clamp into its producer where that is exact: the
-    producer is a conv2d / linear read by nothing but this activation, has no
-    activation yet, and does not run a "custom" algorithm. Returns the new
-    specs, output index and per-spec algorithms (re-indexed)."""
+    """Folds each relu / clamp (and, on the CPU, each silu / sigmoid /
+    hardswish) into its producer where that is exact: the producer is a
+    conv2d / linear read by nothing but this activation, has no activation
+    yet, and does not run a "custom" algorithm. Returns the new specs,
+    output index and per-spec algorithms (re-indexed)."""
     used = consumers(specs)
     fused: dict[int, int] = {}  # activation index -> producer index
     for i, spec in enumerate(specs):
         bounds = activation_bounds(spec)
-        if bounds is None or len(spec.inputs) != 1:
+        function = spec.op if spec.op in FUSABLE_FUNCTIONS and device == "cpu" else None
+        if (bounds is None and function is None) or len(spec.inputs) != 1:
             continue
         j = spec.inputs[0]
         if j == MODEL_INPUT or j == output or used.get(j) != [i]:
             continue
         producer = specs[j]
-        if producer.op not in FUSABLE_PRODUCERS or "activation" in producer.attrs:
+        if producer.op not in FUSABLE_PRODUCERS or _has_activation(producer):
             continue
-        if not bounds[0] <= bounds[1]:  # crossed or NaN bounds: keep torch's own semantics
+        if bounds is not None and not bounds[0] <= bounds[1]:  # crossed or NaN bounds: keep torch's own semantics
             continue
         if algorithms.get(j) in UNFUSABLE_ALGORITHMS:
             continue
-        producer.attrs["activation"] = bounds
+        if bounds is not None:
+            producer.attrs["activation"] = bounds
+        else:
+            producer.attrs["activation_fn"] = function
         producer.attrs["fused_activation"] = spec.name
         fused[i] = j
     if not fused:

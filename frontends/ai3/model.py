@@ -246,7 +246,7 @@ def build(
         chosen.update(zip(indices, names))
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
-    specs, output, chosen = fusion.fuse_activations(specs, output, chosen)
+    specs, output, chosen = fusion.fuse_activations(specs, output, chosen, device=device_type)
     specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, make_layer=make_layer, device=device_type, recorder=recorder)  # noqa: E501
 
     core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device).assemble()

@@ -17,6 +17,7 @@ from ai3 import layouts, spec
 from ai3 import model as ai3_model
 from ai3.spec import MODEL_INPUT, LayerSpec
 from ai3.torch import fx
+import pytest_main
 
 torch.manual_seed(0)
 
@@ -376,3 +377,7 @@ def test_default_plan_moves_direct_convs(dtype) -> None:
     tol = 1e-4 if dtype == np.float32 else 1e-10
     with torch.no_grad():
         np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=tol, atol=tol)
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

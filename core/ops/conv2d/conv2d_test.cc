@@ -2,6 +2,7 @@
 // of parameters, in float32 and float64 and both layouts. An algorithm that
 // refuses a case must say why through the registry; one that accepts it must
 // match.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -53,12 +54,42 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
 
 
 // The fused activations every algorithm must apply in its epilogue: none,
-// ReLU, and a two-sided clamp (ReLU6-like, with bounds the outputs cross).
+// ReLU, a two-sided clamp (ReLU6-like, with bounds the outputs cross),
+// SiLU, sigmoid, and HardSwish followed by a clamp.
+Activation HardSwishClamped() {
+  Activation a = Activation::Clamp(-0.2, 0.5);
+  a.fn = ActivationFn::kHardSwish;
+  return a;
+}
 const Activation kActivations[] = {
     Activation{},
     Activation::Clamp(0.0, std::numeric_limits<double>::infinity()),
     Activation::Clamp(-0.3, 0.4),
 };
+const Activation kFnActivations[] = {
+    Activation::Function(ActivationFn::kSilu),
+    Activation::Function(ActivationFn::kSigmoid),
+    HardSwishClamped(),
+};
+
+// The activation as torch writes it (std::exp; not the kernels' own code).
+double Activate(const Activation& act, double v) {
+  if (!act.enabled) return v;
+  switch (act.fn) {
+    case ActivationFn::kSilu:
+      v = v / (1 + std::exp(-v));
+      break;
+    case ActivationFn::kSigmoid:
+      v = 1 / (1 + std::exp(-v));
+      break;
+    case ActivationFn::kHardSwish:
+      v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+      break;
+    case ActivationFn::kIdentity:
+      break;
+  }
+  return std::min(std::max(v, act.min), act.max);
+}
 
 template <typename T>
 int RunCase(const Case& p, Layout layout, const std::string& algorithm,
@@ -95,7 +126,7 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   auto wd = testing::RandomVector(p.k * (p.c / p.groups) * p.kh * p.kw, 2);
   auto bd = testing::RandomVector(p.k, 3);
   auto want = Reference(p, xd, wd, bd, oh, ow);
-  for (double& v : want) v = act.As<double>()(v);
+  for (double& v : want) v = Activate(act, v);
   if (layout == Layout::kNHWC) {
     xd = ToNhwc(xd, p.n, p.c, p.h, p.w);
     want = ToNhwc(want, p.n, p.k, oh, ow);
@@ -123,11 +154,12 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   char desc[256];
   std::snprintf(desc, sizeof desc,
                 "%s %s %s n%ld c%ld %ldx%ld k%ld kernel %ldx%ld stride %ld,%ld "
-                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d act [%g, %g]: "
+                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d act %s [%g, %g]: "
                 "err %.3g",
                 algorithm.c_str(), Name(a.dtype), Name(layout), p.n, p.c, p.h,
                 p.w, p.k, p.kh, p.kw, p.sh, p.sw, p.pt, p.pb, p.pl, p.pr, p.dh,
-                p.dw, p.groups, p.bias, act.enabled ? act.min : -INFINITY,
+                p.dw, p.groups, p.bias, ActivationFnName(act.fn),
+                act.enabled ? act.min : -INFINITY,
                 act.enabled ? act.max : INFINITY, err);
   Check(err <= tol, desc);
   return 1;
@@ -215,16 +247,17 @@ int Main() {
   for (const std::string& algorithm :
        Registry<Conv2dAttrs>::Get().Names(Device::kCPU)) {
     for (size_t i = 0; i < cases.size(); ++i) {
-      // Each case with one of the activations, in turn: all three meet
-      // every algorithm on several shapes without tripling the grid.
+      // Each case with one of the clamps and one of the functions, in
+      // turn: each meets every algorithm on several shapes without
+      // multiplying the grid.
       const Case& p = cases[i];
-      const Activation& act = kActivations[i % 3];
-      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        int r = RunCase<float>(p, layout, algorithm, act) +
-                RunCase<double>(p, layout, algorithm, act);
-        ran += r;
-        refused += 2 - r;
-      }
+      for (const Activation& act : {kActivations[i % 3], kFnActivations[i % 3]})
+        for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+          int r = RunCase<float>(p, layout, algorithm, act) +
+                  RunCase<double>(p, layout, algorithm, act);
+          ran += r;
+          refused += 2 - r;
+        }
     }
   }
   std::printf("%d cases ran, %d refused by the registry, %d failed\n", ran,

@@ -139,17 +139,19 @@ struct DirectCompute {
                     int64_t ys_w, int64_t lane_stride, int64_t kn) {
     constexpr int64_t np = NP;
     V out[NP][kDirectVectors];
+    // A clamp per vector; a function (SiLU, ...) in one vectorised pass
+    // over the whole block (a GCC vector aliases its element type).
+    const bool clamp = act.enabled && act.fn == ActivationFn::kIdentity;
     for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < kDirectVectors; ++v) {
         V o = acc[j][v];
         if (bias) o += Vec::Load(bias + v * kLanes);
-        if (act.enabled) {
-          const V lo = V{} + act.lo, hi = V{} + act.hi;
-          o = o < lo ? lo : o;
-          o = o > hi ? hi : o;
-        }
+        if (clamp) o = ActivateVector(act, o);
         out[j][v] = o;
       }
+    if (act.enabled && !clamp) {
+      ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]), NP * kBlock);
+    }
     const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
     if (ch == 1 && kn == kBlock) {
       for (int64_t j = 0; j < np; ++j)

@@ -191,18 +191,18 @@ struct ImplicitGemmCompute {
             out = Vec::Load(yi + v * kLanes);
             out += acc[i][v];
           }
-          if (act.enabled) {
-            const V lo = V{} + act.lo, hi = V{} + act.hi;
-            out = out < lo ? lo : out;
-            out = out > hi ? hi : out;
-          }
+          if (act.enabled) out = ActivateVector(act, out);
           Vec::Store(yi + v * kLanes, out);
         }
       } else {
+        // Through a row buffer, so that the activation runs vectorised.
+        T row[kVectorsPerRow * kLanes];
         for (int64_t j = 0; j < nr; ++j) {
           const T a = acc[i][j / kLanes][j % kLanes];
-          yi[j * yp] = act(first ? init + a : yi[j * yp] + a);
+          row[j] = first ? init + a : yi[j * yp] + a;
         }
+        ApplyActivation(act, row, nr);
+        for (int64_t j = 0; j < nr; ++j) yi[j * yp] = row[j];
       }
     }
   }

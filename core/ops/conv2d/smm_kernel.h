@@ -132,15 +132,11 @@ struct SmmCompute {
       for (int64_t i = 0; i < kn; ++i) {
         T* dst = p.yn + (k0 + i) * ys.c + oh * ys.h + ow0 * ys.w;
         const T init = bias_k ? bias_k[k0 + i] : T(0);
-        // Bias and clamp as vectors; whole vectors stored as such, only the
+        // Bias and activation as vectors; whole vectors stored as such, only the
         // lanes past the row's end (its last block) dropped one by one.
         for (int64_t v = 0; v < kVectors && v * lanes < count; ++v) {
           V out = acc[i][v] + init;
-          if (act.enabled) {
-            const V lo = V{} + act.lo, hi = V{} + act.hi;
-            out = out < lo ? lo : out;
-            out = out > hi ? hi : out;
-          }
+          if (act.enabled) out = ActivateVector(act, out);
           // NHWC: the pixels of a channel are K apart, one store each.
           const int64_t j0 = v * lanes;
           if (j0 + lanes <= count && ys.w == 1) {
@@ -223,11 +219,7 @@ struct SmmFlatCompute {
     const T init = p.bias ? p.bias[k] : T(0);
     for (int64_t v = 0; v < kVectors; ++v) {
       V o = acc[v] + init;
-      if (p.act.enabled) {
-        const V lo = V{} + p.act.lo, hi = V{} + p.act.hi;
-        o = o < lo ? lo : o;
-        o = o > hi ? hi : o;
-      }
+      if (p.act.enabled) o = ActivateVector(p.act, o);
       Vec::Store(out + v * kLanes, o);
     }
     // The block's pixels, row segment by row segment; the columns past OW

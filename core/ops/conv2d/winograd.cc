@@ -314,9 +314,8 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
             }
           }
           const T bk = b ? b[k] : T(0);
-          for (int64_t e = 0; e < kOut * kOut * L; ++e) {
-            out[e] = act(out[e] + bk);
-          }
+          for (int64_t e = 0; e < kOut * kOut * L; ++e) out[e] += bk;
+          ApplyActivation(act, out, kOut * kOut * L);  // vectorised
           const int64_t lanes = std::min(L, nt - t);
           TileOrigin o = OriginOf(tiling, t0 + t);
           for (int64_t l = 0; l < lanes; Advance(tiling, o), ++l) {

@@ -170,6 +170,8 @@ class CudnnKernel : public CudaKernel {
 }  // namespace
 
 std::string CudnnWhyNot(const Conv2dAttrs& a) {
+  std::string why = a.activation.WhyNotClampOnly();
+  if (!why.empty()) return why;
   if (a.layout != Layout::kNCHW) {
     return "the cuDNN algorithms take NCHW tensors only";
   }

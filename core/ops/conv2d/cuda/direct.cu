@@ -5,6 +5,7 @@
 // like the CPU "direct" it is the reference, not the fast path.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/cuda/kernel.h"
@@ -75,8 +76,14 @@ class DirectKernel : public cuda::CudaKernel {
   cuda::DeviceWeights weights_;
 };
 
-AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCUDA,
-                       KernelAlgorithm<Conv2dAttrs, DirectKernel>);
+class Direct : public KernelAlgorithm<Conv2dAttrs, DirectKernel> {
+ public:
+  std::string WhyNot(const Conv2dAttrs& a) const override {
+    return a.activation.WhyNotClampOnly();  // the kernel clamps only
+  }
+};
+
+AI3_REGISTER_ALGORITHM(Conv2dAttrs, "direct", Device::kCUDA, Direct);
 
 }  // namespace
 }  // namespace ai3

@@ -137,6 +137,8 @@ class SmmKernel : public cuda::CudaKernel {
 class Smm : public KernelAlgorithm<Conv2dAttrs, SmmKernel> {
  public:
   std::string WhyNot(const Conv2dAttrs& a) const override {
+    std::string why = a.activation.WhyNotClampOnly();
+    if (!why.empty()) return why;
     if (a.layout != Layout::kNCHW) {
       return "smm works on NCHW channel planes; NHWC has none";
     }

@@ -83,8 +83,14 @@ class GemmKernel : public cuda::CudaKernel {
   cublasHandle_t handle_ = nullptr;
 };
 
-AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCUDA,
-                       KernelAlgorithm<LinearAttrs, GemmKernel>);
+class GemmAlgorithm : public KernelAlgorithm<LinearAttrs, GemmKernel> {
+ public:
+  std::string WhyNot(const LinearAttrs& a) const override {
+    return a.activation.WhyNotClampOnly();  // cuda::ApplyActivation clamps
+  }
+};
+
+AI3_REGISTER_ALGORITHM(LinearAttrs, "gemm", Device::kCUDA, GemmAlgorithm);
 
 }  // namespace
 }  // namespace ai3
