@@ -92,6 +92,11 @@ _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 EXTERNAL = "external"
 
 
+class _Downstream(Exception):
+    """A node reads the output of a refused node (a strict walk lists only
+    the refused one)."""
+
+
 @dataclass
 class Group:
     """Nodes of the graph and the specs the mapping made of them (one node,
@@ -143,7 +148,27 @@ def load(model_or_path: Any) -> Any:
             onnx.checker.check_model(model)
     except Exception as e:
         raise errors.InvalidArgument(f"not a valid ONNX model: {type(e).__name__}: {e}") from e
-    return model
+    return _readable_opset(model)
+
+
+def _readable_opset(model: Any) -> Any:
+    """The model at an opset ai3 reads: one older than MIN_OPSET (the
+    classic model zoo's 7 to 9) converted up to MIN_OPSET by ONNX's own
+    version converter, which knows each operator's changes between
+    opsets; anything else as it is (to_specs refuses a newer opset)."""
+    onnx = _onnx()
+    opset = opset_of(model)
+    if opset >= MIN_OPSET:
+        return model
+    try:
+        converted = onnx.version_converter.convert_version(model, MIN_OPSET)
+        onnx.checker.check_model(converted)
+    except Exception as e:
+        raise errors.UnsupportedOperation(
+            f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}, and ONNX's version converter "
+            f"could not convert it to opset {MIN_OPSET}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        ) from e
+    return converted
 
 
 def opset_of(model: Any) -> int:
@@ -157,18 +182,60 @@ def _describe(node: Any) -> str:
     return f"node '{node.name or '<unnamed>'}' (op_type {node.op_type}, domain '{node.domain or 'ai.onnx'}')"
 
 
-def _unsupported(node: Any, why: str) -> errors.UnsupportedOperation:
-    return errors.UnsupportedOperation(f"{_describe(node)}: {why}")
+class UnsupportedNodes(errors.UnsupportedOperation):
+    """The nodes of a model that ai3 cannot run, each with why: `nodes`
+    holds (node, why) pairs in graph order. One node reads as
+    "node 'n' (op_type T, domain 'd'): why"; several are listed grouped by
+    op type, with counts, so one refusal shows all that a model lacks."""
+
+    def __init__(self, nodes: Sequence[tuple[Any, str]]):
+        self.nodes = list(nodes)
+        super().__init__(_list_unsupported(self.nodes))
+
+    def op_types(self) -> list[str]:
+        """The refused nodes' op types, each once, in graph order."""
+        return list(dict.fromkeys(node.op_type for node, _ in self.nodes))
+
+
+_LISTED_NAMES = 8  # node names shown per op type and reason before "... and N more"
+
+
+def _list_unsupported(nodes: Sequence[tuple[Any, str]]) -> str:
+    if len(nodes) == 1:
+        node, why = nodes[0]
+        return f"{_describe(node)}: {why}"
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for node, why in nodes:
+        key = (node.op_type, node.domain or "ai.onnx")
+        groups.setdefault(key, {}).setdefault(why, []).append(node.name or "<unnamed>")
+    lines = [f"{len(nodes)} nodes of the model ai3 cannot run ({len(groups)} op type{'s' if len(groups) > 1 else ''}):"]
+    for (op_type, domain), whys in groups.items():
+        count = sum(len(names) for names in whys.values())
+        lines.append(f"  {op_type} (domain '{domain}'): {count} node{'s' if count > 1 else ''}")
+        for why, names in whys.items():
+            shown = ", ".join(f"'{n}'" for n in names[:_LISTED_NAMES])
+            more = f" and {len(names) - _LISTED_NAMES} more" if len(names) > _LISTED_NAMES else ""
+            lines.append(f"    {shown}{more}: {why}")
+    return "\n".join(lines)
+
+
+def _unsupported(node: Any, why: str) -> UnsupportedNodes:
+    return UnsupportedNodes([(node, why)])
 
 
 def _graph_input(model: Any) -> Any:
+    """The model's one input (ai3.Model takes one tensor and returns one);
+    several inputs or outputs are refused by name."""
     graph = model.graph
     inits = {t.name for t in graph.initializer}
     inputs = [i for i in graph.input if i.name not in inits]
     if len(inputs) != 1:
-        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs; ai3 models take one")
+        names = ", ".join(f"'{i.name}'" for i in inputs)
+        extra = f"; the inputs after the first ({', '.join(repr(i.name) for i in inputs[1:])}) have no way in" if len(inputs) > 1 else ""
+        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs ({names}); ai3 models take one{extra}")
     if len(graph.output) != 1:
-        raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs; ai3 models return one")
+        names = ", ".join(f"'{o.name}'" for o in graph.output)
+        raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs ({names}); ai3 models return one")
     return inputs[0]
 
 
@@ -187,7 +254,8 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
         table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
         if elem not in table:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
-            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input is {name}")
+            inp = _graph_input(model).name
+            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input '{inp}' is {name}")
         return np.dtype(table[elem])
     try:
         dtype = np.dtype(getattr(dtype, "name", dtype))
@@ -198,17 +266,28 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
     return dtype
 
 
-def _check_ops(model: Any) -> None:
-    for node in model.graph.node:
-        if node.domain not in _DOMAINS:
-            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
+_OTHER_DOMAIN = "ai3 runs operators of the default ONNX domain only"
+
+
+def _foreign_domains(model: Any) -> dict[int, str]:
+    """Node index -> why, for every node of another domain than ONNX's."""
+    return {i: _OTHER_DOMAIN for i, node in enumerate(model.graph.node) if node.domain not in _DOMAINS}
+
+
+def _unsupported_ops(model: Any) -> dict[int, str]:
+    """Node index -> why, for every node whose op ai3 does not map at all
+    (the mapper then skips them and refuses the others it cannot take, so
+    that one error lists them all)."""
+    refused = _foreign_domains(model)
+    for i, node in enumerate(model.graph.node):
+        if i in refused:
+            continue
         if node.op_type in ("Shape", "Size"):
-            raise _unsupported(
-                node, "it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
-                "sample_input_shape so that the shape arithmetic folds to constants",
-            )
-        if node.op_type not in SUPPORTED_OPS:
-            raise _unsupported(node, "ai3's core has no equivalent of this operator (after folding the constant subgraphs)")
+            refused[i] = ("it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
+                          "sample_input_shape so that the shape arithmetic folds to constants")
+        elif node.op_type not in SUPPORTED_OPS:
+            refused[i] = "ai3's core has no equivalent of this operator (after folding the constant subgraphs)"
+    return refused
 
 
 def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
@@ -310,6 +389,9 @@ class _Mapper:
         self.constants: dict[str, np.ndarray] = {}
         self.tensors: dict[str, int] = {}  # tensor name -> spec index
         self.groups: list[Group] = []  # (tolerant walks) nodes -> the specs they made
+        # (Strict walks) outputs of refused nodes: the nodes reading them are
+        # not refused again, only the cause is listed.
+        self.refused_tensors: set[str] = set()
         self.uses: dict[str, int] = {}
         for node in model.graph.node:
             for name in node.input:
@@ -354,6 +436,8 @@ class _Mapper:
         return out
 
     def const(self, node: Any, name: str, what: str) -> np.ndarray:
+        if name in self.refused_tensors:
+            raise _Downstream()
         if name not in self.constants:
             raise _unsupported(node, f"its {what} ('{name}') is computed in the graph; ai3 needs it constant (an initializer or Constant)")
         return self.constants[name]
@@ -364,6 +448,8 @@ class _Mapper:
         return self.const(node, node.input[index], what)
 
     def tensor(self, node: Any, name: str) -> int:
+        if name in self.refused_tensors:
+            raise _Downstream()
         if name in self.tensors:
             return self.tensors[name]
         if name in self.constants:
@@ -379,11 +465,16 @@ class _Mapper:
             raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
         return s
 
-    def walk(self, input_name: Optional[str], tolerant: bool = False) -> int:
+    def walk(self, input_name: Optional[str], tolerant: bool = False, refused: Optional[dict[int, str]] = None) -> int:
         """Maps every node. `tolerant` (the in-graph rewrites, see
         map_nodes): a node the mapping cannot take leaves no spec; its
         outputs become EXTERNAL specs (tensors ORT computes), every graph
-        input is one too, and `groups` records which nodes made which specs."""
+        input is one too, and `groups` records which nodes made which specs.
+        Otherwise every node the mapping cannot take, and those of
+        `refused` (node index -> why, not mapped), are raised together as
+        one UnsupportedNodes."""
+        refused = dict(refused or {})
+        found: list[tuple[int, Any, str]] = []
         if tolerant:
             inits = {t.name for t in self.model.graph.initializer}
             for inp in self.model.graph.input:
@@ -397,10 +488,22 @@ class _Mapper:
                 continue
             start = len(self.specs)
             try:
+                if i in refused:
+                    raise _unsupported(node, refused[i])
                 if i in self.fused:
                     self.output(node, self.pattern(node, self.fused[i]))
                 else:
                     self.node(node)
+            except (UnsupportedNodes, _Downstream) as e:
+                if tolerant:
+                    self.foreign(node, start)
+                    continue
+                del self.specs[start:]
+                members = [nodes[k] for k in self.fused[i].nodes] if i in self.fused else [node]
+                self.refused_tensors.update(o for m in members for o in m.output if o)
+                if isinstance(e, UnsupportedNodes):
+                    found.extend((i, n, why) for n, why in e.nodes)
+                continue
             except Exception:  # noqa: BLE001 -- tolerant: ORT runs what ai3 cannot map
                 if not tolerant:
                     raise
@@ -411,6 +514,8 @@ class _Mapper:
                 self.group(members, start)
         if tolerant:
             return MODEL_INPUT
+        if found:
+            raise UnsupportedNodes([(n, why) for _, n, why in sorted(found, key=lambda f: f[0])])
         out = self.model.graph.output[0].name
         if out not in self.tensors:
             raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
@@ -1063,16 +1168,16 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
-    for node in model.graph.node:
-        if node.domain not in _DOMAINS:
-            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
+    # (Before folding: shape inference does not know other domains' ops.)
+    foreign = _foreign_domains(model)
+    if foreign:
+        raise UnsupportedNodes([(model.graph.node[i], why) for i, why in sorted(foreign.items())])
     inp = _graph_input(model)
     shape = _sample_shape(model, sample_input_shape)
     # Shape arithmetic and other constant subgraphs fold away for this input shape.
     model, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
-    _check_ops(model)
     mapper = _Mapper(model, shapes, opset)
-    output = mapper.walk(inp.name)
+    output = mapper.walk(inp.name, refused=_unsupported_ops(model))
     specs, output = prune_dead(mapper.specs, output)
     for s in specs:
         s.attrs.pop("from_matmul", None)
@@ -1142,4 +1247,4 @@ def swap_backend(
     )
 
 
-__all__ = ["EXTERNAL", "Group", "NodeMap", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
