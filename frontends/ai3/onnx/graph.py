@@ -3,7 +3,8 @@
     model = ai3.onnx.graph.swap_backend("resnet18.onnx", {"conv2d": "direct"})
     y = model(x_nchw)            # NumPy (or torch) in, same kind out
 
-The graph's nodes (default domain, opsets 11 to 28) are visited in the
+The graph's nodes (default domain, opsets 11 to 28; a model at opset 7
+to 10 is converted to 11 by ONNX's version converter) are visited in the
 order ONNX stores them (topological). Shapes come from
 onnx.shape_inference with sample_input_shape (if given) bound to the
 input. First every node computable from constants is folded
@@ -24,6 +25,7 @@ ONNX op -> spec (see `_Mapper.node`):
   Add, Sub, Mul, Div        add/sub/mul/div: two tensors (broadcasting) or a
                             tensor and a constant (weights["other"],
                             reverse when the constant is on the left)
+  Sum                       adds of two tensors, left to right
   Relu, Sigmoid, Tanh       relu, sigmoid, tanh
   HardSwish, HardSigmoid    hardswish, hardsigmoid(alpha, beta)
   LeakyRelu                 leaky_relu(alpha, ONNX's default 0.01)
@@ -84,7 +86,7 @@ SUPPORTED_OPS = (
     "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
     "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
     "Pow", "ReduceMean",
-    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
+    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
@@ -162,6 +164,9 @@ def _readable_opset(model: Any) -> Any:
         return model
     try:
         converted = onnx.version_converter.convert_version(model, MIN_OPSET)
+        # The converter may turn inputs into initializers, which IR 3 (the
+        # opset-6 era) still requires among the graph inputs; IR 4 does not.
+        converted.ir_version = max(converted.ir_version, 4)
         onnx.checker.check_model(converted)
     except Exception as e:
         raise errors.UnsupportedOperation(
@@ -178,7 +183,7 @@ def opset_of(model: Any) -> int:
     raise errors.UnsupportedOperation("the model imports no opset of the default ONNX domain")
 
 
-def _describe(node: Any) -> str:
+def describe_node(node: Any) -> str:
     return f"node '{node.name or '<unnamed>'}' (op_type {node.op_type}, domain '{node.domain or 'ai.onnx'}')"
 
 
@@ -203,7 +208,7 @@ _LISTED_NAMES = 8  # node names shown per op type and reason before "... and N m
 def _list_unsupported(nodes: Sequence[tuple[Any, str]]) -> str:
     if len(nodes) == 1:
         node, why = nodes[0]
-        return f"{_describe(node)}: {why}"
+        return f"{describe_node(node)}: {why}"
     groups: dict[tuple[str, str], dict[str, list[str]]] = {}
     for node, why in nodes:
         key = (node.op_type, node.domain or "ai.onnx")
@@ -223,7 +228,7 @@ def _unsupported(node: Any, why: str) -> UnsupportedNodes:
     return UnsupportedNodes([(node, why)])
 
 
-def _graph_input(model: Any) -> Any:
+def graph_input(model: Any) -> Any:
     """The model's one input (ai3.Model takes one tensor and returns one);
     several inputs or outputs are refused by name."""
     graph = model.graph
@@ -250,12 +255,15 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
     """float32 / float64 from the input's element type (or `dtype`)."""
     onnx = _onnx()
     if dtype is None:
-        elem = _graph_input(model).type.tensor_type.elem_type
+        inp = graph_input(model)
+        kind = inp.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise errors.DTypeError(f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}")
+        elem = inp.type.tensor_type.elem_type
         table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
         if elem not in table:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
-            inp = _graph_input(model).name
-            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input '{inp}' is {name}")
+            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input '{inp.name}' is {name}")
         return np.dtype(table[elem])
     try:
         dtype = np.dtype(getattr(dtype, "name", dtype))
@@ -294,7 +302,7 @@ def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Op
     shape = selection.sample_shape(sample_input_shape, batched=False)
     if shape is None:
         return None
-    expected = _dims(_graph_input(model))
+    expected = _dims(graph_input(model))
     if expected is not None and (
         len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape))
     ):
@@ -336,7 +344,7 @@ def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> d
     """Tensor name -> shape (None for unknown dims) by onnx.shape_inference,
     the input bound to sample_input_shape if given."""
     onnx = _onnx()
-    inp = _graph_input(model)
+    inp = graph_input(model)
     light = _light_copy(model)
     if sample_input_shape is not None:
         (light_inp,) = [i for i in light.graph.input if i.name == inp.name]
@@ -597,6 +605,8 @@ class _Mapper:
             return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
         if op in _BINARY:
             return self.output(node, self.binary(node, _BINARY[op]))
+        if op == "Sum":
+            return self.output(node, self.sum(node))
         if op == "MatMul" and node.input[0] not in self.constants and node.input[1] not in self.constants:
             ins = [self.tensor(node, n) for n in node.input[:2]]
             return self.output(node, self.add("matmul", node, ins))
@@ -645,6 +655,22 @@ class _Mapper:
                 spec.weights["bias"] = np.broadcast_to(other.reshape(-1), (out,)).astype(np.float64)
                 return x
         return self.add(op, node, [x], {"reverse": k == 0}, {"other": _float(other)}, shape=self.shape(x_name))
+
+    def sum(self, node: Any) -> int:
+        """Sum (the classic zoo's residual add, any number of inputs): one
+        add of two tensors with ONNX's broadcasting per extra input, left
+        to right as ONNX adds them."""
+        names = [n for n in node.input if n]
+        if any(n in self.constants for n in names):
+            raise _unsupported(node, "a constant operand; ai3 sums the model's tensors")
+        ins = [self.tensor(node, n) for n in names]
+        if len(ins) == 1:
+            return self.add("identity", node, ins)
+        acc = ins[0]
+        for k, other in enumerate(ins[1:], start=1):
+            last = k == len(ins) - 1
+            acc = self.add("add", node, [acc, other], suffix="" if last else f"/{k}")
+        return acc
 
     def concat(self, node: Any, a: dict) -> int:
         """Concat of tensors; constants at either end (ViT's class token)
@@ -1172,7 +1198,7 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     foreign = _foreign_domains(model)
     if foreign:
         raise UnsupportedNodes([(model.graph.node[i], why) for i, why in sorted(foreign.items())])
-    inp = _graph_input(model)
+    inp = graph_input(model)
     shape = _sample_shape(model, sample_input_shape)
     # Shape arithmetic and other constant subgraphs fold away for this input shape.
     model, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
@@ -1208,7 +1234,7 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
     # The rewrite's sample shape may replace a static one of the same rank
     # (the ops it rewrites take any size).
     shape = selection.sample_shape(sample_input_shape, batched=False)
-    expected = _dims(_graph_input(model))
+    expected = _dims(graph_input(model))
     if shape is not None and expected is not None and len(expected) != len(shape):
         raise errors.ShapeError(f"sample_input_shape {shape} has rank {len(shape)}; the model's input has rank {len(expected)}")
     if shape is not None and expected is not None and any(e is not None and e != d for e, d in zip(expected, shape)):
@@ -1247,4 +1273,4 @@ def swap_backend(
     )
 
 
-__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "describe_node", "graph_input", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
