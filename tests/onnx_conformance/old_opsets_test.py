@@ -1,6 +1,6 @@
 """Models written at opsets 7 to 10 (the classic ONNX model zoo's), read by
 ai3.onnx through ONNX's version converter (graph.load converts them to
-opset 11), against ONNX Runtime on the original file. Each net is
+opset 13), against ONNX Runtime on the original file. Each net is
 conv / batch norm / relu / max and average pool / flatten / gemm / softmax,
 written with onnx.helper in that opset's own forms (BatchNormalization's
 `spatial` before 9, Dropout's `ratio`, Pad's `pads` and `value` attributes);
@@ -86,9 +86,30 @@ def test_old_opset_through_the_rewrites(opset):
     m = small_net(opset, rng)
     x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
     swapped = ai3.onnx.swap_conv2d(m, "direct")
-    assert graph.opset_of(swapped) == graph.MIN_OPSET
+    assert graph.opset_of(swapped) == graph.CONVERTED_OPSET
     sess = ai3.onnx.InferenceSession(swapped)
     np.testing.assert_allclose(sess.run(None, {"x": x})[0], run_ort(m, x), rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset", OPSETS)
+def test_old_softmax_of_a_rank4_map(opset):
+    """The classic zoo's squeezenet head: a Softmax (axis 1) of the
+    (N, C, 1, 1) pooled map, which before opset 13 is a softmax over
+    C*H*W; the converter writes it out, ai3 runs it."""
+    rng = np.random.default_rng(20 + opset)
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("GlobalAveragePool", ["r"], ["g"]),
+        helper.make_node("Softmax", ["g"], ["y"], axis=1, name="softmax"),
+    ]
+    g = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 5])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 1, 1])],
+                          initializer=[_f("w", rng.standard_normal((6, 3, 1, 1)))])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 4
+    x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
+    np.testing.assert_allclose(graph.swap_backend(m)(x), run_ort(m, x), rtol=1e-5, atol=1e-7)
 
 
 def test_unconvertible_model_is_refused_clearly():

@@ -4,7 +4,7 @@
     y = model(x_nchw)            # NumPy (or torch) in, same kind out
 
 The graph's nodes (default domain, opsets 11 to 28; a model at opset 7
-to 10 is converted to 11 by ONNX's version converter) are visited in the
+to 10 is converted to 13 by ONNX's version converter) are visited in the
 order ONNX stores them (topological). Shapes come from
 onnx.shape_inference with sample_input_shape (if given) bound to the
 input. First every node computable from constants is folded
@@ -77,6 +77,12 @@ from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 MIN_OPSET = 11
 MAX_OPSET = 28
+# The opset an older model (7 to 10) is converted to: 13, not MIN_OPSET,
+# because the converter writes Softmax's old 2-D coercion (a rank-4
+# classifier output's softmax over C*H*W, in the classic zoo's squeezenet)
+# out as Flatten, Softmax, Reshape at 13, which ai3 maps; at 11 it stays a
+# coerced Softmax ai3 maps only on the last axis.
+CONVERTED_OPSET = 13
 _DOMAINS = ("", "ai.onnx")
 
 # What the mapper reads after constant folding (ai3.onnx.fold): every
@@ -155,15 +161,15 @@ def load(model_or_path: Any) -> Any:
 
 def _readable_opset(model: Any) -> Any:
     """The model at an opset ai3 reads: one older than MIN_OPSET (the
-    classic model zoo's 7 to 9) converted up to MIN_OPSET by ONNX's own
-    version converter, which knows each operator's changes between
+    classic model zoo's 7 to 9) converted up to CONVERTED_OPSET by ONNX's
+    own version converter, which knows each operator's changes between
     opsets; anything else as it is (to_specs refuses a newer opset)."""
     onnx = _onnx()
     opset = opset_of(model)
     if opset >= MIN_OPSET:
         return model
     try:
-        converted = onnx.version_converter.convert_version(model, MIN_OPSET)
+        converted = onnx.version_converter.convert_version(model, CONVERTED_OPSET)
         # The converter may turn inputs into initializers, which IR 3 (the
         # opset-6 era) still requires among the graph inputs; IR 4 does not.
         converted.ir_version = max(converted.ir_version, 4)
@@ -171,7 +177,7 @@ def _readable_opset(model: Any) -> Any:
     except Exception as e:
         raise errors.UnsupportedOperation(
             f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}, and ONNX's version converter "
-            f"could not convert it to opset {MIN_OPSET}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+            f"could not convert it to opset {CONVERTED_OPSET}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
         ) from e
     return converted
 
