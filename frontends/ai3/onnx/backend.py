@@ -154,10 +154,19 @@ def _node_model(node: Any, inputs: list, opset: int, outputs_info: Any) -> Any:
             dtype, shape = outputs_info[k]
             outs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), list(shape)))
         else:
-            outs.append(helper.make_tensor_value_info(name, elem, None))
+            outs.append(helper.make_empty_tensor_value_info(name))
     g = helper.make_graph([node], "run_node", [helper.make_tensor_value_info(node.input[0], elem, list(x.shape))], outs,
                           initializer=consts)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    if outputs_info is None:
+        # The checker wants typed outputs: ONNX's shape inference gives them.
+        try:
+            inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        except Exception as e:
+            raise errors.ShapeError(f"{graph.describe_node(node)}: ONNX shape inference failed on these inputs: {e}") from e
+        del m.graph.output[:]
+        m.graph.output.extend(inferred.graph.output)
+    return m
 
 
 def supports_device(device: str) -> bool:
