@@ -621,6 +621,30 @@ def test_sum_of_tensors():
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER"])
+def test_1d_conv_and_pools(auto_pad):
+    """Conv / MaxPool / AveragePool over (N, C, L) run as the 2-D layers
+    over (N, C, 1, L); selectors see the model's own 1-D node."""
+    rng = np.random.default_rng(17)
+    pads = {"pads": [2, 1]} if auto_pad == "NOTSET" else {"auto_pad": auto_pad}
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[2], dilations=[2 if auto_pad == "NOTSET" else 1], group=2,
+                         name="conv1d", **pads),
+        helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3], strides=[1], pads=[1, 1]),
+        helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2], strides=[2], ceil_mode=1),
+    ]
+    inits = [_tensor("w", rng.standard_normal((6, 2, 3))), _tensor("b", rng.standard_normal(6))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 17])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, None])], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    seen = []
+    model = graph.swap_backend(m, {"conv2d": lambda node: seen.append(node.name) or "direct"})
+    assert seen == ["conv1d"]
+    x = rng.standard_normal((2, 4, 17)).astype(np.float32)
+    assert_close(model(x), _ort_model(m, x))
+
+
 def test_other_domain_unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="custom_relu", domain="com.example")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],

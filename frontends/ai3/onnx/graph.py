@@ -17,6 +17,8 @@ node, its op_type and its domain, never a silent fallback.
 ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
+  Conv, MaxPool,            (1-D, of (N, C, L)) the 2-D layer over
+  AveragePool               (N, C, 1, L) between two reshapes
   Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
   MatMul                    constant 2-D B: linear (a following Add of a
                             1-D constant is its bias), else matmul by B;
@@ -851,7 +853,44 @@ class _Mapper:
         cols = _pads_for(node, auto, shape[3], kernel[1], strides[1], dilations[1])
         return (rows[0], rows[1], cols[0], cols[1])
 
+    def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> Optional[int]:
+        """A 1-D Conv / MaxPool / AveragePool of an (N, C, L) tensor as
+        the 2-D one over (N, C, 1, L), between two reshapes: the kernel,
+        strides, dilations and pads of a height-1 window, the weight
+        (O, C/g, k) as (O, C/g, 1, k). None where the input is not rank 3."""
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) != 3 or shape[1] is None:
+            return None
+        onnx = self.onnx
+        lifted = onnx.NodeProto()
+        lifted.CopyFrom(node)
+        del lifted.attribute[:]
+        for key, value in a.items():
+            if key in ("kernel_shape", "strides", "dilations"):
+                value = [1, *value]
+            elif key == "pads":
+                value = [0, value[0], 0, value[1]] if len(value) == 2 else value
+            lifted.attribute.append(onnx.helper.make_attribute(key, value))
+        lifted.input[0] = node.input[0] + "/2d"
+        shape4 = (shape[0], shape[1], 1, shape[2])
+        self.shapes[lifted.input[0]] = shape4
+        if node.op_type == "Conv":
+            weight = self.const(node, node.input[1], "weight")
+            if weight.ndim != 3:
+                return None
+            lifted.input[1] = node.input[1] + "/2d"
+            self.constants[lifted.input[1]] = weight[:, :, None, :]
+        x4 = self.add("reshape", node, [x], {"shape": [0, int(shape[1]), 1, -1]}, suffix="/2d")
+        y4 = handler(lifted, self.attrs(lifted), x4)
+        self.specs[y4].layer = node  # (selectors see the model's own node)
+        out = self.shape(node.output[0])
+        channels = out[1] if out is not None and out[1] is not None else -1
+        return self.add("reshape", node, [y4], {"shape": [0, int(channels), -1]}, suffix="/1d", shape=None)
+
     def op_Conv(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_Conv)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         weight = self.const(node, node.input[1], "weight")
         if weight.ndim != 4:
@@ -912,6 +951,9 @@ class _Mapper:
         return kernel, strides, dilations, pads
 
     def op_MaxPool(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_MaxPool)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         if len(node.output) > 1 and node.output[1]:
             raise _unsupported(node, "its indices output; ai3's max pooling returns the values only")
@@ -922,6 +964,9 @@ class _Mapper:
         return self.add("maxpool2d", node, [x], attrs)
 
     def op_AveragePool(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_AveragePool)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         kernel, strides, dilations, pads = self.pool_common(node, a, shape)
         if dilations != (1, 1):
