@@ -71,12 +71,12 @@ def reason_of(e: BaseException) -> str:
         if "imports no opset of the default ONNX domain" in text:
             return "operators of another domain only"
     if isinstance(e, ai3.DTypeError):
+        m = re.search(r"the model's input '.*' is a (\w+)", text)  # (no tensor: a sequence, an optional)
+        if m:
+            return f"an input of {m.group(1)}"
         m = re.search(r"the model's input '.*' is (\w+)", text)
         if m:
             return f"an input of type {m.group(1)}"
-        m = re.search(r"the model's input '.*' is a (\w+)", text)
-        if m:
-            return f"an input of {m.group(1)}"
     if isinstance(e, ai3.Error):
         return f"ai3.{type(e).__name__}"
     if isinstance(e, AssertionError):
