@@ -645,6 +645,18 @@ def test_1d_conv_and_pools(auto_pad):
     assert_close(model(x), _ort_model(m, x))
 
 
+@pytest.mark.parametrize("op,attrs", [("MaxPool", {}), ("AveragePool", {"count_include_pad": 1})])
+def test_pool_pads_wider_than_half_the_window(op, attrs):
+    """ONNX allows pads up to the window (ORT: below it); the core's pools take
+    at most half, so the mapping pads first (-inf / 0) and pools unpadded."""
+    m = _model([helper.make_node(op, ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 1], pads=[2, 0, 2, 2], **attrs)],
+               [], [2, 3, 6, 5], [2, 3, 4, 5])
+    assert "pad2d" in [s.op for s in graph.to_specs(m)[0]]
+    x = np.random.default_rng(18).standard_normal((2, 3, 6, 5)).astype(np.float32)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
 def test_other_domain_unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="custom_relu", domain="com.example")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],

@@ -960,8 +960,24 @@ class _Mapper:
         if int(a.get("storage_order", 0)) != 0:
             raise _unsupported(node, "storage_order=1")
         kernel, strides, dilations, pads = self.pool_common(node, a, shape)
-        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": bool(a.get("ceil_mode", 0))}
-        return self.add("maxpool2d", node, [x], attrs)
+        ceil_mode = bool(a.get("ceil_mode", 0))
+        x, pads, shape = self.wide_pads(node, x, shape, kernel, pads, ceil_mode, -np.inf)
+        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": ceil_mode}
+        return self.add("maxpool2d", node, [x], attrs, shape=shape)
+
+    def wide_pads(self, node, x, shape, kernel, pads, ceil_mode, value):
+        """Pool pads wider than half the window, which ONNX allows and the
+        core's pools refuse: a pad2d with the value the window ignores
+        (-inf for max, 0 for an average counting the pads) first, and the
+        pool then unpadded, which is the same sums and maxima. (With
+        ceil_mode a window starting in the right pad is dropped by the
+        pools but not after an explicit pad, so that stays refused.)"""
+        t, b, l, r = pads
+        if max(t, b) <= kernel[0] // 2 and max(l, r) <= kernel[1] // 2 or ceil_mode or value is None:
+            return x, pads, shape
+        padded = self.add("pad2d", node, [x], {"padding": (t, b, l, r), "value": float(value)}, suffix="/pad")
+        n, c, h, w = shape
+        return padded, (0, 0, 0, 0), (n, c, None if h is None else h + t + b, None if w is None else w + l + r)
 
     def op_AveragePool(self, node, a, x):
         lifted = self.lifted_1d(node, a, x, self.op_AveragePool)
@@ -972,15 +988,18 @@ class _Mapper:
         if dilations != (1, 1):
             raise _unsupported(node, f"dilations {dilations}; ai3's average pooling has none")
         auto = a.get("auto_pad", "NOTSET")
+        ceil_mode = bool(a.get("ceil_mode", 0))
+        count_include_pad = bool(a.get("count_include_pad", 0)) and auto in ("NOTSET", "")
+        x, pads, shape = self.wide_pads(node, x, shape, kernel, pads, ceil_mode, 0.0 if count_include_pad else None)
         attrs = {
             "kernel": kernel,
             "stride": strides,
             "padding": pads,
-            "ceil_mode": bool(a.get("ceil_mode", 0)),
-            "count_include_pad": bool(a.get("count_include_pad", 0)) and auto in ("NOTSET", ""),
+            "ceil_mode": ceil_mode,
+            "count_include_pad": count_include_pad,
             "divisor_override": None,
         }
-        return self.add("avgpool2d", node, [x], attrs)
+        return self.add("avgpool2d", node, [x], attrs, shape=shape)
 
     def op_GlobalAveragePool(self, node, a, x):
         self.rank4(node)
