@@ -578,6 +578,85 @@ def test_unsupported_op(op, kwargs):
         graph.swap_backend(m)
 
 
+def test_every_unsupported_node_listed():
+    """One refusal lists every node ai3 cannot run, grouped by op type with
+    counts: ops the core lacks, forms the mapping refuses, other domains'
+    nodes; a node reading a refused one's output is not listed again."""
+    nodes = [
+        helper.make_node("Elu", ["x"], ["e1"], name="elu1"),
+        helper.make_node("Elu", ["e1"], ["e2"], name="elu2"),
+        helper.make_node("Relu", ["e2"], ["r"], name="after_elu"),  # downstream only: not listed
+        helper.make_node("Softplus", ["x"], ["s"], name="sp"),
+        helper.make_node("MaxPool", ["x"], ["m", "idx"], kernel_shape=[1, 1], name="mp"),
+        helper.make_node("Add", ["r", "s"], ["a"]),
+        helper.make_node("Add", ["a", "m"], ["y"]),
+    ]
+    m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
+    with pytest.raises(graph.UnsupportedNodes) as info:
+        graph.swap_backend(m)
+    e = info.value
+    assert isinstance(e, ai3.UnsupportedOperation)
+    assert [n.name for n, _ in e.nodes] == ["elu1", "elu2", "sp", "mp"]
+    assert e.op_types() == ["Elu", "Softplus", "MaxPool"]
+    text = str(e)
+    assert text.startswith("4 nodes of the model ai3 cannot run (3 op types)")
+    assert "Elu (domain 'ai.onnx'): 2 nodes" in text and "'elu1', 'elu2'" in text and "after_elu" not in text
+    assert "Softplus (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
+    # Other domains' nodes are listed all together too.
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),
+             helper.make_node("Relu", ["r"], ["y"], name="c2", domain="com.example")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
+    with pytest.raises(ai3.UnsupportedOperation, match=r"2 nodes.*\n  Relu \(domain 'com.example'\): 2 nodes\n    'c1', 'c2'"):
+        graph.swap_backend(m)
+
+
+def test_sum_of_tensors():
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Sigmoid", ["x"], ["s"]),
+             helper.make_node("Sum", ["x", "r", "s"], ["y"])]
+    m = _model(nodes, [], [2, 3, 4], [2, 3, 4])
+    x = np.random.default_rng(16).standard_normal((2, 3, 4)).astype(np.float32)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
+@pytest.mark.parametrize("auto_pad", ["NOTSET", "SAME_UPPER"])
+def test_1d_conv_and_pools(auto_pad):
+    """Conv / MaxPool / AveragePool over (N, C, L) run as the 2-D layers
+    over (N, C, 1, L); selectors see the model's own 1-D node."""
+    rng = np.random.default_rng(17)
+    pads = {"pads": [2, 1]} if auto_pad == "NOTSET" else {"auto_pad": auto_pad}
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[2], dilations=[2 if auto_pad == "NOTSET" else 1], group=2,
+                         name="conv1d", **pads),
+        helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3], strides=[1], pads=[1, 1]),
+        helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2], strides=[2], ceil_mode=1),
+    ]
+    inits = [_tensor("w", rng.standard_normal((6, 2, 3))), _tensor("b", rng.standard_normal(6))]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 17])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, None])], initializer=inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    seen = []
+    model = graph.swap_backend(m, {"conv2d": lambda node: seen.append(node.name) or "direct"})
+    assert seen == ["conv1d"]
+    x = rng.standard_normal((2, 4, 17)).astype(np.float32)
+    assert_close(model(x), _ort_model(m, x))
+
+
+@pytest.mark.parametrize("op,attrs", [("MaxPool", {}), ("AveragePool", {"count_include_pad": 1})])
+def test_pool_pads_wider_than_half_the_window(op, attrs):
+    """ONNX allows pads up to the window (ORT: below it); the core's pools take
+    at most half, so the mapping pads first (-inf / 0) and pools unpadded."""
+    m = _model([helper.make_node(op, ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 1], pads=[2, 0, 2, 2], **attrs)],
+               [], [2, 3, 6, 5], [2, 3, 4, 5])
+    assert "pad2d" in [s.op for s in graph.to_specs(m)[0]]
+    x = np.random.default_rng(18).standard_normal((2, 3, 6, 5)).astype(np.float32)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
 def test_other_domain_unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="custom_relu", domain="com.example")]
     g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],

@@ -12,6 +12,13 @@ three routes.
   swap_operation(op, model, algos), swap_conv2d, ...
                                  a new ModelProto whose each `op` layer is
                                  one "ai3"-domain node (ai3.onnx.rewrite).
+  ai3.onnx.backend               ONNX's backend API (onnx.backend.base:
+                                 prepare / run, run_node) over
+                                 swap_backend, as ONNX's backend test suite
+                                 drives it (tests/onnx_conformance).
+
+Models at opsets 7 to 10 are converted by ONNX's version converter as they
+are loaded (ai3.onnx.graph.load), for every route.
 
 The rewritten models run in ONNX Runtime (ai3.onnx.session)::
 

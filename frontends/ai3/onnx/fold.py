@@ -36,8 +36,14 @@ def _evaluate(node: Any, values: list[Optional[np.ndarray]], opset: int) -> list
     """The outputs of one node on constant inputs, by onnx.reference."""
     from onnx.reference import ReferenceEvaluator
 
+    onnx = _onnx()
     feeds = {name: value for name, value in zip(node.input, values) if name}
-    outputs = ReferenceEvaluator(node, opsets={"": opset}).run(None, feeds)
+    # Wrapped in a graph run at the model's opset: given a bare NodeProto,
+    # the evaluator runs the newest version of the operator (an opset-11
+    # Unsqueeze's `axes` attribute would be refused).
+    info = onnx.helper.make_empty_tensor_value_info
+    g = onnx.helper.make_graph([node], "fold", [info(n) for n in feeds], [info(o) for o in node.output if o])
+    outputs = ReferenceEvaluator(g, opsets={"": opset}).run(None, feeds)
     return [np.asarray(o) for o in outputs]
 
 

@@ -3,7 +3,8 @@
     model = ai3.onnx.graph.swap_backend("resnet18.onnx", {"conv2d": "direct"})
     y = model(x_nchw)            # NumPy (or torch) in, same kind out
 
-The graph's nodes (default domain, opsets 11 to 28) are visited in the
+The graph's nodes (default domain, opsets 11 to 28; a model at opset 7
+to 10 is converted to 13 by ONNX's version converter) are visited in the
 order ONNX stores them (topological). Shapes come from
 onnx.shape_inference with sample_input_shape (if given) bound to the
 input. First every node computable from constants is folded
@@ -16,6 +17,8 @@ node, its op_type and its domain, never a silent fallback.
 ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
+  Conv, MaxPool,            (1-D, of (N, C, L)) the 2-D layer over
+  AveragePool               (N, C, 1, L) between two reshapes
   Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
   MatMul                    constant 2-D B: linear (a following Add of a
                             1-D constant is its bias), else matmul by B;
@@ -24,6 +27,7 @@ ONNX op -> spec (see `_Mapper.node`):
   Add, Sub, Mul, Div        add/sub/mul/div: two tensors (broadcasting) or a
                             tensor and a constant (weights["other"],
                             reverse when the constant is on the left)
+  Sum                       adds of two tensors, left to right
   Relu, Sigmoid, Tanh       relu, sigmoid, tanh
   HardSwish, HardSigmoid    hardswish, hardsigmoid(alpha, beta)
   LeakyRelu                 leaky_relu(alpha, ONNX's default 0.01)
@@ -75,6 +79,12 @@ from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 MIN_OPSET = 11
 MAX_OPSET = 28
+# The opset an older model (7 to 10) is converted to: 13, not MIN_OPSET,
+# because the converter writes Softmax's old 2-D coercion (a rank-4
+# classifier output's softmax over C*H*W, in the classic zoo's squeezenet)
+# out as Flatten, Softmax, Reshape at 13, which ai3 maps; at 11 it stays a
+# coerced Softmax ai3 maps only on the last axis.
+CONVERTED_OPSET = 13
 _DOMAINS = ("", "ai.onnx")
 
 # What the mapper reads after constant folding (ai3.onnx.fold): every
@@ -84,12 +94,17 @@ SUPPORTED_OPS = (
     "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
     "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
     "Pow", "ReduceMean",
-    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Tanh", "Transpose", "Unsqueeze",
+    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
 # or an output of a node ORT keeps) in map_nodes' specs.
 EXTERNAL = "external"
+
+
+class _Downstream(Exception):
+    """A node reads the output of a refused node (a strict walk lists only
+    the refused one)."""
 
 
 @dataclass
@@ -143,7 +158,30 @@ def load(model_or_path: Any) -> Any:
             onnx.checker.check_model(model)
     except Exception as e:
         raise errors.InvalidArgument(f"not a valid ONNX model: {type(e).__name__}: {e}") from e
-    return model
+    return _readable_opset(model)
+
+
+def _readable_opset(model: Any) -> Any:
+    """The model at an opset ai3 reads: one older than MIN_OPSET (the
+    classic model zoo's 7 to 9) converted up to CONVERTED_OPSET by ONNX's
+    own version converter, which knows each operator's changes between
+    opsets; anything else as it is (to_specs refuses a newer opset)."""
+    onnx = _onnx()
+    opset = opset_of(model)
+    if opset >= MIN_OPSET:
+        return model
+    try:
+        converted = onnx.version_converter.convert_version(model, CONVERTED_OPSET)
+        # The converter may turn inputs into initializers, which IR 3 (the
+        # opset-6 era) still requires among the graph inputs; IR 4 does not.
+        converted.ir_version = max(converted.ir_version, 4)
+        onnx.checker.check_model(converted)
+    except Exception as e:
+        raise errors.UnsupportedOperation(
+            f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}, and ONNX's version converter "
+            f"could not convert it to opset {CONVERTED_OPSET}: {type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+        ) from e
+    return converted
 
 
 def opset_of(model: Any) -> int:
@@ -153,22 +191,64 @@ def opset_of(model: Any) -> int:
     raise errors.UnsupportedOperation("the model imports no opset of the default ONNX domain")
 
 
-def _describe(node: Any) -> str:
+def describe_node(node: Any) -> str:
     return f"node '{node.name or '<unnamed>'}' (op_type {node.op_type}, domain '{node.domain or 'ai.onnx'}')"
 
 
-def _unsupported(node: Any, why: str) -> errors.UnsupportedOperation:
-    return errors.UnsupportedOperation(f"{_describe(node)}: {why}")
+class UnsupportedNodes(errors.UnsupportedOperation):
+    """The nodes of a model that ai3 cannot run, each with why: `nodes`
+    holds (node, why) pairs in graph order. One node reads as
+    "node 'n' (op_type T, domain 'd'): why"; several are listed grouped by
+    op type, with counts, so one refusal shows all that a model lacks."""
+
+    def __init__(self, nodes: Sequence[tuple[Any, str]]):
+        self.nodes = list(nodes)
+        super().__init__(_list_unsupported(self.nodes))
+
+    def op_types(self) -> list[str]:
+        """The refused nodes' op types, each once, in graph order."""
+        return list(dict.fromkeys(node.op_type for node, _ in self.nodes))
 
 
-def _graph_input(model: Any) -> Any:
+_LISTED_NAMES = 8  # node names shown per op type and reason before "... and N more"
+
+
+def _list_unsupported(nodes: Sequence[tuple[Any, str]]) -> str:
+    if len(nodes) == 1:
+        node, why = nodes[0]
+        return f"{describe_node(node)}: {why}"
+    groups: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for node, why in nodes:
+        key = (node.op_type, node.domain or "ai.onnx")
+        groups.setdefault(key, {}).setdefault(why, []).append(node.name or "<unnamed>")
+    lines = [f"{len(nodes)} nodes of the model ai3 cannot run ({len(groups)} op type{'s' if len(groups) > 1 else ''}):"]
+    for (op_type, domain), whys in groups.items():
+        count = sum(len(names) for names in whys.values())
+        lines.append(f"  {op_type} (domain '{domain}'): {count} node{'s' if count > 1 else ''}")
+        for why, names in whys.items():
+            shown = ", ".join(f"'{n}'" for n in names[:_LISTED_NAMES])
+            more = f" and {len(names) - _LISTED_NAMES} more" if len(names) > _LISTED_NAMES else ""
+            lines.append(f"    {shown}{more}: {why}")
+    return "\n".join(lines)
+
+
+def _unsupported(node: Any, why: str) -> UnsupportedNodes:
+    return UnsupportedNodes([(node, why)])
+
+
+def graph_input(model: Any) -> Any:
+    """The model's one input (ai3.Model takes one tensor and returns one);
+    several inputs or outputs are refused by name."""
     graph = model.graph
     inits = {t.name for t in graph.initializer}
     inputs = [i for i in graph.input if i.name not in inits]
     if len(inputs) != 1:
-        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs; ai3 models take one")
+        names = ", ".join(f"'{i.name}'" for i in inputs)
+        extra = f"; the inputs after the first ({', '.join(repr(i.name) for i in inputs[1:])}) have no way in" if len(inputs) > 1 else ""
+        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs ({names}); ai3 models take one{extra}")
     if len(graph.output) != 1:
-        raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs; ai3 models return one")
+        names = ", ".join(f"'{o.name}'" for o in graph.output)
+        raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs ({names}); ai3 models return one")
     return inputs[0]
 
 
@@ -183,11 +263,15 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
     """float32 / float64 from the input's element type (or `dtype`)."""
     onnx = _onnx()
     if dtype is None:
-        elem = _graph_input(model).type.tensor_type.elem_type
+        inp = graph_input(model)
+        kind = inp.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise errors.DTypeError(f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}")
+        elem = inp.type.tensor_type.elem_type
         table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
         if elem not in table:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
-            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input is {name}")
+            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input '{inp.name}' is {name}")
         return np.dtype(table[elem])
     try:
         dtype = np.dtype(getattr(dtype, "name", dtype))
@@ -198,24 +282,35 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
     return dtype
 
 
-def _check_ops(model: Any) -> None:
-    for node in model.graph.node:
-        if node.domain not in _DOMAINS:
-            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
+_OTHER_DOMAIN = "ai3 runs operators of the default ONNX domain only"
+
+
+def _foreign_domains(model: Any) -> dict[int, str]:
+    """Node index -> why, for every node of another domain than ONNX's."""
+    return {i: _OTHER_DOMAIN for i, node in enumerate(model.graph.node) if node.domain not in _DOMAINS}
+
+
+def _unsupported_ops(model: Any) -> dict[int, str]:
+    """Node index -> why, for every node whose op ai3 does not map at all
+    (the mapper then skips them and refuses the others it cannot take, so
+    that one error lists them all)."""
+    refused = _foreign_domains(model)
+    for i, node in enumerate(model.graph.node):
+        if i in refused:
+            continue
         if node.op_type in ("Shape", "Size"):
-            raise _unsupported(
-                node, "it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
-                "sample_input_shape so that the shape arithmetic folds to constants",
-            )
-        if node.op_type not in SUPPORTED_OPS:
-            raise _unsupported(node, "ai3's core has no equivalent of this operator (after folding the constant subgraphs)")
+            refused[i] = ("it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
+                          "sample_input_shape so that the shape arithmetic folds to constants")
+        elif node.op_type not in SUPPORTED_OPS:
+            refused[i] = "ai3's core has no equivalent of this operator (after folding the constant subgraphs)"
+    return refused
 
 
 def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
     shape = selection.sample_shape(sample_input_shape, batched=False)
     if shape is None:
         return None
-    expected = _dims(_graph_input(model))
+    expected = _dims(graph_input(model))
     if expected is not None and (
         len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape))
     ):
@@ -257,7 +352,7 @@ def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> d
     """Tensor name -> shape (None for unknown dims) by onnx.shape_inference,
     the input bound to sample_input_shape if given."""
     onnx = _onnx()
-    inp = _graph_input(model)
+    inp = graph_input(model)
     light = _light_copy(model)
     if sample_input_shape is not None:
         (light_inp,) = [i for i in light.graph.input if i.name == inp.name]
@@ -310,6 +405,9 @@ class _Mapper:
         self.constants: dict[str, np.ndarray] = {}
         self.tensors: dict[str, int] = {}  # tensor name -> spec index
         self.groups: list[Group] = []  # (tolerant walks) nodes -> the specs they made
+        # (Strict walks) outputs of refused nodes: the nodes reading them are
+        # not refused again, only the cause is listed.
+        self.refused_tensors: set[str] = set()
         self.uses: dict[str, int] = {}
         for node in model.graph.node:
             for name in node.input:
@@ -354,6 +452,8 @@ class _Mapper:
         return out
 
     def const(self, node: Any, name: str, what: str) -> np.ndarray:
+        if name in self.refused_tensors:
+            raise _Downstream()
         if name not in self.constants:
             raise _unsupported(node, f"its {what} ('{name}') is computed in the graph; ai3 needs it constant (an initializer or Constant)")
         return self.constants[name]
@@ -364,6 +464,8 @@ class _Mapper:
         return self.const(node, node.input[index], what)
 
     def tensor(self, node: Any, name: str) -> int:
+        if name in self.refused_tensors:
+            raise _Downstream()
         if name in self.tensors:
             return self.tensors[name]
         if name in self.constants:
@@ -379,11 +481,16 @@ class _Mapper:
             raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
         return s
 
-    def walk(self, input_name: Optional[str], tolerant: bool = False) -> int:
+    def walk(self, input_name: Optional[str], tolerant: bool = False, refused: Optional[dict[int, str]] = None) -> int:
         """Maps every node. `tolerant` (the in-graph rewrites, see
         map_nodes): a node the mapping cannot take leaves no spec; its
         outputs become EXTERNAL specs (tensors ORT computes), every graph
-        input is one too, and `groups` records which nodes made which specs."""
+        input is one too, and `groups` records which nodes made which specs.
+        Otherwise every node the mapping cannot take, and those of
+        `refused` (node index -> why, not mapped), are raised together as
+        one UnsupportedNodes."""
+        refused = dict(refused or {})
+        found: list[tuple[int, Any, str]] = []
         if tolerant:
             inits = {t.name for t in self.model.graph.initializer}
             for inp in self.model.graph.input:
@@ -397,10 +504,22 @@ class _Mapper:
                 continue
             start = len(self.specs)
             try:
+                if i in refused:
+                    raise _unsupported(node, refused[i])
                 if i in self.fused:
                     self.output(node, self.pattern(node, self.fused[i]))
                 else:
                     self.node(node)
+            except (UnsupportedNodes, _Downstream) as e:
+                if tolerant:
+                    self.foreign(node, start)
+                    continue
+                del self.specs[start:]
+                members = [nodes[k] for k in self.fused[i].nodes] if i in self.fused else [node]
+                self.refused_tensors.update(o for m in members for o in m.output if o)
+                if isinstance(e, UnsupportedNodes):
+                    found.extend((i, n, why) for n, why in e.nodes)
+                continue
             except Exception:  # noqa: BLE001 -- tolerant: ORT runs what ai3 cannot map
                 if not tolerant:
                     raise
@@ -411,6 +530,8 @@ class _Mapper:
                 self.group(members, start)
         if tolerant:
             return MODEL_INPUT
+        if found:
+            raise UnsupportedNodes([(n, why) for _, n, why in sorted(found, key=lambda f: f[0])])
         out = self.model.graph.output[0].name
         if out not in self.tensors:
             raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
@@ -492,6 +613,8 @@ class _Mapper:
             return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
         if op in _BINARY:
             return self.output(node, self.binary(node, _BINARY[op]))
+        if op == "Sum":
+            return self.output(node, self.sum(node))
         if op == "MatMul" and node.input[0] not in self.constants and node.input[1] not in self.constants:
             ins = [self.tensor(node, n) for n in node.input[:2]]
             return self.output(node, self.add("matmul", node, ins))
@@ -540,6 +663,22 @@ class _Mapper:
                 spec.weights["bias"] = np.broadcast_to(other.reshape(-1), (out,)).astype(np.float64)
                 return x
         return self.add(op, node, [x], {"reverse": k == 0}, {"other": _float(other)}, shape=self.shape(x_name))
+
+    def sum(self, node: Any) -> int:
+        """Sum (the classic zoo's residual add, any number of inputs): one
+        add of two tensors with ONNX's broadcasting per extra input, left
+        to right as ONNX adds them."""
+        names = [n for n in node.input if n]
+        if any(n in self.constants for n in names):
+            raise _unsupported(node, "a constant operand; ai3 sums the model's tensors")
+        ins = [self.tensor(node, n) for n in names]
+        if len(ins) == 1:
+            return self.add("identity", node, ins)
+        acc = ins[0]
+        for k, other in enumerate(ins[1:], start=1):
+            last = k == len(ins) - 1
+            acc = self.add("add", node, [acc, other], suffix="" if last else f"/{k}")
+        return acc
 
     def concat(self, node: Any, a: dict) -> int:
         """Concat of tensors; constants at either end (ViT's class token)
@@ -714,7 +853,44 @@ class _Mapper:
         cols = _pads_for(node, auto, shape[3], kernel[1], strides[1], dilations[1])
         return (rows[0], rows[1], cols[0], cols[1])
 
+    def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> Optional[int]:
+        """A 1-D Conv / MaxPool / AveragePool of an (N, C, L) tensor as
+        the 2-D one over (N, C, 1, L), between two reshapes: the kernel,
+        strides, dilations and pads of a height-1 window, the weight
+        (O, C/g, k) as (O, C/g, 1, k). None where the input is not rank 3."""
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) != 3 or shape[1] is None:
+            return None
+        onnx = self.onnx
+        lifted = onnx.NodeProto()
+        lifted.CopyFrom(node)
+        del lifted.attribute[:]
+        for key, value in a.items():
+            if key in ("kernel_shape", "strides", "dilations"):
+                value = [1, *value]
+            elif key == "pads":
+                value = [0, value[0], 0, value[1]] if len(value) == 2 else value
+            lifted.attribute.append(onnx.helper.make_attribute(key, value))
+        lifted.input[0] = node.input[0] + "/2d"
+        shape4 = (shape[0], shape[1], 1, shape[2])
+        self.shapes[lifted.input[0]] = shape4
+        if node.op_type == "Conv":
+            weight = self.const(node, node.input[1], "weight")
+            if weight.ndim != 3:
+                return None
+            lifted.input[1] = node.input[1] + "/2d"
+            self.constants[lifted.input[1]] = weight[:, :, None, :]
+        x4 = self.add("reshape", node, [x], {"shape": [0, int(shape[1]), 1, -1]}, suffix="/2d")
+        y4 = handler(lifted, self.attrs(lifted), x4)
+        self.specs[y4].layer = node  # (selectors see the model's own node)
+        out = self.shape(node.output[0])
+        channels = out[1] if out is not None and out[1] is not None else -1
+        return self.add("reshape", node, [y4], {"shape": [0, int(channels), -1]}, suffix="/1d", shape=None)
+
     def op_Conv(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_Conv)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         weight = self.const(node, node.input[1], "weight")
         if weight.ndim != 4:
@@ -775,30 +951,55 @@ class _Mapper:
         return kernel, strides, dilations, pads
 
     def op_MaxPool(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_MaxPool)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         if len(node.output) > 1 and node.output[1]:
             raise _unsupported(node, "its indices output; ai3's max pooling returns the values only")
         if int(a.get("storage_order", 0)) != 0:
             raise _unsupported(node, "storage_order=1")
         kernel, strides, dilations, pads = self.pool_common(node, a, shape)
-        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": bool(a.get("ceil_mode", 0))}
-        return self.add("maxpool2d", node, [x], attrs)
+        ceil_mode = bool(a.get("ceil_mode", 0))
+        x, pads, shape = self.wide_pads(node, x, shape, kernel, pads, ceil_mode, -np.inf)
+        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": ceil_mode}
+        return self.add("maxpool2d", node, [x], attrs, shape=shape)
+
+    def wide_pads(self, node, x, shape, kernel, pads, ceil_mode, value):
+        """Pool pads wider than half the window, which ONNX allows and the
+        core's pools refuse: a pad2d with the value the window ignores
+        (-inf for max, 0 for an average counting the pads) first, and the
+        pool then unpadded, which is the same sums and maxima. (With
+        ceil_mode a window starting in the right pad is dropped by the
+        pools but not after an explicit pad, so that stays refused.)"""
+        t, b, l, r = pads
+        if max(t, b) <= kernel[0] // 2 and max(l, r) <= kernel[1] // 2 or ceil_mode or value is None:
+            return x, pads, shape
+        padded = self.add("pad2d", node, [x], {"padding": (t, b, l, r), "value": float(value)}, suffix="/pad")
+        n, c, h, w = shape
+        return padded, (0, 0, 0, 0), (n, c, None if h is None else h + t + b, None if w is None else w + l + r)
 
     def op_AveragePool(self, node, a, x):
+        lifted = self.lifted_1d(node, a, x, self.op_AveragePool)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         kernel, strides, dilations, pads = self.pool_common(node, a, shape)
         if dilations != (1, 1):
             raise _unsupported(node, f"dilations {dilations}; ai3's average pooling has none")
         auto = a.get("auto_pad", "NOTSET")
+        ceil_mode = bool(a.get("ceil_mode", 0))
+        count_include_pad = bool(a.get("count_include_pad", 0)) and auto in ("NOTSET", "")
+        x, pads, shape = self.wide_pads(node, x, shape, kernel, pads, ceil_mode, 0.0 if count_include_pad else None)
         attrs = {
             "kernel": kernel,
             "stride": strides,
             "padding": pads,
-            "ceil_mode": bool(a.get("ceil_mode", 0)),
-            "count_include_pad": bool(a.get("count_include_pad", 0)) and auto in ("NOTSET", ""),
+            "ceil_mode": ceil_mode,
+            "count_include_pad": count_include_pad,
             "divisor_override": None,
         }
-        return self.add("avgpool2d", node, [x], attrs)
+        return self.add("avgpool2d", node, [x], attrs, shape=shape)
 
     def op_GlobalAveragePool(self, node, a, x):
         self.rank4(node)
@@ -1063,16 +1264,16 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
-    for node in model.graph.node:
-        if node.domain not in _DOMAINS:
-            raise _unsupported(node, "ai3 runs operators of the default ONNX domain only")
-    inp = _graph_input(model)
+    # (Before folding: shape inference does not know other domains' ops.)
+    foreign = _foreign_domains(model)
+    if foreign:
+        raise UnsupportedNodes([(model.graph.node[i], why) for i, why in sorted(foreign.items())])
+    inp = graph_input(model)
     shape = _sample_shape(model, sample_input_shape)
     # Shape arithmetic and other constant subgraphs fold away for this input shape.
     model, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
-    _check_ops(model)
     mapper = _Mapper(model, shapes, opset)
-    output = mapper.walk(inp.name)
+    output = mapper.walk(inp.name, refused=_unsupported_ops(model))
     specs, output = prune_dead(mapper.specs, output)
     for s in specs:
         s.attrs.pop("from_matmul", None)
@@ -1103,7 +1304,7 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
     # The rewrite's sample shape may replace a static one of the same rank
     # (the ops it rewrites take any size).
     shape = selection.sample_shape(sample_input_shape, batched=False)
-    expected = _dims(_graph_input(model))
+    expected = _dims(graph_input(model))
     if shape is not None and expected is not None and len(expected) != len(shape):
         raise errors.ShapeError(f"sample_input_shape {shape} has rank {len(shape)}; the model's input has rank {len(expected)}")
     if shape is not None and expected is not None and any(e is not None and e != d for e, d in zip(expected, shape)):
@@ -1142,4 +1343,4 @@ def swap_backend(
     )
 
 
-__all__ = ["EXTERNAL", "Group", "NodeMap", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "describe_node", "graph_input", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

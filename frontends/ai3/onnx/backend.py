@@ -1,0 +1,188 @@
+"""ONNX's backend API (onnx.backend.base) over ai3: the whole model run by
+ai3's core through ai3.onnx.swap_backend, as ONNX's backend test suite
+(onnx.backend.test.BackendTest) and tools written for any backend expect::
+
+    import ai3.onnx.backend as backend
+    rep = backend.prepare(onnx.load("net.onnx"), "CPU", algos={"conv2d": "winograd"})
+    y, = rep.run([x])
+    y, = backend.run_node(node, [x, w])     # one node; the inputs after the first are its constants
+
+`prepare` takes swap_backend's keywords (algos, sample_input_shape,
+dtype). ai3.Model takes one float tensor and returns one, so a model with
+several inputs or outputs, or a non-float input, is refused (an
+ai3.UnsupportedOperation / ai3.DTypeError naming the inputs), never run
+partly. The core runs on the CPU here; a CUDA device is refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import onnx
+from onnx import helper
+from onnx.backend import base
+
+from ai3 import errors, frontend
+from ai3.onnx import LAYOUT as graph_layout
+from ai3.onnx import graph
+from ai3.spec import MODEL_INPUT
+
+_PREPARE_KEYWORDS = ("algos", "sample_input_shape", "dtype")
+
+
+def _check_device(device: str) -> None:
+    if not supports_device(device):
+        raise errors.UnsupportedOperation(f"ai3.onnx.backend runs models on the CPU, not on {device!r}")
+
+
+class BackendRep(base.BackendRep):
+    """A prepared model: `run(inputs)` returns its one output in a tuple
+    (a namedtuple, indexable by the output's name too)."""
+
+    def __init__(self, model: Any, proto: Any):
+        self.model = model  # the ai3.Model
+        inp = graph.graph_input(proto)
+        self.input_name = inp.name
+        out = proto.graph.output[0]
+        self.output_name = out.name
+        # The declared output type: ai3 computes in the input's float dtype,
+        # and a Cast to another float type is an identity inside it.
+        elem = out.type.tensor_type.elem_type
+        self._out_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem) if elem else None
+        self._outputs = base.namedtupledict("Outputs", [self.output_name])
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple:
+        if kwargs:
+            raise errors.InvalidArgument(f"ai3.onnx.backend's run takes no options, got {sorted(kwargs)}")
+        if isinstance(inputs, dict):
+            extra = sorted(set(inputs) - {self.input_name})
+            if self.input_name not in inputs or extra:
+                raise errors.InvalidArgument(f"the model takes one input '{self.input_name}'; got inputs {sorted(inputs)}")
+            x = inputs[self.input_name]
+        elif isinstance(inputs, (list, tuple)):
+            if len(inputs) != 1:
+                raise errors.InvalidArgument(f"the model takes one input '{self.input_name}'; got {len(inputs)} inputs")
+            x = inputs[0]
+        else:
+            x = inputs
+        y = np.asarray(self.model(np.asarray(x)))
+        if self._out_dtype is not None and self._out_dtype.kind == "f" and y.dtype != self._out_dtype:
+            y = y.astype(self._out_dtype)
+        return self._outputs(y)
+
+
+class Backend(base.Backend):
+    @classmethod
+    def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
+        return supports_device(device)
+
+    @classmethod
+    def prepare(cls, model: Any, device: str = "CPU", **kwargs: Any) -> BackendRep:
+        """The model (a ModelProto, path or bytes) as an ai3.Model ready to
+        run; keywords are swap_backend's."""
+        _check_device(device)
+        unknown = sorted(set(kwargs) - set(_PREPARE_KEYWORDS))
+        if unknown:
+            raise errors.InvalidArgument(f"ai3.onnx.backend.prepare takes {list(_PREPARE_KEYWORDS)}, not {unknown}")
+        proto = graph.load(model)
+        graph.graph_input(proto)  # one input, one output, named in the refusal
+        dtype = graph.model_dtype(proto, kwargs.get("dtype"))
+        try:
+            ai3_model = graph.swap_backend(proto, kwargs.get("algos"), kwargs.get("sample_input_shape"), dtype=dtype)
+        except errors.UnsupportedOperation:
+            if not _is_identity(proto, kwargs.get("sample_input_shape")):
+                raise
+            # A graph that computes nothing (Identity, Dropout, a Cast
+            # between float types) has no core layer to run; ai3.Model
+            # refuses to be empty, the backend returns the input.
+            ai3_model = _Identity(dtype)
+        return BackendRep(ai3_model, proto)
+
+    @classmethod
+    def run_node(
+        cls,
+        node: Any,
+        inputs: Any,
+        device: str = "CPU",
+        outputs_info: Optional[Sequence[tuple[Any, tuple[int, ...]]]] = None,
+        **kwargs: Any,
+    ) -> tuple:
+        """One node on `inputs` (one array per node input, in order): the
+        first is the model's input, the others are the node's constants
+        (weights, shapes), which ai3 needs constant anyway."""
+        _check_device(device)
+        opset = int(kwargs.pop("opset_version", min(onnx.defs.onnx_opset_version(), graph.MAX_OPSET)))
+        super().run_node(node, inputs, device, outputs_info, opset_version=opset)  # onnx.checker on the node
+        return cls.run_model(_node_model(node, list(inputs), opset, outputs_info), [inputs[0]], device, **kwargs)
+
+    @classmethod
+    def supports_device(cls, device: str) -> bool:
+        return supports_device(device)
+
+
+class _Identity:
+    def __init__(self, dtype: np.dtype):
+        self.dtype = dtype
+
+    def __call__(self, x: Any) -> np.ndarray:
+        x = np.asarray(x)
+        if x.dtype != self.dtype:
+            raise errors.DTypeError(f"the model's input is {self.dtype}, got {x.dtype}")
+        return x.copy()
+
+
+def _is_identity(proto: Any, sample_input_shape: Any) -> bool:
+    """Whether the graph's output is its input once the identities
+    (Identity, Dropout, float Casts) are dropped."""
+    try:
+        specs, output = graph.to_specs(proto, sample_input_shape)
+    except errors.Error:
+        return False
+    return frontend.prepare_specs(specs, output, graph_layout)[1] == MODEL_INPUT
+
+
+def _node_model(node: Any, inputs: list, opset: int, outputs_info: Any) -> Any:
+    if not inputs or not node.input or not node.input[0]:
+        raise errors.UnsupportedOperation(f"{graph.describe_node(node)}: run_node needs the node's first input as an array")
+    x = np.asarray(inputs[0])
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    consts = [onnx.numpy_helper.from_array(np.asarray(v), name) for name, v in zip(node.input[1:], inputs[1:]) if name]
+    outs = []
+    for k, name in enumerate(node.output):
+        if outputs_info is not None and k < len(outputs_info):
+            dtype, shape = outputs_info[k]
+            outs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), list(shape)))
+        else:
+            outs.append(helper.make_empty_tensor_value_info(name))
+    g = helper.make_graph([node], "run_node", [helper.make_tensor_value_info(node.input[0], elem, list(x.shape))], outs,
+                          initializer=consts)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    if outputs_info is None:
+        # The checker wants typed outputs: ONNX's shape inference gives them.
+        try:
+            inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        except Exception as e:
+            raise errors.ShapeError(f"{graph.describe_node(node)}: ONNX shape inference failed on these inputs: {e}") from e
+        del m.graph.output[:]
+        m.graph.output.extend(inferred.graph.output)
+    return m
+
+
+def supports_device(device: str) -> bool:
+    """The CPU only: ai3 on CUDA runs on torch tensors (ai3.cuda), which
+    this NumPy-in, NumPy-out API does not take."""
+    try:
+        return base.Device(device).type == base.DeviceType.CPU
+    except (AttributeError, ValueError):  # not a device name ONNX knows ("CPU", "CUDA:1")
+        return False
+
+
+# The module is the backend, as ONNX's backend test suite and
+# onnxruntime.backend expect.
+prepare = Backend.prepare
+run_model = Backend.run_model
+run_node = Backend.run_node
+is_compatible = Backend.is_compatible
+
+__all__ = ["Backend", "BackendRep", "is_compatible", "prepare", "run_model", "run_node", "supports_device"]
