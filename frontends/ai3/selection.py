@@ -409,7 +409,9 @@ def select_backward(
     if shared_names is not None:
         offered_any = {DEFAULT, AUTO}.union(*(known_algorithms(g, device) for g in gradient_ops.values()))
         for c, g, name in zip(candidates, gradients, shared_names):
-            if g is not None and name not in offered_any:
+            # An op with no gradient ops at all takes no algorithm name either
+            # (its layers' gradient lists are empty, so nothing else checks it).
+            if (g is not None or not gradient_ops) and name not in offered_any:
                 lists = "; ".join(f"{g_op}: {', '.join(known_algorithms(g_op, device))}" for g_op in gradient_ops.values())
                 raise errors.UnknownAlgorithm(
                     f"{op} layer '{c.name}': backward '{name}' is not an algorithm of any of {op}'s gradient ops "

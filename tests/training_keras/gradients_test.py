@@ -326,6 +326,10 @@ def test_no_gradient_op_names_the_layer() -> None:
     x = np.ones((2, 3, 5), np.float32)
     with pytest.raises(ai3.UnsupportedOperation, match="permute layer 'perm'.*data"):
         util.gradients(swapped, x, np.ones((2, 5, 3), np.float32))
+    # and it takes no backward algorithm name: none would run
+    with pytest.raises(ai3.UnknownAlgorithm, match="backward 'nope'.*it has none"):
+        ai3.keras.swap_operation("permute", model, "default", backward="nope")
+    ai3.keras.swap_operation("permute", model, "default", backward="default")
 
 
 def test_bad_gradient_input_raises_ai3_error() -> None:
