@@ -19,6 +19,7 @@
 #include "core/math/dispatch.h"
 #include "core/math/epilogue.h"
 #include "core/parallel.h"
+#include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -147,6 +148,42 @@ class GradientKernel : public MultiInputKernel {
     return (bytes + 63) / 64 * 64;
   }
 };
+
+
+// The shell of a gradient kernel that is one function of the call (no
+// scratch, nothing prepared), so that such an algorithm's file holds only
+// that function, as function_kernel.h does for forward ops:
+//   struct Direct {
+//     template <typename T>
+//     static void Run(const LinearGradientCall<T>& c, T* dx);
+//   };
+//   AI3_REGISTER_ALGORITHM(LinearBackwardDataAttrs, "direct", Device::kCPU,
+//                          GradientFunctionAlgorithm<LinearBackwardDataAttrs,
+//                                                    Direct>);
+// The call is what the forward's package makes of the inputs for every
+// such function: MakeGradientCall(attrs, inputs, weight, dy), found
+// beside the forward's gradient attributes (linear_backward.h,
+// conv2d_backward.h).
+template <class Attrs, class Fn>
+class GradientFunctionKernel
+    : public GradientKernel<Attrs, GradientFunctionKernel<Attrs, Fn>> {
+ public:
+  using GradientKernel<Attrs, GradientFunctionKernel>::GradientKernel;
+
+  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
+
+  template <typename T>
+  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* out,
+                void*) const {
+    Fn::Run(
+        MakeGradientCall(this->attrs_, inputs, this->template weight<T>(), dy),
+        out);
+  }
+};
+
+template <class Attrs, class Fn>
+using GradientFunctionAlgorithm =
+    KernelAlgorithm<Attrs, GradientFunctionKernel<Attrs, Fn>>;
 
 }  // namespace ai3
 

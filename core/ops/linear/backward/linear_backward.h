@@ -62,20 +62,25 @@ void StridedDots(int64_t rows, int64_t cols, int64_t len, const T* a,
   });
 }
 
-// The base of a linear gradient kernel: GradientKernel, plus the number of
-// rows (the product of x's leading dimensions) of the call.
-template <class Attrs, class Derived>
-class LinearGradientKernel : public GradientKernel<Attrs, Derived> {
- public:
-  using GradientKernel<Attrs, Derived>::GradientKernel;
-
-  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
-
- protected:
-  int64_t Rows(const std::vector<Tensor>& inputs) const {
-    return inputs[1].numel() / this->attrs_.in_features;
-  }
+// What a linear gradient algorithm (GradientFunctionAlgorithm, e.g.
+// data/direct.cc) is given of one call: x as `rows` (the product of its
+// leading dimensions) x `in`, the weight `out` x `in`, and grad_output
+// (masked by the fused activation) `rows` x `out`.
+template <typename T>
+struct LinearGradientCall {
+  int64_t rows, in, out;
+  const T* x;
+  const T* w;
+  const T* dy;
 };
+
+template <typename T>
+LinearGradientCall<T> MakeGradientCall(const LinearAttrs& attrs,
+                                       const std::vector<Tensor>& inputs,
+                                       const T* w, const T* dy) {
+  return {inputs[1].numel() / attrs.in_features, attrs.in_features,
+          attrs.out_features, inputs[1].data_as<const T>(), w, dy};
+}
 
 }  // namespace ai3
 
