@@ -67,6 +67,32 @@ class Conv2dGradientKernel : public GradientKernel<Attrs, Derived> {
   }
 };
 
+// What a conv2d gradient algorithm of one function
+// (GradientFunctionAlgorithm, e.g. data/direct.cc) is given of one call: the
+// forward's geometry for x, x's (and dx's) and y's (and dy's) strides in the
+// layout, and the operands.
+template <typename T>
+struct Conv2dGradientCall : Conv2dGeometry {
+  ImageStrides xs, ys;
+  const T* x;
+  const T* weight;
+  const T* dy;
+};
+
+template <typename T>
+Conv2dGradientCall<T> MakeGradientCall(const Conv2dAttrs& attrs,
+                                       const std::vector<Tensor>& inputs,
+                                       const T* weight, const T* dy) {
+  Conv2dGradientCall<T> call;
+  static_cast<Conv2dGeometry&>(call) = GeometryOf(attrs, inputs[1].shape);
+  call.xs = ImageStridesOf({call.n, call.c, call.h, call.w}, call.layout);
+  call.ys = ImageStridesOf({call.n, call.k, call.oh, call.ow}, call.layout);
+  call.x = inputs[1].data_as<const T>();
+  call.weight = weight;
+  call.dy = dy;
+  return call;
+}
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_CONV2D_BACKWARD_CONV2D_BACKWARD_H_

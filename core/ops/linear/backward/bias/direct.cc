@@ -17,8 +17,9 @@ struct DirectKernel {
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardBiasAttrs, "direct", Device::kCPU,
-                       GradientFunctionAlgorithm<LinearBackwardBiasAttrs, DirectKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardBiasAttrs, "direct", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardBiasAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -17,8 +17,9 @@ struct DirectKernel {
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardDataAttrs, "direct", Device::kCPU,
-                       GradientFunctionAlgorithm<LinearBackwardDataAttrs, DirectKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardDataAttrs, "direct", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardDataAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -18,8 +18,9 @@ struct GemmKernel {
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardDataAttrs, "gemm", Device::kCPU,
-                       GradientFunctionAlgorithm<LinearBackwardDataAttrs, GemmKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardDataAttrs, "gemm", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardDataAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3

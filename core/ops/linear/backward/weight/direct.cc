@@ -18,8 +18,9 @@ struct DirectKernel {
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardWeightAttrs, "direct", Device::kCPU,
-                       GradientFunctionAlgorithm<LinearBackwardWeightAttrs, DirectKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardWeightAttrs, "direct", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardWeightAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -24,8 +24,9 @@ struct GemmKernel {
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardWeightAttrs, "gemm", Device::kCPU,
-                       GradientFunctionAlgorithm<LinearBackwardWeightAttrs, GemmKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardWeightAttrs, "gemm", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardWeightAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3
