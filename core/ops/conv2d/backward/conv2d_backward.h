@@ -37,9 +37,8 @@ struct Conv2dBackwardAttrs : Conv2dAttrs {
 template <GradientTarget kTarget>
 struct Conv2dGradientAttrs : Conv2dBackwardAttrs {
   static constexpr const char* kOp =
-      kTarget == GradientTarget::kData     ? "conv2d_backward_data"
-      : kTarget == GradientTarget::kWeight ? "conv2d_backward_weight"
-                                           : "conv2d_backward_bias";
+      GradientOpName(kTarget, "conv2d_backward_data", "conv2d_backward_weight",
+                     "conv2d_backward_bias");
 
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
     CheckInputs(inputs);
@@ -72,11 +71,8 @@ class Conv2dGradientKernel : public GradientKernel<Attrs, Derived> {
 // forward's geometry for x, x's (and dx's) and y's (and dy's) strides in the
 // layout, and the operands.
 template <typename T>
-struct Conv2dGradientCall : Conv2dGeometry {
+struct Conv2dGradientCall : Conv2dGeometry, GradientOperands<T> {
   ImageStrides xs, ys;
-  const T* x;
-  const T* weight;
-  const T* dy;
 };
 
 template <typename T>

@@ -28,6 +28,15 @@ namespace ai3 {
 // input x (op F_backward_data) or one of F's weights (F_backward_<weight>).
 enum class GradientTarget { kData, kWeight, kBias };
 
+// The name of F's gradient op for `target`, of F's three
+// (F_backward_data, F_backward_weight, F_backward_bias): an Attrs' kOp.
+constexpr const char* GradientOpName(GradientTarget target, const char* data,
+                                     const char* weight, const char* bias) {
+  return target == GradientTarget::kData     ? data
+         : target == GradientTarget::kWeight ? weight
+                                             : bias;
+}
+
 // The names of the three inputs, for errors.
 inline constexpr char kGradOutputName[] = "input 0 (grad_output)";
 inline constexpr char kForwardInputName[] = "input 1 (x)";
@@ -149,6 +158,16 @@ class GradientKernel : public MultiInputKernel {
   }
 };
 
+
+// The operands of one call that every gradient function (below) is given,
+// in its forward's call (LinearGradientCall, Conv2dGradientCall): x, the
+// weight, and grad_output masked by the fused activation.
+template <typename T>
+struct GradientOperands {
+  const T* x;
+  const T* weight;
+  const T* dy;
+};
 
 // The shell of a gradient kernel that is one function of the call (no
 // scratch, nothing prepared), so that such an algorithm's file holds only

@@ -25,9 +25,8 @@ namespace ai3 {
 template <GradientTarget kTarget>
 struct LinearGradientAttrs : LinearAttrs {
   static constexpr const char* kOp =
-      kTarget == GradientTarget::kData     ? "linear_backward_data"
-      : kTarget == GradientTarget::kWeight ? "linear_backward_weight"
-                                           : "linear_backward_bias";
+      GradientOpName(kTarget, "linear_backward_data", "linear_backward_weight",
+                     "linear_backward_bias");
 
   int MinInputs() const { return 3; }
   int MaxInputs() const { return 3; }
@@ -67,19 +66,18 @@ void StridedDots(int64_t rows, int64_t cols, int64_t len, const T* a,
 // leading dimensions) x `in`, the weight `out` x `in`, and grad_output
 // (masked by the fused activation) `rows` x `out`.
 template <typename T>
-struct LinearGradientCall {
+struct LinearGradientCall : GradientOperands<T> {
   int64_t rows, in, out;
-  const T* x;
-  const T* w;
-  const T* dy;
 };
 
 template <typename T>
 LinearGradientCall<T> MakeGradientCall(const LinearAttrs& attrs,
                                        const std::vector<Tensor>& inputs,
                                        const T* w, const T* dy) {
-  return {inputs[1].numel() / attrs.in_features, attrs.in_features,
-          attrs.out_features, inputs[1].data_as<const T>(), w, dy};
+  return {{inputs[1].data_as<const T>(), w, dy},
+          inputs[1].numel() / attrs.in_features,
+          attrs.in_features,
+          attrs.out_features};
 }
 
 }  // namespace ai3

@@ -13,7 +13,7 @@ struct DirectKernel {
   template <typename T>
   static void Run(const LinearGradientCall<T>& c, T* dx) {
     // dx[i, j] = sum over o of dy[i, o] W[o, j].
-    StridedDots<T>(c.rows, c.in, c.out, c.dy, c.out, 1, c.w, 1, c.in, dx);
+    StridedDots<T>(c.rows, c.in, c.out, c.dy, c.out, 1, c.weight, 1, c.in, dx);
   }
 };
 
