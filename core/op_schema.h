@@ -19,6 +19,7 @@
 
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -352,6 +353,14 @@ class OpDeclaration {
   // registered, can take the layer and (if given) whose condition holds.
   OpDeclaration& Default(Device device, std::vector<Choice> order) {
     Registry<Attrs>::Get().SetDefaultOrder(device, std::move(order));
+    return *this;
+  }
+
+  // "direct", the op's only algorithm, its "default" on each of `devices`
+  // (an op with one algorithm per device: `.DirectOn({Device::kCPU,
+  // Device::kCUDA})`).
+  OpDeclaration& DirectOn(std::initializer_list<Device> devices) {
+    for (Device device : devices) Default(device, {{"direct"}});
     return *this;
   }
 

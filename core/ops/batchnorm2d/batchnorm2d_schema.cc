@@ -25,8 +25,7 @@ AI3_DECLARE_ATTRIBUTES(
 AI3_REGISTER_OP_SCHEMA(
     Declare<BatchNorm2dAttrs>("inference batch normalisation per channel of a "
                               "rank-4 tensor")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardDataAttrs>(
     "batchnorm2d's input gradient: dy * scale"));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardWeightAttrs>(

@@ -14,8 +14,7 @@ AI3_DECLARE_ATTRIBUTES(
 AI3_REGISTER_OP_SCHEMA(
     Declare<ClampAttrs>("min(max(x, min), max) elementwise (ReLU6, Hardtanh); "
                         "NaN passes")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<ClampBackwardDataAttrs>(
     "clamp's input gradient: dy strictly inside (min, max), else 0"));
 

@@ -14,8 +14,7 @@ AI3_DECLARE_ATTRIBUTES(
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<FlattenAttrs>("flattens dims start_dim..end_dim into one")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<FlattenBackwardDataAttrs>(
     "flatten's input gradient: dy in x's shape"));
 

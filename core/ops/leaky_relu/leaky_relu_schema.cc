@@ -13,8 +13,7 @@ AI3_DECLARE_ATTRIBUTES(
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<LeakyReluAttrs>("x if x >= 0 else alpha * x, elementwise")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<LeakyReluBackwardDataAttrs>(
     "leaky_relu's input gradient: dy where x > 0, else alpha * dy"));
 
