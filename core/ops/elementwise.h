@@ -232,6 +232,15 @@ using ElementwiseGradientDirect =
     ElementwiseBackwardDirect<Attrs, internal::AttrsGrad<Attrs>::template Of,
                               kParallelThreshold>;
 
+// In an op's direct.cc: <op>_backward_data's "direct", the gradient
+// AI3_ELEMENTWISE_GRADIENT declares beside the op (Name##BackwardDataAttrs),
+// threaded from `threshold` elements and vectorised as the forward's:
+//   AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Relu, (1 << 15));
+#define AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Name, threshold)   \
+  AI3_REGISTER_ALGORITHM(                                           \
+      Name##BackwardDataAttrs, "direct", ::ai3::Device::kCPU,       \
+      ::ai3::ElementwiseGradientDirect<Name##BackwardDataAttrs, threshold>)
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_ELEMENTWISE_H_
