@@ -9,10 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCPU,
-                       SharedElementwiseDirect<ClampAttrs, ClampFn, (1 << 15)>);
-
-AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Clamp, (1 << 15));
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Clamp, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

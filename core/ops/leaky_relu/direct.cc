@@ -9,11 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(
-    LeakyReluAttrs, "direct", Device::kCPU,
-    SharedElementwiseDirect<LeakyReluAttrs, LeakyReluFn, (1 << 15)>);
-
-AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(LeakyRelu, (1 << 15));
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(LeakyRelu, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

@@ -9,10 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU,
-                       SharedElementwiseDirect<ReluAttrs, ReluFn, (1 << 15)>);
-
-AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Relu, (1 << 15));
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Relu, (1 << 15));
 
 }  // namespace
 }  // namespace ai3
