@@ -19,6 +19,7 @@
 
 #include <array>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -355,6 +356,14 @@ class OpDeclaration {
     return *this;
   }
 
+  // "direct", the op's only algorithm, its "default" on each of `devices`
+  // (an op with one algorithm per device: `.DirectOn({Device::kCPU,
+  // Device::kCUDA})`).
+  OpDeclaration& DirectOn(std::initializer_list<Device> devices) {
+    for (Device device : devices) Default(device, {{"direct"}});
+    return *this;
+  }
+
   bool Register() {
     schema_.make_ = [attrs_of = AttrsFn()](
                         const std::string& name, const AttrMap& attrs,
@@ -448,6 +457,28 @@ class OpDeclaration {
   std::function<void(Attrs&, const WeightSlots&)> constant_operand_;
   FromWeightsFn from_weights_;
 };
+
+// The declaration an op shares with its gradients, which take its
+// attributes and weights as they are: defines, where it stands,
+// `Name<A>(doc)`, the OpDeclaration<A>(doc) with the calls given, for A the
+// op's Attrs or a gradient's (the caller adds the "default" lists):
+//   AI3_DECLARE_ATTRIBUTES_AS(Declare, .Field("min", &A::min, "lower bound")
+//                                          .Field("max", &A::max, "upper"));
+//   AI3_REGISTER_OP_SCHEMA(
+//       Declare<ClampAttrs>("doc").Default(Device::kCPU, {{"direct"}}));
+//   AI3_REGISTER_GRADIENT_SCHEMA(Declare<ClampBackwardDataAttrs>("doc"));
+// AI3_DECLARE_ATTRIBUTES(...) is AI3_DECLARE_ATTRIBUTES_AS(Declare, ...),
+// in an <op>_schema.cc's anonymous namespace.
+#define AI3_DECLARE_ATTRIBUTES_AS(Name, ...)                \
+  template <class A>                                        \
+  ::ai3::OpDeclaration<A> Name(std::string doc) {           \
+    ::ai3::OpDeclaration<A> declaration(std::move(doc));    \
+    declaration __VA_ARGS__;                                \
+    return declaration;                                     \
+  }                                                         \
+  static_assert(true, "AI3_DECLARE_ATTRIBUTES_AS takes a ;")
+#define AI3_DECLARE_ATTRIBUTES(...) \
+  AI3_DECLARE_ATTRIBUTES_AS(Declare, __VA_ARGS__)
 
 // In an op's <op>_schema.cc (a library linked with alwayslink = 1):
 //   AI3_REGISTER_OP_SCHEMA(OpDeclaration<ReluAttrs>("max(x, 0)")...);

@@ -93,6 +93,16 @@ ImageDims ImageDimsOf(const Shape& shape, Layout layout) {
   return {shape[0], shape[1], shape[2], shape[3]};
 }
 
+ImageDims Rank4InputDims(const Tensor& input, Layout layout) {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",
+         layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
+         input.rank(), " ", ToString(input.shape));
+  }
+  CheckShape(input.shape, "input");
+  return ImageDimsOf(input.shape, layout);
+}
+
 Shape ImageShape(const ImageDims& d, Layout layout) {
   if (layout == Layout::kNHWC) return {d.n, d.h, d.w, d.c};
   return {d.n, d.c, d.h, d.w};

@@ -77,6 +77,10 @@ struct ImageDims {
   int64_t n, c, h, w;
 };
 ImageDims ImageDimsOf(const Shape& shape, Layout layout);
+// The image dimensions of an op's input in `layout`: kShape unless it has
+// rank 4 ("expected a rank-4 NCHW input (N, C, H, W), got rank ...") and a
+// valid shape (CheckShape).
+ImageDims Rank4InputDims(const Tensor& input, Layout layout);
 Shape ImageShape(const ImageDims& dims, Layout layout);
 
 // Element strides of each logical image dimension in a contiguous tensor, so

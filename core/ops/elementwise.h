@@ -232,6 +232,28 @@ using ElementwiseGradientDirect =
     ElementwiseBackwardDirect<Attrs, internal::AttrsGrad<Attrs>::template Of,
                               kParallelThreshold>;
 
+// In an op's direct.cc: <op>_backward_data's "direct", the gradient
+// AI3_ELEMENTWISE_GRADIENT declares beside the op (Name##BackwardDataAttrs),
+// threaded from `threshold` elements and vectorised as the forward's:
+//   AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Relu, (1 << 15));
+#define AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Name, threshold)   \
+  AI3_REGISTER_ALGORITHM(                                           \
+      Name##BackwardDataAttrs, "direct", ::ai3::Device::kCPU,       \
+      ::ai3::ElementwiseGradientDirect<Name##BackwardDataAttrs, threshold>)
+
+// Both "direct"s of an op whose formula Name##Fn its header shares with its
+// CUDA algorithm (SharedElementwiseDirect) and of its gradient, threaded
+// from the same `threshold`:
+//   AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Relu, (1 << 15));
+#define AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Name, threshold)           \
+  static const bool AI3_CONCAT(ai3_registered_forward_direct_, __LINE__) = \
+      (::ai3::Registry<Name##Attrs>::Get().Add(                            \
+           "direct", ::ai3::Device::kCPU,                                  \
+           std::make_unique<::ai3::SharedElementwiseDirect<                \
+               Name##Attrs, Name##Fn, threshold>>()),                      \
+       true);                                                              \
+  AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Name, threshold)
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_ELEMENTWISE_H_

@@ -10,8 +10,7 @@
 
 #define AI3_DECLARE_ELEMENTWISE_OP(Attrs, doc)              \
   AI3_REGISTER_OP_SCHEMA(::ai3::OpDeclaration<Attrs>(doc)   \
-                             .Default(Device::kCPU, {{"direct"}}) \
-                             .Default(Device::kCUDA, {{"direct"}}))
+                             .DirectOn({Device::kCPU, Device::kCUDA}))
 
 // The registration of any gradient op's declaration (core/ops/backward.h):
 // `declaration` its forward's attributes and weights (the forward's own

@@ -1,6 +1,4 @@
 // batchnorm2d's declaration (core/op_schema.h).
-#include <utility>
-
 #include "core/op_schema.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/elementwise_schema.h"
@@ -12,27 +10,22 @@ using A = BatchNorm2dAttrs;
 
 // batchnorm2d's attributes and weights (in the order of
 // BatchNorm2dAttrs::Param), which its gradients take as they are.
-template <class A>
-OpDeclaration<A> Declare(const char* doc) {
-  return std::move(
-      OpDeclaration<A>(doc)
-          .Field("eps", &A::eps, "added to the variance")
-          .LayoutAttr()
-          .Weight("weight", "(channels,) scale")
-          .Weight("bias", "(channels,) shift")
-          .Weight("running_mean", "(channels,)")
-          .Weight("running_var", "(channels,)")
-          .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-            a.channels = internal::WeightShape(w, A::kWeight, 1, "weight")[0];
-            a.dtype = w[A::kWeight]->dtype;
-          }));
-}
+AI3_DECLARE_ATTRIBUTES(
+    .Field("eps", &A::eps, "added to the variance")
+    .LayoutAttr()
+    .Weight("weight", "(channels,) scale")
+    .Weight("bias", "(channels,) shift")
+    .Weight("running_mean", "(channels,)")
+    .Weight("running_var", "(channels,)")
+    .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+      a.channels = internal::WeightShape(w, A::kWeight, 1, "weight")[0];
+      a.dtype = w[A::kWeight]->dtype;
+    }));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<BatchNorm2dAttrs>("inference batch normalisation per channel of a "
                               "rank-4 tensor")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardDataAttrs>(
     "batchnorm2d's input gradient: dy * scale"));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<BatchNorm2dBackwardWeightAttrs>(

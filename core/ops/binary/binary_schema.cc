@@ -12,8 +12,7 @@ bool Declare(const char* doc) {
       .Field("reverse", &A::reverse,
              "one-input form: other op x instead of x op other")
       .ConstantOperand("other", "x op other, broadcast (1 input then)")
-      .Default(Device::kCPU, {{"direct"}})
-      .Default(Device::kCUDA, {{"direct"}})
+      .DirectOn({Device::kCPU, Device::kCUDA})
       .Register();
 }
 

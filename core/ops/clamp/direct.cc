@@ -9,14 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(ClampAttrs, "direct", Device::kCPU,
-                       SharedElementwiseDirect<ClampAttrs, ClampFn, (1 << 15)>);
-
-// clamp_backward_data's "direct": the gradient clamp.h
-// declares beside the op, threaded and vectorised as the forward.
-AI3_REGISTER_ALGORITHM(
-    ClampBackwardDataAttrs, "direct", Device::kCPU,
-    ElementwiseGradientDirect<ClampBackwardDataAttrs, (1 << 15)>);
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Clamp, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

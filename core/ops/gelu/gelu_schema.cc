@@ -1,6 +1,4 @@
 // gelu's declaration (core/op_schema.h).
-#include <utility>
-
 #include "core/op_schema.h"
 #include "core/ops/elementwise_schema.h"
 #include "core/ops/gelu/gelu.h"
@@ -9,23 +7,19 @@ namespace ai3 {
 namespace {
 
 // gelu's attributes, which its gradient takes as they are.
-template <class A>
-OpDeclaration<A> Declare(const char* doc) {
-  return std::move(
-      OpDeclaration<A>(doc)
-        .Attr([] {
-                AttrDecl d{"approximate", AttrType::kString,
-                           std::string("none")};
-                d.choices = {"none", "tanh"};
-                d.doc = "'tanh' for the tanh approximation";
-                return d;
-              }(),
-              [](A& a, const AttrValue& v) {
-                a.approximate = internal::As<std::string>(v) == "tanh"
-                                    ? A::Approximate::kTanh
-                                    : A::Approximate::kNone;
-              }));
-}
+AI3_DECLARE_ATTRIBUTES(
+    .Attr([] {
+            AttrDecl d{"approximate", AttrType::kString,
+                       std::string("none")};
+            d.choices = {"none", "tanh"};
+            d.doc = "'tanh' for the tanh approximation";
+            return d;
+          }(),
+          [](A& a, const AttrValue& v) {
+            a.approximate = internal::As<std::string>(v) == "tanh"
+                                ? A::Approximate::kTanh
+                                : A::Approximate::kNone;
+          }));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<GeluAttrs>("x * Phi(x) elementwise, exact or tanh")

@@ -21,11 +21,7 @@ struct HardsigmoidFn {
 using Direct = ElementwiseDirect<HardsigmoidAttrs, HardsigmoidFn, (1 << 15)>;
 AI3_REGISTER_ALGORITHM(HardsigmoidAttrs, "direct", Device::kCPU, Direct);
 
-// hardsigmoid_backward_data's "direct": the gradient hardsigmoid.h
-// declares beside the op, threaded and vectorised as the forward.
-AI3_REGISTER_ALGORITHM(
-    HardsigmoidBackwardDataAttrs, "direct", Device::kCPU,
-    ElementwiseGradientDirect<HardsigmoidBackwardDataAttrs, (1 << 15)>);
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Hardsigmoid, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

@@ -1,6 +1,4 @@
 // hardsigmoid's declaration (core/op_schema.h).
-#include <utility>
-
 #include "core/op_schema.h"
 #include "core/ops/elementwise_schema.h"
 #include "core/ops/hardsigmoid/hardsigmoid.h"
@@ -9,12 +7,9 @@ namespace ai3 {
 namespace {
 
 // hardsigmoid's attributes, which its gradient takes as they are.
-template <class A>
-OpDeclaration<A> Declare(const char* doc) {
-  return std::move(OpDeclaration<A>(doc)
-                       .Field("alpha", &A::alpha, "torch 1/6, ONNX 0.2")
-                       .Field("beta", &A::beta, "0.5 in both"));
-}
+AI3_DECLARE_ATTRIBUTES(
+    .Field("alpha", &A::alpha, "torch 1/6, ONNX 0.2")
+    .Field("beta", &A::beta, "0.5 in both"));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<HardsigmoidAttrs>("clamp(alpha * x + beta, 0, 1) elementwise")

@@ -21,11 +21,7 @@ struct HardswishFn {
 using Direct = ElementwiseDirect<HardswishAttrs, HardswishFn, (1 << 15)>;
 AI3_REGISTER_ALGORITHM(HardswishAttrs, "direct", Device::kCPU, Direct);
 
-// hardswish_backward_data's "direct": the gradient hardswish.h
-// declares beside the op, threaded and vectorised as the forward.
-AI3_REGISTER_ALGORITHM(
-    HardswishBackwardDataAttrs, "direct", Device::kCPU,
-    ElementwiseGradientDirect<HardswishBackwardDataAttrs, (1 << 15)>);
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Hardswish, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

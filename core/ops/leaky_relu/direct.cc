@@ -9,15 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(
-    LeakyReluAttrs, "direct", Device::kCPU,
-    SharedElementwiseDirect<LeakyReluAttrs, LeakyReluFn, (1 << 15)>);
-
-// leaky_relu_backward_data's "direct": the gradient leaky_relu.h
-// declares beside the op, threaded and vectorised as the forward.
-AI3_REGISTER_ALGORITHM(
-    LeakyReluBackwardDataAttrs, "direct", Device::kCPU,
-    ElementwiseGradientDirect<LeakyReluBackwardDataAttrs, (1 << 15)>);
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(LeakyRelu, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

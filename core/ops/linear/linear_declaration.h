@@ -6,29 +6,23 @@
 #ifndef AI3_CORE_OPS_LINEAR_LINEAR_DECLARATION_H_
 #define AI3_CORE_OPS_LINEAR_LINEAR_DECLARATION_H_
 
-#include <string>
-#include <utility>
-
 #include "core/op_schema.h"
 #include "core/ops/linear/linear.h"
 
 namespace ai3 {
 
-template <class A>
-OpDeclaration<A> LinearDeclaration(std::string doc) {
-  OpDeclaration<A> d(std::move(doc));
-  d.ActivationAttr()
-      .Weight("weight", "(out_features, in_features)")
-      .OptionalWeight("bias", "(out_features,)")
-      .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-        a.has_bias = w[1].has_value();
-        a.dtype = w[0]->dtype;
-        const Shape& shape = internal::WeightShape(w, 0, 2, "weight");
-        a.out_features = shape[0];
-        a.in_features = shape[1];
-      });
-  return d;
-}
+AI3_DECLARE_ATTRIBUTES_AS(
+    LinearDeclaration,
+    .ActivationAttr()
+    .Weight("weight", "(out_features, in_features)")
+    .OptionalWeight("bias", "(out_features,)")
+    .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+      a.has_bias = w[1].has_value();
+      a.dtype = w[0]->dtype;
+      const Shape& shape = internal::WeightShape(w, 0, 2, "weight");
+      a.out_features = shape[0];
+      a.in_features = shape[1];
+    }));
 
 }  // namespace ai3
 

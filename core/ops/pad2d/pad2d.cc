@@ -18,13 +18,7 @@ void Pad2dAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
-  if (input.rank() != 4) {
-    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",
-         layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
-         input.rank(), " ", ToString(input.shape));
-  }
-  CheckShape(input.shape, "input");
-  ImageDims d = ImageDimsOf(input.shape, layout);
+  ImageDims d = Rank4InputDims(input, layout);
   // An empty image would pad to rows of `value` from no input at all, which
   // the layer would not run for (it skips empty inputs): refuse it.
   if (d.h < 1 || d.w < 1) {

@@ -1,6 +1,4 @@
 // pad2d's declaration (core/op_schema.h).
-#include <utility>
-
 #include "core/op_schema.h"
 #include "core/ops/elementwise_schema.h"
 #include "core/ops/pad2d/pad2d.h"
@@ -9,17 +7,13 @@ namespace ai3 {
 namespace {
 
 // pad2d's attributes, which its gradient takes as they are.
-template <class A>
-OpDeclaration<A> Declare(const char* doc) {
-  return std::move(
-      OpDeclaration<A>(doc)
-          .Pads("padding",
-                {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
-                "(top, bottom, left, right)")
-          .Required()
-          .Field("value", &A::value, "the padding's value")
-          .LayoutAttr());
-}
+AI3_DECLARE_ATTRIBUTES(
+    .Pads("padding",
+          {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
+          "(top, bottom, left, right)")
+    .Required()
+    .Field("value", &A::value, "the padding's value")
+    .LayoutAttr());
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<Pad2dAttrs>("constant padding of H and W of a rank-4 tensor")

@@ -37,13 +37,7 @@ int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
 }
 
 ImageDims PoolInputDims(const Tensor& input, Layout layout) {
-  if (input.rank() != 4) {
-    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",
-         layout == Layout::kNHWC ? "N, H, W, C" : "N, C, H, W", "), got rank ",
-         input.rank(), " ", ToString(input.shape));
-  }
-  CheckShape(input.shape, "input");
-  ImageDims in = ImageDimsOf(input.shape, layout);
+  ImageDims in = Rank4InputDims(input, layout);
   if (in.n < 0 || in.c < 1 || in.h < 1 || in.w < 1) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
          Name(layout), ") has ", in.c, " channels and spatial size ", in.h,

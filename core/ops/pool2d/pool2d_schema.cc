@@ -60,15 +60,12 @@ OpDeclaration<A> AvgPool(const char* doc) {
 }
 
 AI3_REGISTER_OP_SCHEMA(MaxPool<MaxPool2dAttrs>("2-D max pooling")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+                           .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_OP_SCHEMA(AvgPool<AvgPool2dAttrs>("2-D average pooling")
-                           .Default(Device::kCPU, {{"direct"}})
-                           .Default(Device::kCUDA, {{"direct"}}));
+                           .DirectOn({Device::kCPU, Device::kCUDA}));
 AI3_REGISTER_OP_SCHEMA(
     AdaptivePool<AdaptiveAvgPool2dAttrs>("2-D adaptive average pooling")
-        .Default(Device::kCPU, {{"direct"}})
-        .Default(Device::kCUDA, {{"direct"}}));
+        .DirectOn({Device::kCPU, Device::kCUDA}));
 
 AI3_REGISTER_GRADIENT_SCHEMA(MaxPool<MaxPool2dBackwardDataAttrs>(
     "maxpool2d's input gradient: dy to each window's first maximum"));

@@ -9,14 +9,7 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU,
-                       SharedElementwiseDirect<ReluAttrs, ReluFn, (1 << 15)>);
-
-// relu_backward_data's "direct": the gradient relu.h
-// declares beside the op, threaded and vectorised as the forward.
-AI3_REGISTER_ALGORITHM(
-    ReluBackwardDataAttrs, "direct", Device::kCPU,
-    ElementwiseGradientDirect<ReluBackwardDataAttrs, (1 << 15)>);
+AI3_REGISTER_SHARED_ELEMENTWISE_DIRECTS(Relu, (1 << 15));
 
 }  // namespace
 }  // namespace ai3

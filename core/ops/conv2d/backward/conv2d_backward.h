@@ -37,9 +37,8 @@ struct Conv2dBackwardAttrs : Conv2dAttrs {
 template <GradientTarget kTarget>
 struct Conv2dGradientAttrs : Conv2dBackwardAttrs {
   static constexpr const char* kOp =
-      kTarget == GradientTarget::kData     ? "conv2d_backward_data"
-      : kTarget == GradientTarget::kWeight ? "conv2d_backward_weight"
-                                           : "conv2d_backward_bias";
+      GradientOpName(kTarget, "conv2d_backward_data", "conv2d_backward_weight",
+                     "conv2d_backward_bias");
 
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
     CheckInputs(inputs);
@@ -66,6 +65,29 @@ class Conv2dGradientKernel : public GradientKernel<Attrs, Derived> {
     return GeometryOf(this->attrs_, inputs[1].shape);
   }
 };
+
+// What a conv2d gradient algorithm of one function
+// (GradientFunctionAlgorithm, e.g. data/direct.cc) is given of one call: the
+// forward's geometry for x, x's (and dx's) and y's (and dy's) strides in the
+// layout, and the operands.
+template <typename T>
+struct Conv2dGradientCall : Conv2dGeometry, GradientOperands<T> {
+  ImageStrides xs, ys;
+};
+
+template <typename T>
+Conv2dGradientCall<T> MakeGradientCall(const Conv2dAttrs& attrs,
+                                       const std::vector<Tensor>& inputs,
+                                       const T* weight, const T* dy) {
+  Conv2dGradientCall<T> call;
+  static_cast<Conv2dGeometry&>(call) = GeometryOf(attrs, inputs[1].shape);
+  call.xs = ImageStridesOf({call.n, call.c, call.h, call.w}, call.layout);
+  call.ys = ImageStridesOf({call.n, call.k, call.oh, call.ow}, call.layout);
+  call.x = inputs[1].data_as<const T>();
+  call.weight = weight;
+  call.dy = dy;
+  return call;
+}
 
 }  // namespace ai3
 

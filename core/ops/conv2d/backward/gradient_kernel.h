@@ -19,6 +19,7 @@
 #include "core/math/dispatch.h"
 #include "core/math/epilogue.h"
 #include "core/parallel.h"
+#include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -26,6 +27,15 @@ namespace ai3 {
 // What a gradient op differentiates its forward's loss with respect to: the
 // input x (op F_backward_data) or one of F's weights (F_backward_<weight>).
 enum class GradientTarget { kData, kWeight, kBias };
+
+// The name of F's gradient op for `target`, of F's three
+// (F_backward_data, F_backward_weight, F_backward_bias): an Attrs' kOp.
+constexpr const char* GradientOpName(GradientTarget target, const char* data,
+                                     const char* weight, const char* bias) {
+  return target == GradientTarget::kData     ? data
+         : target == GradientTarget::kWeight ? weight
+                                             : bias;
+}
 
 // The names of the three inputs, for errors.
 inline constexpr char kGradOutputName[] = "input 0 (grad_output)";
@@ -147,6 +157,52 @@ class GradientKernel : public MultiInputKernel {
     return (bytes + 63) / 64 * 64;
   }
 };
+
+
+// The operands of one call that every gradient function (below) is given,
+// in its forward's call (LinearGradientCall, Conv2dGradientCall): x, the
+// weight, and grad_output masked by the fused activation.
+template <typename T>
+struct GradientOperands {
+  const T* x;
+  const T* weight;
+  const T* dy;
+};
+
+// The shell of a gradient kernel that is one function of the call (no
+// scratch, nothing prepared), so that such an algorithm's file holds only
+// that function, as function_kernel.h does for forward ops:
+//   struct Direct {
+//     template <typename T>
+//     static void Run(const LinearGradientCall<T>& c, T* dx);
+//   };
+//   AI3_REGISTER_ALGORITHM(LinearBackwardDataAttrs, "direct", Device::kCPU,
+//                          GradientFunctionAlgorithm<LinearBackwardDataAttrs,
+//                                                    Direct>);
+// The call is what the forward's package makes of the inputs for every
+// such function: MakeGradientCall(attrs, inputs, weight, dy), found
+// beside the forward's gradient attributes (linear_backward.h,
+// conv2d_backward.h).
+template <class Attrs, class Fn>
+class GradientFunctionKernel
+    : public GradientKernel<Attrs, GradientFunctionKernel<Attrs, Fn>> {
+ public:
+  using GradientKernel<Attrs, GradientFunctionKernel>::GradientKernel;
+
+  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
+
+  template <typename T>
+  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* out,
+                void*) const {
+    Fn::Run(
+        MakeGradientCall(this->attrs_, inputs, this->template weight<T>(), dy),
+        out);
+  }
+};
+
+template <class Attrs, class Fn>
+using GradientFunctionAlgorithm =
+    KernelAlgorithm<Attrs, GradientFunctionKernel<Attrs, Fn>>;
 
 }  // namespace ai3
 

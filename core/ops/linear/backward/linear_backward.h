@@ -25,9 +25,8 @@ namespace ai3 {
 template <GradientTarget kTarget>
 struct LinearGradientAttrs : LinearAttrs {
   static constexpr const char* kOp =
-      kTarget == GradientTarget::kData     ? "linear_backward_data"
-      : kTarget == GradientTarget::kWeight ? "linear_backward_weight"
-                                           : "linear_backward_bias";
+      GradientOpName(kTarget, "linear_backward_data", "linear_backward_weight",
+                     "linear_backward_bias");
 
   int MinInputs() const { return 3; }
   int MaxInputs() const { return 3; }
@@ -62,20 +61,24 @@ void StridedDots(int64_t rows, int64_t cols, int64_t len, const T* a,
   });
 }
 
-// The base of a linear gradient kernel: GradientKernel, plus the number of
-// rows (the product of x's leading dimensions) of the call.
-template <class Attrs, class Derived>
-class LinearGradientKernel : public GradientKernel<Attrs, Derived> {
- public:
-  using GradientKernel<Attrs, Derived>::GradientKernel;
-
-  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
-
- protected:
-  int64_t Rows(const std::vector<Tensor>& inputs) const {
-    return inputs[1].numel() / this->attrs_.in_features;
-  }
+// What a linear gradient algorithm (GradientFunctionAlgorithm, e.g.
+// data/direct.cc) is given of one call: x as `rows` (the product of its
+// leading dimensions) x `in`, the weight `out` x `in`, and grad_output
+// (masked by the fused activation) `rows` x `out`.
+template <typename T>
+struct LinearGradientCall : GradientOperands<T> {
+  int64_t rows, in, out;
 };
+
+template <typename T>
+LinearGradientCall<T> MakeGradientCall(const LinearAttrs& attrs,
+                                       const std::vector<Tensor>& inputs,
+                                       const T* w, const T* dy) {
+  return {{inputs[1].data_as<const T>(), w, dy},
+          inputs[1].numel() / attrs.in_features,
+          attrs.in_features,
+          attrs.out_features};
+}
 
 }  // namespace ai3
 

@@ -1,4 +1,4 @@
-// conv2d_backward_bias "direct": db[k] = the sum of dy[n, k, oh, ow] over
+// conv2d_backward_bias "direct": db[k] = the sum of g.dy[n, k, oh, ow] over
 // the batch and the pixels: NCHW one output channel per thread at a time
 // (OpenMP over channels), NHWC as column sums of dy's rows (ColumnSums).
 #include <cstdint>
@@ -11,28 +11,19 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel
-    : public Conv2dGradientKernel<Conv2dBackwardBiasAttrs, DirectKernel> {
- public:
-  using Conv2dGradientKernel::Conv2dGradientKernel;
-
-  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
-
+struct DirectKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* db,
-                void*) const {
-    const Conv2dGeometry g = Geometry(inputs);
-    const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+  static void Run(const Conv2dGradientCall<T>& g, T* db) {
     const int64_t pixels = g.oh * g.ow;
     if (g.layout == Layout::kNHWC) {  // rows of K channels
-      ColumnSums(g.n * pixels, g.k, dy, db);
+      ColumnSums(g.n * pixels, g.k, g.dy, db);
       return;
     }
     // NCHW: each channel's pixels are contiguous.
     ParallelFor(0, g.k, g.k * g.n * pixels >= (1 << 16), [&](int64_t k) {
       T acc = 0;
       for (int64_t n = 0; n < g.n; ++n) {
-        const T* dyk = dy + n * ys.n + k * ys.c;
+        const T* dyk = g.dy + n * g.ys.n + k * g.ys.c;
         for (int64_t p = 0; p < pixels; ++p) acc += dyk[p];
       }
       db[k] = acc;
@@ -42,7 +33,7 @@ class DirectKernel
 
 AI3_REGISTER_ALGORITHM(
     Conv2dBackwardBiasAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<Conv2dBackwardBiasAttrs, DirectKernel>);
+    GradientFunctionAlgorithm<Conv2dBackwardBiasAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

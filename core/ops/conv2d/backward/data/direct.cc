@@ -2,7 +2,7 @@
 // element gathers the output gradients of the outputs that read it,
 //   dx[n, c, ih, iw] = sum over k of c's group, r, s with
 //                      ih = oh*sh - ph + r*dh, iw = ow*sw - pw + s*dw
-//                      of dy[n, k, oh, ow] * W[k, c, r, s],
+//                      of g.dy[n, k, oh, ow] * W[k, c, r, s],
 // so no two threads write one element (OpenMP over images x channels).
 // Either layout, through its strides. A reference, not a fast path.
 #include <cstdint>
@@ -15,20 +15,9 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel
-    : public Conv2dGradientKernel<Conv2dBackwardDataAttrs, DirectKernel> {
- public:
-  using Conv2dGradientKernel::Conv2dGradientKernel;
-
-  size_t ScratchBytes(const std::vector<Tensor>&) const { return 0; }
-
+struct DirectKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* dx,
-                void*) const {
-    const Conv2dGeometry g = Geometry(inputs);
-    const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
-    const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
-    const T* w = weight<T>();
+  static void Run(const Conv2dGradientCall<T>& g, T* dx) {
     const int64_t work = g.n * g.c * g.h * g.w * g.kg * g.kh * g.kw;
     ParallelFor(0, g.n * g.c, work >= (1 << 16), [&](int64_t nc) {
       const int64_t n = nc / g.c, c = nc % g.c;
@@ -48,12 +37,13 @@ class DirectKernel
               if (ow >= g.ow) continue;
               for (int64_t kk = 0; kk < g.kg; ++kk) {
                 const int64_t k = grp * g.kg + kk;
-                acc += dy[n * ys.n + k * ys.c + oh * ys.h + ow * ys.w] *
-                       w[((k * g.cg + cc) * g.kh + r) * g.kw + s];
+                acc += g.dy[n * g.ys.n + k * g.ys.c + oh * g.ys.h +
+                            ow * g.ys.w] *
+                       g.weight[((k * g.cg + cc) * g.kh + r) * g.kw + s];
               }
             }
           }
-          dx[n * xs.n + c * xs.c + ih * xs.h + iw * xs.w] = acc;
+          dx[n * g.xs.n + c * g.xs.c + ih * g.xs.h + iw * g.xs.w] = acc;
         }
       }
     });
@@ -62,7 +52,7 @@ class DirectKernel
 
 AI3_REGISTER_ALGORITHM(
     Conv2dBackwardDataAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<Conv2dBackwardDataAttrs, DirectKernel>);
+    GradientFunctionAlgorithm<Conv2dBackwardDataAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -10,22 +10,16 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel
-    : public LinearGradientKernel<LinearBackwardBiasAttrs, DirectKernel> {
- public:
-  using LinearGradientKernel::LinearGradientKernel;
-
+struct DirectKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* db,
-                void*) const {
-    const int64_t m = Rows(inputs);
-    ColumnSums(m, attrs_.out_features, dy, db);
+  static void Run(const LinearGradientCall<T>& c, T* db) {
+    ColumnSums(c.rows, c.out, c.dy, db);
   }
 };
 
 AI3_REGISTER_ALGORITHM(
     LinearBackwardBiasAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<LinearBackwardBiasAttrs, DirectKernel>);
+    GradientFunctionAlgorithm<LinearBackwardBiasAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

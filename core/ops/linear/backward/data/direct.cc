@@ -9,24 +9,17 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel
-    : public LinearGradientKernel<LinearBackwardDataAttrs, DirectKernel> {
- public:
-  using LinearGradientKernel::LinearGradientKernel;
-
+struct DirectKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* dx,
-                void*) const {
-    const int64_t m = Rows(inputs);
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
+  static void Run(const LinearGradientCall<T>& c, T* dx) {
     // dx[i, j] = sum over o of dy[i, o] W[o, j].
-    StridedDots<T>(m, in, out, dy, out, 1, weight<T>(), 1, in, dx);
+    StridedDots<T>(c.rows, c.in, c.out, c.dy, c.out, 1, c.weight, 1, c.in, dx);
   }
 };
 
 AI3_REGISTER_ALGORITHM(
     LinearBackwardDataAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<LinearBackwardDataAttrs, DirectKernel>);
+    GradientFunctionAlgorithm<LinearBackwardDataAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

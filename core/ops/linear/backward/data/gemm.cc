@@ -10,22 +10,17 @@
 namespace ai3 {
 namespace {
 
-class GemmKernel
-    : public LinearGradientKernel<LinearBackwardDataAttrs, GemmKernel> {
- public:
-  using LinearGradientKernel::LinearGradientKernel;
-
+struct GemmKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* dx,
-                void*) const {
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    Gemm<T>(false, false, Rows(inputs), in, out, T(1), dy, out, weight<T>(),
-            in, T(0), dx, in);
+  static void Run(const LinearGradientCall<T>& c, T* dx) {
+    Gemm<T>(false, false, c.rows, c.in, c.out, T(1), c.dy, c.out, c.weight, c.in,
+            T(0), dx, c.in);
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardDataAttrs, "gemm", Device::kCPU,
-                       KernelAlgorithm<LinearBackwardDataAttrs, GemmKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardDataAttrs, "gemm", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardDataAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -10,25 +10,17 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel
-    : public LinearGradientKernel<LinearBackwardWeightAttrs, DirectKernel> {
- public:
-  using LinearGradientKernel::LinearGradientKernel;
-
+struct DirectKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* dw,
-                void*) const {
-    const int64_t m = Rows(inputs);
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
+  static void Run(const LinearGradientCall<T>& c, T* dw) {
     // dW[o, j] = sum over i of dy[i, o] x[i, j].
-    StridedDots<T>(out, in, m, dy, 1, out, inputs[1].data_as<const T>(), 1,
-                   in, dw);
+    StridedDots<T>(c.out, c.in, c.rows, c.dy, 1, c.out, c.x, 1, c.in, dw);
   }
 };
 
 AI3_REGISTER_ALGORITHM(
     LinearBackwardWeightAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<LinearBackwardWeightAttrs, DirectKernel>);
+    GradientFunctionAlgorithm<LinearBackwardWeightAttrs, DirectKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -12,27 +12,21 @@
 namespace ai3 {
 namespace {
 
-class GemmKernel
-    : public LinearGradientKernel<LinearBackwardWeightAttrs, GemmKernel> {
- public:
-  using LinearGradientKernel::LinearGradientKernel;
-
+struct GemmKernel {
   template <typename T>
-  void RunTyped(const std::vector<Tensor>& inputs, const T* dy, T* dw,
-                void*) const {
-    const int64_t m = Rows(inputs);
-    const int64_t in = attrs_.in_features, out = attrs_.out_features;
-    if (m == 0) {  // an empty batch: an empty sum, which no GEMM is asked
-      std::fill(dw, dw + out * in, T(0));
+  static void Run(const LinearGradientCall<T>& c, T* dw) {
+    if (c.rows == 0) {  // an empty batch: an empty sum, which no GEMM is asked
+      std::fill(dw, dw + c.out * c.in, T(0));
       return;
     }
-    Gemm<T>(true, false, out, in, m, T(1), dy, out,
-            inputs[1].data_as<const T>(), in, T(0), dw, in);
+    Gemm<T>(true, false, c.out, c.in, c.rows, T(1), c.dy, c.out, c.x, c.in,
+            T(0), dw, c.in);
   }
 };
 
-AI3_REGISTER_ALGORITHM(LinearBackwardWeightAttrs, "gemm", Device::kCPU,
-                       KernelAlgorithm<LinearBackwardWeightAttrs, GemmKernel>);
+AI3_REGISTER_ALGORITHM(
+    LinearBackwardWeightAttrs, "gemm", Device::kCPU,
+    GradientFunctionAlgorithm<LinearBackwardWeightAttrs, GemmKernel>);
 
 }  // namespace
 }  // namespace ai3
