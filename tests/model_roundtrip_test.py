@@ -6,27 +6,15 @@ it; and unbatched (C, H, W) images where PyTorch takes them."""
 from __future__ import annotations
 
 import copy
-import io
 import pickle
 
+import ai3
 import numpy as np
 import pytest
 import torch
 import torchvision
+from round_trips import round_trips
 from torch import nn
-
-import ai3
-
-
-def _roundtrips(m):
-    buffer = io.BytesIO()
-    torch.save(m, buffer)
-    buffer.seek(0)
-    return {
-        "deepcopy": copy.deepcopy(m),
-        "pickle": pickle.loads(pickle.dumps(m)),
-        "torch.save": torch.load(buffer, weights_only=False),
-    }
 
 
 def _conv_algorithm(conv: nn.Conv2d) -> str:
@@ -40,7 +28,7 @@ def test_resnet18_round_trips_keep_algorithms_weights_and_results(dtype) -> None
     m = ai3.swap_backend(net, {"conv2d": _conv_algorithm}, sample_input_shape=(1, 3, 64, 64))
     x = torch.randn(2, 3, 64, 64, dtype=dtype)
     want = m(x)
-    for how, copied in _roundtrips(m).items():
+    for how, copied in round_trips(m).items():
         assert copied.layers() == m.layers(), how
         assert (copied.dtype, copied.layout, copied.sample_input_shape) == (m.dtype, m.layout, m.sample_input_shape), how
         torch.testing.assert_close(copied(x), want, rtol=0, atol=0, msg=how)
@@ -57,7 +45,7 @@ def test_a_copy_keeps_the_weights_the_model_was_built_with() -> None:
     with torch.no_grad():
         for p in net.parameters():
             p.mul_(3)
-    for how, copied in _roundtrips(m).items():
+    for how, copied in round_trips(m).items():
         torch.testing.assert_close(copied(x), want, msg=how)
     torch.testing.assert_close(m(x), want)
 
@@ -92,7 +80,7 @@ def test_keras_and_onnx_models_round_trip(tmp_path) -> None:
     km = keras.Model(inputs, keras.layers.Dense(2)(y))
     x = np.random.default_rng(1).standard_normal((2, 10, 10, 3)).astype(np.float32)
     m = ai3.keras.swap_backend(km)
-    for how, copied in _roundtrips(m).items():
+    for how, copied in round_trips(m).items():
         np.testing.assert_array_equal(copied(x), m(x), err_msg=how)
 
     net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten()).eval()

@@ -6,16 +6,14 @@ values, and ai3.plan recording the backward choices."""
 from __future__ import annotations
 
 import copy
-import io
-import pickle
-
-import pytest
-import torch
-from torch import nn
 
 import ai3
+import pytest
 import pytest_main
+import torch
 from ai3.torch import Layer, ops
+from round_trips import round_trips
+from torch import nn
 from training_cases import assert_close, gradients, has_gradients, prepared, randn
 from tuning_fixtures import cache  # noqa: F401 - autouse: a private tuning cache per test
 
@@ -88,17 +86,6 @@ def test_swap_never_changes_what_train_means_dropout_and_all():
 
 
 # ---- round trips -------------------------------------------------------------------
-
-
-def round_trips(net: nn.Module) -> dict:
-    buffer = io.BytesIO()
-    torch.save(net, buffer)
-    buffer.seek(0)
-    return {
-        "deepcopy": copy.deepcopy(net),
-        "pickle": pickle.loads(pickle.dumps(net)),
-        "torch.save": torch.load(buffer, weights_only=False),
-    }
 
 
 def test_round_trips_keep_the_choices_and_the_gradients():
