@@ -25,6 +25,13 @@
 
 #include "core/ops/sigmoid/exp.h"
 
+// The epilogue runs inside each instruction set's kernels (the AVX-512
+// translation units included): always inlined, so that no TU emits a weak
+// copy the linker could hand to another ISA's code (an AVX-512 copy called on
+// an AVX2-only CPU). //core/ops/conv2d:avx512_symbols_test checks this; an
+// unoptimised (ASan) build would otherwise keep out-of-line copies.
+#define AI3_EPILOGUE_INLINE [[gnu::always_inline]] inline
+
 namespace ai3 {
 
 // The function applied before the clamp.
@@ -105,7 +112,7 @@ struct Activation {
     vmath::ExpRange<T> range{};  // a member: see core/ops/sigmoid/exp.h
 
     // fn(v) alone.
-    T Function(T v) const {
+    AI3_EPILOGUE_INLINE T Function(T v) const {
       switch (fn) {
         case ActivationFn::kSilu:
           return v / (T(1) + vmath::Exp(-v, range));
@@ -124,7 +131,7 @@ struct Activation {
     }
 
     // NaN stays NaN (like torch.clamp / F.relu): the comparisons are false.
-    T operator()(T v) const {
+    AI3_EPILOGUE_INLINE T operator()(T v) const {
       if (!enabled) return v;
       v = Function(v);
       v = v < lo ? lo : v;
@@ -141,7 +148,7 @@ namespace internal {
 // y = act(y) over n elements: one loop per function, so that each one
 // vectorises (no switch inside it).
 template <typename T, ActivationFn kFn>
-inline void ActivateRun(const Activation::Bounds<T>& act, T* p, int64_t n) {
+AI3_EPILOGUE_INLINE void ActivateRun(const Activation::Bounds<T>& act, T* p, int64_t n) {
   Activation::Bounds<T> a = act;
   a.fn = kFn;
   const T lo = a.lo, hi = a.hi;
@@ -158,7 +165,7 @@ inline void ActivateRun(const Activation::Bounds<T>& act, T* p, int64_t n) {
 // one. Called on a tile right after a kernel finished it (still
 // cache-resident).
 template <typename T>
-inline void ApplyActivation(const Activation::Bounds<T>& act, T* p,
+AI3_EPILOGUE_INLINE void ApplyActivation(const Activation::Bounds<T>& act, T* p,
                             int64_t n) {
   if (!act.enabled) return;
   switch (act.fn) {
@@ -179,7 +186,7 @@ inline void ApplyActivation(const Activation::Bounds<T>& act, T* p,
 // vector's width (lane by lane, SiLU made a depthwise 3x3 conv 9-14x
 // slower). Only call it with act.enabled.
 template <typename V, typename T>
-inline V ActivateVector(const Activation::Bounds<T>& act, V v) {
+AI3_EPILOGUE_INLINE V ActivateVector(const Activation::Bounds<T>& act, V v) {
   if (act.fn == ActivationFn::kIdentity) {
     const V lo = V{} + act.lo, hi = V{} + act.hi;
     v = v < lo ? lo : v;

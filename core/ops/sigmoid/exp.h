@@ -54,8 +54,11 @@ struct ExpRange {
   T hi = ExpConstants<T>::kHi;
 };
 
+// Always inlined: it runs inside the AVX-512 kernels too (the conv2d
+// epilogue), which must emit no weak copy another ISA's code could be linked
+// to (see core/math/epilogue.h).
 template <typename T>
-inline T Exp(T x, const ExpRange<T>& range) {
+[[gnu::always_inline]] inline T Exp(T x, const ExpRange<T>& range) {
   using C = ExpConstants<T>;
   using Bits = typename C::Bits;
   const T lo = range.lo, hi = range.hi;
