@@ -141,7 +141,10 @@ def _checked(name: str, func, expected: dict[str, str]):
             if want is not None:
                 raise AssertionError(f"{case_name(name)} passes now; remove it from expected_failures.txt (was '{want}')")
             return
-        # Outside the except block: no chained traceback for pytest to render.
+        # The case failed for exactly the reason expected_failures.txt gives it, in
+        # a user's words (e.g. "several inputs (ai3.Model takes one)", "ai3's core
+        # has no op LRN"); the report shows that reason. Outside the except
+        # block: no chained traceback for pytest to render.
         pytest.xfail(want)
 
     return test
