@@ -313,6 +313,9 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   plan->accumulate.assign(count, kNotFused);
   plan->fused_relu.assign(count, 0);
   plan->fused_into.assign(count, -1);
+  plan->offset.assign(count, 0);
+  plan->placed_in.assign(count, -1);
+  plan->in_place.assign(count, {});
   if (!enabled) return root;
   // How often each node is read by the live nodes, and by which (the last).
   std::vector<int> readers(count, 0), reader(count, -1);
@@ -362,7 +365,91 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
       plan->fused_into[u] = i;
     }
   }
+  PlaceConcatInputs(live, shapes, out, &root, plan);
   return root;
+}
+
+void Model::PlaceConcatInputs(const std::vector<bool>& live,
+                              const std::vector<Shape>& shapes, int out,
+                              std::vector<int>* root, Plan* plan) const {
+  std::vector<int>& r = *root;
+  const int count = static_cast<int>(nodes_.size());
+  auto shape_of = [&](int id) -> const Shape& {
+    return id == kInput ? shapes.back() : shapes[id];
+  };
+  // Whether each input of concat `node` is one contiguous block of its
+  // result: the dims before the axis multiply to 1.
+  auto contiguous_slices = [&](int node) {
+    const int64_t rank = static_cast<int64_t>(shapes[node].size());
+    const int64_t axis =
+        nodes_[node].axis < 0 ? nodes_[node].axis + rank : nodes_[node].axis;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= shapes[node][d];
+    return outer == 1;
+  };
+  // The last node (in run order) writing group g's buffer: a group moved
+  // into a concat must end with the value the concat reads (a fused add
+  // after it would overwrite it).
+  auto last_member = [&](int g) {
+    int last = -1;
+    for (int m = 0; m < count; ++m) {
+      if (live[m] && r[m] == g) last = m;
+    }
+    return last;
+  };
+  auto move_group = [&](int g, int concat, int64_t offset) {
+    for (int m = 0; m < count; ++m) {
+      if (live[m] && r[m] == g) {
+        r[m] = concat;
+        plan->offset[m] += offset;
+      }
+    }
+  };
+  for (int i = 0; i < count; ++i) {
+    if (!live[i] || nodes_[i].kind != Kind::kConcat) continue;
+    const std::vector<int>& inputs = nodes_[i].inputs;
+    plan->in_place[i].assign(inputs.size(), 0);
+    // A concat that a fused add then overwrites in place would destroy
+    // the inputs placed in it while others may still read them.
+    if (!contiguous_slices(i) || last_member(i) != i) continue;
+    // The earlier concat with the most inputs that begin this one's: its
+    // buffer, left as it wrote it, is this one's first slice. The output's
+    // group stays the caller's buffer.
+    int prefix = -1;
+    size_t covered = 0;
+    for (int j = 0; j < i; ++j) {
+      if (!live[j] || nodes_[j].kind != Kind::kConcat || r[j] != j ||
+          r[j] == r[out] || !contiguous_slices(j)) {
+        continue;
+      }
+      const std::vector<int>& head = nodes_[j].inputs;
+      if (head.size() > inputs.size() || head.size() <= covered ||
+          !std::equal(head.begin(), head.end(), inputs.begin()) ||
+          last_member(j) != j) {
+        continue;
+      }
+      prefix = j;
+      covered = head.size();
+    }
+    if (prefix >= 0) {
+      move_group(prefix, i, 0);
+      plan->placed_in[prefix] = i;
+      std::fill(plan->in_place[i].begin(), plan->in_place[i].begin() + covered,
+                1);
+    }
+    int64_t offset = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int p = inputs[k];
+      const int64_t width = NumElements(shape_of(p));
+      if (k >= covered && p != kInput && r[p] != i && r[p] != r[out] &&
+          last_member(r[p]) == p) {
+        move_group(r[p], i, offset);
+        plan->placed_in[p] = i;
+        plan->in_place[i][k] = 1;
+      }
+      offset += width;
+    }
+  }
 }
 
 void Model::MakePlan(const Tensor& input) {
@@ -391,11 +478,21 @@ void Model::MakePlan(const Tensor& input) {
     }
   }
 
-  std::vector<int> group_last_use(count, -1);
+  // Per group (indexed by its root): the last reader of any member, the
+  // bytes its members span (a concat's inputs sit at offsets in it) and its
+  // first member in run order, which takes its slot.
+  const size_t element_bytes = SizeOf(input.dtype);
+  std::vector<int> group_last_use(count, -1), group_first(count, -1);
+  std::vector<size_t> group_bytes(count, 0);
   for (int i = 0; i < count; ++i) {
-    if (live[i]) {
-      group_last_use[root[i]] = std::max(group_last_use[root[i]], last_use[i]);
-    }
+    if (!live[i]) continue;
+    const int g = root[i];
+    group_last_use[g] = std::max(group_last_use[g], last_use[i]);
+    group_bytes[g] = std::max(
+        group_bytes[g],
+        (static_cast<size_t>(plan.offset[i]) + NumElements(shapes[i])) *
+            element_bytes);
+    if (group_first[g] < 0) group_first[g] = i;
   }
   const int out_root = root[out];
 
@@ -411,8 +508,8 @@ void Model::MakePlan(const Tensor& input) {
   std::vector<int> free_slots;
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
-    if (root[i] == i && i != out_root) {
-      const size_t need = NumElements(shapes[i]) * SizeOf(input.dtype);
+    if (group_first[root[i]] == i && root[i] != out_root) {
+      const size_t need = group_bytes[root[i]];
       int best = -1;
       for (int s : free_slots) {
         const bool fits = slot_bytes[s] >= need;
@@ -432,7 +529,7 @@ void Model::MakePlan(const Tensor& input) {
             std::find(free_slots.begin(), free_slots.end(), best));
       }
       slot_bytes[best] = std::max(slot_bytes[best], need);
-      slot[i] = best;
+      slot[root[i]] = best;
     }
     std::vector<int> groups;
     for (int input_id : nodes_[i].inputs) {
@@ -485,7 +582,10 @@ void Model::MakePlan(const Tensor& input) {
     if (!folded) plan.order.push_back(i);
     const Node& n = nodes_[i];
     Tensor& t = plan.tensors[i];
-    t.data = slot[root[i]] >= 0 ? slot_data[slot[root[i]]] : nullptr;
+    t.data = slot[root[i]] >= 0
+                 ? static_cast<char*>(slot_data[slot[root[i]]]) +
+                       plan.offset[i] * element_bytes
+                 : nullptr;
     t.dtype = input.dtype;
     t.device = input.device;
     t.device_index = input.device_index;
@@ -577,7 +677,10 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
          "model output overlaps the model input");
   }
 
-  for (int node : plan_.output_group) plan_.tensors[node].data = output.data;
+  for (int node : plan_.output_group) {
+    plan_.tensors[node].data = static_cast<char*>(output.data) +
+                               plan_.offset[node] * SizeOf(plan_.dtype);
+  }
   GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
   if (backend) {
     // Every node runs on the caller's stream of this call.
@@ -630,10 +733,13 @@ void Model::RunNode(int i, const Tensor& input, GraphBackend* backend) {
     return;
   }
   const int inputs = static_cast<int>(n.inputs.size());
+  const std::vector<char>& in_place = plan_.in_place[i];
   for (int k = 0; k < inputs; ++k) {
+    // An input already written into its slice is not copied (null).
     const Tensor& x = in(n.inputs[k]);
-    plan_.f32_inputs[i][k] = x.data_as<const float>();
-    plan_.f64_inputs[i][k] = x.data_as<const double>();
+    const bool placed = !in_place.empty() && in_place[k];
+    plan_.f32_inputs[i][k] = placed ? nullptr : x.data_as<const float>();
+    plan_.f64_inputs[i][k] = placed ? nullptr : x.data_as<const double>();
   }
   if (y.numel() == 0) return;
   if (backend) {
@@ -678,7 +784,8 @@ int Model::FusedInto(int node) const {
          nodes_.size(), " nodes)");
   }
   if (!plan_.valid) return -1;
-  return plan_.fused_into[node];
+  return plan_.fused_into[node] >= 0 ? plan_.fused_into[node]
+                                     : plan_.placed_in[node];
 }
 
 void Model::SetProfiling(bool on) {

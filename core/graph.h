@@ -37,6 +37,19 @@
 // ResNet block's tail) is the conv plus one pass over its output. The
 // folded relu node does not run (its NodeSeconds stay 0).
 //
+// Zero-copy concat (the same switch): where each input of a concat is one
+// contiguous block of the concat's result -- the product of the dims before
+// the axis is 1, as for channels in NCHW at batch 1 (or any axis-0 concat)
+// -- an input node writes its result straight into its slice of the
+// concat's buffer, and the concat copies only the inputs that cannot (the
+// model input, an input read twice, one already placed in another concat).
+// A concat whose inputs begin with all of an earlier concat's, in order
+// (DenseNet's growing block: cat(f0), cat(f0, f1), cat(f0, f1, f2), ...),
+// takes that concat's buffer as its first slice, so the earlier features
+// are never copied again: the whole block lives in one buffer. In NHWC (and
+// NCHW at batch > 1) a channel slice is strided, which no layer's kernel
+// writes, so those concats copy as before.
+//
 // Every node computes in the model input's dtype: layers keep their input's
 // dtype (and those with weights refuse another one), and add and concat keep
 // theirs.
@@ -129,12 +142,15 @@ class Model {
   void SetProfiling(bool on);
   double NodeSeconds(int node) const;
 
-  // Turns the in-place residual add (and the relu folded into it) on or
-  // off; see the top of this file. Off, every node runs as added.
+  // Turns the in-place residual add (and the relu folded into it) and the
+  // zero-copy concat on or off; see the top of this file. Off, every node
+  // runs as added.
   void SetFusion(bool on);
   // Under the current plan (after Prepare/Forward): the node whose result
   // `node` adds into in place, or -1 when it runs on its own buffer; for a
-  // folded relu, the add that applies it. For tests and reports.
+  // folded relu, the add that applies it; for a node written straight into
+  // a concat's buffer (an input, or an earlier concat it extends), that
+  // concat. For tests and reports.
   int FusedInto(int node) const;
 
   // What the current plan holds, for tests and memory reports: the number of
@@ -180,6 +196,13 @@ class Model {
     std::vector<int> accumulate;
     std::vector<char> fused_relu;
     std::vector<int> fused_into;
+    // Zero-copy concat, per node: where its result starts in its group's
+    // buffer (elements from the root's start), the concat it was placed in
+    // (or -1), and per concat node and input whether that input is already
+    // in place (the concat copies the others).
+    std::vector<int64_t> offset;
+    std::vector<int> placed_in;
+    std::vector<std::vector<char>> in_place;
     // The nodes whose result is the caller's output buffer (the output and
     // the nodes writing in place into it), set per call.
     std::vector<int> output_group;
@@ -192,6 +215,11 @@ class Model {
   std::vector<int> PlanFusion(const std::vector<bool>& live,
                               const std::vector<Shape>& shapes, int out,
                               bool enabled, Plan* plan) const;
+  // The zero-copy concat part of it: moves input groups into concats'
+  // buffers, updating `root` and the plan's offset / placed_in / in_place.
+  void PlaceConcatInputs(const std::vector<bool>& live,
+                         const std::vector<Shape>& shapes, int out,
+                         std::vector<int>* root, Plan* plan) const;
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;

@@ -281,6 +281,116 @@ void ConcatBlock() {
   CheckClose(by, want_rows, tag + " axis 0");
 }
 
+// Zero-copy concat (graph.h): at batch 1 in NCHW a channel slice is one
+// block, so the concat's inputs write into its buffer and a concat that
+// extends an earlier one (DenseNet's block) takes that one's buffer as its
+// start. A DenseNet-like chain
+//   f0 = conv0(x); cat_k = concat(f0..f_k); f_{k+1} = conv_k(relu(cat_k))
+// ending in the output concat; the model input, an input read twice and a
+// concat read by an in-place add are copied. Each is checked by hand, against
+// the same model with fusion off, and at batch 2 (nothing placed).
+template <typename T>
+void ZeroCopyConcat() {
+  const std::string tag = std::string("zero-copy concat ") + Name(DTypeOf<T>());
+  const DType dtype = DTypeOf<T>();
+  const int64_t c = 3, growth = 2, layers = 3, h = 4, w = 5, hw = h * w;
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "relu", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+  std::vector<Conv1x1<T>> convs;
+  convs.emplace_back("conv0", c, growth, 61);
+  for (int64_t k = 0; k < layers; ++k) {
+    convs.emplace_back("conv" + std::to_string(k + 1), growth * (k + 1),
+                       growth, 63 + 2 * static_cast<uint32_t>(k));
+  }
+  Model m;
+  std::vector<int> features = {m.AddLayer(convs[0].layer, Model::kInput)};
+  std::vector<int> cats;
+  for (int64_t k = 0; k < layers; ++k) {
+    cats.push_back(m.AddConcat(features, 1, "cat" + std::to_string(k)));
+    const int r = m.AddLayer(relu, cats.back());
+    features.push_back(m.AddLayer(convs[k + 1].layer, r));
+  }
+  const int out = m.AddConcat(features, 1, "block");
+  const int64_t out_c = growth * (layers + 1);
+
+  for (int64_t n : {1, 2}) {
+    const std::string what = tag + " batch " + std::to_string(n);
+    const Shape shape = {n, c, h, w}, out_shape = {n, out_c, h, w};
+    auto xd = testing::RandomVector(n * c * hw, 67);
+    // By hand, image by image (a channel concat of NCHW images appends
+    // each image's planes).
+    std::vector<double> want;
+    for (int64_t b = 0; b < n; ++b) {
+      std::vector<double> xb(xd.begin() + b * c * hw,
+                             xd.begin() + (b + 1) * c * hw);
+      std::vector<double> cat = convs[0].Apply(xb, 1, hw);
+      for (int64_t k = 0; k < layers; ++k) {
+        auto f = convs[k + 1].Apply(Relu(cat), 1, hw);
+        cat.insert(cat.end(), f.begin(), f.end());
+      }
+      want.insert(want.end(), cat.begin(), cat.end());
+    }
+    auto x = testing::Cast<T>(xd);
+    std::vector<T> fused(want.size()), plain(want.size());
+    m.SetFusion(true);
+    for (int rep = 0; rep < 2; ++rep) {  // planned, then reusing the plan
+      m.Forward(Tensor{x.data(), dtype, shape},
+                Tensor{fused.data(), dtype, out_shape});
+    }
+    CheckClose(fused, want, what);
+    const bool placed = n == 1;
+    for (int64_t k = 0; k < layers; ++k) {
+      // f_k goes into cat_k, which goes into cat_{k+1} (the last into the
+      // output); f_layers into the output.
+      const int next = k + 1 < layers ? cats[k + 1] : out;
+      Check(m.FusedInto(features[k]) == (placed ? cats[k] : -1) &&
+                m.FusedInto(cats[k]) == (placed ? next : -1),
+            what + ": f" + std::to_string(k) + " and cat" +
+                std::to_string(k) + " placed");
+    }
+    Check(m.FusedInto(features[layers]) == (placed ? out : -1),
+          what + ": the last feature written into the output");
+    // Everything lives in the caller's output: only relu's buffer is left.
+    if (placed) Check(m.ActivationBuffers() == 1, what + ": one buffer");
+    m.SetFusion(false);
+    m.Forward(Tensor{x.data(), dtype, shape},
+              Tensor{plain.data(), dtype, out_shape});
+    Check(fused == plain, what + ": equals the unfused run");
+  }
+
+  // Copied inputs: the model input, a node read twice, and a concat (the
+  // prefix of the output) that an in-place add then overwrites:
+  //   a = relu(x); p = concat(a, x, a); s = p + q (in place over p);
+  //   out = concat(a, x, a, s)
+  Model copies;
+  const int a = copies.AddLayer(relu, Model::kInput);
+  const int p = copies.AddConcat({a, Model::kInput, a}, 1, "p");
+  Conv1x1<T> mix("mix", c, 3 * c, 71);
+  const int q = copies.AddLayer(mix.layer, Model::kInput);
+  const int sum = copies.AddAdd({p, q}, "s");
+  const int last = copies.AddConcat({a, Model::kInput, a, sum}, 1, "out");
+  const Shape shape = {1, c, h, w}, out_shape = {1, 6 * c, h, w};
+  auto xd = testing::RandomVector(c * hw, 73);
+  auto ra = Relu(xd);
+  std::vector<double> pd = ra;
+  pd.insert(pd.end(), xd.begin(), xd.end());
+  pd.insert(pd.end(), ra.begin(), ra.end());
+  std::vector<double> want = pd;
+  auto sd = Sum(pd, mix.Apply(xd, 1, hw));
+  want.insert(want.end(), sd.begin(), sd.end());
+  auto x = testing::Cast<T>(xd);
+  std::vector<T> y(want.size());
+  copies.Forward(Tensor{x.data(), dtype, shape},
+                 Tensor{y.data(), dtype, out_shape});
+  CheckClose(y, want, tag + ": copied inputs");
+  // p is overwritten in place by the add, so nothing is placed in it; the
+  // add's group (p, then the sum) goes into out, a (read twice) into out.
+  Check(copies.FusedInto(a) == last && copies.FusedInto(sum) == p &&
+            copies.FusedInto(p) == -1,
+        tag + ": a and the sum into out, the add in place over p");
+  Check(last == 4, tag + ": node ids");
+}
+
 // Long chains reuse two buffers; an add over many inputs sums them all;
 // nodes the output does not need never run, even ones that would fail.
 void ReuseAndPruning() {
@@ -423,6 +533,8 @@ int Main() {
   FusedResidual<double>();
   ConcatBlock<float>();
   ConcatBlock<double>();
+  ZeroCopyConcat<float>();
+  ZeroCopyConcat<double>();
   ReuseAndPruning();
   ErrorCases();
   return testing::Summary("graph");

@@ -17,7 +17,10 @@ namespace ai3 {
 // axis times the product of the dims after it; outer = the product of the
 // dims before it); each output row is the inputs' rows side by side:
 //   y[o, :] = x[0][o, :] | x[1][o, :] | ... | x[count - 1][o, :]
-// `y` must not overlap any input.
+// A null x[k] is already in place (ai3::Model had its producer write it
+// into its slice of y) and is skipped. `y`'s row slice being written must
+// not overlap the input copied into it (an input may be another slice of
+// y: an input read twice, copied from where it was placed).
 void ConcatForward(const float* const* x, const int64_t* widths, int count,
                    int64_t outer, float* y);
 void ConcatForward(const double* const* x, const int64_t* widths, int count,

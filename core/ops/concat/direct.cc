@@ -35,7 +35,7 @@ void ConcatRows(const T* const* x, const int64_t* widths, int count,
     const int k = static_cast<int>((item / chunks) % count);
     const int64_t o = item / chunks / count;
     const int64_t begin = j * chunk;
-    if (begin >= widths[k]) return;
+    if (x[k] == nullptr || begin >= widths[k]) return;
     const int64_t len = std::min(chunk, widths[k] - begin);
     int64_t offset = 0;  // count is small (a handful of branches)
     for (int q = 0; q < k; ++q) offset += widths[q];
