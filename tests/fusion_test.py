@@ -271,6 +271,129 @@ def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
 
 
 
+class PreActivation(torch.nn.Module):
+    """DenseNet's pattern: batch norms with no conv before them, each read
+    by a ReLU / ReLU6 alone (they fuse), and one also read by the concat
+    (its ReLU stays)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn1 = torch.nn.BatchNorm2d(4)
+        self.conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+        self.bn2 = torch.nn.BatchNorm2d(10)
+        self.bn3 = torch.nn.BatchNorm2d(10)
+
+    def forward(self, x):
+        y = self.conv(F.relu(self.bn1(x)))
+        z = torch.cat([x, y], 1)
+        b = self.bn3(z)
+        return torch.cat([F.relu6(self.bn2(z)), F.relu(b), b], 1)
+
+
+def _randomise_batchnorms(net: torch.nn.Module) -> None:
+    with torch.no_grad():  # batch norms that are not the identity
+        for m in net.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-1, 1)
+                m.running_var.uniform_(0.5, 2)
+                m.weight.uniform_(-1.5, 1.5)
+                m.bias.uniform_(-1, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_batchnorm_fuses_the_activation_after_it(dtype, monkeypatch) -> None:
+    torch.manual_seed(9)
+    net = PreActivation().eval().to(dtype)
+    _randomise_batchnorms(net)
+    x = torch.randn(2, 4, 7, 6, dtype=dtype) * 2
+    with torch.inference_mode():
+        want = net(x)
+    tol = 1e-5 if dtype == torch.float32 else 1e-12
+    model = ai3.swap_backend(net, {"conv2d": "direct"}, dtype=dtype)
+    torch.testing.assert_close(model(x), want, atol=tol, rtol=tol)
+    ops = [op for _, op, _ in model.layers() if op != "permute"]
+    assert ops.count("batchnorm2d") == 3 and ops.count("relu") == 1 and "clamp" not in ops, ops
+    # The same model with batchnorm2d taking no activation: the same numbers.
+    monkeypatch.setattr(fusion, "FUSABLE_PRODUCERS", ("conv2d", "linear"))
+    unfused = ai3.swap_backend(net, {"conv2d": "direct"}, dtype=dtype)
+    assert [op for _, op, _ in unfused.layers()].count("relu") == 2
+    torch.testing.assert_close(model(x), unfused(x), atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("activation, function", [((0.0, 6.0), "identity"), (None, "silu"), ((-0.5, 0.25), "sigmoid")])
+def test_batchnorm_layer_activation_matches_torch(layout, activation, function) -> None:
+    torch.manual_seed(10)
+    bn = torch.nn.BatchNorm2d(5).eval()
+    _randomise_batchnorms(bn)
+    x = torch.randn(2, 5, 6, 7) * 3
+    with torch.inference_mode():
+        y = bn(x)
+    y = FUNCTIONS.get(function, lambda v: v)(y)
+    if activation is not None:
+        y = y.clamp(*activation)
+    weights = [t.detach().numpy() for t in (bn.weight, bn.bias, bn.running_mean, bn.running_var)]
+    attrs = {"eps": bn.eps, "layout": layout, "activation": activation, "activation_fn": function}
+    layer = ai3._core.make_layer("batchnorm2d", attrs, weights, "direct", "bn")
+    xin = x if layout == "NCHW" else x.permute(0, 2, 3, 1).contiguous()
+    got = torch.from_numpy(np.asarray(layer(xin.numpy())))
+    got = got if layout == "NCHW" else got.permute(0, 3, 1, 2)
+    torch.testing.assert_close(got, y, atol=1e-5, rtol=1e-5)
+
+
+def test_batchnorm_gradients_refuse_an_activation() -> None:
+    weights = [np.ones(3, np.float32), np.zeros(3, np.float32), np.zeros(3, np.float32), np.ones(3, np.float32)]
+    with pytest.raises(ai3.Error, match="no fused activation"):
+        ai3._core.make_layer("batchnorm2d_backward_data", {"activation": (0.0, float("inf"))}, weights, "direct", "bn")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_densenet_block_concats_without_copies(dtype) -> None:
+    """torchvision's densenet121 (weights=None): at batch 1 in NCHW ("keep")
+    each dense block's concats write into one buffer (core/graph.h), and in
+    NHWC (the default plan, float32) they copy; both give torch's numbers and the
+    numbers of the same model with the core's graph fusions off, as does
+    batch 2 (where a channel slice is strided and nothing is placed). One
+    trace (the slow part) serves both plans and batches."""
+    import copy
+
+    import torchvision
+
+    from ai3 import model as ai3_model
+    from ai3.frontend import prepare_specs
+    from ai3.torch import fx
+
+    torch.manual_seed(11)
+    tdtype = torch.float64 if dtype == np.float64 else torch.float32
+    net = torchvision.models.densenet121(weights=None).eval().to(tdtype)
+    _randomise_batchnorms(net)
+    tol = 2e-4 if dtype == np.float32 else 1e-10
+    shape = (1, 3, 32, 32)
+    specs, output, _ = fx.to_specs(net, shape)
+    specs, output = prepare_specs(specs, output, "NCHW")
+    for plan in ("keep", None):
+        model = ai3_model.build(copy.deepcopy(specs), output, {"conv2d": "default"}, dtype=dtype, layout="NCHW", sample_input_shape=shape, layout_plan=plan)
+        ops = [op for _, op, _ in model.layers()]
+        assert "relu" not in ops, ops  # every BN -> ReLU is one layer
+        for batch in (1, 2):
+            x = np.random.default_rng(batch).standard_normal((batch,) + shape[1:]).astype(dtype)
+            with torch.inference_mode():
+                want = net(torch.from_numpy(x)).numpy()
+            model._core.set_fusion(True)
+            got = np.asarray(model(x))
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+            # DenseNet has no residual adds: every fused node is a concat's
+            # input or a concat taken into the next; each of the 58 dense
+            # layers' features is one (and each block's first input).
+            placed = sum(model._core.fused_into(i) >= 0 for i in range(len(model._core)))
+            # (float64 keeps NCHW in the default plan too; in NHWC the last
+            # block, at 1x1 pixels here, has contiguous channel slices.)
+            in_nchw = "permute" not in ops
+            assert placed == 0 if batch == 2 else placed >= 58 or not in_nchw, (plan, batch, placed)
+            model._core.set_fusion(False)
+            np.testing.assert_array_equal(np.asarray(model(x)), got)
+
+
 def test_onnx_silu_as_sigmoid_and_mul_matches_ort() -> None:
     """An ONNX Conv -> Sigmoid -> Mul (how torch exports SiLU) run by
     ai3.onnx.swap_backend: the frontend reads a silu, which fuses into the

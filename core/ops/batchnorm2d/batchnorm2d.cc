@@ -1,6 +1,7 @@
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 
 #include <cmath>
+#include <string>
 
 #include "core/errors.h"
 #include "core/math/dispatch.h"
@@ -15,6 +16,9 @@ void BatchNorm2dAttrs::Validate(const std::vector<Tensor>& params) const {
   if (!(eps >= 0) || !std::isfinite(eps)) {
     Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ",
          eps);
+  }
+  if (std::string why = activation.WhyInvalid(); !why.empty()) {
+    Fail(ErrorKind::kInvalidArgument, why);
   }
   if (params.size() != 4) {
     Fail(ErrorKind::kInvalidArgument,
@@ -33,6 +37,17 @@ void BatchNorm2dAttrs::Validate(const std::vector<Tensor>& params) const {
       Fail(ErrorKind::kDType, kNames[i], " is ", Name(params[i].dtype),
            ", layer is ", Name(dtype));
     }
+  }
+}
+
+void BatchNorm2dAttrs::ValidateWithoutActivation(
+    const std::vector<Tensor>& params) const {
+  Validate(params);
+  if (activation.enabled) {
+    Fail(ErrorKind::kInvalidArgument,
+         "the batchnorm2d gradients take no fused activation (got ",
+         ActivationFnName(activation.fn), " clamped to [", activation.min,
+         ", ", activation.max, "]); run the activation as its own layer");
   }
 }
 

@@ -4,7 +4,9 @@
 //                   / sqrt(running_var[c] + eps) * weight[c] + bias[c]
 // params = {weight (gamma), bias (beta), running_mean, running_var}, each
 // [channels] and of the layer's dtype. Frontends pass ones/zeros for a layer
-// without affine parameters.
+// without affine parameters. An optional fused activation (as conv2d's,
+// core/math/epilogue.h) is applied as each element is written: DenseNet's
+// pre-activation BN -> ReLU in one pass (frontends/ai3/fusion.py).
 #ifndef AI3_CORE_OPS_BATCHNORM2D_BATCHNORM2D_H_
 #define AI3_CORE_OPS_BATCHNORM2D_BATCHNORM2D_H_
 
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/math/epilogue.h"
 #include "core/ops/backward.h"
 #include "core/tensor.h"
 
@@ -24,12 +27,15 @@ struct BatchNorm2dAttrs {
   double eps = 1e-5;  // nn.BatchNorm2d's default
   DType dtype = DType::kFloat32;
   Layout layout = Layout::kNCHW;
+  // y = act(x * scale + shift); none by default. The gradients refuse one
+  // (they are the affine map's).
+  Activation activation;
 
   // The order of the parameter tensors.
   enum Param { kWeight = 0, kBias = 1, kRunningMean = 2, kRunningVar = 3 };
 
-  // channels >= 1, eps finite and >= 0, and four [channels] parameter
-  // tensors of `dtype`.
+  // channels >= 1, eps finite and >= 0, a valid activation, and four
+  // [channels] parameter tensors of `dtype`.
   void Validate(const std::vector<Tensor>& params) const;
   // A rank-4 input of `dtype` with `channels` channels; the output has its
   // shape.
@@ -42,6 +48,10 @@ struct BatchNorm2dAttrs {
   // as scale[channels] then shift[channels], of `dtype` (what every
   // algorithm runs, CPU or GPU).
   Buffer FoldScaleShift(const std::vector<Tensor>& params) const;
+
+  // Validate, and no fused activation: for the gradients, which are the
+  // affine map's (kInvalidArgument naming the activation otherwise).
+  void ValidateWithoutActivation(const std::vector<Tensor>& params) const;
 };
 
 // The gradients of that affine map, y = x * scale + shift per channel
@@ -54,9 +64,15 @@ struct BatchNorm2dAttrs {
 // frontends run the framework's own layer for it.
 struct BatchNorm2dBackwardDataAttrs : DataGradientAttrs<BatchNorm2dAttrs> {
   static constexpr char kOp[] = "batchnorm2d_backward_data";
+  void Validate(const std::vector<Tensor>& params) const {
+    ValidateWithoutActivation(params);
+  }
 };
 // A gradient shaped like the (channels,) weights.
 struct BatchNorm2dParamGradientAttrs : GradientAttrs<BatchNorm2dAttrs> {
+  void Validate(const std::vector<Tensor>& params) const {
+    ValidateWithoutActivation(params);
+  }
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
     CheckGradientInputs(inputs);
     return {channels};

@@ -13,6 +13,7 @@ using A = BatchNorm2dAttrs;
 AI3_DECLARE_ATTRIBUTES(
     .Field("eps", &A::eps, "added to the variance")
     .LayoutAttr()
+    .ActivationAttr()
     .Weight("weight", "(channels,) scale")
     .Weight("bias", "(channels,) shift")
     .Weight("running_mean", "(channels,)")

@@ -1,15 +1,18 @@
-// The per-channel affine map y = x * scale[c] + shift[c] over a rank-4
-// tensor in either layout: batchnorm2d's forward, and with a zero shift its
-// input gradient (dx = dy * scale).
+// The per-channel affine map y = act(x * scale[c] + shift[c]) over a rank-4
+// tensor in either layout: batchnorm2d's forward (act: the layer's fused
+// activation, if any), and with a zero shift its input gradient
+// (dx = dy * scale; the gradients take no activation).
 #ifndef AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
 #define AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/buffer.h"
 #include "core/math/dispatch.h"
+#include "core/math/epilogue.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
@@ -19,33 +22,51 @@ namespace ai3 {
 // Below this many elements threads cost more than they save.
 constexpr int64_t kScaleShiftThreshold = 1 << 15;
 
+// y[i] = act(value(i)) for i < n. A clamp (ReLU) is applied in the same
+// vectorised loop (with none, the bounds are -inf/+inf, which change no value,
+// NaN included); a function (SiLU, ...) in a second pass over the span just
+// written, still in cache.
+template <typename T, class Value>
+inline void WriteActivated(T* __restrict y, int64_t n,
+                           const Activation::Bounds<T>& act, Value value) {
+  const bool function = act.enabled && act.fn != ActivationFn::kIdentity;
+  const bool clamp = act.enabled && !function;
+  const T lo = clamp ? act.lo : -std::numeric_limits<T>::infinity();
+  const T hi = clamp ? act.hi : std::numeric_limits<T>::infinity();
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const T v = value(i);
+    const T c = v < lo ? lo : v;
+    y[i] = c > hi ? hi : c;
+  }
+  if (function) ApplyActivation(act, y, n);
+}
+
 template <typename T>
 void ScaleShiftNchw(const ImageDims& d, const T* scale, const T* shift,
-                    const T* x, T* y) {
+                    const Activation::Bounds<T>& act, const T* x, T* y) {
   const int64_t planes = d.n * d.c;
   const int64_t hw = d.h * d.w;
   ParallelFor(0, planes, planes * hw >= kScaleShiftThreshold, [&](int64_t p) {
     const T s = scale[p % d.c];
     const T b = shift[p % d.c];
     const T* __restrict xp = x + p * hw;
-    T* __restrict yp = y + p * hw;
-#pragma omp simd
-    for (int64_t i = 0; i < hw; ++i) yp[i] = xp[i] * s + b;
+    WriteActivated(y + p * hw, hw, act,
+                   [=](int64_t i) { return xp[i] * s + b; });
   });
 }
 
 template <typename T>
 void ScaleShiftNhwc(const ImageDims& d, const T* scale, const T* shift,
-                    const T* x, T* y) {
+                    const Activation::Bounds<T>& act, const T* x, T* y) {
   const int64_t pixels = d.n * d.h * d.w;
   const int64_t c = d.c;
   ParallelFor(0, pixels, pixels * c >= kScaleShiftThreshold, [&](int64_t p) {
     const T* __restrict xp = x + p * c;
-    T* __restrict yp = y + p * c;
     const T* __restrict s = scale;
     const T* __restrict b = shift;
-#pragma omp simd
-    for (int64_t k = 0; k < c; ++k) yp[k] = xp[k] * s[k] + b[k];
+    WriteActivated(y + p * c, c, act,
+                   [=](int64_t k) { return xp[k] * s[k] + b[k]; });
   });
 }
 
@@ -58,7 +79,8 @@ class ScaleShiftMap {
                 const std::vector<Tensor>& params, bool shift)
       : attrs_(attrs), folded_(attrs.FoldScaleShift(params)) {
     if (!shift) {
-      std::memset(folded_.data() + folded_.size() / 2, 0, folded_.size() / 2);
+      std::memset(folded_.as<char>() + folded_.size() / 2, 0,
+                  folded_.size() / 2);
     }
   }
 
@@ -68,11 +90,12 @@ class ScaleShiftMap {
       using T = decltype(zero);
       const T* scale = folded_.as<const T>();
       const T* shift = scale + attrs_.channels;
+      const Activation::Bounds<T> act = attrs_.activation.As<T>();
       if (attrs_.layout == Layout::kNHWC) {
-        ScaleShiftNhwc<T>(d, scale, shift, input.data_as<const T>(),
+        ScaleShiftNhwc<T>(d, scale, shift, act, input.data_as<const T>(),
                           output.data_as<T>());
       } else {
-        ScaleShiftNchw<T>(d, scale, shift, input.data_as<const T>(),
+        ScaleShiftNchw<T>(d, scale, shift, act, input.data_as<const T>(),
                           output.data_as<T>());
       }
     });

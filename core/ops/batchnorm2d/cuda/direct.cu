@@ -2,12 +2,15 @@
 // parameter vectors into one scale and shift per channel
 // (BatchNorm2dAttrs::FoldScaleShift) and uploads them; a forward pass is one fused
 // multiply-add per element. The channel of element i follows from the
-// layout: (i / (h*w)) % c for NCHW, i % c for NHWC.
+// layout: (i / (h*w)) % c for NCHW, i % c for NHWC. A fused clamp (ReLU)
+// runs after it (cuda::ApplyActivation); fused functions are CPU only.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/cuda/activation.h"
 #include "core/cuda/kernel.h"
 #include "core/math/dispatch.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
@@ -48,6 +51,8 @@ class DirectKernel : public cuda::CudaKernel {
           attrs_.layout == Layout::kNHWC, scale, scale + d.c);
     });
     cuda::CheckLaunch("batchnorm2d");
+    cuda::ApplyActivation(attrs_.activation, attrs_.dtype, output.data, n,
+                          stream);
   }
 
  private:
@@ -55,8 +60,15 @@ class DirectKernel : public cuda::CudaKernel {
   cuda::DeviceBuffer folded_;  // scale[c] then shift[c]
 };
 
+class DirectAlgorithm : public KernelAlgorithm<BatchNorm2dAttrs, DirectKernel> {
+ public:
+  std::string WhyNot(const BatchNorm2dAttrs& a) const override {
+    return a.activation.WhyNotClampOnly();  // cuda::ApplyActivation clamps
+  }
+};
+
 AI3_REGISTER_ALGORITHM(BatchNorm2dAttrs, "direct", Device::kCUDA,
-                       KernelAlgorithm<BatchNorm2dAttrs, DirectKernel>);
+                       DirectAlgorithm);
 
 }  // namespace
 }  // namespace ai3
