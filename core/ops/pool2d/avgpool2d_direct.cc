@@ -3,7 +3,8 @@
 // by the window's size clipped to the padded input (so a window hanging past
 // the bottom/right padding in ceil_mode counts fewer); else by the number of
 // in-bounds elements. NCHW runs one thread per (n, c) plane; NHWC runs threads
-// over (n, output row) with the channels as the vectorised inner loop.
+// over (n, output row) with the channels in vector lanes, kept in registers
+// over the window (ReduceTapsNhwc).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,25 +37,41 @@ struct AvgPoolLoops {
     });
   }
 
+  // The window's sum divided by its divisor (as a division, like PyTorch).
+  template <typename T>
+  struct AvgOp {
+    T divisor;
+    template <typename V>
+    V Init() const {
+      return V{} + T(0);
+    }
+    template <typename V>
+    V Combine(V acc, V v) const {
+      return acc + v;
+    }
+    template <typename V>
+    V Finish(V acc) const {
+      return acc / (V{} + divisor);
+    }
+  };
+
   template <typename T>
   static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
                    const T* x, T* y) {
-    const int64_t c = g.c;
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
         const AvgSpan ws = AvgSpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
-        T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
-        for (int64_t k = 0; k < c; ++k) yp[k] = 0;
-        for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
-          for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
-            const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h +
-                                     iw * g.xs.w;
-            for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
-          }
-        }
-        const T divisor = static_cast<T>(AvgDivisor(a, hs, ws));
-        for (int64_t k = 0; k < c; ++k) yp[k] /= divisor;
+        const T* image = x + n * g.xs.n;
+        const AvgOp<T> op{static_cast<T>(AvgDivisor(a, hs, ws))};
+        ReduceTapsNhwc(g.c, y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w, op,
+                       [&](auto&& fn) {
+                         for (int64_t ih = hs.begin; ih < hs.end; ++ih) {
+                           for (int64_t iw = ws.begin; iw < ws.end; ++iw) {
+                             fn(image + ih * g.xs.h + iw * g.xs.w);
+                           }
+                         }
+                       });
       }
     });
   }

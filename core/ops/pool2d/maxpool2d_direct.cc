@@ -1,8 +1,9 @@
 // maxpool2d "direct": each output is the max over its window's in-bounds taps
 // (padding never wins, as in PyTorch; a window with no in-bounds tap, possible
 // only with dilation, gives -inf). NaN propagates. NCHW runs one thread per
-// (n, c) plane, a row of outputs per tap; NHWC runs threads over (n, output row) with the channels as
-// the contiguous, vectorised inner loop.
+// (n, c) plane, a row of outputs per tap; NHWC runs threads over (n, output
+// row) with the channels in vector lanes, kept in registers over the window
+// (ReduceTapsNhwc).
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -61,10 +62,27 @@ struct MaxPoolLoops {
     });
   }
 
+  // max(acc, v), NaN propagating: a NaN tap wins and stays (a vector's
+  // lanes each; `|` of the two compares, which works for T and vectors).
+  template <typename T>
+  struct MaxOp {
+    template <typename V>
+    V Init() const {
+      return V{} + -std::numeric_limits<T>::infinity();
+    }
+    template <typename V>
+    V Combine(V acc, V v) const {
+      return ((v > acc) | (v != v)) ? v : acc;
+    }
+    template <typename V>
+    V Finish(V acc) const {
+      return acc;
+    }
+  };
+
   template <typename T>
   static void Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
                    T* y) {
-    const int64_t c = g.c;
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const int64_t hstart = oh * g.sh - g.pt;
       int64_t r0, r1;
@@ -73,21 +91,16 @@ struct MaxPoolLoops {
         const int64_t wstart = ow * g.sw - g.pl;
         int64_t s0, s1;
         PoolTapRange(wstart, g.kw, g.dw, g.w, &s0, &s1);
-        T* __restrict yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
-        for (int64_t k = 0; k < c; ++k) {
-          yp[k] = -std::numeric_limits<T>::infinity();
-        }
-        for (int64_t r = r0; r < r1; ++r) {
-          for (int64_t s = s0; s < s1; ++s) {
-            const T* __restrict xp = x + n * g.xs.n +
-                                     (hstart + r * g.dh) * g.xs.h +
-                                     (wstart + s * g.dw) * g.xs.w;
-            for (int64_t k = 0; k < c; ++k) {
-              const T v = xp[k];
-              yp[k] = (v > yp[k] || v != v) ? v : yp[k];
-            }
-          }
-        }
+        const T* image = x + n * g.xs.n;
+        ReduceTapsNhwc(g.c, y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w,
+                       MaxOp<T>{}, [&](auto&& fn) {
+                         for (int64_t r = r0; r < r1; ++r) {
+                           for (int64_t s = s0; s < s1; ++s) {
+                             fn(image + (hstart + r * g.dh) * g.xs.h +
+                                (wstart + s * g.dw) * g.xs.w);
+                           }
+                         }
+                       });
       }
     });
   }

@@ -20,6 +20,7 @@
 #include <tuple>
 
 #include "core/math/dispatch.h"
+#include "core/math/vectors.h"
 #include "core/ops/pool2d/pool2d.h"
 #include "core/registry.h"
 #include "core/tensor.h"
@@ -46,6 +47,44 @@ void ForEachOutputRow(const Pool2dGeometry& g, Fn fn) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t oh = 0; oh < g.oh; ++oh) fn(n, oh);
+  }
+}
+
+// One NHWC output pixel: y[k] = op.Finish(op.Combine over the window's taps
+// of tap[k]) for the c channels, where taps(fn) calls fn(tap) with each
+// in-bounds input pixel's channels. The channels run in vector lanes, and a
+// block of 4 vectors stays in registers across all of the window's taps
+// (writing y once, instead of reading and writing it once per tap); then
+// single vectors, then scalars. Op: Init<V>() (a vector or T of the
+// starting value), Combine(acc, v), Finish(acc), each for a vector or T.
+template <typename T, class Op, class Taps>
+inline void ReduceTapsNhwc(int64_t c, T* y, const Op& op, const Taps& taps) {
+  using Vec = Vectors<T, 32>;  // AVX2's width: these TUs build for AVX2
+  using V = typename Vec::V;
+  constexpr int64_t kLanes = Vec::kLanes;
+  constexpr int64_t kBlock = 4 * kLanes;
+  int64_t k = 0;
+  for (; k + kBlock <= c; k += kBlock) {
+    V acc[4];
+    for (V& a : acc) a = op.template Init<V>();
+    taps([&](const T* xp) {
+      for (int64_t j = 0; j < 4; ++j) {
+        acc[j] = op.Combine(acc[j], Vec::Load(xp + k + j * kLanes));
+      }
+    });
+    for (int64_t j = 0; j < 4; ++j) {
+      Vec::Store(y + k + j * kLanes, op.Finish(acc[j]));
+    }
+  }
+  for (; k + kLanes <= c; k += kLanes) {
+    V acc = op.template Init<V>();
+    taps([&](const T* xp) { acc = op.Combine(acc, Vec::Load(xp + k)); });
+    Vec::Store(y + k, op.Finish(acc));
+  }
+  for (; k < c; ++k) {
+    T acc = op.template Init<T>();
+    taps([&](const T* xp) { acc = op.Combine(acc, xp[k]); });
+    y[k] = op.Finish(acc);
   }
 }
 
