@@ -479,6 +479,9 @@ int Main() {
       {1, 64, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, false},
       {2, 7, 6, 5, 2, 3, 1, 2, 1, 0, 1, 1, 1, 1, false},
       {1, 3, 12, 12, 3, 3, 5, 4, 0, 1, 1, 0, 1, 1, true},
+      // NHWC: 43 channels run a 4-vector block, single vectors and scalar
+      // lanes in float32 and float64.
+      {1, 43, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},
   };
   const std::vector<ImageDims> adaptive_inputs = {
       {1, 3, 8, 8}, {2, 4, 7, 9}, {1, 2, 5, 5}, {1, 3, 4, 4},
