@@ -253,6 +253,11 @@ int Main() {
       // and strided, and padded top and bottom only with a dilated width.
       {2, 8, 9, 12, 20, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, true},
       {1, 6, 7, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0, 1, 2, 1, false},
+      // NCHW pointwise (direct's pixels-in-lanes GEMM): grouped, planes
+      // that end in a partial vector, output channels past a block and its
+      // sub-blocks.
+      {2, 12, 5, 9, 18, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true},
+      {1, 10, 7, 7, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false},
   };
   int ran = 0, refused = 0;
   for (const std::string& algorithm :
