@@ -56,7 +56,8 @@
 // channels a step reads are adjacent instead of whole planes apart (at
 // sizes like 112x112, a multiple of 1 KiB, such addresses share a few L1
 // sets and evict each other before the next pixel block reuses them).
-// The planar form's padded plane ends in PlanarSlack zeros, so that a
+// An NHWC row with no column of padding is read in place instead
+// (DirectReadsInPlace). The planar form's padded plane ends in PlanarSlack zeros, so that a
 // block's last vector may run past the output row's end without a test
 // (those lanes are computed and not stored). The depthwise form reads NHWC
 // in place; its padding is handled per tap (a row outside the input is
@@ -127,7 +128,8 @@ inline PlanarPlane PlanarPlaneOf(const Conv2dGeometry& g) {
 }
 
 // One call's operands, prepared by the algorithm. `packed` is
-//   general: [group][block of kBlock out channels][r][s][c][kBlock];
+//   general and pointwise: [group][block of kBlock out channels][r][s][c]
+//   [kBlock];
 //   depthwise: [multiplier i][block of kBlock in channels][r][s][kBlock],
 //   lane l of block b holding w[(b*kBlock + l)*m + i, 0, r, s];
 //   planar depthwise: the weights as given, [k][0][r][s];
@@ -559,18 +561,9 @@ struct DirectCompute {
         }
       }
     }
-    alignas(kVectorBytes) T out[NV * kLanes];
-    const bool clamp = p.act.enabled && p.act.fn == ActivationFn::kIdentity;
-    const T init = p.bias ? p.bias[k] : T(0);
-    for (int64_t v = 0; v < NV; ++v) {
-      V o = acc[v] + init;
-      if (clamp) o = ActivateVector(p.act, o);
-      Vec::Store(out + v * kLanes, o);
-    }
-    const int64_t count = std::min(NV * kLanes, g.ow - ow0);
-    if (p.act.enabled && !clamp) ApplyActivation(p.act, out, count);
-    T* y = p.y + n * p.ys.n + k * p.ys.c + oh * p.ys.h + ow0;  // ys.w == 1
-    std::copy(out, out + count, y);
+    StorePixels(acc, p.bias ? p.bias[k] : T(0), p.act,
+                std::min(NV * kLanes, g.ow - ow0),
+                p.y + n * p.ys.n + k * p.ys.c + oh * p.ys.h + ow0);  // ys.w 1
   }
 
   // x[0], x[sw], ..., x[(kLanes - 1)*sw]: one load at stride 1, two and a
@@ -622,9 +615,10 @@ struct DirectCompute {
   // for the sub-block's rows k0 + i (k0: channel i0 of block b of group
   // grp; rows < rn stored) and NV vectors of flat pixels from p0, then
   // bias and activation, stored for the pixels inside the plane. Whole
-  // vectors are loaded, those past the plane's end reading the next plane
-  // (lanes not stored), except past the end of the tensor: the last
-  // plane's last vector is loaded lane by lane.
+  // vectors are loaded, those past the plane's end reading the next planes
+  // (lanes not stored), except where they would pass the end of the
+  // tensor: the last channels (more than one where planes are smaller
+  // than a block) are loaded lane by lane.
   template <int64_t NV>
   static void PointwiseBlock(const DirectProblem<T>& p, int64_t n,
                              int64_t grp, int64_t b, int64_t i0, int64_t rn,
@@ -636,14 +630,15 @@ struct DirectCompute {
     // packed[grp][b][c][kBlock] (the general form's packing of a 1x1).
     const T* w = p.packed + (grp * blocks + b) * g.cg * kBlock + i0;
     const T* x = p.x + (n * g.c + grp * g.cg) * plane + p0;
-    const bool whole = x + (g.cg - 1) * plane + NV * kLanes <=
-                       p.x + g.n * g.c * plane;
+    // Channels c < whole: x + c*plane + NV*kLanes <= the tensor's end.
+    const int64_t left = p.x + g.n * g.c * plane - x - NV * kLanes;
+    const int64_t whole = left < 0 ? 0 : std::min(g.cg, left / plane + 1);
     V acc[kPointRows][NV];
     for (int64_t i = 0; i < kPointRows; ++i)
       for (int64_t v = 0; v < NV; ++v) acc[i][v] = V{};
     for (int64_t c = 0; c < g.cg; ++c, x += plane, w += kBlock) {
       V in[NV];
-      if (whole || c < g.cg - 1) {
+      if (c < whole) {
         for (int64_t v = 0; v < NV; ++v) in[v] = Vec::Load(x + v * kLanes);
       } else {
         for (int64_t v = 0; v < NV; ++v) {
@@ -659,19 +654,30 @@ struct DirectCompute {
       }
     }
     const int64_t k0 = grp * g.kg + b * kBlock + i0;
-    const bool clamp = p.act.enabled && p.act.fn == ActivationFn::kIdentity;
     for (int64_t i = 0; i < rn; ++i) {
-      alignas(kVectorBytes) T out[NV * kLanes];
-      const T init = p.bias ? p.bias[(grp * blocks + b) * kBlock + i0 + i]
-                            : T(0);
-      for (int64_t v = 0; v < NV; ++v) {
-        V o = acc[i][v] + init;
-        if (clamp) o = ActivateVector(p.act, o);
-        Vec::Store(out + v * kLanes, o);
-      }
-      if (p.act.enabled && !clamp) ApplyActivation(p.act, out, count);
-      std::copy(out, out + count, p.y + n * p.ys.n + (k0 + i) * p.ys.c + p0);
+      StorePixels(acc[i],
+                  p.bias ? p.bias[(grp * blocks + b) * kBlock + i0 + i] : T(0),
+                  p.act, count, p.y + n * p.ys.n + (k0 + i) * p.ys.c + p0);
     }
+  }
+
+  // The planar and pointwise forms' epilogue: y[j] = act(acc lane j +
+  // bias) for the first `count` lanes of NV vectors (one output channel's
+  // contiguous pixels), through a buffer so a partial vector is not stored
+  // past them.
+  template <int64_t NV>
+  static void StorePixels(const V (&acc)[NV], T bias,
+                          const Activation::Bounds<T>& act, int64_t count,
+                          T* y) {
+    alignas(kVectorBytes) T out[NV * kLanes];
+    const bool clamp = act.enabled && act.fn == ActivationFn::kIdentity;
+    for (int64_t v = 0; v < NV; ++v) {
+      V o = acc[v] + bias;
+      if (clamp) o = ActivateVector(act, o);
+      Vec::Store(out + v * kLanes, o);
+    }
+    if (act.enabled && !clamp) ApplyActivation(act, out, count);
+    std::copy(out, out + count, y);
   }
 
   // ---- depthwise form (NHWC) ----------------------------------------------
