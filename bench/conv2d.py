@@ -18,8 +18,9 @@ Then the issue-15 target rows for the batch-10 shapes, met / NOT met:
   - best ai3 >= 85% of the measured SGEMM ceiling, in effective GFLOP/s
     (2 x the direct convolution's multiply-adds over the time; winograd
     does fewer, so it can pass the ceiling).
-Writes bench/results/conv2d.md and conv2d.png. "direct" (the reference
-loops, ~100x slower) is left out unless named with --algorithms.
+Writes bench/results/conv2d.md and conv2d.png. Every algorithm runs,
+"direct" (the register-blocked direct convolution) included; the ceiling's
+GFLOP/s is printed beside each row's so a kernel's share of it reads off.
 
 A quick smoke run: bazel run //bench:conv2d -- --batches=10 --reps=2 --ceiling_reps=2
 
@@ -42,7 +43,7 @@ flags.DEFINE_alias("repeats", "reps")
 flags.DEFINE_list("batches", ["10", "1"], "Batch sizes to run each shape at (the targets are for batch 10).")
 flags.DEFINE_integer("ceiling_size", 2048, "M = N = K of the square SGEMM that measures the ceiling.")
 flags.DEFINE_integer("ceiling_reps", 5, "Runs of each ceiling SGEMM (the fastest kept).")
-flags.DEFINE_list("algorithms", [], "ai3 algorithms to time (default: all applicable but direct).")
+flags.DEFINE_list("algorithms", [], "ai3 algorithms to time (default: all applicable).")
 flags.DEFINE_string("results_dir", "", "Where to write conv2d.md / conv2d.png (default: bench/results).")
 
 SEED_SHAPES = [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]
@@ -127,7 +128,7 @@ def main(argv: list[str]) -> None:
     from bench import timing
 
     torch.set_num_threads(FLAGS.threads)
-    algorithms = FLAGS.algorithms or [a for a in ai3.algorithms()["conv2d"] if a not in ("custom", "direct")]
+    algorithms = FLAGS.algorithms or [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
     print(
         f"ai3 conv2d vs PyTorch {torch.__version__} and ONNX Runtime {onnxruntime.__version__}, float32, "
         f"{FLAGS.threads} threads, 3x3 kernel, padding 1\n"
@@ -142,7 +143,7 @@ def main(argv: list[str]) -> None:
     print()
     sections, targets, chart_groups = [(ceiling_title, ceiling_headers, ceiling_rows)], [], []
     chart = {"pytorch": [], "onnxruntime": [], "best ai3": []}
-    headers = ["algorithm", "ms", "GFLOP/s", "ai3/torch", "ai3/ORT", "note"]
+    headers = ["algorithm", "ms", "GFLOP/s", "of ceiling", "ai3/torch", "ai3/ORT", "note"]
     for batch in (int(b) for b in FLAGS.batches):
         for c, h, w in SEED_SHAPES:
             k = max(c, 64)
@@ -152,6 +153,7 @@ def main(argv: list[str]) -> None:
             bias = torch.randn(k)
             flops = timing.conv2d_flops(batch, c, h, w, k, 3, 3, h, w)
             gflops = lambda s: flops / s / 1e9  # noqa: E731
+            share = lambda s: f"{gflops(s) / ceiling:.0%}"  # noqa: E731
             with torch.inference_mode():
                 want = F.conv2d(x, weight, bias, padding=1)
                 torch_s = timing.median_seconds(lambda: F.conv2d(x, weight, bias, padding=1), FLAGS.reps)
@@ -159,15 +161,15 @@ def main(argv: list[str]) -> None:
             feed = {"x": x.numpy()}
             ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.reps)
             rows = [
-                ["pytorch", f"{torch_s * 1e3:.2f}", f"{gflops(torch_s):.1f}", "1.00", f"{torch_s / ort_s:.2f}", ""],
-                ["onnxruntime", f"{ort_s * 1e3:.2f}", f"{gflops(ort_s):.1f}", f"{ort_s / torch_s:.2f}", "1.00", ""],
+                ["pytorch", f"{torch_s * 1e3:.2f}", f"{gflops(torch_s):.1f}", share(torch_s), "1.00", f"{torch_s / ort_s:.2f}", ""],
+                ["onnxruntime", f"{ort_s * 1e3:.2f}", f"{gflops(ort_s):.1f}", share(ort_s), f"{ort_s / torch_s:.2f}", "1.00", ""],
             ]
             best_name, best_s = "-", math.inf
             for algorithm in algorithms:
                 try:
                     layer = ai3.layers.Conv2d(weight, bias, padding=1, algorithm=algorithm)
                 except ai3.AlgorithmNotApplicable as e:
-                    rows.append([algorithm, "-", "-", "-", "-", str(e).split(": ")[-1]])
+                    rows.append([algorithm, "-", "-", "-", "-", "-", str(e).split(": ")[-1]])
                     continue
                 err = float(np.abs(layer(x).numpy() - want.numpy()).max())
                 seconds = timing.median_seconds(lambda: layer(x), FLAGS.reps)
@@ -178,6 +180,7 @@ def main(argv: list[str]) -> None:
                         algorithm,
                         f"{seconds * 1e3:.2f}",
                         f"{gflops(seconds):.1f}",
+                        share(seconds),
                         f"{seconds / torch_s:.2f}",
                         f"{seconds / ort_s:.2f}",
                         f"max err {err:.1e}",

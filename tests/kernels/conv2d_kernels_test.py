@@ -45,10 +45,16 @@ CASES = [
     Case("dw7x7_c48", 1, 48, 12, 12, 48, 7, padding=same(7), groups=48),
     Case("dw3x3_mult2", 1, 24, 10, 27, 48, 3, padding=(2, 1, 2, 0), dilation=2, groups=24),
     Case("dw3x3_mult3_s2", 1, 10, 9, 13, 30, 3, stride=2, padding=same(3), groups=10),
+    # Rows of several blocks of pixel vectors (NCHW direct's planar form)
+    # with a partial last vector; stride 3 (gathered loads).
+    Case("dw3x3_wide_row", 1, 20, 6, 117, 20, 3, padding=same(3), groups=20, activation="relu6"),
+    Case("dw3x3_s3", 2, 12, 14, 50, 24, 3, stride=3, padding=(1, 0, 0, 1), groups=12),
     # Pointwise 1x1: a GEMM for most algorithms, a register block for direct.
     Case("pw_144_24", 1, 144, 14, 14, 24, 1),
     Case("pw_32_16_relu6", 2, 32, 16, 21, 16, 1, activation="relu6"),
     Case("pw_strided", 1, 40, 13, 13, 56, 1, stride=2),
+    # No column of padding: direct reads NHWC rows in place.
+    Case("3x3_unpadded_s2", 1, 24, 15, 31, 40, 3, stride=2),
     # Small planes (7x7) with many channels, as at the end of a network.
     Case("3x3_7x7_c96", 1, 96, 7, 7, 80, 3, padding=same(3)),
 ]

@@ -242,6 +242,22 @@ int Main() {
       // Pointwise 1x1 over wide rows, and a strided 1x1 (no longer a GEMM).
       {2, 36, 7, 33, 20, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
       {1, 12, 9, 17, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false},
+      // NCHW depthwise (direct's planar form, pixels in the lanes): rows
+      // of several blocks of vectors and a partial last vector, a
+      // multiplier of 2; stride 3 (gathered loads) with asymmetric
+      // padding; stride 2 dilated rows.
+      {1, 6, 5, 70, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true},
+      {2, 5, 11, 50, 5, 3, 3, 3, 3, 1, 0, 1, 2, 1, 1, 5, false},
+      {1, 4, 9, 40, 4, 5, 3, 2, 2, 2, 2, 1, 1, 2, 1, 4, true},
+      // No column of padding (direct reads NHWC rows in place): unpadded
+      // and strided, and padded top and bottom only with a dilated width.
+      {2, 8, 9, 12, 20, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, true},
+      {1, 6, 7, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0, 1, 2, 1, false},
+      // NCHW pointwise (direct's pixels-in-lanes GEMM): grouped, planes
+      // that end in a partial vector, output channels past a block and its
+      // sub-blocks.
+      {2, 12, 5, 9, 18, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true},
+      {1, 10, 7, 7, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false},
   };
   int ran = 0, refused = 0;
   for (const std::string& algorithm :

@@ -6,8 +6,11 @@
 // explained): a block of output channels in the vector lanes times a few
 // output pixels of one row stays in registers for the whole reduction over
 // (r, s, c), with the weights of the block packed once here so each step of
-// the reduction reads them as two vector loads. NHWC layers with one input
-// channel per group (depthwise) put the input channels in the lanes instead.
+// the reduction reads them as two vector loads. Layers with one input
+// channel per group (depthwise) put the input channels in the lanes instead
+// in NHWC, and a row's output pixels in NCHW; NCHW 1x1 convolutions hold
+// pixels in the lanes too, a GEMM of the weights by the input's planes
+// (DirectFormOf).
 //
 // Kernels: AVX2 here (2 x 8 float lanes x 6 pixels), AVX-512 in
 // direct_avx512.cc (2 x 16 lanes x 12 pixels); the CPU picks (core/cpu.h),
@@ -27,28 +30,29 @@ namespace {
 
 constexpr int64_t kAvx2Pixels = 6;  // 2 x 6 accumulators + 2 weights of 16
 
-// NHWC with one input channel per group: the depthwise form, whose lanes
-// are input channels (contiguous in NHWC, so one load per pixel).
-bool TakesDepthwise(const Conv2dAttrs& a) {
-  return a.layout == Layout::kNHWC && a.in_channels_per_group() == 1 &&
-         a.groups > 1;
-}
-
 class DirectKernel : public Conv2dKernelBase<DirectKernel> {
  public:
   DirectKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
-      : Conv2dKernelBase(attrs, params), depthwise_(TakesDepthwise(attrs)) {
+      : Conv2dKernelBase(attrs, params),
+        form_(DirectFormOf(attrs.layout, attrs.groups,
+                           attrs.in_channels_per_group(),
+                           attrs.is_1x1_unit())),
+        depthwise_(form_ == DirectForm::kDepthwise) {
     const int64_t vector_bytes = KernelIsa() == Isa::kAvx512 ? 64 : 32;
     DispatchFloat(attrs.dtype, [&](auto zero) {
       using T = decltype(zero);
-      Pack<T>(DirectBlockChannels(vector_bytes, sizeof(T)));
+      // The planar form reads one output channel's scalars: blocks of 1
+      // are the weights in their own order.
+      Pack<T>(form_ == DirectForm::kPlanarDepthwise
+                  ? 1
+                  : DirectBlockChannels(vector_bytes, sizeof(T)));
       return 0;
     });
   }
 
-  // The general form: one input strip per thread (direct_kernel.h).
+  // The general form: one input strip per thread, the planar one a padded
+  // channel plane per thread (direct_kernel.h).
   size_t WorkspaceBytes(const Shape& input_shape) const override {
-    if (depthwise_) return 0;
     return DirectWorkspaceBytes(GeometryOf(attrs_, input_shape),
                                 omp_get_max_threads(), SizeOf(attrs_.dtype));
   }
@@ -62,7 +66,7 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
     SetOperands<T>(p, g, x, y, packed_.as<T>(),
                    bias_ ? packed_bias_.as<T>() : nullptr,
                    omp_get_max_threads());
-    p.depthwise = depthwise_;
+    p.form = form_;
     p.workspace = workspace;
     if (KernelIsa() == Isa::kAvx512) {
       DirectAvx512(p);
@@ -115,7 +119,8 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
       }
   }
 
-  bool depthwise_;
+  DirectForm form_;
+  bool depthwise_;  // the NHWC form, whose lanes are input channels
   Buffer packed_;       // see Pack
   Buffer packed_bias_;  // the bias in the same lane order
 };

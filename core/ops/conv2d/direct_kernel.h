@@ -26,6 +26,25 @@
 //             the pixels that use it (Slide3). A multiplier m > 1 (m output
 //             channels per input channel) runs m such passes, output
 //             channel c*m + i in pass i.
+//   planar    (NCHW, one input channel per group: depthwise) the lanes are
+//   depthwise output pixels of one row: a channel's pixels are contiguous
+//             in NCHW, its taps are scalars. Per tap, one broadcast weight
+//             and one (unaligned) vector load of the input row per vector
+//             of pixels, one FMA each; up to kPlanarVectors vectors per
+//             block, for each of the group's m output channels. (The
+//             general form would hold one output channel in 2 vectors of
+//             lanes: 1/16 or 1/32 of its FMAs useful.) A task is a whole
+//             channel plane, zero-padded once into the thread's workspace:
+//             with 9 FMAs per vector of output there is too little work
+//             per output row to pay for a task and a strip ring each.
+//   pointwise (NCHW 1x1, stride 1, no padding: Y = W X per group, a GEMM
+//             over flat pixel planes) the lanes are pixels again: a
+//             sub-block of kBlock/4 output channels x 3 vectors of pixels
+//             in registers; per input channel, 3 vector loads of the
+//             input plane (read in place) and one broadcast weight per
+//             channel, 3 FMAs each. The general form would transpose the
+//             input into its strip and store its outputs lane by lane into
+//             planes, which cost more than the 1x1's few FMAs per input.
 //
 // The general form reads the input through a small strip per thread: the
 // kernel's window of input rows, each row zero-padded left and right and
@@ -37,9 +56,12 @@
 // channels a step reads are adjacent instead of whole planes apart (at
 // sizes like 112x112, a multiple of 1 KiB, such addresses share a few L1
 // sets and evict each other before the next pixel block reuses them).
-// The depthwise form reads NHWC in place; its padding is handled per tap
-// (a row outside the input is skipped, and only the edge blocks test their
-// pixels' columns).
+// An NHWC row with no column of padding is read in place instead
+// (DirectReadsInPlace). The planar form's padded plane ends in PlanarSlack zeros, so that a
+// block's last vector may run past the output row's end without a test
+// (those lanes are computed and not stored). The depthwise form reads NHWC
+// in place; its padding is handled per tap (a row outside the input is
+// skipped, and only the edge blocks test their pixels' columns).
 #ifndef AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 #define AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 
@@ -65,17 +87,59 @@ inline constexpr int64_t DirectBlockChannels(int64_t vector_bytes,
   return kDirectVectors * vector_bytes / element_bytes;
 }
 
+// Which form of the kernel a layer takes (see the top of this file).
+// `unit_1x1`: a 1x1 kernel at stride 1 without padding
+// (Conv2dAttrs::is_1x1_unit).
+enum class DirectForm { kGeneral, kDepthwise, kPlanarDepthwise, kPointwise };
+inline DirectForm DirectFormOf(Layout layout, int64_t groups,
+                               int64_t in_channels_per_group, bool unit_1x1) {
+  if (groups > 1 && in_channels_per_group == 1) {
+    return layout == Layout::kNHWC ? DirectForm::kDepthwise
+                                   : DirectForm::kPlanarDepthwise;
+  }
+  if (layout == Layout::kNCHW && unit_1x1) return DirectForm::kPointwise;
+  return DirectForm::kGeneral;
+}
+inline DirectForm DirectFormOf(const Conv2dGeometry& g) {
+  const bool unit_1x1 = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
+                        g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
+  return DirectFormOf(g.layout, g.groups, g.cg, unit_1x1);
+}
+
+// The planar form's widest block, in vectors of pixels.
+inline constexpr int64_t kPlanarVectors = 4;
+// The planar form's zero-padded channel plane: `rows` rows of `width`
+// columns (what the output's windows span), then `slack` zeros: a block's
+// last vector starts before its row's last output pixel and reads at most
+// its lanes (the widest: 16 floats) x the stride, plus one for a stride-2
+// load's odd tail, past that pixel's window (into the next row, or past
+// the last one into the slack).
+struct PlanarPlane {
+  int64_t rows, width, slack, elements;
+};
+inline PlanarPlane PlanarPlaneOf(const Conv2dGeometry& g) {
+  PlanarPlane pl;
+  pl.rows = (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1;
+  pl.width = (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1;
+  pl.slack = 16 * g.sw + 1;
+  // Whole cache lines, so each thread's plane starts on its own.
+  pl.elements = (pl.rows * pl.width + pl.slack + 15) / 16 * 16;
+  return pl;
+}
+
 // One call's operands, prepared by the algorithm. `packed` is
-//   general: [group][block of kBlock out channels][r][s][c][kBlock];
+//   general and pointwise: [group][block of kBlock out channels][r][s][c]
+//   [kBlock];
 //   depthwise: [multiplier i][block of kBlock in channels][r][s][kBlock],
 //   lane l of block b holding w[(b*kBlock + l)*m + i, 0, r, s];
+//   planar depthwise: the weights as given, [k][0][r][s];
 // zero past the last channel. `bias` is in the same lane order as the
 // weights (zero past the end), or nullptr.
 template <typename T>
 struct DirectProblem : Conv2dOperands<T> {
-  bool depthwise;  // the NHWC depthwise form (see direct.cc)
-  // The general form's workspace: `threads` strips (DirectStrip), then
-  // their rows' tags.
+  DirectForm form;
+  // The workspace: the general form's `threads` strips (DirectStrip), then
+  // their rows' tags; the planar form's `threads` planes (PlanarPlane).
   void* workspace;
 };
 
@@ -93,9 +157,28 @@ inline DirectStrip DirectStripOf(const Conv2dGeometry& g) {
   st.elements = (st.rows * st.width * g.cg + 15) / 16 * 16;
   return st;
 }
+// Whether the general form reads its rows from the input itself: an NHWC
+// row of one group is already [column][channel], and with no column of
+// padding to add (no left padding, every window inside the row: 1x1
+// pointwise convolutions, unpadded ones) the strip would be a plain copy.
+inline bool DirectReadsInPlace(const Conv2dGeometry& g) {
+  return g.layout == Layout::kNHWC && g.groups == 1 && g.pw == 0 &&
+         DirectStripOf(g).width <= g.w;
+}
 // Bytes of DirectProblem::workspace for `threads` threads.
 inline size_t DirectWorkspaceBytes(const Conv2dGeometry& g, int threads,
                                    size_t element_bytes) {
+  switch (DirectFormOf(g)) {
+    case DirectForm::kDepthwise:
+    case DirectForm::kPointwise:
+      return 0;
+    case DirectForm::kPlanarDepthwise:
+      return static_cast<size_t>(threads) *
+             static_cast<size_t>(PlanarPlaneOf(g).elements) * element_bytes;
+    case DirectForm::kGeneral:
+      break;
+  }
+  if (DirectReadsInPlace(g)) return 0;
   const DirectStrip st = DirectStripOf(g);
   return static_cast<size_t>(threads) *
          (static_cast<size_t>(st.elements) * element_bytes +
@@ -119,43 +202,54 @@ struct DirectCompute {
                 "the packing's block is the kernel's");
 
   static void Run(const DirectProblem<T>& p) {
-    if (p.depthwise) {
-      RunDepthwise(p);
-    } else {
-      RunGeneral(p);
+    switch (p.form) {
+      case DirectForm::kDepthwise:
+        RunDepthwise(p);
+        break;
+      case DirectForm::kPlanarDepthwise:
+        RunPlanar(p);
+        break;
+      case DirectForm::kPointwise:
+        RunPointwise(p);
+        break;
+      case DirectForm::kGeneral:
+        RunGeneral(p);
+        break;
     }
   }
 
   // Adds the bias, clamps, and writes acc[j][v] (output channels
-  // k0 + v*kLanes + lane of pixel ow0 + j) for kn channels and NP pixels.
+  // k0 + v*kLanes + lane of pixel ow0 + j, v < KV) for kn channels and NP
+  // pixels.
   // `lane_stride`: output elements between consecutive lanes (1 for the
   // general form and a depthwise multiplier of 1, m otherwise). A full
   // block with contiguous lanes is stored as vectors (NHWC); otherwise
   // through a small buffer, a pixel row per channel (NCHW: each channel's
   // np pixels are contiguous in the output).
-  template <int64_t NP>
-  static void Store(const V (&acc)[NP][kDirectVectors], const T* bias,
+  template <int64_t NP, int64_t KV>
+  static void Store(const V (&acc)[NP][KV], const T* bias,
                     const Activation::Bounds<T>& act, T* y, int64_t ys_c,
                     int64_t ys_w, int64_t lane_stride, int64_t kn) {
     constexpr int64_t np = NP;
-    V out[NP][kDirectVectors];
+    V out[NP][KV];
     // A clamp per vector; a function (SiLU, ...) in one vectorised pass
     // over the whole block (a GCC vector aliases its element type).
     const bool clamp = act.enabled && act.fn == ActivationFn::kIdentity;
     for (int64_t j = 0; j < NP; ++j)
-      for (int64_t v = 0; v < kDirectVectors; ++v) {
+      for (int64_t v = 0; v < KV; ++v) {
         V o = acc[j][v];
         if (bias) o += Vec::Load(bias + v * kLanes);
         if (clamp) o = ActivateVector(act, o);
         out[j][v] = o;
       }
     if (act.enabled && !clamp) {
-      ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]), NP * kBlock);
+      ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]),
+                      NP * KV * kLanes);
     }
     const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
-    if (ch == 1 && kn == kBlock) {
+    if (ch == 1 && kn == KV * kLanes) {
       for (int64_t j = 0; j < np; ++j)
-        for (int64_t v = 0; v < kDirectVectors; ++v) {
+        for (int64_t v = 0; v < KV; ++v) {
           Vec::Store(y + j * ys_w + v * kLanes, out[j][v]);
         }
       return;
@@ -190,51 +284,95 @@ struct DirectCompute {
                              int64_t, int64_t, int64_t, int64_t);
   using BlockFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
                            int64_t, int64_t, int64_t);
-  template <size_t... I>
+  template <int64_t KV, size_t... I>
   static constexpr std::array<GeneralFn, sizeof...(I)> GeneralTable(
       std::index_sequence<I...>) {
-    return {&GeneralBlock<static_cast<int64_t>(I) + 1>...};
+    return {&GeneralBlock<static_cast<int64_t>(I) + 1, KV>...};
   }
   template <size_t... I>
   static constexpr std::array<BlockFn, sizeof...(I)> DepthwiseTable(
       std::index_sequence<I...>) {
     return {&DepthwiseBlock<static_cast<int64_t>(I) + 1>...};
   }
+  using PointwiseFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
+                               int64_t, int64_t, int64_t, int64_t);
+  template <size_t... I>
+  static constexpr std::array<PointwiseFn, sizeof...(I)> PointwiseTable(
+      std::index_sequence<I...>) {
+    return {&PointwiseBlock<static_cast<int64_t>(I) + 1>...};
+  }
+  using PlanarFn = void (*)(const DirectProblem<T>&, const T*, int64_t,
+                            int64_t, int64_t, int64_t, int64_t);
+  template <int64_t SW, size_t... I>
+  static constexpr std::array<PlanarFn, sizeof...(I)> PlanarTable(
+      std::index_sequence<I...>) {
+    return {&PlanarBlock<static_cast<int64_t>(I) + 1, SW>...};
+  }
 
   // ---- general form -------------------------------------------------------
 
   // One task's window of input rows in its thread's strip: row r (input
   // row ih0 + r*dh) at ring + ((ih0 + r*dh) % ring rows) * row_elems, for
-  // r in [r_lo, r_hi) (the others are padding).
+  // r in [r_lo, r_hi) (the others are padding). Read in place
+  // (DirectReadsInPlace), `ring` is the image's input and ring_rows 0: row
+  // ih at ring + ih * row_elems.
   struct Rows {
     const T* ring;
     int64_t ih0, ring_rows, row_elems, r_lo, r_hi;
     const T* Row(int64_t r, int64_t dh) const {
-      return ring + ((ih0 + r * dh) % ring_rows) * row_elems;
+      const int64_t ih = ih0 + r * dh;
+      return ring + (ring_rows ? ih % ring_rows : ih) * row_elems;
     }
   };
 
   // Every (image, group, output row, channel block) is a task; each runs
-  // the row's pixel blocks. Consecutive tasks of a thread (schedule static)
-  // are the channel blocks of one output row, then the next row's: they
-  // share the strip's rows, and the next row copies in only those new to
-  // it.
+  // the row's pixel blocks.
   static void RunGeneral(const DirectProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
+    ForEachStripTask(p, (g.kg + kBlock - 1) / kBlock,
+                     [&](const Rows& rows, int64_t n, int64_t grp, int64_t b,
+                         int64_t oh) {
+                       // A last block of at most one vector of channels
+                       // (16 output channels of an AVX-512 float block of
+                       // 32) skips the second, all-zero vector.
+                       const int64_t kv =
+                           g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
+                       ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+                         kGeneralBlocks[kv - 1][np - 1](p, rows, n, grp, b, oh,
+                                                        ow0);
+                       });
+                     });
+  }
+
+  // Calls body(rows, n, grp, b, oh) for every (image n, group grp, output
+  // row oh, block b < blocks), spread over the threads, with `rows` the
+  // task's input rows in the thread's strip. Consecutive tasks of a thread
+  // (schedule static) are the blocks of one output row, then the next
+  // row's: they share the strip's rows, and the next row copies in only
+  // those new to it.
+  template <typename Body>
+  static void ForEachStripTask(const DirectProblem<T>& p, int64_t blocks,
+                               Body&& body) {
+    const Conv2dGeometry& g = p.g;
     const ImageStrides& xs = p.xs;
-    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
     const int64_t tasks = g.n * g.groups * g.oh * blocks;
     const DirectStrip st = DirectStripOf(g);
     const int64_t row_elems = st.width * g.cg;
+    const bool in_place = DirectReadsInPlace(g);
+    // No workspace when read in place.
     T* strips = static_cast<T*>(p.workspace);
-    int64_t* tags = reinterpret_cast<int64_t*>(strips + p.threads * st.elements);
 #pragma omp parallel num_threads(p.threads)
     {
       const int thread = omp_get_thread_num();
-      T* ring = strips + thread * st.elements;
+      T* ring = nullptr;
       // tag[slot]: the (image, group, input row) in that slot, or -1.
-      int64_t* tag = tags + thread * st.rows;
-      std::fill(tag, tag + st.rows, int64_t{-1});
+      int64_t* tag = nullptr;
+      if (!in_place) {
+        ring = strips + thread * st.elements;
+        tag = reinterpret_cast<int64_t*>(strips + p.threads * st.elements) +
+              thread * st.rows;
+        std::fill(tag, tag + st.rows, int64_t{-1});
+      }
 #pragma omp for schedule(static)
       for (int64_t t = 0; t < tasks; ++t) {
         const int64_t b = t % blocks;
@@ -243,12 +381,19 @@ struct DirectCompute {
         const int64_t grp = image % g.groups;
         const int64_t n = image / g.groups;
         Rows rows;
-        rows.ring = ring;
         rows.ih0 = oh * g.sh - g.ph;
-        rows.ring_rows = st.rows;
-        rows.row_elems = row_elems;
         ValidRange(rows.ih0, g.dh, g.h, g.kh, &rows.r_lo, &rows.r_hi);
         const T* xg = p.x + n * xs.n + grp * g.cg * xs.c;
+        if (in_place) {
+          rows.ring = xg;
+          rows.ring_rows = 0;
+          rows.row_elems = xs.h;
+          body(rows, n, grp, b, oh);
+          continue;
+        }
+        rows.ring = ring;
+        rows.ring_rows = st.rows;
+        rows.row_elems = row_elems;
         for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
           const int64_t ih = rows.ih0 + r * g.dh;
           const int64_t slot = ih % st.rows;
@@ -258,9 +403,7 @@ struct DirectCompute {
             tag[slot] = want;
           }
         }
-        ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
-          kGeneralBlocks[np - 1](p, rows, n, grp, b, oh, ow0);
-        });
+        body(rows, n, grp, b, oh);
       }
     }
   }
@@ -290,9 +433,12 @@ struct DirectCompute {
   // acc[j][v] = sum over r, s, c of w[k0 + v*kLanes + lane, c, r, s] *
   //             x[n, c0 + c, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
   // for the block's channels k0.. and pixels ow0.., then Store.
-  // NP: the block's pixels (ForEachPixelBlock). The strip's rows are padded,
-  // so every tap reads inside them: no test per pixel.
-  template <int64_t NP>
+  // NP: the block's pixels (ForEachPixelBlock); KV: its vectors of output
+  // channels, kDirectVectors or, for a last block of at most kLanes
+  // channels, 1 (the packing's second vector, all zeros, is not read). The
+  // strip's rows are padded, so every tap reads inside them: no test per
+  // pixel.
+  template <int64_t NP, int64_t KV>
   static void GeneralBlock(const DirectProblem<T>& p, const Rows& rows,
                            int64_t n, int64_t grp, int64_t b, int64_t oh,
                            int64_t ow0) {
@@ -304,9 +450,9 @@ struct DirectCompute {
     int64_t off[NP];
     for (int64_t j = 0; j < NP; ++j) off[j] = j * g.sw * cg;
 
-    V acc[NP][kDirectVectors];
+    V acc[NP][KV];
     for (int64_t j = 0; j < NP; ++j)
-      for (int64_t v = 0; v < kDirectVectors; ++v) acc[j][v] = V{};
+      for (int64_t v = 0; v < KV; ++v) acc[j][v] = V{};
 
     for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
       const T* xrow = rows.Row(r, g.dh) + ow0 * g.sw * cg;
@@ -314,13 +460,13 @@ struct DirectCompute {
       for (int64_t s = 0; s < g.kw; ++s) {
         const T* xc = xrow + s * g.dw * cg;
         for (int64_t c = 0; c < cg; ++c, ++xc, w += kBlock) {
-          V wv[kDirectVectors];
-          for (int64_t v = 0; v < kDirectVectors; ++v) {
+          V wv[KV];
+          for (int64_t v = 0; v < KV; ++v) {
             wv[v] = Vec::Load(w + v * kLanes);
           }
           for (int64_t j = 0; j < NP; ++j) {
             const T xj = xc[off[j]];
-            for (int64_t v = 0; v < kDirectVectors; ++v) {
+            for (int64_t v = 0; v < KV; ++v) {
               acc[j][v] += xj * wv[v];
             }
           }
@@ -331,6 +477,207 @@ struct DirectCompute {
     Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
           p.y + n * p.ys.n + k0 * p.ys.c + oh * p.ys.h + ow0 * p.ys.w,
           p.ys.c, p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock));
+  }
+
+  // ---- planar depthwise form (NCHW) ---------------------------------------
+
+  // Every (image, group) is a task: its input channel zero-padded into the
+  // thread's plane, then every output row's pixels in blocks of up to
+  // kPlanarVectors vectors, each block for the group's output channels in
+  // turn (they read the same rows).
+  static void RunPlanar(const DirectProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const PlanarPlane pl = PlanarPlaneOf(g);
+    const int64_t vectors = (g.ow + kLanes - 1) / kLanes;
+    // Stride 1 and 2 have kernels of their own (one load, a load pair and
+    // a shuffle); others gather.
+    const auto& blocks = kPlanarBlocks[g.sw == 1 ? 0 : g.sw == 2 ? 1 : 2];
+    T* planes = static_cast<T*>(p.workspace);
+#pragma omp parallel num_threads(p.threads)
+    {
+      T* plane = planes + omp_get_thread_num() * pl.elements;
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < g.n * g.groups; ++t) {
+        const int64_t n = t / g.groups, grp = t % g.groups;
+        PackPlane(g, p.x + n * p.xs.n + grp * p.xs.c, pl, plane);
+        for (int64_t oh = 0; oh < g.oh; ++oh) {
+          const T* rows = plane + oh * g.sh * pl.width;
+          ForEachPixelBlock<kPlanarVectors>(
+              vectors, [&](int64_t v0, int64_t nv) {
+                for (int64_t k = grp * g.kg; k < (grp + 1) * g.kg; ++k) {
+                  blocks[nv - 1](p, rows, pl.width, n, k, oh, v0 * kLanes);
+                }
+              });
+        }
+      }
+    }
+  }
+
+  // plane[i][j] = x[ih = i - ph][iw = j - pw] of one channel (src: its
+  // first element), zero outside the input, for the plane's rows and
+  // columns; then the slack's zeros.
+  static void PackPlane(const Conv2dGeometry& g, const T* src,
+                        const PlanarPlane& pl, T* plane) {
+    const int64_t lo = std::min(g.pw, pl.width);
+    const int64_t hi = std::max(lo, std::min(g.pw + g.w, pl.width));
+    for (int64_t i = 0; i < pl.rows; ++i) {
+      T* dst = plane + i * pl.width;
+      const int64_t ih = i - g.ph;
+      if (ih < 0 || ih >= g.h) {
+        std::fill(dst, dst + pl.width, T(0));
+        continue;
+      }
+      std::fill(dst, dst + lo, T(0));
+      if (hi > lo) {  // columns [lo, hi) are input columns lo - pw..
+        const T* row = src + ih * g.w;  // NCHW: a row is contiguous
+        std::copy(row + (lo - g.pw), row + (hi - g.pw), dst + lo);
+      }
+      std::fill(dst + hi, dst + pl.width, T(0));
+    }
+    T* slack = plane + pl.rows * pl.width;
+    std::fill(slack, slack + pl.slack, T(0));
+  }
+
+  // acc[v] lane l = sum over r, s of w[k, 0, r, s] *
+  //   plane[oh*sh + r*dh][(ow0 + v*kLanes + l)*sw + s*dw]
+  // (rows: the plane's row oh*sh, of `width` columns), then bias and
+  // activation, stored for the pixels < ow. SW: the stride, or 0 for any.
+  template <int64_t NV, int64_t SW>
+  static void PlanarBlock(const DirectProblem<T>& p, const T* rows,
+                          int64_t width, int64_t n, int64_t k, int64_t oh,
+                          int64_t ow0) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t sw = SW ? SW : g.sw;
+    const T* w = p.packed + k * g.kh * g.kw;
+    V acc[NV];
+    for (int64_t v = 0; v < NV; ++v) acc[v] = V{};
+    for (int64_t r = 0; r < g.kh; ++r) {
+      const T* xrow = rows + r * g.dh * width + ow0 * sw;
+      for (int64_t s = 0; s < g.kw; ++s) {
+        const T ws = w[r * g.kw + s];
+        const T* src = xrow + s * g.dw;
+        for (int64_t v = 0; v < NV; ++v) {
+          acc[v] += ws * LoadStrided<SW>(src + v * kLanes * sw, sw);
+        }
+      }
+    }
+    StorePixels(acc, p.bias ? p.bias[k] : T(0), p.act,
+                std::min(NV * kLanes, g.ow - ow0),
+                p.y + n * p.ys.n + k * p.ys.c + oh * p.ys.h + ow0);  // ys.w 1
+  }
+
+  // x[0], x[sw], ..., x[(kLanes - 1)*sw]: one load at stride 1, two and a
+  // shuffle at 2, gathered through memory otherwise (SW = 0).
+  template <int64_t SW>
+  static V LoadStrided(const T* x, int64_t sw) {
+    if (SW == 1) return Vec::Load(x);
+    if (SW == 2) return Vec::LoadStride2(x);
+    alignas(kVectorBytes) T gathered[kLanes];
+    for (int64_t l = 0; l < kLanes; ++l) gathered[l] = x[l * sw];
+    return Vec::Load(gathered);
+  }
+
+  // ---- pointwise form (NCHW 1x1) -----------------------------------------
+
+  // Output channels of a pointwise sub-block, and its most vectors of
+  // pixels.
+  static constexpr int64_t kPointRows = kBlock / 4;
+  static constexpr int64_t kPointVectors = 3;
+
+  // Every (image, group, run of up to kPointVectors vectors of pixels,
+  // block of kBlock output channels) is a task; the blocks of one run are
+  // consecutive, so a thread reuses the run's input (cg x its pixels) from
+  // its cache. A plane's vectors are split into runs of near-equal widths
+  // (as ForEachPixelBlock: 4 vectors are 2 + 2, not 3 + 1).
+  static void RunPointwise(const DirectProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t plane = g.h * g.w;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    const int64_t vectors = (plane + kLanes - 1) / kLanes;
+    const int64_t runs = (vectors + kPointVectors - 1) / kPointVectors;
+    const int64_t base = vectors / runs, wider = vectors % runs;
+#pragma omp parallel for schedule(static) num_threads(p.threads)
+    for (int64_t t = 0; t < g.n * g.groups * runs * blocks; ++t) {
+      const int64_t b = t % blocks;
+      const int64_t run = (t / blocks) % runs;
+      const int64_t image = t / (blocks * runs);  // n * groups + grp
+      const int64_t nv = base + (run < wider ? 1 : 0);
+      const int64_t p0 = (run * base + std::min(run, wider)) * kLanes;
+      const int64_t kn = std::min(kBlock, g.kg - b * kBlock);
+      for (int64_t i0 = 0; i0 < kn; i0 += kPointRows) {
+        kPointwiseBlocks[nv - 1](p, image / g.groups, image % g.groups, b, i0,
+                                 std::min(kPointRows, kn - i0), p0);
+      }
+    }
+  }
+
+  // acc[i][v] lane l = sum over c of w[k0 + i, c] * x[n, c0 + c, p0 + v*kLanes + l]
+  // for the sub-block's rows k0 + i (k0: channel i0 of block b of group
+  // grp; rows < rn stored) and NV vectors of flat pixels from p0, then
+  // bias and activation, stored for the pixels inside the plane. Whole
+  // vectors are loaded, those past the plane's end reading the next planes
+  // (lanes not stored), except where they would pass the end of the
+  // tensor: the last channels (more than one where planes are smaller
+  // than a block) are loaded lane by lane.
+  template <int64_t NV>
+  static void PointwiseBlock(const DirectProblem<T>& p, int64_t n,
+                             int64_t grp, int64_t b, int64_t i0, int64_t rn,
+                             int64_t p0) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t plane = g.h * g.w;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    const int64_t count = std::min(NV * kLanes, plane - p0);
+    // packed[grp][b][c][kBlock] (the general form's packing of a 1x1).
+    const T* w = p.packed + (grp * blocks + b) * g.cg * kBlock + i0;
+    const T* x = p.x + (n * g.c + grp * g.cg) * plane + p0;
+    // Channels c < whole: x + c*plane + NV*kLanes <= the tensor's end.
+    const int64_t left = p.x + g.n * g.c * plane - x - NV * kLanes;
+    const int64_t whole = left < 0 ? 0 : std::min(g.cg, left / plane + 1);
+    V acc[kPointRows][NV];
+    for (int64_t i = 0; i < kPointRows; ++i)
+      for (int64_t v = 0; v < NV; ++v) acc[i][v] = V{};
+    for (int64_t c = 0; c < g.cg; ++c, x += plane, w += kBlock) {
+      V in[NV];
+      if (c < whole) {
+        for (int64_t v = 0; v < NV; ++v) in[v] = Vec::Load(x + v * kLanes);
+      } else {
+        for (int64_t v = 0; v < NV; ++v) {
+          in[v] = V{};
+          for (int64_t l = 0; l < kLanes && v * kLanes + l < count; ++l) {
+            in[v][l] = x[v * kLanes + l];
+          }
+        }
+      }
+      for (int64_t i = 0; i < kPointRows; ++i) {
+        const T wi = w[i];
+        for (int64_t v = 0; v < NV; ++v) acc[i][v] += wi * in[v];
+      }
+    }
+    const int64_t k0 = grp * g.kg + b * kBlock + i0;
+    for (int64_t i = 0; i < rn; ++i) {
+      StorePixels(acc[i],
+                  p.bias ? p.bias[(grp * blocks + b) * kBlock + i0 + i] : T(0),
+                  p.act, count, p.y + n * p.ys.n + (k0 + i) * p.ys.c + p0);
+    }
+  }
+
+  // The planar and pointwise forms' epilogue: y[j] = act(acc lane j +
+  // bias) for the first `count` lanes of NV vectors (one output channel's
+  // contiguous pixels), through a buffer so a partial vector is not stored
+  // past them.
+  template <int64_t NV>
+  static void StorePixels(const V (&acc)[NV], T bias,
+                          const Activation::Bounds<T>& act, int64_t count,
+                          T* y) {
+    alignas(kVectorBytes) T out[NV * kLanes];
+    const bool clamp = act.enabled && act.fn == ActivationFn::kIdentity;
+    for (int64_t v = 0; v < NV; ++v) {
+      V o = acc[v] + bias;
+      if (clamp) o = ActivateVector(act, o);
+      Vec::Store(out + v * kLanes, o);
+    }
+    if (act.enabled && !clamp) ApplyActivation(act, out, count);
+    std::copy(out, out + count, y);
   }
 
   // ---- depthwise form (NHWC) ----------------------------------------------
@@ -490,10 +837,20 @@ struct DirectCompute {
   static constexpr int64_t kDepthwisePixels = kPixels * 2 / 3;
 
   // The kernels of each block width, 1..kPixels.
-  static constexpr std::array<GeneralFn, kPixels> kGeneralBlocks =
-      GeneralTable(std::make_index_sequence<kPixels>{});
+  // The general form's kernels, [vectors of channels - 1][pixels - 1].
+  static_assert(kDirectVectors == 2, "kGeneralBlocks lists both widths");
+  static constexpr std::array<std::array<GeneralFn, kPixels>, kDirectVectors>
+      kGeneralBlocks = {GeneralTable<1>(std::make_index_sequence<kPixels>{}),
+                        GeneralTable<2>(std::make_index_sequence<kPixels>{})};
   static constexpr std::array<BlockFn, kPixels> kDepthwiseBlocks =
       DepthwiseTable(std::make_index_sequence<kPixels>{});
+  static constexpr std::array<PointwiseFn, kPointVectors> kPointwiseBlocks =
+      PointwiseTable(std::make_index_sequence<kPointVectors>{});
+  // The planar form's kernels, [stride 1, 2, other][vectors - 1].
+  static constexpr std::array<std::array<PlanarFn, kPlanarVectors>, 3>
+      kPlanarBlocks = {PlanarTable<1>(std::make_index_sequence<kPlanarVectors>{}),
+                       PlanarTable<2>(std::make_index_sequence<kPlanarVectors>{}),
+                       PlanarTable<0>(std::make_index_sequence<kPlanarVectors>{})};
 };
 
 }  // namespace

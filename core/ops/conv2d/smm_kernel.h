@@ -115,10 +115,16 @@ struct SmmCompute {
                 in[v] = Vec::LoadStride2(src + 2 * v * lanes);
               }
             } else {
-              for (int64_t v = 0; v < kVectors; ++v)
-                for (int64_t l = 0; l < lanes; ++l) {
-                  in[v][l] = src[(v * lanes + l) * g.sw];
-                }
+              // Other strides: each vector gathered into memory and loaded
+              // whole (assigning lanes of a not yet written vector left it
+              // "maybe uninitialized" to GCC).
+              alignas(kVectorBytes) T gathered[kWidth];
+              for (int64_t j = 0; j < kWidth; ++j) {
+                gathered[j] = src[j * g.sw];
+              }
+              for (int64_t v = 0; v < kVectors; ++v) {
+                in[v] = Vec::Load(gathered + v * lanes);
+              }
             }
             for (int64_t i = 0; i < kKb; ++i) {
               const T wi = w[i];
