@@ -16,7 +16,10 @@ How the op works, and what it costs:
     call. A plain onnxruntime.InferenceSession with `session_options()`
     also runs the rewritten file: the extension then copies W into every
     call, and the cache key adds a fingerprint of 64 evenly spaced values
-    of W (so a model whose initializers were edited gets new layers).
+    of W (so a model whose initializers were edited gets new layers). The
+    held layers serve only calls whose W is the empty shared one, so a
+    plain session beside an ai3.onnx.InferenceSession of the same file
+    (same node keys) never runs the held weights in place of its own.
     The cache is bounded (CACHE_LIMIT, least recently used first); an
     InferenceSession drops its nodes' layers when it is collected, and
     `clear_cache()` empties it.
@@ -132,7 +135,12 @@ def _kernel(x: np.ndarray, w: np.ndarray, **attrs: Any) -> np.ndarray:
     if x.dtype != np.float32:
         raise errors.DTypeError(f"ai3's ONNX op takes float32, got {x.dtype}")
     node_key = attrs["node_key"]
-    held = _held.get(node_key)
+    # Only an ai3.onnx.InferenceSession's node reads the empty shared W; a
+    # plain ORT session over the same file (same node keys, maybe edited
+    # weights) passes its own W and must not get the held layer.
+    held = _held.get(node_key) if w.size == 0 else None
+    if w.size == 0 and held is None:
+        raise errors.InvalidArgument(f"node '{attrs['node']}' got an empty weights input and no session holds its weights")
     key = (node_key, attrs["algorithm"]) if held is not None else (node_key, attrs["algorithm"], _fingerprint(w))
     with _lock:
         layer = _cache.get(key)
@@ -214,7 +222,7 @@ def _hook(k_id: int, feed: Any, attributes: Any) -> tuple:
         return _stock_hook(k_id, feed, attributes)
     attrs: dict[str, Any] = attributes
     try:
-        run = _bound.get((attrs["node_key"], attrs["algorithm"]))
+        run = _bound.get((attrs["node_key"], attrs["algorithm"])) if feed[1].size == 0 else None
         if run is not None:  # the floor: one dict look-up, then the core
             out = run(feed[0])
             return (k_id, out.shape, out.reshape(-1))
