@@ -579,6 +579,11 @@ def test_python_op_without_a_held_session_still_runs():
     w.CopyFrom(numpy_helper.from_array(2 * numpy_helper.to_array(w), w.name))
     edited = ort.InferenceSession(model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(edited.run(None, {"x": x})[0], 2 * want, rtol=1e-5, atol=1e-6)
+    # A layer without weights: its W is empty in every session.
+    relu = ai3.onnx.swap_relu(model_of("resnet18"))
+    _, x, ref = exported("resnet18", 17)
+    plain = ort.InferenceSession(relu.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(plain.run(None, {"input": x})[0], ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
 if __name__ == "__main__":

@@ -137,10 +137,10 @@ def _kernel(x: np.ndarray, w: np.ndarray, **attrs: Any) -> np.ndarray:
     node_key = attrs["node_key"]
     # Only an ai3.onnx.InferenceSession's node reads the empty shared W; a
     # plain ORT session over the same file (same node keys, maybe edited
-    # weights) passes its own W and must not get the held layer.
+    # weights) passes its own W and must not get the held layer. (An empty
+    # W that nobody holds is unpacked as it is: right for a layer without
+    # weights, a ShapeError naming the weight otherwise.)
     held = _held.get(node_key) if w.size == 0 else None
-    if w.size == 0 and held is None:
-        raise errors.InvalidArgument(f"node '{attrs['node']}' got an empty weights input and no session holds its weights")
     key = (node_key, attrs["algorithm"]) if held is not None else (node_key, attrs["algorithm"], _fingerprint(w))
     with _lock:
         layer = _cache.get(key)
