@@ -14,11 +14,8 @@ the largest output differences. Issue-15 targets, met / NOT met per row:
 Every row not met is profiled: ai3.Model.profile and/or ORT's own profile of
 the rewritten graph, beside ORT's profile of the original.
 
-Then the cost of one ai3 node on the in-graph path: chains of N trivial
-nodes (Relu on a (1, 64) tensor; a 1x1 Conv on (1, 4, 8, 8)) run by plain
-ORT and, rewritten to ai3 nodes, by ai3.onnx.InferenceSession; the slope
-(t(N) - t(1)) / (N - 1) of each is its per-node cost, and the difference is
-what one ai3 node adds.
+The cost of one ai3 node on the in-graph path (chains of trivial nodes, ORT's
+own against ai3's) is measured by //bench:overhead.
 
 Writes bench/results/onnx_models.md, onnx_models.png and
 onnx_models_profiles.md.
@@ -33,7 +30,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable
+from typing import Any
 
 from absl import app, flags
 
@@ -45,77 +42,10 @@ timing.define_model_flags(MODELS, "torchvision model names (weights=None).", ["1
                           "Threads for ONNX Runtime and ai3.", "onnx_models")
 flags.DEFINE_integer("opset", 17, "ONNX opset of the export.")
 flags.DEFINE_string("conv2d", "auto", 'The conv2d selector for both routes ("auto" measures each layer).')
-flags.DEFINE_integer("chain", 200, "Nodes in the long chain of the per-node cost measurement (0: skip it).")
 
 SWAP_BACKEND_TARGET = 0.9
 REWRITTEN_TARGET = 1.1
 NAN = float("nan")
-
-
-def chain_model(op: str, count: int) -> Any:
-    """An ONNX graph of `count` trivial `op` nodes in a row: Relu on
-    (1, 64), or a 1x1 Conv 4 -> 4 channels on (1, 4, 8, 8)."""
-    import numpy as np
-    import onnx
-    from onnx import helper, numpy_helper
-
-    shape = [1, 64] if op == "Relu" else [1, 4, 8, 8]
-    nodes, inits = [], []
-    for i in range(count):
-        src, dst = f"t{i}", ("y" if i == count - 1 else f"t{i + 1}")
-        if op == "Relu":
-            nodes.append(helper.make_node("Relu", [src], [dst], name=f"relu{i}"))
-        else:
-            w = numpy_helper.from_array(np.full((4, 4, 1, 1), 0.25, np.float32), f"w{i}")
-            inits.append(w)
-            nodes.append(helper.make_node("Conv", [src, f"w{i}"], [dst], name=f"conv{i}", kernel_shape=[1, 1]))
-    graph = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, shape)], inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), np.random.default_rng(0).standard_normal(shape).astype(np.float32)
-
-
-def per_node_cost(options: Callable[[], Any], count: int, reps: int) -> list[list[str]]:
-    """Rows of the per-node cost table: for each trivial op, ORT's and the
-    in-graph ai3 node's microseconds per call at 1 and `count` nodes, and
-    the slope of each."""
-    import onnxruntime as ort
-
-    import time
-
-    import ai3.onnx
-
-    rows = []
-    for op, swap in (("Relu", ai3.onnx.swap_relu), ("Conv", ai3.onnx.swap_conv2d)):
-        per_call: dict[tuple[str, int], float] = {}
-        for n in (1, count):
-            model, x = chain_model(op, n)
-            sessions = {
-                "ORT": ort.InferenceSession(model.SerializeToString(), options(), providers=["CPUExecutionProvider"]),
-                "ai3": ai3.onnx.InferenceSession(swap(model, "default"), options()),
-            }
-            for side, s in sessions.items():
-                feed = {"t0": x}
-                s.run(None, feed)
-                # Calls per timed run: one call of a short chain is a few
-                # microseconds (too short to time alone); aim at ~0.1 s.
-                start = time.perf_counter()
-                s.run(None, feed)
-                calls = max(1, min(1000, int(0.1 / max(time.perf_counter() - start, 1e-7))))
-
-                def run(s=s, feed=feed, calls=calls) -> None:
-                    for _ in range(calls):
-                        s.run(None, feed)
-
-                per_call[(side, n)] = timing.median_seconds(run, reps) / calls
-        slope = {side: (per_call[(side, count)] - per_call[(side, 1)]) / (count - 1) for side in ("ORT", "ai3")}
-        us = lambda s: f"{s * 1e6:.1f}"  # noqa: E731
-        rows.append([
-            op, us(per_call[("ORT", 1)]), us(per_call[("ORT", count)]), us(per_call[("ai3", 1)]), us(per_call[("ai3", count)]),
-            us(slope["ORT"]), us(slope["ai3"]), us(slope["ai3"] - slope["ORT"]),
-        ])
-    return rows
 
 
 def main(argv: list[str]) -> None:
@@ -218,14 +148,6 @@ def main(argv: list[str]) -> None:
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     sections = [(title, headers, rows)]
-    if FLAGS.chain > 1:
-        cost_headers = ["node", "ORT 1 node us", f"ORT {FLAGS.chain} us", "ai3 1 node us", f"ai3 {FLAGS.chain} us", "ORT us/node",
-                        "ai3 us/node", "extra us per ai3 node"]
-        cost_rows = per_node_cost(options, FLAGS.chain, FLAGS.reps)
-        cost_title = f"cost of one node on the in-graph path: chains of 1 and {FLAGS.chain} trivial nodes, per call (median)"
-        print(f"\n{cost_title}\n")
-        print(timing.format_table(cost_headers, cost_rows))
-        sections.append((cost_title, cost_headers, cost_rows))
     counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
     summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT met on {counts[9]} of {len(rows)} rows; "
                f"rewritten graph <= {REWRITTEN_TARGET}x ORT met on {counts[10]} of {len(rows)} rows")
@@ -236,7 +158,7 @@ def main(argv: list[str]) -> None:
         ("torchvision models via ONNX: ONNX Runtime and ai3", sections,
          [f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
           "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
-          "every ai3 node's call crosses into Python, which the per-node cost table measures."]),
+          "every ai3 node's call crosses into Python, whose cost per node //bench:overhead measures."]),
         ("ONNX models: where the time goes on rows not meeting their issue-15 targets", entries,
          ["ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run "
           "dropped; in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."]),

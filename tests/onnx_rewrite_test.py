@@ -148,7 +148,11 @@ def test_every_op(name):
     for op in ALL_OPS:
         model = ai3.onnx.swap_operation(op, model, "default")
     assert {n.op_type for n in ai3_nodes(model)} == {"Layer"}
-    assert {"conv2d", "relu", "linear", "adaptiveavgpool2d", "flatten"} <= set(ai3_ops(model))
+    assert {"conv2d", "linear", "adaptiveavgpool2d", "flatten"} <= set(ai3_ops(model))
+    # Each ReLU is an ai3 relu node or folded into the conv before it
+    # (inception_v3's every ReLU follows a conv).
+    assert "Relu" not in {n.op_type for n in model.graph.node}
+    assert "relu" in ai3_ops(model) or name == "inception_v3"
     run_and_compare(model, name, 17, 1e-4)
 
 
@@ -166,13 +170,16 @@ def test_attributes_and_opset():
     first = ai3_nodes(model)[0]
     orig = next(n for n in original.graph.node if n.op_type == "Conv")
     assert first.op_type == "Layer" and first.name == orig.name
-    assert list(first.output) == list(orig.output) and first.input[0] == orig.input[0]
+    # The stem's ReLU is folded in: the node ends where that ReLU did.
+    relu = next(n for n in original.graph.node if n.op_type == "Relu")
+    assert list(relu.input) == list(orig.output)
+    assert list(first.output) == list(relu.output) and first.input[0] == orig.input[0]
     a = attrs_of(first)
     assert a["op"] == "conv2d" and a["algorithm"] == "gemm"
     # The core's attributes, as JSON: ONNX pads [t, l, b, r] as (top, bottom, left, right).
     core = json.loads(a["attrs"])
     assert core["padding"] == [3, 3, 3, 3] and core["stride"] == [2, 2] and core["dilation"] == [1, 1]
-    assert core["groups"] == 1
+    assert core["groups"] == 1 and core["activation"] == [0.0, float("inf")]
     # W holds the 7x7 weight (the export has no conv bias: batch norms folded in by torch, bias null).
     weights = dict((name, shape) for name, shape in json.loads(a["weights"]))
     assert weights["weight"] == [64, 3, 7, 7]
@@ -509,6 +516,74 @@ def test_partition_splits_around_an_unsupported_op():
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
     with pytest.raises(ai3.InvalidSelector):
         ai3.onnx.partition(original, lambda node: "gemm")
+
+
+@pytest.mark.parametrize("name", ["mobilenet_v2", "resnet18"])
+def test_swap_conv2d_folds_the_activation_after_a_conv(name):
+    # A conv's ReLU / Clip(0, 6) read by nothing else becomes the ai3 node's
+    # epilogue (ai3.fusion's rule), so it is not an ORT node after it.
+    original = model_of(name)
+    model = ai3.onnx.swap_conv2d(original, "default")
+    kinds = [n.op_type for n in model.graph.node]
+    fused = [json.loads(attrs_of(n)["attrs"]).get("activation") for n in ai3_nodes(model)]
+    if name == "mobilenet_v2":  # every Clip follows a conv
+        assert "Clip" not in kinds and fused.count([0.0, 6.0]) == 35
+    else:  # the stem's and each block's first ReLU; the ReLUs after an Add stay ORT's
+        assert kinds.count("Relu") == 8 and sum(a is not None for a in fused) == 9
+    run_and_compare(model, name, 17, 1e-4)
+
+
+def _one_conv_any_channels() -> onnx.ModelProto:
+    """A 1x1 Conv 4 -> 4 whose input's dims are all symbolic, so ORT passes
+    an input of any channel count on to the node."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.full((4, 4, 1, 1), 0.25, np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[1, 1])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "c", "h", "w"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4, "h", "w"])], [w])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_bad_input_to_a_prepared_node_is_an_ai3_error():
+    # After its first call a node runs its prepared core layer directly
+    # (ai3.onnx.session._bound); a wrong input then is still the core's
+    # ai3 error naming the node, and the node keeps working.
+    original = _one_conv_any_channels()
+    sess = ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(original, "default", sample_input_shape=[1, 4, 8, 8]))
+    ref_sess = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).standard_normal((1, 4, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], ref_sess.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
+    with pytest.raises(ai3.ShapeError, match="ONNX node 'conv'"):
+        sess.run(None, {"x": x[:, :3]})
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], ref_sess.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_python_op_without_a_held_session_still_runs():
+    # The portable path: a plain onnxruntime.InferenceSession over the
+    # rewritten file (W copied into every call, layers cached by node key
+    # and a fingerprint of W), beside an ai3.onnx.InferenceSession of the
+    # same file, whose nodes are bound; edited weights give new layers.
+    from onnx import numpy_helper
+
+    original = _one_conv_any_channels()
+    model = ai3.onnx.swap_conv2d(original, "default", sample_input_shape=[1, 4, 8, 8])
+    x = np.random.default_rng(1).standard_normal((2, 4, 5, 5)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    held = ai3.onnx.InferenceSession(model)
+    plain = ort.InferenceSession(model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
+    for sess in (held, plain, held):
+        np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+    w = model.graph.initializer[0]
+    w.CopyFrom(numpy_helper.from_array(2 * numpy_helper.to_array(w), w.name))
+    edited = ort.InferenceSession(model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(edited.run(None, {"x": x})[0], 2 * want, rtol=1e-5, atol=1e-6)
+    # A layer without weights: its W is empty in every session.
+    relu = ai3.onnx.swap_relu(model_of("resnet18"))
+    _, x, ref = exported("resnet18", 17)
+    plain = ort.InferenceSession(relu.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(plain.run(None, {"input": x})[0], ref, rtol=1e-4, atol=1e-4 * np.abs(ref).max())
 
 
 if __name__ == "__main__":

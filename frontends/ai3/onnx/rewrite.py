@@ -21,6 +21,11 @@ here with no other code.
       lacks splits it into regions around ORT's own node. A region that
       would need several inputs or outputs stays ORT's.
 
+swap_conv2d (and swap_linear) also folds the activation after the layer
+into it where ai3.fusion would (a ReLU / Clip / SiLU ... that nothing else
+reads): one ai3 node, one crossing into ai3, instead of an ai3 node and an
+ORT node.
+
 Every ai3 node has the one node type "ai3::Layer" with inputs (X, W) and
 string attributes
   - `op`: the core op ("conv2d", ...), or "model" for a region;
@@ -41,6 +46,7 @@ later rewrite still knows them). Models with one input and one output.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import uuid
@@ -50,11 +56,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ai3 import _core, errors, frontend, selection
+from ai3 import _core, errors, frontend, fusion, selection
 from ai3 import model as ai3_model
 from ai3.onnx import graph
 from ai3.selection import Selector
-from ai3.spec import LayerSpec
+from ai3.spec import MODEL_INPUT, LayerSpec
 
 DOMAIN = "ai3"
 DOMAIN_VERSION = 1
@@ -229,8 +235,35 @@ def swap_operation(
     chosen = selection.select(op, algos, candidates, allow_keep=True)
     for (g, spec, (x, y)), algorithm in zip(units, chosen):
         if algorithm not in selection.KEEP_NAMES:
-            rewrite.replace(g.nodes, x, y, op, ai3_model.spec_attrs(spec, "NCHW"), spec.weights, algorithm, spec.name)
+            nodes, y, spec = _with_activation(rewrite, g, spec, y, algorithm)
+            rewrite.replace(nodes, x, y, op, ai3_model.spec_attrs(spec, "NCHW"), spec.weights, algorithm, spec.name)
     return rewrite.finish()
+
+
+def _with_activation(rewrite: _Rewrite, group: graph.Group, spec: LayerSpec, y: str, algorithm: str) -> tuple[list, str, LayerSpec]:
+    """The nodes, output and spec of an ai3 node with the activation after
+    it folded in, where ai3.fusion.fuse_activations (the rule swap_backend
+    follows) would fold it: a conv2d's ReLU / Clip / SiLU ... read by
+    nothing else becomes the layer's epilogue, so the pair is one crossing
+    into ai3 and one pass over memory instead of an ai3 node and an ORT
+    node. Otherwise the group as it is."""
+    nm = rewrite.map
+    s = nm.tensors.get(y)
+    readers = [k for k, g in enumerate(nm.groups) if len(g.specs) == 1 and nm.specs[g.specs[0]].inputs == [s]]
+    if s is None or len(readers) != 1 or rewrite.consumers.get(y, 0) != 1:
+        return group.nodes, y, spec
+    after = nm.groups[readers[0]]
+    nodes = group.nodes + after.nodes
+    ends = rewrite.boundary(nodes)
+    if ends is None:
+        return group.nodes, y, spec
+    # The pair as a two-spec model: spec 0 reads the model input, the activation reads it and is the output.
+    pair = [dataclasses.replace(spec, inputs=[MODEL_INPUT], attrs=dict(spec.attrs)),
+            dataclasses.replace(nm.specs[after.specs[0]], inputs=[0])]
+    fused, _, _ = fusion.fuse_activations(pair, 1, {0: algorithm})
+    if len(fused) != 1:
+        return group.nodes, y, spec
+    return nodes, ends[1], dataclasses.replace(spec, attrs=fused[0].attrs)
 
 
 def _regions(nm: graph.NodeMap) -> list[list[int]]:
