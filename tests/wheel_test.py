@@ -49,9 +49,9 @@ def test_wheel_installs_and_imports() -> None:
     assert os.path.exists(os.path.join(target, "ai3", "_core.so"))
     assert os.path.exists(os.path.join(target, "ai3", "_tf_ops.so"))
     assert os.path.exists(os.path.join(target, "ai3", "libdnnl.so.3"))
-    script = (
+    script = f"TARGET = {target!r}\n" + (
         "import numpy as np, ai3\n"
-        "assert ai3.__file__.startswith(%r), ai3.__file__\n"
+        "assert ai3.__file__.startswith(TARGET), ai3.__file__\n"
         "x = np.ones((1, 2, 4, 4), np.float32)\n"
         "y = ai3.layers.Conv2d(np.ones((3, 2, 3, 3), np.float32), padding=1, algorithm='gemm')(x)\n"
         "assert y.shape == (1, 3, 4, 4) and y[0, 0, 1, 1] == 18.0, y\n"
@@ -63,7 +63,7 @@ def test_wheel_installs_and_imports() -> None:
         "assert np.allclose(g, r, rtol=1e-4, atol=1e-4), abs(g - r).max()\n"
         "maps = open('/proc/self/maps').read().split()\n"
         "dnnl = {p for p in maps if p.endswith('/libdnnl.so.3')}\n"
-        "assert dnnl == {%r + '/ai3/libdnnl.so.3'}, dnnl\n"
+        "assert dnnl == {TARGET + '/ai3/libdnnl.so.3'}, dnnl\n"
         "gomp = {p for p in maps if '/libgomp' in p}\n"
         "assert len(gomp) == 1, gomp\n"
         "print(sorted(ai3.algorithms()['conv2d']))\n"
@@ -73,7 +73,7 @@ def test_wheel_installs_and_imports() -> None:
         "s = ai3.keras.swap_conv2d(m, 'gemm')\n"
         "x = np.random.rand(1, 6, 6, 2).astype(np.float32)\n"
         "assert np.allclose(s(x), m(x), atol=1e-5)\n"
-    ) % (target, target)
+    )
     out = subprocess.run(
         [sys.executable, "-c", script], cwd=target, env=clean_env(target, target), capture_output=True, text=True
     )
@@ -206,8 +206,19 @@ def test_install_all_extras_in_a_fresh_venv() -> None:
     # next: every requirement the wheel declares for it, against what the
     # fresh venv sees.
     install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", python, "install", "--no-index", "--no-deps",
-         "--disable-pip-version-check", "--quiet", f"{WHEEL}[all]"],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "--quiet",
+            f"{WHEEL}[all]",
+        ],
         capture_output=True,
         text=True,
     )
@@ -218,7 +229,10 @@ def test_install_all_extras_in_a_fresh_venv() -> None:
     assert os.path.exists(os.path.join(site, "ai3", "_core.pyi"))
 
     run = subprocess.run(
-        [python, "-c", f"VENV = {venv!r}\n" + SWAPS], cwd=home, env=clean_env(None, home), capture_output=True,
+        [python, "-c", f"VENV = {venv!r}\n" + SWAPS],
+        cwd=home,
+        env=clean_env(None, home),
+        capture_output=True,
         text=True,
     )
     assert run.returncode == 0, run.stdout + run.stderr

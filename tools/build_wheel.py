@@ -99,12 +99,11 @@ def metadata(version: str, url: str, pins: dict[str, str], readme: str) -> str:
         "Requires-Python: >=3.11,<3.12",
     ]
     lines += [f"Requires-Dist: {pinned(pins, name)}" for name in CORE_REQUIREMENTS]
-    every = []
-    for extra, names in [*EXTRAS.items(), ("all", [n for names in EXTRAS.values() for n in names])]:
+    everything = [name for names in EXTRAS.values() for name in names]
+    for extra, names in [*EXTRAS.items(), ("all", everything)]:
         lines.append(f"Provides-Extra: {extra}")
         for name in names:
             lines.append(f'Requires-Dist: {pinned(pins, name)} ; extra == "{extra}"')
-        every += names
     lines.append("Description-Content-Type: text/markdown")
     return "\n".join(lines) + "\n\n" + readme
 
@@ -168,8 +167,11 @@ def main() -> None:
     with open(args.license, "rb") as f:
         files[f"{dist_info}/LICENSE"] = f.read()
     files[f"{dist_info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: ai3 tools/build_wheel.py\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n"
-    ).encode()
+        b"Wheel-Version: 1.0\n"
+        b"Generator: ai3 tools/build_wheel.py\n"
+        b"Root-Is-Purelib: false\n"
+        b"Tag: cp311-cp311-linux_x86_64\n"
+    )
     record = [record_line(name, data) for name, data in sorted(files.items())]
     record.append(f"{dist_info}/RECORD,,")
     files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()

@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Optional
 
 from ai3 import errors
 
 BUILD_INFO = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build_info.json")
 
 
-def built_version() -> Optional[str]:
+def built_version() -> str | None:
     """The TensorFlow version _tf_ops.so was built against, or None where it is not recorded."""
     if not os.path.exists(BUILD_INFO):
         return None
