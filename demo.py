@@ -1,83 +1,104 @@
-"""./bazelw run //:demo — a torchvision model swapped three ways.
+"""./bazelw run //:demo — what ai3 is for, in under a minute on 2 cores.
 
-Builds a torchvision model (default resnet18, weights=None), then
-  1. swap_backend: the whole network as an ai3.Model run by the core;
-  2. swap_conv2d with a list: the i-th convolution gets the i-th name of
-     --algorithms (cycled; a name a layer cannot take becomes "default");
-  3. swap_conv2d with a callable: winograd where it applies, else gemm;
-and prints the algorithm each layer got, latency next to unswapped PyTorch
-and the largest difference of outputs.
+resnet18 (torchvision, weights=None, batch 1, 224x224, float32):
+  1. ai3.plan with "auto" for conv2d: each convolution is timed alone on its
+     real input shape with every algorithm that can take it, and the fastest
+     is kept (the other ops keep "default"); the timings go to ai3's tuning
+     cache, so a second run re-times nothing;
+  2. the plan's ai3.Model (the whole network run by the core) and the plan as
+     a selector of ai3.swap_conv2d (the PyTorch model, its convolutions
+     swapped in place);
+  3. timed against PyTorch itself and ONNX Runtime on the model's ONNX
+     export, with the largest difference of outputs from PyTorch's;
+  4. prints the plan (per layer: the candidates' times and the choice) and
+     the end-to-end table, and writes explore's chart (ai3_demo/resnet18.png,
+     relative to where it was started) and the plan as JSON.
 """
 
 from __future__ import annotations
 
-import copy
-import itertools
 import os
+import time
 
 from absl import app, flags
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("model", "resnet18", "A torchvision classification model name.")
-flags.DEFINE_integer("batch", 1, "Batch size.")
+flags.DEFINE_string("model", "resnet18", "A torchvision classification model name (weights=None).")
 flags.DEFINE_integer("size", 224, "Input height and width.")
-flags.DEFINE_list("algorithms", ["gemm", "winograd", "implicit gemm", "smm"], "conv2d algorithms for the list selector.")
-flags.DEFINE_string("backend_conv2d", "default", "conv2d selector name for swap_backend.")
-flags.DEFINE_integer("threads", 2, "Threads.")
+flags.DEFINE_integer("threads", 2, "Threads for PyTorch, ONNX Runtime and ai3.")
+flags.DEFINE_string("out", "ai3_demo", "Folder for the chart and the plan (relative to where bazel run started).")
 
 
 def main(argv: list[str]) -> None:
     del argv
+    start = time.monotonic()
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
+    import copy
+
+    import numpy as np
+    import onnxruntime as ort
     import torch
-    import torchvision
+    from rich.console import Console
+    from rich.table import Table
 
     import ai3
-    from bench import timing
+    from ai3 import explore, tuning
+    from bench import zoo
 
     torch.set_num_threads(FLAGS.threads)
-    torch.manual_seed(0)
-    kwargs = {"init_weights": False, "aux_logits": False} if FLAGS.model in ("googlenet", "inception_v3") else {}
-    model = getattr(torchvision.models, FLAGS.model)(weights=None, **kwargs).eval()
-    x = torch.randn(FLAGS.batch, 3, FLAGS.size, FLAGS.size)
+    console = Console(width=120)
+    model = zoo.build(FLAGS.model)
+    shape = (1, 3, FLAGS.size, FLAGS.size)
+    x = torch.randn(shape)
+    load = os.getloadavg()[0]
+    console.print(
+        f"[bold]{FLAGS.model}[/bold], input {shape}, float32, {FLAGS.threads} threads "
+        f"(1-minute load average {load:.1f}: timings on a busy machine are noisy)"
+    )
+
+    console.print('planning: every conv2d timed with every applicable algorithm ("auto") ...')
+    plan = ai3.plan(model, shape, {"conv2d": "auto"})
+    backend = plan.model
+    swapped = ai3.swap_conv2d(copy.deepcopy(model), plan)
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = FLAGS.threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(zoo.export_onnx(model, x), options, providers=["CPUExecutionProvider"])
+    x_np = x.numpy()
+
     with torch.inference_mode():
-        want = model(x)
-        torch_s = timing.median_seconds(lambda: model(x))
+        want = model(x).numpy()
+        runners = {
+            "PyTorch": lambda: model(x),
+            "ONNX Runtime": lambda: session.run(None, {"input": x_np})[0],
+            "ai3 (auto), whole net": lambda: backend(x_np),
+            "ai3 swap_conv2d(plan)": lambda: swapped(x),
+        }
+        rows = []
+        for name, run in runners.items():
+            out = run()
+            diff = float(np.abs(np.asarray(out) - want).max())
+            seconds, _, _ = tuning.measure(lambda _x, run=run: run(), x_np)
+            plan.end_to_end[name] = seconds
+            rows.append((name, seconds, diff))
 
-    convs = [m for m in model.modules() if type(m) is torch.nn.Conv2d]
-    names = itertools.cycle(FLAGS.algorithms)
-    as_list = [name if ai3.torch.applicable(conv, name) else "default" for conv, name in zip(convs, names)]
+    console.print(plan.table())
+    table = Table(title=f"{FLAGS.model} end to end (median of repeated runs)")
+    for column in ("runner", "ms", "vs PyTorch", "max |out - PyTorch|"):
+        table.add_column(column, justify="left" if column == "runner" else "right")
+    torch_s = plan.end_to_end["PyTorch"]
+    for name, seconds, diff in rows:
+        table.add_row(name, f"{seconds * 1e3:.1f}", f"{seconds / torch_s:.2f}x", f"{diff:.1e}")
+    console.print(table)
 
-    def winograd_else_gemm(conv: torch.nn.Conv2d) -> str:
-        return "winograd" if ai3.torch.applicable(conv, "winograd") else "gemm"
-
-    results = []
-    per_layer: dict[str, list[str]] = {}
-    try:
-        backend = ai3.swap_backend(model, {"conv2d": FLAGS.backend_conv2d})
-        per_layer["swap_backend"] = [f"{op}:{algo}" for _, op, algo in backend.layers() if op == "conv2d"]
-        results.append(("swap_backend", backend))
-    except ai3.UnsupportedOperation as e:
-        print(f"swap_backend: not for {FLAGS.model} yet: {e}\n")
-    for label, selector in (("swap_conv2d(list)", as_list), ("swap_conv2d(callable)", winograd_else_gemm)):
-        swapped = ai3.swap_conv2d(copy.deepcopy(model), selector)
-        per_layer[label] = [f"conv2d:{algo}" for _, _, algo in ai3.torch.chosen_algorithms(swapped)]
-        results.append((label, swapped))
-
-    print(f"{FLAGS.model}, input {tuple(x.shape)}, float32, {FLAGS.threads} threads\n")
-    conv_names = [n for n, m in model.named_modules() if type(m) is torch.nn.Conv2d]
-    labels = list(per_layer)
-    rows = [[name] + [per_layer[l][i].split(":")[1] if i < len(per_layer[l]) else "" for l in labels] for i, name in enumerate(conv_names)]
-    print("conv2d algorithm per layer:")
-    print(timing.format_table(["layer"] + labels, rows))
-    print()
-    rows = [["pytorch (unswapped)", f"{torch_s * 1e3:.2f}", "1.00", "0"]]
-    for label, f in results:
-        with torch.inference_mode():
-            err = (f(x) - want).abs().max().item()
-            seconds = timing.median_seconds(lambda: f(x))
-        rows.append([label, f"{seconds * 1e3:.2f}", f"{seconds / torch_s:.2f}", f"{err:.2e}"])
-    print(timing.format_table(["variant", "ms", "vs torch", "max |ai3 - torch|"], rows))
+    out = explore._out_dir(FLAGS.out)  # explore's own rule for where bazel run writes
+    png, plan_json = out / f"{FLAGS.model}.png", out / f"{FLAGS.model}.plan.json"
+    explore.chart(plan, FLAGS.model, png)
+    plan.save(plan_json)
+    console.print(f"chart: {png}")
+    console.print(f"plan:  {plan_json}   (ai3.Plan.load it and pass it as a selector)")
+    console.print(f"demo took {time.monotonic() - start:.0f} s")
 
 
 if __name__ == "__main__":

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,7 +87,12 @@ inline void Count() {
       void* frames[32];
       const int depth = backtrace(frames, 32);
       backtrace_symbols_fd(frames, depth, STDERR_FILENO);
-      write(STDERR_FILENO, "----\n", 5);
+      // Between two traces; a write to stderr interrupted by a signal is
+      // retried, one that fails has nowhere to be reported and is dropped.
+      static constexpr char kSeparator[] = "----\n";
+      while (write(STDERR_FILENO, kSeparator, sizeof kSeparator - 1) < 0 &&
+             errno == EINTR) {
+      }
     }
   }
 }

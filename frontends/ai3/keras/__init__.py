@@ -69,12 +69,16 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import keras
+import tensorflow as tf
 
 from ai3 import errors, selection
 from ai3 import layers as core_layers
-from ai3.keras import graph, ops
+from ai3.keras import graph, ops, tf_version
 from ai3.keras import layers as ai3_layers
 from ai3.selection import Selector
+
+# The TensorFlow the op library was built for, before anything loads it.
+tf_version.check(tf.version.VERSION)
 
 # The frontend contract (ai3.frontend): Keras models compute on NHWC images.
 LAYOUT = "NHWC"
