@@ -36,7 +36,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ai3 import errors, tuning
+from ai3 import errors, padding, tuning
 
 ENV_SELECTOR = "AI3_SELECTOR"
 SELECTOR_FORMAT = 1
@@ -126,12 +126,12 @@ def conv_geometry(attrs: Mapping[str, Any], weight_shape: Sequence[int], input_s
         n, h, w, c = input_shape
     else:
         n, c, h, w = input_shape
-    padding = attrs.get("padding") or (0, 0, 0, 0)
-    if len(padding) == 2:
-        padding = (padding[0], padding[0], padding[1], padding[1])
+    pads = attrs.get("padding") or (0, 0, 0, 0)
+    if len(pads) == 2:
+        pads = (pads[0], pads[0], pads[1], pads[1])
     return ConvGeometry(
         int(n), int(c), int(h), int(w), int(weight_shape[0]), int(weight_shape[2]), int(weight_shape[3]),
-        _pair(attrs.get("stride"), 1), tuple(int(p) for p in padding), _pair(attrs.get("dilation"), 1),  # type: ignore[arg-type]
+        _pair(attrs.get("stride"), 1), tuple(int(p) for p in pads), _pair(attrs.get("dilation"), 1),  # type: ignore[arg-type]
         int(attrs.get("groups") or 1),
     )
 
@@ -193,7 +193,12 @@ def _keras_core_attrs(c: Any, op: str) -> Optional[tuple[dict, dict]]:
     step = next((s for s in steps if s["op"] == op), None)
     if step is None:
         return None
-    return dict(step["attrs"]), {w["name"]: tuple(w["shape"]) for w in step["weights"] if "shape" in w}
+    attrs = dict(step["attrs"])
+    for name, value in attrs.items():
+        same = keras_layers._same_of(value)
+        if same is not None:  # "same" padding, which depends on the (NHWC) input size
+            attrs[name] = padding.same_2d(tuple(c.input_shape[1:3]), same.kernel, same.stride, same.dilation)
+    return attrs, {w["name"]: tuple(w["shape"]) for w in step["weights"] if "shape" in w}
 
 
 def candidate_features(op: str, c: Any) -> Optional[np.ndarray]:
