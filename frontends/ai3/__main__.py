@@ -1,6 +1,8 @@
 """`python -m ai3 <command>`: ai3's command line.
 
     python -m ai3 explore --model resnet18     # see ai3.explore
+    python -m ai3 sweep --model resnet18 ...   # see ai3.sweep
+    python -m ai3 train-selector sweep.csv     # see ai3.predict
     python -m ai3 algorithms                   # what this build offers
 """
 
@@ -14,6 +16,11 @@ USAGE = """usage: python -m ai3 <command> [options]
 commands:
   explore      time every applicable algorithm of every layer of a model
                (python -m ai3 explore --help)
+  sweep        time every algorithm of every layer of many models on Ray workers,
+               into the tuning cache and a dataset (python -m ai3 sweep --help)
+  train-selector
+               train the "predict" selector on a sweep's dataset
+               (python -m ai3 train-selector --help)
   algorithms   list the algorithms of this build, per op and device
 """
 
@@ -28,6 +35,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         from ai3 import explore
 
         return explore.main(rest)
+    if command == "sweep":
+        from ai3 import sweep
+
+        return sweep.main(rest)
+    if command == "train-selector":
+        from ai3 import predict
+
+        return predict.main(rest)
     if command == "algorithms":
         import ai3
 

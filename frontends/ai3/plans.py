@@ -14,6 +14,11 @@ selector: given to any swap function (as `algos`, or a value of an `algos`
 mapping) it names each layer's algorithm by the layer's name, so a tuned
 choice is reproducible without timing again.
 
+`plan(model, shape, "predict")` builds with the learned selector (ai3.predict)
+for every op instead: nothing is timed, and each layer lists the predicted
+algorithm and its probability beside "auto"'s measured choice where the
+tuning cache has one (and that entry's measurements).
+
 (This module is `ai3.plans`, not `ai3.plan`: `ai3.plan` is the function.)
 """
 
@@ -44,6 +49,12 @@ class LayerPlan:
     measurements: list[tuning.Measurement] = field(default_factory=list)
     cached: bool = False  # the measurements came from the tuning cache
     fused: bool = False  # selected, then fused into a neighbour (not a node of the model)
+    # Under "predict": the learned model's most likely algorithm and its
+    # probability (the choice is "default"'s pick where it was unsure), and
+    # "auto"'s measured choice where the tuning cache had it.
+    predicted: Optional[str] = None
+    probability: Optional[float] = None
+    measured: Optional[str] = None
 
     def time_of(self, algorithm: str) -> Optional[float]:
         return next((m.seconds for m in self.measurements if m.algorithm == algorithm), None)
@@ -57,6 +68,7 @@ class LayerPlan:
             "cached": self.cached,
             "fused": self.fused,
             "measurements": [asdict(m) for m in self.measurements],
+            **{k: getattr(self, k) for k in ("predicted", "probability", "measured") if getattr(self, k) is not None},
         }
 
     @classmethod
@@ -70,6 +82,9 @@ class LayerPlan:
             measurements=[tuning.Measurement(**m) for m in data.get("measurements", [])],
             cached=bool(data.get("cached", False)),
             fused=bool(data.get("fused", False)),
+            predicted=data.get("predicted"),
+            probability=data.get("probability"),
+            measured=data.get("measured"),
         )
 
 
@@ -213,19 +228,23 @@ class Plan:
 
         title = f"ai3 plan ({self.frontend or 'model'}, input {self.sample_input_shape}, {self.dtype})"
         table = Table(title=title)
-        for column, justify in (("layer", "left"), ("op", "left"), ("input", "left"), ("choice", "left"),
-                                ("time (ms)", "right"), ("candidates (ms)", "left")):
+        predicted = any(lp.predicted is not None or lp.measured is not None for lp in self.layers)
+        columns = [("layer", "left"), ("op", "left"), ("input", "left"), ("choice", "left")]
+        if predicted:
+            columns += [("predicted (p)", "left"), ("measured", "left")]
+        for column, justify in columns + [("time (ms)", "right"), ("candidates (ms)", "left")]:
             table.add_column(column, justify=justify, overflow="fold")
         for lp in self.layers:
             best = lp.time_of(lp.choice)
-            table.add_row(
+            cells = [
                 lp.name + (" (fused)" if lp.fused else ""),
                 lp.op,
                 "" if lp.input_shape is None else "x".join(str(d) for d in lp.input_shape),
                 lp.choice,
-                "" if best is None else f"{best * 1e3:.3f}",
-                _candidates_cell(lp),
-            )
+            ]
+            if predicted:
+                cells += ["" if lp.predicted is None else f"{lp.predicted} ({lp.probability:.2f})", lp.measured or ""]
+            table.add_row(*cells, "" if best is None else f"{best * 1e3:.3f}", _candidates_cell(lp))
         captions = []
         if self.layout:
             captions.append(layouts.describe(self.layout))
@@ -317,13 +336,16 @@ def plan(
     if sample_input_shape is None:
         raise errors.InvalidArgument("ai3.plan needs sample_input_shape: the layers are timed on their real input shapes")
     owner = frontend.of(model, "ai3.plan")
-    if isinstance(algos, str) and algos == selection.AUTO:
-        algos = selection.EveryOp(selection.AUTO)
+    if isinstance(algos, str) and algos in (selection.AUTO, selection.PREDICT):
+        algos = selection.EveryOp(algos)
     found = tuning.Recording()
     built = owner.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=found)
     gradients = _gradient_choices(owner, model, backward, sample_input_shape)
     found.tuned += gradients.tuned
     measured = {(op, name): r for op, name, _, r in found.tuned}
+    # "predict": the cache's measurements (if any) stand beside the prediction.
+    predictions = {(op, name): (p, r) for op, name, p, r in found.predicted}
+    measured.update({k: r for k, (_, r) in predictions.items() if r is not None and k not in measured})
     shapes: dict[tuple[str, str], Any] = {}
     for op, name, shape, _ in found.selected:  # the first: in the model's layout, as a replay sees it
         shapes.setdefault((op, name), shape)
@@ -331,6 +353,7 @@ def plan(
     def layer_plan(name: str, op: str, algorithm: str, fused: bool = False) -> LayerPlan:
         r = measured.get((op, name))
         shape = shapes.get((op, name))
+        p, cached = predictions.get((op, name), (None, None))
         return LayerPlan(
             name,
             op,
@@ -339,6 +362,9 @@ def plan(
             [] if r is None else list(r.measurements),
             False if r is None else r.cached,
             fused,
+            None if p is None else p.predicted,
+            None if p is None or p.predicted is None else round(p.probability, 4),
+            None if cached is None else cached.choice,
         )
 
     decision = getattr(built, "layout_decision", None)

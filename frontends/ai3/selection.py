@@ -12,7 +12,8 @@ A selector for an op is one of
 and a name is an algorithm of this build (`ai3.algorithms()`), "default"
 (the core's pick for the layer's parameters), "auto" (each applicable
 algorithm timed on the layer's input shape, the fastest kept; see
-ai3.tuning), or, for in-place swaps only, "torch"/"keep" (leave the
+ai3.tuning), "predict" (a learned model's pick from the layer's parameters
+and input shape, without timing; see ai3.predict), or, for in-place swaps only, "torch"/"keep" (leave the
 framework's own layer).
 """
 
@@ -31,6 +32,7 @@ Selector = Union[str, Sequence[str], Callable[..., str]]
 KEEP_NAMES = ("torch", "keep")
 DEFAULT = "default"
 AUTO = "auto"
+PREDICT = "predict"
 
 
 def sample_shape(value: Optional[Sequence[int]], *, batched: bool = True) -> Optional[tuple[int, ...]]:
@@ -188,7 +190,7 @@ def _resolve(
 ) -> list[str]:
     """Checks each name against the op's algorithms and runs "auto"."""
     known = known_algorithms(op, device)
-    allowed = set(known) | {DEFAULT, AUTO} | (set(KEEP_NAMES) if allow_keep else set())
+    allowed = set(known) | {DEFAULT, AUTO, PREDICT} | (set(KEEP_NAMES) if allow_keep else set())
     for name, c in zip(chosen, candidates):
         if isinstance(name, str) and name in allowed:
             continue
@@ -197,12 +199,20 @@ def _resolve(
                 f"{op} layer '{c.name}': '{name}' keeps the framework's layer, which only the "
                 f"in-place swaps (swap_{op}) can do; swap_backend runs every layer in ai3"
             )
-        choices = ", ".join(repr(a) for a in [*known, DEFAULT, AUTO, *(KEEP_NAMES if allow_keep else ())])
+        choices = ", ".join(repr(a) for a in [*known, DEFAULT, AUTO, PREDICT, *(KEEP_NAMES if allow_keep else ())])
         if not isinstance(name, str):
             raise _not_a_name(op, c, name, choices)
         raise errors.UnknownAlgorithm(
             f"{op} layer '{c.name}': '{name}' is not a {op} algorithm of this build; choose from {choices}"
         )
+    predicted = [i for i, name in enumerate(chosen) if name == PREDICT]
+    if predicted:
+        from ai3 import predict
+
+        for i, p in zip(predicted, predict.choose(op, [candidates[i] for i in predicted], device)):
+            chosen[i] = p.choice
+            if recorder is not None:
+                recorder.predicted.append((op, candidates[i].name, p, _cached(op, candidates[i], device)))
     auto = [i for i, name in enumerate(chosen) if name == AUTO]
     if auto:
         timed = []
@@ -217,6 +227,15 @@ def _resolve(
             chosen[i] = result.choice
     tuning.note_selection(op, [c.name for c in candidates], [c.input_shape for c in candidates], chosen, recorder)
     return chosen
+
+
+def _cached(op: str, c: Candidate, device: str) -> Optional[tuning.TuneResult]:
+    """What "auto" measured for this layer, if the tuning cache has it
+    (nothing is timed): ai3.plan shows it beside "predict"'s choice."""
+    if c.input_shape is None or c.make_layer is None:
+        return None
+    t = _tunable(op, c, device, None)
+    return tuning.cache_load(tuning.cache_key(t), known_algorithms(op, device) + list(t.extra), c.name)
 
 
 def _tunable(op: str, c: Candidate, device: str, recorder: Optional[tuning.Recording]) -> Optional[tuning.Tunable]:
@@ -243,15 +262,15 @@ def _tunable(op: str, c: Candidate, device: str, recorder: Optional[tuning.Recor
 
 def wants_shapes(selector: Any, sample_input_shape_given: bool) -> bool:
     """Whether a frontend should find its layers' input shapes for
-    `selector`: "auto" (or a list naming it), a callable taking the shape,
-    or any callable (which may answer "auto") when the user gave a sample
-    input shape."""
+    `selector`: "auto" or "predict" (or a list naming one), a callable
+    taking the shape, or any callable (which may answer "auto") when the
+    user gave a sample input shape."""
     if isinstance(selector, str):
-        return selector == AUTO
+        return selector in (AUTO, PREDICT)
     if callable(selector):
         return sample_input_shape_given or _takes_shape(selector)
     if isinstance(selector, Sequence):
-        return AUTO in selector
+        return AUTO in selector or PREDICT in selector
     return False
 
 
@@ -400,14 +419,14 @@ def select_backward(
         elif shared is not None and shared_names is None:  # an ai3.Plan: it names each gradient op's choice
             names = list(shared.select_for(grad_op, grad_candidates))
         elif shared_names is not None:
-            offered = set(known_algorithms(grad_op, device)) | {DEFAULT, AUTO}
+            offered = set(known_algorithms(grad_op, device)) | {DEFAULT, AUTO, PREDICT}
             names = [shared_names[i] if shared_names[i] in offered else DEFAULT for i in present]
         else:
             names = [DEFAULT] * len(present)
         for i, name in zip(present, _resolve(grad_op, names, grad_candidates, False, device, recorder)):
             chosen[i][target] = name
     if shared_names is not None:
-        offered_any = {DEFAULT, AUTO}.union(*(known_algorithms(g, device) for g in gradient_ops.values()))
+        offered_any = {DEFAULT, AUTO, PREDICT}.union(*(known_algorithms(g, device) for g in gradient_ops.values()))
         for c, g, name in zip(candidates, gradients, shared_names):
             # An op with no gradient ops at all takes no algorithm name either
             # (its layers' gradient lists are empty, so nothing else checks it).

@@ -201,13 +201,52 @@ def _key_path(key: dict[str, Any]) -> Optional[Path]:
     root = cache_dir()
     if root is None:
         return None
-    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
-    return root / build_id() / key["op"] / f"{digest}.json"
+    return root / build_id() / key["op"] / f"{key_digest(key)}.json"
 
 
-def cache_load(key: dict[str, Any], known: Sequence[str]) -> Optional[TuneResult]:
+# Who is told of every answer the cache gives or takes (see `observe`).
+_OBSERVERS: list[Callable[[dict[str, Any], TuneResult, str], None]] = []
+
+
+@contextlib.contextmanager
+def observe() -> Iterator[list[tuple[dict[str, Any], TuneResult, str]]]:
+    """Collects, while open, every (key, result, layer name) the tuning cache answers
+    (a hit) or is given (a layer or a layout plan just timed, also when
+    caching is off): what ai3.sweep turns into dataset rows and merges into
+    the cache of the process that started the sweep."""
+    seen: list[tuple[dict[str, Any], TuneResult, str]] = []
+
+    def note(key: dict[str, Any], result: TuneResult, name: str) -> None:
+        seen.append((key, result, name))
+
+    _OBSERVERS.append(note)
+    try:
+        yield seen
+    finally:
+        _OBSERVERS.remove(note)
+
+
+def _notify(key: dict[str, Any], result: TuneResult, name: str) -> None:
+    for note in _OBSERVERS:
+        note(key, result, name)
+
+
+def key_digest(key: dict[str, Any]) -> str:
+    """The short hash naming a key's cache file."""
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def cache_load(key: dict[str, Any], known: Sequence[str], name: str = "") -> Optional[TuneResult]:
     """The cached result for `key`, or None (absent; or corrupt or stale,
-    with a warning, so the caller re-tunes and overwrites it)."""
+    with a warning, so the caller re-tunes and overwrites it). `name`: the
+    layer's, for observers."""
+    result = _cache_read(key, known)
+    if result is not None:
+        _notify(key, result, name)
+    return result
+
+
+def _cache_read(key: dict[str, Any], known: Sequence[str]) -> Optional[TuneResult]:
     path = _key_path(key)
     if path is None or not path.exists():
         return None
@@ -231,9 +270,10 @@ def cache_load(key: dict[str, Any], known: Sequence[str]) -> Optional[TuneResult
     return result
 
 
-def cache_store(key: dict[str, Any], result: TuneResult) -> None:
+def cache_store(key: dict[str, Any], result: TuneResult, name: str = "") -> None:
     """Writes `result` atomically (temporary file + os.replace). A cache
     that cannot be written is a warning, not an error: tuning still worked."""
+    _notify(key, result, name)
     path = _key_path(key)
     if path is None:
         return
@@ -385,6 +425,10 @@ class Recording:
 
     tuned: list = field(default_factory=list)
     selected: list = field(default_factory=list)
+    # "predict"'s picks: (op, name, ai3.predict.Prediction, the TuneResult
+    # the tuning cache has for the layer or None), for the plan to show
+    # the predicted choice beside the measured one.
+    predicted: list = field(default_factory=list)
 
 
 def note_selection(
@@ -409,7 +453,7 @@ def tune_all(tunables: Sequence[Tunable], recorder: Optional[Recording] = None) 
     todo: list[int] = []
     keys = [cache_key(t) for t in tunables]
     for i, (t, key) in enumerate(zip(tunables, keys)):
-        cached = cache_load(key, known_algorithms(t.op, t.device) + list(t.extra))
+        cached = cache_load(key, known_algorithms(t.op, t.device) + list(t.extra), t.name)
         results.append(cached)
         if cached is None:
             todo.append(i)
@@ -419,7 +463,7 @@ def tune_all(tunables: Sequence[Tunable], recorder: Optional[Recording] = None) 
                 t = tunables[i]
                 advance(f"tuning {t.op} '{t.name}'")
                 results[i] = tune(t)
-                cache_store(keys[i], results[i])
+                cache_store(keys[i], results[i], t.name)
     if recorder is not None:
         recorder.tuned.extend((t.op, t.name, t, r) for t, r in zip(tunables, results))
     return results  # type: ignore[return-value]

@@ -1,0 +1,205 @@
+"""The learned selector "predict" (ai3.predict): training on sweep rows, the
+saved trees equal scikit-learn's, "predict" in swap_backend, the in-place
+torch swaps, ONNX and plans, and its fallbacks to "default" (another
+machine or build, unsure, an algorithm that cannot take the layer)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+from predict_rows import synthetic_dataset as _dataset
+from tuning_fixtures import cache, counting  # noqa: F401
+
+import ai3
+import pytest_main
+from ai3 import predict, selection, sweep, tuning
+
+@pytest.fixture
+def selector_file(tmp_path, monkeypatch):
+    path = tmp_path / "selector.json"
+    predict.train(_dataset()).save(path)
+    monkeypatch.setenv(predict.ENV_SELECTOR, str(path))
+    return path
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Conv2d(16, 16, 3, padding=1)  # 3x3: winograd
+        self.b = nn.Conv2d(16, 32, 1)  # 1x1: gemm
+        self.c = nn.Conv2d(32, 32, 3, stride=2, padding=1)  # 3x3 but stride 2: winograd cannot take it
+
+    def forward(self, x):
+        return self.c(self.b(self.a(x)))
+
+
+SHAPE = (1, 16, 16, 16)
+
+
+def test_trained_selector_learns_the_rule_and_round_trips(tmp_path):
+    selector = predict.train(_dataset())
+    x3 = predict.features("conv2d", {"stride": [1, 1], "padding": [1] * 4, "groups": 1}, {"weight": (20, 20, 3, 3)},
+                          (1, 20, 16, 16), "float32", "NCHW")
+    x1 = predict.features("conv2d", {"stride": [1, 1], "padding": [0] * 4, "groups": 1}, {"weight": (40, 20, 1, 1)},
+                          (1, 20, 16, 16), "float32", "NCHW")
+    assert selector.rank("conv2d", x3)[0][0] == "winograd"
+    assert selector.rank("conv2d", x1)[0][0] == "gemm"
+    selector.save(tmp_path / "s.json")
+    loaded = predict.Selector.load(tmp_path / "s.json")
+    assert loaded.rank("conv2d", x3) == pytest.approx(selector.rank("conv2d", x3))
+    assert loaded.data["trained_on"] == ["m0", "m1"]
+    assert loaded.machine == predict.machine()
+
+
+def test_leaving_models_out():
+    selector = predict.train(_dataset(), exclude_models=["m1"])
+    assert selector.data["trained_on"] == ["m0"]
+    assert selector.data["layers"]["conv2d"] == 8
+
+
+def test_predict_in_swap_backend_and_plan(selector_file):
+    net = Net().eval()
+    model = ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    chosen = {name: algorithm for name, op, algorithm in model.layers() if op == "conv2d"}
+    assert chosen["a"] == "winograd" and chosen["b"] == "gemm"
+    # c: winograd is predicted but cannot take stride 2, so the core's default runs it.
+    assert chosen["c"] != "winograd"
+    x = torch.randn(SHAPE)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), net(x), rtol=1e-3, atol=1e-3)
+    plan = ai3.plan(net, SHAPE, "predict")
+    by_name = {lp.name: lp for lp in plan.layers if lp.op == "conv2d"}
+    assert by_name["a"].predicted == "winograd" and by_name["a"].probability > 0.5
+    assert by_name["a"].measured is None  # nothing timed yet
+    assert by_name["c"].predicted == "winograd" and by_name["c"].choice != "winograd"
+    assert "predicted (p)" in str(plan)
+
+
+def test_plan_shows_the_measured_choice_beside_the_prediction(selector_file, counting):
+    net = Net().eval()
+    ai3.plan(net, SHAPE, {"conv2d": "auto"})  # fills the tuning cache
+    timed = counting.calls
+    predicted = ai3.plan(net, SHAPE, {"conv2d": "predict"})
+    assert counting.calls == timed  # "predict" times nothing; the measurements come from the cache
+    for lp in predicted.layers:
+        if lp.op == "conv2d":
+            # The layer's own cache entry (its key: parameters, shape, layout): "auto"'s fastest.
+            fastest = min((m for m in lp.measurements if m.timed and m.note != tuning.STOPPED_EARLY), key=lambda m: m.seconds)
+            assert lp.measured == fastest.algorithm
+
+
+def test_predict_in_place_torch(selector_file):
+    net = Net().eval()
+    x = torch.randn(SHAPE)
+    with torch.no_grad():
+        want = net(x)
+    ai3.swap_conv2d(net, "predict", sample_input_shape=SHAPE)
+    assert net.a.algorithm == "winograd" and net.b.algorithm == "gemm"
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), want, rtol=1e-3, atol=1e-3)
+
+
+def test_predict_onnx(selector_file, tmp_path):
+    net = Net().eval()
+    path = tmp_path / "net.onnx"
+    torch.onnx.export(net, (torch.zeros(SHAPE),), str(path), dynamo=False)
+    model = ai3.onnx.swap_backend(str(path), {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    algorithms = sorted(a for _, op, a in model.layers() if op == "conv2d")
+    assert "winograd" in algorithms and "gemm" in algorithms
+
+
+def test_another_machine_falls_back_to_default(selector_file, monkeypatch):
+    data = json.loads(selector_file.read_text())
+    data["machine"]["isa"] = "not-this-one"
+    selector_file.write_text(json.dumps(data))
+    net = Net().eval()
+    with pytest.warns(RuntimeWarning, match="does not apply"):
+        model = ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    default = ai3.swap_backend(Net().eval(), {"conv2d": "default"}, sample_input_shape=SHAPE)
+    assert [a for _, _, a in model.layers()] == [a for _, _, a in default.layers()]
+
+
+def test_unsure_falls_back_to_default(selector_file):
+    data = json.loads(selector_file.read_text())
+    data["threshold"] = 1.01  # no prediction is that sure
+    selector_file.write_text(json.dumps(data))
+    choices = predict.choose("conv2d", [selection.Candidate("a", None, SHAPE, None,
+                                                             {"attrs": {"stride": [1, 1], "padding": [1] * 4},
+                                                              "weights": {"weight": (16, 16, 3, 3)}})])
+    assert choices[0].choice == "default" and choices[0].predicted == "winograd" and "unsure" in choices[0].reason
+
+
+def test_no_selector_model_is_default(monkeypatch, tmp_path):
+    monkeypatch.setenv(predict.ENV_SELECTOR, "")
+    monkeypatch.setattr(predict, "PACKAGED", tmp_path / "absent.json")
+    model = ai3.swap_backend(Net().eval(), {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    default = ai3.swap_backend(Net().eval(), {"conv2d": "default"}, sample_input_shape=SHAPE)
+    assert [a for _, _, a in model.layers()] == [a for _, _, a in default.layers()]
+
+
+def test_a_bad_selector_file_is_an_ai3_error(tmp_path, monkeypatch):
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    monkeypatch.setenv(predict.ENV_SELECTOR, str(bad))
+    with pytest.raises(ai3.InvalidArgument, match="selector model"):
+        ai3.swap_backend(Net().eval(), {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    bad.write_text(json.dumps({"format": 99}))
+    with pytest.raises(ai3.InvalidArgument, match="not an ai3 selector model"):
+        ai3.swap_backend(Net().eval(), {"conv2d": "predict"}, sample_input_shape=SHAPE)
+
+
+def test_selecting_takes_under_a_millisecond_per_layer(selector_file):
+    selector = predict.current()
+    x = predict.features("conv2d", {"stride": [1, 1], "padding": [1] * 4}, {"weight": (64, 64, 3, 3)},
+                         (1, 64, 56, 56), "float32", "NCHW")
+    start = time.perf_counter()
+    for _ in range(100):
+        selector.rank("conv2d", x)
+    per_layer = (time.perf_counter() - start) / 100
+    print(f"predict: {per_layer * 1e6:.0f} us per layer")  # reported, not asserted: timings under load vary
+
+
+def test_train_selector_command(tmp_path, capsys):
+    from ai3 import __main__
+
+    dataset = tmp_path / "d.csv"
+    rows = _dataset()
+    import csv
+
+    with open(dataset, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=sweep.DATASET_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "sel.json"
+    assert __main__.main(["train-selector", str(dataset), "--out", str(out)]) == 0
+    assert "conv2d" in capsys.readouterr().out
+    assert predict.Selector.load(out).ops["conv2d"].classes == ["gemm", "winograd"]
+
+
+def test_features_agree_across_frontends(selector_file):
+    """A torch layer in place and the same layer in swap_backend give the same features."""
+    net = Net().eval()
+    seen = {}
+    real = predict.candidate_features
+
+    def spy(op, c):
+        x = real(op, c)
+        seen.setdefault(c.via, []).append(None if x is None else tuple(x))
+        return x
+
+    import unittest.mock
+
+    with unittest.mock.patch.object(predict, "candidate_features", spy):
+        ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
+        ai3.swap_conv2d(Net().eval(), "predict", sample_input_shape=SHAPE)
+    assert seen["core"] == seen["torch"] and None not in seen["core"]
+    assert np.isfinite(np.array(seen["core"])).all()
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
