@@ -396,6 +396,48 @@ def test_onnx_norms_match_onnxruntime() -> None:
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
 
 
+def test_onnx_in_graph_swaps_of_every_new_op() -> None:
+    """Each op swapped into an "ai3"-domain node (ai3.onnx.swap_operation),
+    run by ONNX Runtime, against the original graph."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = _rng(19)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
+    inits = [numpy_helper.from_array(v, k) for k, v in {
+        "w": f32(4, 8, 3, 3), "wb": f32(8), "pads": np.asarray([0, 0, 1, 2, 0, 0, 2, 1], np.int64),
+        "roi": np.zeros(0, np.float32), "scales": np.asarray([1, 1, 2, 2], np.float32), "s": f32(8), "b": f32(8),
+    }.items()]
+    n = helper.make_node
+    nodes = [
+        n("ConvTranspose", ["x", "w", "wb"], ["ct"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 0]),
+        n("Pad", ["ct", "pads"], ["pd"], mode="reflect"),
+        n("Resize", ["pd", "roi", "scales"], ["rs"], mode="linear"),
+        n("InstanceNormalization", ["rs", "s", "b"], ["inorm"]),
+        n("LRN", ["inorm"], ["lrn"], size=3),
+        n("SpaceToDepth", ["lrn"], ["sd"], blocksize=2),
+        n("DepthToSpace", ["sd"], ["ds"], blocksize=2, mode="CRD"),
+        # last: ONNX's shape inference types no output of this function op
+        n("GroupNormalization", ["ds", "s", "b"], ["y"], num_groups=4),
+    ]
+    graph = helper.make_graph(nodes, "issue17", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 18, 20])], inits)
+    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    original.ir_version = 10
+    onnx.checker.check_model(original)
+    x = f32(1, 4, 3, 4)
+    ref = _ort(original, x)
+    everything = original
+    for op in ("conv_transpose2d", "pad2d", "resize", "groupnorm", "lrn", "space_to_depth", "depth_to_space"):
+        model = ai3.onnx.swap_operation(op, original, "default")
+        assert any(node.domain == "ai3" for node in model.graph.node), op
+        np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], ref, atol=1e-4, err_msg=op)
+        everything = ai3.onnx.swap_operation(op, everything, "default")
+    assert all(node.domain == "ai3" for node in everything.graph.node)
+    np.testing.assert_allclose(ai3.onnx.InferenceSession(everything).run(None, {"x": x})[0], ref, atol=1e-4)
+    np.testing.assert_allclose(ai3.onnx.swap_backend(original)(x), ref, atol=1e-4)
+
+
 # -- a small U-Net, in torch and through its ONNX export ------------------------
 
 class TinyUNet(nn.Module):
