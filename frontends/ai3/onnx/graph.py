@@ -1021,7 +1021,7 @@ class _Mapper:
 
     def op_SpaceToDepth(self, node, a, x):
         self.rank4(node)
-        return self.add("space_to_depth", node, [x], {"blocksize": int(a["blocksize"]), "mode": "DCR"})
+        return self.add("space_to_depth", node, [x], {"blocksize": int(a["blocksize"]), "mode": a.get("mode", "DCR")})
 
     def op_Resize(self, node, a, x):
         """resize of H and W (N and C kept) by constant scales or sizes:
