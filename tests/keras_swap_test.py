@@ -284,6 +284,13 @@ SINGLE_LAYER_CASES = {
     "ZeroPadding2D": (lambda: keras.layers.ZeroPadding2D(((1, 2), (0, 1))), (4, 4, 2)),
     "Permute": (lambda: keras.layers.Permute((2, 1)), (3, 5)),
     "Cropping2D": (lambda: keras.layers.Cropping2D(((0, 0), (1, 2))), (5, 6, 2)),
+    # issue 17 (helper N2)
+    "Conv2DTranspose": (lambda: keras.layers.Conv2DTranspose(5, 3, strides=2, padding="same"), (5, 4, 3)),
+    "Conv2DTranspose(valid)": (lambda: keras.layers.Conv2DTranspose(4, (2, 3), strides=(2, 1)), (4, 5, 3)),
+    "GroupNormalization": (lambda: keras.layers.GroupNormalization(groups=2), (4, 5, 6)),
+    "UpSampling2D": (lambda: keras.layers.UpSampling2D((2, 3)), (3, 4, 2)),
+    "UpSampling2D(bilinear)": (lambda: keras.layers.UpSampling2D(2, interpolation="bilinear"), (3, 4, 2)),
+    "Resizing": (lambda: keras.layers.Resizing(7, 5), (4, 6, 2)),
     **{
         f"Activation({name})": (lambda name=name: keras.layers.Activation(name), (4, 6))
         for name in ("relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "softmax", "log_softmax", "hard_silu", "hard_sigmoid")

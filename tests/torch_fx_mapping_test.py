@@ -39,6 +39,39 @@ def _pads(x, padding, value=0.0):
     return F.pad(x, (left, right, top, bottom), value=value)
 
 
+def _pad2d(s, xs):
+    top, bottom, left, right = s.attrs["padding"]
+    mode = s.attrs.get("mode", "constant")
+    if mode == "constant":
+        return F.pad(xs[0], (left, right, top, bottom), value=s.attrs.get("value", 0.0))
+    return F.pad(xs[0], (left, right, top, bottom), mode=mode)
+
+
+def _conv_transpose2d(s, xs):
+    a = s.attrs
+    top, bottom, left, right = a["padding"]
+    assert (top, left) == (bottom, right), "torch's transposed convolutions pad symmetrically"
+    return F.conv_transpose2d(xs[0], _t(s.weights["weight"]), _t(s.weights.get("bias")), a["stride"], (top, left),
+                              a["output_padding"], a["groups"], a["dilation"])
+
+
+# resize's (mode, coordinates, rounding) as F.interpolate's mode.
+_INTERPOLATE = {("nearest", "asymmetric", "floor"): "nearest", ("nearest", "half_pixel", "round_prefer_ceil"): "nearest-exact",
+                ("linear", "half_pixel", "floor"): "bilinear", ("linear", "align_corners", "floor"): "bilinear"}
+
+
+def _resize(s, xs):
+    a = s.attrs
+    mode = _INTERPOLATE[(a["mode"], a["coordinate_transformation_mode"], a["nearest_mode"])]
+    align = a["coordinate_transformation_mode"] == "align_corners" if mode == "bilinear" else None
+    return F.interpolate(xs[0], size=a.get("size"), scale_factor=a.get("scale"), mode=mode, align_corners=align)
+
+
+def _groupnorm(s, xs):
+    x = xs[0]
+    return F.group_norm(x, s.attrs["groups"] or x.shape[1], _t(s.weights.get("weight")), _t(s.weights.get("bias")), s.attrs["eps"])
+
+
 def _binary(fn):
     def run(s, xs):
         if len(xs) == 2:
@@ -119,7 +152,14 @@ REFERENCE = {
     "hardsigmoid": lambda s, xs: torch.clamp(s.attrs["alpha"] * xs[0] + s.attrs["beta"], 0, 1),
     "softmax": lambda s, xs: F.softmax(xs[0], s.attrs["axis"]),
     "log_softmax": lambda s, xs: F.log_softmax(xs[0], s.attrs["axis"]),
-    "pad2d": lambda s, xs: _pads(xs[0], s.attrs["padding"], s.attrs.get("value", 0.0)),
+    "pad2d": _pad2d,
+    "conv_transpose2d": _conv_transpose2d,
+    "resize": _resize,
+    "groupnorm": _groupnorm,
+    "rmsnorm": lambda s, xs: F.rms_norm(xs[0], xs[0].shape[-s.attrs["axes"]:], _t(s.weights.get("weight")), s.attrs["eps"]),
+    "lrn": lambda s, xs: F.local_response_norm(xs[0], s.attrs["size"], s.attrs["alpha"], s.attrs["beta"], s.attrs["bias"]),
+    "depth_to_space": lambda s, xs: F.pixel_shuffle(xs[0], s.attrs["blocksize"]),
+    "space_to_depth": lambda s, xs: F.pixel_unshuffle(xs[0], s.attrs["blocksize"]),
     "add": lambda s, xs: sum(xs[1:], xs[0]) if not s.weights else _binary(torch.add)(s, xs),
     "sub": _binary(torch.sub),
     "mul": _binary(torch.mul),
@@ -285,10 +325,33 @@ class WindowPad(nn.Module):
         return torch.sigmoid(x)[:, :h, :w, :].permute(0, 3, 1, 2)
 
 
+class Resampling(nn.Module):
+    """Issue 17's modules and functions: transposed convs, pad modes,
+    interpolation, group / instance / RMS norms, LRN, pixel shuffles."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up = nn.ConvTranspose2d(3, 8, 3, stride=2, padding=1, output_padding=1)
+        self.gn = nn.GroupNorm(4, 8)
+        self.pad = nn.ReflectionPad2d(1)
+        self.ups = nn.Upsample(scale_factor=2, mode="bilinear")
+        self.shuffle = nn.PixelShuffle(2)
+        self.norm = nn.RMSNorm(6, eps=1e-6)
+        self.w = nn.Parameter(torch.randn(8, 2, 3, 3))
+
+    def forward(self, x):
+        x = self.pad(self.gn(self.up(x)))
+        x = F.conv_transpose2d(x, self.w, stride=1, padding=1, groups=4)
+        x = F.local_response_norm(F.instance_norm(x), 3)
+        x = F.interpolate(self.ups(x), size=(10, 12), mode="nearest-exact")
+        x = F.pixel_unshuffle(self.shuffle(F.pad(x, (1, 1, 0, 2), mode="replicate")), 2)
+        return self.norm(F.group_norm(x, 2, eps=1e-3)[..., :6])
+
+
 @pytest.mark.parametrize(
     "cls,shape",
-    [(ShapeArithmetic, (2, 3, 6, 6)), (ClassToken, (2, 3, 8, 8)), (WindowPad, (1, 3, 5, 7))],
-    ids=["shapes", "class_token", "window_pad"],
+    [(ShapeArithmetic, (2, 3, 6, 6)), (ClassToken, (2, 3, 8, 8)), (WindowPad, (1, 3, 5, 7)), (Resampling, (2, 3, 4, 5))],
+    ids=["shapes", "class_token", "window_pad", "resampling"],
 )
 def test_small_modules_map_exactly(cls, shape) -> None:
     torch.manual_seed(0)

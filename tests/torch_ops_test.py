@@ -382,8 +382,21 @@ SWAP_CASES = {
     "adaptivemaxpool2d": [(nn.AdaptiveMaxPool2d(2), (2, 3, 8, 7)), (nn.AdaptiveMaxPool2d((None, 3)), (1, 2, 5, 6))],
     "flatten": [(nn.Flatten(), (2, 3, 4, 4)), (nn.Flatten(0, 1), (2, 3, 4))],
     "layernorm": [(nn.LayerNorm(8), (2, 3, 8)), (nn.LayerNorm((3, 8), elementwise_affine=False), (2, 3, 8))],
-    "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3))],
+    "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3)),
+              (nn.ReflectionPad2d((1, 2, 2, 0)), (2, 3, 4, 4)), (nn.ReplicationPad2d(2), (1, 2, 3, 3)),
+              (nn.CircularPad2d(1), (1, 2, 3, 3))],
     "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4)), (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4))],
+    # issue 17 (helper N2)
+    "conv_transpose2d": [(nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 4)),
+                         (nn.ConvTranspose2d(4, 2, 2, stride=2, groups=2, bias=False), (1, 4, 3, 3))],
+    "resize": [(nn.Upsample(scale_factor=2), (2, 3, 4, 5)), (nn.Upsample(size=(7, 5), mode="bilinear"), (1, 2, 4, 4)),
+               (nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3))],
+    "groupnorm": [(nn.GroupNorm(2, 4), (2, 4, 3, 3)), (nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 4)),
+                  (nn.InstanceNorm1d(3), (2, 3, 5))],
+    "rmsnorm": [(nn.RMSNorm(8, eps=1e-6), (2, 3, 8)), (nn.RMSNorm((3, 8), eps=1e-5, elementwise_affine=False), (2, 3, 8))],
+    "lrn": [(nn.LocalResponseNorm(3), (2, 5, 3, 3)), (nn.LocalResponseNorm(4, alpha=0.1, k=2.0), (2, 6, 3))],
+    "depth_to_space": [(nn.PixelShuffle(2), (2, 8, 3, 3))],
+    "space_to_depth": [(nn.PixelUnshuffle(2), (2, 2, 4, 6))],
 }
 
 

@@ -314,7 +314,7 @@ BatchNorm2d = _form(
     _LAYOUT,
     _batchnorm2d,
 )
-Pad2d = _form("Pad2d", "pad2d", (("padding", _REQUIRED), ("value", 0.0)), _LAYOUT)
+Pad2d = _form("Pad2d", "pad2d", (("padding", _REQUIRED), ("value", 0.0), ("mode", "constant")), _LAYOUT)
 ReLU = _form("ReLU", "relu")
 Sigmoid = _form("Sigmoid", "sigmoid")
 SiLU = _form("SiLU", "silu")

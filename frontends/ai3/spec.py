@@ -146,7 +146,7 @@ def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSp
     used = consumers(specs)
     folded: dict[int, int] = {}
     for i, s in enumerate(specs):
-        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or i == output:
+        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or s.attrs.get("mode", "constant") != "constant" or i == output:
             continue
         users = used.get(i, [])
         if len(users) != 1:

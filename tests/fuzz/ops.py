@@ -566,13 +566,141 @@ def pad2d(draw: Draw, algorithm: str) -> Case:
     lay, nhwc = layout(draw)
     pads = tuple(often(draw, st.integers(0, 3), [-1] + HUGE_PADS) for _ in range(4))
     value = draw(st.sampled_from([0.0, 1.5, -math.inf, math.nan]))
+    mode = draw(st.sampled_from(["constant", "constant", "reflect", "replicate", "circular"]))
     x = values(draw, image_shape(draw, nhwc))
 
     def reference(x: np.ndarray) -> Any:
         t, b, l, r = pads
-        return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), value=value), nhwc)
+        if mode == "constant":
+            return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), value=value), nhwc)
+        return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), mode=mode), nhwc)
 
-    return Case("pad2d", lambda n, dt: layers.Pad2d(pads, value, algorithm=algorithm, layout=lay, name=n), [x], reference)
+    return Case("pad2d", lambda n, dt: layers.Pad2d(pads, value, mode, algorithm=algorithm, layout=lay, name=n), [x], reference)
+
+
+# ---- issue 17 (helper N2): deconvolution, resampling, norms, shuffles -------
+
+
+def conv_transpose2d(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    lay, nhwc = layout(draw)
+    groups = often(draw, st.sampled_from([1, 1, 2, 3]), [0, -1, 2**62])
+    g = groups if 1 <= groups <= 8 else 1
+    cg, kg = dim(draw, 1, 3, zero=False), dim(draw, 1, 3, zero=False)
+    kh, kw = (often(draw, st.integers(1, 4), [0, -1, 2**31]) for _ in range(2))
+    stride = tuple(often(draw, st.integers(1, 3), [0, -2, 2**31]) for _ in range(2))
+    dil = tuple(often(draw, st.integers(1, 2), [0, 2**40]) for _ in range(2))
+    ph, pw = (often(draw, st.integers(0, 2), [-1, 2**31, 2**62]) for _ in range(2))
+    out_pad = tuple(often(draw, st.integers(0, max(1, min(stride[i], 3)) - 1), [-1, 5]) for i in range(2))
+    w = values(draw, [cg * g, kg, max(kh, 0) if kh < 8 else 1, max(kw, 0) if kw < 8 else 1])
+    bias = values(draw, [kg * g]) if draw(st.booleans()) else None
+    x = values(draw, image_shape(draw, nhwc, c=cg * g if not chance(draw, 5) else cg * g + 1, hw=6))
+    attrs = {"stride": stride, "padding": (ph, ph, pw, pw), "output_padding": out_pad, "dilation": dil, "groups": groups}
+
+    def make(name: str, dt: Any) -> Any:
+        weights = {"weight": w.astype(dt), "bias": None if bias is None else bias.astype(dt)}
+        return layers.Layer("conv_transpose2d", attrs, weights, algorithm=algorithm, name=name)
+
+    def reference(x: np.ndarray) -> Any:
+        y = F.conv_transpose2d(nchw(t64(x), nhwc), t64(w), None if bias is None else t64(bias), stride, (ph, pw), out_pad, groups, dil)
+        return back(y, nhwc)
+
+    return Case("conv_transpose2d", make, [x], reference, dtype)
+
+
+def resize(draw: Draw, algorithm: str) -> Case:
+    lay, nhwc = layout(draw)
+    mode = draw(st.sampled_from(["nearest", "nearest-exact", "bilinear", "bilinear-corners"]))
+    by_size = draw(st.booleans())
+    size = tuple(often(draw, st.integers(1, 12), [0, -1, 2**40]) for _ in range(2)) if by_size else None
+    scale = None if by_size else tuple(often(draw, st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), [0.0, -1.0, math.inf, 1e300]) for _ in range(2))
+    x = values(draw, image_shape(draw, nhwc, hw=7))
+    align = mode == "bilinear-corners"
+    tmode = "bilinear" if align else mode
+    from ai3.torch import params as torch_params
+
+    attrs = torch_params.interpolate(size, scale, tmode, align or None, None, None, "resize")
+
+    def reference(x: np.ndarray) -> Any:
+        if min(x.shape) == 0:
+            raise NoReference()
+        return back(F.interpolate(nchw(t64(x), nhwc), size=size, scale_factor=scale, mode=tmode, align_corners=align or None), nhwc)
+
+    return Case("resize", lambda n, dt: layers.Layer("resize", {**attrs, "layout": lay}, algorithm=algorithm, name=n), [x], reference)
+
+
+def groupnorm(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    nhwc = draw(st.booleans())
+    groups = often(draw, st.integers(0, 3), [-1, 5, 2**62])
+    c = dim(draw, 1, 3, zero=False) * max(groups, 1) if 0 < groups < 8 else dim(draw, 1, 6, zero=False)
+    shape = [dim(draw, 1, 2), c, *rank_shape(draw, 0, 2)]
+    wshape = often(draw, st.just([c]), [[c + 1], [c, 1]], 8)
+    w = values(draw, wshape) if draw(st.booleans()) else None
+    b = values(draw, wshape) if draw(st.booleans()) else None
+    eps = often(draw, st.sampled_from([1e-5, 1e-2]), [-1.0, math.nan])
+    x = values(draw, shape)
+    if nhwc:
+        x = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+
+    def make(name: str, dt: Any) -> Any:
+        weights = {"weight": None if w is None else w.astype(dt), "bias": None if b is None else b.astype(dt)}
+        attrs = {"groups": groups, "eps": eps, "layout": "NHWC" if nhwc else "NCHW"}
+        return layers.Layer("groupnorm", attrs, weights, algorithm=algorithm, name=name)
+
+    def reference(x: np.ndarray) -> Any:
+        t = t64(np.moveaxis(x, -1, 1) if nhwc else x)
+        y = F.group_norm(t, groups or t.shape[1], None if w is None else t64(w), None if b is None else t64(b), eps)
+        return torch.movedim(y, 1, -1) if nhwc else y
+
+    return Case("groupnorm", make, [x], reference, dtype)
+
+
+def rmsnorm(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    shape = rank_shape(draw, 1, 4)
+    axes = often(draw, st.integers(1, len(shape)), [0, -1, len(shape) + 1])
+    tail = shape[-axes:] if 1 <= axes <= len(shape) else shape
+    w = values(draw, often(draw, st.just(tail), [tail + [1]], 8)) if draw(st.booleans()) else None
+    eps = often(draw, st.sampled_from([1e-6, 1e-3]), [-1.0, math.inf])
+    x = values(draw, shape)
+
+    def make(name: str, dt: Any) -> Any:
+        return layers.Layer("rmsnorm", {"axes": axes, "eps": eps}, {"weight": None if w is None else w.astype(dt)}, algorithm=algorithm, name=name)
+
+    def reference(x: np.ndarray) -> Any:
+        return F.rms_norm(t64(x), x.shape[x.ndim - axes:], None if w is None else t64(w), eps)
+
+    return Case("rmsnorm", make, [x], reference, dtype)
+
+
+def lrn(draw: Draw, algorithm: str) -> Case:
+    lay, nhwc = layout(draw)
+    size = often(draw, st.integers(1, 6), [0, -1, 2**62])
+    alpha, beta, k = draw(st.sampled_from([1e-4, 0.5])), draw(st.sampled_from([0.75, 1.0])), draw(st.sampled_from([1.0, 2.0]))
+    x = values(draw, image_shape(draw, nhwc))
+    attrs = {"size": size, "alpha": alpha, "beta": beta, "bias": k, "before": max(size, 0) // 2, "layout": lay}
+
+    def reference(x: np.ndarray) -> Any:
+        return back(F.local_response_norm(nchw(t64(x), nhwc), size, alpha, beta, k), nhwc)
+
+    return Case("lrn", lambda n, dt: layers.Layer("lrn", attrs, algorithm=algorithm, name=n), [x], reference)
+
+
+def _block_shuffle(op: str) -> Callable[[Draw, str], Case]:
+    def build(draw: Draw, algorithm: str) -> Case:
+        lay, nhwc = layout(draw)
+        b = often(draw, st.integers(1, 3), [0, -1, 2**40])
+        x = values(draw, image_shape(draw, nhwc, c=dim(draw, 1, 2) * (b * b if 0 < b < 4 else 1) if op == "depth_to_space" else None))
+        fn = F.pixel_shuffle if op == "depth_to_space" else F.pixel_unshuffle
+
+        def reference(x: np.ndarray) -> Any:
+            return back(fn(nchw(t64(x), nhwc), b), nhwc)
+
+        attrs = {"blocksize": b, "mode": "CRD", "layout": lay}
+        return Case(op, lambda n, dt: layers.Layer(op, attrs, algorithm=algorithm, name=n), [x], reference)
+
+    return build
 
 
 def attention(draw: Draw, algorithm: str) -> Case:
@@ -810,6 +938,13 @@ OPS: dict[str, Callable[[Draw, str], Case]] = {
     "mean": mean,
     "roll": roll,
     "pad2d": pad2d,
+    "conv_transpose2d": conv_transpose2d,
+    "resize": resize,
+    "groupnorm": groupnorm,
+    "rmsnorm": rmsnorm,
+    "lrn": lrn,
+    "depth_to_space": _block_shuffle("depth_to_space"),
+    "space_to_depth": _block_shuffle("space_to_depth"),
     "attention": attention,
     "multihead_attention": multihead_attention,
     **{f"conv2d_backward_{t}": _conv2d_backward(t) for t in ("data", "weight", "bias")},

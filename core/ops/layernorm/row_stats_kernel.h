@@ -29,13 +29,6 @@ RowStats<T> RowStatsOf(const T* __restrict xr, int64_t d, T eps) {
   return {mean, T(1) / std::sqrt(sq / T(d) + eps)};
 }
 
-// The normalised size D (the product of the trailing `axes` dims) of x.
-inline int64_t NormalizedSize(const Shape& x, int64_t axes) {
-  int64_t d = 1;
-  for (size_t i = x.size() - axes; i < x.size(); ++i) d *= x[i];
-  return d;
-}
-
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_LAYERNORM_ROW_STATS_KERNEL_H_

@@ -1,8 +1,11 @@
 // pad2d "direct": both layouts are a stack of planes of rows (Pad2dRows,
 // pad2d.h). One task per output row (split over OpenMP threads when large
 // enough):
-// a padding row is filled with `value`; a data row is the left fill, a copy
-// of the input row and the right fill, each a vectorised loop.
+// constant mode: a padding row is filled with `value`; a data row is the
+// left fill, a copy of the input row and the right fill, each a vectorised
+// loop. The other modes: each output row copies the input row its index
+// maps to (PadSourceIndex), its middle as one vectorised copy and each pad
+// pixel (C elements in NHWC) from the column its index maps to.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -25,7 +28,35 @@ void Fill(T* __restrict y, int64_t n, T value) {
 }
 
 template <typename T>
+void Copy(const T* __restrict x, int64_t n, T* __restrict y) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i];
+}
+
+// reflect, replicate, circular: every output row reads an input row.
+template <typename T>
+void PadMapped(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
+  const Pad2dRows g = Pad2dRowsOf(a, d);
+  const int64_t unit = a.layout == Layout::kNHWC ? d.c : 1;
+  const int64_t rows = g.planes * g.out_h;
+  ParallelFor(0, rows, rows * g.out_row >= kParallelThreshold, [&](int64_t r) {
+    const int64_t p = r / g.out_h;
+    const int64_t h = PadSourceIndex(r % g.out_h - a.pad_top, g.in_h, a.mode);
+    const T* xr = x + (p * g.in_h + h) * g.in_row;
+    T* yr = y + r * g.out_row;
+    Copy(xr, g.in_row, yr + g.left);
+    for (int64_t j = 0; j < a.pad_left + a.pad_right; ++j) {
+      // Pad pixels left of the input, then right of it.
+      const int64_t ow = j < a.pad_left ? j : j + d.w;
+      const int64_t iw = PadSourceIndex(ow - a.pad_left, d.w, a.mode);
+      Copy(xr + iw * unit, unit, yr + ow * unit);
+    }
+  });
+}
+
+template <typename T>
 void Pad(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
+  if (a.mode != PadMode::kConstant) return PadMapped(a, d, x, y);
   const auto [planes, in_h, out_h, in_row, left, right, out_row] =
       Pad2dRowsOf(a, d);
   const int64_t rows = planes * out_h;
@@ -40,9 +71,7 @@ void Pad(const Pad2dAttrs& a, const ImageDims& d, const T* x, T* y) {
     }
     const T* __restrict xr = x + (p * in_h + h) * in_row;
     Fill(yr, left, value);
-    T* __restrict mid = yr + left;
-#pragma omp simd
-    for (int64_t i = 0; i < in_row; ++i) mid[i] = xr[i];
+    Copy(xr, in_row, yr + left);
     Fill(yr + left + in_row, right, value);
   });
 }

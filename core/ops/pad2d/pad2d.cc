@@ -1,5 +1,7 @@
 #include "core/ops/pad2d/pad2d.h"
 
+#include <algorithm>
+
 #include "core/errors.h"
 
 namespace ai3 {
@@ -25,6 +27,20 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
          Name(layout), ") has spatial size ", d.h, "x", d.w,
          "; both must be >= 1");
+  }
+  if (mode == PadMode::kReflect || mode == PadMode::kCircular) {
+    // reflect mirrors about the edge without repeating it, so it reaches
+    // dim - 1 elements; circular tiles one copy of the dim.
+    const int64_t slack = mode == PadMode::kReflect ? 1 : 0;
+    const char* what = mode == PadMode::kReflect ? "reflect" : "circular";
+    if (std::max(pad_top, pad_bottom) > d.h - slack ||
+        std::max(pad_left, pad_right) > d.w - slack) {
+      Fail(ErrorKind::kInvalidArgument, what, " padding needs each pad ",
+           slack ? "<" : "<=", " the size of its dim, got (top, bottom, left, "
+           "right) = (", pad_top, ", ", pad_bottom, ", ", pad_left, ", ",
+           pad_right, ") for input ", ToString(input.shape), " (",
+           Name(layout), ")");
+    }
   }
   const int64_t vertical =
       CheckedAdd(pad_top, pad_bottom, "the vertical padding");

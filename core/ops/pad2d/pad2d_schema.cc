@@ -1,4 +1,6 @@
 // pad2d's declaration (core/op_schema.h).
+#include <string>
+
 #include "core/op_schema.h"
 #include "core/ops/elementwise_schema.h"
 #include "core/ops/pad2d/pad2d.h"
@@ -12,14 +14,30 @@ AI3_DECLARE_ATTRIBUTES(
           {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
           "(top, bottom, left, right)")
     .Required()
-    .Field("value", &A::value, "the padding's value")
+    .Field("value", &A::value, "the padding's value (constant mode)")
+    .Attr([] {
+            AttrDecl d{"mode", AttrType::kString, std::string("constant")};
+            d.choices = {"constant", "reflect", "replicate", "circular"};
+            d.doc = "what the padding holds: value, the mirrored, repeated "
+                    "or tiled input";
+            return d;
+          }(),
+          [](A& a, const AttrValue& v) {
+            const std::string m = internal::As<std::string>(v);
+            a.mode = m == "reflect"     ? PadMode::kReflect
+                     : m == "replicate" ? PadMode::kReplicate
+                     : m == "circular"  ? PadMode::kCircular
+                                        : PadMode::kConstant;
+          })
     .LayoutAttr());
 
 AI3_REGISTER_OP_SCHEMA(
-    Declare<Pad2dAttrs>("constant padding of H and W of a rank-4 tensor")
+    Declare<Pad2dAttrs>(
+        "constant, reflect, replicate or circular padding of H and W of a "
+        "rank-4 tensor")
         .Default(Device::kCPU, {{"direct"}}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<Pad2dBackwardDataAttrs>(
-    "pad2d's input gradient: dy unpadded"));
+    "pad2d's input gradient: dy unpadded, plus the padding's copies"));
 
 }  // namespace
 }  // namespace ai3

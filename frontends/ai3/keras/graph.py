@@ -22,6 +22,10 @@ in-place swaps of ai3.keras use as well):
   Conv2D                   conv2d (HWIO kernel -> OIHW), + activation
   DepthwiseConv2D          conv2d with groups = C, out = C * multiplier
   SeparableConv2D          depthwise conv2d + pointwise (1x1) conv2d
+  Conv2DTranspose          conv_transpose2d ((kh,kw,out,in) -> (in,out,kh,kw))
+  GroupNormalization       groupnorm over the channels (gamma, beta)
+  UpSampling2D, Resizing   resize (nearest repeats / bilinear half-pixel;
+                           Resizing as tf.image.resize)
   Dense (rank-2 input)     linear ([in,out] -> [out,in]), + activation
   Dense (rank > 2)         matmul by the kernel (+ add of the bias), as
                            Keras applies it to the last axis
@@ -563,6 +567,78 @@ def _conv2d(layer: Any, shape: tuple) -> list[Step]:
     return [Step("conv2d", attrs, {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}), *_fused_activation(layer)]
 
 
+def _conv_transpose2d(layer: Any, shape: tuple) -> list[Step]:
+    """Conv2DTranspose: conv_transpose2d, the (kh, kw, out, in) kernel read
+    as (in, out, kh, kw); + its activation. Keras (TF's conv2d_transpose)
+    gives the output size from padding and output_padding
+    (compute_conv_transpose_output_shape) and places the input by the
+    padding of the conv2d whose gradient it is on that size: zero for
+    "valid", TF's "same" (odd pixel after) otherwise. pad2d's top/left pads
+    are those; the bottom/right pad or output_padding makes up the size."""
+    h, w = _spatial(layer, shape)
+    if h is None or w is None:
+        raise _unsupported(layer, "needs the input's height and width (pass sample_input_shape)")
+    kh, kw = (int(d) for d in layer.kernel.shape[:2])
+    stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
+    same = str(layer.padding).lower() == "same"
+    out_pad = layer.output_padding
+    out_pad = None if out_pad is None else _pair(out_pad)
+    pads, extra = [], []
+    for i, (size, k, s, d) in enumerate(zip((h, w), (kh, kw), stride, dil)):
+        span = (k - 1) * d + 1
+        if out_pad is None:
+            out = size * s if same else size * s + max(span - s, 0)
+        else:
+            out = (size - 1) * s + span - 2 * (span // 2 if same else 0) + out_pad[i]
+        before = padding.same_1d(out, k, s, d)[0] if same else 0
+        rest = (size - 1) * s + span - before - out  # > 0: rows cut at the end
+        pads += [before, max(rest, 0)]
+        extra.append(max(-rest, 0))
+    attrs = {"stride": stride, "padding": tuple(pads), "output_padding": tuple(extra), "dilation": dil, "groups": 1}
+    weights = {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}
+    return [Step("conv_transpose2d", attrs, weights), *_fused_activation(layer)]
+
+
+def _group_norm(layer: Any, shape: tuple) -> list[Step]:
+    """GroupNormalization over the last axis: groupnorm (gamma, beta)."""
+    rank = len(_ranked(layer, shape))
+    if int(layer.axis) not in (-1, rank - 1):
+        raise _unsupported(layer, f"axis={layer.axis}; ai3 normalises groups of the last (channels) axis")
+    weights = {"weight": Var("gamma") if layer.scale else None, "bias": Var("beta") if layer.center else None}
+    return [Step("groupnorm", {"groups": int(layer.groups), "eps": float(layer.epsilon)}, weights)]
+
+
+# Keras' image interpolations as resize's: TF's resize (tf.image.resize,
+# half-pixel centres; nearest rounds half up) for Resizing and for
+# UpSampling2D's bilinear; UpSampling2D's nearest repeats pixels.
+_RESIZE = {"bilinear": ("linear", "half_pixel", "floor"), "nearest": ("nearest", "half_pixel", "round_prefer_ceil")}
+
+
+def _resize_attrs(layer: Any, interpolation: str) -> dict:
+    if interpolation not in _RESIZE:
+        raise _unsupported(layer, f"interpolation={interpolation!r}; ai3 resizes by {' or '.join(_RESIZE)}")
+    mode, coords, rounding = _RESIZE[interpolation]
+    return {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}
+
+
+def _upsampling2d(layer: Any, shape: tuple) -> list[Step]:
+    """UpSampling2D: resize by its integer size."""
+    _spatial(layer, shape)
+    attrs = _resize_attrs(layer, str(layer.interpolation))
+    if layer.interpolation == "nearest":
+        attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    return [Step("resize", {**attrs, "scale": tuple(float(v) for v in _pair(layer.size))})]
+
+
+def _resizing(layer: Any, shape: tuple) -> list[Step]:
+    """Resizing: resize to (height, width)."""
+    _spatial(layer, shape)
+    if getattr(layer, "crop_to_aspect_ratio", False) or getattr(layer, "pad_to_aspect_ratio", False):
+        raise _unsupported(layer, "crop_to_aspect_ratio / pad_to_aspect_ratio are not supported")
+    attrs = _resize_attrs(layer, str(layer.interpolation))
+    return [Step("resize", {**attrs, "size": (int(layer.height), int(layer.width))})]
+
+
 def _depthwise(layer: Any, shape: tuple, name: str = "kernel", suffix: str = "", with_bias: bool = True) -> list[Step]:
     """DepthwiseConv2D: conv2d with groups = C; the [kh, kw, C, multiplier]
     kernel read as (C * multiplier, 1, kh, kw)."""
@@ -805,6 +881,10 @@ def _identity(layer: Any, shape: tuple) -> list[Step]:
 MAPPING: dict[str, Entry] = {
     "Conv2D": Entry(_conv2d, exact=True, op="conv2d"),
     "DepthwiseConv2D": Entry(_depthwise_conv2d, op="conv2d"),
+    "Conv2DTranspose": Entry(_conv_transpose2d, exact=True, op="conv_transpose2d"),
+    "GroupNormalization": Entry(_group_norm, op="groupnorm"),
+    "UpSampling2D": Entry(_upsampling2d, op="resize"),
+    "Resizing": Entry(_resizing, op="resize"),
     "SeparableConv2D": Entry(_separable, exact=True),
     "Dense": Entry(_dense, exact=True, op="linear"),
     "LayerNormalization": Entry(_layernorm, op="layernorm"),

@@ -62,6 +62,14 @@ ONNX op -> spec (see `_Mapper.node`):
                             folded into its padding); other axes through a
                             reshape to put the axis where pad2d pads
   Cast (to a float type)    identity (ai3 computes in the model's dtype)
+  ConvTranspose             conv_transpose2d (pads from auto_pad /
+                            output_shape as the spec computes them)
+  Resize                    resize (nearest / linear, by constant scales or
+                            sizes of H and W)
+  GroupNormalization,       groupnorm (InstanceNormalization: one group per
+  InstanceNormalization     channel); RMSNormalization: rmsnorm; LRN: lrn
+  DepthToSpace, SpaceToDepth  depth_to_space / space_to_depth (DCR, CRD)
+  Pad (reflect, edge, wrap) pad2d in those modes on H/W
   Dropout, Identity         identity (dropped)
 """
 
@@ -90,13 +98,15 @@ _DOMAINS = ("", "ai.onnx")
 # What the mapper reads after constant folding (ai3.onnx.fold): every
 # node on constants only (shape arithmetic, masks) is folded away first.
 SUPPORTED_OPS = (
-    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "Div", "Dropout",
-    "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "HardSigmoid",
-    "HardSwish", "Identity", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
-    "Pow", "ReduceMean",
-    "Relu", "Reshape", "Sigmoid", "Slice", "Softmax", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
+    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "ConvTranspose", "DepthToSpace", "Div", "Dropout",
+    "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "GroupNormalization", "HardSigmoid",
+    "HardSwish", "Identity", "InstanceNormalization", "LRN", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
+    "Pow", "RMSNormalization", "ReduceMean",
+    "Relu", "Reshape", "Resize", "Sigmoid", "Slice", "Softmax", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
+# ONNX Pad's modes as pad2d's.
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
 # or an output of a node ORT keeps) in map_nodes' specs.
 EXTERNAL = "external"
@@ -909,6 +919,147 @@ class _Mapper:
         }
         return self.add("conv2d", node, [x], attrs, {"weight": weight, "bias": bias})
 
+    def op_ConvTranspose(self, node, a, x):
+        """conv_transpose2d; pads from auto_pad or output_shape as the ONNX
+        spec computes them (the extra odd row at the end for SAME_UPPER and
+        an output_shape, at the start for SAME_LOWER)."""
+        shape = self.rank4(node)
+        weight = self.const(node, node.input[1], "weight")
+        if weight.ndim != 4:
+            raise _unsupported(node, f"a {weight.ndim - 2}-D transposed convolution; ai3 runs 2-D ones")
+        bias = self.opt_const(node, 2, "bias")
+        kernel = tuple(int(k) for k in a.get("kernel_shape", weight.shape[2:]))
+        if kernel != tuple(weight.shape[2:]):
+            raise _unsupported(node, f"kernel_shape {kernel} differs from the weight's {weight.shape[2:]}")
+        strides = tuple(int(v) for v in a.get("strides", (1, 1)))
+        dilations = tuple(int(v) for v in a.get("dilations", (1, 1)))
+        out_pad = [int(v) for v in a.get("output_padding", (0, 0))]
+        auto = a.get("auto_pad", "NOTSET") or "NOTSET"
+        out_shape = [int(v) for v in a.get("output_shape", ())][-2:]
+        if auto not in ("NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"):
+            raise _unsupported(node, f"auto_pad={auto!r}")
+        if out_shape or auto in ("SAME_UPPER", "SAME_LOWER"):
+            if shape[2] is None or shape[3] is None:
+                raise _unsupported(node, "output_shape / auto_pad SAME_* of an input of unknown size")
+            want = out_shape or [shape[2] * strides[0], shape[3] * strides[1]]
+            pads = []
+            for i in range(2):
+                total = strides[i] * (shape[2 + i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1 - want[i]
+                if total < 0:
+                    # More rows than the kernel reaches: as output_padding.
+                    out_pad[i] -= total
+                    total = 0
+                small, large = total // 2, total - total // 2
+                pads += [small, large] if auto == "SAME_UPPER" else [large, small]
+            padding = (pads[0], pads[1], pads[2], pads[3])
+        elif auto == "VALID":
+            padding = (0, 0, 0, 0)
+        else:
+            p = [int(v) for v in a.get("pads", (0, 0, 0, 0))]
+            if len(p) != 4 or any(v < 0 for v in p):
+                raise _unsupported(node, f"pads {p} for a 2-D window")
+            padding = (p[0], p[2], p[1], p[3])
+        attrs = {"stride": strides, "padding": padding, "output_padding": tuple(out_pad), "dilation": dilations, "groups": int(a.get("group", 1))}
+        return self.add("conv_transpose2d", node, [x], attrs, {"weight": weight, "bias": bias})
+
+    # -- issue 17 (helper N2): norms, resampling, block shuffles ----------
+    def channel_weights(self, node, values, channels, what) -> np.ndarray:
+        """A per-channel weight (C,) from a constant broadcastable to it."""
+        v = np.asarray(values)
+        if v.size not in (1, channels):
+            raise _unsupported(node, f"its {what} has {v.size} values for {channels} channels")
+        return np.ascontiguousarray(np.broadcast_to(v.reshape(-1), (channels,)))
+
+    def op_InstanceNormalization(self, node, a, x):
+        """groupnorm with one group per channel (groups 0)."""
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) < 3 or shape[1] is None:
+            raise _unsupported(node, "an instance norm needs a (N, C, ...) input of known channels")
+        c = int(shape[1])
+        weights = {
+            "weight": self.channel_weights(node, self.const(node, node.input[1], "scale"), c, "scale"),
+            "bias": self.channel_weights(node, self.const(node, node.input[2], "B"), c, "B"),
+        }
+        return self.add("groupnorm", node, [x], {"groups": 0, "eps": float(a.get("epsilon", 1e-5))}, weights)
+
+    def op_GroupNormalization(self, node, a, x):
+        """groupnorm; opset 18's scale and bias are per group (each group's
+        value repeated over its channels), 21's per channel."""
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) < 2 or shape[1] is None:
+            raise _unsupported(node, "a group norm needs a (N, C, ...) input of known channels")
+        c, groups = int(shape[1]), int(a["num_groups"])
+        if groups < 1 or c % groups:
+            raise _unsupported(node, f"num_groups={groups} does not divide the {c} channels")
+        weights = {}
+        for k, key in ((1, "weight"), (2, "bias")):
+            v = np.asarray(self.const(node, node.input[k], "scale" if k == 1 else "bias")).reshape(-1)
+            if v.size == groups and groups != c:
+                v = np.repeat(v, c // groups)
+            weights[key] = self.channel_weights(node, v, c, "scale" if k == 1 else "bias")
+        return self.add("groupnorm", node, [x], {"groups": groups, "eps": float(a.get("epsilon", 1e-5))}, weights)
+
+    def op_RMSNormalization(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if shape is None:
+            raise _unsupported(node, "an RMS norm of a tensor of unknown rank")
+        axis = int(a.get("axis", -1))
+        axis = axis + len(shape) if axis < 0 else axis
+        trailing = tuple(shape[axis:])
+        if axis == 0 or any(d is None for d in trailing):
+            raise _unsupported(node, f"normalises axes {trailing} from axis {axis}; ai3 takes known trailing non-batch axes")
+        scale = np.ascontiguousarray(np.broadcast_to(self.const(node, node.input[1], "scale"), trailing))
+        return self.add("rmsnorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, {"weight": scale})
+
+    def op_LRN(self, node, a, x):
+        attrs = {"size": int(a["size"]), "alpha": float(a.get("alpha", 1e-4)), "beta": float(a.get("beta", 0.75)), "bias": float(a.get("bias", 1.0))}
+        return self.add("lrn", node, [x], attrs)
+
+    def op_DepthToSpace(self, node, a, x):
+        self.rank4(node)
+        return self.add("depth_to_space", node, [x], {"blocksize": int(a["blocksize"]), "mode": a.get("mode", "DCR")})
+
+    def op_SpaceToDepth(self, node, a, x):
+        self.rank4(node)
+        return self.add("space_to_depth", node, [x], {"blocksize": int(a["blocksize"]), "mode": a.get("mode", "DCR")})
+
+    def op_Resize(self, node, a, x):
+        """resize of H and W (N and C kept) by constant scales or sizes:
+        nearest (any nearest_mode) or linear, coordinate modes half_pixel,
+        pytorch_half_pixel, align_corners, asymmetric (opset 10's, which
+        has no such attribute, is asymmetric + floor)."""
+        shape = self.rank4(node)
+        mode = a.get("mode", "nearest")
+        if mode not in ("nearest", "linear"):
+            raise _unsupported(node, f"mode={mode!r}; ai3 resizes by nearest or linear")
+        if self.opset < 11:
+            coords, rounding = "asymmetric", "floor"
+            scales, sizes = self.opt_const(node, 1, "scales"), None
+        else:
+            coords = a.get("coordinate_transformation_mode", "half_pixel")
+            rounding = a.get("nearest_mode", "round_prefer_floor")
+            scales, sizes = self.opt_const(node, 2, "scales"), self.opt_const(node, 3, "sizes")
+        if coords not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"):
+            raise _unsupported(node, f"coordinate_transformation_mode={coords!r}")
+        if int(a.get("antialias", 0)):
+            raise _unsupported(node, "antialias=1")
+        if a.get("axes") is not None or a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+            raise _unsupported(node, "axes / keep_aspect_ratio_policy (ai3 takes scales or sizes of all 4 dims)")
+        attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}
+        if sizes is not None and sizes.size:
+            sizes = [int(v) for v in sizes.reshape(-1)]
+            if len(sizes) != 4 or any(shape[i] is not None and sizes[i] != shape[i] for i in (0, 1)):
+                raise _unsupported(node, f"sizes {sizes}; ai3 resizes H and W of (N, C, H, W)")
+            attrs["size"] = (sizes[2], sizes[3])
+        elif scales is not None and scales.size:
+            sc = [float(v) for v in scales.reshape(-1)]
+            if len(sc) != 4 or sc[0] != 1 or sc[1] != 1:
+                raise _unsupported(node, f"scales {sc}; ai3 resizes H and W of (N, C, H, W)")
+            attrs["scale"] = (sc[2], sc[3])
+        else:
+            raise _unsupported(node, "neither scales nor sizes given")
+        return self.add("resize", node, [x], attrs)
+
     def op_Gemm(self, node, a, x):
         shape = self.shape(node.input[0])
         if int(a.get("transA", 0)) != 0:
@@ -1221,8 +1372,8 @@ class _Mapper:
             raise _unsupported(node, "a pad of a tensor of unknown rank")
         rank = len(shape)
         mode = a.get("mode", "constant")
-        if mode != "constant":
-            raise _unsupported(node, f"mode={mode!r}; ai3 pads with a constant")
+        if mode not in _PAD_MODES:
+            raise _unsupported(node, f"mode={mode!r}; ai3 pads in modes {', '.join(_PAD_MODES)}")
         if self.opset < 11:
             pads, value = list(a.get("pads", [])), float(a.get("value", 0.0))
         else:
@@ -1241,7 +1392,12 @@ class _Mapper:
         if any(p < 0 for p in pads) or pads[0] or pads[rank]:
             raise _unsupported(node, f"pads {pads}; ai3 pads non-batch dims by non-negative amounts")
         if rank == 4 and not any(pads[i] for i in (1, 5)):
-            return self.add("pad2d", node, [x], {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value})
+            attrs = {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value}
+            if mode != "constant":
+                attrs = {"padding": attrs["padding"], "value": 0.0, "mode": _PAD_MODES[mode]}
+            return self.add("pad2d", node, [x], attrs)
+        if mode != "constant":
+            raise _unsupported(node, f"mode={mode!r} on axes other than H and W of a rank-4 tensor; ai3 pads those")
         # Other axes: one pad per padded axis (swin pads H and W of NHWC windows).
         index, cur = x, list(shape)
         for axis in range(1, rank):

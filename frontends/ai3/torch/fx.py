@@ -149,6 +149,12 @@ _FUNCTIONS: dict[Any, str] = {
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
     F.scaled_dot_product_attention: "attention",
+    # issue 17 (helper N2)
+    F.interpolate: "interpolate", F.upsample: "interpolate", F.conv_transpose2d: "conv_transpose2d",
+    F.group_norm: "group_norm", F.instance_norm: "instance_norm", F.rms_norm: "rms_norm",
+    F.local_response_norm: "local_response_norm",
+    F.pixel_shuffle: "pixel_shuffle", torch.pixel_shuffle: "pixel_shuffle",
+    F.pixel_unshuffle: "pixel_unshuffle", torch.pixel_unshuffle: "pixel_unshuffle",
 }  # fmt: skip
 
 
@@ -377,6 +383,73 @@ class _Mapper:
         w, b = (None if a[k] is None else self.constant(node, a[k]) for k in ("weight", "bias"))
         attrs, weights = params.layernorm(a["normalized_shape"], w, b, a["eps"])
         self.add(node, "layernorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    # -- issue 17 (helper N2): deconvolution, resampling, norms, shuffles --
+    def _weights(self, node: fx.Node, a: dict[str, Any], names: tuple[str, ...]) -> list[Any]:
+        """The model's own tensors named `names` in a (None where absent);
+        a computed one is refused."""
+        out = []
+        for k in names:
+            w = None if a[k] is None else self.constant(node, a[k])
+            if a[k] is not None and w is None:
+                raise unsupported(node, f"a computed {k} (only the model's own tensors)")
+            out.append(w)
+        return out
+
+    def _interpolate(self, node: fx.Node, name: str) -> None:
+        a = normalized(
+            node,
+            lambda input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False: None,
+        )
+        if a.get("antialias"):
+            raise unsupported(node, "antialias=True is not supported")
+        try:
+            attrs = params.interpolate(a["size"], a["scale_factor"], a["mode"], a["align_corners"], a["recompute_scale_factor"],
+                                       _input_shape(node), name)
+        except errors.UnsupportedOperation as e:
+            raise unsupported(node, str(e).split(": ", 1)[1]) from None
+        self.add(node, "resize", name, [self.tensor(node, a["input"])], node, attrs)
+
+    def _conv_transpose2d(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1: None)
+        weight, bias = self._weights(node, a, ("weight", "bias"))
+        attrs = params.conv_transpose2d_attrs(a["stride"], a["padding"], a["output_padding"], a["groups"], a["dilation"], f"conv_transpose2d layer '{name}'")
+        self.add(node, "conv_transpose2d", name, [self.tensor(node, a["input"])], node, attrs, {"weight": weight, "bias": bias})
+
+    def _group_norm(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, num_groups, weight=None, bias=None, eps=1e-5: None)
+        w, b = self._weights(node, a, ("weight", "bias"))
+        attrs, weights = params.groupnorm(a["num_groups"], a["eps"], w, b)
+        self.add(node, "groupnorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _instance_norm(self, node: fx.Node, name: str) -> None:
+        a = normalized(
+            node,
+            lambda input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-5: None,
+        )
+        if not a["use_input_stats"]:
+            raise unsupported(node, "instance_norm by running statistics (use_input_stats=False) is not supported")
+        w, b = self._weights(node, a, ("weight", "bias"))
+        attrs, weights = params.groupnorm(0, a["eps"], w, b)
+        self.add(node, "groupnorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _rms_norm(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, normalized_shape, weight=None, eps=None: None)
+        (w,) = self._weights(node, a, ("weight",))
+        attrs, weights = params.rmsnorm(a["normalized_shape"], w, a["eps"])
+        self.add(node, "rmsnorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _local_response_norm(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, size, alpha=1e-4, beta=0.75, k=1.0: None)
+        self.add(node, "lrn", name, [self.tensor(node, a["input"])], node, params.lrn(a["size"], a["alpha"], a["beta"], a["k"]))
+
+    def _pixel_shuffle(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, upscale_factor: None)
+        self.add(node, "depth_to_space", name, [self.tensor(node, a["input"])], node, {"blocksize": int(a["upscale_factor"]), "mode": "CRD"})
+
+    def _pixel_unshuffle(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, downscale_factor: None)
+        self.add(node, "space_to_depth", name, [self.tensor(node, a["input"])], node, {"blocksize": int(a["downscale_factor"]), "mode": "CRD"})
 
     def _gelu(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, approximate="none": None)

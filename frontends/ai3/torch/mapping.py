@@ -181,6 +181,70 @@ def _pad2d(m: nn.ConstantPad2d, name: str) -> tuple[Attrs, Weights]:
     return params.pad2d(m.padding, "constant", m.value, name), {}
 
 
+# Issue 17 (helper N2): padding modes, deconvolution, resampling, norms.
+@maps(nn.ReflectionPad2d, nn.ReplicationPad2d, nn.CircularPad2d, op="pad2d", image=True)
+def _pad2d_mode(m: nn.Module, name: str) -> tuple[Attrs, Weights]:
+    mode = "reflect" if isinstance(m, nn.ReflectionPad2d) else "replicate" if isinstance(m, nn.ReplicationPad2d) else "circular"
+    return params.pad2d(tuple(m.padding), mode, None, name), {}
+
+
+@maps(nn.ConvTranspose2d, op="conv_transpose2d", image=True)
+def _conv_transpose2d(m: nn.ConvTranspose2d, name: str) -> tuple[Attrs, Weights]:
+    return params.conv_transpose2d(m, name), {"weight": m.weight, "bias": m.bias}
+
+
+def upsample_resolve(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+    """nn.Upsample's attrs (ai3.torch.params.interpolate), which need the
+    input's size only with recompute_scale_factor."""
+    return params.interpolate(*attrs["upsample"], input_shape, name)
+
+
+@maps(nn.Upsample, nn.UpsamplingNearest2d, nn.UpsamplingBilinear2d, op="resize", resolve=upsample_resolve)
+def _upsample(m: nn.Upsample, name: str) -> tuple[Attrs, Weights]:
+    # UpsamplingBilinear2d is bilinear with align_corners=True (its own forward).
+    align = True if isinstance(m, nn.UpsamplingBilinear2d) else m.align_corners
+    return {"upsample": (m.size, m.scale_factor, m.mode, align, m.recompute_scale_factor)}, {}
+
+
+@maps(nn.GroupNorm, op="groupnorm")
+def _groupnorm(m: nn.GroupNorm, name: str) -> tuple[Attrs, Weights]:
+    return params.groupnorm(m.num_groups, m.eps, m.weight, m.bias)
+
+
+def _instance_norm(m: nn.Module, name: str) -> tuple[Attrs, Weights]:
+    """InstanceNorm: groupnorm with one group per channel (groups 0)."""
+    if m.track_running_stats:
+        raise errors.UnsupportedOperation(
+            f"groupnorm layer '{name}': {type(m).__name__} with track_running_stats=True normalises by running "
+            "statistics in eval mode, which ai3 does not take"
+        )
+    return params.groupnorm(0, m.eps, m.weight, m.bias)
+
+
+maps(nn.InstanceNorm1d, nn.InstanceNorm3d, op="groupnorm")(_instance_norm)
+maps(nn.InstanceNorm2d, op="groupnorm", image=True)(_instance_norm)
+
+
+@maps(nn.RMSNorm, op="rmsnorm")
+def _rmsnorm(m: nn.RMSNorm, name: str) -> tuple[Attrs, Weights]:
+    return params.rmsnorm(m.normalized_shape, m.weight, m.eps)
+
+
+@maps(nn.LocalResponseNorm, op="lrn")
+def _lrn(m: nn.LocalResponseNorm, name: str) -> tuple[Attrs, Weights]:
+    return params.lrn(m.size, m.alpha, m.beta, m.k), {}
+
+
+@maps(nn.PixelShuffle, op="depth_to_space", image=True)
+def _pixel_shuffle(m: nn.PixelShuffle, name: str) -> tuple[Attrs, Weights]:
+    return {"blocksize": int(m.upscale_factor), "mode": "CRD"}, {}
+
+
+@maps(nn.PixelUnshuffle, op="space_to_depth", image=True)
+def _pixel_unshuffle(m: nn.PixelUnshuffle, name: str) -> tuple[Attrs, Weights]:
+    return {"blocksize": int(m.downscale_factor), "mode": "CRD"}, {}
+
+
 def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """A swapped BatchNorm2d in training mode: torch's own batch-statistics
     forward (F.batch_norm, updating the running statistics), as

@@ -149,14 +149,105 @@ def legacy_softmax_dim(rank: int) -> int:
 
 
 def pad2d(pad: Any, mode: str, value: Any, name: str) -> dict[str, Any]:
-    """pad2d attrs from F.pad's / nn.ConstantPad2d's (left, right, top,
-    bottom) on the last two dims of an NCHW tensor, constant mode."""
+    """pad2d attrs from F.pad's / nn.ConstantPad2d's / nn.ReflectionPad2d's
+    ... (left, right, top, bottom) on the last two dims of an NCHW tensor,
+    in torch's modes ('constant', 'reflect', 'replicate', 'circular', the
+    core's names)."""
     layer = f"pad2d layer '{name}'"
-    if mode != "constant":
-        raise errors.UnsupportedOperation(f"{layer}: padding mode '{mode}' is not supported (only 'constant')")
+    if mode not in PAD_MODES:
+        raise errors.UnsupportedOperation(f"{layer}: padding mode '{mode}' is not supported (one of {', '.join(PAD_MODES)})")
+    if isinstance(pad, int) and not isinstance(pad, bool):
+        pad = (pad,) * 4  # nn.ReflectionPad2d(2) and the like
     if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
         raise errors.UnsupportedOperation(f"{layer}: only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
     if any(p < 0 for p in pad):
         raise errors.UnsupportedOperation(f"{layer}: negative pads (cropping) are not supported, got {tuple(pad)}")
     left, right, top, bottom = pad
-    return {"padding": (top, bottom, left, right), "value": 0.0 if value is None else float(value)}
+    attrs = {"padding": (top, bottom, left, right), "value": 0.0 if value is None or mode != "constant" else float(value)}
+    if mode != "constant":
+        attrs["mode"] = mode
+    return attrs
+
+
+# pad2d's modes, torch's names (F.pad's and nn.Conv2d's padding_mode, where
+# 'zeros' is 'constant').
+PAD_MODES = ("constant", "reflect", "replicate", "circular")
+
+
+def conv_transpose2d(module: nn.ConvTranspose2d, name: str) -> dict[str, Any]:
+    layer = f"conv_transpose2d layer '{name}'"
+    if module.padding_mode != "zeros":
+        raise errors.UnsupportedOperation(f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros', as torch)")
+    return conv_transpose2d_attrs(module.stride, module.padding, module.output_padding, module.groups, module.dilation, layer)
+
+
+def conv_transpose2d_attrs(stride: Any, padding: Any, output_padding: Any, groups: Any, dilation: Any, layer: str) -> dict[str, Any]:
+    """conv_transpose2d attrs of nn.ConvTranspose2d / F.conv_transpose2d."""
+    ph, pw = pair(padding, "padding", layer)
+    return dict(
+        stride=pair(stride, "stride", layer),
+        padding=(ph, ph, pw, pw),
+        output_padding=pair(output_padding, "output_padding", layer),
+        dilation=pair(dilation, "dilation", layer),
+        groups=_int(groups, "groups", layer),
+    )
+
+
+# -- issue 17 (helper N2): resampling, norms, block shuffles ---------------
+
+def interpolate(size: Any, scale_factor: Any, mode: str, align_corners: Any, recompute_scale_factor: Any,
+                input_shape: Optional[Sequence[int]], name: str) -> dict[str, Any]:
+    """resize attrs of F.interpolate / nn.Upsample on an NCHW tensor:
+    'nearest' (asymmetric + floor), 'nearest-exact' (half_pixel, rounding
+    halves up) and 'bilinear' (half_pixel, or align_corners). A
+    scale_factor maps the coordinates as torch does (by 1 / scale), unless
+    recompute_scale_factor, where the sizes' ratio does (which needs the
+    input's size)."""
+    layer = f"resize layer '{name}'"
+    modes = {
+        "nearest": ("nearest", "asymmetric", "floor"),
+        "nearest-exact": ("nearest", "half_pixel", "round_prefer_ceil"),
+        "bilinear": ("linear", "align_corners" if align_corners else "half_pixel", "floor"),
+    }
+    if mode not in modes:
+        raise errors.UnsupportedOperation(f"{layer}: mode {mode!r} is not supported (one of {', '.join(modes)})")
+    if align_corners and mode != "bilinear":
+        raise errors.InvalidArgument(f"{layer}: align_corners only applies to a linear mode, not {mode!r}")
+    core_mode, coordinates, rounding = modes[mode]
+    attrs: dict[str, Any] = {"mode": core_mode, "coordinate_transformation_mode": coordinates, "nearest_mode": rounding}
+    if (size is None) == (scale_factor is None):
+        raise errors.InvalidArgument(f"{layer}: give exactly one of size and scale_factor")
+    if size is not None:
+        attrs["size"] = pair(size, "size", layer)
+        return attrs
+    sf = scale_factor if isinstance(scale_factor, (tuple, list)) else (scale_factor, scale_factor)
+    if len(sf) != 2 or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in sf):
+        raise errors.UnsupportedOperation(f"{layer}: scale_factor must be a number or 2 numbers, got {scale_factor!r}")
+    scale = (float(sf[0]), float(sf[1]))
+    if recompute_scale_factor:
+        if input_shape is None:
+            raise NeedsInputShape(f"{layer}: recompute_scale_factor needs the input's size; pass sample_input_shape")
+        attrs["size"] = (int(input_shape[-2] * scale[0]), int(input_shape[-1] * scale[1]))
+        return attrs
+    attrs["scale"] = scale
+    return attrs
+
+
+def groupnorm(groups: int, eps: float, weight: Any, bias: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """groupnorm attrs and weights (groups 0: one per channel, instance norm)."""
+    return {"groups": int(groups), "eps": float(eps)}, {"weight": weight, "bias": bias}
+
+
+def rmsnorm(normalized_shape: Any, weight: Any, eps: Optional[float]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """rmsnorm attrs and weights of nn.RMSNorm / F.rms_norm; eps None is
+    torch's finfo(float32).eps (the model's dtype, float32 as torch builds
+    it; torch takes the input's)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    eps = float(torch.finfo(torch.float32).eps) if eps is None else float(eps)
+    return {"axes": len(shape), "eps": eps}, {"weight": weight}
+
+
+def lrn(size: int, alpha: float, beta: float, k: float) -> dict[str, Any]:
+    """lrn attrs of nn.LocalResponseNorm: torch's window starts size // 2
+    channels before c."""
+    return {"size": int(size), "alpha": float(alpha), "beta": float(beta), "bias": float(k), "before": int(size) // 2}

@@ -1,0 +1,139 @@
+#include "core/ops/conv_transpose2d/conv_transpose2d.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/errors.h"
+#include "core/registry.h"
+
+namespace ai3 {
+
+void ConvTranspose2dAttrs::Validate(const std::vector<Tensor>& params) const {
+  auto positive = [](const char* what, int64_t v) {
+    if (v < 1) Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
+  };
+  positive("in_channels", in_channels);
+  positive("out_channels", out_channels);
+  positive("kernel height", kernel_h);
+  positive("kernel width", kernel_w);
+  positive("stride", stride_h);
+  positive("stride", stride_w);
+  positive("dilation", dilation_h);
+  positive("dilation", dilation_w);
+  positive("groups", groups);
+  if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
+    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0");
+  }
+  // As conv2d's (the kernels index with them in int64).
+  for (const auto& [what, v] :
+       {std::pair<const char*, int64_t>{"kernel height", kernel_h},
+        {"kernel width", kernel_w},
+        {"stride height", stride_h},
+        {"stride width", stride_w},
+        {"dilation height", dilation_h},
+        {"dilation width", dilation_w},
+        {"top padding", pad_top},
+        {"bottom padding", pad_bottom},
+        {"left padding", pad_left},
+        {"right padding", pad_right}}) {
+    if (v > kMaxConv2dSize) {
+      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
+           kMaxConv2dSize, " (2^31 - 1), got ", v);
+    }
+  }
+  // torch takes output_padding < stride or < dilation; ONNX's output_shape
+  // may ask for more rows, which no input reaches (zeros, plus the bias).
+  if (output_padding_h < 0 || output_padding_w < 0 ||
+      output_padding_h > kMaxConv2dSize || output_padding_w > kMaxConv2dSize) {
+    Fail(ErrorKind::kInvalidArgument, "output_padding (", output_padding_h,
+         ", ", output_padding_w, ") must be in [0, 2^31 - 1]");
+  }
+  if (in_channels % groups || out_channels % groups) {
+    Fail(ErrorKind::kInvalidArgument, "groups=", groups,
+         " must divide in_channels=", in_channels, " and out_channels=",
+         out_channels);
+  }
+  if (params.size() != (has_bias ? 2u : 1u)) {
+    Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,
+         " parameter tensors (weight", has_bias ? ", bias" : "", "), got ",
+         params.size());
+  }
+  // The weight as conv2d's checks it; the bias has out_channels values,
+  // not the weight's first dim.
+  ValidateWeightBias(
+      {params[0]}, false,
+      {in_channels, out_channels / groups, kernel_h, kernel_w},
+      "(in_channels, out_channels / groups, kernel_h, kernel_w)", dtype);
+  if (has_bias) {
+    if (params[1].shape != Shape{out_channels}) {
+      Fail(ErrorKind::kShape, "bias has shape ", ToString(params[1].shape),
+           ", expected (", out_channels, ",)");
+    }
+    if (params[1].dtype != dtype) {
+      Fail(ErrorKind::kDType, "weights are ", Name(params[1].dtype),
+           ", layer is ", Name(dtype));
+    }
+  }
+}
+
+Shape ConvTranspose2dAttrs::OutputShape(const Tensor& input) const {
+  if (input.rank() != 4) {
+    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
+         " input, got rank ", input.rank(), " ", ToString(input.shape));
+  }
+  ValidateInputDType(input, dtype);
+  CheckShape(input.shape, "input");
+  ImageDims d = ImageDimsOf(input.shape, layout);
+  if (d.c != in_channels) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", d.c, " channels, the layer expects ", in_channels);
+  }
+  if (d.h < 1 || d.w < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape),
+         " has an empty spatial dimension");
+  }
+  // (H - 1)*s + (k - 1)*d + 1 + output_padding - pads, each term bounded
+  // (Validate), the product checked.
+  auto size = [](int64_t in, int64_t s, int64_t k, int64_t dil, int64_t op,
+                 int64_t before, int64_t after, const char* what) {
+    const int64_t spread = CheckedMul(in - 1, s, what);
+    return CheckedAdd(spread, (k - 1) * dil + 1 + op - before - after, what);
+  };
+  const int64_t h = size(d.h, stride_h, kernel_h, dilation_h, output_padding_h,
+                         pad_top, pad_bottom, "the output height");
+  const int64_t w = size(d.w, stride_w, kernel_w, dilation_w, output_padding_w,
+                         pad_left, pad_right, "the output width");
+  if (h < 1 || w < 1) {
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
+         Name(layout), ") gives an output of ", h, "x", w,
+         ": the padding removes every row or column");
+  }
+  Shape out = ImageShape({d.n, out_channels, h, w}, layout);
+  CheckShape(out, "output");
+  return out;
+}
+
+Conv2dAttrs ConvTranspose2dAttrs::DataGradientOf() const {
+  Conv2dAttrs c;
+  c.in_channels = out_channels;
+  c.out_channels = in_channels;
+  c.kernel_h = kernel_h;
+  c.kernel_w = kernel_w;
+  c.stride_h = stride_h;
+  c.stride_w = stride_w;
+  c.pad_top = pad_top;
+  c.pad_left = pad_left;
+  // May be negative: conv2d's geometry then gives exactly this op's input
+  // size for its output, and its kernels read only the top/left pads.
+  c.pad_bottom = pad_bottom - output_padding_h;
+  c.pad_right = pad_right - output_padding_w;
+  c.dilation_h = dilation_h;
+  c.dilation_w = dilation_w;
+  c.groups = groups;
+  c.has_bias = false;  // this op adds its own bias (its out_channels)
+  c.dtype = dtype;
+  c.layout = layout;
+  return c;
+}
+
+}  // namespace ai3

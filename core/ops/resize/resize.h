@@ -1,0 +1,66 @@
+// resize: nearest or bilinear resampling of H and W of a rank-4 image
+// tensor (torch F.interpolate / nn.Upsample / nn.UpsamplingNearest2d /
+// nn.UpsamplingBilinear2d, ONNX Resize and Upsample, Keras UpSampling2D and
+// Resizing). The output is `size` (out_h, out_w), or floor(in * scale)
+// where only `scale` is given. Each output index x reads input coordinate
+//   half_pixel:          (x + 0.5) * r - 0.5
+//   pytorch_half_pixel:  the same, 0 where the output has one element
+//   align_corners:       x * (in - 1) / (out - 1), 0 where out = 1
+//   asymmetric:          x * r
+// with r = 1 / scale where a scale is given (torch's scale_factor, ONNX's
+// scales: the frameworks map coordinates by it, not by the sizes' ratio),
+// else in / out. nearest rounds that coordinate (nearest_mode: ONNX's
+// round_prefer_floor, round_prefer_ceil, floor, ceil; torch "nearest" is
+// asymmetric + floor, "nearest-exact" half_pixel + round_prefer_ceil) and
+// clamps it into the input; linear clamps it into [0, in - 1] and
+// interpolates between its two neighbours in each dim.
+#ifndef AI3_CORE_OPS_RESIZE_RESIZE_H_
+#define AI3_CORE_OPS_RESIZE_RESIZE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace ai3 {
+
+struct ResizeAttrs {
+  static constexpr char kOp[] = "resize";
+
+  enum class Mode { kNearest, kLinear };
+  enum class Coordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners,
+                           kAsymmetric };
+  enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
+
+  int64_t out_h = 0, out_w = 0;      // 0: from the scale
+  double scale_h = 0, scale_w = 0;   // 0: none given
+  Mode mode = Mode::kNearest;
+  // ONNX's defaults.
+  Coordinates coordinates = Coordinates::kHalfPixel;
+  Rounding rounding = Rounding::kRoundPreferFloor;
+  Layout layout = Layout::kNCHW;
+
+  // No parameter tensors; a size (both > 0) or a scale (both > 0, finite).
+  void Validate(const std::vector<Tensor>& params) const;
+  Shape OutputShape(const Tensor& input) const;
+};
+
+// Where output index x of `out` reads along a dim of `in`: the two input
+// indices and the weight of the second (linear), or the one index
+// (nearest, i0 = i1, weight 0). The coordinate is computed in T, the
+// tensor's dtype, as torch and ONNX Runtime compute it (in float32 for a
+// float32 tensor), so that nearest's ties round as theirs do; a given
+// scale divides (x + 0.5 / x) by it, as ONNX Runtime does (and as torch
+// does for the integer scales its exports use), sizes multiply by in / out
+// as torch does.
+struct ResizeTap {
+  int64_t i0, i1;
+  double weight;
+};
+template <typename T>
+ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
+                      double scale);
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_RESIZE_RESIZE_H_
