@@ -46,6 +46,8 @@ AI3_OPS = {
     "slice": False,
     "softmax": False,
     "tanh": True,
+    "tile": False,
+    "unary": False,
 }
 
 def ai3_op_labels(target = None, cuda = False):
