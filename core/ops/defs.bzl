@@ -53,6 +53,8 @@ AI3_OPS = {
     "softmax": False,
     "space_to_depth": False,
     "tanh": True,
+    "tile": False,
+    "unary": False,
 }
 
 def ai3_op_labels(target = None, cuda = False):

@@ -1,12 +1,23 @@
-// add, sub, mul, div with NumPy broadcasting (torch +, -, *, /; ONNX Add,
-// Sub, Mul, Div; Keras Add, Subtract, Multiply), as layers of an ai3::Model:
+// add, sub, mul, div, pow, maximum, minimum, prelu with NumPy broadcasting
+// (torch +, -, *, /, **, maximum, minimum, F.prelu; ONNX Add, Sub, Mul, Div,
+// Pow, Max, Min, PRelu; Keras Add, Subtract, Multiply, Maximum, Minimum,
+// PReLU), as layers of an ai3::Model:
 //   2 inputs:             y = x0 op x1
 //   1 input + "other":    y = x op other    (reverse: y = other op x)
 // where "other" is a constant weight tensor (a bias, a position embedding, a
 // scale) broadcast like an input. The output has the broadcast shape; the
 // dtype, float32 or float64, is the inputs' (a constant must have it too).
 //
-// One attributes template serves the four ops, one instance each; each is
+// maximum and minimum propagate NaN (torch.maximum, np.maximum); prelu is
+// x where x >= 0, else slope * x, the slope being the second operand: a 1-D
+// slope of C values applies along dimension 1 of an input of rank >= 2
+// (torch's PReLU weight, its channels), any other shape broadcasts as NumPy
+// does (ONNX PRelu's frontend writes a 1-D slope out to the input's rank);
+// pow is std::pow, with the constant exponents 1, 2 and -1 computed
+// exactly without it. The variadic forms (ONNX Max, Min, Mean, Sum) are
+// chains of these two-operand ops in the frontends.
+//
+// One attributes template serves the eight ops, one instance each; each is
 // its own op in the registry (its own kOp) so selectors and ai3.algorithms() name it. The
 // graph's N-input same-shape "add" node (core/ops/add) stays as it was.
 #ifndef AI3_CORE_OPS_BINARY_BINARY_H_
@@ -20,14 +31,18 @@
 
 namespace ai3 {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv };
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kPrelu };
 
 // The names of the ops, by BinaryOp.
 constexpr const char* BinaryOpName(BinaryOp op) {
-  return op == BinaryOp::kAdd   ? "add"
-         : op == BinaryOp::kSub ? "sub"
-         : op == BinaryOp::kMul ? "mul"
-                                : "div";
+  return op == BinaryOp::kAdd       ? "add"
+         : op == BinaryOp::kSub     ? "sub"
+         : op == BinaryOp::kMul     ? "mul"
+         : op == BinaryOp::kDiv     ? "div"
+         : op == BinaryOp::kPow     ? "pow"
+         : op == BinaryOp::kMaximum ? "maximum"
+         : op == BinaryOp::kMinimum ? "minimum"
+                                    : "prelu";
 }
 
 template <BinaryOp Op>
@@ -44,6 +59,17 @@ struct BinaryAttrs {
   Shape other_shape;
   DType other_dtype = DType::kFloat32;
 
+  // The second operand's shape as the broadcast reads it: prelu's 1-D slope
+  // along dimension 1, (C, 1, ..., 1); else `shape` itself.
+  static Shape OperandShape(const Shape& shape, size_t input_rank) {
+    if (Op != BinaryOp::kPrelu || shape.size() != 1 || input_rank < 2) {
+      return shape;
+    }
+    Shape s(input_rank - 1, 1);
+    s[0] = shape[0];
+    return s;
+  }
+
   int MinInputs() const { return has_other ? 1 : 2; }
   int MaxInputs() const { return has_other ? 1 : 2; }
 
@@ -54,6 +80,10 @@ struct BinaryAttrs {
            " parameter tensor", want == 1 ? "" : "s",
            has_other ? " (the constant operand)" : "", ", got ",
            params.size());
+    }
+    if (reverse && Op == BinaryOp::kPrelu) {
+      Fail(ErrorKind::kInvalidArgument,
+           "prelu's slope is its second operand (reverse is not defined)");
     }
     if (reverse && !has_other) {
       Fail(ErrorKind::kInvalidArgument,
@@ -71,8 +101,10 @@ struct BinaryAttrs {
 
   // The broadcast shape of the two operands.
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    const size_t rank = inputs[0].shape.size();
     if (!has_other) {
-      return BroadcastShapes(inputs[0].shape, inputs[1].shape, "input 0",
+      return BroadcastShapes(inputs[0].shape,
+                             OperandShape(inputs[1].shape, rank), "input 0",
                              "input 1");
     }
     if (other_dtype != inputs[0].dtype) {
@@ -81,7 +113,8 @@ struct BinaryAttrs {
     }
     return reverse ? BroadcastShapes(other_shape, inputs[0].shape,
                                      "constant", "input")
-                   : BroadcastShapes(inputs[0].shape, other_shape, "input",
+                   : BroadcastShapes(inputs[0].shape,
+                                     OperandShape(other_shape, rank), "input",
                                      "constant");
   }
 };
@@ -90,6 +123,10 @@ using AddAttrs = BinaryAttrs<BinaryOp::kAdd>;
 using SubAttrs = BinaryAttrs<BinaryOp::kSub>;
 using MulAttrs = BinaryAttrs<BinaryOp::kMul>;
 using DivAttrs = BinaryAttrs<BinaryOp::kDiv>;
+using PowAttrs = BinaryAttrs<BinaryOp::kPow>;
+using MaximumAttrs = BinaryAttrs<BinaryOp::kMaximum>;
+using MinimumAttrs = BinaryAttrs<BinaryOp::kMinimum>;
+using PreluAttrs = BinaryAttrs<BinaryOp::kPrelu>;
 
 }  // namespace ai3
 

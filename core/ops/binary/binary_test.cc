@@ -1,9 +1,11 @@
-// add / sub / mul / div against a naive broadcasting reference in double,
+// The binary ops against a naive broadcasting reference in double,
 // over pairs of shapes covering equal shapes, scalars, leading and inner
 // broadcasts, both operands broadcast, empty dims and a long row that
 // threads; the constant forms (x op c and c op x); the same ops run as
 // multi-input nodes of an ai3::Model; and the errors.
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -32,6 +34,14 @@ double ApplyRef(BinaryOp op, double a, double b) {
       return a * b;
     case BinaryOp::kDiv:
       return a / b;
+    case BinaryOp::kPow:
+      return std::pow(a, b);
+    case BinaryOp::kMaximum:
+      return std::isnan(a) || a > b ? a : b;
+    case BinaryOp::kMinimum:
+      return std::isnan(a) || a < b ? a : b;
+    case BinaryOp::kPrelu:
+      return a < 0 ? a * b : a;
   }
   return 0;
 }
@@ -58,6 +68,10 @@ void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
   auto ad = testing::RandomVector(NumElements(sa), 3);
   auto bd = testing::RandomVector(NumElements(sb), 4);
   for (double& v : bd) v += v >= 0 ? 0.5 : -0.5;  // keep divisors off 0
+  if (Attrs::kBinaryOp == BinaryOp::kPow) {  // positive bases (else NaN)
+    for (double& v : ad) v = std::fabs(v) + 0.25;
+    for (double& v : bd) v = std::fabs(v) + 0.25;
+  }
   auto a = testing::Cast<T>(ad);
   auto b = testing::Cast<T>(bd);
   Tensor at{a.data(), dtype, sa}, bt{b.data(), dtype, sb};
@@ -89,7 +103,8 @@ void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
   std::vector<double> want(n);
   for (int64_t i = 0; i < n; ++i) {
     want[i] = ApplyRef(Attrs::kBinaryOp, double(a[SourceIndex(sa, shape, i)]),
-                       double(b[SourceIndex(sb, shape, i)]));
+                       double(b[SourceIndex(
+                           Attrs::OperandShape(sb, sa.size()), shape, i)]));
   }
   const double tol = std::is_same_v<T, double> ? 1e-15 : 1e-6;
   const double err = testing::MaxRelativeError(y, want);
@@ -104,7 +119,9 @@ template <class Attrs>
 int RunOp(const std::vector<Case>& cases) {
   int ran = 0;
   for (const Case& c : cases) {
-    for (int form = 0; form < 3; ++form) {
+    // prelu has no reversed form (its slope is the second operand)
+    const int forms = Attrs::kBinaryOp == BinaryOp::kPrelu ? 2 : 3;
+    for (int form = 0; form < forms; ++form) {
       RunCase<Attrs, float>(c.a, c.b, c.out, form > 0, form == 2);
       RunCase<Attrs, double>(c.a, c.b, c.out, form > 0, form == 2);
       ran += 2;
@@ -158,6 +175,34 @@ void ModelCase() {
         "model: shapes");
 }
 
+// Special values through pow's constant-exponent runs and std::pow, and
+// maximum / minimum / prelu with NaN and infinities, against the reference.
+template <class Attrs>
+void SpecialValues(double exponent_or_other) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> xs = {0.0, -0.0, -2.0, 3.0, inf, -inf, nan, 0.5,
+                                  -0.5, 1e300};
+  Attrs attrs;
+  attrs.has_other = true;
+  attrs.other_shape = {};
+  attrs.other_dtype = DType::kFloat64;
+  double c = exponent_or_other;
+  Tensor ct{&c, DType::kFloat64, {}};
+  MultiLayer<Attrs> layer("s", attrs, {ct}, "direct");
+  std::vector<double> x = xs, y(xs.size());
+  const Shape shape = {static_cast<int64_t>(xs.size())};
+  layer.Forward(std::vector<Tensor>{Tensor{x.data(), DType::kFloat64, shape}},
+                Tensor{y.data(), DType::kFloat64, shape});
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double want = ApplyRef(Attrs::kBinaryOp, xs[i], c);
+    const bool same = (std::isnan(want) && std::isnan(y[i])) || want == y[i];
+    Check(same, std::string(Attrs::kOp) + " special value " +
+                    std::to_string(xs[i]) + ", " + std::to_string(c) +
+                    ": got " + std::to_string(y[i]));
+  }
+}
+
 void Errors() {
   std::vector<float> x(6), z(4);
   Tensor a{x.data(), DType::kFloat32, {2, 3}};
@@ -183,6 +228,24 @@ void Errors() {
   ExpectError("reverse", ErrorKind::kInvalidArgument,
               "reverse applies only to the one-input form",
               [&] { MultiLayer<DivAttrs>("d", rev, {}, "direct"); });
+  PreluAttrs rp;
+  rp.reverse = true;
+  rp.has_other = true;
+  rp.other_shape = {3};
+  std::vector<float> slope(3);
+  ExpectError("prelu reverse", ErrorKind::kInvalidArgument,
+              "prelu's slope is its second operand", [&] {
+                MultiLayer<PreluAttrs>(
+                    "p", rp, {Tensor{slope.data(), DType::kFloat32, {3}}},
+                    "direct");
+              });
+  MultiLayer<PreluAttrs> prelu("p", PreluAttrs{}, {}, "direct");
+  ExpectError("prelu channels", ErrorKind::kShape,
+              "input 0 (2, 3) and input 1 (2,) do not broadcast", [&] {
+                std::vector<float> s2(2);
+                prelu.OutputShape(std::vector<Tensor>{
+                    a, Tensor{s2.data(), DType::kFloat32, {2}}});
+              });
   MulAttrs k;
   k.has_other = true;
   k.other_shape = {2, 2};
@@ -216,7 +279,31 @@ int Main() {
       {{8, 1, 9000}, {1, 6, 1}, {8, 6, 9000}},
   };
   int ran = RunOp<AddAttrs>(cases) + RunOp<SubAttrs>(cases) +
-            RunOp<MulAttrs>(cases) + RunOp<DivAttrs>(cases);
+            RunOp<MulAttrs>(cases) + RunOp<DivAttrs>(cases) +
+            RunOp<PowAttrs>(cases) + RunOp<MaximumAttrs>(cases) +
+            RunOp<MinimumAttrs>(cases);
+  // prelu: a 1-D slope along dimension 1 (torch's channels), else NumPy's
+  // broadcasting.
+  ran += RunOp<PreluAttrs>({
+      {{2, 3, 4, 5}, {3}, {2, 3, 4, 5}},
+      {{2, 3}, {3}, {2, 3}},
+      {{2, 3, 4}, {1}, {2, 3, 4}},
+      {{4}, {4}, {4}},
+      {{2, 3, 4, 5}, {1, 3, 1, 1}, {2, 3, 4, 5}},
+      {{2, 3, 4, 5}, {3, 1, 1}, {2, 3, 4, 5}},
+      {{2, 3, 4, 5}, {4, 5}, {2, 3, 4, 5}},
+      {{3, 70000}, {70000}, {3, 70000}},
+      {{2, 3, 9000}, {3}, {2, 3, 9000}},
+  });
+  for (double c : {2.0, 1.0, -1.0, 0.5, 3.0, 0.0, -2.5}) {
+    SpecialValues<PowAttrs>(c);
+  }
+  for (double c : {0.0, 1.0, -std::numeric_limits<double>::infinity(),
+                   std::numeric_limits<double>::quiet_NaN()}) {
+    SpecialValues<MaximumAttrs>(c);
+    SpecialValues<MinimumAttrs>(c);
+  }
+  SpecialValues<PreluAttrs>(0.25);
   ModelCase();
   Errors();
   return testing::Summary("binary", ran);

@@ -1,10 +1,11 @@
-// add / sub / mul / div "direct": the broadcast as rows of a contiguous
+// The binary ops' "direct": the broadcast as rows of a contiguous
 // innermost run (BroadcastIndex, broadcast.h), so each inner loop is a
 // plain vectorisable stream of one of three forms: both operands
 // contiguous, or one of them a scalar repeated along the run. Work is split
 // into (row, block of the run) tasks over OpenMP threads when large enough,
 // so one long row (same-shape operands) threads as well as many short ones.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -30,6 +31,36 @@ inline T Apply(T a, T b) {
   if constexpr (Op == BinaryOp::kSub) return a - b;
   if constexpr (Op == BinaryOp::kMul) return a * b;
   if constexpr (Op == BinaryOp::kDiv) return a / b;
+  if constexpr (Op == BinaryOp::kPow) return std::pow(a, b);
+  // NaN wins: a compare with NaN is false.
+  if constexpr (Op == BinaryOp::kMaximum) return a != a || a > b ? a : b;
+  if constexpr (Op == BinaryOp::kMinimum) return a != a || a < b ? a : b;
+  if constexpr (Op == BinaryOp::kPrelu) return a < T(0) ? a * b : a;
+}
+
+// x ** c for a constant exponent c repeated along a run: c = 2, 1, -1
+// without std::pow (exactly what pow gives, rounded once), which then
+// vectorises; true if it was one of them.
+template <BinaryOp Op, typename T>
+bool ConstantExponent(const T* __restrict x, T c, T* __restrict y,
+                      int64_t len) {
+  if constexpr (Op != BinaryOp::kPow) {
+    return false;
+  } else {
+    if (c == T(2)) {
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) y[i] = x[i] * x[i];
+    } else if (c == T(1)) {
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) y[i] = x[i];
+    } else if (c == T(-1)) {
+#pragma omp simd
+      for (int64_t i = 0; i < len; ++i) y[i] = T(1) / x[i];
+    } else {
+      return false;
+    }
+    return true;
+  }
 }
 
 template <BinaryOp Op, typename T>
@@ -54,6 +85,7 @@ void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
       for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], pb[i]);
     } else if (step_a == 1) {
       const T vb = pb[0];
+      if (ConstantExponent<Op>(pa, vb, py, len)) return;
 #pragma omp simd
       for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], vb);
     } else if (step_b == 1) {
@@ -78,7 +110,9 @@ class DirectKernel : public OperandsKernel<Attrs> {
     const Tensor* b = &this->Other(inputs);
     if (this->attrs_.reverse) std::swap(a, b);
     if (a->numel() == 0 || b->numel() == 0) return;
-    const BroadcastIndex ix(a->shape, b->shape, output.shape);
+    const BroadcastIndex ix(
+        a->shape, Attrs::OperandShape(b->shape, a->shape.size()),
+        output.shape);
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       Broadcast<Attrs::kBinaryOp, T>(ix, a->data_as<const T>(),
@@ -95,6 +129,12 @@ AI3_REGISTER_ALGORITHM(AddAttrs, "direct", Device::kCPU, Direct<AddAttrs>);
 AI3_REGISTER_ALGORITHM(SubAttrs, "direct", Device::kCPU, Direct<SubAttrs>);
 AI3_REGISTER_ALGORITHM(MulAttrs, "direct", Device::kCPU, Direct<MulAttrs>);
 AI3_REGISTER_ALGORITHM(DivAttrs, "direct", Device::kCPU, Direct<DivAttrs>);
+AI3_REGISTER_ALGORITHM(PowAttrs, "direct", Device::kCPU, Direct<PowAttrs>);
+AI3_REGISTER_ALGORITHM(MaximumAttrs, "direct", Device::kCPU,
+                       Direct<MaximumAttrs>);
+AI3_REGISTER_ALGORITHM(MinimumAttrs, "direct", Device::kCPU,
+                       Direct<MinimumAttrs>);
+AI3_REGISTER_ALGORITHM(PreluAttrs, "direct", Device::kCPU, Direct<PreluAttrs>);
 
 }  // namespace
 }  // namespace ai3

@@ -5,11 +5,22 @@
 
 namespace ai3 {
 
-void MeanAttrs::Validate(const std::vector<Tensor>& params) const {
+template <Reduction R>
+void ReduceAttrs<R>::Validate(const std::vector<Tensor>& params) const {
   CheckNoParams(kOp, params);
 }
 
-std::vector<bool> MeanAttrs::Reduced(const Shape& shape) const {
+template struct ReduceAttrs<Reduction::kMean>;
+template struct ReduceAttrs<Reduction::kSum>;
+template struct ReduceAttrs<Reduction::kProd>;
+template struct ReduceAttrs<Reduction::kMax>;
+template struct ReduceAttrs<Reduction::kMin>;
+template struct ReduceAttrs<Reduction::kL1>;
+template struct ReduceAttrs<Reduction::kL2>;
+template struct ReduceAttrs<Reduction::kSumSquare>;
+template struct ReduceAttrs<Reduction::kLogSumExp>;
+
+std::vector<bool> ReduceAxes::Reduced(const Shape& shape) const {
   std::vector<bool> reduced(shape.size(), axes.empty());
   for (int64_t axis : axes) {
     const int64_t a = DimOfAxis(axis, shape);
@@ -22,7 +33,7 @@ std::vector<bool> MeanAttrs::Reduced(const Shape& shape) const {
   return reduced;
 }
 
-Shape MeanAttrs::OutputShape(const Tensor& input) const {
+Shape ReduceAxes::OutputShape(const Tensor& input) const {
   CheckShape(input.shape, "input");
   const std::vector<bool> reduced = Reduced(input.shape);
   Shape out;

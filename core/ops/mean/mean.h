@@ -1,8 +1,16 @@
-// mean over a set of axes (torch.mean(x, dims, keepdim), ONNX ReduceMean,
-// Keras GlobalAveragePooling / reduce_mean). `axes` in memory order,
-// negative from the end, each at most once; empty means every axis.
-// keepdim keeps the reduced axes as size 1. The mean of no elements is NaN,
-// as in PyTorch. No weights.
+// The reductions over a set of axes, one design for the family:
+//   mean               (torch.mean, ONNX ReduceMean, Keras GlobalAveragePooling)
+//   reduce_sum         (torch.sum, ONNX ReduceSum)
+//   reduce_prod        (torch.prod, ONNX ReduceProd)
+//   reduce_max/min     (torch.amax/amin, ONNX ReduceMax/Min; NaN wins)
+//   reduce_l1, reduce_l2, reduce_sum_square  (sum |x|, sqrt(sum x^2), sum x^2)
+//   reduce_log_sum_exp (torch.logsumexp, ONNX ReduceLogSumExp; computed
+//                       around the maximum, so it does not overflow)
+// `axes` in memory order, negative from the end, each at most once; empty
+// means every axis (ONNX's noop_with_empty_axes is the frontend's identity).
+// keepdim keeps the reduced axes as size 1. Over no elements: mean NaN (as
+// PyTorch), sum 0, prod 1, max -inf, min +inf, log_sum_exp -inf, as ONNX
+// defines them. No weights.
 #ifndef AI3_CORE_OPS_MEAN_MEAN_H_
 #define AI3_CORE_OPS_MEAN_MEAN_H_
 
@@ -13,19 +21,59 @@
 
 namespace ai3 {
 
-struct MeanAttrs {
-  static constexpr char kOp[] = "mean";
-  static constexpr bool kRunsOnEmptyInput = true;  // NaN over no elements
+enum class Reduction {
+  kMean,
+  kSum,
+  kProd,
+  kMax,
+  kMin,
+  kL1,
+  kL2,
+  kSumSquare,
+  kLogSumExp
+};
+
+constexpr const char* ReductionName(Reduction r) {
+  return r == Reduction::kMean        ? "mean"
+         : r == Reduction::kSum       ? "reduce_sum"
+         : r == Reduction::kProd      ? "reduce_prod"
+         : r == Reduction::kMax       ? "reduce_max"
+         : r == Reduction::kMin       ? "reduce_min"
+         : r == Reduction::kL1        ? "reduce_l1"
+         : r == Reduction::kL2        ? "reduce_l2"
+         : r == Reduction::kSumSquare ? "reduce_sum_square"
+                                      : "reduce_log_sum_exp";
+}
+
+// What every reduction's attributes are, whatever it computes.
+struct ReduceAxes {
+  static constexpr bool kRunsOnEmptyInput = true;  // see above
 
   std::vector<int64_t> axes;
   bool keepdim = false;
 
-  void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
   // Per input dimension: reduced or not; throws kShape for an axis out of
   // range or given twice.
   std::vector<bool> Reduced(const Shape& shape) const;
 };
+
+template <Reduction R>
+struct ReduceAttrs : ReduceAxes {
+  static constexpr const char* kOp = ReductionName(R);
+  static constexpr Reduction kReduction = R;
+  void Validate(const std::vector<Tensor>& params) const;
+};
+
+using MeanAttrs = ReduceAttrs<Reduction::kMean>;
+using ReduceSumAttrs = ReduceAttrs<Reduction::kSum>;
+using ReduceProdAttrs = ReduceAttrs<Reduction::kProd>;
+using ReduceMaxAttrs = ReduceAttrs<Reduction::kMax>;
+using ReduceMinAttrs = ReduceAttrs<Reduction::kMin>;
+using ReduceL1Attrs = ReduceAttrs<Reduction::kL1>;
+using ReduceL2Attrs = ReduceAttrs<Reduction::kL2>;
+using ReduceSumSquareAttrs = ReduceAttrs<Reduction::kSumSquare>;
+using ReduceLogSumExpAttrs = ReduceAttrs<Reduction::kLogSumExp>;
 
 }  // namespace ai3
 

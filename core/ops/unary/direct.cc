@@ -1,0 +1,73 @@
+// "direct" of every op of unary.h: ElementwiseDirect (core/ops/elementwise.h)
+// of a one-line formula per op, one pass split over OpenMP threads. Where
+// the formula is arithmetic, a compare or exp the loop vectorises (exp is
+// vmath::Exp, core/ops/sigmoid/exp.h: std::exp would not vectorise); log,
+// erf, sin, cos and log1p are the C library's, element by element, whose
+// results torch and NumPy match to the last bit or two.
+#include <cmath>
+
+#include "core/ops/elementwise.h"
+#include "core/ops/sigmoid/exp.h"
+#include "core/ops/unary/unary.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+// Name##Fn<T>: y for one x of dtype T, reading the layer's attributes as
+// `a` and calling exp as Exp(v); then its "direct".
+#define AI3_UNARY_DIRECT(Name, ...)                               \
+  template <typename T>                                           \
+  struct Name##Fn {                                               \
+    explicit Name##Fn(const Name##Attrs& attrs) : a(attrs) {}     \
+    T operator()(T x) const { return __VA_ARGS__; }               \
+    T Exp(T v) const { return vmath::Exp(v, range); }             \
+    Name##Attrs a;                                                \
+    vmath::ExpRange<T> range; /* a member, not literals: exp.h */ \
+  };                                                              \
+  AI3_REGISTER_ALGORITHM(Name##Attrs, "direct", Device::kCPU,     \
+                         ElementwiseDirect<Name##Attrs, Name##Fn>)
+
+AI3_UNARY_DIRECT(Exp, Exp(x));
+AI3_UNARY_DIRECT(Log, std::log(x));
+AI3_UNARY_DIRECT(Sqrt, std::sqrt(x));
+AI3_UNARY_DIRECT(Neg, -x);
+AI3_UNARY_DIRECT(Abs, std::fabs(x));
+AI3_UNARY_DIRECT(Erf, std::erf(x));
+AI3_UNARY_DIRECT(Reciprocal, T(1) / x);
+AI3_UNARY_DIRECT(Floor, std::floor(x));
+AI3_UNARY_DIRECT(Ceil, std::ceil(x));
+// torch.sign: 0 for NaN (NumPy's is NaN).
+AI3_UNARY_DIRECT(Sign, x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)));
+AI3_UNARY_DIRECT(Sin, std::sin(x));
+AI3_UNARY_DIRECT(Cos, std::cos(x));
+AI3_UNARY_DIRECT(Softsign, x / (T(1) + std::fabs(x)));
+// x tanh(softplus(x)), softplus without overflow as below.
+AI3_UNARY_DIRECT(Mish, x * std::tanh(std::fmax(x, T(0)) +
+                                     std::log1p(std::exp(-std::fabs(x)))));
+AI3_UNARY_DIRECT(Elu, x > T(0) ? x : static_cast<T>(a.alpha) * (Exp(x) - T(1)));
+AI3_UNARY_DIRECT(Celu, std::fmax(x, T(0)) +
+                           std::fmin(T(0), static_cast<T>(a.alpha) *
+                                               (Exp(x / static_cast<T>(
+                                                            a.alpha)) -
+                                                T(1))));
+AI3_UNARY_DIRECT(Selu, static_cast<T>(a.gamma) *
+                           (x > T(0) ? x
+                                     : static_cast<T>(a.alpha) *
+                                           (Exp(x) - T(1))));
+// log(1 + exp(b)) = max(b, 0) + log1p(exp(-|b|)) for b = beta x: no
+// overflow; x itself above the threshold as torch.
+AI3_UNARY_DIRECT(Softplus,
+                 x * static_cast<T>(a.beta) > static_cast<T>(a.threshold)
+                     ? x
+                     : (std::fmax(x * static_cast<T>(a.beta), T(0)) +
+                        std::log1p(std::exp(
+                            -std::fabs(x * static_cast<T>(a.beta))))) /
+                           static_cast<T>(a.beta));
+AI3_UNARY_DIRECT(ThresholdedRelu,
+                 x > static_cast<T>(a.alpha) ? x : T(0));
+
+#undef AI3_UNARY_DIRECT
+
+}  // namespace
+}  // namespace ai3
