@@ -164,6 +164,13 @@ def test_selecting_takes_under_a_millisecond_per_layer(selector_file):
     print(f"predict: {per_layer * 1e6:.0f} us per layer")  # reported, not asserted: timings under load vary
 
 
+def test_the_packaged_selector_records_where_it_came_from():
+    shipped = predict.Selector.load(predict.PACKAGED)
+    assert {"conv2d", "linear"} <= set(shipped.ops)
+    assert shipped.machine["isa"] and shipped.machine["cores"] >= 1 and shipped.data["trained_on"]
+    assert shipped.algorithms["conv2d"]  # the build's list it was trained against
+
+
 def test_train_selector_command(tmp_path, capsys):
     from ai3 import __main__
 

@@ -247,30 +247,54 @@ class _Trees:
     """One op's boosted trees: per class k, raw score = sum over stages of
     learning_rate * tree[stage][k](x), then softmax (one tree per stage and
     a sigmoid for two classes), as GradientBoostingClassifier with
-    init="zero" computes them."""
+    init="zero" computes them. All trees are walked at once, one level per
+    step (NumPy over the trees), so a prediction costs depth steps."""
 
     def __init__(self, data: Mapping[str, Any]):
         self.classes: list[str] = list(data["classes"])
         self.rate = float(data["learning_rate"])
-        self.stages = [[{k: np.asarray(v) for k, v in tree.items()} for tree in stage] for stage in data["trees"]]
+        trees = [tree for stage in data["trees"] for tree in stage]
+        self.per_stage = len(data["trees"][0]) if data["trees"] else 1
+        width = max((len(t["left"]) for t in trees), default=1)
+
+        def table(field: str, fill: float, dtype: Any) -> np.ndarray:
+            out = np.full((len(trees), width), fill, dtype=dtype)
+            for i, t in enumerate(trees):
+                out[i, : len(t[field])] = t[field]
+            return out
+
+        self.left = table("left", -1, np.int64)
+        self.right = table("right", -1, np.int64)
+        self.feature = np.maximum(table("feature", 0, np.int64), 0)  # leaves: -2, never read
+        self.threshold = table("threshold", 0.0, np.float64)
+        self.value = table("value", 0.0, np.float64)
+        self.depth = max((_depth(t["left"], t["right"]) for t in trees), default=0)
+        self.rows = np.arange(len(trees))
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         if len(self.classes) == 1:
             return np.ones(1)
-        per_stage = len(self.stages[0]) if self.stages else 1
-        raw = np.zeros(per_stage)
-        for stage in self.stages:
-            for k, tree in enumerate(stage):
-                node = 0
-                left, right, feature, threshold = tree["left"], tree["right"], tree["feature"], tree["threshold"]
-                while left[node] != -1:
-                    node = left[node] if x[feature[node]] <= threshold[node] else right[node]
-                raw[k] += self.rate * tree["value"][node]
-        if per_stage == 1:  # two classes: raw is the log-odds of the second
+        node = np.zeros(len(self.rows), dtype=np.int64)
+        for _ in range(self.depth):
+            left = self.left[self.rows, node]
+            go_left = x[self.feature[self.rows, node]] <= self.threshold[self.rows, node]
+            node = np.where(left == -1, node, np.where(go_left, left, self.right[self.rows, node]))
+        raw = self.rate * self.value[self.rows, node].reshape(-1, self.per_stage).sum(axis=0)
+        if self.per_stage == 1:  # two classes: raw is the log-odds of the second
             p = 1.0 / (1.0 + math.exp(-raw[0]))
             return np.array([1.0 - p, p])
         e = np.exp(raw - raw.max())
         return e / e.sum()
+
+
+def _depth(left: Sequence[int], right: Sequence[int]) -> int:
+    """The number of levels below the root of a tree given as child arrays."""
+    depth, level = 0, [0]
+    while True:
+        level = [c for n in level for c in (left[n], right[n]) if c != -1]
+        if not level:
+            return depth
+        depth += 1
 
 
 # ---- A selector model ---------------------------------------------------------------
