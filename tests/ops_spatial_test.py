@@ -127,11 +127,12 @@ def test_pad_modules_and_functions_swap() -> None:
             self.replicate = nn.ReplicationPad2d(2)
             self.circular = nn.CircularPad2d(1)
             self.conv = nn.Conv2d(3, 3, 3, padding=1, padding_mode="zeros")
+            self.convs = nn.Sequential(*(nn.Conv2d(3, 3, 3, padding=(1, 2), padding_mode=m) for m in ("reflect", "replicate", "circular")))
 
         def forward(self, x):
             x = self.circular(self.replicate(self.reflect(x)))
             x = F.pad(x, (1, 1, 2, 2), mode="reflect")
-            return self.conv(F.pad(x, (0, 1, 1, 0), mode="replicate"))
+            return self.convs(self.conv(F.pad(x, (0, 1, 1, 0), mode="replicate")))
 
     net = Pads().eval()
     x = torch.randn(1, 3, 6, 5)

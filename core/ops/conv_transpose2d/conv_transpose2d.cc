@@ -1,57 +1,39 @@
 #include "core/ops/conv_transpose2d/conv_transpose2d.h"
 
-#include <algorithm>
-#include <utility>
-
 #include "core/errors.h"
 #include "core/registry.h"
 
 namespace ai3 {
 
 void ConvTranspose2dAttrs::Validate(const std::vector<Tensor>& params) const {
-  auto positive = [](const char* what, int64_t v) {
-    if (v < 1) Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
-  };
-  positive("in_channels", in_channels);
-  positive("out_channels", out_channels);
-  positive("kernel height", kernel_h);
-  positive("kernel width", kernel_w);
-  positive("stride", stride_h);
-  positive("stride", stride_w);
-  positive("dilation", dilation_h);
-  positive("dilation", dilation_w);
-  positive("groups", groups);
-  if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
-    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0");
-  }
-  // As conv2d's (the kernels index with them in int64).
-  for (const auto& [what, v] :
-       {std::pair<const char*, int64_t>{"kernel height", kernel_h},
-        {"kernel width", kernel_w},
-        {"stride height", stride_h},
-        {"stride width", stride_w},
-        {"dilation height", dilation_h},
-        {"dilation width", dilation_w},
-        {"top padding", pad_top},
-        {"bottom padding", pad_bottom},
-        {"left padding", pad_left},
-        {"right padding", pad_right}}) {
-    if (v > kMaxConv2dSize) {
-      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
-           kMaxConv2dSize, " (2^31 - 1), got ", v);
-    }
-  }
+  // The attributes' own rules are conv2d's (sizes >= 1 and at most
+  // 2^31 - 1, pads >= 0, groups dividing both channel counts): conv2d's
+  // Validate checks them on the conv2d of these attributes, with a weight
+  // of the shape it expects (only shapes are read; no data).
+  Conv2dAttrs same;
+  same.in_channels = in_channels;
+  same.out_channels = out_channels;
+  same.kernel_h = kernel_h;
+  same.kernel_w = kernel_w;
+  same.stride_h = stride_h;
+  same.stride_w = stride_w;
+  same.pad_top = pad_top;
+  same.pad_bottom = pad_bottom;
+  same.pad_left = pad_left;
+  same.pad_right = pad_right;
+  same.dilation_h = dilation_h;
+  same.dilation_w = dilation_w;
+  same.groups = groups;
+  same.dtype = dtype;
+  const int64_t per_group = groups >= 1 ? in_channels / groups : 0;
+  same.Validate(
+      {Tensor{nullptr, dtype, {out_channels, per_group, kernel_h, kernel_w}}});
   // torch takes output_padding < stride or < dilation; ONNX's output_shape
   // may ask for more rows, which no input reaches (zeros, plus the bias).
   if (output_padding_h < 0 || output_padding_w < 0 ||
       output_padding_h > kMaxConv2dSize || output_padding_w > kMaxConv2dSize) {
     Fail(ErrorKind::kInvalidArgument, "output_padding (", output_padding_h,
          ", ", output_padding_w, ") must be in [0, 2^31 - 1]");
-  }
-  if (in_channels % groups || out_channels % groups) {
-    Fail(ErrorKind::kInvalidArgument, "groups=", groups,
-         " must divide in_channels=", in_channels, " and out_channels=",
-         out_channels);
   }
   if (params.size() != (has_bias ? 2u : 1u)) {
     Fail(ErrorKind::kInvalidArgument, "expected ", has_bias ? 2 : 1,

@@ -54,17 +54,6 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
   return y;
 }
 
-// (N, C, S...) -> (N, S..., C), as doubles.
-std::vector<double> ChannelsLast(const std::vector<double>& v, int64_t n,
-                                 int64_t c, int64_t s) {
-  std::vector<double> out(v.size());
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t k = 0; k < s; ++k)
-        out[(i * s + k) * c + ch] = v[(i * c + ch) * s + k];
-  return out;
-}
-
 template <typename T>
 void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const DType dtype = testing::DTypeOf<T>();
@@ -79,8 +68,9 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   auto want = Reference(p, xd, {wt.begin(), wt.end()}, {bt.begin(), bt.end()});
   Shape shape = p.shape;
   if (layout == Layout::kNHWC) {
-    xd = ChannelsLast(xd, n, c, s);
-    want = ChannelsLast(want, n, c, s);
+    // (N, C, S) -> (N, S, C): ToNhwc with H = S, W = 1.
+    xd = testing::ToNhwc(xd, n, c, s, 1);
+    want = testing::ToNhwc(want, n, c, s, 1);
     shape.erase(shape.begin() + 1);
     shape.push_back(c);
   }

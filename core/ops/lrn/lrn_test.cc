@@ -46,16 +46,9 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
       }
   Shape shape = p.shape;
   if (layout == Layout::kNHWC) {
-    auto last = [&](const std::vector<double>& v) {
-      std::vector<double> out(v.size());
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t ch = 0; ch < c; ++ch)
-          for (int64_t k = 0; k < s; ++k)
-            out[(i * s + k) * c + ch] = v[(i * c + ch) * s + k];
-      return out;
-    };
-    xd = last(xd);
-    want = last(want);
+    // (N, C, S) -> (N, S, C): ToNhwc with H = S, W = 1.
+    xd = testing::ToNhwc(xd, n, c, s, 1);
+    want = testing::ToNhwc(want, n, c, s, 1);
     shape.erase(shape.begin() + 1);
     shape.push_back(c);
   }

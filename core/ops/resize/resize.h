@@ -49,10 +49,10 @@ struct ResizeAttrs {
 // indices and the weight of the second (linear), or the one index
 // (nearest, i0 = i1, weight 0). The coordinate is computed in T, the
 // tensor's dtype, as torch and ONNX Runtime compute it (in float32 for a
-// float32 tensor), so that nearest's ties round as theirs do; a given
-// scale divides (x + 0.5 / x) by it, as ONNX Runtime does (and as torch
-// does for the integer scales its exports use), sizes multiply by in / out
-// as torch does.
+// float32 tensor), so that nearest's ties round as theirs do: with a given
+// scale, x + 0.5 (or x) is divided by it, as ONNX Runtime does (torch
+// multiplies by 1 / scale: the same for the integer scales it exports);
+// with sizes it is multiplied by in / out, as torch does.
 struct ResizeTap {
   int64_t i0, i1;
   double weight;

@@ -300,11 +300,28 @@ class _Mapper:
             raise unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
         if entry.op == "identity":
             return self.alias(node, x)
+        if isinstance(m, nn.Conv2d) and m.padding_mode != "zeros":
+            return self.conv2d_pads_by_mode(node, m, x)
         attrs, weights = entry.read(m, name)
         if entry.resolve is not None:
             attrs = entry.resolve(attrs, _input_shape(node), name)
         weights = {k: params.numpy_weight(t) for k, t in weights.items()}
         self.add(node, entry.op, name, [self.tensor(node, x)], m, attrs, weights)
+
+    def conv2d_pads_by_mode(self, node: fx.Node, m: nn.Conv2d, x: fx.Node) -> None:
+        """nn.Conv2d with padding_mode 'reflect' / 'replicate' / 'circular'
+        (issue 17): a pad2d of that mode, then the conv unpadded, as its
+        forward runs F.pad then the convolution."""
+        name = node.target
+        try:
+            attrs = params.conv2d(m, name, padding_mode=True)
+        except errors.UnsupportedOperation as e:
+            raise unsupported(node, str(e).split(": ", 1)[1]) from None
+        pads = attrs.pop("pad_by_mode")
+        padded = self.emit(node, "pad2d", f"{name}.pad", [self.tensor(node, x)], {"padding": pads, "mode": m.padding_mode},
+                           input_shape=_input_shape(node))
+        weights = {"weight": params.numpy_weight(m.weight), "bias": params.numpy_weight(m.bias)}
+        self.add(node, "conv2d", name, [padded], m, attrs, weights)
 
     def attention(self, node: fx.Node, module: Optional[nn.Module] = None) -> None:
         """nn.MultiheadAttention and F.scaled_dot_product_attention live in

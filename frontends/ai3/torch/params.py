@@ -69,17 +69,25 @@ def padding4(
     return ph, ph, pw, pw
 
 
-def conv2d(module: nn.Conv2d, name: str) -> dict[str, Any]:
+def conv2d(module: nn.Conv2d, name: str, padding_mode: bool = False) -> dict[str, Any]:
+    """conv2d attrs of an nn.Conv2d; with `padding_mode` (swap_backend,
+    which puts a pad2d of that mode before the conv: conv2d_pads_by_mode)
+    the padding of a non-'zeros' padding_mode is left to that pad2d."""
     layer = f"conv2d layer '{name}'"
-    if module.padding_mode != "zeros":
-        raise errors.UnsupportedOperation(f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros')")
+    if module.padding_mode != "zeros" and not padding_mode:
+        raise errors.UnsupportedOperation(
+            f"{layer}: padding_mode={module.padding_mode!r} is not supported by the in-place swap (only 'zeros'); "
+            "ai3.swap_backend takes it as a pad2d before the conv"
+        )
     kernel = pair(module.kernel_size, "kernel_size", layer)
     dilation = pair(module.dilation, "dilation", layer)
+    pads = padding4(module.padding, kernel, dilation, layer)
     return dict(
         stride=pair(module.stride, "stride", layer),
-        padding=padding4(module.padding, kernel, dilation, layer),
+        padding=pads if module.padding_mode == "zeros" else (0, 0, 0, 0),
         dilation=dilation,
         groups=_int(module.groups, "groups", layer),
+        **({} if module.padding_mode == "zeros" else {"pad_by_mode": pads}),
     )
 
 
