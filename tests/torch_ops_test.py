@@ -384,6 +384,14 @@ SWAP_CASES = {
     "layernorm": [(nn.LayerNorm(8), (2, 3, 8)), (nn.LayerNorm((3, 8), elementwise_affine=False), (2, 3, 8))],
     "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3))],
     "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4)), (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4))],
+    # issue 17
+    "elu": [(nn.ELU(), (2, 7)), (nn.ELU(0.4), (2, 3, 5))],
+    "celu": [(nn.CELU(1.5), (2, 7))],
+    "selu": [(nn.SELU(), (2, 7))],
+    "softplus": [(nn.Softplus(), (2, 7)), (nn.Softplus(2.0, 1.0), (2, 3, 5))],
+    "softsign": [(nn.Softsign(), (2, 7))],
+    "mish": [(nn.Mish(), (2, 7))],
+    "prelu": [(nn.PReLU(), (2, 7)), (nn.PReLU(3), (2, 3, 4, 4)), (nn.PReLU(3), (2, 3))],
 }
 
 
