@@ -173,6 +173,26 @@ REFERENCE = {
     "mean": lambda s, xs: xs[0].mean(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
     "roll": lambda s, xs: torch.roll(xs[0], s.attrs["shifts"], s.attrs["axes"]),
     "multihead_attention": _multihead_attention,
+    # issue 17
+    **{op: (lambda fn: lambda s, xs: fn(xs[0]))(fn) for op, fn in {
+        "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf,
+        "reciprocal": torch.reciprocal, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign, "sin": torch.sin,
+        "cos": torch.cos, "softsign": F.softsign, "mish": F.mish, "selu": F.selu,
+    }.items()},  # fmt: skip
+    "elu": lambda s, xs: F.elu(xs[0], s.attrs["alpha"]),
+    "celu": lambda s, xs: F.celu(xs[0], s.attrs["alpha"]),
+    "softplus": lambda s, xs: F.softplus(xs[0], s.attrs["beta"], s.attrs["threshold"]),
+    "pow": _binary(torch.pow),
+    "maximum": _binary(torch.maximum),
+    "minimum": _binary(torch.minimum),
+    "prelu": _binary(F.prelu),
+    "reduce_sum": lambda s, xs: xs[0].sum(s.attrs["axes"] or None, keepdim=s.attrs["keepdim"]) if s.attrs["axes"] else xs[0].sum(),
+    "reduce_max": lambda s, xs: xs[0].amax(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
+    "reduce_min": lambda s, xs: xs[0].amin(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
+    "reduce_prod": lambda s, xs: xs[0].prod(s.attrs["axes"][0], keepdim=s.attrs["keepdim"]),
+    "reduce_log_sum_exp": lambda s, xs: xs[0].logsumexp(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
+    "tile": lambda s, xs: xs[0].tile(s.attrs["repeats"]),
+    "expand": lambda s, xs: xs[0].expand(*[d if d != -1 else xs[0].shape[i - (len(s.attrs["shape"]) - xs[0].dim())] for i, d in enumerate(s.attrs["shape"])]),
 }
 
 
@@ -348,10 +368,37 @@ class Resampling(nn.Module):
         return self.norm(F.group_norm(x, 2, eps=1e-3)[..., :6])
 
 
+class MathOps(nn.Module):
+    """Issue 17's functions and methods: unary math, activations, pow,
+    maximum, reductions over dims, tile, repeat and expand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.act = nn.Sequential(nn.ELU(0.5), nn.Softplus(2.0, 5.0), nn.PReLU(4), nn.SELU(), nn.CELU(), nn.Mish(), nn.Softsign())
+        self.slope = nn.Parameter(torch.rand(4) * 0.5)
+
+    def forward(self, x):
+        x = self.act(self.conv(x))
+        y = torch.exp(-x.abs()) + torch.sqrt(x * x + 1).log() - torch.erf(x).neg() + x.sin() * torch.cos(x)
+        y = torch.maximum(y, x) ** 2 + 2 ** torch.minimum(x, y) + torch.reciprocal(y.abs() + 1) + torch.sign(x) * torch.floor(x) + x.ceil()
+        y = F.elu(y, 0.3) + F.celu(y, 1.5) + F.softplus(y) + F.prelu(y, self.slope) + F.selu(y)
+        s = y.sum(dim=(2, 3), keepdim=True) + torch.amax(y, dim=-1, keepdim=True) - y.amin(dim=2, keepdim=True)
+        s = s + torch.logsumexp(y, dim=1, keepdim=True) + y.prod(1, keepdim=True)
+        t = s.expand(-1, -1, 4, 4).tile((1, 1, 2, 1)) + torch.tile(s, (1, 2, 1, 1)).repeat(1, 2, 1, 1)[:, :4, :1, :1]
+        return t.sum(1) + y.sum()
+
+
 @pytest.mark.parametrize(
     "cls,shape",
-    [(ShapeArithmetic, (2, 3, 6, 6)), (ClassToken, (2, 3, 8, 8)), (WindowPad, (1, 3, 5, 7)), (Resampling, (2, 3, 4, 5))],
-    ids=["shapes", "class_token", "window_pad", "resampling"],
+    [
+        (ShapeArithmetic, (2, 3, 6, 6)),
+        (ClassToken, (2, 3, 8, 8)),
+        (WindowPad, (1, 3, 5, 7)),
+        (Resampling, (2, 3, 4, 5)),
+        (MathOps, (2, 3, 4, 4)),
+    ],
+    ids=["shapes", "class_token", "window_pad", "resampling", "math_ops"],
 )
 def test_small_modules_map_exactly(cls, shape) -> None:
     torch.manual_seed(0)

@@ -397,6 +397,14 @@ SWAP_CASES = {
     "lrn": [(nn.LocalResponseNorm(3), (2, 5, 3, 3)), (nn.LocalResponseNorm(4, alpha=0.1, k=2.0), (2, 6, 3))],
     "depth_to_space": [(nn.PixelShuffle(2), (2, 8, 3, 3))],
     "space_to_depth": [(nn.PixelUnshuffle(2), (2, 2, 4, 6))],
+    # issue 17
+    "elu": [(nn.ELU(), (2, 7)), (nn.ELU(0.4), (2, 3, 5))],
+    "celu": [(nn.CELU(1.5), (2, 7))],
+    "selu": [(nn.SELU(), (2, 7))],
+    "softplus": [(nn.Softplus(), (2, 7)), (nn.Softplus(2.0, 1.0), (2, 3, 5))],
+    "softsign": [(nn.Softsign(), (2, 7))],
+    "mish": [(nn.Mish(), (2, 7))],
+    "prelu": [(nn.PReLU(), (2, 7)), (nn.PReLU(3), (2, 3, 4, 4)), (nn.PReLU(3), (2, 3))],
 }
 
 

@@ -906,6 +906,170 @@ def _gradient(op: str, target: str) -> Callable[[Draw, str], Case]:
     return build
 
 
+# ---- issue 17: unary math, activations, pow / maximum / minimum / prelu,
+# the reductions, tile and expand (through the generic ai3.layers.Layer) ----
+
+
+def _generic(op: str, **attrs: Any) -> Callable[..., Any]:
+    """An ai3.layers class-like maker of `op`: (other=None, reverse=False,
+    algorithm, name) as the binary ops' classes take them."""
+
+    def make(other: Any = None, reverse: bool = False, *, algorithm: str, name: str) -> Any:
+        a = dict(attrs, **({"reverse": reverse} if other is not None else {}))
+        return layers.Layer(op, a, {} if other is None else {"other": other}, algorithm=algorithm, name=name)
+
+    return make
+
+
+def _activation(op: str, fn: Callable[..., torch.Tensor], grid: dict[str, list[float]]) -> Callable[[Draw, str], Case]:
+    """An activation with scalar attributes drawn from `grid` (each name's
+    first value is torch's default); non-finite or 0 ones must be refused
+    where the op refuses them (no reference)."""
+
+    def build(draw: Draw, algorithm: str) -> Case:
+        attrs = {k: draw(st.sampled_from(v)) for k, v in grid.items()}
+        x = values(draw, rank_shape(draw, 0, 4), specials=True)
+
+        def reference(x: np.ndarray) -> Any:
+            bad = [k for k, v in attrs.items() if not math.isfinite(v) and not (op == "softplus" and k == "threshold" and v == math.inf)]
+            if bad or (op in ("celu", "softplus") and attrs.get("alpha", attrs.get("beta")) == 0):
+                raise NoReference(f"{op} with {attrs}: ai3 refuses it")
+            return fn(t64(x), **attrs)
+
+        make = lambda n, dt: layers.Layer(op, attrs, {}, algorithm=algorithm, name=n)  # noqa: E731
+        return Case(op, make, [x], reference, specials=True)
+
+    return build
+
+
+def _selu(x: torch.Tensor, alpha: float, gamma: float) -> torch.Tensor:
+    return gamma * torch.where(x > 0, x, alpha * torch.expm1(x))
+
+
+def _prelu_reference(x: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
+    if slope.dim() == 1 and x.dim() >= 2:  # along dim 1, as torch's F.prelu
+        slope = slope.reshape((-1,) + (1,) * (x.dim() - 2))
+    return torch.where(x < 0, slope * x, x)
+
+
+def prelu(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    shape = rank_shape(draw, 1, 4)
+    channels = shape[1] if len(shape) >= 2 else shape[0]
+    sb = draw(st.sampled_from([[channels], [1], list(shape[1:]) or [1], [channels + 1]]))
+    x, slope = values(draw, shape, specials=True), values(draw, sb)
+
+    def reference(x: np.ndarray) -> Any:
+        return _prelu_reference(t64(x), t64(slope.astype(dtype)))
+
+    return Case("prelu", lambda n, dt: _generic("prelu")(slope.astype(dt), algorithm=algorithm, name=n), [x], reference, dtype, specials=True)
+
+
+def _np_reduction(fn: Callable[..., np.ndarray], **kw: Any) -> Callable[[np.ndarray, tuple, bool], np.ndarray]:
+    def reduce(x: np.ndarray, axes: tuple, keepdim: bool) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(x, axis=axes, keepdims=keepdim, **kw))
+
+    return reduce
+
+
+def _log_sum_exp(x: np.ndarray, axis: tuple, keepdims: bool) -> np.ndarray:
+    t = t64(x)
+    dims = list(axis)
+    if t.numel() == 0 or not dims:  # torch.logsumexp refuses no dims; -inf over none
+        m = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+        shift = np.where(np.isfinite(m), m, 0.0)
+        y = shift + np.log(np.sum(np.exp(x - shift), axis=axis, keepdims=True))
+        return y if keepdims else np.squeeze(y, axis=axis)
+    return torch.logsumexp(t, dim=dims, keepdim=keepdims).numpy()
+
+
+_REDUCTIONS: dict[str, Callable[[np.ndarray, tuple, bool], np.ndarray]] = {
+    "reduce_sum": _np_reduction(np.sum),
+    "reduce_prod": _np_reduction(np.prod),
+    "reduce_max": _np_reduction(np.max, initial=-np.inf),
+    "reduce_min": _np_reduction(np.min, initial=np.inf),
+    "reduce_l1": lambda x, a, k: _np_reduction(np.sum)(np.abs(x), a, k),
+    "reduce_l2": lambda x, a, k: np.sqrt(_np_reduction(np.sum)(x * x, a, k)),
+    "reduce_sum_square": lambda x, a, k: _np_reduction(np.sum)(x * x, a, k),
+    "reduce_log_sum_exp": lambda x, a, k: _log_sum_exp(x, a, k),
+}
+
+
+def _reduction(op: str) -> Callable[[Draw, str], Case]:
+    def build(draw: Draw, algorithm: str) -> Case:
+        shape = rank_shape(draw, 0, 4)
+        r = max(len(shape), 1)
+        axes = [often(draw, st.integers(-r, r - 1), [r, INT64_MIN, INT64_MAX]) for _ in range(draw(st.integers(0, 3)))]
+        keepdim = draw(st.booleans())
+        # No 1e30s where float32 would overflow where the float64 reference does not.
+        x = values(draw, shape, specials=op not in ("reduce_prod", "reduce_l2", "reduce_sum_square"))
+
+        def reference(x: np.ndarray) -> Any:
+            if any(not -x.ndim <= a < max(x.ndim, 1) for a in axes) or (x.ndim == 0 and axes):
+                raise IndexError(f"axes {axes} out of range for rank {x.ndim}")
+            dims = tuple(sorted(a % x.ndim for a in axes)) if axes else tuple(range(x.ndim))
+            if len(set(dims)) != len(dims):
+                raise ValueError(f"axes {axes} repeat a dimension")
+            return _REDUCTIONS[op](x, dims, keepdim)
+
+        make = lambda n, dt: layers.Layer(op, {"axes": axes, "keepdim": keepdim}, {}, algorithm=algorithm, name=n)  # noqa: E731
+        return Case(op, make, [x], reference, specials=True)
+
+    return build
+
+
+def tile(draw: Draw, algorithm: str) -> Case:
+    shape = rank_shape(draw, 0, 3)
+    repeats = [often(draw, st.integers(0, 3), [-1, INT64_MAX, 2**40]) for _ in range(draw(st.integers(0, 4)))]
+    x = values(draw, shape)
+
+    def reference(x: np.ndarray) -> Any:
+        if any(r < 0 for r in repeats):
+            raise ValueError("negative repeats")
+        return np.tile(x, repeats) if repeats else x
+
+    make = lambda n, dt: layers.Layer("tile", {"repeats": repeats}, {}, algorithm=algorithm, name=n)  # noqa: E731
+    return Case("tile", make, [x], reference)
+
+
+def expand(draw: Draw, algorithm: str) -> Case:
+    shape = rank_shape(draw, 0, 3)
+    target = [draw(st.sampled_from([d, 1, 3] if d == 1 else [d, 1, d + 1])) for d in shape]
+    target = [draw(st.integers(1, 3)) for _ in range(draw(st.integers(0, 2)))] + target
+    x = values(draw, shape)
+
+    def reference(x: np.ndarray) -> Any:
+        return np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(target))).copy()
+
+    make = lambda n, dt: layers.Layer("expand", {"shape": target}, {}, algorithm=algorithm, name=n)  # noqa: E731
+    return Case("expand", make, [x], reference)
+
+
+_ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
+    **{
+        op: _unary(op, _generic(op), fn)
+        for op, fn in {
+            "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf,
+            "reciprocal": torch.reciprocal, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign, "sin": torch.sin,
+            "cos": torch.cos, "softsign": F.softsign, "mish": F.mish,
+        }.items()
+    },
+    "elu": _activation("elu", F.elu, {"alpha": [1.0, 0.5, -0.3, math.inf]}),
+    "celu": _activation("celu", F.celu, {"alpha": [1.0, 0.5, 2.0, 0.0, math.nan]}),
+    "selu": _activation("selu", _selu, {"alpha": [1.6732632423543772, 1.0], "gamma": [1.0507009873554805, 2.0, math.nan]}),
+    "softplus": _activation("softplus", F.softplus, {"beta": [1.0, 2.0, 0.5, 0.0], "threshold": [20.0, 1.0, math.inf]}),
+    "thresholded_relu": _activation("thresholded_relu", lambda x, alpha: torch.where(x > alpha, x, 0.0), {"alpha": [1.0, 0.0, -2.0, math.nan]}),
+    "pow": _binary("pow", _generic("pow"), torch.pow),
+    "maximum": _binary("maximum", _generic("maximum"), torch.maximum),
+    "minimum": _binary("minimum", _generic("minimum"), torch.minimum),
+    "prelu": prelu,
+    **{op: _reduction(op) for op in _REDUCTIONS},
+    "tile": tile,
+    "expand": expand,
+}  # fmt: skip
+
+
 OPS: dict[str, Callable[[Draw, str], Case]] = {
     "conv2d": conv2d,
     "linear": linear,
@@ -950,6 +1114,7 @@ OPS: dict[str, Callable[[Draw, str], Case]] = {
     **{f"conv2d_backward_{t}": _conv2d_backward(t) for t in ("data", "weight", "bias")},
     **{f"linear_backward_{t}": _linear_backward(t) for t in ("data", "weight", "bias")},
 }
+OPS.update(_ISSUE17_OPS)
 # Every gradient op of that grid.
 OPS.update({f"{c.op}_backward_{t}": _gradient(c.op, t) for c in _GRADIENT_CASES for t in c.targets})
 

@@ -69,6 +69,24 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "roll": ({"shifts": 1, "axes": 1}, {}, [(2, 3)]),
     "attention": ({"causal": True}, {}, [(1, 2, 4, 8), (1, 2, 5, 8), (1, 2, 5, 8)]),
     "multihead_attention": ({"num_heads": 2}, {"in_proj_weight": (24, 8), "out_proj_weight": (8, 8)}, [(4, 1, 8)]),
+    # issue 17: unary math and activations, pow / maximum / minimum / prelu,
+    # the reductions, tile and expand
+    **{op: ({}, {}, [(2, 3)]) for op in (
+        "exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos", "softsign", "mish", "selu",
+    )},  # fmt: skip
+    "elu": ({"alpha": 0.5}, {}, [(2, 3)]),
+    "celu": ({"alpha": 2.0}, {}, [(2, 3)]),
+    "softplus": ({"beta": 2.0, "threshold": 10.0}, {}, [(2, 3)]),
+    "thresholded_relu": ({"alpha": 0.5}, {}, [(2, 3)]),
+    "pow": ({}, {"other": ()}, [(2, 3)]),
+    "maximum": ({}, {}, [(2, 3), (3,)]),
+    "minimum": ({}, {}, [(2, 1), (1, 3)]),
+    "prelu": ({}, {"other": (3,)}, [(2, 3, 4)]),
+    **{op: ({"axes": [-1], "keepdim": True}, {}, [(2, 3)]) for op in (
+        "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_l1", "reduce_l2", "reduce_sum_square", "reduce_log_sum_exp",
+    )},  # fmt: skip
+    "tile": ({"repeats": [2, 1]}, {}, [(2, 3)]),
+    "expand": ({"shape": [4, 2, 3]}, {}, [(2, 3)]),
 }
 
 SCHEMAS = {s["op"]: s for s in _core.op_schemas()}

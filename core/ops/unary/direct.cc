@@ -46,11 +46,11 @@ AI3_UNARY_DIRECT(Softsign, x / (T(1) + std::fabs(x)));
 AI3_UNARY_DIRECT(Mish, x * std::tanh(std::fmax(x, T(0)) +
                                      std::log1p(std::exp(-std::fabs(x)))));
 AI3_UNARY_DIRECT(Elu, x > T(0) ? x : static_cast<T>(a.alpha) * (Exp(x) - T(1)));
-AI3_UNARY_DIRECT(Celu, std::fmax(x, T(0)) +
-                           std::fmin(T(0), static_cast<T>(a.alpha) *
-                                               (Exp(x / static_cast<T>(
-                                                            a.alpha)) -
-                                                T(1))));
+// max(0, x) + min(0, alpha (exp(x / alpha) - 1)) as one select, for
+// either sign of alpha, so that NaN passes (fmax would drop it).
+AI3_UNARY_DIRECT(Celu, x > T(0) ? x
+                                : static_cast<T>(a.alpha) *
+                                      (Exp(x / static_cast<T>(a.alpha)) - T(1)));
 AI3_UNARY_DIRECT(Selu, static_cast<T>(a.gamma) *
                            (x > T(0) ? x
                                      : static_cast<T>(a.alpha) *

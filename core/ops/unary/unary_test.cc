@@ -59,17 +59,16 @@ int Main() {
     t.alpha = alpha;
     ran += RunUnaryCases(t, [&](double v) { return v > alpha ? v : 0.0; },
                          label, {0, 0});
-    if (alpha > 0) {
-      CeluAttrs celu;
-      celu.alpha = alpha;
-      ran += RunUnaryCases(
-          celu,
-          [&](double v) {
-            return std::fmax(v, 0.0) +
-                   std::fmin(0.0, alpha * std::expm1(v / alpha));
-          },
-          label, kExp);
-    }
+    CeluAttrs celu;
+    celu.alpha = alpha;
+    ran += RunUnaryCases(
+        celu,
+        [&](double v) {
+          return std::isnan(v) ? v
+                               : std::fmax(v, 0.0) +
+                                     std::fmin(0.0, alpha * std::expm1(v / alpha));
+        },
+        label, kExp);
   }
   SeluAttrs selu;
   ran += RunUnaryCases(

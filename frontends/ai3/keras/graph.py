@@ -34,16 +34,20 @@ in-place swaps of ai3.keras use as well):
   Activation / activation= relu, relu6 -> clamp(0,6), sigmoid, silu/swish,
                            tanh, softmax, log_softmax, gelu (exact or tanh),
                            hard_silu/hard_swish, hard_sigmoid (1/6, 1/2),
-                           linear (identity)
-  ReLU / Softmax layers    relu or clamp(0,max_value) / softmax(axis)
-  LeakyReLU                leaky_relu(alpha = negative_slope)
+                           elu, selu, softplus, softsign, exponential (exp),
+                           mish, linear (identity)
+  ReLU / Softmax layers    relu, clamp(0,max_value) or thresholded_relu
+                           (threshold) / softmax(axis)
+  LeakyReLU / ELU / PReLU  leaky_relu(alpha = negative_slope) / elu(alpha) /
+                           prelu (alpha broadcast over the input)
   MaxPooling2D             maxpool2d ("same" -> explicit asymmetric pads)
   AveragePooling2D         avgpool2d ("same" -> pads, count_include_pad=False)
   GlobalAveragePooling2D   adaptiveavgpool2d (1,1) [+ flatten unless keepdims]
   GlobalMaxPooling2D       maxpool2d over the whole (static) map + flatten
   Flatten                  flatten(1, -1) (Keras flattens NHWC memory order)
   Add / Multiply / Subtract  add / mul / sub (NumPy broadcasting, as Keras's
-                           merge layers do; more than two inputs: a chain)
+  Maximum / Minimum        merge layers do; more than two inputs: a chain),
+  Average                  maximum / minimum, the sum times 1 / n
   Concatenate              concat(axis)
   ZeroPadding2D            pad2d (folded into a following conv2d, or a max
                            pool over a relu's output, where exact)
@@ -129,6 +133,8 @@ def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 
 _ACTIVATIONS = (
     "relu", "relu6", "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "gelu", "hard_silu",
     "hard_swish", "hard_sigmoid", "linear",
+    # issue 17 (core/ops/unary)
+    "elu", "selu", "softplus", "softsign", "exponential", "mish",
 )
 
 
@@ -164,7 +170,8 @@ def _merge_op(layer: Any) -> Optional[str]:
     """The core op of a Keras merge layer that maps to one (Add, Multiply,
     Subtract), else None."""
     L = _keras().layers
-    for cls, op in (("Add", "add"), ("Multiply", "mul"), ("Subtract", "sub")):
+    for cls, op in (("Add", "add"), ("Multiply", "mul"), ("Subtract", "sub"), ("Maximum", "maximum"), ("Minimum", "minimum"),
+                    ("Average", "average")):
         if type(layer) is getattr(L, cls, None):
             return op
     return None
@@ -271,6 +278,12 @@ class _Mapper:
         match (the core sums N tensors at once), else a left-to-right chain
         of broadcasting binary ops, as Keras computes it."""
         ins = [i for i, _ in bound]
+        if op == "average":  # the sum, times 1 / n (issue 17)
+            total = self.merge("add", layer, name + "/sum", bound)
+            shape = bound[0][1]
+            for _, s in bound[1:]:
+                shape = _broadcast(shape, s)
+            return self.add("mul", name, [total], layer, shape, {"reverse": False}, {"other": np.asarray(1.0 / len(bound))})
         if op == "add" and len({s[1:] for _, s in bound}) == 1:
             return self.add("add", name, ins, layer, bound[0][1])
         index, shape = ins[0], bound[0][1]
@@ -545,6 +558,15 @@ def _activation_steps(fn_name: Optional[str], layer: Any, suffix: str = "", fn: 
         return step("hardswish")
     if fn_name == "hard_sigmoid":  # Keras 3: relu6(x + 3) / 6
         return step("hardsigmoid", {"alpha": 1.0 / 6.0, "beta": 0.5})
+    # issue 17: keras.activations' defaults (softplus: log(exp(x) + 1), no threshold)
+    if fn_name in ("selu", "softsign", "mish"):
+        return step(fn_name)
+    if fn_name == "elu":
+        return step("elu", {"alpha": 1.0})
+    if fn_name == "exponential":
+        return step("exp")
+    if fn_name == "softplus":
+        return step("softplus", {"beta": 1.0, "threshold": float("inf")})
     raise _unsupported(layer, f"activation {fn_name!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
 
 
@@ -757,8 +779,13 @@ def _activation_layer(layer: Any, shape: tuple) -> list[Step]:
 
 
 def _relu(layer: Any, shape: tuple) -> list[Step]:
-    if float(layer.negative_slope or 0) != 0 or float(layer.threshold or 0) != 0:
-        raise _unsupported(layer, "ReLU with negative_slope or threshold (ai3 has relu and clamp)")
+    threshold = float(layer.threshold or 0)
+    if float(layer.negative_slope or 0) != 0:
+        raise _unsupported(layer, "ReLU with negative_slope (ai3 has relu, clamp and thresholded_relu)")
+    if threshold != 0:  # x where x > threshold, else 0 (issue 17)
+        if layer.max_value is not None:
+            raise _unsupported(layer, "ReLU with both threshold and max_value")
+        return [Step("thresholded_relu", {"alpha": threshold})]
     if layer.max_value is None:
         return [Step("relu")]
     return [Step("clamp", {"min": 0.0, "max": float(layer.max_value)})]
@@ -766,6 +793,16 @@ def _relu(layer: Any, shape: tuple) -> list[Step]:
 
 def _leaky_relu(layer: Any, shape: tuple) -> list[Step]:
     return [Step("leaky_relu", {"alpha": float(layer.negative_slope)})]
+
+
+# issue 17: ELU, and PReLU, whose alpha (the input's shape past the batch,
+# 1 along shared_axes) broadcasts over the NHWC input as NumPy does.
+def _elu(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("elu", {"alpha": float(layer.alpha)})]
+
+
+def _prelu(layer: Any, shape: tuple) -> list[Step]:
+    return [Step("prelu", {}, {"other": Var("alpha")})]
 
 
 def _softmax(layer: Any, shape: tuple) -> list[Step]:
@@ -895,6 +932,8 @@ MAPPING: dict[str, Entry] = {
     "Activation": Entry(_activation_layer),
     "ReLU": Entry(_relu),
     "LeakyReLU": Entry(_leaky_relu, op="leaky_relu"),
+    "ELU": Entry(_elu, op="elu"),
+    "PReLU": Entry(_prelu, op="prelu"),
     "Softmax": Entry(_softmax, op="softmax"),
     "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
     "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),

@@ -107,6 +107,26 @@ SUPPORTED_OPS = (
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 # ONNX Pad's modes as pad2d's.
 _PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate", "wrap": "circular"}
+
+# Issue 17: unary math and activations (core/ops/unary), Pow / Max / Min /
+# Mean / PRelu (core/ops/binary; the variadic ones as chains of two-operand
+# ops, as Sum), the reductions (core/ops/mean), Expand and Tile
+# (core/ops/tile).
+_UNARY = {
+    "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Erf": "erf", "Reciprocal": "reciprocal",
+    "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Sin": "sin", "Cos": "cos", "Softsign": "softsign", "Mish": "mish",
+}  # fmt: skip
+_VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
+_REDUCTIONS = {
+    "ReduceMean": "mean", "ReduceSum": "reduce_sum", "ReduceProd": "reduce_prod", "ReduceMax": "reduce_max",
+    "ReduceMin": "reduce_min", "ReduceL1": "reduce_l1", "ReduceL2": "reduce_l2", "ReduceSumSquare": "reduce_sum_square",
+    "ReduceLogSumExp": "reduce_log_sum_exp",
+}  # fmt: skip
+_BINARY["Pow"] = "pow"
+SUPPORTED_OPS = tuple(sorted({
+    *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
+    "Expand", "Tile",
+}))  # fmt: skip
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
 # or an output of a node ORT keeps) in map_nodes' specs.
 EXTERNAL = "external"
@@ -623,8 +643,8 @@ class _Mapper:
             return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
         if op in _BINARY:
             return self.output(node, self.binary(node, _BINARY[op]))
-        if op == "Sum":
-            return self.output(node, self.sum(node))
+        if op in _VARIADIC:
+            return self.output(node, self.variadic(node, _VARIADIC[op], mean=op == "Mean"))
         if op == "MatMul" and node.input[0] not in self.constants and node.input[1] not in self.constants:
             ins = [self.tensor(node, n) for n in node.input[:2]]
             return self.output(node, self.add("matmul", node, ins))
@@ -635,6 +655,10 @@ class _Mapper:
         if op == "Concat":
             return self.output(node, self.concat(node, a))
         x = self.tensor(node, node.input[0])
+        if op in _UNARY:
+            return self.output(node, self.add(_UNARY[op], node, [x]))
+        if op in _REDUCTIONS:
+            return self.output(node, self.reduction(node, a, x))
         handler = getattr(self, "op_" + op)
         self.output(node, handler(node, a, x))
 
@@ -674,20 +698,32 @@ class _Mapper:
                 return x
         return self.add(op, node, [x], {"reverse": k == 0}, {"other": _float(other)}, shape=self.shape(x_name))
 
-    def sum(self, node: Any) -> int:
-        """Sum (the classic zoo's residual add, any number of inputs): one
-        add of two tensors with ONNX's broadcasting per extra input, left
-        to right as ONNX adds them."""
+    def variadic(self, node: Any, op: str, mean: bool = False) -> int:
+        """Sum (the classic zoo's residual add), Max, Min, Mean of any
+        number of inputs: one two-operand op (ONNX's broadcasting) per extra
+        input, the tensors left to right, then the constants (one-input form
+        with weights["other"]; the ops commute); Mean is the sum times 1/n."""
         names = [n for n in node.input if n]
-        if any(n in self.constants for n in names):
-            raise _unsupported(node, "a constant operand; ai3 sums the model's tensors")
-        ins = [self.tensor(node, n) for n in names]
-        if len(ins) == 1:
-            return self.add("identity", node, ins)
-        acc = ins[0]
-        for k, other in enumerate(ins[1:], start=1):
-            last = k == len(ins) - 1
-            acc = self.add("add", node, [acc, other], suffix="" if last else f"/{k}")
+        tensors = [n for n in names if n not in self.constants]
+        consts = [_float(self.constants[n]) for n in names if n in self.constants]
+        if not tensors:
+            raise _unsupported(node, "combines constants only")  # (folded before mapping, unless it failed)
+        steps = len(tensors) - 1 + len(consts) + (1 if mean and len(names) > 1 else 0)
+        if steps == 0:
+            return self.add("identity", node, [self.tensor(node, tensors[0])])
+        acc, k = self.tensor(node, tensors[0]), 0
+
+        def step(inputs: list, attrs: Optional[dict] = None, weights: Optional[dict] = None, which: str = op) -> int:
+            nonlocal k
+            k += 1
+            return self.add(which, node, inputs, attrs, weights, suffix="" if k == steps else f"/{k}")
+
+        for name in tensors[1:]:
+            acc = step([acc, self.tensor(node, name)])
+        for c in consts:
+            acc = step([acc], {"reverse": False}, {"other": c})
+        if mean and len(names) > 1:
+            acc = step([acc], {"reverse": False}, {"other": np.asarray(1.0 / len(names))}, "mul")
         return acc
 
     def concat(self, node: Any, a: dict) -> int:
@@ -1318,15 +1354,6 @@ class _Mapper:
     def op_Gelu(self, node, a, x):
         return self.add("gelu", node, [x], {"approximate": a.get("approximate", "none")})
 
-    def op_Pow(self, node, a, x):
-        raise _unsupported(node, "a Pow outside a written-out layer norm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div)")
-
-    def op_Sqrt(self, node, a, x):
-        raise _unsupported(node, "a Sqrt outside a written-out layer norm (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div)")
-
-    def op_Erf(self, node, a, x):
-        raise _unsupported(node, "an Erf outside the GELU pattern x * 0.5 * (1 + erf(x / sqrt(2)))")
-
     def op_HardSwish(self, node, a, x):
         return self.add("hardswish", node, [x])
 
@@ -1336,20 +1363,61 @@ class _Mapper:
     def op_HardSigmoid(self, node, a, x):
         return self.add("hardsigmoid", node, [x], {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
 
-    def op_ReduceMean(self, node, a, x):
-        shape = self.shape(node.input[0])
-        if self.opset < 18:
-            axes = a.get("axes")
-        else:
-            axes = self.opt_const(node, 1, "axes")
+    # -- issue 17 ------------------------------------------------------------
+    def reduction(self, node, a, x):
+        """Reduce* over `axes`: an attribute, an input from opset 13
+        (ReduceSum) or 18 (the others), which must be a constant; none
+        given reduces every axis, or nothing with noop_with_empty_axes."""
+        op = node.op_type
+        from_input = self.opset >= (13 if op == "ReduceSum" else 18)
+        axes = self.opt_const(node, 1, "axes") if from_input else a.get("axes")
         if axes is None or np.asarray(axes).size == 0:
             if int(a.get("noop_with_empty_axes", 0)):
                 return self.add("identity", node, [x])
-            if shape is None:
-                raise _unsupported(node, "a mean over all axes of a tensor of unknown rank")
-            axes = list(range(len(shape)))
+            axes = []  # the core's "every axis"
         axes = [int(v) for v in np.asarray(axes).reshape(-1)]
-        return self.add("mean", node, [x], {"axes": axes, "keepdim": bool(int(a.get("keepdims", 1)))})
+        return self.add(_REDUCTIONS[op], node, [x], {"axes": axes, "keepdim": bool(int(a.get("keepdims", 1)))})
+
+    def op_Elu(self, node, a, x):
+        return self.add("elu", node, [x], {"alpha": float(a.get("alpha", 1.0))})
+
+    def op_Celu(self, node, a, x):
+        return self.add("celu", node, [x], {"alpha": float(a.get("alpha", 1.0))})
+
+    def op_Selu(self, node, a, x):  # ONNX's defaults: torch's constants rounded to float
+        return self.add("selu", node, [x], {"alpha": float(a.get("alpha", 1.67326319217681884765625)),
+                                            "gamma": float(a.get("gamma", 1.05070102214813232421875))})
+
+    def op_Softplus(self, node, a, x):  # no threshold in ONNX's
+        return self.add("softplus", node, [x], {"beta": 1.0, "threshold": float("inf")})
+
+    def op_ThresholdedRelu(self, node, a, x):
+        return self.add("thresholded_relu", node, [x], {"alpha": float(a.get("alpha", 1.0))})
+
+    def op_PRelu(self, node, a, x):
+        """PRelu: the slope broadcast to X as NumPy does. The core reads a
+        1-D slope along dim 1 (torch's channels), so a 1-D one of more than
+        one value is written out to X's rank first (ONNX aligns it at the
+        last dim)."""
+        rank = None if self.shape(node.input[0]) is None else len(self.shape(node.input[0]))
+        if node.input[1] not in self.constants:
+            if rank is not None and rank >= 2 and len(self.shape(node.input[1]) or (0, 0)) == 1:
+                raise _unsupported(node, "a computed 1-D slope; ai3 takes it as a constant or of the input's rank")
+            return self.add("prelu", node, [x, self.tensor(node, node.input[1])])
+        slope = _float(self.constants[node.input[1]])
+        if slope.ndim == 1 and slope.size > 1:
+            if rank is None:
+                raise _unsupported(node, "a 1-D slope for an input of unknown rank")
+            slope = slope.reshape((1,) * (rank - 1) + (slope.size,))
+        return self.add("prelu", node, [x], {}, {"other": slope})
+
+    def op_Expand(self, node, a, x):
+        shape = [int(v) for v in self.const(node, node.input[1], "shape").reshape(-1)]
+        return self.add("expand", node, [x], {"shape": shape})
+
+    def op_Tile(self, node, a, x):
+        repeats = [int(v) for v in self.const(node, node.input[1], "repeats").reshape(-1)]
+        return self.add("tile", node, [x], {"repeats": repeats})
 
     def op_Cast(self, node, a, x):
         to = int(a["to"])

@@ -192,6 +192,35 @@ _METHODS: dict[str, str] = {
 # `other - x`, `other / x` (the interface's `reverse`); add and mul commute.
 _BINARY = ("add", "sub", "mul", "div")
 
+# Issue 17: the unary math functions and activations (core/ops/unary), pow,
+# maximum, minimum and prelu (core/ops/binary), the reductions over dims
+# (core/ops/mean) and tile (core/ops/tile); x.expand of a computed tensor
+# is the expand op (_expand).
+_UNARY = ("exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos", "softsign", "mish", "selu")
+_BINARY = _BINARY + ("pow", "maximum", "minimum", "prelu")
+# torch's reduction -> the core op
+_REDUCTIONS = {
+    "sum": "reduce_sum", "prod": "reduce_prod", "amax": "reduce_max", "amin": "reduce_min", "logsumexp": "reduce_log_sum_exp",
+}  # fmt: skip
+_FUNCTIONS.update({
+    torch.exp: "exp", torch.log: "log", torch.sqrt: "sqrt", torch.neg: "neg", torch.negative: "neg", operator.neg: "neg",
+    torch.abs: "abs", torch.absolute: "abs", operator.abs: "abs", torch.erf: "erf", torch.special.erf: "erf",
+    torch.reciprocal: "reciprocal", torch.floor: "floor", torch.ceil: "ceil", torch.sign: "sign", torch.sin: "sin", torch.cos: "cos",
+    F.softsign: "softsign", F.mish: "mish", F.selu: "selu", torch.selu: "selu",
+    F.elu: "elu", F.celu: "celu", torch.celu: "celu", F.softplus: "softplus",
+    torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
+    torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
+    torch.tile: "tile",
+})  # fmt: skip
+_METHODS.update({
+    **{name: name for name in _UNARY if name not in ("softsign", "mish", "selu")},
+    **{name + "_": name for name in ("exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos")},
+    "__neg__": "neg", "negative": "neg", "__abs__": "abs", "absolute": "abs",
+    "pow": "pow", "pow_": "pow", "__pow__": "pow", "__rpow__": "pow", "maximum": "maximum", "minimum": "minimum",
+    "sum": "sum", "prod": "prod", "amax": "amax", "amin": "amin", "logsumexp": "logsumexp",
+    "tile": "tile", "repeat": "repeat",
+})  # fmt: skip
+
 
 class _Mapper:
     def __init__(self, gm: fx.GraphModule):
@@ -347,6 +376,11 @@ class _Mapper:
         if kind in ("relu", "sigmoid", "tanh", "silu", "hardswish"):
             a = normalized(node, lambda input, inplace=False: None)
             return self.add(node, kind, name, [self.tensor(node, a["input"])], node)
+        if kind in _UNARY:
+            a = normalized(node, lambda input, inplace=False: None)
+            return self.add(node, kind, name, [self.tensor(node, a["input"])], node)
+        if kind in _REDUCTIONS:
+            return self.reduction(node, name, _REDUCTIONS[kind])
         if kind == "identity":
             return self.alias(node, args[0])
         if kind in ("dropout", "stochastic_depth"):
@@ -365,7 +399,7 @@ class _Mapper:
         if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("rounding_mode") is not None:
             raise unsupported(node, f"{op} with alpha or rounding_mode is not supported")
         x, y = node.args
-        if node.op == "call_method" and node.target in ("__radd__", "__rmul__"):
+        if node.op == "call_method" and node.target in ("__radd__", "__rmul__", "__rpow__"):
             x, y = y, x
         cx, cy = self.constant(node, x), self.constant(node, y)
         if cx is None and cy is None:
@@ -555,9 +589,15 @@ class _Mapper:
             self.expanded[node] = self.consts[source]  # broadcasts over the batch where it is used
             return
         (i1, i2) = self.shapes(node, source)
-        if (i1, i2) != (o1, o2):
-            raise unsupported(node, "expand that broadcasts a computed tensor is not supported")
-        self.alias(node, source)
+        if (i1, i2) == (o1, o2):
+            return self.alias(node, source)
+        # The core's expand (issue 17): the target shape, -1 (the input's
+        # size) where it follows the batch.
+        lead = len(o1) - len(i1)
+        if any(o1[d] != o2[d] and (d < lead or i1[d - lead] != o1[d]) for d in range(len(o1))):
+            raise unsupported(node, "expand to a batch-dependent size the input does not have")
+        target = [-1 if o1[d] != o2[d] else int(o1[d]) for d in range(len(o1))]
+        self.add(node, "expand", name, [self.tensor(node, source)], node, {"shape": target})
 
     def _reshape(self, node: fx.Node, name: str) -> None:
         x = node.args[0]
@@ -686,6 +726,45 @@ class _Mapper:
             dim = list(range(len(rank)))
         axes = [dim] if isinstance(dim, int) else list(dim)
         self.add(node, "mean", name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])})
+
+    # -- issue 17: activations with arguments, reductions, tile ------------
+    def _elu(self, node: fx.Node, name: str, op: str = "elu") -> None:
+        a = normalized(node, lambda input, alpha=1.0, inplace=False: None)
+        self.add(node, op, name, [self.tensor(node, a["input"])], node, {"alpha": float(a["alpha"])})
+
+    def _celu(self, node: fx.Node, name: str) -> None:
+        self._elu(node, name, "celu")
+
+    def _softplus(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, beta=1.0, threshold=20.0: None)
+        self.add(node, "softplus", name, [self.tensor(node, a["input"])], node, {"beta": float(a["beta"]), "threshold": float(a["threshold"])})
+
+    def reduction(self, node: fx.Node, name: str, op: str) -> None:
+        """torch.sum / prod / amax / amin / logsumexp over dims (all without
+        one, where torch allows it), keepdim as torch."""
+        a = normalized(node, lambda input, dim=None, keepdim=False, dtype=None: None)
+        if a.get("dtype") is not None:
+            raise unsupported(node, f"{node.target} with a dtype argument (a cast) is not supported")
+        dim = a["dim"]
+        if dim is None or (isinstance(dim, (list, tuple)) and not dim):
+            dim = []  # every axis (the core's empty axes)
+        axes = [dim] if isinstance(dim, int) else [int(d) for d in dim]
+        self.add(node, op, name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])})
+
+    def _tile(self, node: fx.Node, name: str) -> None:
+        if node.op == "call_method":
+            reps = node.args[1:] if "dims" not in node.kwargs else (node.kwargs["dims"],)
+        else:
+            reps = (normalized(node, lambda input, dims: None)["dims"],)
+        reps = list(reps[0]) if len(reps) == 1 and isinstance(reps[0], (list, tuple)) else list(reps)
+        if not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
+            raise unsupported(node, f"tile's repeats must be ints, got {reps!r}")
+        self.add(node, "tile", name, [self.tensor(node, node.args[0])], node, {"repeats": reps})
+
+    def _repeat(self, node: fx.Node, name: str) -> None:
+        """x.repeat(*sizes): np.tile's rule, except that sizes may not be
+        fewer than x's dims (torch refuses that itself)."""
+        self._tile(node, name)
 
     def _einsum(self, node: fx.Node, name: str) -> None:
         equation, *operands = node.args

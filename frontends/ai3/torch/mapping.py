@@ -147,6 +147,32 @@ def _leaky_relu(m: nn.LeakyReLU, name: str) -> tuple[Attrs, Weights]:
     return {"alpha": float(m.negative_slope)}, {}
 
 
+# Issue 17's activations (core/ops/unary) and PReLU (the binary op prelu,
+# whose 1-D weight applies along dim 1 as torch's does).
+for _cls, _op in ((nn.SELU, "selu"), (nn.Softsign, "softsign"), (nn.Mish, "mish")):
+    maps(_cls, op=_op)(_none)
+
+
+@maps(nn.ELU, op="elu")
+def _elu(m: nn.ELU, name: str) -> tuple[Attrs, Weights]:
+    return {"alpha": float(m.alpha)}, {}
+
+
+@maps(nn.CELU, op="celu")
+def _celu(m: nn.CELU, name: str) -> tuple[Attrs, Weights]:
+    return {"alpha": float(m.alpha)}, {}
+
+
+@maps(nn.Softplus, op="softplus")
+def _softplus(m: nn.Softplus, name: str) -> tuple[Attrs, Weights]:
+    return {"beta": float(m.beta), "threshold": float(m.threshold)}, {}
+
+
+@maps(nn.PReLU, op="prelu")
+def _prelu(m: nn.PReLU, name: str) -> tuple[Attrs, Weights]:
+    return {}, {"other": m.weight}
+
+
 @maps(nn.Hardsigmoid, op="hardsigmoid")
 def _hardsigmoid(m: nn.Hardsigmoid, name: str) -> tuple[Attrs, Weights]:
     return dict(params.TORCH_HARDSIGMOID), {}
