@@ -70,17 +70,33 @@ def padding4(
 
 
 def conv2d(module: nn.Conv2d, name: str) -> dict[str, Any]:
-    layer = f"conv2d layer '{name}'"
     if module.padding_mode != "zeros":
-        raise errors.UnsupportedOperation(f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros')")
-    kernel = pair(module.kernel_size, "kernel_size", layer)
-    dilation = pair(module.dilation, "dilation", layer)
-    return dict(
-        stride=pair(module.stride, "stride", layer),
-        padding=padding4(module.padding, kernel, dilation, layer),
-        dilation=dilation,
-        groups=_int(module.groups, "groups", layer),
-    )
+        raise errors.UnsupportedOperation(
+            f"conv2d layer '{name}': padding_mode={module.padding_mode!r} is not supported (only 'zeros'; "
+            "the core's pad2d pads with a constant only)"
+        )
+    return conv2d_call(module.kernel_size, module.stride, module.padding, module.dilation, module.groups, name)
+
+
+def conv2d_call(kernel_size: Any, stride: Any, padding: Any, dilation: Any, groups: Any, name: str) -> dict[str, Any]:
+    """conv2d attrs from the arguments nn.Conv2d and F.conv2d share (an
+    F.conv2d call's kernel size is its weight's last two dims)."""
+    layer = f"conv2d layer '{name}'"
+    kernel = pair(kernel_size, "kernel_size", layer)
+    dilation = pair(dilation, "dilation", layer)
+    stride = pair(stride, "stride", layer)
+    if padding == "same" and stride != (1, 1):
+        raise errors.InvalidArgument(f"{layer}: padding='same' is not supported for strided convolutions (as in PyTorch)")
+    return dict(stride=stride, padding=padding4(padding, kernel, dilation, layer), dilation=dilation, groups=_int(groups, "groups", layer))
+
+
+def batchnorm(running_mean: Any, running_var: Any, weight: Any, bias: Any, eps: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """batchnorm2d attrs and weights of nn.BatchNorm2d / F.batch_norm at
+    inference (running statistics); without an affine weight and bias the
+    core's are ones and zeros."""
+    weight = np.ones_like(running_mean) if weight is None else weight
+    bias = np.zeros_like(running_mean) if bias is None else bias
+    return {"eps": float(eps)}, {"weight": weight, "bias": bias, "running_mean": running_mean, "running_var": running_var}
 
 
 def maxpool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str) -> dict[str, Any]:
