@@ -82,10 +82,15 @@ std::string Model::InputDescription(int input) const {
 void Model::CheckInputId(int input, const std::string& context) const {
   if (input < 0 && input >= InputId(input_count_ - 1)) return;
   if (input < 0 || input >= static_cast<int>(nodes_.size())) {
+    if (input_count_ == 1) {
+      Fail(ErrorKind::kInvalidArgument, context, ": input ", input,
+           " is not a node of this model (it has ", nodes_.size(), " nodes; ",
+           kInput, " is the model input)");
+    }
     Fail(ErrorKind::kInvalidArgument, context, ": input ", input,
          " is not a node of this model (it has ", nodes_.size(), " nodes; ",
          kInput, " to ", InputId(input_count_ - 1), " are its ", input_count_,
-         " input", input_count_ == 1 ? "" : "s", ")");
+         " inputs)");
   }
 }
 

@@ -212,7 +212,8 @@ class Model {
     // the nodes writing in place into it), set per call.
     std::vector<int> output_group;
   };
-  static constexpr int kNotFused = -2;
+  // Not a node id nor a model input id (-1 - k), which accumulate may hold.
+  static constexpr int kNotFused = INT32_MIN;
 
   // The fusion of the plan for these shapes (none unless `enabled`): per
   // live node, the node whose buffer it writes (itself when not fused); and

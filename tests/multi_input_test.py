@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 import ai3
+import ai3.onnx
 import pytest_main
 from ai3 import _core, layers
 from round_trips import round_trips
@@ -130,6 +131,51 @@ def test_round_trips_keep_several_inputs_and_outputs(dtype):
         assert all(torch.equal(got[k], want[k]) for k in want), how
 
 
+def _onnx_two_inputs(dtype):
+    """An ONNX graph of two inputs and two outputs: relu(conv(x) + y), and
+    the sum itself."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
+    rng = np.random.default_rng(0)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(dtype), "w")
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c", "y"], ["sum"]),
+        helper.make_node("Relu", ["sum"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "two",
+        [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8]), helper.make_tensor_value_info("y", elem, ["N", 4, 8, 8])],
+        [helper.make_tensor_value_info("out", elem, ["N", 4, 8, 8]), helper.make_tensor_value_info("sum", elem, ["N", 4, 8, 8])],
+        [w],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8  # what older onnxruntimes read
+    return model
+
+
+@pytest.mark.parametrize("dtype", [np.float32])  # ONNX Runtime has no float64 Conv to compare with
+def test_onnx_two_inputs_two_outputs_match_onnxruntime(dtype):
+    import onnxruntime
+
+    proto = _onnx_two_inputs(dtype)
+    model = ai3.onnx.swap_backend(proto, sample_input_shape=[(2, 3, 8, 8), (2, 4, 8, 8)])
+    assert model.input_names == ["x", "y"]
+    session = onnxruntime.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(1)
+    for batch in (2, 3):
+        x, y = rng.standard_normal((batch, 3, 8, 8)).astype(dtype), rng.standard_normal((batch, 4, 8, 8)).astype(dtype)
+        want = session.run(None, {"x": x, "y": y})
+        got = model(y=y, x=x)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=0, atol=(1e-4 if dtype == np.float32 else 1e-10) * max(1.0, np.abs(w).max()))
+    with pytest.raises(ai3.ShapeError, match="has 2 inputs"):
+        ai3.onnx.swap_backend(proto, sample_input_shape=(2, 3, 8, 8))
+
+
 def _relu():
     return layers.Layer("relu", {}, {}, algorithm="default", name="r")._core_layer
 
@@ -152,9 +198,24 @@ def test_core_model_of_two_inputs_and_outputs():
     assert all(np.array_equal(p, q) for p, q in zip(outs, again))
 
 
+@pytest.mark.parametrize("fusion", [True, False])
+def test_core_residual_add_of_the_second_input(fusion):
+    """relu(x) + y with the sum written in place over relu's result: the
+    in-place add reads model input 1 (its id, -2, is no sentinel)."""
+    m = _core.Model()
+    m.set_input_count(2)
+    r = m.add_layer(_relu(), _core.MODEL_INPUT)
+    m.add_add([r, _core.Model.input_id(1)], "sum")
+    m.set_fusion(fusion)
+    x, y = np.random.default_rng(1).standard_normal((2, 4, 6)).astype(np.float32)
+    (out,) = m.run([x, y])
+    np.testing.assert_array_equal(out, np.maximum(x, 0) + y)
+    assert m.fused_into(1) == (r if fusion else -1)
+
+
 def test_core_model_refuses_bad_inputs():
     m = _core.Model()
-    with pytest.raises(ai3.InvalidArgument, match="are its 1 input"):
+    with pytest.raises(ai3.InvalidArgument, match="-1 is the model input"):
         m.add_layer(_relu(), -2)
     m.set_input_count(2)
     r = m.add_layer(_relu(), -2)

@@ -149,6 +149,12 @@ class Model:
         """(name, op, algorithm) of every layer, in execution order."""
         return [tuple(entry) for entry in self._core.layers()]
 
+    def fallbacks(self) -> list[Any]:
+        """The nodes the framework runs instead of ai3: none, for a model
+        ai3 runs whole (swap_backend(..., fallback=True) returns a model
+        split between the two where some fell back)."""
+        return []
+
     def algorithms(self, op: Optional[str] = None) -> list[str]:
         return [algo for _, o, algo in self.layers() if op is None or o == op]
 

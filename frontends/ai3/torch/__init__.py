@@ -38,6 +38,7 @@ def swap_backend(
     *,
     dtype: Optional[Any] = None,
     recorder: Optional[Any] = None,
+    fallback: bool = False,
 ) -> model.Model:
     """The whole network as an ai3.Model run by the core.
 
@@ -53,9 +54,19 @@ def swap_backend(
     stay at their defaults), and its ai3.Model takes them by position or by
     forward's argument names; a forward returning a tuple, list or dict of
     tensors gives a model returning a tuple (a dict).
+
+    fallback=True (with sample_input_shape): where some nodes have no ai3
+    equivalent, the supported runs of the graph become ai3.Models and the
+    rest runs in PyTorch (ai3.torch.fallback); the result, a
+    FallbackModule, lists what fell back in `fallbacks()`. Without it, the
+    refusal lists every unsupported node.
     """
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_backend takes an nn.Module, got {type(module).__name__}")
+    if fallback:
+        from ai3.torch import fallback as partitioned
+
+        return partitioned.swap_backend(module, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     # The Model runs where the module's parameters are (a CUDA module gives a
     # model of CUDA layers, see ai3.cuda); it is traced from a CPU copy so
     # shape propagation runs on CPU sample inputs.
