@@ -119,8 +119,11 @@ def _onnx_lacking(dtype):
         helper.make_node("Add", ["c2", "r1"], ["y"], name="residual"),
     ]
     graph = helper.make_graph(
-        nodes, "lacking", [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8])],
-        [helper.make_tensor_value_info("y", elem, ["N", 8, 8, 8])], [w1, w2, axis],
+        nodes,
+        "lacking",
+        [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("y", elem, ["N", 8, 8, 8])],
+        [w1, w2, axis],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8  # what older onnxruntimes read

@@ -134,7 +134,6 @@ def test_round_trips_keep_several_inputs_and_outputs(dtype):
 def _onnx_two_inputs(dtype):
     """An ONNX graph of two inputs and two outputs: relu(conv(x) + y), and
     the sum itself."""
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
@@ -146,7 +145,8 @@ def _onnx_two_inputs(dtype):
         helper.make_node("Relu", ["sum"], ["out"]),
     ]
     graph = helper.make_graph(
-        nodes, "two",
+        nodes,
+        "two",
         [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8]), helper.make_tensor_value_info("y", elem, ["N", 4, 8, 8])],
         [helper.make_tensor_value_info("out", elem, ["N", 4, 8, 8]), helper.make_tensor_value_info("sum", elem, ["N", 4, 8, 8])],
         [w],

@@ -108,7 +108,7 @@ def _runs(proto: Any, refused: set[int]) -> list[_Run]:
     graph_outputs = {o.name for o in proto.graph.output}
     for k, (_, members) in enumerate(runs):
         produced = [o for i in members for o in nodes[i].output if o]
-        later = {x for _, rest in runs[k + 1:] for i in rest for x in nodes[i].input}
+        later = {x for _, rest in runs[k + 1 :] for i in rest for x in nodes[i].input}
         inputs: list[str] = []
         for i in members:
             for x in nodes[i].input:
@@ -146,11 +146,17 @@ def swap_backend(model: Any, algos: Any, sample_input_shape: Any, *, dtype: Any 
     except graph.UnsupportedNodes as e:
         refusal = e
     if sample_input_shape is None:
-        raise errors.InvalidArgument("ai3.onnx.swap_backend(..., fallback=True) needs sample_input_shape (the runs are built for the shapes they receive)") from refusal
+        raise errors.InvalidArgument(
+            "ai3.onnx.swap_backend(..., fallback=True) needs sample_input_shape (the runs are built for the shapes they receive)"
+        ) from refusal
     # The refused nodes are the folded graph's; they are found in the model by their outputs.
     why_of = {o: why for node, why in refusal.nodes for o in node.output if o}
     refused = {i for i, n in enumerate(proto.graph.node) if any(o in why_of for o in n.output)}
-    fallbacks = [Fallback(n.name, n.op_type, next(why_of[o] for o in n.output if o in why_of)) for i, n in enumerate(proto.graph.node) if i in refused]
+    fallbacks = [
+        Fallback(n.name, n.op_type, next(why_of[o] for o in n.output if o in why_of))
+        for i, n in enumerate(proto.graph.node)
+        if i in refused
+    ]
     inputs = graph.graph_inputs(proto)
     bound = graph._bound_inputs(proto, sample_input_shape)
     bound_proto = graph._onnx().ModelProto()
@@ -165,11 +171,15 @@ def swap_backend(model: Any, algos: Any, sample_input_shape: Any, *, dtype: Any 
                 run_shapes = [shapes[n] for n in run.inputs]
                 if any(d is None for s in run_shapes for d in s):
                     raise errors.ShapeError("shape inference leaves a dimension of its inputs unknown")
-                run.runner = graph.swap_backend(sub, algos, run_shapes if len(run_shapes) > 1 else run_shapes[0], dtype=dtype, recorder=recorder)
+                run.runner = graph.swap_backend(
+                    sub, algos, run_shapes if len(run_shapes) > 1 else run_shapes[0], dtype=dtype, recorder=recorder
+                )
                 run.in_core = True
                 continue
             except (errors.Error, KeyError) as e:
-                fallbacks.append(Fallback(f"{run.nodes[0].name}..{run.nodes[-1].name}", "run", f"a run of supported nodes kept in ONNX Runtime: {e}"))
+                fallbacks.append(
+                    Fallback(f"{run.nodes[0].name}..{run.nodes[-1].name}", "run", f"a run of supported nodes kept in ONNX Runtime: {e}")
+                )
         run.runner = onnxruntime.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
     return FallbackSession(runs, [i.name for i in inputs], [o.name for o in proto.graph.output], fallbacks)
 

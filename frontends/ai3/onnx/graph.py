@@ -1304,7 +1304,7 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
         raise UnsupportedNodes([(model.graph.node[i], why) for i, why in sorted(foreign.items())])
     bound = _bound_inputs(model, sample_input_shape)
     if len(bound) == 1:
-        (inp, shape), names = bound[0], bound[0][0].name
+        shape, names = bound[0][1], bound[0][0].name
     else:
         shape = {inp.name: dims for inp, dims in bound}
         names = [inp.name for inp, _ in bound]

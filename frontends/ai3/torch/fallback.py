@@ -41,7 +41,7 @@ def _fallback_of(node: fx.Node, reason: str) -> Fallback:
     target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", repr(node.target))
     module = node.target if node.op == "call_module" else (node.meta.get("ai3_module_path") or "")
     prefix = describe(node) + ": "
-    return Fallback(node.name, str(target), str(module), reason[len(prefix):] if reason.startswith(prefix) else reason)
+    return Fallback(node.name, str(target), str(module), reason[len(prefix) :] if reason.startswith(prefix) else reason)
 
 
 class _CoreIsland(nn.Module):
@@ -102,10 +102,7 @@ def _island_inputs(split: fx.GraphModule, names: list[str], samples: Sequence[An
     """What each submodule in `names` receives on each sample: {name:
     [args on sample 1, args on sample 2]}."""
     seen: dict[str, list[tuple]] = {n: [] for n in names}
-    hooks = [
-        getattr(split, n).register_forward_pre_hook(lambda m, args, n=n: seen[n].append(tuple(args)))
-        for n in names
-    ]
+    hooks = [getattr(split, n).register_forward_pre_hook(lambda m, args, n=n: seen[n].append(tuple(args))) for n in names]
     try:
         with torch.no_grad():
             for run in samples:
@@ -138,7 +135,9 @@ def swap_backend(
     from ai3 import torch as ai3_torch  # swap_backend's own paths
 
     if sample_input_shape is None:
-        raise errors.InvalidArgument("swap_backend(..., fallback=True) needs sample_input_shape (the islands are traced on the values they receive)")
+        raise errors.InvalidArgument(
+            "swap_backend(..., fallback=True) needs sample_input_shape (the islands are traced on the values they receive)"
+        )
     shapes = [tuple(s) for s in sample_input_shape] if tracing.is_several_shapes(sample_input_shape) else tuple(sample_input_shape)
     samples = tracing.sample_inputs(module, shapes)
     gm, _ = tracing.trace(module, samples)

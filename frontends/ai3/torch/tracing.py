@@ -153,8 +153,9 @@ class _ValueTracer(_PathTracer):
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
         if kind == "placeholder":
             values = next(self._placeholder_values, None)
-            if values is None:  # an argument at its default (concrete_args): not an input
-                default = next(self.defaults)
+            if values is None:  # an argument at its default (concrete_args), or **kwargs: not an input
+                name = str(target)
+                default = {} if name.startswith("**") else () if name.startswith("*") else next(self.defaults)
                 values = (default, default)
                 proxy.node.meta[DEFAULTED] = True
             proxy.node.meta[VALUES] = values
