@@ -973,8 +973,14 @@ def swap_backend(
     *,
     dtype: Optional[Any] = None,
     recorder: Optional[Any] = None,
+    fallback: bool = False,
 ):
     """The whole Keras model as an ai3.Model run by the core in NHWC.
+
+    fallback=True (with sample_input_shape): where some layers have no ai3
+    equivalent, the supported runs of the graph run in ai3 and those
+    layers in Keras (ai3.keras.fallback.FallbackModel, whose fallbacks()
+    names them); without it the refusal lists them all.
 
     `algos` is as for ai3.swap_backend: None, one selector for conv2d, or a
     mapping op -> selector (a name, a list of names in execution order, or
@@ -985,6 +991,10 @@ def swap_backend(
     """
     from ai3 import model as ai3_model
 
+    if fallback:
+        from ai3.keras import fallback as partitioned
+
+        return partitioned.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     if not isinstance(model, _keras().Model):
         raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
     np_dtype = model_dtype(model, dtype)
