@@ -101,6 +101,46 @@ def test_fallback_needs_a_sample_shape():
         ai3.swap_backend(Lacking().eval(), fallback=True)
 
 
+class TinyLM(nn.Module):
+    """Token ids (int64) through an embedding, a pre-norm attention block and
+    a head: ai3's core takes float tensors only, so the embedding lookup
+    falls back and the block and head run in ai3."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(50, 32)
+        self.pos = nn.Parameter(torch.randn(1, 12, 32) * 0.1)
+        self.norm1 = nn.LayerNorm(32)
+        self.attn = nn.MultiheadAttention(32, 4, batch_first=True)
+        self.norm2 = nn.LayerNorm(32)
+        self.mlp = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 32))
+        self.head = nn.Linear(32, 50)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos
+        x = self.norm1(h)
+        h = h + self.attn(x, x, x, need_weights=False)[0]
+        h = h + self.mlp(self.norm2(h))
+        return self.head(h)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_token_ids_fall_back_to_the_embedding_and_the_rest_runs_in_ai3(dtype):
+    net = TinyLM().to(dtype).eval()
+    ids = torch.randint(0, 50, (2, 12), generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ai3.UnsupportedOperation, match="Embedding"):
+        ai3.swap_backend(net, sample_input_shape=[ids])
+    split = ai3.swap_backend(net, sample_input_shape=[ids], fallback=True)  # an example tensor: ids are int64
+    assert [f.target for f in split.fallbacks()] == ["tok"]
+    ops = {op for _, op, _ in split.layers()}
+    assert {"multihead_attention", "layernorm", "linear", "gelu", "add"} <= ops  # the whole block, one island
+    assert len(split.islands()) == 1
+    for batch in (2, 5):
+        x = torch.randint(0, 50, (batch, 12), generator=torch.Generator().manual_seed(batch))
+        with torch.no_grad():
+            _close(split(x), net(x), dtype)
+
+
 def _onnx_lacking(dtype):
     """Conv -> Relu -> CumSum (no ai3 equivalent) -> Conv, plus a residual
     Add that crosses the CumSum."""

@@ -51,7 +51,8 @@ def swap_backend(
 
     A model of several inputs takes one shape per forward argument as
     sample_input_shape (`[(2, 16, 32), (2, 1, 16, 16)]`; later arguments
-    stay at their defaults), and its ai3.Model takes them by position or by
+    stay at their defaults; an example tensor may stand for a shape, as
+    token ids must, since random samples are float), and its ai3.Model takes them by position or by
     forward's argument names; a forward returning a tuple, list or dict of
     tensors gives a model returning a tuple (a dict).
 
@@ -88,7 +89,7 @@ def swap_backend(
 
 
 def _swap_backend_several(module: nn.Module, algos: Any, shapes: Sequence[Sequence[int]], *, dtype: Any, device: Any, recorder: Any) -> model.Model:
-    shapes = [selection.sample_shape(s) for s in shapes]
+    shapes = [s if isinstance(s, torch.Tensor) else selection.sample_shape(s) for s in shapes]  # or example inputs
     return _built_several(fx.to_specs(module, shapes), algos, module, dtype=dtype, device=device, recorder=recorder)
 
 

@@ -138,7 +138,8 @@ def swap_backend(
         raise errors.InvalidArgument(
             "swap_backend(..., fallback=True) needs sample_input_shape (the islands are traced on the values they receive)"
         )
-    shapes = [tuple(s) for s in sample_input_shape] if tracing.is_several_shapes(sample_input_shape) else tuple(sample_input_shape)
+    several = tracing.is_several_shapes(sample_input_shape)
+    shapes = [s if isinstance(s, torch.Tensor) else tuple(s) for s in sample_input_shape] if several else tuple(sample_input_shape)
     samples = tracing.sample_inputs(module, shapes)
     gm, _ = tracing.trace(module, samples)
     try:

@@ -277,6 +277,8 @@ def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
     dimension (to tell the batch-dependent dimensions from the fixed ones).
     `shape` may be a sequence of shapes, one per input of a model of
     several: then each run is a tuple of inputs."""
+    if isinstance(shape, torch.Tensor):  # an example input (token ids, say): the second run repeats its first row
+        return shape, torch.cat([shape, shape[:1]])
     if is_several_shapes(shape):
         runs = [sample_inputs(module, s) for s in shape]
         return tuple(r[0] for r in runs), tuple(r[1] for r in runs)
@@ -290,4 +292,4 @@ def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
 def is_several_shapes(shape: Any) -> bool:
     """Whether a sample_input_shape is one shape per input ([(1, 8), (1, 8)])
     rather than one input's shape."""
-    return isinstance(shape, (tuple, list)) and len(shape) > 0 and isinstance(shape[0], (tuple, list, torch.Size))
+    return isinstance(shape, (tuple, list)) and len(shape) > 0 and isinstance(shape[0], (tuple, list, torch.Size, torch.Tensor))
