@@ -41,7 +41,7 @@ def test_fallback_runs_the_rest_in_ai3():
     model = _lacking()
     split = graph.swap_backend(model, sample_input_shape=(2, 8, 8, 3), fallback=True)
     assert isinstance(split, FallbackModel)
-    assert [(f.layer, f.class_name) for f in split.fallbacks()] == [("up", "UpSampling2D"), ("most", "Maximum")]
+    assert [(f.name, f.op) for f in split.fallbacks()] == [("up", "UpSampling2D"), ("most", "Maximum")]
     assert len(split.islands()) == 3  # c1; c2 + c3 + res; and after "most": relu, gap, fc
     for batch in (2, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 8, 8, 3)).astype("float32")

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection, tuning
-from ai3.spec import OUTPUTS, IndexMap, LayerSpec, is_note
+from ai3.spec import OUTPUTS, Fallback, IndexMap, LayerSpec, is_note
 
 
 def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
@@ -149,7 +149,7 @@ class Model:
         """(name, op, algorithm) of every layer, in execution order."""
         return [tuple(entry) for entry in self._core.layers()]
 
-    def fallbacks(self) -> list[Any]:
+    def fallbacks(self) -> list[Fallback]:
         """The nodes the framework runs instead of ai3: none, for a model
         ai3 runs whole (swap_backend(..., fallback=True) returns a model
         split between the two where some fell back)."""
@@ -303,7 +303,7 @@ def build(
     device_type = getattr(device, "type", None) or str(device).split(":")[0]
     if layout_plan is None:
         layout_plan = getattr(algos, "layout_plan", None)  # an ai3.Plan replays its layout choice
-    several = input_count > 1 or specs[output].op == OUTPUTS
+    several = input_count > 1 or (output >= 0 and specs[output].op == OUTPUTS)
     if several:
         # The layout pass and its whole-model timing follow one input
         # through the net (ai3.layouts); a model of several inputs or

@@ -51,6 +51,18 @@ def is_note(attr: str) -> bool:
     return attr.startswith(NOTE_PREFIXES)
 
 
+@dataclass(frozen=True)
+class Fallback:
+    """A node (layer) of a model that its framework runs instead of ai3
+    (swap_backend(..., fallback=True)), in every frontend's words: its name
+    in the model, what it is (the fx target, the ONNX op type, the Keras
+    layer class) and why ai3 does not run it."""
+
+    name: str
+    op: str
+    reason: str
+
+
 @dataclass
 class LayerSpec:
     name: str  # the layer's path in the model (module path, node name)

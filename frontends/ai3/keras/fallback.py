@@ -20,16 +20,7 @@ import numpy as np
 
 from ai3 import errors, frontend
 from ai3.keras import graph
-from ai3.spec import OUTPUTS, LayerSpec, model_input, prune_dead
-
-
-@dataclasses.dataclass(frozen=True)
-class Fallback:
-    """One layer Keras runs instead of ai3, and why."""
-
-    layer: str
-    class_name: str
-    reason: str
+from ai3.spec import OUTPUTS, Fallback, LayerSpec, model_input, prune_dead
 
 
 @dataclasses.dataclass

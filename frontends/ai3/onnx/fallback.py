@@ -20,15 +20,7 @@ import numpy as np
 
 from ai3 import errors
 from ai3.onnx import graph
-
-
-@dataclasses.dataclass(frozen=True)
-class Fallback:
-    """One node (or run) ONNX Runtime runs instead of ai3, and why."""
-
-    node: str
-    op_type: str
-    reason: str
+from ai3.spec import Fallback
 
 
 @dataclasses.dataclass

@@ -14,7 +14,6 @@ PyTorch too, and says so.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, Optional, Sequence
 
 import torch
@@ -24,24 +23,16 @@ from torch.fx.passes.split_module import split_module
 from ai3 import errors, model
 from ai3.torch import fx as torch_fx
 from ai3.torch import tracing
+from ai3.spec import Fallback
 from ai3.torch.nodes import UnsupportedNodes, describe
 
 
-@dataclasses.dataclass(frozen=True)
-class Fallback:
-    """One node run by the framework instead of ai3, and why."""
-
-    node: str  # the fx node's name (or the island's, for a whole island)
-    target: str  # what it calls
-    module: str  # the module it was traced in
-    reason: str
-
-
 def _fallback_of(node: fx.Node, reason: str) -> Fallback:
+    """The node's name, its target (a module's path, a function's or
+    method's name) and why, less the node's description."""
     target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", repr(node.target))
-    module = node.target if node.op == "call_module" else (node.meta.get("ai3_module_path") or "")
     prefix = describe(node) + ": "
-    return Fallback(node.name, str(target), str(module), reason[len(prefix) :] if reason.startswith(prefix) else reason)
+    return Fallback(node.name, str(target), reason[len(prefix) :] if reason.startswith(prefix) else reason)
 
 
 class _CoreIsland(nn.Module):
@@ -170,7 +161,7 @@ def swap_backend(
             except errors.Error as e:
                 why = f"ai3 could not build it ({e})"
         if why is not None:
-            fallbacks.append(Fallback(name, "submodule", "", f"a run of supported nodes kept in PyTorch: {why}"))
+            fallbacks.append(Fallback(name, "submodule", f"a run of supported nodes kept in PyTorch: {why}"))
             continue
         setattr(split, name, _CoreIsland(core))
     return FallbackModule(split, fallbacks)
