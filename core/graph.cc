@@ -72,19 +72,48 @@ std::string Model::NodeContext(int node) const {
 }
 
 std::string Model::InputDescription(int input) const {
-  if (input == kInput) return "the model input";
+  if (input == kInput && input_count_ == 1) return "the model input";
+  if (input < 0) return "model input " + std::to_string(-1 - input);
   std::string text = "node " + std::to_string(input);
   if (!nodes_[input].name.empty()) text += " '" + nodes_[input].name + "'";
   return text;
 }
 
 void Model::CheckInputId(int input, const std::string& context) const {
-  if (input == kInput) return;
+  if (input < 0 && input >= InputId(input_count_ - 1)) return;
   if (input < 0 || input >= static_cast<int>(nodes_.size())) {
+    if (input_count_ == 1) {
+      Fail(ErrorKind::kInvalidArgument, context, ": input ", input,
+           " is not a node of this model (it has ", nodes_.size(), " nodes; ",
+           kInput, " is the model input)");
+    }
     Fail(ErrorKind::kInvalidArgument, context, ": input ", input,
-         " is not a node of this model (it has ", nodes_.size(),
-         " nodes; ", kInput, " is the model input)");
+         " is not a node of this model (it has ", nodes_.size(), " nodes; ",
+         kInput, " to ", InputId(input_count_ - 1), " are its ", input_count_,
+         " inputs)");
   }
+}
+
+void Model::SetInputCount(int count) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (count < 1) {
+    Fail(ErrorKind::kInvalidArgument, "SetInputCount: a model takes at least 1 input, got ", count);
+  }
+  for (const Node& n : nodes_) {
+    for (int input : n.inputs) {
+      if (input < InputId(count - 1)) {
+        Fail(ErrorKind::kInvalidArgument, "SetInputCount: ", NodeContext(static_cast<int>(&n - nodes_.data())),
+             " reads model input ", -1 - input, ", so the model takes more than ", count);
+      }
+    }
+  }
+  input_count_ = count;
+  plan_.valid = false;
+}
+
+int Model::input_count() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return input_count_;
 }
 
 int Model::AddNode(Node node) {
@@ -147,13 +176,38 @@ void Model::SetOutput(int node) {
     Fail(ErrorKind::kInvalidArgument, "SetOutput: ", node,
          " is not a node of this model (it has ", nodes_.size(), " nodes)");
   }
-  output_ = node;
+  outputs_.assign(1, node);
   plan_.valid = false;
+}
+
+void Model::SetOutputs(std::vector<int> nodes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (nodes.empty()) {
+    Fail(ErrorKind::kInvalidArgument, "SetOutputs: a model has at least 1 output");
+  }
+  for (int node : nodes) {
+    if (node < 0 || node >= static_cast<int>(nodes_.size())) {
+      Fail(ErrorKind::kInvalidArgument, "SetOutputs: ", node,
+           " is not a node of this model (it has ", nodes_.size(), " nodes)");
+    }
+  }
+  outputs_ = std::move(nodes);
+  plan_.valid = false;
+}
+
+std::vector<int> Model::OutputNodes() const {
+  if (!outputs_.empty()) return outputs_;
+  return {static_cast<int>(nodes_.size()) - 1};
 }
 
 int Model::output() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
+  return OutputNodes()[0];
+}
+
+std::vector<int> Model::outputs() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return nodes_.empty() ? std::vector<int>{} : OutputNodes();
 }
 
 int Model::size() const {
@@ -180,14 +234,12 @@ Model::NodeInfo Model::Describe(int node) const {
 std::vector<bool> Model::Live() const {
   std::vector<bool> live(nodes_.size(), false);
   if (nodes_.empty()) return live;
-  const int out =
-      output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
-  live[out] = true;
+  for (int out : OutputNodes()) live[out] = true;
   // Inputs come before their consumers, so one backward sweep suffices.
-  for (int i = out; i >= 0; --i) {
+  for (int i = static_cast<int>(nodes_.size()) - 1; i >= 0; --i) {
     if (!live[i]) continue;
     for (int input : nodes_[i].inputs) {
-      if (input != kInput) live[input] = true;
+      if (input >= 0) live[input] = true;
     }
   }
   return live;
@@ -196,7 +248,7 @@ std::vector<bool> Model::Live() const {
 Shape Model::ConcatShape(int node, const std::vector<Shape>& shapes) const {
   const Node& n = nodes_[node];
   auto shape_of = [&](int input) -> const Shape& {
-    return input == kInput ? shapes.back() : shapes[input];
+    return shapes[ShapeIndex(input)];
   };
   const Shape& first = shape_of(n.inputs[0]);
   const int64_t rank = static_cast<int64_t>(first.size());
@@ -225,24 +277,26 @@ Shape Model::ConcatShape(int node, const std::vector<Shape>& shapes) const {
   return out;
 }
 
-// shapes[i] is node i's shape; the model input's shape rides at the back so
-// that lookups need no special case.
-std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
+// shapes[i] is node i's shape; the model inputs' shapes ride at the back
+// (ShapeIndex) so that lookups need no special case.
+std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
                                       const std::vector<bool>& live,
                                       Device device) const {
   if (nodes_.empty()) {
     Fail(ErrorKind::kInvalidArgument, "the model has no nodes");
   }
-  for (int64_t d : input) {
-    if (d < 0) {
-      Fail(ErrorKind::kShape, "model input has a negative dimension: ",
-           ToString(input));
+  std::vector<Shape> shapes(nodes_.size() + input_count_);
+  for (int k = 0; k < input_count_; ++k) {
+    for (int64_t d : inputs[k]) {
+      if (d < 0) {
+        Fail(ErrorKind::kShape, InputDescription(InputId(k)),
+             " has a negative dimension: ", ToString(inputs[k]));
+      }
     }
+    shapes[ShapeIndex(InputId(k))] = inputs[k];
   }
-  std::vector<Shape> shapes(nodes_.size() + 1);
-  shapes.back() = input;
   auto shape_of = [&](int id) -> const Shape& {
-    return id == kInput ? shapes.back() : shapes[id];
+    return shapes[ShapeIndex(id)];
   };
   for (size_t i = 0; i < nodes_.size(); ++i) {
     if (!live[i]) continue;
@@ -286,7 +340,17 @@ std::vector<Shape> Model::InferShapes(const Shape& input, DType dtype,
 }
 
 Shape Model::OutputShape(const Shape& input, DType dtype) const {
+  return OutputShapes({input}, dtype)[0];
+}
+
+std::vector<Shape> Model::OutputShapes(const std::vector<Shape>& inputs,
+                                       DType dtype) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (static_cast<int>(inputs.size()) != input_count_) {
+    Fail(ErrorKind::kInvalidArgument, "the model takes ", input_count_,
+         " input", input_count_ == 1 ? "" : "s", ", got ", inputs.size(),
+         " shapes");
+  }
   const std::vector<bool> live = Live();
   // A shape query for the device the model's layers run on.
   Device device = Device::kCPU;
@@ -296,16 +360,17 @@ Shape Model::OutputShape(const Shape& input, DType dtype) const {
       break;
     }
   }
-  std::vector<Shape> shapes = InferShapes(input, dtype, live, device);
-  const int out =
-      output_ != kInput ? output_ : static_cast<int>(nodes_.size()) - 1;
-  return shapes[out];
+  std::vector<Shape> shapes = InferShapes(inputs.data(), dtype, live, device);
+  std::vector<Shape> result;
+  for (int out : OutputNodes()) result.push_back(shapes[out]);
+  return result;
 }
 
 // ---- Planning ---------------------------------------------------------------
 
 std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
-                                   const std::vector<Shape>& shapes, int out,
+                                   const std::vector<Shape>& shapes,
+                                   const std::vector<char>& is_output,
                                    bool enabled, Plan* plan) const {
   const int count = static_cast<int>(nodes_.size());
   std::vector<int> root(count);
@@ -322,7 +387,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
     for (int input : nodes_[i].inputs) {
-      if (input == kInput) continue;
+      if (input < 0) continue;
       ++readers[input];
       reader[input] = i;
     }
@@ -335,7 +400,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
            n.layer->algorithm() == "direct";
   };
   auto shape_of = [&](int id) -> const Shape& {
-    return id == kInput ? shapes.back() : shapes[id];
+    return shapes[ShapeIndex(id)];
   };
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
@@ -349,13 +414,13 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
     }
     for (int k = 0; k < 2; ++k) {
       const int p = n.inputs[k];
-      if (p == kInput || p == out || readers[p] != 1) continue;
+      if (p < 0 || is_output[p] || readers[p] != 1) continue;
       root[i] = root[p];
       plan->accumulate[i] = n.inputs[1 - k];
       plan->fused_into[i] = p;
       break;
     }
-    if (plan->accumulate[i] == kNotFused || i == out || readers[i] != 1) {
+    if (plan->accumulate[i] == kNotFused || is_output[i] || readers[i] != 1) {
       continue;
     }
     const int u = reader[i];
@@ -365,7 +430,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
       plan->fused_into[u] = i;
     }
   }
-  PlaceConcatInputs(live, shapes, out, &root, plan);
+  PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
   return root;
 }
 
@@ -375,7 +440,7 @@ void Model::PlaceConcatInputs(const std::vector<bool>& live,
   std::vector<int>& r = *root;
   const int count = static_cast<int>(nodes_.size());
   auto shape_of = [&](int id) -> const Shape& {
-    return id == kInput ? shapes.back() : shapes[id];
+    return shapes[ShapeIndex(id)];
   };
   // Whether each input of concat `node` is one contiguous block of its
   // result: the dims before the axis multiply to 1.
@@ -441,7 +506,7 @@ void Model::PlaceConcatInputs(const std::vector<bool>& live,
     for (size_t k = 0; k < inputs.size(); ++k) {
       const int p = inputs[k];
       const int64_t width = NumElements(shape_of(p));
-      if (k >= covered && p != kInput && r[p] != i && r[p] != r[out] &&
+      if (k >= covered && p >= 0 && r[p] != i && r[p] != r[out] &&
           last_member(r[p]) == p) {
         move_group(r[p], i, offset);
         plan->placed_in[p] = i;
@@ -452,13 +517,19 @@ void Model::PlaceConcatInputs(const std::vector<bool>& live,
   }
 }
 
-void Model::MakePlan(const Tensor& input) {
+void Model::MakePlan(const Tensor* inputs) {
   plan_.valid = false;
+  const Tensor& input = inputs[0];  // its dtype and device are every input's
   const std::vector<bool> live = Live();
+  std::vector<Shape> input_shapes;
+  for (int k = 0; k < input_count_; ++k) input_shapes.push_back(inputs[k].shape);
   std::vector<Shape> shapes =
-      InferShapes(input.shape, input.dtype, live, input.device);
+      InferShapes(input_shapes.data(), input.dtype, live, input.device);
   const int count = static_cast<int>(nodes_.size());
-  const int out = output_ != kInput ? output_ : count - 1;
+  const std::vector<int> outputs = OutputNodes();
+  const int out = outputs[0];
+  std::vector<char> is_output(count, 0);
+  for (int o : outputs) is_output[o] = 1;
   // A GPU input gets its activations in that GPU's memory (allocated on the
   // current device, which the frontend makes the input's).
   GraphBackend* backend = GraphBackendFor(input.device);
@@ -467,17 +538,20 @@ void Model::MakePlan(const Tensor& input) {
   // of nodes sharing one lives until the last reader of any of them.
   Plan plan;
   const std::vector<int> root =
-      PlanFusion(live, shapes, out, fusion_ && !backend, &plan);  // CPU only
+      PlanFusion(live, shapes, is_output, fusion_ && !backend, &plan);  // CPU only
 
   // The last live node reading each node's result.
   std::vector<int> last_use(count, -1);
   for (int i = 0; i < count; ++i) {
     if (!live[i]) continue;
     for (int input_id : nodes_[i].inputs) {
-      if (input_id != kInput) last_use[input_id] = i;
+      if (input_id >= 0) last_use[input_id] = i;
     }
   }
 
+  // The outputs after the first are copied out after the last node runs:
+  // their buffers live to the end.
+  for (size_t k = 1; k < outputs.size(); ++k) last_use[outputs[k]] = count;
   // Per group (indexed by its root): the last reader of any member, the
   // bytes its members span (a concat's inputs sit at offsets in it) and its
   // first member in run order, which takes its slot.
@@ -533,7 +607,7 @@ void Model::MakePlan(const Tensor& input) {
     }
     std::vector<int> groups;
     for (int input_id : nodes_[i].inputs) {
-      if (input_id != kInput) groups.push_back(root[input_id]);
+      if (input_id >= 0) groups.push_back(root[input_id]);
     }
     std::sort(groups.begin(), groups.end());
     groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
@@ -562,11 +636,11 @@ void Model::MakePlan(const Tensor& input) {
     }
   }
 
-  plan.input_shape = input.shape;
+  plan.input_shapes = std::move(input_shapes);
   plan.dtype = input.dtype;
   plan.device = input.device;
   plan.device_index = input.device_index;
-  plan.output_shape = shapes[out];
+  for (int o : outputs) plan.output_shapes.push_back(shapes[o]);
   plan.tensors.resize(count);
   plan.f32_inputs.resize(count);
   plan.f64_inputs.resize(count);
@@ -594,13 +668,14 @@ void Model::MakePlan(const Tensor& input) {
       t.layout = n.layer->layout();
     } else {
       const int first = n.inputs[0];
-      t.layout = first == kInput ? input.layout : plan.tensors[first].layout;
+      t.layout = first < 0 ? inputs[-1 - first].layout
+                           : plan.tensors[first].layout;
     }
     if (n.kind == Kind::kLayer) {
       if (n.inputs.size() > 1) {
         for (int input_id : n.inputs) {
           plan.layer_inputs[i].push_back(
-              input_id == kInput ? input : plan.tensors[input_id]);
+              input_id < 0 ? inputs[-1 - input_id] : plan.tensors[input_id]);
         }
       }
       continue;
@@ -616,8 +691,7 @@ void Model::MakePlan(const Tensor& input) {
       for (int64_t d = 0; d < axis; ++d) outer *= t.shape[d];
       plan.outer[i] = outer;
       for (int input_id : n.inputs) {
-        const Shape& s =
-            input_id == kInput ? input.shape : shapes[input_id];
+        const Shape& s = shapes[ShapeIndex(input_id)];
         int64_t width = 1;
         for (int64_t d = axis; d < rank; ++d) width *= s[d];
         plan.widths[i].push_back(width);
@@ -628,19 +702,49 @@ void Model::MakePlan(const Tensor& input) {
   plan_ = std::move(plan);
 }
 
-const Shape& Model::PrepareLocked(const Tensor& input) {
-  CheckModelTensor(input, "model input");
-  if (!plan_.valid || plan_.input_shape != input.shape ||
-      plan_.dtype != input.dtype || plan_.device != input.device ||
-      plan_.device_index != input.device_index) {
-    MakePlan(input);
+void Model::PrepareLocked(const Tensor* inputs, size_t count) {
+  if (static_cast<int>(count) != input_count_) {
+    Fail(ErrorKind::kInvalidArgument, "the model takes ", input_count_,
+         " input", input_count_ == 1 ? "" : "s", ", got ", count);
   }
-  return plan_.output_shape;
+  bool planned = plan_.valid;
+  for (int k = 0; k < input_count_; ++k) {
+    const Tensor& x = inputs[k];
+    if (input_count_ == 1) {
+      CheckModelTensor(x, "model input");
+    } else {
+      try {
+        CheckModelTensor(x, "this input");
+      } catch (const Error& e) {
+        throw e.WithContext(InputDescription(InputId(k)));
+      }
+      if (x.dtype != inputs[0].dtype || x.device != inputs[0].device ||
+          x.device_index != inputs[0].device_index) {
+        Fail(ErrorKind::kDType, InputDescription(InputId(k)), " is ",
+             Name(x.dtype), " on ", Name(x.device), " but model input 0 is ",
+             Name(inputs[0].dtype), " on ", Name(inputs[0].device),
+             "; a model's inputs share one dtype and device");
+      }
+    }
+    planned = planned && plan_.input_shapes[k] == x.shape;
+  }
+  if (!planned || plan_.dtype != inputs[0].dtype ||
+      plan_.device != inputs[0].device ||
+      plan_.device_index != inputs[0].device_index) {
+    MakePlan(inputs);
+  }
 }
 
 Shape Model::Prepare(const Tensor& input) {
   std::lock_guard<std::mutex> lock(mutex_);
-  return PrepareLocked(input);
+  PrepareLocked(&input, 1);
+  return plan_.output_shapes[0];
+}
+
+std::vector<Shape> Model::Prepare(const std::vector<Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  PrepareLocked(inputs.data(), inputs.size());
+  return plan_.output_shapes;
 }
 
 int Model::ActivationBuffers() const {
@@ -660,25 +764,65 @@ size_t Model::ActivationBytes() const {
 
 void Model::Forward(const Tensor& input, const Tensor& output) {
   std::lock_guard<std::mutex> lock(mutex_);
-  PrepareLocked(input);
-  CheckModelTensor(output, "model output");
-  if (output.shape != plan_.output_shape || output.dtype != plan_.dtype) {
-    Fail(ErrorKind::kShape, "model output buffer is ", Name(output.dtype), " ",
-         ToString(output.shape), ", expected ", Name(plan_.dtype), " ",
-         ToString(plan_.output_shape));
+  ForwardLocked(&input, 1, &output, 1);
+}
+
+void Model::Forward(const std::vector<Tensor>& inputs,
+                    const std::vector<Tensor>& outputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  ForwardLocked(inputs.data(), inputs.size(), outputs.data(), outputs.size());
+}
+
+namespace {
+bool Overlap(const Tensor& a, const Tensor& b) {
+  const size_t a_bytes = a.numel() * SizeOf(a.dtype);
+  const size_t b_bytes = b.numel() * SizeOf(b.dtype);
+  const char* a_begin = static_cast<const char*>(a.data);
+  const char* b_begin = static_cast<const char*>(b.data);
+  return a_bytes && b_bytes && a_begin < b_begin + b_bytes &&
+         b_begin < a_begin + a_bytes;
+}
+}  // namespace
+
+void Model::ForwardLocked(const Tensor* inputs, size_t input_count,
+                          const Tensor* outputs, size_t output_count) {
+  PrepareLocked(inputs, input_count);
+  if (output_count != plan_.output_shapes.size()) {
+    Fail(ErrorKind::kInvalidArgument, "the model has ",
+         plan_.output_shapes.size(), " output",
+         plan_.output_shapes.size() == 1 ? "" : "s", ", got ", output_count,
+         " output buffers");
   }
-  const size_t in_bytes = input.numel() * SizeOf(input.dtype);
-  const size_t out_bytes = output.numel() * SizeOf(output.dtype);
-  const char* in_begin = static_cast<const char*>(input.data);
-  const char* out_begin = static_cast<const char*>(output.data);
-  if (in_bytes && out_bytes && in_begin < out_begin + out_bytes &&
-      out_begin < in_begin + in_bytes) {
-    Fail(ErrorKind::kInvalidArgument,
-         "model output overlaps the model input");
+  const bool one = output_count == 1;
+  for (size_t o = 0; o < output_count; ++o) {
+    const Tensor& output = outputs[o];
+    CheckModelTensor(output, one ? "model output" : "a model output");
+    if (output.shape != plan_.output_shapes[o] ||
+        output.dtype != plan_.dtype) {
+      Fail(ErrorKind::kShape, one ? "model output" : "a model output",
+           " buffer is ", Name(output.dtype), " ", ToString(output.shape),
+           ", expected ", Name(plan_.dtype), " ",
+           ToString(plan_.output_shapes[o]));
+    }
+    for (size_t k = 0; k < input_count; ++k) {
+      if (Overlap(inputs[k], output)) {
+        Fail(ErrorKind::kInvalidArgument,
+             one ? "model output" : "a model output", " overlaps ",
+             input_count == 1 ? std::string("the model input")
+                              : InputDescription(InputId(static_cast<int>(k))));
+      }
+    }
+    for (size_t p = 0; p < o; ++p) {
+      if (Overlap(outputs[p], output)) {
+        Fail(ErrorKind::kInvalidArgument, "model outputs ", p, " and ", o,
+             " overlap");
+      }
+    }
   }
+  const Tensor& input = inputs[0];
 
   for (int node : plan_.output_group) {
-    plan_.tensors[node].data = static_cast<char*>(output.data) +
+    plan_.tensors[node].data = static_cast<char*>(outputs[0].data) +
                                plan_.offset[node] * SizeOf(plan_.dtype);
   }
   GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
@@ -691,21 +835,38 @@ void Model::Forward(const Tensor& input, const Tensor& output) {
   }
   for (int i : plan_.order) {
     if (!profiling_) {
-      RunNode(i, input, backend);
+      RunNode(i, inputs, backend);
       continue;
     }
     const auto start = std::chrono::steady_clock::now();
-    RunNode(i, input, backend);
+    RunNode(i, inputs, backend);
     node_seconds_[i] += std::chrono::duration<double>(
                             std::chrono::steady_clock::now() - start)
                             .count();
   }
+  // The outputs after the first kept their buffers (MakePlan): copied out.
+  for (size_t o = 1; o < output_count; ++o) {
+    const int node = outputs_.empty() ? static_cast<int>(nodes_.size()) - 1
+                                      : outputs_[o];
+    const Tensor& y = plan_.tensors[node];
+    const size_t bytes = y.numel() * SizeOf(y.dtype);
+    if (bytes == 0) continue;
+    if (backend) {  // a concat of one input is a copy
+      const void* x = y.data;
+      const int64_t width = y.numel();
+      backend->Concat(&x, &width, 1, 1, SizeOf(y.dtype), outputs[o].data,
+                      input.stream);
+    } else {
+      std::memcpy(outputs[o].data, y.data, bytes);
+    }
+  }
 }
 
 // One node of the plan (Forward's loop body; plan_ and the input are set).
-void Model::RunNode(int i, const Tensor& input, GraphBackend* backend) {
+void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
+  const Tensor& input = model_inputs[0];
   auto in = [&](int id) -> const Tensor& {
-    return id == kInput ? input : plan_.tensors[id];
+    return id < 0 ? model_inputs[-1 - id] : plan_.tensors[id];
   };
   const bool f64 = plan_.dtype == DType::kFloat64;
   const Node& n = nodes_[i];

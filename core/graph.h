@@ -50,6 +50,13 @@
 // NCHW at batch > 1) a channel slice is strided, which no layer's kernel
 // writes, so those concats copy as before.
 //
+// Several inputs and outputs (SetInputCount, SetOutputs): input k is the
+// node id InputId(k) = -1 - k (kInput is input 0); all inputs share one
+// dtype. The first output writes straight into the caller's buffer like a
+// single output; the others keep their own buffers to the end of the pass
+// and are copied into the caller's (what they cost: one copy each, of a
+// result a model returns alongside its main one).
+//
 // Every node computes in the model input's dtype: layers keep their input's
 // dtype (and those with weights refuse another one), and add and concat keep
 // theirs.
@@ -75,8 +82,9 @@ namespace ai3 {
 
 class Model {
  public:
-  // The node id of the model's single input.
+  // The node id of the model's (first) input; input k is InputId(k).
   static constexpr int kInput = -1;
+  static constexpr int InputId(int k) { return -1 - k; }
 
   Model() = default;
   Model(const Model&) = delete;
@@ -101,11 +109,20 @@ class Model {
   // (or -1). The inputs' other dimensions must match.
   int AddConcat(std::vector<int> inputs, int64_t axis, std::string name);
 
+  // How many inputs the model takes (1 unless set; at least 1). Set it
+  // before adding nodes that read InputId(k) for k >= 1.
+  void SetInputCount(int count);
+  int input_count() const;
+
   // Makes `node` the model's output. Until this is called the output is the
   // last node added.
   void SetOutput(int node);
-  // The output node; kInput while the model is empty.
+  // Several outputs, in order (a node may be listed twice); each must be a
+  // node of the model (not an input).
+  void SetOutputs(std::vector<int> nodes);
+  // The (first) output node; kInput while the model is empty.
   int output() const;
+  std::vector<int> outputs() const;
   // The number of nodes.
   int size() const;
 
@@ -123,16 +140,27 @@ class Model {
   // e.g. "conv2d layer 'layer1.0.conv1' (gemm): input (1, 32, 56, 56) (NCHW)
   // has 32 channels, the layer expects 64".
   Shape OutputShape(const Shape& input, DType dtype) const;
+  // Every output's shape for inputs of these shapes (one per input).
+  std::vector<Shape> OutputShapes(const std::vector<Shape>& inputs,
+                                  DType dtype) const;
 
   // Checks `input` (CPU, contiguous, float32/float64, with data), plans for
   // its shape and dtype unless already planned, and returns the output's
   // shape. Forward does this itself; callers that allocate the output
   // themselves call it first to learn its shape.
   Shape Prepare(const Tensor& input);
+  // The same for a model of several inputs (all of one dtype): every
+  // output's shape. Errors name the input ("model input 1 'mask'" is the
+  // frontend's; here "model input 1").
+  std::vector<Shape> Prepare(const std::vector<Tensor>& inputs);
 
   // Runs the model. `output` must be contiguous, of input's dtype and of the
   // shape Prepare returns, and must not overlap `input`.
   void Forward(const Tensor& input, const Tensor& output);
+  // The same with one tensor per input and per output; like the one-input
+  // form it allocates nothing once planned.
+  void Forward(const std::vector<Tensor>& inputs,
+               const std::vector<Tensor>& outputs);
 
   // Per-node timing inside whole forward passes (a layer measured alone,
   // as "auto" does, misses what it costs among its neighbours: caches,
@@ -172,11 +200,11 @@ class Model {
   // What Forward needs, computed once per input shape and dtype.
   struct Plan {
     bool valid = false;
-    Shape input_shape;
+    std::vector<Shape> input_shapes;
     DType dtype = DType::kFloat32;
     Device device = Device::kCPU;  // where the input, and so every node, is
     int device_index = 0;
-    Shape output_shape;
+    std::vector<Shape> output_shapes;
     std::vector<int> order;        // the live nodes, in id order
     std::vector<Tensor> tensors;   // per node: its result (data in a slot;
                                    // the output's is set per call)
@@ -207,13 +235,15 @@ class Model {
     // the nodes writing in place into it), set per call.
     std::vector<int> output_group;
   };
-  static constexpr int kNotFused = -2;
+  // Not a node id nor a model input id (-1 - k), which accumulate may hold.
+  static constexpr int kNotFused = INT32_MIN;
 
   // The fusion of the plan for these shapes (none unless `enabled`): per
   // live node, the node whose buffer it writes (itself when not fused); and
   // the plan's fusion fields.
   std::vector<int> PlanFusion(const std::vector<bool>& live,
-                              const std::vector<Shape>& shapes, int out,
+                              const std::vector<Shape>& shapes,
+                              const std::vector<char>& is_output,
                               bool enabled, Plan* plan) const;
   // The zero-copy concat part of it: moves input groups into concats'
   // buffers, updating `root` and the plan's offset / placed_in / in_place.
@@ -225,24 +255,37 @@ class Model {
   std::vector<bool> Live() const;
   // Shapes of the live nodes (others left empty), for an input on
   // `device`. Throws naming the node.
-  std::vector<Shape> InferShapes(const Shape& input, DType dtype,
+  // `inputs` holds input_count_ shapes; the result has one per node, then
+  // the inputs' (ShapeIndex).
+  std::vector<Shape> InferShapes(const Shape* inputs, DType dtype,
                                  const std::vector<bool>& live,
                                  Device device = Device::kCPU) const;
+  // Where node or input `id`'s shape is in InferShapes' result.
+  size_t ShapeIndex(int id) const {
+    return id < 0 ? nodes_.size() + static_cast<size_t>(-1 - id)
+                  : static_cast<size_t>(id);
+  }
+  // The output nodes (the last node when none was set).
+  std::vector<int> OutputNodes() const;
   Shape ConcatShape(int node, const std::vector<Shape>& shapes) const;
   // Errors of a node that is not a layer (layers name themselves).
   std::string NodeContext(int node) const;
   std::string InputDescription(int input) const;
   void CheckInputId(int input, const std::string& context) const;
   int AddNode(Node node);
-  void MakePlan(const Tensor& input);
-  void RunNode(int node, const Tensor& input, GraphBackend* backend);
-  // A reference to the plan's output shape: Forward calls it on every pass
-  // and must not copy (allocate) a Shape.
-  const Shape& PrepareLocked(const Tensor& input);
+  // `inputs` points at input_count_ tensors (so the one-input calls need
+  // no vector).
+  void MakePlan(const Tensor* inputs);
+  void RunNode(int node, const Tensor* model_inputs, GraphBackend* backend);
+  // Checks the inputs and plans unless planned; allocates nothing.
+  void PrepareLocked(const Tensor* inputs, size_t count);
+  void ForwardLocked(const Tensor* inputs, size_t input_count,
+                     const Tensor* outputs, size_t output_count);
 
   mutable std::mutex mutex_;
   std::vector<Node> nodes_;
-  int output_ = kInput;  // kInput: the last node added
+  int input_count_ = 1;
+  std::vector<int> outputs_;  // empty: the last node added
   Plan plan_;
   std::vector<Buffer> slots_;  // activation buffers, kept across plans
   bool profiling_ = false;

@@ -40,6 +40,7 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -275,6 +276,41 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
   return g_allocations.load();
 }
 
+// A model of two inputs and two outputs (graph.h): relu(x) + y, added in
+// place over relu's buffer, and relu(y), which keeps its own buffer to be
+// copied out. The vector forms of Forward allocate nothing either.
+long CountSeveralInputsAllocations() {
+  Model m;
+  m.SetInputCount(2);
+  auto relu = std::make_shared<Layer<ReluAttrs>>("relu", ReluAttrs{},
+                                                 std::vector<Tensor>{},
+                                                 "default");
+  const int r = m.AddLayer(relu, Model::kInput);
+  const int sum = m.AddAdd({r, Model::InputId(1)}, "add");
+  const int ry = m.AddLayer(relu, Model::InputId(1));
+  m.SetOutputs({sum, ry});
+  const Shape shape = {2, 3, 16, 16};
+  auto x = testing::Cast<float>(testing::RandomVector(NumElements(shape), 3));
+  auto y = testing::Cast<float>(testing::RandomVector(NumElements(shape), 4));
+  std::vector<float> out0(x.size()), out1(x.size());
+  const std::vector<Tensor> inputs = {{x.data(), DType::kFloat32, shape},
+                                      {y.data(), DType::kFloat32, shape}};
+  const std::vector<Tensor> outputs = {{out0.data(), DType::kFloat32, shape},
+                                       {out1.data(), DType::kFloat32, shape}};
+  m.Forward(inputs, outputs);
+  g_allocations = 0;
+  g_counting = true;
+  for (int call = 0; call < 4; ++call) m.Forward(inputs, outputs);
+  g_counting = false;
+  bool right = true;
+  for (size_t i = 0; i < x.size(); ++i) {
+    right = right && out0[i] == std::max(x[i], 0.0f) + y[i] &&
+            out1[i] == std::max(y[i], 0.0f);
+  }
+  Check(right, "two inputs, two outputs: relu(x) + y and relu(y)");
+  return g_allocations.load();
+}
+
 // The exception above: oneDNN's primitive.
 const std::set<std::string> kLibraryAllocates = {"guess"};
 
@@ -321,6 +357,13 @@ int Main() {
       }
     }
   }
+  const long several = CountSeveralInputsAllocations();
+  std::printf("two inputs, two outputs: %ld heap allocations in 4 forwards\n",
+              several);
+  Check(several == 0, "a model of two inputs and two outputs: " +
+                          std::to_string(several) +
+                          " heap allocations after the first forward");
+  ++checked;
   std::printf("%d models checked, %d failed\n", checked, testing::Failures());
   return testing::Failures() != 0;
 }

@@ -225,6 +225,36 @@ py::array CallModel(Model& model, const py::array& x) {
   return y;
 }
 
+// Runs a Model of several inputs and outputs: one array per input (read in
+// place), a new array per output.
+std::vector<py::array> CallModelN(Model& model,
+                                  const std::vector<py::array>& xs) {
+  std::vector<Tensor> inputs;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    try {
+      inputs.push_back(TensorOf(xs[k], "it"));
+    } catch (const Error& e) {
+      throw e.WithContext("model input " + std::to_string(k));
+    }
+  }
+  std::vector<Shape> shapes;
+  {
+    py::gil_scoped_release release;
+    shapes = model.Prepare(inputs);
+  }
+  std::vector<py::array> ys;
+  std::vector<Tensor> outputs;
+  for (const Shape& shape : shapes) {
+    ys.push_back(EmptyArray(inputs[0].dtype, shape));
+    outputs.push_back(TensorOf(ys.back(), "model output", inputs[0].layout));
+  }
+  {
+    py::gil_scoped_release release;
+    model.Forward(inputs, outputs);
+  }
+  return ys;
+}
+
 void BindModel(py::module_& m) {
   m.attr("MODEL_INPUT") = Model::kInput;
   py::class_<Model>(
@@ -256,8 +286,33 @@ void BindModel(py::module_& m) {
            "counts from the end; NCHW channels are axis 1); returns the node "
            "id.")
       .def("set_output", &Model::SetOutput, py::arg("node"))
+      .def("set_outputs", &Model::SetOutputs, py::arg("nodes"),
+           "Several output nodes, in order (run() returns one array each).")
       .def_property_readonly("output", &Model::output,
-                             "The output node's id.")
+                             "The (first) output node's id.")
+      .def_property_readonly("outputs", &Model::outputs,
+                             "The output nodes' ids.")
+      .def("set_input_count", &Model::SetInputCount, py::arg("count"),
+           "How many inputs the model takes; input k is node id -1 - k "
+           "(input_id(k)).")
+      .def_property_readonly("input_count", &Model::input_count)
+      .def_static("input_id", &Model::InputId, py::arg("k"),
+                  "The node id of model input k: -1 - k.")
+      .def(
+          "output_shapes",
+          [](const Model& model,
+             const std::vector<std::vector<int64_t>>& input_shapes,
+             const std::string& dtype) {
+            return model.OutputShapes(
+                std::vector<Shape>(input_shapes.begin(), input_shapes.end()),
+                ParseDType(dtype));
+          },
+          py::arg("input_shapes"), py::arg("dtype") = "float32",
+          "Every output's shape for inputs of these shapes.")
+      .def("run", &CallModelN, py::arg("inputs"),
+           "Runs the model on one contiguous float32/float64 array per input "
+           "(all of one dtype, read in place); returns one new array per "
+           "output.")
       .def(
           "output_shape",
           [](const Model& model, const std::vector<int64_t>& input_shape,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ai3.spec import MODEL_INPUT, LayerSpec, _remove, consumers
+from ai3.spec import LayerSpec, _remove, consumers
 
 # Ops whose core layers take an activation attribute. A batchnorm2d left
 # after spec.fold_batchnorm (one with no conv before it: DenseNet's
@@ -74,7 +74,7 @@ def fuse_activations(
         if (bounds is None and function is None) or len(spec.inputs) != 1:
             continue
         j = spec.inputs[0]
-        if j == MODEL_INPUT or j == output or used.get(j) != [i]:
+        if j < 0 or j == output or used.get(j) != [i]:  # j < 0: a model input
             continue
         producer = specs[j]
         if producer.op not in FUSABLE_PRODUCERS or _has_activation(producer):

@@ -13,7 +13,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection, tuning
-from ai3.spec import MODEL_INPUT, LayerSpec, is_note
+from ai3.spec import OUTPUTS, Fallback, IndexMap, LayerSpec, is_note
 
 
 def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
@@ -47,13 +47,20 @@ GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 
 def _is_graph_node(spec: LayerSpec) -> bool:
     """concat, and an add of 3+ inputs (same shapes), are nodes of the core
-    Model itself; a 2-input or constant add is a broadcasting add layer."""
-    return spec.op == "concat" or (spec.op == "add" and len(spec.inputs) > 2 and "other" not in spec.weights)
+    Model itself; a 2-input or constant add is a broadcasting add layer.
+    The OUTPUTS spec (ai3.spec) is the list of a model's outputs."""
+    return spec.op in ("concat", OUTPUTS) or (spec.op == "add" and len(spec.inputs) > 2 and "other" not in spec.weights)
 
 
 class Model:
     """A network run entirely by ai3's core. Call it on a torch tensor
     (returns a torch tensor) or a NumPy array (returns NumPy).
+
+    A model of several inputs takes them in order or by name
+    (`model(ids, mask)`, `model(input_ids=ids, attention_mask=mask)`; the
+    names are `input_names`), all of the model's dtype. A model of several
+    outputs returns a tuple of them, or a dict when the framework's model
+    returned one (`output_names`).
 
     Inference only: a gradient asked through it raises
     ai3.UnsupportedOperation (the in-place swaps are the differentiable
@@ -71,8 +78,49 @@ class Model:
         # where the model was built for a batch of one (ai3.torch.swap_backend).
         self.unbatched = False
         self._recipe: Optional[_Recipe] = None
+        # Several inputs / outputs (set by the frontend that traced them).
+        self.input_names: list[str] = ["input"]
+        self.output_names: Optional[list[str]] = None  # a dict's keys, else None
+        self.output_count = 1
 
-    def __call__(self, x: Any) -> Any:
+    def _inputs(self, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
+        """The call's inputs in the model's order, from positional and
+        keyword arguments; errors name the input."""
+        names = self.input_names
+        if len(args) > len(names):
+            raise errors.InvalidArgument(f"the model takes {len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(names)}), got {len(args)}")
+        given: dict[str, Any] = dict(zip(names, args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise errors.InvalidArgument(f"the model has no input named '{name}'; its inputs are {', '.join(names)}")
+            if name in given:
+                raise errors.InvalidArgument(f"model input '{name}' was given twice (by position and by name)")
+            given[name] = value
+        missing = [n for n in names if n not in given]
+        if missing:
+            raise errors.InvalidArgument(f"model input{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} not given")
+        return [given[n] for n in names]
+
+    def _call_several(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        xs = self._inputs(args, kwargs)
+        arrays, kinds = [], []
+        for name, x in zip(self.input_names, xs):
+            if cuda.is_cuda_tensor(x):
+                raise errors.UnsupportedOperation(f"model input '{name}' is on {x.device}; models of several inputs or outputs run on the CPU")
+            array, kind = _arrays.to_array(x, f"model input '{name}'")
+            if array.dtype != self.dtype:
+                raise errors.DTypeError(f"model input '{name}' is {array.dtype}, the model runs in {self.dtype}")
+            arrays.append(array)
+            kinds.append(kind)
+        outputs = [_inference_only(xs[0], _arrays.from_array(y, kinds[0])) for y in self._core.run(arrays)]
+        if self.output_names is not None:
+            return dict(zip(self.output_names, outputs))
+        return outputs[0] if self.output_count == 1 and len(outputs) == 1 else tuple(outputs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if len(self.input_names) > 1 or self.output_count > 1 or kwargs or len(args) != 1:
+            return self._call_several(args, kwargs)
+        x = args[0]
         if self.unbatched and self.sample_input_shape is not None and getattr(x, "ndim", None) == len(self.sample_input_shape) - 1:
             return self(x[None])[0]
         if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
@@ -101,6 +149,12 @@ class Model:
         """(name, op, algorithm) of every layer, in execution order."""
         return [tuple(entry) for entry in self._core.layers()]
 
+    def fallbacks(self) -> list[Fallback]:
+        """The nodes the framework runs instead of ai3: none, for a model
+        ai3 runs whole (swap_backend(..., fallback=True) returns a model
+        split between the two where some fell back)."""
+        return []
+
     def algorithms(self, op: Optional[str] = None) -> list[str]:
         return [algo for _, o, algo in self.layers() if op is None or o == op]
 
@@ -111,6 +165,10 @@ class Model:
 
     def output_shape(self, input_shape: Sequence[int]) -> tuple[int, ...]:
         return tuple(self._core.output_shape(list(input_shape), self.dtype.name))
+
+    def output_shapes(self, *input_shapes: Sequence[int]) -> list[tuple[int, ...]]:
+        """Every output's shape for inputs of these shapes (one per input)."""
+        return [tuple(s) for s in self._core.output_shapes([list(x) for x in input_shapes], self.dtype.name)]
 
     def __len__(self) -> int:
         return len(self._core)
@@ -169,6 +227,7 @@ class _Recipe:
     layout: str
     device: Any
     core_layers: dict[int, Any] = dataclasses.field(default_factory=dict)  # spec index -> its core layer
+    input_count: int = 1
 
     def with_weights(self) -> "_Recipe":
         specs = []
@@ -185,11 +244,19 @@ class _Recipe:
         """The core DAG, and the recipe to keep beside it (no weights, no
         framework layer objects: only their presence is recorded)."""
         core = _core.Model()
-        node_of: dict[int, int] = {MODEL_INPUT: _core.MODEL_INPUT}
+        core.set_input_count(self.input_count)
+        node_of: dict[int, int] = IndexMap()  # model input k is -1 - k in both
         core_layers: dict[int, Any] = {}
         for i, spec in enumerate(self.specs):
             inputs = [node_of[j] for j in spec.inputs]
-            if spec.op == "add" and _is_graph_node(spec):
+            if spec.op == OUTPUTS:
+                if i != self.output:
+                    raise errors.InvalidArgument("ai3 models list their outputs once, last")
+                if any(j < 0 for j in inputs):
+                    k = next(n for n, j in enumerate(inputs) if j < 0)
+                    raise errors.UnsupportedOperation(f"the model returns its input unchanged as output {k}; there is nothing to run")
+                core.set_outputs(inputs)
+            elif spec.op == "add" and _is_graph_node(spec):
                 node_of[i] = core.add_add(inputs, spec.name)
             elif spec.op == "concat":
                 node_of[i] = core.add_concat(inputs, spec.attrs["axis"], spec.name)
@@ -200,9 +267,10 @@ class _Recipe:
                 node_of[i] = core.add_layer(layer._core_layer, inputs)  # all of spec.inputs, in order
             else:
                 raise errors.UnsupportedOperation(f"layer '{spec.name}': ai3's core has no op '{spec.op}'")
-        if self.output == MODEL_INPUT:
+        if self.output < 0:
             raise errors.UnsupportedOperation("the model returns its input unchanged; there is nothing to run")
-        core.set_output(node_of[self.output])
+        if self.specs[self.output].op != OUTPUTS:
+            core.set_output(node_of[self.output])
         specs = [
             dataclasses.replace(s, layer=None, weights={k: None if w is None else _PRESENT for k, w in s.weights.items()})
             for s in self.specs
@@ -225,6 +293,7 @@ def build(
     device: Any = "cpu",
     layout_plan: Optional[str] = None,
     recorder: Any = None,
+    input_count: int = 1,
 ) -> Model:
     """Resolves one algorithm per spec with the selection layer and builds
     the core DAG. `algos` is swap_backend's argument (see
@@ -234,6 +303,12 @@ def build(
     device_type = getattr(device, "type", None) or str(device).split(":")[0]
     if layout_plan is None:
         layout_plan = getattr(algos, "layout_plan", None)  # an ai3.Plan replays its layout choice
+    several = input_count > 1 or (output >= 0 and specs[output].op == OUTPUTS)
+    if several:
+        # The layout pass and its whole-model timing follow one input
+        # through the net (ai3.layouts); a model of several inputs or
+        # outputs keeps the frontend's layout.
+        layout_plan = layouts.KEEP
     if layout_plan is None and _whole_model_auto(algos, sample_input_shape, device_type):
         return _fastest_layout(specs, output, algos, dtype, layout, sample_input_shape, device, recorder)
     ops = sorted({op for op, _, _ in _core.algorithms()})
@@ -249,8 +324,11 @@ def build(
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen, device=device_type)
     specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, make_layer=make_layer, device=device_type, recorder=recorder)  # noqa: E501
 
-    core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device).assemble()
+    core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device, input_count=input_count).assemble()
     model = Model(core, dtype, layout, sample_input_shape)
+    if several:
+        model.input_names = [f"input{k}" for k in range(input_count)]  # the frontend names them
+        model.output_count = len(specs[output].inputs) if specs[output].op == OUTPUTS else 1
     model._recipe = recipe
     # What the layout pass did (layouts.fastest adds each plan's time), for
     # people and for ai3.plan, which records it.

@@ -13,7 +13,32 @@ from typing import Any, Optional
 
 import numpy as np
 
-MODEL_INPUT = -1  # as an input index: the model's (single) input
+MODEL_INPUT = -1  # as an input index: the model's (first) input
+
+# A model of several outputs ends in one spec of this op, which reads them
+# in order: every pass keeps its `output` an int, and sees the outputs as
+# read (so nothing is folded away from under one).
+OUTPUTS = "outputs"
+
+
+def model_input(k: int) -> int:
+    """The input index of the model's input k (as the core numbers them:
+    -1 - k); MODEL_INPUT is input 0."""
+    return -1 - k
+
+
+def is_model_input(i: int) -> bool:
+    return i < 0
+
+
+class IndexMap(dict):
+    """Old spec index -> new, for the passes that drop or insert specs:
+    model inputs (negative) map to themselves."""
+
+    def __missing__(self, key: int) -> int:
+        if key < 0:
+            return key
+        raise KeyError(key)
 
 # Attributes the spec passes write as notes for people and plans (which
 # batchnorm was folded into a conv, which activation was fused, the memory
@@ -26,11 +51,23 @@ def is_note(attr: str) -> bool:
     return attr.startswith(NOTE_PREFIXES)
 
 
+@dataclass(frozen=True)
+class Fallback:
+    """A node (layer) of a model that its framework runs instead of ai3
+    (swap_backend(..., fallback=True)), in every frontend's words: its name
+    in the model, what it is (the fx target, the ONNX op type, the Keras
+    layer class) and why ai3 does not run it."""
+
+    name: str
+    op: str
+    reason: str
+
+
 @dataclass
 class LayerSpec:
     name: str  # the layer's path in the model (module path, node name)
     op: str  # a core op ("conv2d", "linear", ...) or "add" / "concat"
-    inputs: list[int]  # indices of earlier specs, or MODEL_INPUT
+    inputs: list[int]  # indices of earlier specs, or model inputs (model_input(k))
     attrs: dict[str, Any] = field(default_factory=dict)
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     layer: Any = None  # the framework's own layer object (for selectors)
@@ -70,7 +107,7 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
         if spec.op != "batchnorm2d" or len(spec.inputs) != 1:
             continue
         j = spec.inputs[0]
-        if j == MODEL_INPUT or used.get(j) != [i] or j == output:
+        if is_model_input(j) or used.get(j) != [i] or j == output:
             continue
         if specs[j].op == "linear" and not _batchnorm_on_last_dim(spec, layout):
             continue
@@ -118,7 +155,7 @@ def _batchnorm1d_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tupl
             ]
     if not chains:
         return specs, output
-    new_index: dict[int, int] = {MODEL_INPUT: MODEL_INPUT}
+    new_index: dict[int, int] = IndexMap()
     kept: list[LayerSpec] = []
     for i, s in enumerate(specs):
         inputs = [new_index[j] for j in s.inputs]
@@ -156,7 +193,7 @@ def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSp
             # Zeros never win a max over a non-negative input (relu's, or a
             # clamp's from 0 up), and each window keeps one real element
             # while each side's padding is at most half the kernel.
-            source = specs[s.inputs[0]] if s.inputs[0] != MODEL_INPUT else None
+            source = specs[s.inputs[0]] if not is_model_input(s.inputs[0]) else None
             nonnegative = source is not None and (
                 source.op == "relu" or (source.op == "clamp" and source.attrs.get("min", -1.0) >= 0.0)
             )
@@ -180,13 +217,13 @@ def prune_dead(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], in
     live, todo = set(), [output]
     while todo:
         i = todo.pop()
-        if i == MODEL_INPUT or i in live:
+        if is_model_input(i) or i in live:
             continue
         live.add(i)
         todo += specs[i].inputs
     if len(live) == len(specs):
         return specs, output
-    new_index = {MODEL_INPUT: MODEL_INPUT}
+    new_index = IndexMap()
     kept = []
     for i, s in enumerate(specs):
         if i in live:
@@ -204,7 +241,7 @@ def _remove(specs: list[LayerSpec], output: int, alias: dict[int, int]) -> tuple
             i = alias[i]
         return i
 
-    new_index: dict[int, int] = {MODEL_INPUT: MODEL_INPUT}
+    new_index: dict[int, int] = IndexMap()
     kept: list[LayerSpec] = []
     for i, spec in enumerate(specs):
         if i in alias:

@@ -197,6 +197,10 @@ class _Mapper:
         self.sample = sample_input_shape
         # id(graph tensor) -> (spec index, concrete shape)
         self.tensors: dict[int, tuple[int, tuple]] = {}
+        # Every layer the mapping refused, with why: the mapping goes on
+        # past one (its outputs stand in as unknown tensors), so that one
+        # refusal lists them all.
+        self.refused: list[tuple[Any, str]] = []
 
     # -- bookkeeping ----------------------------------------------------
     def unique(self, name: str) -> str:
@@ -222,7 +226,19 @@ class _Mapper:
             for node in graph._nodes_by_depth[depth]:
                 if node.operation is None or node.is_input:
                     continue
-                self.node(node, prefix)
+                try:
+                    self.node(node, prefix)
+                except Exception as e:
+                    if any(id(t) not in self.tensors for t in node.input_tensors):
+                        raise  # not connected to the input at all
+                    if isinstance(e, errors.UnsupportedOperation):
+                        self.refused.append((node.operation, str(e)))
+                    elif not self.refused:
+                        raise
+                    # (Otherwise it reads a refused layer's stand-in, whose
+                    # values are unknown: the refusal is that layer's.)
+                    for t in node.outputs:  # its readers map on; they only need a tensor of this shape
+                        self.tensors[id(t)] = (_REFUSED, tuple(getattr(t, "shape", ())))
         outs = []
         for t in graph.outputs:
             if id(t) not in self.tensors:
@@ -1031,7 +1047,27 @@ def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> 
     graph_input = _graph_of(model).inputs[0]
     start = shape if shape is not None else tuple(graph_input.shape)
     (output, _), = mapper.walk(model, "", [(MODEL_INPUT, start)])
+    if mapper.refused:
+        raise UnsupportedLayers(mapper.refused)
     return prune_dead(mapper.specs, output)
+
+
+# The stand-in spec index of a refused layer's outputs (never built: the
+# mapping that meets one raises UnsupportedLayers).
+_REFUSED = -(1 << 30)
+
+
+class UnsupportedLayers(errors.UnsupportedOperation):
+    """Every layer of a Keras model that ai3 cannot run, with why: `layers`
+    holds (layer, why) pairs in graph order."""
+
+    def __init__(self, layers: list[tuple[Any, str]]):
+        self.layers = list(layers)
+        if len(self.layers) == 1:
+            text = self.layers[0][1]
+        else:
+            text = f"{len(self.layers)} layers have no ai3 equivalent:\n" + "\n".join(f"  {why}" for _, why in self.layers)
+        super().__init__(text)
 
 
 def model_dtype(model: Any, dtype: Optional[Any]) -> np.dtype:
@@ -1056,8 +1092,14 @@ def swap_backend(
     *,
     dtype: Optional[Any] = None,
     recorder: Optional[Any] = None,
+    fallback: bool = False,
 ):
     """The whole Keras model as an ai3.Model run by the core in NHWC.
+
+    fallback=True (with sample_input_shape): where some layers have no ai3
+    equivalent, the supported runs of the graph run in ai3 and those
+    layers in Keras (ai3.keras.fallback.FallbackModel, whose fallbacks()
+    names them); without it the refusal lists them all.
 
     `algos` is as for ai3.swap_backend: None, one selector for conv2d, or a
     mapping op -> selector (a name, a list of names in execution order, or
@@ -1068,6 +1110,10 @@ def swap_backend(
     """
     from ai3 import model as ai3_model
 
+    if fallback:
+        from ai3.keras import fallback as partitioned
+
+        return partitioned.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     if not isinstance(model, _keras().Model):
         raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
     np_dtype = model_dtype(model, dtype)

@@ -83,7 +83,7 @@ import numpy as np
 
 from ai3 import errors, frontend, padding, selection
 from ai3.onnx import fold, patterns
-from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
+from ai3.spec import MODEL_INPUT, OUTPUTS, LayerSpec, fold_zero_padding, model_input, prune_dead
 
 MIN_OPSET = 11
 MAX_OPSET = 28
@@ -266,6 +266,44 @@ def _unsupported(node: Any, why: str) -> UnsupportedNodes:
     return UnsupportedNodes([(node, why)])
 
 
+def graph_inputs(model: Any) -> list[Any]:
+    """The model's (non-initializer) inputs, in order: an ai3.Model takes
+    them all, by position or by name."""
+    inits = {t.name for t in model.graph.initializer}
+    inputs = [i for i in model.graph.input if i.name not in inits]
+    if not inputs:
+        raise errors.UnsupportedOperation("the model has no (non-initializer) input")
+    return inputs
+
+
+def _bound_inputs(model: Any, sample_input_shape: Any) -> list[tuple[Any, Optional[tuple[int, ...]]]]:
+    """(input, its sample shape or None) per graph input; several inputs
+    take one shape each (or None)."""
+    from ai3.torch.tracing import is_several_shapes
+
+    inputs = graph_inputs(model)
+    if sample_input_shape is None:
+        shapes: list[Any] = [None] * len(inputs)
+    elif is_several_shapes(sample_input_shape):
+        shapes = list(sample_input_shape)
+    else:
+        shapes = [sample_input_shape]
+    if len(shapes) != len(inputs):
+        names = ", ".join(f"'{i.name}'" for i in inputs)
+        raise errors.ShapeError(f"sample_input_shape gives {len(shapes)} shape(s); the model has {len(inputs)} inputs ({names})")
+    bound = []
+    for inp, shape in zip(inputs, shapes):
+        shape = selection.sample_shape(shape, batched=False)
+        expected = _dims(inp)
+        if shape is not None and expected is not None and (
+            len(expected) != len(shape) or any(e is not None and e != d for e, d in zip(expected, shape))
+        ):
+            shown = tuple("?" if e is None else e for e in expected)
+            raise errors.ShapeError(f"sample_input_shape {shape} does not match the shape {shown} of the model's input '{inp.name}'")
+        bound.append((inp, shape))
+    return bound
+
+
 def graph_input(model: Any) -> Any:
     """The model's one input (ai3.Model takes one tensor and returns one);
     several inputs or outputs are refused by name."""
@@ -293,7 +331,7 @@ def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
     """float32 / float64 from the input's element type (or `dtype`)."""
     onnx = _onnx()
     if dtype is None:
-        inp = graph_input(model)
+        inp = graph_inputs(model)[0]  # a model's inputs share it (ai3.Model)
         kind = inp.type.WhichOneof("value")
         if kind != "tensor_type":
             raise errors.DTypeError(f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}")
@@ -336,19 +374,6 @@ def _unsupported_ops(model: Any) -> dict[int, str]:
     return refused
 
 
-def _sample_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
-    shape = selection.sample_shape(sample_input_shape, batched=False)
-    if shape is None:
-        return None
-    expected = _dims(graph_input(model))
-    if expected is not None and (
-        len(expected) != len(shape) or any(e is not None and e != s for e, s in zip(expected, shape))
-    ):
-        shown = tuple("?" if e is None else e for e in expected)
-        raise errors.ShapeError(f"sample_input_shape {shape} does not match the model's input shape {shown}")
-    return shape
-
-
 _LARGE = 4096  # elements: an initializer this big is a weight, not shape data
 
 
@@ -378,17 +403,20 @@ def _light_copy(model: Any) -> Any:
     return light
 
 
-def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> dict[str, tuple]:
+def infer_shapes(model: Any, sample_input_shape: Any) -> dict[str, tuple]:
     """Tensor name -> shape (None for unknown dims) by onnx.shape_inference,
-    the input bound to sample_input_shape if given."""
+    the input bound to sample_input_shape if given (a model of several
+    inputs: a dict input name -> shape or None)."""
     onnx = _onnx()
-    inp = graph_input(model)
     light = _light_copy(model)
-    if sample_input_shape is not None:
-        (light_inp,) = [i for i in light.graph.input if i.name == inp.name]
+    bindings = sample_input_shape if isinstance(sample_input_shape, dict) else {graph_input(model).name: sample_input_shape}
+    for name, dims in bindings.items():
+        if dims is None:
+            continue
+        (light_inp,) = [i for i in light.graph.input if i.name == name]
         shape = light_inp.type.tensor_type.shape
         shape.ClearField("dim")
-        for d in sample_input_shape:
+        for d in dims:
             shape.dim.add().dim_value = int(d)
     try:
         inferred = onnx.shape_inference.infer_shapes(light, strict_mode=True)
@@ -402,8 +430,9 @@ def infer_shapes(model: Any, sample_input_shape: Optional[tuple[int, ...]]) -> d
             shapes[vi.name] = dims
     for t in model.graph.initializer:
         shapes[t.name] = tuple(t.dims)
-    if sample_input_shape is not None:
-        shapes[inp.name] = tuple(sample_input_shape)
+    for name, dims in bindings.items():
+        if dims is not None:
+            shapes[name] = tuple(dims)
     return shapes
 
 
@@ -511,7 +540,7 @@ class _Mapper:
             raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
         return s
 
-    def walk(self, input_name: Optional[str], tolerant: bool = False, refused: Optional[dict[int, str]] = None) -> int:
+    def walk(self, input_name: Any, tolerant: bool = False, refused: Optional[dict[int, str]] = None) -> int:
         """Maps every node. `tolerant` (the in-graph rewrites, see
         map_nodes): a node the mapping cannot take leaves no spec; its
         outputs become EXTERNAL specs (tensors ORT computes), every graph
@@ -526,8 +555,9 @@ class _Mapper:
             for inp in self.model.graph.input:
                 if inp.name not in inits:
                     self.tensors[inp.name] = self.add(EXTERNAL, inp, [], {"tensor": inp.name}, shape=self.shape(inp.name))
-        else:
-            self.tensors[input_name] = MODEL_INPUT
+        else:  # one input's name, or a list of them (a model of several)
+            for k, name in enumerate([input_name] if isinstance(input_name, str) else input_name):
+                self.tensors[name] = model_input(k)
         nodes = list(self.model.graph.node)
         for i, node in enumerate(nodes):
             if i in self.fused and i != self.fused[i].last:
@@ -562,10 +592,14 @@ class _Mapper:
             return MODEL_INPUT
         if found:
             raise UnsupportedNodes([(n, why) for _, n, why in sorted(found, key=lambda f: f[0])])
-        out = self.model.graph.output[0].name
-        if out not in self.tensors:
-            raise errors.UnsupportedOperation(f"the model's output '{out}' is not computed from its input")
-        return self.tensors[out]
+        outs = [o.name for o in self.model.graph.output]
+        missing = [o for o in outs if o not in self.tensors]
+        if missing:
+            raise errors.UnsupportedOperation(f"the model's output '{missing[0]}' is not computed from its input")
+        if len(outs) == 1:
+            return self.tensors[outs[0]]
+        self.specs.append(LayerSpec("outputs", OUTPUTS, [self.tensors[o] for o in outs]))
+        return len(self.specs) - 1
 
     def foreign(self, node: Any, start: int) -> None:
         """Undoes what a node the mapping refused made; its outputs become
@@ -1492,12 +1526,16 @@ def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[
     foreign = _foreign_domains(model)
     if foreign:
         raise UnsupportedNodes([(model.graph.node[i], why) for i, why in sorted(foreign.items())])
-    inp = graph_input(model)
-    shape = _sample_shape(model, sample_input_shape)
+    bound = _bound_inputs(model, sample_input_shape)
+    if len(bound) == 1:
+        shape, names = bound[0][1], bound[0][0].name
+    else:
+        shape = {inp.name: dims for inp, dims in bound}
+        names = [inp.name for inp, _ in bound]
     # Shape arithmetic and other constant subgraphs fold away for this input shape.
     model, shapes = fold.fold(model, lambda m: infer_shapes(m, shape), opset)
     mapper = _Mapper(model, shapes, opset)
-    output = mapper.walk(inp.name, refused=_unsupported_ops(model))
+    output = mapper.walk(names, refused=_unsupported_ops(model))
     specs, output = prune_dead(mapper.specs, output)
     for s in specs:
         s.attrs.pop("from_matmul", None)
@@ -1547,7 +1585,13 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
 
 
 def swap_backend(
-    model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, *, dtype: Optional[Any] = None, recorder: Optional[Any] = None
+    model: Any,
+    algos: Any = None,
+    sample_input_shape: Optional[Sequence[Any]] = None,
+    *,
+    dtype: Optional[Any] = None,
+    recorder: Optional[Any] = None,
+    fallback: bool = False,
 ):
     """The whole ONNX model (a ModelProto, a path or bytes) as an ai3.Model
     run by the core in NCHW.
@@ -1558,13 +1602,45 @@ def swap_backend(
     which needs sample_input_shape). Batch norms that follow a convolution
     are folded into it, and so are zero pads before one; Dropout and
     Identity are dropped. dtype defaults to
-    the model input's (float32 or float64)."""
+    the model input's (float32 or float64).
+
+    A model of several inputs takes one sample shape per input, and its
+    ai3.Model takes them by position or by name; several outputs come back
+    as a tuple in the graph's order. fallback=True: where some nodes have
+    no ai3 equivalent, the supported runs of the graph run in ai3 and the
+    rest in ONNX Runtime (ai3.onnx.fallback.FallbackSession, whose
+    fallbacks() names them)."""
+    if fallback:
+        from ai3.onnx import fallback as partitioned
+
+        return partitioned.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     proto = load(model)
     np_dtype = model_dtype(proto, dtype)
+    inputs = graph_inputs(proto)
+    if len(inputs) > 1 or len(proto.graph.output) > 1:
+        return _swap_backend_several(proto, algos, sample_input_shape, np_dtype, recorder)
     specs, output = _to_specs(proto, sample_input_shape)
     return frontend.build_model(
         specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape, recorder=recorder
     )
 
 
-__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "describe_node", "graph_input", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dtype: np.dtype, recorder: Any) -> Any:
+    """A model of several inputs (all float, of one dtype) or outputs: its
+    ai3.Model takes them by position or by the graph's input names, and
+    returns a tuple in the graph's output order."""
+    onnx = _onnx()
+    inputs = graph_inputs(proto)
+    wanted = {np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.float64): onnx.TensorProto.DOUBLE}[np_dtype]
+    for inp in inputs:
+        elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
+        if elem != wanted:
+            name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
+            raise errors.DTypeError(f"ai3 models run in float32 or float64, all inputs of one dtype; the model's input '{inp.name}' is {name}")
+    specs, output = _to_specs(proto, sample_input_shape)
+    built = frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NCHW", recorder=recorder, input_count=len(inputs))
+    built.input_names = [inp.name for inp in inputs]
+    return built
+
+
+__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "describe_node", "graph_input", "graph_inputs", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]

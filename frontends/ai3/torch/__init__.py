@@ -23,8 +23,8 @@ from torch import nn
 
 from ai3 import errors, frontend, layers, model, selection
 from ai3.selection import Selector
-from ai3.spec import MODEL_INPUT
-from ai3.torch import fx, mapping
+from ai3.spec import MODEL_INPUT, OUTPUTS
+from ai3.torch import fx, mapping, tracing
 from ai3.torch.modules import Layer
 
 # The frontend contract (ai3.frontend): torch models compute on NCHW images.
@@ -38,6 +38,7 @@ def swap_backend(
     *,
     dtype: Optional[Any] = None,
     recorder: Optional[Any] = None,
+    fallback: bool = False,
 ) -> model.Model:
     """The whole network as an ai3.Model run by the core.
 
@@ -47,16 +48,38 @@ def swap_backend(
     Batch norms that follow a convolution are folded into it; dropout is
     dropped (inference). An operation the core lacks raises
     ai3.UnsupportedOperation naming the fx node, its target and module.
+
+    A model of several inputs takes one shape per forward argument as
+    sample_input_shape (`[(2, 16, 32), (2, 1, 16, 16)]`; later arguments
+    stay at their defaults; an example tensor may stand for a shape, as
+    token ids must, since random samples are float), and its ai3.Model takes them by position or by
+    forward's argument names; a forward returning a tuple, list or dict of
+    tensors gives a model returning a tuple (a dict).
+
+    fallback=True (with sample_input_shape): where some nodes have no ai3
+    equivalent, the supported runs of the graph become ai3.Models and the
+    rest runs in PyTorch (ai3.torch.fallback); the result, a
+    FallbackModule, lists what fell back in `fallbacks()`. Without it, the
+    refusal lists every unsupported node.
     """
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_backend takes an nn.Module, got {type(module).__name__}")
+    if fallback:
+        from ai3.torch import fallback as partitioned
+
+        return partitioned.swap_backend(module, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     # The Model runs where the module's parameters are (a CUDA module gives a
     # model of CUDA layers, see ai3.cuda); it is traced from a CPU copy so
     # shape propagation runs on CPU sample inputs.
-    shape = selection.sample_shape(sample_input_shape)
     device = next((p.device for p in module.parameters()), torch.device("cpu"))
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
-    specs, output, unbatched = _trace(traced, shape)
+    if tracing.is_several_shapes(sample_input_shape):
+        return _swap_backend_several(traced, algos, sample_input_shape, dtype=dtype, device=device, recorder=recorder)
+    shape = selection.sample_shape(sample_input_shape)
+    found, unbatched = _trace(traced, shape)
+    specs, output, _ = found
+    if specs[output].op == OUTPUTS:
+        return _built_several(found, algos, module, dtype, device, recorder)
     built = frontend.build_model(
         specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT,
         sample_input_shape=(1,) + shape if unbatched else shape, device=device, recorder=recorder,
@@ -65,7 +88,25 @@ def swap_backend(
     return built
 
 
-def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[list, int, bool]:
+def _swap_backend_several(module: nn.Module, algos: Any, shapes: Sequence[Sequence[int]], *, dtype: Any, device: Any, recorder: Any) -> model.Model:
+    shapes = [s if isinstance(s, torch.Tensor) else selection.sample_shape(s) for s in shapes]  # or example inputs
+    return _built_several(fx.to_specs(module, shapes), algos, module, dtype=dtype, device=device, recorder=recorder)
+
+
+def _built_several(traced: fx.Traced, algos: Any, module: nn.Module, dtype: Any, device: Any, recorder: Any) -> model.Model:
+    """The ai3.Model of a traced model of several inputs or outputs, named
+    as forward names them."""
+    specs, output, _ = traced
+    built = frontend.build_model(
+        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, device=device,
+        recorder=recorder, input_count=traced.input_count,
+    )
+    built.input_names = list(traced.input_names)
+    built.output_names = traced.output_names
+    return built
+
+
+def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[fx.Traced, bool]:
     """The module's specs for inputs of `shape`, and whether that shape is
     one unbatched image. PyTorch's conv and pool modules take a rank-3
     input as one (C, H, W) image; a model whose input goes only into such
@@ -76,16 +117,15 @@ def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[list, i
     on the module itself."""
     if shape is not None and len(shape) == 3:
         try:
-            specs, output, _ = fx.to_specs(module, (1,) + shape)
+            found: Optional[fx.Traced] = fx.to_specs(module, (1,) + shape)
         except errors.Error:
-            specs = None  # not an image model: (N, L, E) sequences and the like
-        if specs is not None:
-            readers = [s.op for s in specs if MODEL_INPUT in s.inputs]
+            found = None  # not an image model: (N, L, E) sequences and the like
+        if found is not None:
+            readers = [s.op for s in found[0] if MODEL_INPUT in s.inputs]
             if readers and set(readers) <= mapping.image_ops():
                 _check_unbatched(module, shape)
-                return specs, output, True
-    specs, output, _ = fx.to_specs(module, shape)
-    return specs, output, False
+                return found, True
+    return fx.to_specs(module, shape), False
 
 
 def _check_unbatched(module: nn.Module, shape: tuple[int, ...]) -> None:

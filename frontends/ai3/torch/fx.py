@@ -29,9 +29,9 @@ import torch.nn.functional as F
 from torch import fx, nn
 
 from ai3 import errors
-from ai3.spec import MODEL_INPUT, LayerSpec, prune_dead
+from ai3.spec import OUTPUTS, LayerSpec, model_input, prune_dead
 from ai3.torch import mapping, params, shapes, tracing
-from ai3.torch.nodes import normalized, unsupported
+from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
 
 
@@ -145,6 +145,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
+    F.conv2d: "conv2d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
@@ -422,17 +423,52 @@ class _Mapper:
         else:
             self.add(node, "matmul", name, [self.tensor(node, x)], node, {}, {"other": other})
 
+    def weights(self, node: fx.Node, a: dict[str, Any], names: Sequence[str]) -> dict[str, Optional[np.ndarray]]:
+        """The call's weight arguments `names` (None where not given) as
+        arrays: they must be the model's own parameters or buffers (get_attr
+        nodes) or constants; a weight computed in forward has no place in a
+        core layer, which copies its weights once."""
+        found: dict[str, Optional[np.ndarray]] = {}
+        for k in names:
+            found[k] = None if a[k] is None else self.constant(node, a[k])
+            if a[k] is not None and found[k] is None:
+                source = a[k].name if isinstance(a[k], fx.Node) else repr(a[k])
+                raise unsupported(node, f"its {k} is '{source}', a tensor computed in forward; ai3 takes only the model's own parameters and buffers as weights")
+        return found
+
     def _linear(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None: None)
-        weight, bias = self.constant(node, a["weight"]), None if a["bias"] is None else self.constant(node, a["bias"])
-        if weight is None or (a["bias"] is not None and bias is None):
-            raise unsupported(node, "F.linear with a computed weight or bias (only the model's own tensors)")
-        self.add(node, "linear", name, [self.tensor(node, a["input"])], node, {}, {"weight": weight, "bias": bias})
+        self.add(node, "linear", name, [self.tensor(node, a["input"])], node, {}, self.weights(node, a, ("weight", "bias")))
+
+    def _conv2d(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
+        weights = self.weights(node, a, ("weight", "bias"))
+        if weights["weight"].ndim != 4:
+            raise unsupported(node, f"F.conv2d's weight must have rank 4, this one has shape {weights['weight'].shape}")
+        kernel = tuple(int(k) for k in weights["weight"].shape[2:])
+        try:
+            attrs = params.conv2d_call(kernel, a["stride"], a["padding"], a["dilation"], a["groups"], name)
+        except errors.Error as e:
+            raise unsupported(node, str(e)) from None
+        self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _batch_norm(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5: None)
+        if a["training"] is not False:
+            raise unsupported(node, "F.batch_norm with training=True (batch statistics); ai3 runs inference with the running statistics")
+        if a["running_mean"] is None or a["running_var"] is None:
+            raise unsupported(node, "F.batch_norm without running statistics (ai3 runs inference with them)")
+        w = self.weights(node, a, ("running_mean", "running_var", "weight", "bias"))
+        attrs, weights = params.batchnorm(w["running_mean"], w["running_var"], w["weight"], w["bias"], a["eps"])
+        self.add(node, "batchnorm2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _embedding(self, node: fx.Node, name: str) -> None:
+        raise unsupported(node, "F.embedding reads int64 token ids, and ai3's core takes float32/float64 tensors only (swap_backend(..., fallback=True) runs it in PyTorch)")
 
     def _layer_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
-        w, b = (None if a[k] is None else self.constant(node, a[k]) for k in ("weight", "bias"))
-        attrs, weights = params.layernorm(a["normalized_shape"], w, b, a["eps"])
+        w = self.weights(node, a, ("weight", "bias"))
+        attrs, weights = params.layernorm(a["normalized_shape"], w["weight"], w["bias"], a["eps"])
         self.add(node, "layernorm", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     # -- issue 17 (helper N2): deconvolution, resampling, norms, shuffles --
@@ -862,37 +898,105 @@ class _Mapper:
         self.attention(node)
 
 
-def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int, fx.GraphModule]:
+# The stand-in index of a refused node's result (never built: the mapping
+# that meets one raises UnsupportedNodes).
+_REFUSED = -(1 << 30)
+
+
+class Traced(tuple):
+    """to_specs' (specs, output index, GraphModule), with the names of the
+    model's inputs (forward's arguments) and, when forward returns a dict,
+    of its outputs."""
+
+    input_names: list[str]
+    output_names: Optional[list[str]]
+
+    @property
+    def input_count(self) -> int:
+        return len(self.input_names)
+
+
+def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[Any]] = None) -> Traced:
     """The model's LayerSpecs in execution order and the index of its output
     spec. With sample_input_shape, every spec also gets its input shape,
-    and shape arithmetic in the model is resolved (see module docstring)."""
+    and shape arithmetic in the model is resolved (see module docstring).
+    sample_input_shape may be one shape per input of a model of several;
+    a forward returning a tuple, list or dict of tensors gives a model of
+    several outputs (an OUTPUTS spec, ai3.spec)."""
     training = [n for n, m in module.named_modules() if m.training and isinstance(m, (nn.BatchNorm2d, nn.Dropout, nn.Dropout2d))]
     if training:
         raise errors.InvalidArgument(
             f"ai3 runs inference, but module '{training[0] or type(module).__name__}' is in training mode; call model.eval() first"
         )
     gm = trace(module, sample_input_shape)
+    return specs_of(gm, sample_input_shape is not None)
+
+
+def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -> Traced:
+    """to_specs of a traced GraphModule. Every node that does not map is
+    recorded and the mapping goes on (its result stands in as an unknown
+    input), so the refusal, an UnsupportedNodes, lists them all."""
     mapper = _Mapper(gm)
     output: Optional[int] = None
+    input_names: list[str] = []
+    output_names: Optional[list[str]] = None
+    refused: list[tuple[fx.Node, str]] = []
     for node in gm.graph.nodes:
-        if node.op == "placeholder":
-            if MODEL_INPUT in mapper.index.values():
-                raise unsupported(node, "ai3 models take one input tensor")
-            mapper.index[node] = MODEL_INPUT
-        elif node.op == "get_attr":
-            mapper.consts[node] = tracing._get_attr(gm, node.target)
-        elif node.op == "output":
-            result = node.args[0]
-            if not isinstance(result, fx.Node) or result in mapper.pieces:
-                raise unsupported(node, "ai3 models return one tensor (this one returns a tuple or structure)")
-            output = mapper.tensor(node, result)
-        else:
-            mapper.map(node)
-    for node in gm.graph.nodes:
-        node.meta.pop(tracing.VALUES, None)  # the sample activations: not needed any more
+        try:
+            if node.op == "placeholder":
+                if node.meta.get(tracing.DEFAULTED):
+                    continue  # an argument left at its default (traced as a constant)
+                mapper.index[node] = model_input(len(input_names))
+                input_names.append(str(node.target).lstrip("*"))
+            elif node.op == "get_attr":
+                mapper.consts[node] = tracing._get_attr(gm, node.target)
+            elif node.op == "output":
+                if not refused:
+                    output, output_names = _outputs(mapper, node, node.args[0])
+            else:
+                mapper.map(node)
+        except UnsupportedNodes as e:
+            refused += e.nodes
+        except errors.UnsupportedOperation as e:
+            refused.append((node, str(e)))
+            mapper.index[node] = _REFUSED  # its readers map on; they only need it to be a tensor
+    if not keep_values:
+        for node in gm.graph.nodes:
+            node.meta.pop(tracing.VALUES, None)  # the sample activations: not needed any more
+    if refused:
+        raise UnsupportedNodes(refused)
     assert output is not None
     specs, output = prune_dead(mapper.specs, output)
-    return specs, output, gm
+    traced = Traced((specs, output, gm))
+    traced.input_names, traced.output_names = input_names, output_names
+    return traced
+
+
+def _outputs(mapper: "_Mapper", node: fx.Node, result: Any) -> tuple[int, Optional[list[str]]]:
+    """The output spec of forward's result: the one tensor's, or an OUTPUTS
+    spec reading each tensor of a tuple / list / dict (with the dict's keys)."""
+    if isinstance(result, fx.Node) and result not in mapper.pieces:
+        return mapper.tensor(node, result), None
+    names: Optional[list[str]] = None
+    if isinstance(result, dict):
+        names, items = [str(k) for k in result], list(result.values())
+    elif isinstance(result, (tuple, list)):
+        items = list(result)
+    elif isinstance(result, fx.Node):  # a tuple-valued node (chunk, split)
+        items = mapper.pieces[result]
+        if any(p is None for p in items):
+            raise unsupported(node, "an element of the returned tuple has no ai3 equivalent")
+        mapper.specs.append(LayerSpec("outputs", OUTPUTS, list(items)))
+        return len(mapper.specs) - 1, None
+    else:
+        raise unsupported(node, f"ai3 models return tensors, a tuple / list / dict of them; this one returns {type(result).__name__}")
+    if not items or not all(isinstance(t, fx.Node) for t in items):
+        raise unsupported(node, "ai3 models return tensors; this result holds something else (None, a number, a nested structure)")
+    inputs = [mapper.tensor(node, t) for t in items]
+    if len(inputs) == 1 and names is None:
+        return inputs[0], None
+    mapper.specs.append(LayerSpec("outputs", OUTPUTS, inputs))
+    return len(mapper.specs) - 1, names
 
 
 def model_dtype(module: nn.Module, dtype: Optional[Any]) -> np.dtype:

@@ -24,6 +24,21 @@ def unsupported(node: fx.Node, why: str) -> errors.UnsupportedOperation:
     return errors.UnsupportedOperation(f"{describe(node)}: {why}")
 
 
+class UnsupportedNodes(errors.UnsupportedOperation):
+    """Every fx node of a model that ai3 cannot run, with why: `nodes` holds
+    (node, why) pairs in graph order, so one refusal shows all a model lacks
+    (and the opt-in fallback knows what runs in PyTorch)."""
+
+    def __init__(self, nodes: list[tuple[fx.Node, str]]):
+        self.nodes = list(nodes)
+        if len(self.nodes) == 1:
+            text = self.nodes[0][1]
+        else:
+            text = f"{len(self.nodes)} nodes have no ai3 equivalent:\n" + "\n".join(f"  {why}" for _, why in self.nodes)
+            text += "\n(ai3.swap_backend(..., fallback=True) runs them in PyTorch and the rest in ai3)"
+        super().__init__(text)
+
+
 def normalized(node: fx.Node, fn: Callable) -> dict[str, Any]:
     """The call's arguments by parameter name, defaults filled in."""
     try:
@@ -34,4 +49,4 @@ def normalized(node: fx.Node, fn: Callable) -> dict[str, Any]:
     return dict(bound.arguments)
 
 
-__all__ = ["describe", "normalized", "unsupported"]
+__all__ = ["UnsupportedNodes", "describe", "normalized", "unsupported"]

@@ -73,22 +73,36 @@ def conv2d(module: nn.Conv2d, name: str, padding_mode: bool = False) -> dict[str
     """conv2d attrs of an nn.Conv2d; with `padding_mode` (swap_backend,
     which puts a pad2d of that mode before the conv: conv2d_pads_by_mode)
     the padding of a non-'zeros' padding_mode is left to that pad2d."""
-    layer = f"conv2d layer '{name}'"
     if module.padding_mode != "zeros" and not padding_mode:
         raise errors.UnsupportedOperation(
-            f"{layer}: padding_mode={module.padding_mode!r} is not supported by the in-place swap (only 'zeros'); "
-            "ai3.swap_backend takes it as a pad2d before the conv"
+            f"conv2d layer '{name}': padding_mode={module.padding_mode!r} is not supported by the in-place swap "
+            "(only 'zeros'); ai3.swap_backend takes it as a pad2d before the conv"
         )
-    kernel = pair(module.kernel_size, "kernel_size", layer)
-    dilation = pair(module.dilation, "dilation", layer)
-    pads = padding4(module.padding, kernel, dilation, layer)
-    return dict(
-        stride=pair(module.stride, "stride", layer),
-        padding=pads if module.padding_mode == "zeros" else (0, 0, 0, 0),
-        dilation=dilation,
-        groups=_int(module.groups, "groups", layer),
-        **({} if module.padding_mode == "zeros" else {"pad_by_mode": pads}),
-    )
+    attrs = conv2d_call(module.kernel_size, module.stride, module.padding, module.dilation, module.groups, name)
+    if module.padding_mode != "zeros":
+        attrs["pad_by_mode"], attrs["padding"] = attrs["padding"], (0, 0, 0, 0)
+    return attrs
+
+
+def conv2d_call(kernel_size: Any, stride: Any, padding: Any, dilation: Any, groups: Any, name: str) -> dict[str, Any]:
+    """conv2d attrs from the arguments nn.Conv2d and F.conv2d share (an
+    F.conv2d call's kernel size is its weight's last two dims)."""
+    layer = f"conv2d layer '{name}'"
+    kernel = pair(kernel_size, "kernel_size", layer)
+    dilation = pair(dilation, "dilation", layer)
+    stride = pair(stride, "stride", layer)
+    if padding == "same" and stride != (1, 1):
+        raise errors.InvalidArgument(f"{layer}: padding='same' is not supported for strided convolutions (as in PyTorch)")
+    return dict(stride=stride, padding=padding4(padding, kernel, dilation, layer), dilation=dilation, groups=_int(groups, "groups", layer))
+
+
+def batchnorm(running_mean: Any, running_var: Any, weight: Any, bias: Any, eps: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """batchnorm2d attrs and weights of nn.BatchNorm2d / F.batch_norm at
+    inference (running statistics); without an affine weight and bias the
+    core's are ones and zeros."""
+    weight = np.ones_like(running_mean) if weight is None else weight
+    bias = np.zeros_like(running_mean) if bias is None else bias
+    return {"eps": float(eps)}, {"weight": weight, "bias": bias, "running_mean": running_mean, "running_var": running_var}
 
 
 def maxpool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str) -> dict[str, Any]:

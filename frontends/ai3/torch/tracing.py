@@ -34,6 +34,7 @@ from torch.fx import _symbolic_trace
 from torch.fx.node import map_aggregate
 
 VALUES = "ai3_values"  # node.meta key: (value on sample 1, value on sample 2)
+DEFAULTED = "ai3_defaulted"  # node.meta key of a placeholder left at its default
 
 
 class _PathTracer(fx.Tracer):
@@ -125,9 +126,13 @@ class _ValueProxy(fx.Proxy):
 
 
 class _ValueTracer(_PathTracer):
-    def __init__(self, samples: Sequence[torch.Tensor]) -> None:
+    def __init__(self, samples: Sequence[Any]) -> None:
+        """`samples`: the two runs' inputs, each a tensor or (a model of
+        several inputs) a tuple of one tensor per forward argument."""
         super().__init__()
-        self.samples = tuple(samples)
+        first, second = samples
+        pairs = [(first, second)] if isinstance(first, torch.Tensor) else list(zip(first, second))
+        self._placeholder_values = iter(pairs)  # per placeholder, in order
         self._evaluating = 0  # > 0 while a leaf module runs for real
 
     def proxy(self, node: fx.Node) -> fx.Proxy:
@@ -147,7 +152,13 @@ class _ValueTracer(_PathTracer):
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
         if kind == "placeholder":
-            proxy.node.meta[VALUES] = self.samples
+            values = next(self._placeholder_values, None)
+            if values is None:  # an argument at its default (concrete_args), or **kwargs: not an input
+                name = str(target)
+                default = {} if name.startswith("**") else () if name.startswith("*") else next(self.defaults)
+                values = (default, default)
+                proxy.node.meta[DEFAULTED] = True
+            proxy.node.meta[VALUES] = values
         else:
             proxy.node.meta[VALUES] = tuple(self._evaluate(kind, target, args, kwargs, k) for k in range(2))
         return proxy
@@ -215,18 +226,42 @@ def _traced_through_torchvision_wraps() -> Iterator[None]:
             methods.remove(entry)
 
 
-def trace(module: nn.Module, samples: Sequence[torch.Tensor] | None = None) -> tuple[fx.GraphModule, Any]:
-    """(GraphModule, the tracer's root) of `module`; with two `samples`,
-    every node also carries its values on them (see values())."""
+def _defaulted_arguments(module: nn.Module, given: int) -> dict[str, Any]:
+    """forward's parameters after the first `given`, at their defaults
+    (Hugging Face's `token_type_ids=None, ...`): fx traces them as
+    constants, not as inputs."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):  # a forward without a signature: traced as it is
+        return {}
+    concrete = {}
+    for p in params[given:]:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.default is inspect.Parameter.empty:
+            raise fx.proxy.TraceError(f"forward's argument '{p.name}' has no default and no sample input")
+        concrete[p.name] = p.default
+    return concrete
+
+
+def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.GraphModule, Any]:
+    """(GraphModule, the tracer's root) of `module`; with two `samples`
+    (each a tensor, or a tuple of one per input), every node also carries
+    its values on them (see values())."""
     if samples is None:
         tracer: _PathTracer = _PathTracer()
         graph = tracer.trace(module)
     else:
         tracer = _ValueTracer(samples)
+        given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
+        concrete = _defaulted_arguments(module, given) or None
+        tracer.defaults = iter(list((concrete or {}).values()))
         before = set(vars(module))
         try:
             with _traced_through_torchvision_wraps():
-                graph = tracer.trace(module)
+                graph = tracer.trace(module, concrete_args=concrete)
             gm = fx.GraphModule(tracer.root, graph)
         finally:
             # fx stores the constants it meets on the root as
@@ -237,11 +272,24 @@ def trace(module: nn.Module, samples: Sequence[torch.Tensor] | None = None) -> t
     return fx.GraphModule(tracer.root, graph), tracer.root
 
 
-def sample_inputs(module: nn.Module, shape: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
     """Two random inputs: `shape`, and `shape` with one more in the batch
-    dimension (to tell the batch-dependent dimensions from the fixed ones)."""
+    dimension (to tell the batch-dependent dimensions from the fixed ones).
+    `shape` may be a sequence of shapes, one per input of a model of
+    several: then each run is a tuple of inputs."""
+    if isinstance(shape, torch.Tensor):  # an example input (token ids, say): the second run repeats its first row
+        return shape, torch.cat([shape, shape[:1]])
+    if is_several_shapes(shape):
+        runs = [sample_inputs(module, s) for s in shape]
+        return tuple(r[0] for r in runs), tuple(r[1] for r in runs)
     dtype = next((p.dtype for p in module.parameters()), torch.float32)
     generator = torch.Generator().manual_seed(0)
     shape = tuple(int(d) for d in shape)
     other = (shape[0] + 1,) + shape[1:]
     return (torch.randn(shape, generator=generator, dtype=dtype), torch.randn(other, generator=generator, dtype=dtype))
+
+
+def is_several_shapes(shape: Any) -> bool:
+    """Whether a sample_input_shape is one shape per input ([(1, 8), (1, 8)])
+    rather than one input's shape."""
+    return isinstance(shape, (tuple, list)) and len(shape) > 0 and isinstance(shape[0], (tuple, list, torch.Size, torch.Tensor))
