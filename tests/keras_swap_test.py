@@ -295,6 +295,14 @@ SINGLE_LAYER_CASES = {
         f"Activation({name})": (lambda name=name: keras.layers.Activation(name), (4, 6))
         for name in ("relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "softmax", "log_softmax", "hard_silu", "hard_sigmoid")
     },
+    # issue 17
+    "ELU": (lambda: keras.layers.ELU(), (4, 5, 3)),
+    "ELU(0.4)": (lambda: keras.layers.ELU(0.4), (6,)),
+    "ReLU(threshold)": (lambda: keras.layers.ReLU(threshold=0.5), (4, 5, 3)),
+    **{
+        f"Activation({name})": (lambda name=name: keras.layers.Activation(name), (4, 6))
+        for name in ("elu", "selu", "softplus", "softsign", "exponential", "mish")
+    },
 }
 
 

@@ -946,6 +946,12 @@ def _selu(x: torch.Tensor, alpha: float, gamma: float) -> torch.Tensor:
     return gamma * torch.where(x > 0, x, alpha * torch.expm1(x))
 
 
+def _softplus(x: torch.Tensor, beta: float, threshold: float) -> torch.Tensor:
+    """torch's softplus without its overflow to inf where beta x is huge but
+    under the threshold (threshold=inf: ONNX's and Keras' form)."""
+    return torch.where(beta * x > threshold, x, torch.logaddexp(torch.zeros_like(x), beta * x) / beta)
+
+
 def _prelu_reference(x: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
     if slope.dim() == 1 and x.dim() >= 2:  # along dim 1, as torch's F.prelu
         slope = slope.reshape((-1,) + (1,) * (x.dim() - 2))
@@ -1058,7 +1064,7 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "elu": _activation("elu", F.elu, {"alpha": [1.0, 0.5, -0.3, math.inf]}),
     "celu": _activation("celu", F.celu, {"alpha": [1.0, 0.5, 2.0, 0.0, math.nan]}),
     "selu": _activation("selu", _selu, {"alpha": [1.6732632423543772, 1.0], "gamma": [1.0507009873554805, 2.0, math.nan]}),
-    "softplus": _activation("softplus", F.softplus, {"beta": [1.0, 2.0, 0.5, 0.0], "threshold": [20.0, 1.0, math.inf]}),
+    "softplus": _activation("softplus", _softplus, {"beta": [1.0, 2.0, 0.5, 0.0], "threshold": [20.0, 1.0, math.inf]}),
     "thresholded_relu": _activation("thresholded_relu", lambda x, alpha: torch.where(x > alpha, x, 0.0), {"alpha": [1.0, 0.0, -2.0, math.nan]}),
     "pow": _binary("pow", _generic("pow"), torch.pow),
     "maximum": _binary("maximum", _generic("maximum"), torch.maximum),

@@ -949,7 +949,7 @@ MAPPING: dict[str, Entry] = {
     "ReLU": Entry(_relu),
     "LeakyReLU": Entry(_leaky_relu, op="leaky_relu"),
     "ELU": Entry(_elu, op="elu"),
-    "PReLU": Entry(_prelu, op="prelu"),
+    "PReLU": Entry(_prelu),  # prelu is a two-operand op: swap_backend only (the in-place swaps take one-input ops)
     "Softmax": Entry(_softmax, op="softmax"),
     "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
     "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),

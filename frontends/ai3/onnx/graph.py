@@ -1439,10 +1439,15 @@ class _Mapper:
                 raise _unsupported(node, "a computed 1-D slope; ai3 takes it as a constant or of the input's rank")
             return self.add("prelu", node, [x, self.tensor(node, node.input[1])])
         slope = _float(self.constants[node.input[1]])
+        shape = self.shape(node.input[0])
         if slope.ndim == 1 and slope.size > 1:
             if rank is None:
                 raise _unsupported(node, "a 1-D slope for an input of unknown rank")
-            slope = slope.reshape((1,) * (rank - 1) + (slope.size,))
+            # One that cannot align at the last dim but matches dim 1 is a
+            # per-channel slope, as PRelu had before opset 7 (models converted
+            # from then, torch's): the core's 1-D rule, kept as it is.
+            if not (rank >= 3 and shape[-1] != slope.size and shape[1] == slope.size):
+                slope = slope.reshape((1,) * (rank - 1) + (slope.size,))
         return self.add("prelu", node, [x], {}, {"other": slope})
 
     def op_Expand(self, node, a, x):
