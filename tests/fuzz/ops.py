@@ -650,7 +650,17 @@ def groupnorm(draw: Draw, algorithm: str) -> Case:
 
     def reference(x: np.ndarray) -> Any:
         t = t64(np.moveaxis(x, -1, 1) if nhwc else x)
-        y = F.group_norm(t, groups or t.shape[1], None if w is None else t64(w), None if b is None else t64(b), eps)
+        g = groups or t.shape[1]
+        if t.numel() == 0:
+            return t64(x)  # nothing to normalise (torch refuses empty maps)
+        if t.numel() // max(t.shape[0] * g, 1) == 1:
+            # torch refuses groups of one element (its training-mode check);
+            # each is its own mean: 0, then the affine map.
+            y = torch.zeros_like(t)
+            shape = (1, -1) + (1,) * (t.dim() - 2)
+            y = y * (1 if w is None else t64(w).reshape(shape)) + (0 if b is None else t64(b).reshape(shape))
+        else:
+            y = F.group_norm(t, g, None if w is None else t64(w), None if b is None else t64(b), eps)
         return torch.movedim(y, 1, -1) if nhwc else y
 
     return Case("groupnorm", make, [x], reference, dtype)
@@ -682,7 +692,13 @@ def lrn(draw: Draw, algorithm: str) -> Case:
     attrs = {"size": size, "alpha": alpha, "beta": beta, "bias": k, "before": max(size, 0) // 2, "layout": lay}
 
     def reference(x: np.ndarray) -> Any:
-        return back(F.local_response_norm(nchw(t64(x), nhwc), size, alpha, beta, k), nhwc)
+        if size <= 16:
+            return back(F.local_response_norm(nchw(t64(x), nhwc), size, alpha, beta, k), nhwc)
+        # A window wider than any channel count (torch would pad by it):
+        # every channel's sum, over the window's fixed size.
+        t = nchw(t64(x), nhwc)
+        total = (t * t).sum(dim=1, keepdim=True)
+        return back(t / (k + alpha / size * total) ** beta, nhwc)
 
     return Case("lrn", lambda n, dt: layers.Layer("lrn", attrs, algorithm=algorithm, name=n), [x], reference)
 
