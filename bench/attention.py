@@ -59,7 +59,13 @@ def main(argv: list[str]) -> None:
                     err = (torch.as_tensor(layer(q, k, v)) - want).abs().max().item()
                     seconds = timing.median_seconds(lambda: layer(q, k, v), FLAGS.repeats)
                     rows.append(
-                        [algorithm, f"{seconds * 1e3:.1f}", f"{seconds / torch_s:.2f}", f"{workspace / 2**20:.2f}", f"max err {err:.1e}"]
+                        [
+                            algorithm,
+                            f"{seconds * 1e3:.1f}",
+                            f"{seconds / torch_s:.2f}",
+                            f"{workspace / 2**20:.2f}",
+                            f"max err {err:.1e}",
+                        ]
                     )
                 print(f"L = S = {length}, H = {heads}{', causal' if causal else ''}")
                 print(timing.format_table(["algorithm", "ms", "ai3/torch", "workspace MiB", "note"], rows))

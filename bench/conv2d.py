@@ -107,8 +107,11 @@ def sgemm_ceiling(size: int, reps: int) -> list[list[str]]:
     flops = 2.0 * size**3
     rows = []
     with torch.inference_mode():
-        for label, fn in (("numpy matmul (its BLAS)", lambda: a @ b), ("torch.mm", lambda: torch.mm(ta, tb)),
-                          ("ai3 linear 'gemm'", lambda: linear(a))):
+        for label, fn in (
+            ("numpy matmul (its BLAS)", lambda: a @ b),
+            ("torch.mm", lambda: torch.mm(ta, tb)),
+            ("ai3 linear 'gemm'", lambda: linear(a)),
+        ):
             s = best_seconds(fn, reps)
             rows.append([label, f"{s * 1e3:.2f}", f"{flops / s / 1e9:.1f}"])
     return rows
@@ -161,8 +164,24 @@ def main(argv: list[str]) -> None:
             feed = {"x": x.numpy()}
             ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.reps)
             rows = [
-                ["pytorch", f"{torch_s * 1e3:.2f}", f"{gflops(torch_s):.1f}", share(torch_s), "1.00", f"{torch_s / ort_s:.2f}", ""],
-                ["onnxruntime", f"{ort_s * 1e3:.2f}", f"{gflops(ort_s):.1f}", share(ort_s), f"{ort_s / torch_s:.2f}", "1.00", ""],
+                [
+                    "pytorch",
+                    f"{torch_s * 1e3:.2f}",
+                    f"{gflops(torch_s):.1f}",
+                    share(torch_s),
+                    "1.00",
+                    f"{torch_s / ort_s:.2f}",
+                    "",
+                ],
+                [
+                    "onnxruntime",
+                    f"{ort_s * 1e3:.2f}",
+                    f"{gflops(ort_s):.1f}",
+                    share(ort_s),
+                    f"{ort_s / torch_s:.2f}",
+                    "1.00",
+                    "",
+                ],
             ]
             best_name, best_s = "-", math.inf
             for algorithm in algorithms:
@@ -204,12 +223,23 @@ def main(argv: list[str]) -> None:
                 gemm = f"{k} x {batch * h * w} x {c * 9}"
                 ratio = best_s / ort_s
                 targets.append(
-                    [shape, f"best ai3 ({best_name}) <= {ORT_RATIO_TARGET}x ORT", f"{ratio:.2f}x", gemm, timing.met(ratio, ORT_RATIO_TARGET)]
+                    [
+                        shape,
+                        f"best ai3 ({best_name}) <= {ORT_RATIO_TARGET}x ORT",
+                        f"{ratio:.2f}x",
+                        gemm,
+                        timing.met(ratio, ORT_RATIO_TARGET),
+                    ]
                 )
                 fraction = gflops(best_s) / ceiling
                 targets.append(
-                    [shape, f"best ai3 ({best_name}) >= {CEILING_FRACTION_TARGET:.0%} of the {ceiling:.0f} GFLOP/s SGEMM ceiling",
-                     f"{gflops(best_s):.1f} GFLOP/s = {fraction:.0%}", gemm, timing.met(fraction, CEILING_FRACTION_TARGET, True)]
+                    [
+                        shape,
+                        f"best ai3 ({best_name}) >= {CEILING_FRACTION_TARGET:.0%} of the {ceiling:.0f} GFLOP/s SGEMM ceiling",
+                        f"{gflops(best_s):.1f} GFLOP/s = {fraction:.0%}",
+                        gemm,
+                        timing.met(fraction, CEILING_FRACTION_TARGET, True),
+                    ]
                 )
     target_headers = ["shape", "target", "measured", "im2col GEMM M x N x K", "status"]
     print(ceiling_title)
@@ -222,11 +252,17 @@ def main(argv: list[str]) -> None:
         "not met sits below 85% of it, or above 0.6x ORT's time, in the per-shape table of every algorithm.",
     ]
     timing.write_markdown(
-        os.path.join(out, "conv2d.md"), "conv2d: ai3 algorithms vs PyTorch and ONNX Runtime",
-        [(f"targets (batch {TARGET_BATCH})", target_headers, targets)] + sections, notes
+        os.path.join(out, "conv2d.md"),
+        "conv2d: ai3 algorithms vs PyTorch and ONNX Runtime",
+        [(f"targets (batch {TARGET_BATCH})", target_headers, targets)] + sections,
+        notes,
     )
     timing.bar_chart(
-        os.path.join(out, "conv2d.png"), "conv2d 3x3 pad 1, float32: GFLOP/s (higher is better)", chart_groups, chart, "GFLOP/s"
+        os.path.join(out, "conv2d.png"),
+        "conv2d 3x3 pad 1, float32: GFLOP/s (higher is better)",
+        chart_groups,
+        chart,
+        "GFLOP/s",
     )
     print(f"\nwrote {out}/conv2d.md and conv2d.png")
 

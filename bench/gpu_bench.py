@@ -129,12 +129,18 @@ def model_part(torch, torchvision, ai3, timing, time_call, algorithms, started: 
                     rows.append([algorithm, how, "-", "-", f"{type(e).__name__}: {str(e)[:80]}"])
                     continue
                 rows.append(
-                    [algorithm, how, f"{seconds * 1e3:.2f}", f"{seconds / torch_s:.2f}", f"rel err {_relative_error(got, want):.1e}"]
+                    [
+                        algorithm,
+                        how,
+                        f"{seconds * 1e3:.2f}",
+                        f"{seconds / torch_s:.2f}",
+                        f"rel err {_relative_error(got, want):.1e}",
+                    ]
                 )
         print(name)
         print(timing.format_table(["conv2d algorithm", "how", "ms", "ai3/torch", "note"], rows))
         print(flush=True)
-        del model
+        model = None  # frees it before the next model
         torch.cuda.empty_cache()
 
 
@@ -155,7 +161,9 @@ def main(argv: list[str]) -> None:
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     algorithms = FLAGS.algorithms or [a for a in ai3.algorithms("cuda")["conv2d"] if a != "custom"]
-    print(f"ai3 on {torch.cuda.get_device_name()} vs PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()})\n")
+    print(
+        f"ai3 on {torch.cuda.get_device_name()} vs PyTorch {torch.__version__} (cuDNN {torch.backends.cudnn.version()})\n"
+    )
     if FLAGS.convs:
         conv_part(torch, F, ai3, timing, time_call, algorithms)
     model_part(torch, torchvision, ai3, timing, time_call, algorithms, started)

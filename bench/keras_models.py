@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from absl import app, flags
 
@@ -95,7 +96,9 @@ def main(argv: list[str]) -> None:
 
             sc_s = err_sc = NAN
             run_sc = None
-            swapped = timing.attempt(notes, "swap_conv2d", lambda: ai3.keras.swap_conv2d(model, FLAGS.conv2d, sample_input_shape=shape))
+            swapped = timing.attempt(
+                notes, "swap_conv2d", lambda: ai3.keras.swap_conv2d(model, FLAGS.conv2d, sample_input_shape=shape)
+            )
             if swapped is not None:
                 run_sc = runner(swapped, x)
                 got = timing.attempt(notes, "swap_conv2d run", lambda: run_sc().numpy())
@@ -104,15 +107,33 @@ def main(argv: list[str]) -> None:
                     sc_s = timing.median_seconds(run_sc, FLAGS.reps)
 
             sb_s = err_sb = NAN
-            backend = timing.attempt(notes, "swap_backend", lambda: ai3.keras.swap_backend(model, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape))
+            backend = timing.attempt(
+                notes,
+                "swap_backend",
+                lambda: ai3.keras.swap_backend(model, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape),
+            )
             if backend is not None:
                 err_sb = float(np.abs(np.asarray(backend(x_np)) - want).max()) / scale
                 sb_s = timing.median_seconds(lambda: backend(x_np), FLAGS.reps)
 
             sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / keras_s, SWAP_BACKEND_TARGET)
             sc_status = "NOT met" if math.isnan(sc_s) else timing.met(sc_s / keras_s, SWAP_CONV2D_TARGET)
-            rows.append([name, str(batch), ms(keras_s), ms(sc_s), ratio(sc_s, keras_s), err(err_sc), ms(sb_s), ratio(sb_s, keras_s), err(err_sb),
-                         sb_status, sc_status, "; ".join(notes)])
+            rows.append(
+                [
+                    name,
+                    str(batch),
+                    ms(keras_s),
+                    ms(sc_s),
+                    ratio(sc_s, keras_s),
+                    err(err_sc),
+                    ms(sb_s),
+                    ratio(sb_s, keras_s),
+                    err(err_sb),
+                    sb_status,
+                    sc_status,
+                    "; ".join(notes),
+                ]
+            )
             groups.append(f"{name} b{batch}")
             for key, t in zip(chart, (keras_s, sc_s, sb_s)):
                 chart[key].append(t * 1e3)
@@ -120,42 +141,83 @@ def main(argv: list[str]) -> None:
             missed, sides = [], []
             if FLAGS.profile and backend is not None and sb_status != "met":
                 missed.append(f"swap_backend {sb_s / keras_s:.2f}x Keras (target <= {SWAP_BACKEND_TARGET}x)")
-                sides.append(profiles.guarded(lambda: profiles.ai3_breakdown(backend, x_np, kinds, FLAGS.profile_reps), "ai3.Model.profile"))
+                sides.append(
+                    profiles.guarded(
+                        lambda: profiles.ai3_breakdown(backend, x_np, kinds, FLAGS.profile_reps), "ai3.Model.profile"
+                    )
+                )
             if FLAGS.profile and not FLAGS.eager and run_sc is not None and not math.isnan(sc_s) and sc_status != "met":
                 missed.append(f"swap_conv2d {sc_s / keras_s:.2f}x Keras (target <= {SWAP_CONV2D_TARGET}x)")
-                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_sc, kinds, FLAGS.profile_reps, "TensorFlow profiler, swap_conv2d model"),
-                                              "TensorFlow profiler, swap_conv2d model"))
+                sides.append(
+                    profiles.guarded(
+                        lambda: profiles.tf_breakdown(
+                            run_sc, kinds, FLAGS.profile_reps, "TensorFlow profiler, swap_conv2d model"
+                        ),
+                        "TensorFlow profiler, swap_conv2d model",
+                    )
+                )
                 sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {sc_s * 1e3:.1f} ms"
             if sides and not FLAGS.eager:
-                sides.append(profiles.guarded(lambda: profiles.tf_breakdown(run_keras, kinds, FLAGS.profile_reps, "TensorFlow profiler, Keras model"),
-                                              "TensorFlow profiler, Keras model"))
+                sides.append(
+                    profiles.guarded(
+                        lambda: profiles.tf_breakdown(
+                            run_keras, kinds, FLAGS.profile_reps, "TensorFlow profiler, Keras model"
+                        ),
+                        "TensorFlow profiler, Keras model",
+                    )
+                )
                 sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {keras_s * 1e3:.1f} ms"
             if sides:
                 entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
                 print(profiles.render(entries[-1]), flush=True)
-            del swapped, backend, run_sc
+            swapped = backend = run_sc = None  # frees it before the next model
             print(f"{name} batch {batch} done", flush=True)
     mode = "eager" if FLAGS.eager else "tf.function"
-    title = (f"keras.applications models, float32, {FLAGS.threads} threads, Keras {mode}, conv2d '{FLAGS.conv2d}'; "
-             f"ms are medians of {FLAGS.reps}; err is relative to the output's max")
-    headers = ["model", "batch", "keras ms", "swap_conv2d ms", "/keras", "rel err", "swap_backend ms", "/keras", "rel err",
-               f"swap_backend <= {SWAP_BACKEND_TARGET}x", f"swap_conv2d <= {SWAP_CONV2D_TARGET}x", "note"]
+    title = (
+        f"keras.applications models, float32, {FLAGS.threads} threads, Keras {mode}, conv2d '{FLAGS.conv2d}'; "
+        f"ms are medians of {FLAGS.reps}; err is relative to the output's max"
+    )
+    headers = [
+        "model",
+        "batch",
+        "keras ms",
+        "swap_conv2d ms",
+        "/keras",
+        "rel err",
+        "swap_backend ms",
+        "/keras",
+        "rel err",
+        f"swap_backend <= {SWAP_BACKEND_TARGET}x",
+        f"swap_conv2d <= {SWAP_CONV2D_TARGET}x",
+        "note",
+    ]
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
-    summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x Keras met on {counts[9]} of {len(rows)} rows; "
-               f"swap_conv2d <= {SWAP_CONV2D_TARGET}x Keras met on {counts[10]} of {len(rows)} rows")
+    summary = (
+        f"swap_backend <= {SWAP_BACKEND_TARGET}x Keras met on {counts[9]} of {len(rows)} rows; "
+        f"swap_conv2d <= {SWAP_CONV2D_TARGET}x Keras met on {counts[10]} of {len(rows)} rows"
+    )
     profiles.write_results(
         FLAGS.results_dir,
         "keras_models",
         summary,
-        (f"keras.applications: Keras ({mode}), ai3.keras.swap_conv2d and ai3.keras.swap_backend", [(title, headers, rows)],
-         [f"issue 15 targets: {summary}; the rows not met are profiled in keras_models_profiles.md."]),
-        ("Keras models: where the time goes on rows not meeting their issue-15 targets", entries,
-         ["ai3.Model side: the core's per-node clock. TensorFlow sides: tf.profiler host trace, op kernel time per node "
-          "(the profiler's own overhead is inside the forward time)."]),
+        (
+            f"keras.applications: Keras ({mode}), ai3.keras.swap_conv2d and ai3.keras.swap_backend",
+            [(title, headers, rows)],
+            [f"issue 15 targets: {summary}; the rows not met are profiled in keras_models_profiles.md."],
+        ),
+        (
+            "Keras models: where the time goes on rows not meeting their issue-15 targets",
+            entries,
+            [
+                "ai3.Model side: the core's per-node clock. TensorFlow sides: tf.profiler host trace, op kernel time per node "
+                "(the profiler's own overhead is inside the forward time)."
+            ],
+        ),
         ("Keras models: latency (ms, lower is better)", groups, chart),
     )
+
 
 if __name__ == "__main__":
     app.run(main)

@@ -37,8 +37,13 @@ from bench import timing
 from bench.zoo import MODELS
 
 FLAGS = flags.FLAGS
-timing.define_model_flags(MODELS, "torchvision model names (weights=None).", ["1", "8"],
-                          "Threads for PyTorch, ONNX Runtime and ai3.", "models")
+timing.define_model_flags(
+    MODELS,
+    "torchvision model names (weights=None).",
+    ["1", "8"],
+    "Threads for PyTorch, ONNX Runtime and ai3.",
+    "models",
+)
 flags.DEFINE_string("algos", "auto", 'The conv2d selector for both swaps ("auto", "default", an algorithm name).')
 
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
@@ -83,7 +88,11 @@ def main(argv: list[str]) -> None:
             feed = {"input": x.numpy()}
             ort_s = NAN
             if onnx_bytes is not None:
-                session = timing.attempt(notes, "ORT", lambda: ort.InferenceSession(onnx_bytes, options(), providers=["CPUExecutionProvider"]))
+                session = timing.attempt(
+                    notes,
+                    "ORT",
+                    lambda: ort.InferenceSession(onnx_bytes, options(), providers=["CPUExecutionProvider"]),
+                )
                 if session is not None:
                     ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.reps)
                     del session
@@ -91,7 +100,11 @@ def main(argv: list[str]) -> None:
             # Swap outside inference_mode: parameters copied inside it become
             # inference tensors, which have no version counter for ai3's cache.
             sc_s = err_sc = NAN
-            swapped = timing.attempt(notes, "swap_conv2d", lambda: ai3.swap_conv2d(copy.deepcopy(model), FLAGS.algos, sample_input_shape=shape))
+            swapped = timing.attempt(
+                notes,
+                "swap_conv2d",
+                lambda: ai3.swap_conv2d(copy.deepcopy(model), FLAGS.algos, sample_input_shape=shape),
+            )
             if swapped is not None:
                 with torch.inference_mode():
                     err_sc = (swapped(x) - want).abs().max().item()
@@ -99,34 +112,83 @@ def main(argv: list[str]) -> None:
                 del swapped
 
             sb_s = err_sb = NAN
-            backend = timing.attempt(notes, "swap_backend", lambda: ai3.swap_backend(model, {"conv2d": FLAGS.algos}, sample_input_shape=shape))
+            backend = timing.attempt(
+                notes,
+                "swap_backend",
+                lambda: ai3.swap_backend(model, {"conv2d": FLAGS.algos}, sample_input_shape=shape),
+            )
             if backend is not None:
                 notes.append(f"layout plan {backend.layout_decision.plan}")  # "auto" chose it end to end
                 err_sb = (backend(x) - want).abs().max().item()
                 sb_s = timing.median_seconds(lambda: backend(x), FLAGS.reps)
 
             ort_ratio = sb_s / ort_s if not (math.isnan(sb_s) or math.isnan(ort_s)) else NAN
-            status = "NOT met" + (" (unsupported)" if math.isnan(sb_s) else "") if math.isnan(ort_ratio) else timing.met(ort_ratio, ORT_TARGET)
+            status = (
+                "NOT met" + (" (unsupported)" if math.isnan(sb_s) else "")
+                if math.isnan(ort_ratio)
+                else timing.met(ort_ratio, ORT_TARGET)
+            )
             sc_status = "-" if math.isnan(sc_s) else timing.met(sc_s / torch_s, SWAP_CONV2D_TARGET)
             rows.append(
-                [name, str(batch), ms(torch_s), ms(ort_s), ms(sc_s), ratio(sc_s, torch_s), ratio(sc_s, ort_s), err(err_sc), ms(sb_s),
-                 ratio(sb_s, ort_s), ratio(sb_s, torch_s), err(err_sb), status, sc_status, "; ".join(notes)]
+                [
+                    name,
+                    str(batch),
+                    ms(torch_s),
+                    ms(ort_s),
+                    ms(sc_s),
+                    ratio(sc_s, torch_s),
+                    ratio(sc_s, ort_s),
+                    err(err_sc),
+                    ms(sb_s),
+                    ratio(sb_s, ort_s),
+                    ratio(sb_s, torch_s),
+                    err(err_sb),
+                    status,
+                    sc_status,
+                    "; ".join(notes),
+                ]
             )
             groups.append(f"{name} b{batch}")
             for key, s in zip(chart, (torch_s, ort_s, sc_s, sb_s)):
                 chart[key].append(s * 1e3)
             if FLAGS.profile and backend is not None and not math.isnan(ort_ratio) and status != "met":
                 title = f"{name}, batch {batch}: swap_backend {ort_ratio:.2f}x ORT (target <= {ORT_TARGET}x)"
-                sides = [profiles.guarded(lambda: profiles.ai3_breakdown(backend, x, profiles.torch_conv_kinds(model), FLAGS.profile_reps),
-                                          "ai3.Model.profile"),
-                         profiles.guarded(lambda: profiles.ort_breakdown(onnx_bytes, feed, options, FLAGS.profile_reps), "ONNX Runtime profile")]
+                sides = [
+                    profiles.guarded(
+                        lambda: profiles.ai3_breakdown(
+                            backend, x, profiles.torch_conv_kinds(model), FLAGS.profile_reps
+                        ),
+                        "ai3.Model.profile",
+                    ),
+                    profiles.guarded(
+                        lambda: profiles.ort_breakdown(onnx_bytes, feed, options, FLAGS.profile_reps),
+                        "ONNX Runtime profile",
+                    ),
+                ]
                 entries.append(profiles.Entry(title, sides))
                 print(profiles.render(entries[-1]), flush=True)
-            del backend
+            backend = None  # frees it before the next model
             print(f"{name} batch {batch} done", flush=True)
-    headers = ["model", "batch", "torch ms", "ORT ms", "swap_conv2d ms", "/torch", "/ORT", "max err", "swap_backend ms", "/ORT", "/torch",
-               "max err", f"swap_backend <= {ORT_TARGET}x ORT", f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)", "note"]
-    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}'; ms are medians of {FLAGS.reps}"
+    headers = [
+        "model",
+        "batch",
+        "torch ms",
+        "ORT ms",
+        "swap_conv2d ms",
+        "/torch",
+        "/ORT",
+        "max err",
+        "swap_backend ms",
+        "/ORT",
+        "/torch",
+        "max err",
+        f"swap_backend <= {ORT_TARGET}x ORT",
+        f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)",
+        "note",
+    ]
+    title = (
+        f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}'; ms are medians of {FLAGS.reps}"
+    )
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     met_count = sum(r[12] == "met" for r in rows)
@@ -135,14 +197,23 @@ def main(argv: list[str]) -> None:
         FLAGS.results_dir,
         "models",
         summary,
-        ("torchvision models: PyTorch eager, ONNX Runtime and ai3", [(title, headers, rows)], [
-            f"issue 15 targets: {summary}; the rows not met are profiled in models_profiles.md.",
-            "ORT runs the model's own ONNX export (opset 17) at that batch; every column is measured in this one process.",
-        ]),
-        ("torchvision models: where the time goes on rows not meeting swap_backend <= 0.9x ORT", entries, [
-            "ai3 side: ai3.Model.profile (the core's per-node clock inside whole forward passes); ORT side: "
-            "SessionOptions.enable_profiling kernel times, first run dropped. ORT fuses and re-lays-out (NCHWc) "
-            "its graph, so its node list is not ai3's; compare the kinds."]),
+        (
+            "torchvision models: PyTorch eager, ONNX Runtime and ai3",
+            [(title, headers, rows)],
+            [
+                f"issue 15 targets: {summary}; the rows not met are profiled in models_profiles.md.",
+                "ORT runs the model's own ONNX export (opset 17) at that batch; every column is measured in this one process.",
+            ],
+        ),
+        (
+            "torchvision models: where the time goes on rows not meeting swap_backend <= 0.9x ORT",
+            entries,
+            [
+                "ai3 side: ai3.Model.profile (the core's per-node clock inside whole forward passes); ORT side: "
+                "SessionOptions.enable_profiling kernel times, first run dropped. ORT fuses and re-lays-out (NCHWc) "
+                "its graph, so its node list is not ai3's; compare the kinds."
+            ],
+        ),
         (f"{title.split(';')[0]}: latency (ms, lower is better)", groups, chart),
     )
 

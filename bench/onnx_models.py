@@ -38,8 +38,9 @@ from bench import timing
 from bench.zoo import MODELS
 
 FLAGS = flags.FLAGS
-timing.define_model_flags(MODELS, "torchvision model names (weights=None).", ["1", "8"],
-                          "Threads for ONNX Runtime and ai3.", "onnx_models")
+timing.define_model_flags(
+    MODELS, "torchvision model names (weights=None).", ["1", "8"], "Threads for ONNX Runtime and ai3.", "onnx_models"
+)
 flags.DEFINE_integer("opset", 17, "ONNX opset of the export.")
 flags.DEFINE_string("conv2d", "auto", 'The conv2d selector for both routes ("auto" measures each layer).')
 
@@ -83,38 +84,70 @@ def main(argv: list[str]) -> None:
             base = ort.InferenceSession(data, options(), providers=["CPUExecutionProvider"])
             want = base.run(None, feed)[0]
             ort_s = timing.median_seconds(lambda: base.run(None, feed), FLAGS.reps)
-            del base
+            base = None  # frees it before the next model
 
             rw_s = err_rw = NAN
-            rewritten_model = timing.attempt(notes, "swap_conv2d", lambda: ai3.onnx.swap_conv2d(data, FLAGS.conv2d, sample_input_shape=shape))
+            rewritten_model = timing.attempt(
+                notes, "swap_conv2d", lambda: ai3.onnx.swap_conv2d(data, FLAGS.conv2d, sample_input_shape=shape)
+            )
             rewritten = None
             if rewritten_model is not None:
-                rewritten = timing.attempt(notes, "rewritten session", lambda: ai3.onnx.InferenceSession(rewritten_model, options()))
+                rewritten = timing.attempt(
+                    notes, "rewritten session", lambda: ai3.onnx.InferenceSession(rewritten_model, options())
+                )
             if rewritten is not None:
                 got = timing.attempt(notes, "rewritten run", lambda: rewritten.run(None, feed)[0])
                 if got is not None:
                     err_rw = float(np.abs(got - want).max())
                     rw_s = timing.median_seconds(lambda: rewritten.run(None, feed), FLAGS.reps)
-            del rewritten
+            rewritten = None  # frees it before the next model
 
             sb_s = err_sb = NAN
-            backend = timing.attempt(notes, "swap_backend", lambda: ai3.onnx.swap_backend(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape))
+            backend = timing.attempt(
+                notes,
+                "swap_backend",
+                lambda: ai3.onnx.swap_backend(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape),
+            )
             if backend is not None:
                 err_sb = float(np.abs(np.asarray(backend(x.numpy())) - want).max())
                 sb_s = timing.median_seconds(lambda: backend(x.numpy()), FLAGS.reps)
 
             # The partitioned route: ai3.onnx.partition's regions, one ai3 node each, in ORT.
             pt_s = NAN
-            partitioned = timing.attempt(notes, "partition", lambda: ai3.onnx.InferenceSession(
-                ai3.onnx.partition(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape), options()))
-            if partitioned is not None and timing.attempt(notes, "partition run", lambda: partitioned.run(None, feed)[0]) is not None:
+            partitioned = timing.attempt(
+                notes,
+                "partition",
+                lambda: ai3.onnx.InferenceSession(
+                    ai3.onnx.partition(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape), options()
+                ),
+            )
+            if (
+                partitioned is not None
+                and timing.attempt(notes, "partition run", lambda: partitioned.run(None, feed)[0]) is not None
+            ):
                 pt_s = timing.median_seconds(lambda: partitioned.run(None, feed), FLAGS.reps)
-            del partitioned
+            partitioned = None  # frees it before the next model
 
             sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / ort_s, SWAP_BACKEND_TARGET)
             rw_status = "NOT met" if math.isnan(rw_s) else timing.met(rw_s / ort_s, REWRITTEN_TARGET)
-            rows.append([name, str(batch), ms(ort_s), ms(rw_s), ratio(rw_s, ort_s), err(err_rw), ms(sb_s), ratio(sb_s, ort_s), err(err_sb),
-                         sb_status, rw_status, ms(pt_s), ratio(pt_s, ort_s), "; ".join(notes)])
+            rows.append(
+                [
+                    name,
+                    str(batch),
+                    ms(ort_s),
+                    ms(rw_s),
+                    ratio(rw_s, ort_s),
+                    err(err_rw),
+                    ms(sb_s),
+                    ratio(sb_s, ort_s),
+                    err(err_sb),
+                    sb_status,
+                    rw_status,
+                    ms(pt_s),
+                    ratio(pt_s, ort_s),
+                    "; ".join(notes),
+                ]
+            )
             groups.append(f"{name} b{batch}")
             for key, t in zip(chart, (ort_s, rw_s, sb_s)):
                 chart[key].append(t * 1e3)
@@ -123,47 +156,93 @@ def main(argv: list[str]) -> None:
             sides = []
             if FLAGS.profile and backend is not None and sb_status != "met":
                 missed.append(f"swap_backend {sb_s / ort_s:.2f}x ORT (target <= {SWAP_BACKEND_TARGET}x)")
-                sides.append(profiles.guarded(lambda: profiles.ai3_breakdown(backend, x.numpy(), profiles.onnx_conv_kinds(data), FLAGS.profile_reps),
-                                              "ai3.Model.profile"))
+                sides.append(
+                    profiles.guarded(
+                        lambda: profiles.ai3_breakdown(
+                            backend, x.numpy(), profiles.onnx_conv_kinds(data), FLAGS.profile_reps
+                        ),
+                        "ai3.Model.profile",
+                    )
+                )
             if FLAGS.profile and not math.isnan(rw_s) and rw_status != "met":
                 missed.append(f"rewritten graph {rw_s / ort_s:.2f}x ORT (target <= {REWRITTEN_TARGET}x)")
                 ai3_ops = {n.op_type for n in rewritten_model.graph.node if n.domain == "ai3"}
-                side = profiles.guarded(lambda: profiles.ort_breakdown(rewritten_model.SerializeToString(), feed, options, FLAGS.profile_reps,
-                                                                       session_class=ai3.onnx.InferenceSession, ai3_ops=ai3_ops),
-                                        "ONNX Runtime profile")
+                side = profiles.guarded(
+                    lambda: profiles.ort_breakdown(
+                        rewritten_model.SerializeToString(),
+                        feed,
+                        options,
+                        FLAGS.profile_reps,
+                        session_class=ai3.onnx.InferenceSession,
+                        ai3_ops=ai3_ops,
+                    ),
+                    "ONNX Runtime profile",
+                )
                 side.source = "ONNX Runtime profile of the rewritten graph (kernel time per node)"
                 sides.append(side)
             if sides:
-                sides.append(profiles.guarded(lambda: profiles.ort_breakdown(data, feed, options, FLAGS.profile_reps), "ONNX Runtime profile"))
+                sides.append(
+                    profiles.guarded(
+                        lambda: profiles.ort_breakdown(data, feed, options, FLAGS.profile_reps), "ONNX Runtime profile"
+                    )
+                )
                 entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
                 print(profiles.render(entries[-1]), flush=True)
-            del backend, rewritten_model
+            backend = rewritten_model = None  # frees it before the next model
             print(f"{name} batch {batch} done", flush=True)
 
-    headers = ["model", "batch", "ORT ms", "rewritten-in-ORT ms", "/ORT", "max err", "swap_backend ms", "/ORT", "max err",
-               f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT", f"rewritten <= {REWRITTEN_TARGET}x ORT", "partition-in-ORT ms", "/ORT",
-               "note"]
-    title = (f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}'; "
-             f"ms are medians of {FLAGS.reps}")
+    headers = [
+        "model",
+        "batch",
+        "ORT ms",
+        "rewritten-in-ORT ms",
+        "/ORT",
+        "max err",
+        "swap_backend ms",
+        "/ORT",
+        "max err",
+        f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT",
+        f"rewritten <= {REWRITTEN_TARGET}x ORT",
+        "partition-in-ORT ms",
+        "/ORT",
+        "note",
+    ]
+    title = (
+        f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}'; "
+        f"ms are medians of {FLAGS.reps}"
+    )
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     sections = [(title, headers, rows)]
     counts = {col: sum(r[col] == "met" for r in rows) for col in (9, 10)}
-    summary = (f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT met on {counts[9]} of {len(rows)} rows; "
-               f"rewritten graph <= {REWRITTEN_TARGET}x ORT met on {counts[10]} of {len(rows)} rows")
+    summary = (
+        f"swap_backend <= {SWAP_BACKEND_TARGET}x ORT met on {counts[9]} of {len(rows)} rows; "
+        f"rewritten graph <= {REWRITTEN_TARGET}x ORT met on {counts[10]} of {len(rows)} rows"
+    )
     profiles.write_results(
         FLAGS.results_dir,
         "onnx_models",
         summary,
-        ("torchvision models via ONNX: ONNX Runtime and ai3", sections,
-         [f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
-          "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
-          "every ai3 node's call crosses into Python, whose cost per node //bench:overhead measures."]),
-        ("ONNX models: where the time goes on rows not meeting their issue-15 targets", entries,
-         ["ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run "
-          "dropped; in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."]),
+        (
+            "torchvision models via ONNX: ONNX Runtime and ai3",
+            sections,
+            [
+                f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
+                "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
+                "every ai3 node's call crosses into Python, whose cost per node //bench:overhead measures.",
+            ],
+        ),
+        (
+            "ONNX models: where the time goes on rows not meeting their issue-15 targets",
+            entries,
+            [
+                "ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run "
+                "dropped; in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."
+            ],
+        ),
         ("ONNX models: latency (ms, lower is better)", groups, chart),
     )
+
 
 if __name__ == "__main__":
     app.run(main)

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from absl import app, flags
 
@@ -125,8 +126,11 @@ def chain_model(op: str, count: int) -> Any:
             inits.append(w)
             nodes.append(helper.make_node("Conv", [src, f"w{i}"], [dst], name=f"conv{i}", kernel_shape=[1, 1]))
     graph = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, shape)], inits,
+        nodes,
+        "chain",
+        [helper.make_tensor_value_info("t0", onnx.TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, shape)],
+        inits,
     )
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), x
@@ -167,13 +171,35 @@ def onnx_rows(count: int, reps: int, options: Callable[[], Any] = onnx_options) 
                     core_s = per_call(lambda: core(x), reps)
             del plain, rewritten
         ort_node, ai3_node = slope(t["ORT"], count), slope(t["ai3"], count)
-        rows.append([op, us(t["ORT"][1]), us(t["ORT"][count]), us(t["ai3"][1]), us(t["ai3"][count]),
-                     us(ort_node), us(ai3_node), us(core_s), us(ai3_node - core_s), us(ai3_node - ort_node)])
+        rows.append(
+            [
+                op,
+                us(t["ORT"][1]),
+                us(t["ORT"][count]),
+                us(t["ai3"][1]),
+                us(t["ai3"][count]),
+                us(ort_node),
+                us(ai3_node),
+                us(core_s),
+                us(ai3_node - core_s),
+                us(ai3_node - ort_node),
+            ]
+        )
     return rows
 
 
-ONNX_HEADERS = ["node", "ORT 1 node us", "ORT N us", "ai3 1 node us", "ai3 N us", "ORT us/node", "ai3 us/node",
-                "core call us", "path cost us/node", "extra us per ai3 node"]
+ONNX_HEADERS = [
+    "node",
+    "ORT 1 node us",
+    "ORT N us",
+    "ai3 1 node us",
+    "ai3 N us",
+    "ORT us/node",
+    "ai3 us/node",
+    "core call us",
+    "path cost us/node",
+    "extra us per ai3 node",
+]
 
 
 # ---- 3. Keras / TensorFlow -----------------------------------------------
@@ -199,13 +225,31 @@ def keras_rows(count: int, reps: int) -> list[list[str]]:
                 f = tf.function(lambda v, m=m: m(v, training=False))
                 t[side][n] = per_call(lambda f=f: f(x), reps)
         keras_node, ai3_node = slope(t["Keras"], count), slope(t["ai3"], count)
-        rows.append([op, us(t["Keras"][1]), us(t["Keras"][count]), us(t["ai3"][1]), us(t["ai3"][count]),
-                     us(keras_node), us(ai3_node), us(ai3_node - keras_node)])
+        rows.append(
+            [
+                op,
+                us(t["Keras"][1]),
+                us(t["Keras"][count]),
+                us(t["ai3"][1]),
+                us(t["ai3"][count]),
+                us(keras_node),
+                us(ai3_node),
+                us(ai3_node - keras_node),
+            ]
+        )
     return rows
 
 
-KERAS_HEADERS = ["layer", "Keras 1 layer us", "Keras N us", "ai3 1 layer us", "ai3 N us", "Keras us/layer",
-                 "ai3 us/layer", "extra us per ai3 layer"]
+KERAS_HEADERS = [
+    "layer",
+    "Keras 1 layer us",
+    "Keras N us",
+    "ai3 1 layer us",
+    "ai3 N us",
+    "Keras us/layer",
+    "ai3 us/layer",
+    "extra us per ai3 layer",
+]
 
 
 def main(argv: list[str]) -> None:
@@ -222,19 +266,25 @@ def main(argv: list[str]) -> None:
         title = f"ai3.Model: a chain of ReLU layers on a (1, 16) float32 input, {FLAGS.threads} threads"
         sections.append((title, ["measurement", "value", "target", "status"], model_rows(count)))
     if "onnx" in FLAGS.paths:
-        title = (f"ONNX Runtime: chains of 1 and N = {count} trivial nodes, ORT's own and as ai3 nodes "
-                 f"(ai3.onnx.InferenceSession), us per run (median), {FLAGS.threads} threads")
+        title = (
+            f"ONNX Runtime: chains of 1 and N = {count} trivial nodes, ORT's own and as ai3 nodes "
+            f"(ai3.onnx.InferenceSession), us per run (median), {FLAGS.threads} threads"
+        )
         sections.append((title, ONNX_HEADERS, onnx_rows(count, FLAGS.reps)))
-        notes.append("ONNX path cost: ORT's call of onnxruntime-extensions' Python op (its GIL acquire, the copy of the "
-                     "input into a new NumPy array, the attribute dict it builds per call, the copy of the output back) "
-                     "plus ai3's hook, which goes straight to the node's prepared core layer.")
+        notes.append(
+            "ONNX path cost: ORT's call of onnxruntime-extensions' Python op (its GIL acquire, the copy of the "
+            "input into a new NumPy array, the attribute dict it builds per call, the copy of the output back) "
+            "plus ai3's hook, which goes straight to the node's prepared core layer."
+        )
     if "keras" in FLAGS.paths:
         import tensorflow as tf
 
         tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
         tf.config.threading.set_inter_op_parallelism_threads(1)
-        title = (f"Keras under tf.function: chains of 1 and N = {count} trivial layers, Keras' own and swapped to ai3's "
-                 f"Ai3Layer op, us per call (median), {FLAGS.threads} threads")
+        title = (
+            f"Keras under tf.function: chains of 1 and N = {count} trivial layers, Keras' own and swapped to ai3's "
+            f"Ai3Layer op, us per call (median), {FLAGS.threads} threads"
+        )
         sections.append((title, KERAS_HEADERS, keras_rows(count, FLAGS.reps)))
     load = os.getloadavg()[0]
     for title, headers, rows in sections:
@@ -246,7 +296,8 @@ def main(argv: list[str]) -> None:
         os.path.join(out, "overhead.md"),
         "ai3's per-node overhead",
         sections,
-        notes + [
+        notes
+        + [
             f"1-minute load average at the end of the run: {load:.1f}.",
             "Heap allocations per forward after the first call are checked by //core:model_alloc_test "
             "(a correctness test, malloc counted), not here.",

@@ -59,7 +59,7 @@ def main() -> int:
 
     predict.choose = timed_choose
     lines = [
-        "# \"predict\" on models left out of its training",
+        '# "predict" on models left out of its training',
         "",
         f"Trained on: {', '.join(selector.data['trained_on'])} ({selector.data['layers']} distinct layers); "
         f"held out: {', '.join(args.holdout)}; batch 1, {args.size}x{args.size}, float32; machine {selector.machine}.",
@@ -103,8 +103,10 @@ def main() -> int:
         total_agree += agree
         total += n
         load = os.getloadavg()[0]
-        lines.append(f"| {name} | {n} | {agree}/{n} ({agree / max(1, n):.0%}) | {fallback} | {a * 1e3:.2f} | "
-                     f"{pr * 1e3:.2f} | {pr / a:.2f}x | {load:.1f} |")
+        lines.append(
+            f"| {name} | {n} | {agree}/{n} ({agree / max(1, n):.0%}) | {fallback} | {a * 1e3:.2f} | "
+            f"{pr * 1e3:.2f} | {pr / a:.2f}x | {load:.1f} |"
+        )
         print(lines[-1], flush=True)
     xs = [x for op, (xx, _, _) in held.items() for x in xx]
     ops = [op for op, (xx, _, _) in held.items() for _ in xx]
@@ -115,7 +117,7 @@ def main() -> int:
     rank_us = (time.perf_counter() - start) / max(1, len(xs)) * 1e6
     lines += [
         "",
-        f"Overall top-1 agreement with \"auto\": {total_agree}/{total} ({total_agree / max(1, total):.1%}); "
+        f'Overall top-1 agreement with "auto": {total_agree}/{total} ({total_agree / max(1, total):.1%}); '
         f"end to end predict/auto: geometric mean {float(np.exp(np.mean(np.log(ratios)))):.3f}x "
         f"(medians of {args.rounds} interleaved runs each).",
         f"Per layer, the chosen algorithm's measured time over the fastest's: geometric mean "

@@ -18,13 +18,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from bench import timing
 
 
-def conv_kind(kh: int, kw: int, groups: int, in_per_group: Optional[int]) -> str:
+def conv_kind(kh: int, kw: int, groups: int, in_per_group: int | None) -> str:
     """A convolution's label: depthwise (one input channel per group),
     grouped, or dense, with its kernel size."""
     size = f"{kh}x{kw}"
@@ -123,7 +124,11 @@ def guarded(fn: Callable[[], Breakdown], source: str) -> Breakdown:
     try:
         return fn()
     except Exception as e:  # noqa: BLE001 - reported in the profile's note
-        return Breakdown(source, float("nan"), note=f"profile failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}")
+        return Breakdown(
+            source,
+            float("nan"),
+            note=f"profile failed: {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}",
+        )
 
 
 def _add(totals: dict[str, float], key: str, seconds: float) -> None:
@@ -144,7 +149,7 @@ def ai3_breakdown(model: Any, x: Any, conv_kinds: dict[str, str], repeats: int =
     return b
 
 
-def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: Optional[str] = None) -> str:
+def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: str | None = None) -> str:
     """ORT profile node -> kind. Convs (plain, fused, NCHWc, ai3's) are told
     apart by the weight shape ORT records as the second input; an ai3 node
     (whose session may hold its weights) by `known`, its kind from the
@@ -168,7 +173,12 @@ def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: Option
 
 
 def ort_breakdown(
-    model: Any, feed: dict[str, Any], options: Callable[[], Any], repeats: int = 5, session_class: Any = None, ai3_ops: Iterable[str] = ()
+    model: Any,
+    feed: dict[str, Any],
+    options: Callable[[], Any],
+    repeats: int = 5,
+    session_class: Any = None,
+    ai3_ops: Iterable[str] = (),
 ) -> Breakdown:
     """ONNX Runtime's own profile of `model` over `repeats` runs (after one
     untimed run, whose first-call allocations are dropped): kernel time per
@@ -189,7 +199,9 @@ def ort_breakdown(
             session.run(None, feed)
         with open(session.end_profiling()) as f:
             events = json.load(f)
-    runs = sorted((e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"])
+    runs = sorted(
+        (e for e in events if e.get("cat") == "Session" and e.get("name") == "model_run"), key=lambda e: e["ts"]
+    )
     if len(runs) < 2:
         return Breakdown("ONNX Runtime profile", float("nan"), note="no model_run events in ORT's profile")
     first_end = runs[0]["ts"] + runs[0]["dur"]
@@ -211,7 +223,7 @@ def ort_breakdown(
     return b
 
 
-def _keras_layer_of(node: str, conv_kinds: dict[str, str]) -> Optional[str]:
+def _keras_layer_of(node: str, conv_kinds: dict[str, str]) -> str | None:
     """The Keras layer a TF node path belongs to: a path component that is
     a layer name, or one with the "_<n>" suffix a retrace adds
     ("model_1/block1_conv_1/BiasAdd" is layer block1_conv)."""
@@ -224,7 +236,9 @@ def _keras_layer_of(node: str, conv_kinds: dict[str, str]) -> Optional[str]:
     return None
 
 
-def tf_breakdown(fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int = 5, source: str = "TensorFlow profiler") -> Breakdown:
+def tf_breakdown(
+    fn: Callable[[], Any], conv_kinds: dict[str, str], repeats: int = 5, source: str = "TensorFlow profiler"
+) -> Breakdown:
     """TensorFlow's own profile (tf.profiler, host trace) of `repeats`
     calls of `fn` (a warmed-up tf.function call): each op kernel's time from
     its "node:Type" events on TF's executor threads, convs (TF's, fused or
@@ -304,11 +318,30 @@ def _top_rows(b: Breakdown, k: int = 5) -> list[list[str]]:
 # Gemm beside ai3's linear. Only for lining rows up; unmatched ops keep
 # their own row.
 _SAME_AS = {
-    "Gemm": "linear", "MatMul": "matmul", "Add": "add", "AddV2": "add", "Mul": "mul", "Relu": "relu", "Clip": "clamp",
-    "Relu6": "clamp", "MaxPool": "maxpool2d", "AveragePool": "avgpool2d", "AvgPool": "avgpool2d",
-    "GlobalAveragePool": "adaptiveavgpool2d", "Concat": "concat", "ConcatV2": "concat", "Flatten": "flatten", "Sigmoid": "sigmoid",
-    "Softmax": "softmax", "LayerNormalization": "layernorm", "Transpose": "permute", "Reshape": "reshape", "Gelu": "gelu",
-    "HardSwish": "hardswish", "HardSigmoid": "hardsigmoid", "(outside the kernels)": "(outside the nodes)",
+    "Gemm": "linear",
+    "MatMul": "matmul",
+    "Add": "add",
+    "AddV2": "add",
+    "Mul": "mul",
+    "Relu": "relu",
+    "Clip": "clamp",
+    "Relu6": "clamp",
+    "MaxPool": "maxpool2d",
+    "AveragePool": "avgpool2d",
+    "AvgPool": "avgpool2d",
+    "GlobalAveragePool": "adaptiveavgpool2d",
+    "Concat": "concat",
+    "ConcatV2": "concat",
+    "Flatten": "flatten",
+    "Sigmoid": "sigmoid",
+    "Softmax": "softmax",
+    "LayerNormalization": "layernorm",
+    "Transpose": "permute",
+    "Reshape": "reshape",
+    "Gelu": "gelu",
+    "HardSwish": "hardswish",
+    "HardSigmoid": "hardsigmoid",
+    "(outside the kernels)": "(outside the nodes)",
 }
 
 
@@ -323,15 +356,23 @@ def compare_rows(sides: list[Breakdown]) -> list[list[str]]:
     for k, b in enumerate(sides):
         for kind, seconds in b.by_kind.items():
             keys.setdefault(_compare_key(kind.removeprefix("ai3 node: ")), [float("nan")] * len(sides))[k] = seconds
+
     def fmt(v: float) -> str:
         return "-" if v != v else f"{v * 1e3:.2f}"
+
     rows = []
     for kind, values in sorted(keys.items(), key=lambda kv: -max(v for v in kv[1] if v == v)):
         first, last = values[0], values[-1]
         ratio = f"{first / last:.2f}" if first == first and last == last and last > 0 else "-"
         rows.append([kind, *map(fmt, values), ratio])
     first, last = sides[0].forward_seconds, sides[-1].forward_seconds
-    rows.append(["forward", *(fmt(b.forward_seconds) for b in sides), f"{first / last:.2f}" if first == first and last > 0 else "-"])
+    rows.append(
+        [
+            "forward",
+            *(fmt(b.forward_seconds) for b in sides),
+            f"{first / last:.2f}" if first == first and last > 0 else "-",
+        ]
+    )
     return rows
 
 
@@ -365,7 +406,11 @@ def render(entry: Entry) -> str:
     for b in entry.sides:
         out.append(f"-- {b.source}: {b.forward_seconds * 1e3:.2f} ms per forward" + (f" ({b.note})" if b.note else ""))
         if b.nodes:
-            out += [timing.format_table(KIND_HEADERS, _kind_rows(b)), "top 5 nodes:", timing.format_table(TOP_HEADERS, _top_rows(b))]
+            out += [
+                timing.format_table(KIND_HEADERS, _kind_rows(b)),
+                "top 5 nodes:",
+                timing.format_table(TOP_HEADERS, _top_rows(b)),
+            ]
     return "\n".join(out)
 
 
@@ -380,11 +425,26 @@ def write(path: str, title: str, entries: list[Entry], notes: list[str]) -> None
     for e in entries:
         out += [f"## {e.title}", ""]
         if len(e.sides) > 1:
-            out += ["Side by side (ms per forward):", "", timing.markdown_table(compare_headers(e.sides), compare_rows(e.sides)), ""]
+            out += [
+                "Side by side (ms per forward):",
+                "",
+                timing.markdown_table(compare_headers(e.sides), compare_rows(e.sides)),
+                "",
+            ]
         for b in e.sides:
-            out += [f"### {b.source}: {b.forward_seconds * 1e3:.2f} ms per forward" + (f" ({b.note})" if b.note else ""), ""]
+            out += [
+                f"### {b.source}: {b.forward_seconds * 1e3:.2f} ms per forward" + (f" ({b.note})" if b.note else ""),
+                "",
+            ]
             if b.nodes:
-                out += [timing.markdown_table(KIND_HEADERS, _kind_rows(b)), "", "Top 5 nodes:", "", timing.markdown_table(TOP_HEADERS, _top_rows(b)), ""]
+                out += [
+                    timing.markdown_table(KIND_HEADERS, _kind_rows(b)),
+                    "",
+                    "Top 5 nodes:",
+                    "",
+                    timing.markdown_table(TOP_HEADERS, _top_rows(b)),
+                    "",
+                ]
     out += [f"- {n}" for n in notes]
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")

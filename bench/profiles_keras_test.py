@@ -13,10 +13,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as bench/keras_models.py
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import pytest_main  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import ai3.keras  # noqa: E402
-import pytest_main  # noqa: E402
 from bench import profiles  # noqa: E402
 
 L = keras.layers

@@ -11,11 +11,11 @@ import warnings
 import numpy as np
 import onnxruntime as ort
 import pytest
+import pytest_main
 import torch
 
 import ai3
 import ai3.onnx
-import pytest_main
 from bench import profiles
 
 torch.set_num_threads(2)
@@ -52,7 +52,15 @@ def onnx_bytes(net) -> bytes:
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(net, (torch.randn(*SHAPE),), buf, opset_version=17, dynamo=False, input_names=["input"], output_names=["output"])
+        torch.onnx.export(
+            net,
+            (torch.randn(*SHAPE),),
+            buf,
+            opset_version=17,
+            dynamo=False,
+            input_names=["input"],
+            output_names=["output"],
+        )
     return buf.getvalue()
 
 
@@ -64,8 +72,13 @@ def options() -> ort.SessionOptions:
 
 @pytest.mark.parametrize(
     "args, want",
-    [((3, 3, 1, 3), "3x3 conv"), ((1, 1, 1, 64), "1x1 conv"), ((3, 3, 32, 1), "depthwise 3x3 conv"), ((5, 5, 4, 8), "grouped 5x5 conv"),
-     ((3, 3, 4, None), "grouped 3x3 conv")],
+    [
+        ((3, 3, 1, 3), "3x3 conv"),
+        ((1, 1, 1, 64), "1x1 conv"),
+        ((3, 3, 32, 1), "depthwise 3x3 conv"),
+        ((5, 5, 4, 8), "grouped 5x5 conv"),
+        ((3, 3, 4, None), "grouped 3x3 conv"),
+    ],
 )
 def test_conv_kind(args, want) -> None:
     assert profiles.conv_kind(*args) == want
@@ -103,14 +116,18 @@ def test_ort_breakdown_of_the_original_and_the_rewritten_graph(onnx_bytes) -> No
     assert any("depthwise 3x3 conv" in k for k in b.by_kind), b.by_kind
     rewritten = ai3.onnx.swap_conv2d(onnx_bytes, "default")
     ops = {n.op_type for n in rewritten.graph.node if n.domain == "ai3"}
-    r = profiles.ort_breakdown(rewritten.SerializeToString(), feed, options, repeats=3, session_class=ai3.onnx.InferenceSession, ai3_ops=ops)
+    r = profiles.ort_breakdown(
+        rewritten.SerializeToString(), feed, options, repeats=3, session_class=ai3.onnx.InferenceSession, ai3_ops=ops
+    )
     assert {"ai3 node: depthwise 3x3 conv", "ai3 node: 1x1 conv"} <= set(r.by_kind), r.by_kind
 
 
 def test_render_and_write(tmp_path, net) -> None:
     model = ai3.swap_backend(net, {"conv2d": "default"}, sample_input_shape=SHAPE)
-    entry = profiles.Entry("net, batch 1: swap_backend 2.00x ORT (target <= 0.9x)",
-                           [profiles.ai3_breakdown(model, torch.randn(*SHAPE), profiles.torch_conv_kinds(net), repeats=2)])
+    entry = profiles.Entry(
+        "net, batch 1: swap_backend 2.00x ORT (target <= 0.9x)",
+        [profiles.ai3_breakdown(model, torch.randn(*SHAPE), profiles.torch_conv_kinds(net), repeats=2)],
+    )
     text = profiles.render(entry)
     assert "depthwise 3x3 conv" in text and "top 5 nodes" in text
     path = tmp_path / "p.md"

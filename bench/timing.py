@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Callable
+from collections.abc import Callable
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1, budget_s: float = 10.0) -> float:
@@ -97,10 +97,14 @@ def machine_note() -> str:
     # PyTorch eager tens of times slower (mobilenet_v2 measured 3 s instead
     # of 0.1 s at load 12): a table says which policy it ran under.
     policy = os.environ.get("OMP_WAIT_POLICY", "unset")
-    return f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run, OMP_WAIT_POLICY {policy}"
+    return (
+        f"{model}, {os.cpu_count()} CPUs, 1-min load average {load:.1f} at the end of the run, OMP_WAIT_POLICY {policy}"
+    )
 
 
-def write_markdown(path: str, title: str, sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]) -> None:
+def write_markdown(
+    path: str, title: str, sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]
+) -> None:
     """Writes `# title`, then per section a heading and a table, then notes."""
     out = [f"# {title}", "", machine_note(), ""]
     for heading, headers, rows in sections:
@@ -110,7 +114,9 @@ def write_markdown(path: str, title: str, sections: list[tuple[str, list[str], l
         f.write("\n".join(out) + "\n")
 
 
-def bar_chart(path: str, title: str, groups: list[str], series: dict[str, list[float]], ylabel: str, log: bool = False) -> None:
+def bar_chart(
+    path: str, title: str, groups: list[str], series: dict[str, list[float]], ylabel: str, log: bool = False
+) -> None:
     """A grouped bar chart (one group per row, one bar per series) as a PNG,
     drawn with matplotlib's Agg backend (no display needed). NaN bars are
     left out."""
@@ -163,6 +169,4 @@ def define_model_flags(models: list[str], models_help: str, batches: list[str], 
     flags.DEFINE_alias("repeats", "reps")
     flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
     flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
-    flags.DEFINE_string(
-        "results_dir", "", f"Where to write {stem}.md / .png / _profiles.md (default: bench/results)."
-    )
+    flags.DEFINE_string("results_dir", "", f"Where to write {stem}.md / .png / _profiles.md (default: bench/results).")

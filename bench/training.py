@@ -72,8 +72,12 @@ def conv_rows(torch, nn, ai3, timing) -> list[list[str]]:
                 return ai3.swap_conv2d(copy.deepcopy(ref), "default", backward=backward)
 
             swapped = timing.attempt(notes, "swap", make)
-            seconds = None if swapped is None else timing.attempt(
-                notes, "run", lambda: timing.median_seconds(step(swapped), FLAGS.reps, budget_s=FLAGS.budget_s)
+            seconds = (
+                None
+                if swapped is None
+                else timing.attempt(
+                    notes, "run", lambda: timing.median_seconds(step(swapped), FLAGS.reps, budget_s=FLAGS.budget_s)
+                )
             )
             chosen = "" if swapped is None else ", ".join(f"{t}={a}" for t, a in swapped.resolved_backward().items())
             rows.append(
@@ -86,7 +90,12 @@ def conv_rows(torch, nn, ai3, timing) -> list[list[str]]:
                     "; ".join(notes),
                 ]
             )
-            print(timing.format_table(["shape", "run", "gradient algorithms", "fwd+bwd ms", "x torch", "note"], rows[-1:]), flush=True)
+            print(
+                timing.format_table(
+                    ["shape", "run", "gradient algorithms", "fwd+bwd ms", "x torch", "note"], rows[-1:]
+                ),
+                flush=True,
+            )
     return rows
 
 

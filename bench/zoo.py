@@ -26,7 +26,10 @@ MODELS = [
 INPUT_SIZE = {"inception_v3": 299}
 # Without aux_logits the two inception models return one tensor; without
 # init_weights they skip scipy's truncated-normal initialisation.
-KWARGS = {"googlenet": {"init_weights": False, "aux_logits": False}, "inception_v3": {"init_weights": False, "aux_logits": False}}
+KWARGS = {
+    "googlenet": {"init_weights": False, "aux_logits": False},
+    "inception_v3": {"init_weights": False, "aux_logits": False},
+}
 
 
 def build(name: str) -> Any:
@@ -51,5 +54,7 @@ def export_onnx(model: Any, x: Any, opset: int = 17) -> bytes:
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x,), buf, opset_version=opset, dynamo=False, input_names=["input"], output_names=["output"])
+        torch.onnx.export(
+            model, (x,), buf, opset_version=opset, dynamo=False, input_names=["input"], output_names=["output"]
+        )
     return buf.getvalue()

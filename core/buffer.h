@@ -44,8 +44,7 @@ class Buffer {
     size_t rounded = (bytes + 63) / 64 * 64;
     void* p = rounded ? std::aligned_alloc(64, rounded) : nullptr;
     if (rounded && !p) {
-      Fail(ErrorKind::kInternal, "out of memory allocating ", bytes,
-           " bytes");
+      Fail(ErrorKind::kInternal, "out of memory allocating ", bytes, " bytes");
     }
     data_.reset(p);
     size_ = bytes;
@@ -67,8 +66,8 @@ inline size_t CheckedBytes(int64_t elements, size_t item_bytes,
   }
   const size_t n = static_cast<size_t>(elements);
   if (item_bytes != 0 && n > std::numeric_limits<size_t>::max() / item_bytes) {
-    Fail(ErrorKind::kInvalidArgument, what, " has ", elements,
-         " elements of ", item_bytes, " bytes: more than the address space");
+    Fail(ErrorKind::kInvalidArgument, what, " has ", elements, " elements of ",
+         item_bytes, " bytes: more than the address space");
   }
   return n * item_bytes;
 }

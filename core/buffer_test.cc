@@ -30,9 +30,8 @@ void Sizes() {
               });
   // Rounding up to 64 bytes would wrap to a 0-byte buffer.
   ExpectError("rounding wraps", ErrorKind::kInvalidArgument,
-              "more than the address space", [] {
-                Buffer b(std::numeric_limits<size_t>::max() - 10);
-              });
+              "more than the address space",
+              [] { Buffer b(std::numeric_limits<size_t>::max() - 10); });
   Buffer grown;
   grown.Reserve(100);
   Check(grown.size() == 100 && grown.data() != nullptr, "Reserve(100)");
@@ -45,10 +44,9 @@ void WeightWithoutData() {
   a.in_channels = a.out_channels = 2;
   ExpectError("null weight", ErrorKind::kInvalidArgument,
               "conv2d layer 'c': a weight has no data", [&] {
-                Layer<Conv2dAttrs>("c", a,
-                                   {Tensor{nullptr, DType::kFloat32,
-                                           {2, 2, 1, 1}}},
-                                   "direct");
+                Layer<Conv2dAttrs>(
+                    "c", a, {Tensor{nullptr, DType::kFloat32, {2, 2, 1, 1}}},
+                    "direct");
               });
 }
 

@@ -35,8 +35,6 @@ Isa KernelIsa() {
   return isa;
 }
 
-const char* IsaName(Isa isa) {
-  return isa == Isa::kAvx512 ? "avx512" : "avx2";
-}
+const char* IsaName(Isa isa) { return isa == Isa::kAvx512 ? "avx512" : "avx2"; }
 
 }  // namespace ai3

@@ -13,10 +13,10 @@
 namespace ai3 {
 
 enum class ErrorKind {
-  kInvalidArgument,  // a bad layer parameter (negative stride, bad groups)
-  kShape,            // an input whose shape the layer cannot take
-  kDType,            // an unsupported or mismatched dtype
-  kUnknownAlgorithm,        // a name no registered algorithm has
+  kInvalidArgument,   // a bad layer parameter (negative stride, bad groups)
+  kShape,             // an input whose shape the layer cannot take
+  kDType,             // an unsupported or mismatched dtype
+  kUnknownAlgorithm,  // a name no registered algorithm has
   kAlgorithmNotApplicable,  // a known algorithm that can't take these params
   kUnsupported,             // something ai3 does not implement
   kInternal,                // a math library failed; a bug, not bad input

@@ -97,13 +97,16 @@ void Model::CheckInputId(int input, const std::string& context) const {
 void Model::SetInputCount(int count) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (count < 1) {
-    Fail(ErrorKind::kInvalidArgument, "SetInputCount: a model takes at least 1 input, got ", count);
+    Fail(ErrorKind::kInvalidArgument,
+         "SetInputCount: a model takes at least 1 input, got ", count);
   }
   for (const Node& n : nodes_) {
     for (int input : n.inputs) {
       if (input < InputId(count - 1)) {
-        Fail(ErrorKind::kInvalidArgument, "SetInputCount: ", NodeContext(static_cast<int>(&n - nodes_.data())),
-             " reads model input ", -1 - input, ", so the model takes more than ", count);
+        Fail(ErrorKind::kInvalidArgument, "SetInputCount: ",
+             NodeContext(static_cast<int>(&n - nodes_.data())),
+             " reads model input ", -1 - input,
+             ", so the model takes more than ", count);
       }
     }
   }
@@ -138,9 +141,8 @@ int Model::AddLayer(std::shared_ptr<AnyLayer> layer, std::vector<int> inputs) {
            layer->min_inputs(), " input", layer->min_inputs() == 1 ? "" : "s",
            ", got ", count);
     }
-    Fail(ErrorKind::kInvalidArgument, context, ": takes ",
-         layer->min_inputs(), " to ", layer->max_inputs(), " inputs, got ",
-         count);
+    Fail(ErrorKind::kInvalidArgument, context, ": takes ", layer->min_inputs(),
+         " to ", layer->max_inputs(), " inputs, got ", count);
   }
   for (int input : inputs) CheckInputId(input, context);
   Node node{Kind::kLayer, layer->name(), std::move(layer), std::move(inputs)};
@@ -158,8 +160,7 @@ int Model::AddAdd(std::vector<int> inputs, std::string name) {
   return AddNode({Kind::kAdd, std::move(name), nullptr, std::move(inputs)});
 }
 
-int Model::AddConcat(std::vector<int> inputs, int64_t axis,
-                     std::string name) {
+int Model::AddConcat(std::vector<int> inputs, int64_t axis, std::string name) {
   std::lock_guard<std::mutex> lock(mutex_);
   const std::string context = "concat node '" + name + "'";
   if (inputs.empty()) {
@@ -183,7 +184,8 @@ void Model::SetOutput(int node) {
 void Model::SetOutputs(std::vector<int> nodes) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (nodes.empty()) {
-    Fail(ErrorKind::kInvalidArgument, "SetOutputs: a model has at least 1 output");
+    Fail(ErrorKind::kInvalidArgument,
+         "SetOutputs: a model has at least 1 output");
   }
   for (int node : nodes) {
     if (node < 0 || node >= static_cast<int>(nodes_.size())) {
@@ -225,8 +227,7 @@ Model::NodeInfo Model::Describe(int node) const {
   if (n.kind == Kind::kLayer) {
     return {n.name, n.layer->op(), n.layer->algorithm(), n.inputs};
   }
-  return {n.name, n.kind == Kind::kAdd ? "add" : "concat", "direct",
-          n.inputs};
+  return {n.name, n.kind == Kind::kAdd ? "add" : "concat", "direct", n.inputs};
 }
 
 // ---- Shapes -----------------------------------------------------------------
@@ -522,7 +523,8 @@ void Model::MakePlan(const Tensor* inputs) {
   const Tensor& input = inputs[0];  // its dtype and device are every input's
   const std::vector<bool> live = Live();
   std::vector<Shape> input_shapes;
-  for (int k = 0; k < input_count_; ++k) input_shapes.push_back(inputs[k].shape);
+  for (int k = 0; k < input_count_; ++k)
+    input_shapes.push_back(inputs[k].shape);
   std::vector<Shape> shapes =
       InferShapes(input_shapes.data(), input.dtype, live, input.device);
   const int count = static_cast<int>(nodes_.size());
@@ -537,8 +539,8 @@ void Model::MakePlan(const Tensor* inputs) {
   // Fused nodes write into another node's buffer (their root's); a group
   // of nodes sharing one lives until the last reader of any of them.
   Plan plan;
-  const std::vector<int> root =
-      PlanFusion(live, shapes, is_output, fusion_ && !backend, &plan);  // CPU only
+  const std::vector<int> root = PlanFusion(
+      live, shapes, is_output, fusion_ && !backend, &plan);  // CPU only
 
   // The last live node reading each node's result.
   std::vector<int> last_use(count, -1);
@@ -599,8 +601,7 @@ void Model::MakePlan(const Tensor* inputs) {
         best = static_cast<int>(slot_bytes.size());
         slot_bytes.push_back(0);
       } else {
-        free_slots.erase(
-            std::find(free_slots.begin(), free_slots.end(), best));
+        free_slots.erase(std::find(free_slots.begin(), free_slots.end(), best));
       }
       slot_bytes[best] = std::max(slot_bytes[best], need);
       slot[root[i]] = best;
@@ -651,15 +652,14 @@ void Model::MakePlan(const Tensor* inputs) {
     if (!live[i]) continue;
     if (root[i] == out_root) plan.output_group.push_back(i);
     // A folded relu runs inside its add.
-    const bool folded = plan.fused_into[i] >= 0 &&
-                        plan.accumulate[i] == kNotFused;
+    const bool folded =
+        plan.fused_into[i] >= 0 && plan.accumulate[i] == kNotFused;
     if (!folded) plan.order.push_back(i);
     const Node& n = nodes_[i];
     Tensor& t = plan.tensors[i];
-    t.data = slot[root[i]] >= 0
-                 ? static_cast<char*>(slot_data[slot[root[i]]]) +
-                       plan.offset[i] * element_bytes
-                 : nullptr;
+    t.data = slot[root[i]] >= 0 ? static_cast<char*>(slot_data[slot[root[i]]]) +
+                                      plan.offset[i] * element_bytes
+                                : nullptr;
     t.dtype = input.dtype;
     t.device = input.device;
     t.device_index = input.device_index;
@@ -668,14 +668,14 @@ void Model::MakePlan(const Tensor* inputs) {
       t.layout = n.layer->layout();
     } else {
       const int first = n.inputs[0];
-      t.layout = first < 0 ? inputs[-1 - first].layout
-                           : plan.tensors[first].layout;
+      t.layout =
+          first < 0 ? inputs[-1 - first].layout : plan.tensors[first].layout;
     }
     if (n.kind == Kind::kLayer) {
       if (n.inputs.size() > 1) {
         for (int input_id : n.inputs) {
-          plan.layer_inputs[i].push_back(
-              input_id < 0 ? inputs[-1 - input_id] : plan.tensors[input_id]);
+          plan.layer_inputs[i].push_back(input_id < 0 ? inputs[-1 - input_id]
+                                                      : plan.tensors[input_id]);
         }
       }
       continue;
@@ -797,8 +797,7 @@ void Model::ForwardLocked(const Tensor* inputs, size_t input_count,
   for (size_t o = 0; o < output_count; ++o) {
     const Tensor& output = outputs[o];
     CheckModelTensor(output, one ? "model output" : "a model output");
-    if (output.shape != plan_.output_shapes[o] ||
-        output.dtype != plan_.dtype) {
+    if (output.shape != plan_.output_shapes[o] || output.dtype != plan_.dtype) {
       Fail(ErrorKind::kShape, one ? "model output" : "a model output",
            " buffer is ", Name(output.dtype), " ", ToString(output.shape),
            ", expected ", Name(plan_.dtype), " ",
@@ -840,14 +839,14 @@ void Model::ForwardLocked(const Tensor* inputs, size_t input_count,
     }
     const auto start = std::chrono::steady_clock::now();
     RunNode(i, inputs, backend);
-    node_seconds_[i] += std::chrono::duration<double>(
-                            std::chrono::steady_clock::now() - start)
-                            .count();
+    node_seconds_[i] +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
   }
   // The outputs after the first kept their buffers (MakePlan): copied out.
   for (size_t o = 1; o < output_count; ++o) {
-    const int node = outputs_.empty() ? static_cast<int>(nodes_.size()) - 1
-                                      : outputs_[o];
+    const int node =
+        outputs_.empty() ? static_cast<int>(nodes_.size()) - 1 : outputs_[o];
     const Tensor& y = plan_.tensors[node];
     const size_t bytes = y.numel() * SizeOf(y.dtype);
     if (bytes == 0) continue;
@@ -878,8 +877,8 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
       AccumulateInPlace(y.data_as<double>(), r.data_as<const double>(),
                         y.numel(), relu);
     } else {
-      AccumulateInPlace(y.data_as<float>(), r.data_as<const float>(),
-                        y.numel(), relu);
+      AccumulateInPlace(y.data_as<float>(), r.data_as<const float>(), y.numel(),
+                        relu);
     }
     return;
   }
@@ -924,11 +923,11 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
                  y.data_as<float>());
     }
   } else if (f64) {
-    ConcatForward(plan_.f64_inputs[i].data(), plan_.widths[i].data(),
-                  inputs, plan_.outer[i], y.data_as<double>());
+    ConcatForward(plan_.f64_inputs[i].data(), plan_.widths[i].data(), inputs,
+                  plan_.outer[i], y.data_as<double>());
   } else {
-    ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
-                  inputs, plan_.outer[i], y.data_as<float>());
+    ConcatForward(plan_.f32_inputs[i].data(), plan_.widths[i].data(), inputs,
+                  plan_.outer[i], y.data_as<float>());
   }
 }
 

@@ -205,9 +205,9 @@ class Model {
     Device device = Device::kCPU;  // where the input, and so every node, is
     int device_index = 0;
     std::vector<Shape> output_shapes;
-    std::vector<int> order;        // the live nodes, in id order
-    std::vector<Tensor> tensors;   // per node: its result (data in a slot;
-                                   // the output's is set per call)
+    std::vector<int> order;       // the live nodes, in id order
+    std::vector<Tensor> tensors;  // per node: its result (data in a slot;
+                                  // the output's is set per call)
     // Per add / concat node: the inputs' data pointers, refilled each call
     // (the model input's changes), and concat's row widths and row count.
     std::vector<std::vector<const float*>> f32_inputs;
@@ -243,8 +243,8 @@ class Model {
   // the plan's fusion fields.
   std::vector<int> PlanFusion(const std::vector<bool>& live,
                               const std::vector<Shape>& shapes,
-                              const std::vector<char>& is_output,
-                              bool enabled, Plan* plan) const;
+                              const std::vector<char>& is_output, bool enabled,
+                              Plan* plan) const;
   // The zero-copy concat part of it: moves input groups into concats'
   // buffers, updating `root` and the plan's offset / placed_in / in_place.
   void PlaceConcatInputs(const std::vector<bool>& live,

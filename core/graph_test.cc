@@ -42,9 +42,8 @@ struct Conv1x1 {
     a.dtype = DTypeOf<T>();
     layer = std::make_shared<Layer<Conv2dAttrs>>(
         name, a,
-        std::vector<Tensor>{
-            Tensor{weight.data(), a.dtype, {out, in, 1, 1}},
-            Tensor{bias.data(), a.dtype, {out}}},
+        std::vector<Tensor>{Tensor{weight.data(), a.dtype, {out, in, 1, 1}},
+                            Tensor{bias.data(), a.dtype, {out}}},
         "direct");
   }
 
@@ -94,9 +93,8 @@ void ResidualBlock() {
   const std::string tag = std::string("residual ") + Name(DTypeOf<T>());
   const int64_t c = 4, h = 5, w = 3;
   Conv1x1<T> conv1("block.conv1", c, c, 21), conv2("block.conv2", c, c, 23);
-  auto relu = std::make_shared<Layer<ReluAttrs>>("block.relu", ReluAttrs{},
-                                                 std::vector<Tensor>{},
-                                                 "direct");
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "block.relu", ReluAttrs{}, std::vector<Tensor>{}, "direct");
   Model m;
   const int c1 = m.AddLayer(conv1.layer, Model::kInput);
   const int r1 = m.AddLayer(relu, c1);
@@ -117,8 +115,8 @@ void ResidualBlock() {
   for (int64_t n : {2, 2, 3, 2}) {  // replans for 3, and again for 2
     const Shape shape = {n, c, h, w};
     auto xd = testing::RandomVector(n * c * h * w, 31 + n);
-    auto want = Relu(Sum(conv2.Apply(Relu(conv1.Apply(xd, n, h * w)), n, h * w),
-                         xd));
+    auto want =
+        Relu(Sum(conv2.Apply(Relu(conv1.Apply(xd, n, h * w)), n, h * w), xd));
     auto x = testing::Cast<T>(xd);
     std::vector<T> y(want.size(), T(-42));
     const DType dtype = DTypeOf<T>();
@@ -147,9 +145,8 @@ void FusedResidual() {
   const int64_t n = 2, c = 3, h = 4, w = 5, hw = h * w;
   Conv1x1<T> conv1("c1", c, c, 61), conv2("c2", c, c, 63),
       conv3("c3", c, c, 65);
-  auto relu = std::make_shared<Layer<ReluAttrs>>("r", ReluAttrs{},
-                                                 std::vector<Tensor>{},
-                                                 "direct");
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "r", ReluAttrs{}, std::vector<Tensor>{}, "direct");
   Model m;
   const int c1 = m.AddLayer(conv1.layer, Model::kInput);
   const int c2 = m.AddLayer(conv2.layer, Model::kInput);
@@ -299,8 +296,8 @@ void ZeroCopyConcat() {
   std::vector<Conv1x1<T>> convs;
   convs.emplace_back("conv0", c, growth, 61);
   for (int64_t k = 0; k < layers; ++k) {
-    convs.emplace_back("conv" + std::to_string(k + 1), growth * (k + 1),
-                       growth, 63 + 2 * static_cast<uint32_t>(k));
+    convs.emplace_back("conv" + std::to_string(k + 1), growth * (k + 1), growth,
+                       63 + 2 * static_cast<uint32_t>(k));
   }
   Model m;
   std::vector<int> features = {m.AddLayer(convs[0].layer, Model::kInput)};
@@ -345,8 +342,8 @@ void ZeroCopyConcat() {
       const int next = k + 1 < layers ? cats[k + 1] : out;
       Check(m.FusedInto(features[k]) == (placed ? cats[k] : -1) &&
                 m.FusedInto(cats[k]) == (placed ? next : -1),
-            what + ": f" + std::to_string(k) + " and cat" +
-                std::to_string(k) + " placed");
+            what + ": f" + std::to_string(k) + " and cat" + std::to_string(k) +
+                " placed");
     }
     Check(m.FusedInto(features[layers]) == (placed ? out : -1),
           what + ": the last feature written into the output");
@@ -467,9 +464,8 @@ void ErrorCases() {
               "(NCHW) has 5 channels, the layer expects 3",
               [&] { m.OutputShape({1, 5, 4, 4}, DType::kFloat32); });
   ExpectError("wrong dtype", ErrorKind::kDType,
-              "conv2d layer 'layer1.0.conv1' (direct): input is float64", [&] {
-                m.OutputShape({1, 3, 4, 4}, DType::kFloat64);
-              });
+              "conv2d layer 'layer1.0.conv1' (direct): input is float64",
+              [&] { m.OutputShape({1, 3, 4, 4}, DType::kFloat64); });
 
   m.SetOutput(c);  // the add is pruned now, so its mismatch is no error
   Check(m.OutputShape({1, 3, 4, 4}, DType::kFloat32) == Shape{1, 2, 4, 4},

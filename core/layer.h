@@ -108,8 +108,8 @@ class AnyLayer {
       Fail(ErrorKind::kInvalidArgument, context, ": takes ", min_inputs(),
            " input", min_inputs() == 1 ? "" : "s", ", got ", count);
     }
-    Fail(ErrorKind::kInvalidArgument, context, ": takes ", min_inputs(),
-         " to ", max_inputs(), " inputs, got ", count);
+    Fail(ErrorKind::kInvalidArgument, context, ": takes ", min_inputs(), " to ",
+         max_inputs(), " inputs, got ", count);
   }
 };
 
@@ -434,7 +434,7 @@ class MultiLayer : public LayerBase<Attrs> {
   DType planned_dtype_ = DType::kFloat32;
   Shape planned_output_;
   size_t planned_workspace_ = 0;
-  std::vector<Tensor> one_input_;  // the one-input Forward's input, reused
+  std::vector<Tensor> one_input_;   // the one-input Forward's input, reused
   MultiInputKernel* multi_kernel_;  // kernel_, as what it is
 };
 

@@ -64,8 +64,9 @@
 #include "core/ops/relu/relu.h"
 #include "core/testing/reference.h"
 
-// ---- Counting allocator ------------------------------------------------------
-// glibc's own entry points, which the replacements forward to.
+// ---- Counting allocator
+// ------------------------------------------------------ glibc's own entry
+// points, which the replacements forward to.
 extern "C" {
 void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
@@ -139,8 +140,8 @@ using testing::DTypeOf;
 // Weights for a layer: kept alive by the test (layers copy them anyway).
 template <typename T>
 Tensor Param(std::vector<std::vector<T>>* store, Shape shape, uint32_t seed) {
-  store->push_back(testing::Cast<T>(testing::RandomVector(NumElements(shape),
-                                                         seed)));
+  store->push_back(
+      testing::Cast<T>(testing::RandomVector(NumElements(shape), seed)));
   return Tensor{store->back().data(), DTypeOf<T>(), std::move(shape)};
 }
 
@@ -169,8 +170,8 @@ std::shared_ptr<AnyLayer> Conv(std::vector<std::vector<T>>* store,
        Registry<Conv2dAttrs>::Get().Applicability(Device::kCPU, a)) {
     if (n == algorithm) why = reason;
   }
-  return std::make_shared<Layer<Conv2dAttrs>>(
-      name, a, params, why.empty() ? algorithm : "gemm");
+  return std::make_shared<Layer<Conv2dAttrs>>(name, a, params,
+                                              why.empty() ? algorithm : "gemm");
 }
 
 // The fused activations of the convs: ReLU6 (a clamp) and SiLU (a function,
@@ -192,9 +193,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
   const DType dtype = DTypeOf<T>();
   const bool nhwc = layout == Layout::kNHWC;
   Model m;
-  auto relu = std::make_shared<Layer<ReluAttrs>>("relu", ReluAttrs{},
-                                                 std::vector<Tensor>{},
-                                                 "default");
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "relu", ReluAttrs{}, std::vector<Tensor>{}, "default");
   auto permute = [&](std::vector<int64_t> dims, int from, const char* name) {
     PermuteAttrs attrs;
     attrs.dims = std::move(dims);
@@ -202,32 +202,29 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
                           name, attrs, std::vector<Tensor>{}, "default"),
                       from);
   };
-  const int in = nhwc ? permute({0, 2, 3, 1}, Model::kInput, "to_nhwc")
-                      : Model::kInput;
+  const int in =
+      nhwc ? permute({0, 2, 3, 1}, Model::kInput, "to_nhwc") : Model::kInput;
   const int c1 = m.AddLayer(
       Conv<T>(&store, "c1", 3, 8, 3, 1, kRelu6, algorithm, layout), in);
   MaxPool2dAttrs pool;
   pool.layout = layout;
   pool.kernel_h = pool.kernel_w = pool.stride_h = pool.stride_w = 2;
-  const int p1 = m.AddLayer(
-      std::make_shared<Layer<MaxPool2dAttrs>>("pool", pool,
-                                              std::vector<Tensor>{}, "default"),
-      c1);
+  const int p1 = m.AddLayer(std::make_shared<Layer<MaxPool2dAttrs>>(
+                                "pool", pool, std::vector<Tensor>{}, "default"),
+                            c1);
   const int c2 =
-      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, {}, algorithm, layout),
-                 p1);
+      m.AddLayer(Conv<T>(&store, "c2", 8, 8, 3, 1, {}, algorithm, layout), p1);
   BatchNorm2dAttrs bn;
   bn.layout = layout;
   bn.channels = 8;
   bn.dtype = dtype;
-  std::vector<Tensor> bn_params = {Param(&store, {8}, 40),
-                                   Param(&store, {8}, 41),
-                                   Param(&store, {8}, 42),
-                                   Param(&store, {8}, 43)};
+  std::vector<Tensor> bn_params = {
+      Param(&store, {8}, 40), Param(&store, {8}, 41), Param(&store, {8}, 42),
+      Param(&store, {8}, 43)};
   for (T& v : store.back()) v = v * v + T(0.5);  // running_var > 0
-  const int b2 = m.AddLayer(std::make_shared<Layer<BatchNorm2dAttrs>>(
-                                "bn", bn, bn_params, "default"),
-                            c2);
+  const int b2 = m.AddLayer(
+      std::make_shared<Layer<BatchNorm2dAttrs>>("bn", bn, bn_params, "default"),
+      c2);
   const int r2 = m.AddLayer(relu, b2);
   // The add runs in place over relu's buffer and applies the relu after it
   // (graph.h, "Fusion"): planned once, nothing allocated per call.
@@ -240,10 +237,10 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
       Conv<T>(&store, "c4", 4, 4, 1, 1, kSilu, algorithm, layout), c3);
   const int back = nhwc ? permute({0, 3, 1, 2}, c4, "to_nchw") : c4;
   FlattenAttrs flat;
-  const int f = m.AddLayer(
-      std::make_shared<Layer<FlattenAttrs>>("flatten", flat,
-                                            std::vector<Tensor>{}, "default"),
-      back);
+  const int f =
+      m.AddLayer(std::make_shared<Layer<FlattenAttrs>>(
+                     "flatten", flat, std::vector<Tensor>{}, "default"),
+                 back);
   LinearAttrs fc;
   const int64_t last = (size / 2 - 1) / 2 + 1;  // after the pool and c3
   fc.in_features = 4 * last * last;
@@ -282,9 +279,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
 long CountSeveralInputsAllocations() {
   Model m;
   m.SetInputCount(2);
-  auto relu = std::make_shared<Layer<ReluAttrs>>("relu", ReluAttrs{},
-                                                 std::vector<Tensor>{},
-                                                 "default");
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "relu", ReluAttrs{}, std::vector<Tensor>{}, "default");
   const int r = m.AddLayer(relu, Model::kInput);
   const int sum = m.AddAdd({r, Model::InputId(1)}, "add");
   const int ry = m.AddLayer(relu, Model::InputId(1));
@@ -345,8 +341,8 @@ int Main() {
             "2x3x128x128, %ld at 1x3x12x12\n",
             algorithm.c_str(), type.c_str(), count128, count12);
         if (kLibraryAllocates.count(algorithm)) continue;  // see the top
-        for (auto [size, allocations] : {std::pair{128, count128},
-                                         std::pair{12, count12}}) {
+        for (auto [size, allocations] :
+             {std::pair{128, count128}, std::pair{12, count12}}) {
           Check(allocations == 0,
                 "conv2d '" + algorithm + "' " + type + " at " +
                     std::to_string(size) + "x" + std::to_string(size) + ": " +
@@ -360,9 +356,9 @@ int Main() {
   const long several = CountSeveralInputsAllocations();
   std::printf("two inputs, two outputs: %ld heap allocations in 4 forwards\n",
               several);
-  Check(several == 0, "a model of two inputs and two outputs: " +
-                          std::to_string(several) +
-                          " heap allocations after the first forward");
+  Check(several == 0,
+        "a model of two inputs and two outputs: " + std::to_string(several) +
+            " heap allocations after the first forward");
   ++checked;
   std::printf("%d models checked, %d failed\n", checked, testing::Failures());
   return testing::Failures() != 0;

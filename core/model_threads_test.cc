@@ -44,10 +44,11 @@ std::shared_ptr<Layer<Conv2dAttrs>> MakeConv(const std::string& name,
   return std::make_shared<Layer<Conv2dAttrs>>(
       name, a,
       std::vector<Tensor>{
-          Tensor{const_cast<float*>(weight.data()), DType::kFloat32,
+          Tensor{const_cast<float*>(weight.data()),
+                 DType::kFloat32,
                  {kChannels, kChannels, 3, 3}},
-          Tensor{const_cast<float*>(bias.data()), DType::kFloat32,
-                 {kChannels}}},
+          Tensor{
+              const_cast<float*>(bias.data()), DType::kFloat32, {kChannels}}},
       algorithm);
 }
 
@@ -68,8 +69,8 @@ std::vector<std::string> OnThreads(const std::string& tag,
   }
   for (std::thread& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) {
-    Check(errors[t].empty(), tag + ": thread " + std::to_string(t) +
-                                 " raised: " + errors[t]);
+    Check(errors[t].empty(),
+          tag + ": thread " + std::to_string(t) + " raised: " + errors[t]);
   }
   return errors;
 }
@@ -84,8 +85,8 @@ struct Case {
 // object at both places.
 void ModelFromThreads(const std::string& algorithm) {
   const std::string tag = "model threads (" + algorithm + ")";
-  const auto weight = testing::Cast<float>(
-      testing::RandomVector(kChannels * kChannels * 9, 7));
+  const auto weight =
+      testing::Cast<float>(testing::RandomVector(kChannels * kChannels * 9, 7));
   const auto bias = testing::Cast<float>(testing::RandomVector(kChannels, 8));
   auto conv = MakeConv("block.conv", algorithm, weight, bias);
   auto relu = std::make_shared<Layer<ReluAttrs>>(
@@ -98,7 +99,8 @@ void ModelFromThreads(const std::string& algorithm) {
   m.AddLayer(relu, sum);
 
   std::vector<Case> cases;
-  for (const Shape& shape : {Shape{2, kChannels, 9, 7}, Shape{1, kChannels, 12, 12}}) {
+  for (const Shape& shape :
+       {Shape{2, kChannels, 9, 7}, Shape{1, kChannels, 12, 12}}) {
     Case c;
     c.shape = shape;
     c.x = testing::Cast<float>(
@@ -116,9 +118,9 @@ void ModelFromThreads(const std::string& algorithm) {
     for (int i = 0; i < kCallsPerThread; ++i) {
       const Case& c = cases[(t + i) % cases.size()];
       got[t][i].assign(c.x.size(), -1.0f);
-      m.Forward(Tensor{const_cast<float*>(c.x.data()), DType::kFloat32,
-                       c.shape},
-                Tensor{got[t][i].data(), DType::kFloat32, c.shape});
+      m.Forward(
+          Tensor{const_cast<float*>(c.x.data()), DType::kFloat32, c.shape},
+          Tensor{got[t][i].data(), DType::kFloat32, c.shape});
     }
   });
   for (int t = 0; t < kThreads; ++t) {
@@ -179,9 +181,8 @@ void SharedLayerFromThreads() {
 }  // namespace
 
 int Main() {
-  for (const char* algorithm :
-       {"direct", "smm", "gemm", "implicit gemm", "kn2row", "winograd",
-        "guess"}) {
+  for (const char* algorithm : {"direct", "smm", "gemm", "implicit gemm",
+                                "kn2row", "winograd", "guess"}) {
     ModelFromThreads(algorithm);
   }
   SharedLayerFromThreads();

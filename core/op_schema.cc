@@ -39,10 +39,10 @@ std::string Wanted(const AttrDecl& d) {
     case AttrType::kInts:
     case AttrType::kFloats: {
       const char* of = d.type == AttrType::kInts ? "int" : "float";
-      what = d.size >= 0 ? "a list of " + std::to_string(d.size) + " " + of +
-                               "s (or one " + of + ")"
-                         : std::string("an ") + of + " or a list of " + of +
-                               "s";
+      what = d.size >= 0
+                 ? "a list of " + std::to_string(d.size) + " " + of +
+                       "s (or one " + of + ")"
+                 : std::string("an ") + of + " or a list of " + of + "s";
       break;
     }
   }
@@ -69,9 +69,8 @@ std::optional<AttrValue> Coerce(const AttrDecl& d, const AttrValue& value) {
     case AttrType::kString: {
       auto* s = std::get_if<std::string>(&value);
       if (!s) return std::nullopt;
-      if (!d.choices.empty() &&
-          std::find(d.choices.begin(), d.choices.end(), *s) ==
-              d.choices.end()) {
+      if (!d.choices.empty() && std::find(d.choices.begin(), d.choices.end(),
+                                          *s) == d.choices.end()) {
         return std::nullopt;
       }
       return value;
@@ -178,9 +177,10 @@ AttrMap OpSchema::Resolve(const AttrMap& attrs) const {
     if (std::none_of(attrs_.begin(), attrs_.end(),
                      [&](const AttrDecl& d) { return d.name == name; })) {
       std::string known;
-      for (const AttrDecl& d : attrs_) known += (known.empty() ? "" : ", ") + d.name;
-      Fail(ErrorKind::kInvalidArgument, "unknown attribute '", name, "'; ",
-           op_, " takes ", known.empty() ? "none" : known);
+      for (const AttrDecl& d : attrs_)
+        known += (known.empty() ? "" : ", ") + d.name;
+      Fail(ErrorKind::kInvalidArgument, "unknown attribute '", name, "'; ", op_,
+           " takes ", known.empty() ? "none" : known);
     }
   }
   AttrMap resolved;
@@ -194,8 +194,8 @@ AttrMap OpSchema::Resolve(const AttrMap& attrs) const {
         resolved[d.name] = value;
         continue;
       } else {
-        Fail(ErrorKind::kInvalidArgument, "missing attribute '", d.name,
-             "' (", Wanted(d), ")");
+        Fail(ErrorKind::kInvalidArgument, "missing attribute '", d.name, "' (",
+             Wanted(d), ")");
       }
     }
     std::optional<AttrValue> typed = Coerce(d, value);

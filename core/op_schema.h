@@ -1,4 +1,5 @@
-// OpSchema: each op declared once, beside its Attrs (core/ops/<op>/<op>_schema.cc).
+// OpSchema: each op declared once, beside its Attrs
+// (core/ops/<op>/<op>_schema.cc).
 //
 // A declaration says what a layer of the op is made of, in words every
 // binding can read without knowing the op:
@@ -41,9 +42,9 @@ enum class AttrType { kInt, kFloat, kBool, kString, kInts, kFloats };
 const char* Name(AttrType type);
 
 // An attribute's value as a binding passes it; monostate is "None".
-using AttrValue = std::variant<std::monostate, bool, int64_t, double,
-                               std::string, std::vector<int64_t>,
-                               std::vector<double>>;
+using AttrValue =
+    std::variant<std::monostate, bool, int64_t, double, std::string,
+                 std::vector<int64_t>, std::vector<double>>;
 using AttrMap = std::map<std::string, AttrValue>;
 std::string ToString(const AttrValue& value);  // Python-like: 1, [1, 2], 'NCHW'
 
@@ -228,7 +229,7 @@ class OpDeclaration {
   // of int64_t); its default is the field's value in a default Attrs. (C:
   // Attrs or the base it inherits the field from.)
   template <class M, class C>
-  OpDeclaration& Field(std::string name, M C::*field, std::string doc) {
+  OpDeclaration& Field(std::string name, M C::* field, std::string doc) {
     static_assert(std::is_base_of_v<C, Attrs>, "a field of another struct");
     AttrDecl decl{std::move(name)};
     decl.type = TypeOf<M>();
@@ -240,7 +241,7 @@ class OpDeclaration {
   }
 
   // An (h, w) pair of ints in two fields; an int means (v, v).
-  OpDeclaration& Pair(std::string name, int64_t Attrs::*h, int64_t Attrs::*w,
+  OpDeclaration& Pair(std::string name, int64_t Attrs::* h, int64_t Attrs::* w,
                       std::string doc) {
     Attrs defaults;
     AttrDecl decl{std::move(name), AttrType::kInts,
@@ -380,27 +381,26 @@ class OpDeclaration {
                                               device);
       }
     };
-    schema_.output_shape_ = [attrs_of = AttrsFn()](
-                                const AttrMap& attrs,
-                                const WeightSlots& weights,
-                                const std::vector<Tensor>& inputs) {
-      Attrs a = attrs_of(attrs, weights);
-      a.Validate(Present(weights));
-      if constexpr (internal::IsMultiInput<Attrs>::value) {
-        const int n = static_cast<int>(inputs.size());
-        if (n < a.MinInputs() || n > a.MaxInputs()) {
-          Fail(ErrorKind::kInvalidArgument, "takes ", a.MinInputs(), " to ",
-               a.MaxInputs(), " inputs, got ", n);
-        }
-        return a.OutputShape(inputs);
-      } else {
-        if (inputs.size() != 1) {
-          Fail(ErrorKind::kInvalidArgument, "takes 1 input, got ",
-               inputs.size());
-        }
-        return a.OutputShape(inputs[0]);
-      }
-    };
+    schema_.output_shape_ =
+        [attrs_of = AttrsFn()](const AttrMap& attrs, const WeightSlots& weights,
+                               const std::vector<Tensor>& inputs) {
+          Attrs a = attrs_of(attrs, weights);
+          a.Validate(Present(weights));
+          if constexpr (internal::IsMultiInput<Attrs>::value) {
+            const int n = static_cast<int>(inputs.size());
+            if (n < a.MinInputs() || n > a.MaxInputs()) {
+              Fail(ErrorKind::kInvalidArgument, "takes ", a.MinInputs(), " to ",
+                   a.MaxInputs(), " inputs, got ", n);
+            }
+            return a.OutputShape(inputs);
+          } else {
+            if (inputs.size() != 1) {
+              Fail(ErrorKind::kInvalidArgument, "takes 1 input, got ",
+                   inputs.size());
+            }
+            return a.OutputShape(inputs[0]);
+          }
+        };
     schema_.default_order_ = [](Device device) {
       std::vector<DefaultEntry> out;
       for (const Choice& c : Registry<Attrs>::Get().DefaultOrder(device)) {
@@ -439,9 +439,8 @@ class OpDeclaration {
   // Resolved attributes and weights -> Attrs.
   std::function<Attrs(const AttrMap&, const WeightSlots&)> AttrsFn() const {
     return [decls = schema_.attrs_, setters = setters_,
-            constant_operand = constant_operand_,
-            from_weights = from_weights_](const AttrMap& attrs,
-                                          const WeightSlots& weights) {
+            constant_operand = constant_operand_, from_weights = from_weights_](
+               const AttrMap& attrs, const WeightSlots& weights) {
       Attrs a;
       for (size_t k = 0; k < decls.size(); ++k) {
         setters[k](a, attrs.at(decls[k].name));
@@ -469,20 +468,20 @@ class OpDeclaration {
 //   AI3_REGISTER_GRADIENT_SCHEMA(Declare<ClampBackwardDataAttrs>("doc"));
 // AI3_DECLARE_ATTRIBUTES(...) is AI3_DECLARE_ATTRIBUTES_AS(Declare, ...),
 // in an <op>_schema.cc's anonymous namespace.
-#define AI3_DECLARE_ATTRIBUTES_AS(Name, ...)                \
-  template <class A>                                        \
-  ::ai3::OpDeclaration<A> Name(std::string doc) {           \
-    ::ai3::OpDeclaration<A> declaration(std::move(doc));    \
-    declaration __VA_ARGS__;                                \
-    return declaration;                                     \
-  }                                                         \
+#define AI3_DECLARE_ATTRIBUTES_AS(Name, ...)             \
+  template <class A>                                     \
+  ::ai3::OpDeclaration<A> Name(std::string doc) {        \
+    ::ai3::OpDeclaration<A> declaration(std::move(doc)); \
+    declaration __VA_ARGS__;                             \
+    return declaration;                                  \
+  }                                                      \
   static_assert(true, "AI3_DECLARE_ATTRIBUTES_AS takes a ;")
 #define AI3_DECLARE_ATTRIBUTES(...) \
   AI3_DECLARE_ATTRIBUTES_AS(Declare, __VA_ARGS__)
 
 // In an op's <op>_schema.cc (a library linked with alwayslink = 1):
 //   AI3_REGISTER_OP_SCHEMA(OpDeclaration<ReluAttrs>("max(x, 0)")...);
-#define AI3_REGISTER_OP_SCHEMA(declaration)                         \
+#define AI3_REGISTER_OP_SCHEMA(declaration)                        \
   static const bool AI3_CONCAT(ai3_registered_schema_, __LINE__) = \
       (declaration).Register()
 

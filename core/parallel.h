@@ -26,8 +26,7 @@ namespace ai3 {
 // body(i) for every i in [begin, end): `#pragma omp parallel for
 // schedule(static)` when `parallel`, else a serial loop.
 template <typename Fn>
-inline void ParallelFor(int64_t begin, int64_t end, bool parallel,
-                        Fn&& body) {
+inline void ParallelFor(int64_t begin, int64_t end, bool parallel, Fn&& body) {
   if (parallel) {
 #pragma omp parallel for schedule(static)
     for (int64_t i = begin; i < end; ++i) body(i);

@@ -192,20 +192,20 @@ class Registry {
   const Algorithm<Attrs>& Resolve(const std::string& name, Device device,
                                   const Attrs& attrs,
                                   std::string* resolved_name) const {
-    if (name == kDefaultAlgorithm) return ResolveDefault(device, attrs,
-                                                         resolved_name);
+    if (name == kDefaultAlgorithm)
+      return ResolveDefault(device, attrs, resolved_name);
     const Entry* found = Find(name, device);
     if (!found) {
       std::string known;
       for (const std::string& n : Names(device)) known += " '" + n + "'";
-      Fail(ErrorKind::kUnknownAlgorithm, "unknown ", Attrs::kOp,
-           " algorithm '", name, "' on ", Name(device),
-           "; this build has:", known, " and 'default'");
+      Fail(ErrorKind::kUnknownAlgorithm, "unknown ", Attrs::kOp, " algorithm '",
+           name, "' on ", Name(device), "; this build has:", known,
+           " and 'default'");
     }
     std::string why = found->algorithm->WhyNot(attrs);
     if (!why.empty()) {
-      Fail(ErrorKind::kAlgorithmNotApplicable, Attrs::kOp, " algorithm '",
-           name, "' cannot take this layer: ", why);
+      Fail(ErrorKind::kAlgorithmNotApplicable, Attrs::kOp, " algorithm '", name,
+           "' cannot take this layer: ", why);
     }
     *resolved_name = found->name;
     return *found->algorithm;
@@ -300,10 +300,10 @@ class Registry {
 // The algorithm class comes last and may hold commas (a template's
 // arguments): AI3_REGISTER_ALGORITHM(ReluAttrs, "direct", Device::kCPU,
 // SharedElementwiseDirect<ReluAttrs, ReluFn>).
-#define AI3_REGISTER_ALGORITHM(AttrsType, name, device, ...)              \
-  static const bool AI3_CONCAT(ai3_registered_algorithm_, __LINE__) =     \
-      (::ai3::Registry<AttrsType>::Get().Add(                             \
-           name, device, std::make_unique<__VA_ARGS__>()),                \
+#define AI3_REGISTER_ALGORITHM(AttrsType, name, device, ...)                   \
+  static const bool AI3_CONCAT(ai3_registered_algorithm_, __LINE__) =          \
+      (::ai3::Registry<AttrsType>::Get().Add(name, device,                     \
+                                             std::make_unique<__VA_ARGS__>()), \
        true)
 
 }  // namespace ai3

@@ -59,8 +59,8 @@ int64_t CheckShape(const Shape& shape, const char* what) {
   bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) {
-      Fail(ErrorKind::kShape, what, " has a negative dimension: ",
-           ToString(shape));
+      Fail(ErrorKind::kShape, what,
+           " has a negative dimension: ", ToString(shape));
     }
     if (d == 0) {
       empty = true;

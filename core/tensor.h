@@ -84,7 +84,8 @@ ImageDims Rank4InputDims(const Tensor& input, Layout layout);
 Shape ImageShape(const ImageDims& dims, Layout layout);
 
 // Element strides of each logical image dimension in a contiguous tensor, so
-// one loop nest can index NCHW and NHWC alike: x[n*s.n + c*s.c + h*s.h + w*s.w].
+// one loop nest can index NCHW and NHWC alike: x[n*s.n + c*s.c + h*s.h +
+// w*s.w].
 struct ImageStrides {
   int64_t n, c, h, w;
 };

@@ -2,11 +2,13 @@
 //
 // 1. Write CustomAvgPool2d below (see custom_algorithm.h for what you receive).
 // 2. Set kCustomAvgPool2dImplemented = true.
-// 3. Optionally set kCustomAvgPool2dIsDefault = true so that "default" picks it.
-// 4. Rebuild (./bazelw build //...). ai3.algorithms()["avgpool2d"] lists "custom",
+// 3. Optionally set kCustomAvgPool2dIsDefault = true so that "default" picks
+// it.
+// 4. Rebuild (./bazelw build //...). ai3.algorithms()["avgpool2d"] lists
+// "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {
@@ -24,8 +26,8 @@ void CustomAvgPool2d(const AvgPool2dAttrs& attrs, const Tensor& input,
   (void)output;
 }
 
-AI3_REGISTER_CUSTOM(AvgPool2dAttrs, CustomAvgPool2d, kCustomAvgPool2dImplemented,
-                    kCustomAvgPool2dIsDefault);
+AI3_REGISTER_CUSTOM(AvgPool2dAttrs, CustomAvgPool2d,
+                    kCustomAvgPool2dImplemented, kCustomAvgPool2dIsDefault);
 
 }  // namespace
 }  // namespace ai3

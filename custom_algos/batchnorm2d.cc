@@ -7,8 +7,8 @@
 //    picks it.
 // 4. Rebuild (./bazelw build //...). ai3.algorithms()["batchnorm2d"] lists
 //    "custom", and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {
@@ -31,8 +31,7 @@ void CustomBatchNorm2d(const BatchNorm2dAttrs& attrs, const Tensor& input,
 }
 
 AI3_REGISTER_CUSTOM(BatchNorm2dAttrs, CustomBatchNorm2d,
-                    kCustomBatchNorm2dImplemented,
-                    kCustomBatchNorm2dIsDefault);
+                    kCustomBatchNorm2dImplemented, kCustomBatchNorm2dIsDefault);
 
 }  // namespace
 }  // namespace ai3

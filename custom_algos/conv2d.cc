@@ -5,8 +5,8 @@
 // 3. Optionally set kCustomConv2dIsDefault = true so that "default" picks it.
 // 4. Rebuild (./bazelw build //...). ai3.algorithms()["conv2d"] lists "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

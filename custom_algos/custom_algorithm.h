@@ -78,11 +78,11 @@ class CustomAlgorithm : public Algorithm<Attrs> {
 
 // Registers `function` as the "custom" algorithm of the op `AttrsType`.
 #define AI3_REGISTER_CUSTOM(AttrsType, function, implemented, is_default)  \
-  static const bool AI3_CONCAT(ai3_registered_custom_, __LINE__) =          \
-      (::ai3::Registry<AttrsType>::Get().Add(                               \
-           "custom", ::ai3::Device::kCPU,                                   \
-           std::make_unique<::ai3::CustomAlgorithm<AttrsType>>(             \
-               function,                                                    \
+  static const bool AI3_CONCAT(ai3_registered_custom_, __LINE__) =         \
+      (::ai3::Registry<AttrsType>::Get().Add(                              \
+           "custom", ::ai3::Device::kCPU,                                  \
+           std::make_unique<::ai3::CustomAlgorithm<AttrsType>>(            \
+               function,                                                   \
                ::ai3::CustomSwitches{implemented, is_default, __FILE__})), \
        true)
 

@@ -3,10 +3,11 @@
 // 1. Write CustomFlatten below (see custom_algorithm.h for what you receive).
 // 2. Set kCustomFlattenImplemented = true.
 // 3. Optionally set kCustomFlattenIsDefault = true so that "default" picks it.
-// 4. Rebuild (./bazelw build //...). ai3.algorithms()["flatten"] lists "custom",
+// 4. Rebuild (./bazelw build //...). ai3.algorithms()["flatten"] lists
+// "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/flatten/flatten.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

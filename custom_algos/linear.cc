@@ -5,8 +5,8 @@
 // 3. Optionally set kCustomLinearIsDefault = true so that "default" picks it.
 // 4. Rebuild (./bazelw build //...). ai3.algorithms()["linear"] lists "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/linear/linear.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

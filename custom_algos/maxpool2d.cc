@@ -2,11 +2,13 @@
 //
 // 1. Write CustomMaxPool2d below (see custom_algorithm.h for what you receive).
 // 2. Set kCustomMaxPool2dImplemented = true.
-// 3. Optionally set kCustomMaxPool2dIsDefault = true so that "default" picks it.
-// 4. Rebuild (./bazelw build //...). ai3.algorithms()["maxpool2d"] lists "custom",
+// 3. Optionally set kCustomMaxPool2dIsDefault = true so that "default" picks
+// it.
+// 4. Rebuild (./bazelw build //...). ai3.algorithms()["maxpool2d"] lists
+// "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/pool2d/pool2d.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {
@@ -24,8 +26,8 @@ void CustomMaxPool2d(const MaxPool2dAttrs& attrs, const Tensor& input,
   (void)output;
 }
 
-AI3_REGISTER_CUSTOM(MaxPool2dAttrs, CustomMaxPool2d, kCustomMaxPool2dImplemented,
-                    kCustomMaxPool2dIsDefault);
+AI3_REGISTER_CUSTOM(MaxPool2dAttrs, CustomMaxPool2d,
+                    kCustomMaxPool2dImplemented, kCustomMaxPool2dIsDefault);
 
 }  // namespace
 }  // namespace ai3

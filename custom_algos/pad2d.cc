@@ -5,8 +5,8 @@
 // 3. Optionally set kCustomPad2dIsDefault = true so that "default" picks it.
 // 4. Rebuild (./bazelw build //...). ai3.algorithms()["pad2d"] lists "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/pad2d/pad2d.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

@@ -3,10 +3,11 @@
 // 1. Write CustomSigmoid below (see custom_algorithm.h for what you receive).
 // 2. Set kCustomSigmoidImplemented = true.
 // 3. Optionally set kCustomSigmoidIsDefault = true so that "default" picks it.
-// 4. Rebuild (./bazelw build //...). ai3.algorithms()["sigmoid"] lists "custom",
+// 4. Rebuild (./bazelw build //...). ai3.algorithms()["sigmoid"] lists
+// "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/sigmoid/sigmoid.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

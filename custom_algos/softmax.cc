@@ -3,10 +3,11 @@
 // 1. Write CustomSoftmax below (see custom_algorithm.h for what you receive).
 // 2. Set kCustomSoftmaxImplemented = true.
 // 3. Optionally set kCustomSoftmaxIsDefault = true so that "default" picks it.
-// 4. Rebuild (./bazelw build //...). ai3.algorithms()["softmax"] lists "custom",
+// 4. Rebuild (./bazelw build //...). ai3.algorithms()["softmax"] lists
+// "custom",
 //    and every selector can name it.
-#include "custom_algos/custom_algorithm.h"
 #include "core/ops/softmax/softmax.h"
+#include "custom_algos/custom_algorithm.h"
 
 namespace ai3 {
 namespace {

@@ -13,13 +13,13 @@ from __future__ import annotations
 import copy
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 import torchvision
 from torch import nn
 
 import ai3
-import pytest_main
 from ai3.torch import attention
 
 torch.set_num_threads(2)
@@ -87,7 +87,12 @@ def test_cross_attention_unbatched_and_masks(algorithm):
     kpm[1, 8:] = True
     am3 = torch.randn(2 * 3, 7, 11, dtype=dtype)
     swapped = attention.MultiheadAttention(copy.deepcopy(m), algorithm, "mha")
-    for kwargs in ({"attn_mask": am}, {"key_padding_mask": kpm}, {"attn_mask": am, "key_padding_mask": kpm}, {"attn_mask": am3}):
+    for kwargs in (
+        {"attn_mask": am},
+        {"key_padding_mask": kpm},
+        {"attn_mask": am, "key_padding_mask": kpm},
+        {"attn_mask": am3},
+    ):
         with torch.no_grad():
             want = m(q, kv, kv, need_weights=False, **kwargs)[0]
             got, weights = swapped(q, kv, kv, need_weights=False, **kwargs)
@@ -103,9 +108,13 @@ def test_errors_name_the_layer():
     with pytest.raises(ai3.ShapeError, match="multihead_attention layer 'enc.attn'.*must be \\(B, L, D\\)"):
         layer(torch.randn(32))
     with pytest.raises(ai3.InvalidArgument, match="multihead_attention layer 'bad'.*num_heads must be >= 1 and divide"):
-        ai3.layers.MultiheadAttention(m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias, 5, name="bad")
+        ai3.layers.MultiheadAttention(
+            m.in_proj_weight, m.in_proj_bias, m.out_proj.weight, m.out_proj.bias, 5, name="bad"
+        )
     with pytest.raises(ai3.ShapeError, match="multihead_attention layer 'w'.*in_proj_weight has shape \\(32, 32\\)"):
-        ai3.layers.MultiheadAttention(m.in_proj_weight[:32], m.in_proj_bias, m.out_proj.weight, m.out_proj.bias, 4, name="w")
+        ai3.layers.MultiheadAttention(
+            m.in_proj_weight[:32], m.in_proj_bias, m.out_proj.weight, m.out_proj.bias, 4, name="w"
+        )
     cross = ai3_layer(m, "naive", self_attention=False, has_mask=True, name="x")
     q = torch.randn(2, 5, 32)
     with pytest.raises(ai3.ShapeError, match="multihead_attention layer 'x'.*does not broadcast"):
@@ -164,7 +173,9 @@ def test_swap_backend(algorithm):
         x = torch.randn(shape)
         with torch.no_grad():
             want = net(x)
-        model = ai3.swap_backend(net, {"multihead_attention": algorithm, "attention": algorithm}, sample_input_shape=shape)
+        model = ai3.swap_backend(
+            net, {"multihead_attention": algorithm, "attention": algorithm}, sample_input_shape=shape
+        )
         check(model(x), want, torch.float32, f"swap_backend {type(net).__name__} {algorithm}")
         assert any(op in ("attention", "multihead_attention") and algo == algorithm for _, op, algo in model.layers())
 

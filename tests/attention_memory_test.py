@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 
-
 import pytest_main
 
 SCORES = 8192 * 8192 * 4  # bytes of a materialised float32 score matrix

@@ -10,15 +10,14 @@ Then the errors bad inputs raise, naming the layer.
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
+from tolerances import DTYPES, tolerance
 
 import ai3
-import pytest_main
-from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
@@ -173,7 +172,10 @@ def test_torch_custom_op_matches():
 
 def test_mismatched_head_dims():
     q, k, v = qkv((2,), 5, 6, 8, 3, torch.float32)
-    with pytest.raises(ai3.ShapeError, match=r"attention layer 'scaled_dot_product_attention' \(flash\): k's last dimension is 4 but q's is 8"):
+    with pytest.raises(
+        ai3.ShapeError,
+        match=r"attention layer 'scaled_dot_product_attention' \(flash\): k's last dimension is 4 but q's is 8",
+    ):
         ai3.layers.scaled_dot_product_attention(q, k[..., :4], v)
     with pytest.raises(ai3.ShapeError, match="v has 5 keys but k has 6"):
         ai3.layers.scaled_dot_product_attention(q, k, v[:, :5])
@@ -191,7 +193,9 @@ def test_wrong_rank():
 
 def test_mask_not_broadcastable():
     q, k, v = qkv((2,), 5, 6, 8, 3, torch.float32)
-    with pytest.raises(ai3.ShapeError, match=r"attention layer 'scaled_dot_product_attention'.*mask \(5, 7\) does not broadcast"):
+    with pytest.raises(
+        ai3.ShapeError, match=r"attention layer 'scaled_dot_product_attention'.*mask \(5, 7\) does not broadcast"
+    ):
         ai3.layers.scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(5, 7))
     layer = ai3.layers.Attention(has_mask=True, name="m")
     with pytest.raises(ai3.InvalidArgument, match="attention layer 'm': made with has_mask=True but called without"):

@@ -1,4 +1,4 @@
-""""auto" and plans in the Keras and ONNX frontends: the swapped models still
+""" "auto" and plans in the Keras and ONNX frontends: the swapped models still
 compute what the framework does, only applicable algorithms are picked,
 and a plan reproduces its choices. (PyTorch: tuning_test.py, plan_test.py.)"""
 
@@ -7,15 +7,14 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+import pytest_main
 import torch
 from torch import nn
+from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
 
 import ai3
 import ai3.keras
 import ai3.onnx
-import pytest_main
-from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
-
 
 # ---- Keras (NHWC) -------------------------------------------------------------------
 
@@ -71,7 +70,11 @@ ONNX_SHAPE = (1, 3, 12, 12)
 def onnx_file(tmp_path_factory):
     torch.manual_seed(0)
     net = nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.Flatten(), nn.Linear(8 * 6 * 6, 4)
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, stride=2, padding=1),
+        nn.Flatten(),
+        nn.Linear(8 * 6 * 6, 4),
     ).eval()
     path = tmp_path_factory.mktemp("onnx") / "tiny.onnx"
     torch.onnx.export(net, (torch.randn(ONNX_SHAPE),), str(path), input_names=["x"], dynamo=False)
@@ -80,9 +83,7 @@ def onnx_file(tmp_path_factory):
 
 def onnx_algorithms(model):
     return [
-        next(a.s.decode() for a in n.attribute if a.name == "algorithm")
-        for n in model.graph.node
-        if n.domain == "ai3"
+        next(a.s.decode() for a in n.attribute if a.name == "algorithm") for n in model.graph.node if n.domain == "ai3"
     ]
 
 
@@ -122,8 +123,11 @@ def shared_bias_model():
         helper.make_node("Conv", ["h", "w2", "b2"], ["y"], pads=[1, 1, 1, 1]),
     ]
     graph = helper.make_graph(
-        nodes, "shared_bias", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 9, 9])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 9, 9])], initializer=[w1, w2, shared],
+        nodes,
+        "shared_bias",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 9, 9])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 9, 9])],
+        initializer=[w1, w2, shared],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
@@ -133,7 +137,9 @@ def test_onnx_auto_times_convs_whose_bias_is_a_constant_expression(counting):
 
     model = shared_bias_model()
     x = np.random.default_rng(4).standard_normal((1, 3, 9, 9)).astype(np.float32)
-    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    expected = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[
+        0
+    ]
     convs = ai3.onnx.swap_conv2d(model, "auto")
     assert len(onnx_algorithms(convs)) == 2 and counting.calls > 0
     np.testing.assert_allclose(run_session(convs, x), expected, rtol=1e-4, atol=1e-4)

@@ -16,15 +16,14 @@ import random
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
-
-import ai3
-import pytest_main
 from tolerances import DTYPES, tolerance
 
-torch.set_num_threads(2)
+import ai3
 
+torch.set_num_threads(2)
 
 
 def assert_close(got, want, tol: float, what: str) -> None:
@@ -61,9 +60,7 @@ def build(make_layer, algorithm: str):
 def conv_cases() -> list[dict]:
     rng = random.Random(0)
     cases = []
-    for kernel, stride, dilation, groups in itertools.product(
-        [1, 3, 5, 7], [1, 2], [1, 2], [1, 2, "depthwise"]
-    ):
+    for kernel, stride, dilation, groups in itertools.product([1, 3, 5, 7], [1, 2], [1, 2], [1, 2, "depthwise"]):
         in_ch = rng.choice([2, 4, 6]) if groups != 1 else rng.choice([1, 3, 5, 8])
         g = in_ch if groups == "depthwise" else groups
         out_ch = g * rng.choice([1, 2, 3])
@@ -89,7 +86,9 @@ def conv_cases() -> list[dict]:
     # ("same" with an even kernel), a large channel count, a 1x1 unit conv.
     cases += [
         dict(n=2, c=4, h=1, w=1, k=5, kernel=(1, 1), stride=1, padding=(0,) * 4, dilation=1, groups=1, bias=True),
-        dict(n=1, c=3, h=6, w=9, k=4, kernel=(3, 1), stride=(2, 1), padding=(1, 1, 0, 0), dilation=1, groups=1, bias=True),
+        dict(
+            n=1, c=3, h=6, w=9, k=4, kernel=(3, 1), stride=(2, 1), padding=(1, 1, 0, 0), dilation=1, groups=1, bias=True
+        ),
         dict(n=1, c=3, h=8, w=7, k=2, kernel=(2, 2), stride=1, padding=(0, 1, 0, 1), dilation=1, groups=1, bias=False),
         dict(n=1, c=2, h=5, w=5, k=3, kernel=(3, 3), stride=1, padding=(2, 0, 1, 0), dilation=1, groups=1, bias=True),
         dict(n=1, c=32, h=14, w=14, k=48, kernel=(3, 3), stride=1, padding=(1,) * 4, dilation=1, groups=1, bias=True),
@@ -103,9 +102,11 @@ CONV_CASES = conv_cases()
 
 
 def conv_case_id(case: dict) -> str:
-    return "n{n}c{c}_{h}x{w}_k{k}_kern{kernel[0]}x{kernel[1]}_s{stride}_p{padding}_d{dilation}_g{groups}_b{bias:d}".format(
-        **case
-    ).replace(" ", "")
+    return (
+        "n{n}c{c}_{h}x{w}_k{k}_kern{kernel[0]}x{kernel[1]}_s{stride}_p{padding}_d{dilation}_g{groups}_b{bias:d}".format(
+            **case
+        ).replace(" ", "")
+    )
 
 
 def torch_conv(x: torch.Tensor, w: torch.Tensor, b, case: dict) -> torch.Tensor:
@@ -189,7 +190,10 @@ def test_conv2d_input_is_not_copied() -> None:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape,out,bias", [((5, 7), 3, True), ((1, 1), 1, False), ((2, 3, 16), 9, True), ((16,), 4, True), ((64, 300), 129, False)])
+@pytest.mark.parametrize(
+    "shape,out,bias",
+    [((5, 7), 3, True), ((1, 1), 1, False), ((2, 3, 16), 9, True), ((16,), 4, True), ((64, 300), 129, False)],
+)
 @pytest.mark.parametrize("algorithm", algorithms("linear"))
 def test_linear(algorithm, shape, out, bias, dtype) -> None:
     gen = torch.Generator().manual_seed(2)
@@ -245,7 +249,13 @@ def test_maxpool2d(algorithm, case, shape, dtype, layout) -> None:
     want = F.max_pool2d(x, case["kernel"], case["stride"], case["padding"], case["dilation"], case["ceil_mode"])
     layer = build(
         lambda: ai3.layers.MaxPool2d(
-            case["kernel"], case["stride"], case["padding"], case["dilation"], case["ceil_mode"], algorithm=algorithm, layout=layout
+            case["kernel"],
+            case["stride"],
+            case["padding"],
+            case["dilation"],
+            case["ceil_mode"],
+            algorithm=algorithm,
+            layout=layout,
         ),
         algorithm,
     )
@@ -267,10 +277,19 @@ def run_in_layout(layer, x, layout):
 @pytest.mark.parametrize("algorithm", algorithms("avgpool2d"))
 def test_avgpool2d(algorithm, case, count_include_pad, divisor, shape, dtype, layout) -> None:
     x = pooled_input(shape, case, dtype)
-    want = F.avg_pool2d(x, case["kernel"], case["stride"], case["padding"], case["ceil_mode"], count_include_pad, divisor)
+    want = F.avg_pool2d(
+        x, case["kernel"], case["stride"], case["padding"], case["ceil_mode"], count_include_pad, divisor
+    )
     layer = build(
         lambda: ai3.layers.AvgPool2d(
-            case["kernel"], case["stride"], case["padding"], case["ceil_mode"], count_include_pad, divisor, algorithm=algorithm, layout=layout
+            case["kernel"],
+            case["stride"],
+            case["padding"],
+            case["ceil_mode"],
+            count_include_pad,
+            divisor,
+            algorithm=algorithm,
+            layout=layout,
         ),
         algorithm,
     )
@@ -287,11 +306,19 @@ def test_adaptiveavgpool2d(algorithm, output_size, shape, dtype, layout) -> None
     x = torch.randn(*shape, dtype=dtype)
     layer = build(lambda: ai3.layers.AdaptiveAvgPool2d(output_size, algorithm=algorithm, layout=layout), algorithm)
     if layer is not None:
-        assert_close(run_in_layout(layer, x, layout), F.adaptive_avg_pool2d(x, output_size), tolerance(dtype), "adaptiveavgpool2d")
+        assert_close(
+            run_in_layout(layer, x, layout),
+            F.adaptive_avg_pool2d(x, output_size),
+            tolerance(dtype),
+            "adaptiveavgpool2d",
+        )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("shape,start,end", [((2, 3, 4, 5), 1, -1), ((2, 3, 4, 5), 0, -1), ((2, 3, 4, 5), 1, 2), ((2, 3, 4, 5), -2, -1), ((7,), 0, 0)])
+@pytest.mark.parametrize(
+    "shape,start,end",
+    [((2, 3, 4, 5), 1, -1), ((2, 3, 4, 5), 0, -1), ((2, 3, 4, 5), 1, 2), ((2, 3, 4, 5), -2, -1), ((7,), 0, 0)],
+)
 @pytest.mark.parametrize("algorithm", algorithms("flatten"))
 def test_flatten(algorithm, shape, start, end, dtype) -> None:
     x = torch.randn(*shape, dtype=dtype)
@@ -317,7 +344,9 @@ def wide_input(shape, dtype) -> torch.Tensor:
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("shape", ELEMENTWISE_SHAPES, ids=str)
-@pytest.mark.parametrize("bounds", [(0.0, 6.0), (-1.0, 1.0), (-2.5, 0.5), (None, 1.0), (-1.0, None), (3.0, -3.0)], ids=str)
+@pytest.mark.parametrize(
+    "bounds", [(0.0, 6.0), (-1.0, 1.0), (-2.5, 0.5), (None, 1.0), (-1.0, None), (3.0, -3.0)], ids=str
+)
 @pytest.mark.parametrize("algorithm", algorithms("clamp"))
 def test_clamp(algorithm, bounds, shape, dtype) -> None:
     lo, hi = bounds
@@ -363,9 +392,25 @@ def test_unary_activation_special_values(op) -> None:
     torch.testing.assert_close(make("direct")(x), reference(x), equal_nan=True, atol=1e-300, rtol=1e-12)
 
 
-SOFTMAX_CASES = [((7,), 0), ((7,), -1), ((3, 5), 0), ((3, 5), 1), ((3, 5), -1), ((2, 3, 4, 5), 1), ((2, 3, 4, 5), -1),
-                 ((2, 3, 4, 5), 2), ((2, 3, 4, 5), 0), ((2, 3, 4, 5), -3), ((1, 1000), 1), ((4, 300, 2), 1),
-                 ((2, 600, 1, 300), 3), ((2, 3, 0), 1), ((), 0), ((), -1), ((5, 1), 1)]
+SOFTMAX_CASES = [
+    ((7,), 0),
+    ((7,), -1),
+    ((3, 5), 0),
+    ((3, 5), 1),
+    ((3, 5), -1),
+    ((2, 3, 4, 5), 1),
+    ((2, 3, 4, 5), -1),
+    ((2, 3, 4, 5), 2),
+    ((2, 3, 4, 5), 0),
+    ((2, 3, 4, 5), -3),
+    ((1, 1000), 1),
+    ((4, 300, 2), 1),
+    ((2, 600, 1, 300), 3),
+    ((2, 3, 0), 1),
+    ((), 0),
+    ((), -1),
+    ((5, 1), 1),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
@@ -417,8 +462,21 @@ def test_pad2d_int_and_pair_padding_and_errors() -> None:
 
 def test_every_op_has_direct() -> None:
     table = ai3.algorithms()
-    for op in ["conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten",
-               "clamp", "sigmoid", "silu", "tanh", "softmax", "pad2d"]:
+    for op in [
+        "conv2d",
+        "linear",
+        "relu",
+        "maxpool2d",
+        "avgpool2d",
+        "adaptiveavgpool2d",
+        "flatten",
+        "clamp",
+        "sigmoid",
+        "silu",
+        "tanh",
+        "softmax",
+        "pad2d",
+    ]:
         assert "direct" in table[op], op
     for name in ["direct", "smm", "gemm", "kn2row", "winograd", "implicit gemm", "guess", "custom"]:
         assert name in table["conv2d"], name

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 
 import ai3
-import pytest_main
 from ai3 import _core, errors, layers, model, spec
 from ai3.spec import MODEL_INPUT, LayerSpec
 
@@ -50,7 +50,12 @@ BROADCASTS = [
     ((), (3,)),
     ((2, 0, 3), (1, 3)),
 ]
-BINARY = {"add": (layers.Add, np.add), "sub": (layers.Sub, np.subtract), "mul": (layers.Mul, np.multiply), "div": (layers.Div, np.divide)}
+BINARY = {
+    "add": (layers.Add, np.add),
+    "sub": (layers.Sub, np.subtract),
+    "mul": (layers.Mul, np.multiply),
+    "div": (layers.Div, np.divide),
+}
 
 
 @pytest.mark.parametrize("op", sorted(BINARY))
@@ -69,7 +74,9 @@ def test_binary_torch_tensors_and_errors():
     got = layers.Mul(name="m")(a, b)
     assert isinstance(got, torch.Tensor)
     torch.testing.assert_close(got, a * b)
-    with pytest.raises(errors.ShapeError, match=r"add layer 'bad' \(direct\): input 0 \(2, 3\) and input 1 \(2, 2\) do not broadcast"):
+    with pytest.raises(
+        errors.ShapeError, match=r"add layer 'bad' \(direct\): input 0 \(2, 3\) and input 1 \(2, 2\) do not broadcast"
+    ):
         layers.Add(name="bad")(np.zeros((2, 3), np.float32), np.zeros((2, 2), np.float32))
     with pytest.raises(errors.InvalidArgument, match="sub layer 's': takes 2 inputs, got 1"):
         layers.Sub(name="s")(np.zeros(3, np.float32))
@@ -118,7 +125,13 @@ def test_matmul_errors():
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize(
     "shape,target,want",
-    [((2, 3, 4), [2, 12], (2, 12)), ((2, 3, 4), [-1, 4], (6, 4)), ((2, 3, 4), [0, -1], (2, 12)), ((2, 3, 4), [0, 0, 2, 2], (2, 3, 2, 2)), ((5,), [1, 5, 1], (1, 5, 1))],
+    [
+        ((2, 3, 4), [2, 12], (2, 12)),
+        ((2, 3, 4), [-1, 4], (6, 4)),
+        ((2, 3, 4), [0, -1], (2, 12)),
+        ((2, 3, 4), [0, 0, 2, 2], (2, 3, 2, 2)),
+        ((5,), [1, 5, 1], (1, 5, 1)),
+    ],
 )
 def test_reshape(dtype, shape, target, want):
     x = rand(shape, dtype)
@@ -126,14 +139,19 @@ def test_reshape(dtype, shape, target, want):
 
 
 def test_reshape_errors():
-    with pytest.raises(errors.ShapeError, match=r"reshape layer 'r' \(direct\): cannot reshape input \(2, 3\) \(6 elements\) to \(4, -1\)"):
+    with pytest.raises(
+        errors.ShapeError,
+        match=r"reshape layer 'r' \(direct\): cannot reshape input \(2, 3\) \(6 elements\) to \(4, -1\)",
+    ):
         layers.Reshape([4, -1], name="r")(np.zeros((2, 3), np.float32))
     with pytest.raises(errors.InvalidArgument, match="more than one -1"):
         layers.Reshape([-1, -1], name="r")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("dims", [(0, 2, 3, 1), (0, 3, 1, 2), (3, 2, 1, 0), (0, 1, 3, 2), (-4, -2, -1, -3), (1, 0, 2, 3)])
+@pytest.mark.parametrize(
+    "dims", [(0, 2, 3, 1), (0, 3, 1, 2), (3, 2, 1, 0), (0, 1, 3, 2), (-4, -2, -1, -3), (1, 0, 2, 3)]
+)
 def test_permute(dtype, dims):
     x = rand((2, 3, 40, 35), dtype)
     close(layers.Permute(dims, name="p")(x), np.transpose(x, dims), dtype)
@@ -146,7 +164,16 @@ def test_permute_errors():
         layers.Permute([2, 0, 1], name="p")(np.zeros((2, 3), np.float32))
 
 
-SLICES = [(1, 0, 2, 1), (1, 1, None, 1), (-1, None, -1, 2), (2, -3, None, 1), (1, None, None, -1), (2, 5, 0, -2), (0, 10, 20, 1), (-2, -100, 100, 3)]
+SLICES = [
+    (1, 0, 2, 1),
+    (1, 1, None, 1),
+    (-1, None, -1, 2),
+    (2, -3, None, 1),
+    (1, None, None, -1),
+    (2, 5, 0, -2),
+    (0, 10, 20, 1),
+    (-2, -100, 100, 3),
+]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -189,7 +216,10 @@ def test_layernorm(dtype, shape, axes, affine):
 
 
 def test_layernorm_errors():
-    with pytest.raises(errors.ShapeError, match=r"layernorm layer 'ln' \(direct\): input \(2, 5\) ends in \(5,\) but the weights are shaped \(4,\)"):
+    with pytest.raises(
+        errors.ShapeError,
+        match=r"layernorm layer 'ln' \(direct\): input \(2, 5\) ends in \(5,\) but the weights are shaped \(4,\)",
+    ):
         layers.LayerNorm(np.ones(4, np.float32), name="ln")(np.zeros((2, 5), np.float32))
 
 
@@ -223,16 +253,25 @@ def test_adaptivemaxpool2d(dtype, size, layout):
 def test_mean(dtype, axes, keepdim):
     x = rand((2, 3, 5, 6), dtype)
     dims = axes if axes else list(range(4))
-    close(layers.Mean(axes, keepdim, name="m")(x), torch.mean(torch.from_numpy(x), dim=dims, keepdim=keepdim).numpy(), dtype)
+    close(
+        layers.Mean(axes, keepdim, name="m")(x),
+        torch.mean(torch.from_numpy(x), dim=dims, keepdim=keepdim).numpy(),
+        dtype,
+    )
 
 
 def test_mean_errors():
-    with pytest.raises(errors.ShapeError, match=r"mean layer 'm' \(direct\): axis 1 \(dimension 1\) is given twice|axis -1 \(dimension 1\) is given twice"):
+    with pytest.raises(
+        errors.ShapeError,
+        match=r"mean layer 'm' \(direct\): axis 1 \(dimension 1\) is given twice|axis -1 \(dimension 1\) is given twice",
+    ):
         layers.Mean([1, -1], name="m")(np.zeros((2, 3), np.float32))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shifts,axes", [([3], [1]), ([-3, -3], [1, 2]), ([1, 2], [0, -1]), ([10], [-1]), ([1, 1], [2, 2])])
+@pytest.mark.parametrize(
+    "shifts,axes", [([3], [1]), ([-3, -3], [1, 2]), ([1, 2], [0, -1]), ([10], [-1]), ([1, 1], [2, 2])]
+)
 def test_roll(dtype, shifts, axes):
     x = rand((2, 6, 5, 3), dtype)
     close(layers.Roll(shifts, axes, name="r")(x), torch.roll(torch.from_numpy(x), shifts, axes).numpy(), dtype)
@@ -272,7 +311,9 @@ def test_model_with_multi_input_nodes(dtype):
     s = (t @ torch.from_numpy(wq)) @ t.transpose(1, 2)
     r = F.log_softmax(s + torch.from_numpy(bias), -1) - s
     want = F.gelu(F.layer_norm(r, (5,), torch.from_numpy(g), torch.from_numpy(b)), approximate="tanh").mean(1)
-    np.testing.assert_allclose(m(x), want.numpy(), rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4 if dtype == np.float32 else 1e-10)
+    np.testing.assert_allclose(
+        m(x), want.numpy(), rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-4 if dtype == np.float32 else 1e-10
+    )
     assert [op for _, op, _ in m.layers()][:3] == ["matmul", "permute", "matmul"]
 
 
@@ -311,7 +352,12 @@ def test_fold_batchnorm_into_linear(dtype):
     lin = torch.nn.Linear(6, 4).double()
     bn, w = _batchnorm1d(4)
     specs = [
-        LayerSpec("fc", "linear", [MODEL_INPUT], weights={"weight": lin.weight.detach().numpy().copy(), "bias": lin.bias.detach().numpy().copy()}),
+        LayerSpec(
+            "fc",
+            "linear",
+            [MODEL_INPUT],
+            weights={"weight": lin.weight.detach().numpy().copy(), "bias": lin.bias.detach().numpy().copy()},
+        ),
         LayerSpec("bn", "batchnorm2d", [0], {"eps": bn.eps}, w, input_shape=(3, 4)),
         LayerSpec("out", "relu", [1]),
     ]
@@ -320,7 +366,9 @@ def test_fold_batchnorm_into_linear(dtype):
     m = model.build(folded, out, "default", dtype=np.dtype(dtype), layout="NCHW")
     x = rand((3, 6), dtype)
     want = torch.relu(bn(lin(torch.from_numpy(x).double()))).detach().numpy()
-    np.testing.assert_allclose(m(x), want, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5 if dtype == np.float32 else 1e-10)
+    np.testing.assert_allclose(
+        m(x), want, rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5 if dtype == np.float32 else 1e-10
+    )
     # (N, C, L) after a linear normalises dim 1, not the features: no fold;
     # it runs as batchnorm2d between reshapes.
     specs[1].input_shape = (3, 4, 5)
@@ -349,7 +397,24 @@ def test_batchnorm1d_unfolded(dtype, shape, layout):
 
 def test_algorithms_listed():
     ops = {op for op, _, _ in ai3._core.algorithms()}
-    for op in ("add", "sub", "mul", "div", "matmul", "reshape", "permute", "slice", "log_softmax", "layernorm", "gelu", "hardswish", "hardsigmoid", "adaptivemaxpool2d", "mean", "roll"):
+    for op in (
+        "add",
+        "sub",
+        "mul",
+        "div",
+        "matmul",
+        "reshape",
+        "permute",
+        "slice",
+        "log_softmax",
+        "layernorm",
+        "gelu",
+        "hardswish",
+        "hardsigmoid",
+        "adaptivemaxpool2d",
+        "mean",
+        "roll",
+    ):
         assert op in ops and op in model.CORE_OPS, op
 
 

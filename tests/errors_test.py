@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 
 import ai3
-import pytest_main
 
 
 def conv(**kwargs):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import keras
 import pytest
+import pytest_main
 from tuning_fixtures import cache  # noqa: F401 (fixture)
 
 import ai3
-import pytest_main
 from ai3 import explore
 
 
@@ -18,10 +18,16 @@ def outside_bazel_run(cache, monkeypatch):
 
 
 def test_explore_a_saved_keras_model(tmp_path):
-    model = keras.Sequential([
-        keras.Input((16, 16, 3)), keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
-        keras.layers.MaxPooling2D(), keras.layers.Conv2D(8, 3), keras.layers.GlobalAveragePooling2D(), keras.layers.Dense(4),
-    ])
+    model = keras.Sequential(
+        [
+            keras.Input((16, 16, 3)),
+            keras.layers.Conv2D(8, 3, padding="same", activation="relu"),
+            keras.layers.MaxPooling2D(),
+            keras.layers.Conv2D(8, 3),
+            keras.layers.GlobalAveragePooling2D(),
+            keras.layers.Dense(4),
+        ]
+    )
     path = tmp_path / "small.keras"
     model.save(path)
     loaded = explore.load_model(str(path))

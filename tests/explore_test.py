@@ -9,13 +9,13 @@ import subprocess
 import sys
 
 import pytest
+import pytest_main
 import torch
 from torch import nn
+from tuning_fixtures import cache  # noqa: F401 (fixture)
 
 import ai3
 from ai3 import explore
-import pytest_main
-from tuning_fixtures import cache  # noqa: F401 (fixture)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -52,8 +52,14 @@ def test_explore_onnx_from_the_command_line(tmp_path, command):
     # "script" is how `bazel run //:explore` starts it: the file itself.
     torch.manual_seed(0)
     net = nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1), nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4),
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(8, 4),
     ).eval()
     path = tmp_path / "tiny.onnx"
     torch.onnx.export(net, (torch.randn(1, 3, 16, 16),), str(path), input_names=["x"], dynamo=False)
@@ -61,7 +67,10 @@ def test_explore_onnx_from_the_command_line(tmp_path, command):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     done = subprocess.run(
         [sys.executable, *command, "--onnx", str(path), "--out", str(out)],
-        env=env, capture_output=True, text=True, timeout=600,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ai3 explore" in done.stdout and "end to end" in done.stdout
@@ -74,8 +83,15 @@ def test_explore_onnx_from_the_command_line(tmp_path, command):
 def tiny_net():
     torch.manual_seed(0)
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(8, 8, 3, padding=1),
-        nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4),
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Conv2d(8, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(8, 4),
     ).eval()
 
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 import torchvision
+from tolerances import DTYPES, tolerance
 from torch import nn
 
 import ai3
-import pytest_main
 from ai3.torch.fallback import FallbackModule
-from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
@@ -189,7 +189,9 @@ def test_onnx_fallback_runs_the_rest_in_ai3(dtype):
         x = np.random.default_rng(batch).standard_normal((batch, 3, 8, 8)).astype(dtype)
         (want,) = session.run(None, {"x": x})
         got = split(x)
-        np.testing.assert_allclose(got, want, rtol=0, atol=(1e-4 if dtype == np.float32 else 1e-10) * max(1.0, np.abs(want).max()))
+        np.testing.assert_allclose(
+            got, want, rtol=0, atol=(1e-4 if dtype == np.float32 else 1e-10) * max(1.0, np.abs(want).max())
+        )
         (again,) = split.run(None, {"x": x})
         np.testing.assert_array_equal(again, got)
 

@@ -10,13 +10,13 @@ Tolerance: tolerances.tolerance(dtype) relative to max|torch|.
 from __future__ import annotations
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
+from tolerances import DTYPES, tolerance
 from torch import nn
 
 import ai3
-import pytest_main
-from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
@@ -123,7 +123,9 @@ class StridedSame(nn.Module):
 
 
 def test_computed_weight_is_refused_naming_the_node():
-    with pytest.raises(ai3.UnsupportedOperation, match=r"fx node 'linear'.*weight is 'w', a tensor computed in forward"):
+    with pytest.raises(
+        ai3.UnsupportedOperation, match=r"fx node 'linear'.*weight is 'w', a tensor computed in forward"
+    ):
         ai3.swap_backend(ComputedWeight().eval(), sample_input_shape=[(1, 3), (4, 3)])
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 
 import ai3
 from ai3 import fusion
 from ai3.spec import MODEL_INPUT, LayerSpec
-import pytest_main
 
 ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0), "clamp": (-0.5, 0.75)}
 CONV_ALGORITHMS = [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
@@ -262,13 +262,16 @@ def test_functions_fuse_on_cpu_only_and_not_twice() -> None:
         _spec("h1", "hardswish", [3]),  # its producer was fused away: stays
     ]
     chosen = {i: "direct" for i in range(5)}
-    out, output, _ = fusion.fuse_activations([LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen))
+    out, output, _ = fusion.fuse_activations(
+        [LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen)
+    )
     assert [s.name for s in out] == ["c0", "c1", "h1"] and output == 2
     assert out[0].attrs["activation_fn"] == "silu" and "activation" not in out[0].attrs
     assert out[1].attrs["activation"] == (0.0, float("inf"))
-    gpu, _, _ = fusion.fuse_activations([LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen), device="cuda")
+    gpu, _, _ = fusion.fuse_activations(
+        [LayerSpec(s.name, s.op, list(s.inputs), dict(s.attrs)) for s in specs], 4, dict(chosen), device="cuda"
+    )
     assert [s.name for s in gpu] == ["c0", "s0", "c1", "h1"]  # the relu still fuses
-
 
 
 class PreActivation(torch.nn.Module):
@@ -372,7 +375,15 @@ def test_densenet_block_concats_without_copies(dtype) -> None:
     specs, output, _ = fx.to_specs(net, shape)
     specs, output = prepare_specs(specs, output, "NCHW")
     for plan in ("keep", None):
-        model = ai3_model.build(copy.deepcopy(specs), output, {"conv2d": "default"}, dtype=dtype, layout="NCHW", sample_input_shape=shape, layout_plan=plan)
+        model = ai3_model.build(
+            copy.deepcopy(specs),
+            output,
+            {"conv2d": "default"},
+            dtype=dtype,
+            layout="NCHW",
+            sample_input_shape=shape,
+            layout_plan=plan,
+        )
         ops = [op for _, op, _ in model.layers()]
         assert "relu" not in ops, ops  # every BN -> ReLU is one layer
         for batch in (1, 2):

@@ -20,9 +20,9 @@ import sys
 import textwrap
 
 import pytest
+import pytest_main
 
 import ai3
-import pytest_main
 
 
 def cpu_has_avx512() -> bool:

@@ -21,10 +21,10 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import pytest_main  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 import ai3  # noqa: E402
-import pytest_main  # noqa: E402
 from ai3 import model as ai3_model  # noqa: E402
 from ai3.keras import coverage, graph  # noqa: E402
 
@@ -44,9 +44,14 @@ def randomize_batchnorm(model: keras.Model, seed: int = 0) -> None:
     rng = np.random.RandomState(seed)
     for layer in _all_layers(model):
         if isinstance(layer, L.BatchNormalization):
-            layer.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) if v.name in ("gamma", "moving_variance")
-                               else (0.1 * rng.randn(*w.shape)).astype(w.dtype)
-                               for v, w in zip(layer.weights, layer.get_weights())])
+            layer.set_weights(
+                [
+                    rng.uniform(0.5, 1.5, w.shape).astype(w.dtype)
+                    if v.name in ("gamma", "moving_variance")
+                    else (0.1 * rng.randn(*w.shape)).astype(w.dtype)
+                    for v, w in zip(layer.weights, layer.get_weights())
+                ]
+            )
 
 
 def _all_layers(model):
@@ -82,6 +87,7 @@ def check(model, x, algos=None, sample_input_shape=None, **kw):
 # keras.applications: every family (ai3.keras.coverage.MODELS), batch 2,
 # random batch-norm statistics, logits; tolerance per model in MODELS.
 
+
 @pytest.mark.parametrize("name", sorted(coverage.MODELS))
 def test_application(name):
     model, x = coverage.build(name), coverage.input_for(name)
@@ -101,6 +107,7 @@ def test_coverage_rows():
 # --------------------------------------------------------------------------
 # graphs
 
+
 def branchy_model():
     """Branches (Add, Concatenate), a nested Functional and a nested
     Sequential, a layer shared by two calls."""
@@ -110,7 +117,9 @@ def branchy_model():
     y = L.BatchNormalization(name="inner_bn")(y)
     y = L.ReLU(name="inner_relu")(y)
     inner = keras.Model(inner_in, L.Add(name="inner_add")([y, inner_in]), name="inner")
-    seq = keras.Sequential([keras.Input((8, 8, 12)), L.Conv2D(4, 1, name="seq_conv"), L.ReLU(name="seq_relu")], name="seq")
+    seq = keras.Sequential(
+        [keras.Input((8, 8, 12)), L.Conv2D(4, 1, name="seq_conv"), L.ReLU(name="seq_relu")], name="seq"
+    )
 
     i = keras.Input((16, 16, 3))
     x = L.Conv2D(6, 3, padding="same", activation="relu", name="stem")(i)
@@ -163,10 +172,16 @@ def test_tensor_sum_and_broadcast():
     check(keras.Model(i, L.Subtract(name="minus")([a, g])), inputs((2, 6, 6, 4)))
 
 
-@pytest.mark.parametrize("expr,op,reverse", [
-    (lambda a: a + 1.5, "add", False), (lambda a: 2.0 - a, "sub", True), (lambda a: a * 0.25, "mul", False),
-    (lambda a: a / 3.0, "div", False), (lambda a: 2.0 / (a * a + 1.0), "div", True),
-])
+@pytest.mark.parametrize(
+    "expr,op,reverse",
+    [
+        (lambda a: a + 1.5, "add", False),
+        (lambda a: 2.0 - a, "sub", True),
+        (lambda a: a * 0.25, "mul", False),
+        (lambda a: a / 3.0, "div", False),
+        (lambda a: 2.0 / (a * a + 1.0), "div", True),
+    ],
+)
 def test_tensor_ops_with_constants(expr, op, reverse):
     i = keras.Input((5, 5, 3))
     a = L.Conv2D(3, 1, name="a")(i)
@@ -246,7 +261,10 @@ def test_multihead_attention():
             for w in layer.weights:
                 w.assign((0.3 * rng.randn(*w.shape)).astype("float32"))
     specs, _ = graph.to_specs(model)
-    assert [(s.op, len(s.inputs)) for s in specs if s.op == "multihead_attention"] == [("multihead_attention", 1), ("multihead_attention", 3)]
+    assert [(s.op, len(s.inputs)) for s in specs if s.op == "multihead_attention"] == [
+        ("multihead_attention", 1),
+        ("multihead_attention", 3),
+    ]
     assert specs[2].attrs == {"num_heads": 4, "batch_first": True, "causal": True}
     check(model, inputs((2, 5, 8)))
     j = keras.Input((5, 8))
@@ -269,7 +287,12 @@ def test_dense_any_rank_and_layernorm(rank):
     x = L.LayerNormalization(axis=list(range(1, rank)), center=False, name="ln_all")(x)
     model = keras.Model(i, x)
     for layer in (model.get_layer("ln"), model.get_layer("ln_all")):
-        layer.set_weights([np.random.RandomState(k).uniform(0.5, 1.5, w.shape).astype("float32") for k, w in enumerate(layer.get_weights())])
+        layer.set_weights(
+            [
+                np.random.RandomState(k).uniform(0.5, 1.5, w.shape).astype("float32")
+                for k, w in enumerate(layer.get_weights())
+            ]
+        )
     specs, _ = graph.to_specs(model)
     ops = [s.op for s in specs]
     assert ops[0] == "layernorm" and specs[0].attrs["axes"] == 1 and specs[-1].attrs["axes"] == rank - 1
@@ -353,7 +376,10 @@ def test_leaky_relu():
     i = keras.Input((7, 7, 3))
     x = L.LeakyReLU(negative_slope=0.1)(L.Conv2D(4, 3)(i))
     model = keras.Model(i, L.LeakyReLU()(x))  # Keras' default slope, 0.3
-    assert [s.attrs["alpha"] for s in graph.to_specs(model)[0] if s.op == "leaky_relu"] == [pytest.approx(0.1), pytest.approx(0.3)]
+    assert [s.attrs["alpha"] for s in graph.to_specs(model)[0] if s.op == "leaky_relu"] == [
+        pytest.approx(0.1),
+        pytest.approx(0.3),
+    ]
     check(model, inputs((3, 7, 7, 3)))
 
 
@@ -383,9 +409,21 @@ def test_batchnorm_without_scale_or_center():
 
 @pytest.mark.parametrize(
     "activation,op",
-    [("relu", "relu"), ("linear", None), ("relu6", "clamp"), ("sigmoid", "sigmoid"), ("swish", "silu"), ("silu", "silu"),
-     ("tanh", "tanh"), ("softmax", "softmax"), ("log_softmax", "log_softmax"), ("gelu", "gelu"),
-     ("hard_silu", "hardswish"), ("hard_swish", "hardswish"), ("hard_sigmoid", "hardsigmoid")],
+    [
+        ("relu", "relu"),
+        ("linear", None),
+        ("relu6", "clamp"),
+        ("sigmoid", "sigmoid"),
+        ("swish", "silu"),
+        ("silu", "silu"),
+        ("tanh", "tanh"),
+        ("softmax", "softmax"),
+        ("log_softmax", "log_softmax"),
+        ("gelu", "gelu"),
+        ("hard_silu", "hardswish"),
+        ("hard_swish", "hardswish"),
+        ("hard_sigmoid", "hardsigmoid"),
+    ],
 )
 def test_activations(activation, op):
     i = keras.Input((5, 5, 3))
@@ -433,7 +471,14 @@ def test_zero_padding():
 def test_sequential_model():
     keras.utils.set_random_seed(4)
     model = keras.Sequential(
-        [keras.Input((12, 12, 3)), L.Conv2D(4, 3, activation="relu"), L.MaxPooling2D(), L.Flatten(), L.Dropout(0.2), L.Dense(10)]
+        [
+            keras.Input((12, 12, 3)),
+            L.Conv2D(4, 3, activation="relu"),
+            L.MaxPooling2D(),
+            L.Flatten(),
+            L.Dropout(0.2),
+            L.Dense(10),
+        ]
     )
     check(model, inputs((3, 12, 12, 3)))
     unbuilt = keras.Sequential([L.Conv2D(4, 3), L.GlobalAveragePooling2D(), L.Dense(2)])
@@ -454,6 +499,7 @@ def test_float64_override():
 
 # --------------------------------------------------------------------------
 # selectors, inputs, errors
+
 
 def small_model():
     keras.utils.set_random_seed(5)

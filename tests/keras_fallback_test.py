@@ -14,9 +14,9 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import pytest_main  # noqa: E402
 
 import ai3  # noqa: E402
-import pytest_main  # noqa: E402
 from ai3.keras import graph  # noqa: E402
 
 L = keras.layers

@@ -12,11 +12,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import numpy as np
 import pytest
+import pytest_main
 import tensorflow as tf
 
 import ai3
 import ai3.keras
-import pytest_main
 
 tf.config.threading.set_intra_op_parallelism_threads(2)
 tf.config.threading.set_inter_op_parallelism_threads(1)
@@ -293,7 +293,18 @@ SINGLE_LAYER_CASES = {
     "Resizing": (lambda: keras.layers.Resizing(7, 5), (4, 6, 2)),
     **{
         f"Activation({name})": (lambda name=name: keras.layers.Activation(name), (4, 6))
-        for name in ("relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "softmax", "log_softmax", "hard_silu", "hard_sigmoid")
+        for name in (
+            "relu",
+            "relu6",
+            "sigmoid",
+            "tanh",
+            "silu",
+            "gelu",
+            "softmax",
+            "log_softmax",
+            "hard_silu",
+            "hard_sigmoid",
+        )
     },
     # issue 17
     "ELU": (lambda: keras.layers.ELU(), (4, 5, 3)),
@@ -357,7 +368,9 @@ def test_layer_variables_are_the_weights(tmp_path) -> None:
 def test_tf_function_and_batch_sizes() -> None:
     model = functional()
     swapped = swap_all(model, "gemm")
-    f = tf.function(lambda t: swapped(t, training=False), input_signature=[tf.TensorSpec([None, 16, 16, 3], tf.float32)])
+    f = tf.function(
+        lambda t: swapped(t, training=False), input_signature=[tf.TensorSpec([None, 16, 16, 3], tf.float32)]
+    )
     rng = np.random.default_rng(9)
     for batch in (1, 5, 2):
         x = rng.standard_normal((batch, 16, 16, 3), dtype=np.float32)
@@ -365,7 +378,9 @@ def test_tf_function_and_batch_sizes() -> None:
         assert rel_err(f(x), ref) < 1e-4
         assert rel_err(swapped(x), ref) < 1e-4
     # a graph with unknown spatial size: "same" padding is computed per call
-    g = tf.function(lambda t: swapped.get_layer("stem")(t), input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32)])
+    g = tf.function(
+        lambda t: swapped.get_layer("stem")(t), input_signature=[tf.TensorSpec([None, None, None, 3], tf.float32)]
+    )
     for h, w in ((16, 16), (9, 12)):
         x = rng.standard_normal((2, h, w, 3), dtype=np.float32)
         assert rel_err(g(x), model.get_layer("stem")(x)) < 1e-4
@@ -474,7 +489,9 @@ def test_bad_input() -> None:
         swapped.layers[3](tf.zeros((2, 3), tf.int32))  # relu
     # in a traced graph, the shape function reports the same error
     with pytest.raises(ai3.ShapeError, match="conv2d layer"):
-        tf.function(lambda t: conv(t), autograph=False).get_concrete_function(tf.TensorSpec([None, 8, 8, 5], tf.float32))
+        tf.function(lambda t: conv(t), autograph=False).get_concrete_function(
+            tf.TensorSpec([None, 8, 8, 5], tf.float32)
+        )
 
 
 if __name__ == "__main__":

@@ -11,13 +11,13 @@ import threading
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
-
-import ai3
-import pytest_main
 from tolerances import DTYPES
 from tolerances import tolerance as tol
+
+import ai3
 from ai3 import _core
 
 torch.set_num_threads(2)
@@ -69,7 +69,12 @@ def test_batchnorm2d_without_affine_and_core_signature() -> None:
     core = _core.make_layer(
         "batchnorm2d",
         dict(eps=1e-5, layout="NCHW"),
-        dict(weight=np.ones(5, np.float32), bias=np.zeros(5, np.float32), running_mean=mean.numpy(), running_var=var.numpy()),
+        dict(
+            weight=np.ones(5, np.float32),
+            bias=np.zeros(5, np.float32),
+            running_mean=mean.numpy(),
+            running_var=var.numpy(),
+        ),
         algorithm="default",
         name="bn",
     )
@@ -322,7 +327,9 @@ def test_wrong_input_channels_names_the_layer() -> None:
     m = _core.Model()
     c = m.add_layer(ai3.layers.Conv2d(torch.randn(32, 3, 1, 1), name="stem")._core_layer, IN)
     m.add_layer(ai3.layers.Conv2d(torch.randn(64, 64, 3, 3), algorithm="gemm", name="layer1.0.conv1")._core_layer, c)
-    with pytest.raises(ai3.ShapeError, match=r"conv2d layer 'layer1.0.conv1' \(gemm\): input .* has 32 channels, the layer expects 64"):
+    with pytest.raises(
+        ai3.ShapeError, match=r"conv2d layer 'layer1.0.conv1' \(gemm\): input .* has 32 channels, the layer expects 64"
+    ):
         m.output_shape([1, 3, 8, 8])
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import pytest_main
 import torch
 
 import ai3
-import pytest_main
 
 torch.set_num_threads(2)
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 import copy
 import pickle
 
-import ai3
 import numpy as np
 import pytest
 import torch
 import torchvision
 from round_trips import round_trips
 from torch import nn
+
+import ai3
 
 
 def _conv_algorithm(conv: nn.Conv2d) -> str:
@@ -30,7 +31,9 @@ def test_resnet18_round_trips_keep_algorithms_weights_and_results(dtype) -> None
     want = m(x)
     for how, copied in round_trips(m).items():
         assert copied.layers() == m.layers(), how
-        assert (copied.dtype, copied.layout, copied.sample_input_shape) == (m.dtype, m.layout, m.sample_input_shape), how
+        assert (copied.dtype, copied.layout, copied.sample_input_shape) == (m.dtype, m.layout, m.sample_input_shape), (
+            how
+        )
         torch.testing.assert_close(copied(x), want, rtol=0, atol=0, msg=how)
         assert copied.layout_decision.plan == m.layout_decision.plan, how
 

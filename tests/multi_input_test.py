@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
+from round_trips import round_trips
+from tolerances import DTYPES, tolerance
 from torch import nn
 
 import ai3
 import ai3.onnx
-import pytest_main
 from ai3 import _core, layers
-from round_trips import round_trips
-from tolerances import DTYPES, tolerance
 
 torch.set_num_threads(2)
 
@@ -147,8 +147,14 @@ def _onnx_two_inputs(dtype):
     graph = helper.make_graph(
         nodes,
         "two",
-        [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8]), helper.make_tensor_value_info("y", elem, ["N", 4, 8, 8])],
-        [helper.make_tensor_value_info("out", elem, ["N", 4, 8, 8]), helper.make_tensor_value_info("sum", elem, ["N", 4, 8, 8])],
+        [
+            helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8]),
+            helper.make_tensor_value_info("y", elem, ["N", 4, 8, 8]),
+        ],
+        [
+            helper.make_tensor_value_info("out", elem, ["N", 4, 8, 8]),
+            helper.make_tensor_value_info("sum", elem, ["N", 4, 8, 8]),
+        ],
         [w],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
@@ -171,7 +177,9 @@ def test_onnx_two_inputs_two_outputs_match_onnxruntime(dtype):
         got = model(y=y, x=x)
         assert isinstance(got, tuple) and len(got) == 2
         for g, w in zip(got, want):
-            np.testing.assert_allclose(g, w, rtol=0, atol=(1e-4 if dtype == np.float32 else 1e-10) * max(1.0, np.abs(w).max()))
+            np.testing.assert_allclose(
+                g, w, rtol=0, atol=(1e-4 if dtype == np.float32 else 1e-10) * max(1.0, np.abs(w).max())
+            )
     with pytest.raises(ai3.ShapeError, match="has 2 inputs"):
         ai3.onnx.swap_backend(proto, sample_input_shape=(2, 3, 8, 8))
 

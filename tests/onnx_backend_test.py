@@ -18,7 +18,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 import pytest_main
 
 onnx = pytest.importorskip("onnx")
@@ -26,10 +25,11 @@ ort = pytest.importorskip("onnxruntime")
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
 
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
 import ai3  # noqa: E402
 from ai3 import model as ai3_model  # noqa: E402
 from ai3.onnx import coverage, graph  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 torch.set_num_threads(max(1, min(4, os.cpu_count() or 1)))
 
@@ -67,8 +67,14 @@ def _export(module, size, path, opset, dynamic_batch=False):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(
-            module, (x,), str(path), opset_version=opset, input_names=["input"], output_names=["output"],
-            dynamo=False, **kwargs
+            module,
+            (x,),
+            str(path),
+            opset_version=opset,
+            input_names=["input"],
+            output_names=["output"],
+            dynamo=False,
+            **kwargs,
         )
 
 
@@ -100,9 +106,11 @@ def assert_close(got, want, rel=1e-4):
 # -- every torchvision family ---------------------------------------------------
 CORE_OPS = set(ai3_model.CORE_OPS) | set(ai3_model.GRAPH_OPS) | {"identity"}
 
-ZOO_CASES = [(family, 17) for family in coverage.FAMILIES] + [
-    (family, 13) for family in ("convnext", "mobilenet_v3", "shufflenet_v2", "swin")
-] + [(family, 18) for family in ("mnasnet", "vit", "efficientnet")]
+ZOO_CASES = (
+    [(family, 17) for family in coverage.FAMILIES]
+    + [(family, 13) for family in ("convnext", "mobilenet_v3", "shufflenet_v2", "swin")]
+    + [(family, 18) for family in ("mnasnet", "vit", "efficientnet")]
+)
 
 
 @pytest.mark.parametrize("family,opset", ZOO_CASES)
@@ -177,8 +185,9 @@ def test_export_variants(export_dir, name, options):
     path = export_dir / f"{name}_variant.onnx"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(make().eval(), (torch.randn(1, 3, size, size),), str(path), opset_version=11,
-                          dynamo=False, **options)
+        torch.onnx.export(
+            make().eval(), (torch.randn(1, 3, size, size),), str(path), opset_version=11, dynamo=False, **options
+        )
     x = np.random.default_rng(9).standard_normal((1, 3, size, size)).astype(np.float32)
     assert_close(graph.swap_backend(path)(x), run_ort(path, x))
 
@@ -202,8 +211,11 @@ def test_selector_gets_node_and_shape(export_dir):
         seen.append(shape)
         return "direct" if shape[1] == 3 else "gemm"
 
-    model = graph.swap_backend(path, {"conv2d": pick, "linear": lambda n: "gemm" if n.op_type == "Gemm" else "x"},
-                               sample_input_shape=(1, 3, size, size))
+    model = graph.swap_backend(
+        path,
+        {"conv2d": pick, "linear": lambda n: "gemm" if n.op_type == "Gemm" else "x"},
+        sample_input_shape=(1, 3, size, size),
+    )
     assert seen[0] == (1, 3, size, size)
     assert len(seen) == 20
     algos = model.algorithms("conv2d")
@@ -233,7 +245,8 @@ def _tensor(name, array):
 
 def _model(nodes, inits, in_shape, out_shape, opset=17, elem=TensorProto.FLOAT):
     g = helper.make_graph(
-        nodes, "g",
+        nodes,
+        "g",
         [helper.make_tensor_value_info("x", elem, in_shape)],
         [helper.make_tensor_value_info("y", elem, out_shape)],
         initializer=inits,
@@ -270,7 +283,8 @@ def test_small_ops_graph(opset):
     inits = [
         numpy_helper.from_array(np.array([0, 0, 1, 0, 0, 0, 0, 2], dtype=np.int64), "pads"),
         _tensor("w", w),
-        _tensor("lo", -0.5), _tensor("hi", 2.0),
+        _tensor("lo", -0.5),
+        _tensor("hi", 2.0),
         numpy_helper.from_array(np.array([0, -1], dtype=np.int64), "shape"),
         _tensor("mw", rng.standard_normal((4, 5))),
         _tensor("mb", rng.standard_normal(5)),
@@ -313,8 +327,16 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
     nodes = [
         helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["bn"], epsilon=1e-3),
         *drop,
-        helper.make_node("AveragePool", ["d"], ["ap"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1],
-                         count_include_pad=1, ceil_mode=0),
+        helper.make_node(
+            "AveragePool",
+            ["d"],
+            ["ap"],
+            kernel_shape=[3, 3],
+            strides=[2, 2],
+            pads=[1, 0, 1, 1],
+            count_include_pad=1,
+            ceil_mode=0,
+        ),
         helper.make_node("AveragePool", ["d"], ["ap2"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 1]),
         helper.make_node("Concat", ["ap", "ap2"], ["cat"], axis=-3),
         helper.make_node("Identity", ["cat"], ["id"]),
@@ -323,9 +345,12 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
         helper.make_node("Relu", ["gm"], ["y"]),
     ]
     inits = [
-        _tensor("s", rng.uniform(0.5, 1.5, c)), _tensor("b", rng.standard_normal(c)),
-        _tensor("mean", rng.standard_normal(c)), _tensor("var", rng.uniform(0.5, 2, c)),
-        _tensor("gw", rng.standard_normal((2 * c * 4 * 4, 6))), _tensor("gb", rng.standard_normal((1, 6))),
+        _tensor("s", rng.uniform(0.5, 1.5, c)),
+        _tensor("b", rng.standard_normal(c)),
+        _tensor("mean", rng.standard_normal(c)),
+        _tensor("var", rng.uniform(0.5, 2, c)),
+        _tensor("gw", rng.standard_normal((2 * c * 4 * 4, 6))),
+        _tensor("gb", rng.standard_normal((1, 6))),
     ]
     m = _model(nodes, inits, [2, c, 8, 9], [2, 6], opset=opset)
     onnx.checker.check_model(m)
@@ -336,7 +361,19 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
     assert_close(model(x), _ort_model(m, x))
 
 
-@pytest.mark.parametrize("case", ["gather_shuffled", "maxpool_indices", "bn_training", "erf_alone", "pad_reflect", "conv3d", "gemm_transA", "computed_weight"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "gather_shuffled",
+        "maxpool_indices",
+        "bn_training",
+        "erf_alone",
+        "pad_reflect",
+        "conv3d",
+        "gemm_transA",
+        "computed_weight",
+    ],
+)
 def test_unsupported_forms(case):
     rng = np.random.default_rng(8)
     inits, out = [], [1, 3, 4, 4]
@@ -348,7 +385,11 @@ def test_unsupported_forms(case):
         nodes = [helper.make_node("MaxPool", ["x"], ["y", "idx"], kernel_shape=[2, 2], name="bad")]
         out = [1, 3, 3, 3]
     elif case == "bn_training":
-        nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1, name="bad")]
+        nodes = [
+            helper.make_node(
+                "BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"], training_mode=1, name="bad"
+            )
+        ]
         inits = [_tensor(n, np.ones(3)) for n in ("s", "b", "m", "v")]
     elif case == "erf_alone":
         nodes = [helper.make_node("Erf", ["x"], ["y"], name="bad")]
@@ -357,8 +398,10 @@ def test_unsupported_forms(case):
         inits = [numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], dtype=np.int64), "pads")]
         out = [1, 3, 6, 6]
     elif case == "gemm_transA":
-        nodes = [helper.make_node("Flatten", ["x"], ["f"]),
-                 helper.make_node("Gemm", ["f", "w"], ["y"], transA=1, name="bad")]
+        nodes = [
+            helper.make_node("Flatten", ["x"], ["f"]),
+            helper.make_node("Gemm", ["f", "w"], ["y"], transA=1, name="bad"),
+        ]
         inits = [_tensor("w", rng.standard_normal((1, 5)))]
         out = [48, 5]
     elif case == "computed_weight":
@@ -402,7 +445,9 @@ def test_transformer_ops_graph(opset):
 
     def reduce_mean(inp, out, axes, keepdims=1, name=None):
         if axes_in:
-            return [helper.make_node("ReduceMean", [inp, f"{out}_axes"], [out], keepdims=keepdims, name=name)], [_ints(f"{out}_axes", axes)]
+            return [helper.make_node("ReduceMean", [inp, f"{out}_axes"], [out], keepdims=keepdims, name=name)], [
+                _ints(f"{out}_axes", axes)
+            ]
         return [helper.make_node("ReduceMean", [inp], [out], axes=axes, keepdims=keepdims, name=name)], []
 
     nodes, inits = [], [_tensor("g", rng.uniform(0.5, 1.5, d)), _tensor("beta", rng.standard_normal(d))]
@@ -411,15 +456,30 @@ def test_transformer_ops_graph(opset):
     else:
         n1, i1 = reduce_mean("x", "mu", [-1])
         n2, i2 = reduce_mean("sq", "var", [-1])
-        nodes += n1 + [helper.make_node("Sub", ["x", "mu"], ["xc"]), helper.make_node("Pow", ["xc", "two"], ["sq"])] + n2 + [
-            helper.make_node("Add", ["var", "eps"], ["ve"]), helper.make_node("Sqrt", ["ve"], ["sd"]),
-            helper.make_node("Div", ["xc", "sd"], ["nrm"]), helper.make_node("Mul", ["nrm", "g"], ["sc"]),
-            helper.make_node("Add", ["sc", "beta"], ["ln"]),
-        ]
+        nodes += (
+            n1
+            + [helper.make_node("Sub", ["x", "mu"], ["xc"]), helper.make_node("Pow", ["xc", "two"], ["sq"])]
+            + n2
+            + [
+                helper.make_node("Add", ["var", "eps"], ["ve"]),
+                helper.make_node("Sqrt", ["ve"], ["sd"]),
+                helper.make_node("Div", ["xc", "sd"], ["nrm"]),
+                helper.make_node("Mul", ["nrm", "g"], ["sc"]),
+                helper.make_node("Add", ["sc", "beta"], ["ln"]),
+            ]
+        )
         inits += i1 + i2 + [_tensor("two", 2.0), _tensor("eps", 1e-5)]
-    inits += [_tensor("wqkv", rng.standard_normal((d, 3 * d)) * 0.3), _tensor("half", 0.5), _tensor("one", 1.0),
-              _tensor("rt2", np.sqrt(2.0)), _tensor("scale", 1 / np.sqrt(d)), _tensor("three", 3.0),
-              _ints("split", [d, d, d]), _ints("zero", 0), _ints("ax1", [1])]
+    inits += [
+        _tensor("wqkv", rng.standard_normal((d, 3 * d)) * 0.3),
+        _tensor("half", 0.5),
+        _tensor("one", 1.0),
+        _tensor("rt2", np.sqrt(2.0)),
+        _tensor("scale", 1 / np.sqrt(d)),
+        _tensor("three", 3.0),
+        _ints("split", [d, d, d]),
+        _ints("zero", 0),
+        _ints("ax1", [1]),
+    ]
     split_inputs = ["qkv", "split"] if opset >= 13 else ["qkv"]
     nodes += [
         helper.make_node("MatMul", ["ln", "wqkv"], ["qkv"]),
@@ -430,17 +490,25 @@ def test_transformer_ops_graph(opset):
         helper.make_node("Softmax", ["ss"], ["p"], axis=-1),
         helper.make_node("MatMul", ["p", "v"], ["att"]),
         # GELU written out: x * 0.5 * (1 + erf(x / sqrt 2))
-        helper.make_node("Div", ["att", "rt2"], ["gd"]), helper.make_node("Erf", ["gd"], ["ge"]),
-        helper.make_node("Add", ["ge", "one"], ["ga"]), helper.make_node("Mul", ["att", "ga"], ["gm"]),
+        helper.make_node("Div", ["att", "rt2"], ["gd"]),
+        helper.make_node("Erf", ["gd"], ["ge"]),
+        helper.make_node("Add", ["ge", "one"], ["ga"]),
+        helper.make_node("Mul", ["att", "ga"], ["gm"]),
         helper.make_node("Mul", ["gm", "half"], ["gelu"]),
         helper.make_node("Sub", ["three", "gelu"], ["rs"]),  # constant on the left
         helper.make_node("Add", ["rs", "x"], ["res"]),
         helper.make_node("Gather", ["res", "zero"], ["cls"], axis=1),  # (b, d)
     ]
     if opset >= 13:  # (Squeeze / Unsqueeze axes became inputs in 13, ReduceMean's in 18)
-        nodes += [helper.make_node("Unsqueeze", ["cls", "ax1"], ["u"]), helper.make_node("Squeeze", ["u", "ax1"], ["sq1"])]
+        nodes += [
+            helper.make_node("Unsqueeze", ["cls", "ax1"], ["u"]),
+            helper.make_node("Squeeze", ["u", "ax1"], ["sq1"]),
+        ]
     else:
-        nodes += [helper.make_node("Unsqueeze", ["cls"], ["u"], axes=[1]), helper.make_node("Squeeze", ["u"], ["sq1"], axes=[1])]
+        nodes += [
+            helper.make_node("Unsqueeze", ["cls"], ["u"], axes=[1]),
+            helper.make_node("Squeeze", ["u"], ["sq1"], axes=[1]),
+        ]
     n3, i3 = reduce_mean("res", "pooled", [1], keepdims=0)
     nodes += n3 + [helper.make_node("Add", ["sq1", "pooled"], ["y"])]
     inits += i3
@@ -480,10 +548,16 @@ def test_shape_arithmetic_folds():
         helper.make_node("LogSoftmax", ["sl"], ["y"], axis=-1),
     ]
     inits = [
-        _ints("i0", 0), _ints("ax0", [0]), _ints("tail", [3, -1]),
-        _tensor("cls", rng.standard_normal((1, 1, 3))), _ints("cls_shape", [2, 1, 3]),
+        _ints("i0", 0),
+        _ints("ax0", [0]),
+        _ints("tail", [3, -1]),
+        _tensor("cls", rng.standard_normal((1, 1, 3))),
+        _ints("cls_shape", [2, 1, 3]),
         _tensor("pos", rng.standard_normal((1, 17, 3))),
-        _ints("st", [1, 0]), _ints("en", [100, 3]), _ints("sax", [1, 2]), _ints("sstep", [2, 1]),
+        _ints("st", [1, 0]),
+        _ints("en", [100, 3]),
+        _ints("sax", [1, 2]),
+        _ints("sstep", [2, 1]),
     ]
     m = _model(nodes, inits, [2, 3, 4, 4], [2, 8, 3], opset=17)
     specs, _ = graph.to_specs(m)
@@ -504,7 +578,9 @@ def test_leaky_relu(alpha):
     assert_close(got, want)
 
 
-@pytest.mark.parametrize("starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])])
+@pytest.mark.parametrize(
+    "starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])]
+)
 def test_slice_steps(starts, ends, steps):
     nodes = [helper.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"])]
     inits = [_ints("st", starts), _ints("en", ends), _ints("ax", [-1]), _ints("sp", steps)]
@@ -539,7 +615,9 @@ def test_einsum_batched_matmuls():
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     got, want = _run_both(m, x)
     assert_close(got, want)
-    bad = _model([helper.make_node("Einsum", ["x"], ["y"], equation="bgid->bgdi", name="bad")], [], [2, 3, 4, 5], [2, 3, 5, 4])
+    bad = _model(
+        [helper.make_node("Einsum", ["x"], ["y"], equation="bgid->bgdi", name="bad")], [], [2, 3, 4, 5], [2, 3, 5, 4]
+    )
     with pytest.raises(ai3.UnsupportedOperation, match="'bad'.*Einsum"):
         graph.to_specs(bad)
 
@@ -603,18 +681,29 @@ def test_every_unsupported_node_listed():
     assert "Elu (domain 'ai.onnx'): 2 nodes" in text and "'elu1', 'elu2'" in text and "after_elu" not in text
     assert "Softplus (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
     # Other domains' nodes are listed all together too.
-    nodes = [helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),
-             helper.make_node("Relu", ["r"], ["y"], name="c2", domain="com.example")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),
+        helper.make_node("Relu", ["r"], ["y"], name="c2", domain="com.example"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
-    with pytest.raises(ai3.UnsupportedOperation, match=r"2 nodes.*\n  Relu \(domain 'com.example'\): 2 nodes\n    'c1', 'c2'"):
+    with pytest.raises(
+        ai3.UnsupportedOperation, match=r"2 nodes.*\n  Relu \(domain 'com.example'\): 2 nodes\n    'c1', 'c2'"
+    ):
         graph.swap_backend(m)
 
 
 def test_sum_of_tensors():
-    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Sigmoid", ["x"], ["s"]),
-             helper.make_node("Sum", ["x", "r", "s"], ["y"])]
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Sigmoid", ["x"], ["s"]),
+        helper.make_node("Sum", ["x", "r", "s"], ["y"]),
+    ]
     m = _model(nodes, [], [2, 3, 4], [2, 3, 4])
     x = np.random.default_rng(16).standard_normal((2, 3, 4)).astype(np.float32)
     got, want = _run_both(m, x)
@@ -628,14 +717,27 @@ def test_1d_conv_and_pools(auto_pad):
     rng = np.random.default_rng(17)
     pads = {"pads": [2, 1]} if auto_pad == "NOTSET" else {"auto_pad": auto_pad}
     nodes = [
-        helper.make_node("Conv", ["x", "w", "b"], ["c"], strides=[2], dilations=[2 if auto_pad == "NOTSET" else 1], group=2,
-                         name="conv1d", **pads),
+        helper.make_node(
+            "Conv",
+            ["x", "w", "b"],
+            ["c"],
+            strides=[2],
+            dilations=[2 if auto_pad == "NOTSET" else 1],
+            group=2,
+            name="conv1d",
+            **pads,
+        ),
         helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3], strides=[1], pads=[1, 1]),
         helper.make_node("AveragePool", ["m"], ["y"], kernel_shape=[2], strides=[2], ceil_mode=1),
     ]
     inits = [_tensor("w", rng.standard_normal((6, 2, 3))), _tensor("b", rng.standard_normal(6))]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 17])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, None])], initializer=inits)
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 17])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, None])],
+        initializer=inits,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 8
     seen = []
@@ -649,8 +751,12 @@ def test_1d_conv_and_pools(auto_pad):
 def test_pool_pads_wider_than_half_the_window(op, attrs):
     """ONNX allows pads up to the window (ORT: below it); the core's pools take
     at most half, so the mapping pads first (-inf / 0) and pools unpadded."""
-    m = _model([helper.make_node(op, ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 1], pads=[2, 0, 2, 2], **attrs)],
-               [], [2, 3, 6, 5], [2, 3, 4, 5])
+    m = _model(
+        [helper.make_node(op, ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 1], pads=[2, 0, 2, 2], **attrs)],
+        [],
+        [2, 3, 6, 5],
+        [2, 3, 4, 5],
+    )
     assert "pad2d" in [s.op for s in graph.to_specs(m)[0]]
     x = np.random.default_rng(18).standard_normal((2, 3, 6, 5)).astype(np.float32)
     got, want = _run_both(m, x)
@@ -659,8 +765,12 @@ def test_pool_pads_wider_than_half_the_window(op, attrs):
 
 def test_other_domain_unsupported():
     nodes = [helper.make_node("Relu", ["x"], ["y"], name="custom_relu", domain="com.example")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])])
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)])
     with pytest.raises(ai3.UnsupportedOperation, match="custom_relu.*Relu.*com.example"):
         graph.swap_backend(m)

@@ -18,12 +18,12 @@ os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import pytest_main  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 import ai3  # noqa: E402
-import pytest_main  # noqa: E402
 from ai3 import errors, layers  # noqa: E402
 
 torch.set_num_threads(2)
@@ -257,7 +257,10 @@ ONNX_DTYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE}
 def onnx_model(nodes, x_shape, y_shape, dtype, opset, initializers=()):
     t = ONNX_DTYPES[dtype]
     graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", t, list(x_shape))], [helper.make_tensor_value_info("y", t, y_shape)],
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", t, list(x_shape))],
+        [helper.make_tensor_value_info("y", t, y_shape)],
         initializer=[numpy_helper.from_array(np.asarray(v, dtype=v.dtype), name=k) for k, v in initializers],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
@@ -299,7 +302,9 @@ def test_onnx_unary_matches_onnxruntime(op, dtype):
     x = onnx_edge((2, 3, 4, 5), dtype)
     if op == "Sign":
         x[0, 0, 0, 0] = 0  # NumPy's and ORT's sign(NaN) is NaN, torch's (and ai3's) 0
-    model = onnx_model([helper.make_node(op, ["x"], ["y"], **ONNX_UNARY[op])], x.shape, None, dtype, 18 if op == "Mish" else 17)
+    model = onnx_model(
+        [helper.make_node(op, ["x"], ["y"], **ONNX_UNARY[op])], x.shape, None, dtype, 18 if op == "Mish" else 17
+    )
     check_onnx(model, x, 1e-4 if op == "Mish" and dtype == np.float32 else None)
 
 
@@ -375,8 +380,14 @@ def test_onnx_noop_with_empty_axes(op):
 @pytest.mark.parametrize("op,value", [("Expand", [2, 3, 4]), ("Expand", [3, 1, 1]), ("Expand", [1]), ("Tile", [2, 1, 3]),
                                       ("Tile", [1, 1, 1])])  # fmt: skip
 def test_onnx_expand_and_tile(op, value, dtype):
-    x = np.random.RandomState(2).randn(3, 1, 4).astype(dtype) if op == "Expand" else np.random.RandomState(2).randn(2, 3, 4).astype(dtype)
-    model = onnx_model([helper.make_node(op, ["x", "v"], ["y"])], x.shape, None, dtype, 13, [("v", np.asarray(value, np.int64))])
+    x = (
+        np.random.RandomState(2).randn(3, 1, 4).astype(dtype)
+        if op == "Expand"
+        else np.random.RandomState(2).randn(2, 3, 4).astype(dtype)
+    )
+    model = onnx_model(
+        [helper.make_node(op, ["x", "v"], ["y"])], x.shape, None, dtype, 13, [("v", np.asarray(value, np.int64))]
+    )
     check_onnx(model, x)
 
 
@@ -417,7 +428,9 @@ def test_keras_layers(keras, which):
             return L.ReLU(threshold=0.5)(t)
         layer = L.PReLU(shared_axes=[1, 2]) if "shared" in which else L.PReLU()
         y = layer(t)
-        layer.set_weights([np.random.RandomState(0).uniform(-0.5, 0.5, w.shape).astype("float32") for w in layer.get_weights()])
+        layer.set_weights(
+            [np.random.RandomState(0).uniform(-0.5, 0.5, w.shape).astype("float32") for w in layer.get_weights()]
+        )
         return y
 
     keras_check(keras, build, (2, 5, 6, 3))

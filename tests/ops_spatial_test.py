@@ -14,12 +14,12 @@ import itertools
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 import ai3
-import pytest_main
 from ai3 import layers
 
 torch.set_num_threads(2)
@@ -66,15 +66,30 @@ def test_conv_transpose2d_matches_torch(case, dtype) -> None:
     x = rng.standard_normal((2, c, *hw)).astype(dtype)
     w = rng.standard_normal((c, k // groups, kh, kw)).astype(dtype)
     b = rng.standard_normal(k).astype(dtype) if bias else None
-    want = F.conv_transpose2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(),
-                              None if b is None else torch.from_numpy(b).double(),
-                              stride, pad, out_pad, groups, dil).numpy()
+    want = F.conv_transpose2d(
+        torch.from_numpy(x).double(),
+        torch.from_numpy(w).double(),
+        None if b is None else torch.from_numpy(b).double(),
+        stride,
+        pad,
+        out_pad,
+        groups,
+        dil,
+    ).numpy()
     ph, pw = (pad, pad) if isinstance(pad, int) else pad
-    attrs = {"stride": stride, "padding": (ph, ph, pw, pw), "output_padding": out_pad, "dilation": dil, "groups": groups}
+    attrs = {
+        "stride": stride,
+        "padding": (ph, ph, pw, pw),
+        "output_padding": out_pad,
+        "dilation": dil,
+        "groups": groups,
+    }
     for algorithm in ai3.algorithms("cpu")["conv_transpose2d"]:
         layer = layers.Layer("conv_transpose2d", attrs, {"weight": w, "bias": b}, algorithm=algorithm, name="up")
         _close(layer(x), want, dtype, algorithm)
-        nhwc = layers.Layer("conv_transpose2d", {**attrs, "layout": "NHWC"}, {"weight": w, "bias": b}, algorithm=algorithm)
+        nhwc = layers.Layer(
+            "conv_transpose2d", {**attrs, "layout": "NHWC"}, {"weight": w, "bias": b}, algorithm=algorithm
+        )
         _close(nhwc(_nhwc(x)), _nhwc(want), dtype, f"{algorithm} NHWC")
 
 
@@ -127,7 +142,9 @@ def test_pad_modules_and_functions_swap() -> None:
             self.replicate = nn.ReplicationPad2d(2)
             self.circular = nn.CircularPad2d(1)
             self.conv = nn.Conv2d(3, 3, 3, padding=1, padding_mode="zeros")
-            self.convs = nn.Sequential(*(nn.Conv2d(3, 3, 3, padding=(1, 2), padding_mode=m) for m in ("reflect", "replicate", "circular")))
+            self.convs = nn.Sequential(
+                *(nn.Conv2d(3, 3, 3, padding=(1, 2), padding_mode=m) for m in ("reflect", "replicate", "circular"))
+            )
 
         def forward(self, x):
             x = self.circular(self.replicate(self.reflect(x)))
@@ -153,7 +170,9 @@ INTERPOLATE = [
 
 
 @DTYPES
-@pytest.mark.parametrize("mode,align", [("nearest", None), ("nearest-exact", None), ("bilinear", False), ("bilinear", True)])
+@pytest.mark.parametrize(
+    "mode,align", [("nearest", None), ("nearest-exact", None), ("bilinear", False), ("bilinear", True)]
+)
 @pytest.mark.parametrize("case", INTERPOLATE, ids=[str(i) for i in range(len(INTERPOLATE))])
 def test_interpolate_matches_torch(case, mode, align, dtype) -> None:
     hw, size, scale = case
@@ -185,8 +204,11 @@ def test_upsample_modules_and_functions_swap() -> None:
 
 # -- norms --------------------------------------------------------------------
 
+
 @DTYPES
-@pytest.mark.parametrize("shape,groups", [((2, 6, 5, 4), 3), ((2, 6, 5, 4), 1), ((2, 6, 5, 4), 6), ((3, 8, 7), 4), ((1, 4, 2, 3, 2), 2)])
+@pytest.mark.parametrize(
+    "shape,groups", [((2, 6, 5, 4), 3), ((2, 6, 5, 4), 1), ((2, 6, 5, 4), 6), ((3, 8, 7), 4), ((1, 4, 2, 3, 2), 2)]
+)
 @pytest.mark.parametrize("affine", [True, False])
 def test_groupnorm_matches_torch(shape, groups, affine, dtype) -> None:
     rng = _rng(4)
@@ -194,7 +216,10 @@ def test_groupnorm_matches_torch(shape, groups, affine, dtype) -> None:
     c = shape[1]
     w = rng.standard_normal(c).astype(dtype) if affine else None
     b = rng.standard_normal(c).astype(dtype) if affine else None
-    t = (lambda v: None if v is None else torch.from_numpy(v))
+
+    def t(v):
+        return None if v is None else torch.from_numpy(v)
+
     want = F.group_norm(t(x), groups, t(w), t(b), eps=1e-3).numpy()
     weights = {"weight": w, "bias": b}
     _close(layers.Layer("groupnorm", {"groups": groups, "eps": 1e-3}, weights)(x), want, dtype)
@@ -270,6 +295,7 @@ def test_lrn_module_swaps() -> None:
 
 # -- depth_to_space / space_to_depth -------------------------------------------
 
+
 @DTYPES
 @pytest.mark.parametrize("b", [1, 2, 3])
 def test_pixel_shuffle_matches_torch(b, dtype) -> None:
@@ -291,6 +317,7 @@ def test_pixel_shuffle_modules_swap() -> None:
 
 # -- ONNX: the modes only ONNX has, against ONNX Runtime ----------------------
 
+
 def _onnx_single(op: str, x: np.ndarray, attrs: dict, inputs=(), opset: int = 19, initializers=()):
     import onnx
     from onnx import TensorProto, helper
@@ -298,8 +325,13 @@ def _onnx_single(op: str, x: np.ndarray, attrs: dict, inputs=(), opset: int = 19
     names = ["x", *[name for name, _ in inputs]]
     node = helper.make_node(op, names, ["y"], **attrs)
     inits = [onnx.numpy_helper.from_array(np.asarray(v), name) for name, v in inputs]
-    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * x.ndim)], inits)
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None] * x.ndim)],
+        inits,
+    )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 9
     return model
@@ -312,11 +344,13 @@ def _ort(model, x):
     return sess.run(None, {"x": x})[0]
 
 
-RESIZE_ONNX = list(itertools.product(
-    ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"],
-    ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],
-    [("scales", (1, 1, 2.0, 1.5)), ("scales", (1, 1, 0.6, 0.5)), ("sizes", (2, 3, 7, 3)), ("sizes", (2, 3, 1, 9))],
-))
+RESIZE_ONNX = list(
+    itertools.product(
+        ["half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"],
+        ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"],
+        [("scales", (1, 1, 2.0, 1.5)), ("scales", (1, 1, 0.6, 0.5)), ("sizes", (2, 3, 7, 3)), ("sizes", (2, 3, 1, 9))],
+    )
+)
 
 
 @pytest.mark.parametrize("mode", ["nearest", "linear"])
@@ -329,7 +363,9 @@ def test_onnx_resize_matches_onnxruntime(case, mode) -> None:
     inputs = [("roi", np.zeros(0, np.float32)), ("scales", np.asarray(values if kind == "scales" else [], np.float32))]
     if kind == "sizes":
         inputs.append(("sizes", np.asarray(values, np.int64)))
-    model = _onnx_single("Resize", x, {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}, inputs)
+    model = _onnx_single(
+        "Resize", x, {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}, inputs
+    )
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-5)
 
 
@@ -364,17 +400,21 @@ def test_onnx_lrn_matches_onnxruntime(size) -> None:
     # ONNX Runtime takes odd sizes only; the spec's window for even ones is
     # [c - (size - 1) // 2, c + size // 2] (torch's starts one earlier).
     sq = np.pad(x.astype(np.float64) ** 2, ((0, 0), ((size - 1) // 2, size // 2), (0, 0), (0, 0)))
-    window = sum(sq[:, i:i + x.shape[1]] for i in range(size))
+    window = sum(sq[:, i : i + x.shape[1]] for i in range(size))
     np.testing.assert_allclose(got, x / (1.3 + 0.2 / size * window) ** 0.7, atol=1e-5)
 
 
-@pytest.mark.parametrize("case", [
-    {"strides": [2, 2], "pads": [1, 0, 1, 2], "output_padding": [1, 0]},
-    {"strides": [2, 2], "auto_pad": "SAME_UPPER"},
-    {"strides": [2, 3], "auto_pad": "SAME_LOWER"},
-    {"strides": [3, 2], "output_shape": [10, 6]},
-    {"strides": [1, 1], "dilations": [2, 2], "group": 2, "auto_pad": "VALID"},
-], ids=range(5))
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"strides": [2, 2], "pads": [1, 0, 1, 2], "output_padding": [1, 0]},
+        {"strides": [2, 2], "auto_pad": "SAME_UPPER"},
+        {"strides": [2, 3], "auto_pad": "SAME_LOWER"},
+        {"strides": [3, 2], "output_shape": [10, 6]},
+        {"strides": [1, 1], "dilations": [2, 2], "group": 2, "auto_pad": "VALID"},
+    ],
+    ids=range(5),
+)
 def test_onnx_conv_transpose_matches_onnxruntime(case) -> None:
     x = _rng(13).standard_normal((1, 4, 4, 3)).astype(np.float32)
     groups = case.get("group", 1)
@@ -405,10 +445,18 @@ def test_onnx_in_graph_swaps_of_every_new_op() -> None:
 
     rng = _rng(19)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)  # noqa: E731
-    inits = [numpy_helper.from_array(v, k) for k, v in {
-        "w": f32(4, 8, 3, 3), "wb": f32(8), "pads": np.asarray([0, 0, 1, 2, 0, 0, 2, 1], np.int64),
-        "roi": np.zeros(0, np.float32), "scales": np.asarray([1, 1, 2, 2], np.float32), "s": f32(8), "b": f32(8),
-    }.items()]
+    inits = [
+        numpy_helper.from_array(v, k)
+        for k, v in {
+            "w": f32(4, 8, 3, 3),
+            "wb": f32(8),
+            "pads": np.asarray([0, 0, 1, 2, 0, 0, 2, 1], np.int64),
+            "roi": np.zeros(0, np.float32),
+            "scales": np.asarray([1, 1, 2, 2], np.float32),
+            "s": f32(8),
+            "b": f32(8),
+        }.items()
+    ]
     n = helper.make_node
     nodes = [
         n("ConvTranspose", ["x", "w", "wb"], ["ct"], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 0]),
@@ -421,8 +469,13 @@ def test_onnx_in_graph_swaps_of_every_new_op() -> None:
         # last: ONNX's shape inference types no output of this function op
         n("GroupNormalization", ["ds", "s", "b"], ["y"], num_groups=4),
     ]
-    graph = helper.make_graph(nodes, "issue17", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 3, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 18, 20])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "issue17",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 18, 20])],
+        inits,
+    )
     original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
     original.ir_version = 10
     onnx.checker.check_model(original)
@@ -440,6 +493,7 @@ def test_onnx_in_graph_swaps_of_every_new_op() -> None:
 
 
 # -- a small U-Net, in torch and through its ONNX export ------------------------
+
 
 class TinyUNet(nn.Module):
     """Down by a strided conv, up by ConvTranspose2d and by Upsample, with
@@ -475,6 +529,7 @@ def test_unet_swap_backend_and_onnx_export(tmp_path) -> None:
 
 # -- Keras ---------------------------------------------------------------------
 
+
 def test_keras_layers_match_keras() -> None:
     keras = pytest.importorskip("keras")
     inp = keras.Input((6, 5, 4))
@@ -494,9 +549,22 @@ def test_keras_layers_match_keras() -> None:
 # -- errors ---------------------------------------------------------------------
 
 BAD = [
-    ("conv_transpose2d", {"stride": 2, "output_padding": -1}, {"weight": np.zeros((2, 3, 3, 3), np.float32)}, (1, 2, 4, 4),
-     ai3.InvalidArgument, "output_padding"),
-    ("conv_transpose2d", {}, {"weight": np.zeros((2, 3, 3, 3), np.float32)}, (1, 3, 4, 4), ai3.ShapeError, "3 channels"),
+    (
+        "conv_transpose2d",
+        {"stride": 2, "output_padding": -1},
+        {"weight": np.zeros((2, 3, 3, 3), np.float32)},
+        (1, 2, 4, 4),
+        ai3.InvalidArgument,
+        "output_padding",
+    ),
+    (
+        "conv_transpose2d",
+        {},
+        {"weight": np.zeros((2, 3, 3, 3), np.float32)},
+        (1, 3, 4, 4),
+        ai3.ShapeError,
+        "3 channels",
+    ),
     ("pad2d", {"padding": (4, 0, 0, 0), "mode": "reflect"}, {}, (1, 1, 4, 4), ai3.InvalidArgument, "reflect padding"),
     ("resize", {"scale": (0.1, 0.1)}, {}, (1, 1, 4, 4), ai3.ShapeError, "scaled by"),
     ("resize", {}, {}, (1, 1, 4, 4), ai3.InvalidArgument, "needs a size or a scale"),

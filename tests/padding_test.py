@@ -10,12 +10,12 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 from onnx import TensorProto, helper
 
 import ai3
-import pytest_main
 from ai3 import padding
 
 GRID = list(itertools.product([1, 2, 5, 7, 8], [1, 2, 3, 4], [1, 2, 3], [1, 2]))  # size, kernel, stride, dilation
@@ -42,9 +42,12 @@ def onnx_conv(auto_pad: str, pads, size, kernel, stride, dilation) -> np.ndarray
 @pytest.mark.parametrize("size, kernel, stride, dilation", [g for g in GRID if g[3] == 1])
 @pytest.mark.parametrize("mode", ["SAME_UPPER", "SAME_LOWER"])
 def test_onnx_same(mode, size, kernel, stride, dilation):
-    t, b, l, r = padding.same_2d((size, size), (kernel, kernel), (stride, stride), (dilation, dilation), lower=mode == "SAME_LOWER")
+    t, b, l, r = padding.same_2d(
+        (size, size), (kernel, kernel), (stride, stride), (dilation, dilation), lower=mode == "SAME_LOWER"
+    )
     np.testing.assert_array_equal(
-        onnx_conv(None, [t, l, b, r], size, kernel, stride, dilation), onnx_conv(mode, None, size, kernel, stride, dilation)
+        onnx_conv(None, [t, l, b, r], size, kernel, stride, dilation),
+        onnx_conv(mode, None, size, kernel, stride, dilation),
     )
 
 

@@ -8,13 +8,13 @@ import copy
 import json
 
 import pytest
+import pytest_main
 import torch
 from torch import nn
+from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
 
 import ai3
 from ai3 import tuning
-import pytest_main
-from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
 
 SHAPE = (1, 3, 12, 12)
 

@@ -1,4 +1,4 @@
-""""predict" through the Keras frontend: the in-place swap (a "same"-padded
+""" "predict" through the Keras frontend: the in-place swap (a "same"-padded
 conv resolved from the input size, as the core sees it) and swap_backend."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
+import pytest_main
 from predict_rows import synthetic_dataset
 from tuning_fixtures import cache  # noqa: F401
 
 import ai3
-import pytest_main
 from ai3 import predict
 
 SHAPE = (1, 16, 16, 16)
@@ -24,9 +24,13 @@ def selector(tmp_path, monkeypatch):
 
 
 def small():
-    return keras.Sequential([
-        keras.Input(SHAPE[1:]), keras.layers.Conv2D(16, 3, padding="same"), keras.layers.Conv2D(32, 1),
-    ])
+    return keras.Sequential(
+        [
+            keras.Input(SHAPE[1:]),
+            keras.layers.Conv2D(16, 3, padding="same"),
+            keras.layers.Conv2D(32, 1),
+        ]
+    )
 
 
 def test_predict_in_place_keras():

@@ -15,21 +15,47 @@ def _conv_rows(model: str, c_in: int, c_out: int, k: int, size: int, winner: str
     """Dataset rows of one conv2d layer that `winner` won (the others 2x slower)."""
     key = {
         "op": "conv2d",
-        "params": {"attrs": {"stride": [stride, stride], "padding": [k // 2] * 4, "dilation": [1, 1], "groups": 1,
-                             "layout": "NCHW"},
-                   "weights": {"weight": [c_out, c_in, k, k], "bias": [c_out]}},
-        "input_shape": [1, c_in, size, size], "dtype": "float32", "layout": "NCHW", "device": "cpu", "via": "core",
+        "params": {
+            "attrs": {
+                "stride": [stride, stride],
+                "padding": [k // 2] * 4,
+                "dilation": [1, 1],
+                "groups": 1,
+                "layout": "NCHW",
+            },
+            "weights": {"weight": [c_out, c_in, k, k], "bias": [c_out]},
+        },
+        "input_shape": [1, c_in, size, size],
+        "dtype": "float32",
+        "layout": "NCHW",
+        "device": "cpu",
+        "via": "core",
     }
     digest = tuning.key_digest(key)
     rows = []
     for algorithm in ("direct", "gemm", "winograd"):
-        rows.append({
-            "task": f"{model}|x", "model": model, "op": "conv2d", "layer": f"conv{c_in}", "params": json.dumps(key["params"]),
-            "layer_input_shape": json.dumps(key["input_shape"]), "dtype": "float32", "layout": "NCHW", "device": "cpu",
-            "via": "core", "key_digest": digest, "build": tuning.build_id(), "machine": MACHINE,
-            "algorithms": json.dumps(tuning.known_algorithms("conv2d")), "algorithm": algorithm,
-            "seconds": repr(1e-3 if algorithm == winner else 2e-3), "note": "", "chosen": int(algorithm == winner),
-        })
+        rows.append(
+            {
+                "task": f"{model}|x",
+                "model": model,
+                "op": "conv2d",
+                "layer": f"conv{c_in}",
+                "params": json.dumps(key["params"]),
+                "layer_input_shape": json.dumps(key["input_shape"]),
+                "dtype": "float32",
+                "layout": "NCHW",
+                "device": "cpu",
+                "via": "core",
+                "key_digest": digest,
+                "build": tuning.build_id(),
+                "machine": MACHINE,
+                "algorithms": json.dumps(tuning.known_algorithms("conv2d")),
+                "algorithm": algorithm,
+                "seconds": repr(1e-3 if algorithm == winner else 2e-3),
+                "note": "",
+                "chosen": int(algorithm == winner),
+            }
+        )
     return rows
 
 
@@ -39,5 +65,3 @@ def synthetic_dataset() -> list[dict]:
         rows += _conv_rows(f"m{i % 2}", c, c, 3, 16, "winograd")
         rows += _conv_rows(f"m{i % 2}", c, 2 * c, 1, 16, "gemm")
     return rows
-
-

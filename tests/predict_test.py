@@ -10,14 +10,15 @@ import time
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
-from torch import nn
 from predict_rows import synthetic_dataset as _dataset
+from torch import nn
 from tuning_fixtures import cache, counting  # noqa: F401
 
 import ai3
-import pytest_main
 from ai3 import predict, selection, sweep, tuning
+
 
 @pytest.fixture
 def selector_file(tmp_path, monkeypatch):
@@ -43,10 +44,22 @@ SHAPE = (1, 16, 16, 16)
 
 def test_trained_selector_learns_the_rule_and_round_trips(tmp_path):
     selector = predict.train(_dataset())
-    x3 = predict.features("conv2d", {"stride": [1, 1], "padding": [1] * 4, "groups": 1}, {"weight": (20, 20, 3, 3)},
-                          (1, 20, 16, 16), "float32", "NCHW")
-    x1 = predict.features("conv2d", {"stride": [1, 1], "padding": [0] * 4, "groups": 1}, {"weight": (40, 20, 1, 1)},
-                          (1, 20, 16, 16), "float32", "NCHW")
+    x3 = predict.features(
+        "conv2d",
+        {"stride": [1, 1], "padding": [1] * 4, "groups": 1},
+        {"weight": (20, 20, 3, 3)},
+        (1, 20, 16, 16),
+        "float32",
+        "NCHW",
+    )
+    x1 = predict.features(
+        "conv2d",
+        {"stride": [1, 1], "padding": [0] * 4, "groups": 1},
+        {"weight": (40, 20, 1, 1)},
+        (1, 20, 16, 16),
+        "float32",
+        "NCHW",
+    )
     assert selector.rank("conv2d", x3)[0][0] == "winograd"
     assert selector.rank("conv2d", x1)[0][0] == "gemm"
     selector.save(tmp_path / "s.json")
@@ -89,7 +102,9 @@ def test_plan_shows_the_measured_choice_beside_the_prediction(selector_file, cou
     for lp in predicted.layers:
         if lp.op == "conv2d":
             # The layer's own cache entry (its key: parameters, shape, layout): "auto"'s fastest.
-            fastest = min((m for m in lp.measurements if m.timed and m.note != tuning.STOPPED_EARLY), key=lambda m: m.seconds)
+            fastest = min(
+                (m for m in lp.measurements if m.timed and m.note != tuning.STOPPED_EARLY), key=lambda m: m.seconds
+            )
             assert lp.measured == fastest.algorithm
 
 
@@ -128,9 +143,18 @@ def test_unsure_falls_back_to_default(selector_file):
     data = json.loads(selector_file.read_text())
     data["threshold"] = 1.01  # no prediction is that sure
     selector_file.write_text(json.dumps(data))
-    choices = predict.choose("conv2d", [selection.Candidate("a", None, SHAPE, None,
-                                                             {"attrs": {"stride": [1, 1], "padding": [1] * 4},
-                                                              "weights": {"weight": (16, 16, 3, 3)}})])
+    choices = predict.choose(
+        "conv2d",
+        [
+            selection.Candidate(
+                "a",
+                None,
+                SHAPE,
+                None,
+                {"attrs": {"stride": [1, 1], "padding": [1] * 4}, "weights": {"weight": (16, 16, 3, 3)}},
+            )
+        ],
+    )
     assert choices[0].choice == "default" and choices[0].predicted == "winograd" and "unsure" in choices[0].reason
 
 
@@ -155,8 +179,9 @@ def test_a_bad_selector_file_is_an_ai3_error(tmp_path, monkeypatch):
 
 def test_selecting_takes_under_a_millisecond_per_layer(selector_file):
     selector = predict.current()
-    x = predict.features("conv2d", {"stride": [1, 1], "padding": [1] * 4}, {"weight": (64, 64, 3, 3)},
-                         (1, 64, 56, 56), "float32", "NCHW")
+    x = predict.features(
+        "conv2d", {"stride": [1, 1], "padding": [1] * 4}, {"weight": (64, 64, 3, 3)}, (1, 64, 56, 56), "float32", "NCHW"
+    )
     start = time.perf_counter()
     for _ in range(100):
         selector.rank("conv2d", x)

@@ -23,7 +23,14 @@ def run(test_file: str) -> None:
         status_file = os.environ.get("TEST_SHARD_STATUS_FILE")
         if status_file:
             open(status_file, "w").close()
-        args += ["-W", "ignore::pytest.PytestAssertRewriteWarning", "-p", "pytest_main", "--ai3-shard", os.environ["TEST_SHARD_INDEX"] + "/" + str(total)]
+        args += [
+            "-W",
+            "ignore::pytest.PytestAssertRewriteWarning",
+            "-p",
+            "pytest_main",
+            "--ai3-shard",
+            os.environ["TEST_SHARD_INDEX"] + "/" + str(total),
+        ]
     sys.exit(pytest.main(args))
 
 

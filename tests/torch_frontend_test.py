@@ -7,12 +7,12 @@ import copy
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torchvision
 from torch import nn
 
 import ai3
-import pytest_main
 
 torch.set_num_threads(2)
 
@@ -99,13 +99,22 @@ class Residual(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
-@pytest.mark.parametrize("algorithm", ["default", "direct", "gemm", "smm", "winograd", "implicit gemm", "kn2row", "guess"])
+@pytest.mark.parametrize(
+    "algorithm", ["default", "direct", "gemm", "smm", "winograd", "implicit gemm", "kn2row", "guess"]
+)
 def test_dag_model(algorithm) -> None:
     net = Residual().eval()
     x = torch.randn(2, 3, 12, 12)
     with torch.inference_mode():
         want = net(x)
-    model = ai3.swap_backend(net, {"conv2d": algorithm if algorithm != "winograd" else lambda c: "winograd" if c.kernel_size == (3, 3) else "gemm"})
+    model = ai3.swap_backend(
+        net,
+        {
+            "conv2d": algorithm
+            if algorithm != "winograd"
+            else lambda c: "winograd" if c.kernel_size == (3, 3) else "gemm"
+        },
+    )
     torch.testing.assert_close(model(x), want, atol=1e-4, rtol=1e-4)
     ops = [op for _, op, _ in model.layers()]
     assert ops.count("batchnorm2d") == 1, "the stem's batch norm folds into its conv; the concat's cannot"
@@ -127,7 +136,13 @@ def test_float64_model() -> None:
 
 def small_net() -> nn.Sequential:
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(), nn.Conv2d(8, 4, 1), nn.Flatten(), nn.Linear(4 * 7 * 7, 3)
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, stride=2),
+        nn.ReLU(),
+        nn.Conv2d(8, 4, 1),
+        nn.Flatten(),
+        nn.Linear(4 * 7 * 7, 3),
     ).eval()
 
 
@@ -155,12 +170,26 @@ def test_torch_keeps_the_pytorch_layer() -> None:
 
 def test_every_swap_function() -> None:
     net = nn.Sequential(
-        nn.Conv2d(3, 4, 3), nn.ReLU(), nn.MaxPool2d(2), nn.AvgPool2d(2, ceil_mode=True), nn.AdaptiveAvgPool2d((2, 2)), nn.Flatten(), nn.Linear(16, 2)
+        nn.Conv2d(3, 4, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.AvgPool2d(2, ceil_mode=True),
+        nn.AdaptiveAvgPool2d((2, 2)),
+        nn.Flatten(),
+        nn.Linear(16, 2),
     ).eval()
     x = torch.randn(2, 3, 17, 17)
     with torch.inference_mode():
         want = net(x)
-    for swap in (ai3.swap_conv2d, ai3.swap_relu, ai3.swap_maxpool2d, ai3.swap_avgpool2d, ai3.swap_adaptiveavgpool2d, ai3.swap_flatten, ai3.swap_linear):
+    for swap in (
+        ai3.swap_conv2d,
+        ai3.swap_relu,
+        ai3.swap_maxpool2d,
+        ai3.swap_avgpool2d,
+        ai3.swap_adaptiveavgpool2d,
+        ai3.swap_flatten,
+        ai3.swap_linear,
+    ):
         swap(net)
     assert not any(type(m).__module__.startswith("torch.nn") for m in net.children())
     with torch.inference_mode():

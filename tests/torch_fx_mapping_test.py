@@ -16,13 +16,13 @@ import math
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 import torchvision
 from torch import nn
 
 import ai3
-import pytest_main
 from ai3 import spec as spec_passes
 from ai3.spec import MODEL_INPUT
 from ai3.torch import fx, shapes
@@ -51,13 +51,25 @@ def _conv_transpose2d(s, xs):
     a = s.attrs
     top, bottom, left, right = a["padding"]
     assert (top, left) == (bottom, right), "torch's transposed convolutions pad symmetrically"
-    return F.conv_transpose2d(xs[0], _t(s.weights["weight"]), _t(s.weights.get("bias")), a["stride"], (top, left),
-                              a["output_padding"], a["groups"], a["dilation"])
+    return F.conv_transpose2d(
+        xs[0],
+        _t(s.weights["weight"]),
+        _t(s.weights.get("bias")),
+        a["stride"],
+        (top, left),
+        a["output_padding"],
+        a["groups"],
+        a["dilation"],
+    )
 
 
 # resize's (mode, coordinates, rounding) as F.interpolate's mode.
-_INTERPOLATE = {("nearest", "asymmetric", "floor"): "nearest", ("nearest", "half_pixel", "round_prefer_ceil"): "nearest-exact",
-                ("linear", "half_pixel", "floor"): "bilinear", ("linear", "align_corners", "floor"): "bilinear"}
+_INTERPOLATE = {
+    ("nearest", "asymmetric", "floor"): "nearest",
+    ("nearest", "half_pixel", "round_prefer_ceil"): "nearest-exact",
+    ("linear", "half_pixel", "floor"): "bilinear",
+    ("linear", "align_corners", "floor"): "bilinear",
+}
 
 
 def _resize(s, xs):
@@ -69,7 +81,9 @@ def _resize(s, xs):
 
 def _groupnorm(s, xs):
     x = xs[0]
-    return F.group_norm(x, s.attrs["groups"] or x.shape[1], _t(s.weights.get("weight")), _t(s.weights.get("bias")), s.attrs["eps"])
+    return F.group_norm(
+        x, s.attrs["groups"] or x.shape[1], _t(s.weights.get("weight")), _t(s.weights.get("bias")), s.attrs["eps"]
+    )
 
 
 def _binary(fn):
@@ -96,12 +110,22 @@ def _slice(s, xs):
 
 def _conv2d(s, xs):
     a = s.attrs
-    return F.conv2d(_pads(xs[0], a["padding"]), _t(s.weights["weight"]), _t(s.weights.get("bias")), a["stride"], 0, a["dilation"], a["groups"])
+    return F.conv2d(
+        _pads(xs[0], a["padding"]),
+        _t(s.weights["weight"]),
+        _t(s.weights.get("bias")),
+        a["stride"],
+        0,
+        a["dilation"],
+        a["groups"],
+    )
 
 
 def _layernorm(s, xs):
     x = xs[0]
-    return F.layer_norm(x, x.shape[-s.attrs["axes"]:], _t(s.weights.get("weight")), _t(s.weights.get("bias")), s.attrs["eps"])
+    return F.layer_norm(
+        x, x.shape[-s.attrs["axes"] :], _t(s.weights.get("weight")), _t(s.weights.get("bias")), s.attrs["eps"]
+    )
 
 
 def _pool(fn):
@@ -109,7 +133,11 @@ def _pool(fn):
         a = s.attrs
         top, bottom, left, right = a["padding"]
         assert top == bottom and left == right
-        extra = {"dilation": a["dilation"]} if "dilation" in a else {"count_include_pad": a["count_include_pad"], "divisor_override": a["divisor_override"]}
+        extra = (
+            {"dilation": a["dilation"]}
+            if "dilation" in a
+            else {"count_include_pad": a["count_include_pad"], "divisor_override": a["divisor_override"]}
+        )
         return fn(xs[0], a["kernel"], a["stride"], (top, left), ceil_mode=a["ceil_mode"], **extra)
 
     return run
@@ -156,8 +184,12 @@ REFERENCE = {
     "conv_transpose2d": _conv_transpose2d,
     "resize": _resize,
     "groupnorm": _groupnorm,
-    "rmsnorm": lambda s, xs: F.rms_norm(xs[0], xs[0].shape[-s.attrs["axes"]:], _t(s.weights.get("weight")), s.attrs["eps"]),
-    "lrn": lambda s, xs: F.local_response_norm(xs[0], s.attrs["size"], s.attrs["alpha"], s.attrs["beta"], s.attrs["bias"]),
+    "rmsnorm": lambda s, xs: F.rms_norm(
+        xs[0], xs[0].shape[-s.attrs["axes"] :], _t(s.weights.get("weight")), s.attrs["eps"]
+    ),
+    "lrn": lambda s, xs: F.local_response_norm(
+        xs[0], s.attrs["size"], s.attrs["alpha"], s.attrs["beta"], s.attrs["bias"]
+    ),
     "depth_to_space": lambda s, xs: F.pixel_shuffle(xs[0], s.attrs["blocksize"]),
     "space_to_depth": lambda s, xs: F.pixel_unshuffle(xs[0], s.attrs["blocksize"]),
     "add": lambda s, xs: sum(xs[1:], xs[0]) if not s.weights else _binary(torch.add)(s, xs),
@@ -174,11 +206,26 @@ REFERENCE = {
     "roll": lambda s, xs: torch.roll(xs[0], s.attrs["shifts"], s.attrs["axes"]),
     "multihead_attention": _multihead_attention,
     # issue 17
-    **{op: (lambda fn: lambda s, xs: fn(xs[0]))(fn) for op, fn in {
-        "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf,
-        "reciprocal": torch.reciprocal, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign, "sin": torch.sin,
-        "cos": torch.cos, "softsign": F.softsign, "mish": F.mish, "selu": F.selu,
-    }.items()},  # fmt: skip
+    **{
+        op: (lambda fn: lambda s, xs: fn(xs[0]))(fn)
+        for op, fn in {
+            "exp": torch.exp,
+            "log": torch.log,
+            "sqrt": torch.sqrt,
+            "neg": torch.neg,
+            "abs": torch.abs,
+            "erf": torch.erf,
+            "reciprocal": torch.reciprocal,
+            "floor": torch.floor,
+            "ceil": torch.ceil,
+            "sign": torch.sign,
+            "sin": torch.sin,
+            "cos": torch.cos,
+            "softsign": F.softsign,
+            "mish": F.mish,
+            "selu": F.selu,
+        }.items()
+    },  # fmt: skip
     "elu": lambda s, xs: F.elu(xs[0], s.attrs["alpha"]),
     "celu": lambda s, xs: F.celu(xs[0], s.attrs["alpha"]),
     "softplus": lambda s, xs: F.softplus(xs[0], s.attrs["beta"], s.attrs["threshold"]),
@@ -186,13 +233,20 @@ REFERENCE = {
     "maximum": _binary(torch.maximum),
     "minimum": _binary(torch.minimum),
     "prelu": _binary(F.prelu),
-    "reduce_sum": lambda s, xs: xs[0].sum(s.attrs["axes"] or None, keepdim=s.attrs["keepdim"]) if s.attrs["axes"] else xs[0].sum(),
+    "reduce_sum": lambda s, xs: (
+        xs[0].sum(s.attrs["axes"] or None, keepdim=s.attrs["keepdim"]) if s.attrs["axes"] else xs[0].sum()
+    ),
     "reduce_max": lambda s, xs: xs[0].amax(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
     "reduce_min": lambda s, xs: xs[0].amin(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
     "reduce_prod": lambda s, xs: xs[0].prod(s.attrs["axes"][0], keepdim=s.attrs["keepdim"]),
     "reduce_log_sum_exp": lambda s, xs: xs[0].logsumexp(s.attrs["axes"], keepdim=s.attrs["keepdim"]),
     "tile": lambda s, xs: xs[0].tile(s.attrs["repeats"]),
-    "expand": lambda s, xs: xs[0].expand(*[d if d != -1 else xs[0].shape[i - (len(s.attrs["shape"]) - xs[0].dim())] for i, d in enumerate(s.attrs["shape"])]),
+    "expand": lambda s, xs: xs[0].expand(
+        *[
+            d if d != -1 else xs[0].shape[i - (len(s.attrs["shape"]) - xs[0].dim())]
+            for i, d in enumerate(s.attrs["shape"])
+        ]
+    ),
 }
 
 
@@ -271,7 +325,13 @@ def test_chunk_and_split_bounds_follow_torch() -> None:
 
 @pytest.mark.parametrize(
     "equation",
-    ["bij,bjk->bik", "B G H I D, B G H J D -> B G H I J", "B G H I J, B G H J D -> B G H I D", "nid,njd->nji", "ki,jk->ij"],
+    [
+        "bij,bjk->bik",
+        "B G H I D, B G H J D -> B G H I J",
+        "B G H I J, B G H J D -> B G H I D",
+        "nid,njd->nji",
+        "ki,jk->ij",
+    ],
 )
 def test_einsum_matmul_matches_torch(equation) -> None:
     perm_a, perm_b, perm_out = shapes.einsum_matmul(equation)
@@ -375,13 +435,21 @@ class MathOps(nn.Module):
     def __init__(self) -> None:
         super().__init__()
         self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.act = nn.Sequential(nn.ELU(0.5), nn.Softplus(2.0, 5.0), nn.PReLU(4), nn.SELU(), nn.CELU(), nn.Mish(), nn.Softsign())
+        self.act = nn.Sequential(
+            nn.ELU(0.5), nn.Softplus(2.0, 5.0), nn.PReLU(4), nn.SELU(), nn.CELU(), nn.Mish(), nn.Softsign()
+        )
         self.slope = nn.Parameter(torch.rand(4) * 0.5)
 
     def forward(self, x):
         x = self.act(self.conv(x))
         y = torch.exp(-x.abs()) + torch.sqrt(x * x + 1).log() - torch.erf(x).neg() + x.sin() * torch.cos(x)
-        y = torch.maximum(y, x) ** 2 + 2 ** torch.minimum(x, y) + torch.reciprocal(y.abs() + 1) + torch.sign(x) * torch.floor(x) + x.ceil()
+        y = (
+            torch.maximum(y, x) ** 2
+            + 2 ** torch.minimum(x, y)
+            + torch.reciprocal(y.abs() + 1)
+            + torch.sign(x) * torch.floor(x)
+            + x.ceil()
+        )
         y = F.elu(y, 0.3) + F.celu(y, 1.5) + F.softplus(y) + F.prelu(y, self.slope) + F.selu(y)
         s = y.sum(dim=(2, 3), keepdim=True) + torch.amax(y, dim=-1, keepdim=True) - y.amin(dim=2, keepdim=True)
         s = s + torch.logsumexp(y, dim=1, keepdim=True) + y.prod(1, keepdim=True)

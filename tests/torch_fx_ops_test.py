@@ -5,12 +5,12 @@ tensor methods, against the unswapped module."""
 from __future__ import annotations
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 import ai3
-import pytest_main
 
 torch.set_num_threads(2)
 

@@ -19,11 +19,11 @@ from __future__ import annotations
 import copy
 
 import pytest
+import pytest_main
 import torch
 import torchvision
 
 import ai3
-import pytest_main
 from ai3.torch import coverage
 
 torch.set_num_threads(2)
@@ -32,7 +32,17 @@ FAMILIES = coverage.FAMILIES
 
 # swap_conv2d with every algorithm: the plain CNNs (the other families'
 # convolutions are the same layers, and their ops are not conv2d's business).
-CONV_FAMILIES = ["alexnet", "vgg", "resnet", "squeezenet", "googlenet", "inception_v3", "densenet", "mobilenet_v2", "shufflenet_v2"]
+CONV_FAMILIES = [
+    "alexnet",
+    "vgg",
+    "resnet",
+    "squeezenet",
+    "googlenet",
+    "inception_v3",
+    "densenet",
+    "mobilenet_v2",
+    "shufflenet_v2",
+]
 
 # The core lacks an operation these use; swap_backend must say which.
 NOT_YET: dict[str, str] = {}
@@ -135,7 +145,14 @@ def test_torch_compile_on_swapped_resnet18(backend: str) -> None:
     x = torch.randn(2, 3, 64, 64)
     with torch.inference_mode():
         want = model(x)
-    ai3.swap_conv2d(model, ["winograd" if ai3.torch.applicable(c, "winograd") else "gemm" for c in model.modules() if type(c) is torch.nn.Conv2d])
+    ai3.swap_conv2d(
+        model,
+        [
+            "winograd" if ai3.torch.applicable(c, "winograd") else "gemm"
+            for c in model.modules()
+            if type(c) is torch.nn.Conv2d
+        ],
+    )
     ai3.swap_linear(model)
     compiled = torch.compile(model, backend=backend, fullgraph=True)
     with torch.no_grad():

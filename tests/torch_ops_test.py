@@ -25,19 +25,18 @@ if os.environ.get("TEST_TMPDIR"):  # inductor writes its cache; keep it in the s
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.environ["TEST_TMPDIR"], "inductor"))
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 import torch.nn.utils.prune
+from tolerances import DTYPES
+from tolerances import tolerance as tol
 from torch import nn
 
 import ai3
-import pytest_main
-from tolerances import DTYPES
-from tolerances import tolerance as tol
 from ai3.torch import Layer, mapping, ops
 
 torch.set_num_threads(2)
-
 
 
 def assert_close(got, want, t: float, what: str = "") -> None:
@@ -102,7 +101,9 @@ def test_opcheck_conv2d(algorithm, case, dtype):
     if not applicable("conv2d", attrs, [w, b], algorithm):
         pytest.skip(f"{algorithm} does not take this case")
     opcheck([x], [w, b], "conv2d", attrs, algorithm)
-    want = F.conv2d(F.pad(x, (pads[2], pads[3], pads[0], pads[1])), w, b, stride=stride, dilation=dilation, groups=groups)
+    want = F.conv2d(
+        F.pad(x, (pads[2], pads[3], pads[0], pads[1])), w, b, stride=stride, dilation=dilation, groups=groups
+    )
     assert_close(layer([x], [w, b], "conv2d", attrs, algorithm), want, tol(dtype, algorithm), algorithm)
 
 
@@ -115,7 +116,13 @@ def weightless_cases(dtype):
     return [
         ("relu", randn(3, 5, dtype=dtype), {}, "direct", lambda: F.relu(randn(3, 5, dtype=dtype))),
         ("relu", randn((), dtype=dtype), {}, "default", lambda: F.relu(randn((), dtype=dtype))),
-        ("maxpool2d", x, pool([3, 3], [2, 2], [1, 1, 1, 1], dilation=[1, 1], ceil_mode=True), "direct", lambda: F.max_pool2d(x, 3, 2, 1, 1, True)),
+        (
+            "maxpool2d",
+            x,
+            pool([3, 3], [2, 2], [1, 1, 1, 1], dilation=[1, 1], ceil_mode=True),
+            "direct",
+            lambda: F.max_pool2d(x, 3, 2, 1, 1, True),
+        ),
         ("maxpool2d", x, pool([2, 3], [1, 2], [0, 1, 0, 1], dilation=[2, 1], ceil_mode=False), "default", None),
         (
             "avgpool2d",
@@ -135,7 +142,13 @@ def weightless_cases(dtype):
         ("adaptiveavgpool2d", x, {"output_size": [1, 1]}, "default", lambda: F.adaptive_avg_pool2d(x, 1)),
         ("flatten", x, {"start_dim": 1, "end_dim": -1}, "direct", lambda: torch.flatten(x, 1)),
         ("flatten", x, {"start_dim": 0, "end_dim": 2}, "default", lambda: torch.flatten(x, 0, 2)),
-        ("flatten", randn((), dtype=dtype), {"start_dim": 0, "end_dim": -1}, "direct", lambda: torch.flatten(randn((), dtype=dtype))),
+        (
+            "flatten",
+            randn((), dtype=dtype),
+            {"start_dim": 0, "end_dim": -1},
+            "direct",
+            lambda: torch.flatten(randn((), dtype=dtype)),
+        ),
         ("softmax", x, {"axis": 1}, "default", lambda: F.softmax(x, 1)),
         ("clamp", x, {"min": -0.5, "max": None}, "direct", lambda: x.clamp(min=-0.5)),
     ]
@@ -169,7 +182,9 @@ def test_opcheck_multi_input_and_weight_orders():
     mask = randn(5, 6, seed=3)
     attrs = {"causal": False, "scale": None, "has_mask": True}
     opcheck([q, k, v, mask], [], "attention", attrs, "naive")
-    assert_close(layer([q, k, v, mask], [], "attention", attrs, "naive"), F.scaled_dot_product_attention(q, k, v, mask), 1e-5)
+    assert_close(
+        layer([q, k, v, mask], [], "attention", attrs, "naive"), F.scaled_dot_product_attention(q, k, v, mask), 1e-5
+    )
     x = randn(2, 3, 5, 5)
     bn = nn.BatchNorm2d(3).eval()
     with torch.no_grad():
@@ -202,7 +217,9 @@ def test_op_errors():
         layer([x[:, :2]], [w, None], "conv2d", conv, "direct", "c")
     with pytest.raises(ai3.InvalidArgument, match="^conv2d layer 'c': padding must be a list of 4 ints"):
         layer([x], [w, None], "conv2d", {"padding": [0, 0, 0]}, "direct", "c")
-    with pytest.raises(ai3.InvalidArgument, match=r"^conv2d layer 'c': weight names \['bias', 'weight'\] are not among"):
+    with pytest.raises(
+        ai3.InvalidArgument, match=r"^conv2d layer 'c': weight names \['bias', 'weight'\] are not among"
+    ):
         torch.ops.ai3.layer([x], [w[0, :, 0, 0], w], "bias,weight", "conv2d", "{}", "direct", "c")
     with pytest.raises(ai3.InvalidArgument, match="2 weights but 1 weight names"):
         torch.ops.ai3.layer([x], [w, w], "weight", "conv2d", "{}", "direct", "c")
@@ -219,7 +236,14 @@ def test_op_errors():
         with pytest.raises(ai3.ShapeError, match="^conv2d layer 'c'.*has 2 channels"):
             layer([torch.empty(1, 2, 8, 8)], [torch.empty(4, 3, 3, 3), None], "conv2d", conv, "direct", "c")
         with pytest.raises(ai3.InvalidArgument, match="padding must be a list of 4 ints"):
-            layer([torch.empty(1, 3, 8, 8)], [torch.empty(4, 3, 3, 3), None], "conv2d", {"padding": [0, 0, 0]}, "direct", "c")
+            layer(
+                [torch.empty(1, 3, 8, 8)],
+                [torch.empty(4, 3, 3, 3), None],
+                "conv2d",
+                {"padding": [0, 0, 0]},
+                "direct",
+                "c",
+            )
 
 
 def test_op_on_cuda_is_refused_as_cpu_only():
@@ -243,7 +267,10 @@ class _FakeCuda:
 def has_gradients(*ops_: str) -> bool:
     """Whether the core has every gradient op of these ops' input and
     weights (conv2d: conv2d_backward_data, _weight, _bias)."""
-    return all({"data", *ops.weight_names(o)} - {"running_mean", "running_var"} <= set(ai3.layers.backward_ops(o)) for o in ops_)
+    return all(
+        {"data", *ops.weight_names(o)} - {"running_mean", "running_var"} <= set(ai3.layers.backward_ops(o))
+        for o in ops_
+    )
 
 
 def backward_matches_torch_or_raises(ops_: tuple, run, want, what: str, t: float = 1e-4) -> None:
@@ -349,7 +376,13 @@ WEIGHTLESS_MODULES = [
 @pytest.mark.parametrize("index", range(len(WEIGHTLESS_MODULES)))
 def test_weightless_module(index, dtype):
     ref = copy.deepcopy(WEIGHTLESS_MODULES[index])
-    op = {nn.ReLU: "relu", nn.MaxPool2d: "maxpool2d", nn.AvgPool2d: "avgpool2d", nn.AdaptiveAvgPool2d: "adaptiveavgpool2d", nn.Flatten: "flatten"}[type(ref)]
+    op = {
+        nn.ReLU: "relu",
+        nn.MaxPool2d: "maxpool2d",
+        nn.AvgPool2d: "avgpool2d",
+        nn.AdaptiveAvgPool2d: "adaptiveavgpool2d",
+        nn.Flatten: "flatten",
+    }[type(ref)]
     m = Layer.from_module(ref, "direct", "layer")
     assert m.op == op and m.resolved_algorithm() == "direct"
     for shape in [(2, 3, 9, 11), (1, 2, 7, 7)]:
@@ -363,7 +396,10 @@ def test_weightless_module(index, dtype):
 # Every single-layer op of the mapping (ai3.torch.mapping), swapped in place
 # by swap_operation: (module, input shape). A new mapping entry needs a row.
 SWAP_CASES = {
-    "conv2d": [(nn.Conv2d(3, 4, 3, padding=1), (2, 3, 8, 8)), (nn.Conv2d(3, 6, 2, padding="same", groups=3), (1, 3, 7, 6))],
+    "conv2d": [
+        (nn.Conv2d(3, 4, 3, padding=1), (2, 3, 8, 8)),
+        (nn.Conv2d(3, 6, 2, padding="same", groups=3), (1, 3, 7, 6)),
+    ],
     "linear": [(nn.Linear(8, 5), (2, 3, 8)), (nn.Linear(8, 5, bias=False), (8,))],
     "relu": [(nn.ReLU(), (2, 3, 4, 4))],
     "sigmoid": [(nn.Sigmoid(), (2, 7))],
@@ -382,18 +418,33 @@ SWAP_CASES = {
     "adaptivemaxpool2d": [(nn.AdaptiveMaxPool2d(2), (2, 3, 8, 7)), (nn.AdaptiveMaxPool2d((None, 3)), (1, 2, 5, 6))],
     "flatten": [(nn.Flatten(), (2, 3, 4, 4)), (nn.Flatten(0, 1), (2, 3, 4))],
     "layernorm": [(nn.LayerNorm(8), (2, 3, 8)), (nn.LayerNorm((3, 8), elementwise_affine=False), (2, 3, 8))],
-    "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3)),
-              (nn.ReflectionPad2d((1, 2, 2, 0)), (2, 3, 4, 4)), (nn.ReplicationPad2d(2), (1, 2, 3, 3)),
-              (nn.CircularPad2d(1), (1, 2, 3, 3))],
+    "pad2d": [
+        (nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)),
+        (nn.ConstantPad2d(1, 0.5), (1, 2, 3, 3)),
+        (nn.ReflectionPad2d((1, 2, 2, 0)), (2, 3, 4, 4)),
+        (nn.ReplicationPad2d(2), (1, 2, 3, 3)),
+        (nn.CircularPad2d(1), (1, 2, 3, 3)),
+    ],
     "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4)), (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4))],
     # issue 17 (helper N2)
-    "conv_transpose2d": [(nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 4)),
-                         (nn.ConvTranspose2d(4, 2, 2, stride=2, groups=2, bias=False), (1, 4, 3, 3))],
-    "resize": [(nn.Upsample(scale_factor=2), (2, 3, 4, 5)), (nn.Upsample(size=(7, 5), mode="bilinear"), (1, 2, 4, 4)),
-               (nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3))],
-    "groupnorm": [(nn.GroupNorm(2, 4), (2, 4, 3, 3)), (nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 4)),
-                  (nn.InstanceNorm1d(3), (2, 3, 5))],
-    "rmsnorm": [(nn.RMSNorm(8, eps=1e-6), (2, 3, 8)), (nn.RMSNorm((3, 8), eps=1e-5, elementwise_affine=False), (2, 3, 8))],
+    "conv_transpose2d": [
+        (nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 4)),
+        (nn.ConvTranspose2d(4, 2, 2, stride=2, groups=2, bias=False), (1, 4, 3, 3)),
+    ],
+    "resize": [
+        (nn.Upsample(scale_factor=2), (2, 3, 4, 5)),
+        (nn.Upsample(size=(7, 5), mode="bilinear"), (1, 2, 4, 4)),
+        (nn.UpsamplingBilinear2d(scale_factor=2), (1, 2, 3, 3)),
+    ],
+    "groupnorm": [
+        (nn.GroupNorm(2, 4), (2, 4, 3, 3)),
+        (nn.InstanceNorm2d(3, affine=True), (2, 3, 4, 4)),
+        (nn.InstanceNorm1d(3), (2, 3, 5)),
+    ],
+    "rmsnorm": [
+        (nn.RMSNorm(8, eps=1e-6), (2, 3, 8)),
+        (nn.RMSNorm((3, 8), eps=1e-5, elementwise_affine=False), (2, 3, 8)),
+    ],
     "lrn": [(nn.LocalResponseNorm(3), (2, 5, 3, 3)), (nn.LocalResponseNorm(4, alpha=0.1, k=2.0), (2, 6, 3))],
     "depth_to_space": [(nn.PixelShuffle(2), (2, 8, 3, 3))],
     "space_to_depth": [(nn.PixelUnshuffle(2), (2, 2, 4, 6))],
@@ -436,16 +487,20 @@ def test_swap_operation_of_every_op_matches_torch(op, index, dtype):
 
 def small_net(dtype=torch.float32) -> nn.Sequential:
     torch.manual_seed(0)
-    return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1),
-        nn.ReLU(inplace=True),
-        nn.MaxPool2d(2),
-        nn.Conv2d(8, 8, 3, padding="same", bias=False),
-        nn.AvgPool2d(2, ceil_mode=True),
-        nn.AdaptiveAvgPool2d((2, 2)),
-        nn.Flatten(),
-        nn.Linear(32, 5),
-    ).to(dtype).eval()
+    return (
+        nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1),
+            nn.ReLU(inplace=True),
+            nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, padding="same", bias=False),
+            nn.AvgPool2d(2, ceil_mode=True),
+            nn.AdaptiveAvgPool2d((2, 2)),
+            nn.Flatten(),
+            nn.Linear(32, 5),
+        )
+        .to(dtype)
+        .eval()
+    )
 
 
 def swapped(net: nn.Sequential, algorithms: dict | None = None) -> nn.Sequential:
@@ -548,7 +603,12 @@ def test_deepcopy_and_pickle_round_trip():
     with torch.no_grad():
         want = ref(x)
         for copied in (copy.deepcopy(new), pickle.loads(pickle.dumps(new))):
-            assert type(copied[0]) is Layer and copied[0].op == "conv2d" and copied[0].algorithm == "smm" and copied[0].name == "0"
+            assert (
+                type(copied[0]) is Layer
+                and copied[0].op == "conv2d"
+                and copied[0].algorithm == "smm"
+                and copied[0].name == "0"
+            )
             assert copied[0].weight is not new[0].weight
             assert_close(copied(x), want, 1e-4)
             copied[0].weight.zero_()  # the copy owns its weights
@@ -563,11 +623,16 @@ def test_module_errors_name_the_module():
         new(randn(1, 3, 16, 16, dtype=torch.float64))
     with pytest.raises(ai3.DTypeError, match=r"^conv2d layer '0': input has dtype torch.int64"):
         new(torch.ones(1, 3, 16, 16, dtype=torch.int64))
-    with pytest.raises(ai3.ShapeError, match=r"^linear layer '7'.*: expected an input .*whose last dimension is in_features=32"):
+    with pytest.raises(
+        ai3.ShapeError, match=r"^linear layer '7'.*: expected an input .*whose last dimension is in_features=32"
+    ):
         new[7](randn(2, 31))
     with pytest.raises(ai3.InvalidArgument, match="^maxpool2d layer '2': input must be a torch.Tensor"):
         new[2]([1.0])
-    with pytest.raises(ai3.AlgorithmNotApplicable, match="^conv2d layer 'features.3': conv2d algorithm 'winograd' cannot take this layer: .*stride 1"):
+    with pytest.raises(
+        ai3.AlgorithmNotApplicable,
+        match="^conv2d layer 'features.3': conv2d algorithm 'winograd' cannot take this layer: .*stride 1",
+    ):
         Layer.from_module(nn.Conv2d(3, 3, 3, stride=2), "winograd", "features.3")
     with pytest.raises(ai3.UnknownAlgorithm, match="^relu layer 'act': unknown relu algorithm 'fast'"):
         Layer.from_module(nn.ReLU(), "fast", "act")
@@ -575,7 +640,9 @@ def test_module_errors_name_the_module():
         Layer.from_module(nn.Conv2d(3, 3, 3, padding=1, padding_mode="reflect"), "direct", "b.conv")
     with pytest.raises(ai3.UnsupportedOperation, match="^maxpool2d layer 'p': return_indices=True"):
         Layer.from_module(nn.MaxPool2d(2, return_indices=True), "direct", "p")
-    with pytest.raises(ai3.UnsupportedOperation, match="^layer 'l': ai3 has no in-place swap for torch.nn.modules.linear.Bilinear"):
+    with pytest.raises(
+        ai3.UnsupportedOperation, match="^layer 'l': ai3 has no in-place swap for torch.nn.modules.linear.Bilinear"
+    ):
         Layer.from_module(nn.Bilinear(2, 2, 2), "direct", "l")
     with pytest.raises(ai3.UnsupportedOperation, match="^layer 'd': ai3 has no in-place swap for .*Dropout"):
         Layer.from_module(nn.Dropout(), "direct", "d")
@@ -692,7 +759,9 @@ def test_torch_compile_dynamic_shapes_and_errors():
         # The fake kernel raises the core's error while tracing; Dynamo
         # reports it as it reports a failing fake kernel of torch's own ops
         # (TorchRuntimeError), carrying the ai3 error's class and message.
-        with pytest.raises(torch._dynamo.exc.TorchRuntimeError, match=r"ShapeError\(\"conv2d layer '0'.*has 4 channels"):
+        with pytest.raises(
+            torch._dynamo.exc.TorchRuntimeError, match=r"ShapeError\(\"conv2d layer '0'.*has 4 channels"
+        ):
             compiled(randn(1, 4, 16, 16))
         with pytest.raises(ai3.ShapeError, match="^conv2d layer '0'.*has 4 channels"):
             new(randn(1, 4, 16, 16))

@@ -15,13 +15,13 @@ import threading
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 from torch import nn
+from tuning_fixtures import CountingMeasure, cache, counting  # noqa: F401 (fixtures)
 
 import ai3
 from ai3 import tuning
-import pytest_main
-from tuning_fixtures import CountingMeasure, cache, counting  # noqa: F401 (fixtures)
 
 SHAPE = (1, 3, 12, 12)
 
@@ -194,7 +194,15 @@ def test_empty_cache_dir_turns_the_cache_off(counting, monkeypatch, cache):
 
 
 def test_concurrent_writers_leave_a_whole_file(cache):
-    key = {"op": "conv2d", "params": {}, "input_shape": [1], "dtype": "float32", "layout": "NCHW", "device": "cpu", "via": "core"}
+    key = {
+        "op": "conv2d",
+        "params": {},
+        "input_shape": [1],
+        "dtype": "float32",
+        "layout": "NCHW",
+        "device": "cpu",
+        "via": "core",
+    }
     results = [
         tuning.TuneResult(a, [tuning.Measurement(a, 0.001 * i, 3)]) for i, a in enumerate(ai3.algorithms()["conv2d"])
     ]

@@ -6,12 +6,13 @@
 //              built once, so a call is one dnnl_primitive_execute;
 //   sgemm      oneDNN's dnnl_sgemm (float32 only).
 // Each product is timed in this one process, the three interleaved, best of
-// N calls after a warm-up, with OpenMP's thread count (2 on the build machines; OMP_NUM_THREADS sets
-// it). The products: the im2col products of resnet18/resnet50's 3x3 convs,
-// resnet50's and mobilenet_v2's 1x1 convs (M = output channels, N = pixels,
-// K = input channels x kernel, as the "gemm" conv2d algorithm calls it in
-// NCHW), and ViT-B/16's linears at 197 tokens (x W^T, as "gemm" linear calls
-// it). Each result is checked against BLIS' (max |difference| / max |BLIS|).
+// N calls after a warm-up, with OpenMP's thread count (2 on the build machines;
+// OMP_NUM_THREADS sets it). The products: the im2col products of
+// resnet18/resnet50's 3x3 convs, resnet50's and mobilenet_v2's 1x1 convs (M =
+// output channels, N = pixels, K = input channels x kernel, as the "gemm"
+// conv2d algorithm calls it in NCHW), and ViT-B/16's linears at 197 tokens (x
+// W^T, as "gemm" linear calls it). Each result is checked against BLIS' (max
+// |difference| / max |BLIS|).
 //
 //   bazel run //bench/onednn:gemm                 # both dtypes
 //   bazel run //bench/onednn:gemm -- --f32        # float32 only
@@ -86,8 +87,7 @@ double Now() {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
   }
-  return std::chrono::duration<double>(Clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
 // Best seconds of one call of each of `fs`, after a warm-up call of each:
@@ -141,9 +141,9 @@ struct Matmul {
     using md = dnnl::memory::desc;
     const md a_md({p.m, p.k}, dt, dnnl::memory::dims{p.k, 1});
     // B is [K, N] row-major, or stored [N, K] (strides 1, K) when trans_b.
-    const md b_md({p.k, p.n}, dt,
-                  p.trans_b ? dnnl::memory::dims{1, p.k}
-                            : dnnl::memory::dims{p.n, 1});
+    const md b_md(
+        {p.k, p.n}, dt,
+        p.trans_b ? dnnl::memory::dims{1, p.k} : dnnl::memory::dims{p.n, 1});
     const md c_md({p.m, p.n}, dt, dnnl::memory::dims{p.n, 1});
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -184,15 +184,15 @@ void RunProduct(const Product& p, double budget) {
   const double flop = 2.0 * p.m * p.n * p.k;
 
   std::vector<std::function<void()>> fs = {[&] {
-    ai3::Gemm<T>(false, p.trans_b, p.m, p.n, p.k, T(1), a.data(), p.k,
-                 b.data(), ldb, T(0), ref.data(), p.n);
+    ai3::Gemm<T>(false, p.trans_b, p.m, p.n, p.k, T(1), a.data(), p.k, b.data(),
+                 ldb, T(0), ref.data(), p.n);
   }};
   Matmul<T> mm(p, a.data(), b.data(), c_mm.data());
   if (mm.ok) fs.push_back([&] { mm.Run(); });
   if constexpr (std::is_same_v<T, float>) {
     fs.push_back([&] {
-      dnnl_sgemm('N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.f, a.data(),
-                 p.k, b.data(), ldb, 0.f, c_sg.data(), p.n);
+      dnnl_sgemm('N', p.trans_b ? 'T' : 'N', p.m, p.n, p.k, 1.f, a.data(), p.k,
+                 b.data(), ldb, 0.f, c_sg.data(), p.n);
     });
   }
   const std::vector<double> t = BestOf(fs, budget);
@@ -217,12 +217,12 @@ void RunProduct(const Product& p, double budget) {
     std::snprintf(sg_col, sizeof sg_col, "%.1f", gf(t_sg));
     std::snprintf(sg_diff, sizeof sg_diff, "%.1e", d_sg);
   }
-  std::printf("| %-26s | %5lld x %5lld x %4lld | %s | %6.1f | %6s | %6s | %-6s "
-              "| %s / %s | %s |\n",
-              p.what, static_cast<long long>(p.m),
-              static_cast<long long>(p.n), static_cast<long long>(p.k),
-              std::is_same_v<T, float> ? "f32" : "f64", gf(t_blis), mm_col,
-              sg_col, winner, mm_diff, sg_diff, mm.impl.c_str());
+  std::printf(
+      "| %-26s | %5lld x %5lld x %4lld | %s | %6.1f | %6s | %6s | %-6s "
+      "| %s / %s | %s |\n",
+      p.what, static_cast<long long>(p.m), static_cast<long long>(p.n),
+      static_cast<long long>(p.k), std::is_same_v<T, float> ? "f32" : "f64",
+      gf(t_blis), mm_col, sg_col, winner, mm_diff, sg_diff, mm.impl.c_str());
   std::fflush(stdout);
 }
 
@@ -248,7 +248,8 @@ int main(int argc, char** argv) {
     }
   }
   if (g_thread_cpu && omp_get_max_threads() != 1) {
-    std::fprintf(stderr, "gemm: --thread_cpu times one thread: add --threads=1\n");
+    std::fprintf(stderr,
+                 "gemm: --thread_cpu times one thread: add --threads=1\n");
     return 2;
   }
   const dnnl_version_t* v = dnnl_version();

@@ -64,13 +64,13 @@ Shape OutputShapeDevice(const AnyLayer& layer,
 // layer_forward_device(_n): runs any layer on device tensors, one pointer
 // and shape per input, without the GIL.
 void ForwardDevice(AnyLayer& layer, const std::vector<uintptr_t>& xs,
-                   const std::vector<std::vector<int64_t>>& shapes,
-                   uintptr_t y, const std::vector<int64_t>& y_shape,
+                   const std::vector<std::vector<int64_t>>& shapes, uintptr_t y,
+                   const std::vector<int64_t>& y_shape,
                    const std::string& dtype, const std::string& device,
                    int index, uintptr_t stream) {
   if (xs.size() != shapes.size()) {
-    Fail(ErrorKind::kInvalidArgument, "got ", xs.size(),
-         " input pointers but ", shapes.size(), " shapes");
+    Fail(ErrorKind::kInvalidArgument, "got ", xs.size(), " input pointers but ",
+         shapes.size(), " shapes");
   }
   std::vector<Tensor> inputs;
   for (size_t k = 0; k < xs.size(); ++k) {
@@ -130,8 +130,8 @@ void BindDeviceCalls(py::module_& m) {
                       stream);
       },
       py::arg("layer"), py::arg("x"), py::arg("x_shape"), py::arg("y"),
-      py::arg("y_shape"), py::arg("dtype"), py::arg("device"),
-      py::arg("index"), py::arg("stream"),
+      py::arg("y_shape"), py::arg("dtype"), py::arg("device"), py::arg("index"),
+      py::arg("stream"),
       "Runs `layer` on the contiguous device tensor at pointer x into the "
       "one at y (of layer_output_shape_device), queued on `stream` (a "
       "cudaStream_t as an int; 0 is the default stream). Does not wait.");
@@ -149,9 +149,8 @@ void BindDeviceCalls(py::module_& m) {
       [](Model& model, uintptr_t x, const std::vector<int64_t>& x_shape,
          const std::string& dtype, const std::string& device, int index,
          uintptr_t stream, const py::function& allocate) {
-        Tensor input =
-            DeviceTensor(x, x_shape, dtype, device, index, stream,
-                         Layout::kNCHW);
+        Tensor input = DeviceTensor(x, x_shape, dtype, device, index, stream,
+                                    Layout::kNCHW);
         Shape output_shape;
         {
           py::gil_scoped_release release;

@@ -64,18 +64,18 @@ class ElementwiseAlgorithm : public Algorithm<Attrs> {
 // is `expr` of the element `v` (of type T), e.g.
 //   AI3_CUDA_ELEMENTWISE_DIRECT(TanhAttrs, v, tanh(v));
 // inside namespace ai3, in the op's .cu.
-#define AI3_CUDA_ELEMENTWISE_DIRECT(AttrsType, v, expr)                    \
-  namespace {                                                               \
-  struct AttrsType##CudaFn {                                                \
-    explicit AttrsType##CudaFn(const AttrsType&) {}                         \
-    template <typename T>                                                   \
-    __device__ T operator()(T v) const {                                    \
-      return expr;                                                          \
-    }                                                                       \
-  };                                                                        \
-  }                                                                         \
-  AI3_REGISTER_ALGORITHM(                                                   \
-      AttrsType, "direct", Device::kCUDA,                                   \
+#define AI3_CUDA_ELEMENTWISE_DIRECT(AttrsType, v, expr) \
+  namespace {                                           \
+  struct AttrsType##CudaFn {                            \
+    explicit AttrsType##CudaFn(const AttrsType&) {}     \
+    template <typename T>                               \
+    __device__ T operator()(T v) const {                \
+      return expr;                                      \
+    }                                                   \
+  };                                                    \
+  }                                                     \
+  AI3_REGISTER_ALGORITHM(                               \
+      AttrsType, "direct", Device::kCUDA,               \
       ::ai3::cuda::ElementwiseAlgorithm<AttrsType, AttrsType##CudaFn>)
 
 #endif  // AI3_CORE_CUDA_ELEMENTWISE_H_

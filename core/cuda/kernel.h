@@ -70,7 +70,8 @@ class CudaKernel : public Kernel {
 // GPU once when the kernel is prepared.
 struct DeviceWeights {
   DeviceWeights(const std::vector<Tensor>& params, bool has_bias)
-      : weight(Upload(params[0].data, params[0].numel() * SizeOf(params[0].dtype))),
+      : weight(Upload(params[0].data,
+                      params[0].numel() * SizeOf(params[0].dtype))),
         bias(has_bias ? Upload(params[1].data,
                                params[1].numel() * SizeOf(params[1].dtype))
                       : DeviceBuffer()) {}

@@ -82,9 +82,7 @@ void CheckOnDevice(const Tensor& t, int device, const char* what) {
   }
 }
 
-void CheckLaunch(const char* kernel) {
-  Check(cudaGetLastError(), kernel);
-}
+void CheckLaunch(const char* kernel) { Check(cudaGetLastError(), kernel); }
 
 }  // namespace cuda
 }  // namespace ai3

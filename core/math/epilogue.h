@@ -148,7 +148,8 @@ namespace internal {
 // y = act(y) over n elements: one loop per function, so that each one
 // vectorises (no switch inside it).
 template <typename T, ActivationFn kFn>
-AI3_EPILOGUE_INLINE void ActivateRun(const Activation::Bounds<T>& act, T* p, int64_t n) {
+AI3_EPILOGUE_INLINE void ActivateRun(const Activation::Bounds<T>& act, T* p,
+                                     int64_t n) {
   Activation::Bounds<T> a = act;
   a.fn = kFn;
   const T lo = a.lo, hi = a.hi;
@@ -166,7 +167,7 @@ AI3_EPILOGUE_INLINE void ActivateRun(const Activation::Bounds<T>& act, T* p, int
 // cache-resident).
 template <typename T>
 AI3_EPILOGUE_INLINE void ApplyActivation(const Activation::Bounds<T>& act, T* p,
-                            int64_t n) {
+                                         int64_t n) {
   if (!act.enabled) return;
   switch (act.fn) {
     case ActivationFn::kIdentity:

@@ -81,9 +81,9 @@ void BlisGemm(dim_t m, dim_t n, dim_t k, float* alpha, float* a, inc_t rs_a,
   bli_sgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, alpha, a, rs_a,
                cs_a, b, rs_b, cs_b, beta, c, rs_c, 1, nullptr, rntm);
 }
-void BlisGemm(dim_t m, dim_t n, dim_t k, double* alpha, double* a,
-              inc_t rs_a, inc_t cs_a, double* b, inc_t rs_b, inc_t cs_b,
-              double* beta, double* c, inc_t rs_c, rntm_t* rntm) {
+void BlisGemm(dim_t m, dim_t n, dim_t k, double* alpha, double* a, inc_t rs_a,
+              inc_t cs_a, double* b, inc_t rs_b, inc_t cs_b, double* beta,
+              double* c, inc_t rs_c, rntm_t* rntm) {
   bli_dgemm_ex(BLIS_NO_TRANSPOSE, BLIS_NO_TRANSPOSE, m, n, k, alpha, a, rs_a,
                cs_a, b, rs_b, cs_b, beta, c, rs_c, 1, nullptr, rntm);
 }
@@ -91,9 +91,9 @@ void BlisGemm(dim_t m, dim_t n, dim_t k, double* alpha, double* a,
 }  // namespace
 
 template <typename T>
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
-          T* c, int64_t ldc) {
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+          const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+          int64_t ldc) {
   if (m == 0 || n == 0) return;
   rntm_t rntm = ThreadsForThisCall();
   // BLIS runs small and skinny products unpacked ("sup"), large ones through

@@ -15,9 +15,9 @@
 namespace ai3 {
 
 template <typename T>
-void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-          T alpha, const T* a, int64_t lda, const T* b, int64_t ldb, T beta,
-          T* c, int64_t ldc);
+void Gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha,
+          const T* a, int64_t lda, const T* b, int64_t ldb, T beta, T* c,
+          int64_t ldc);
 
 }  // namespace ai3
 

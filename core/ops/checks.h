@@ -25,8 +25,8 @@ inline void CheckNoParams(const char* op, const std::vector<Tensor>& params) {
 inline int64_t DimOfAxis(int64_t axis, const Shape& shape) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (axis < -rank || axis >= rank) {
-    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
-         rank, " input ", ToString(shape));
+    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-", rank,
+         " input ", ToString(shape));
   }
   return axis < 0 ? axis + rank : axis;
 }

@@ -149,8 +149,7 @@ class GradientKernel : public MultiInputKernel {
     RunElementwise<kParallelThreshold>(
         output.dtype, output.numel(), [&](auto zero) {
           using T = decltype(zero);
-          return Apply<T>{MakeGrad<T>(),
-                          inputs[kGradOutput].data_as<const T>(),
+          return Apply<T>{MakeGrad<T>(), inputs[kGradOutput].data_as<const T>(),
                           inputs[kForwardInput].data_as<const T>(),
                           inputs[kForwardOutput].data_as<const T>(),
                           output.data_as<T>()};
@@ -203,14 +202,16 @@ struct AttrsGrad {
 // "direct" for the data gradient of an elementwise op, `Attrs` deriving
 // DataGradientAttrs<the op's Attrs>: dx[i] = Grad<T>(attrs)(dy[i], x[i],
 // y[i]) (Grad<T>() where it takes no attributes) over the inputs [dy, x,
-// y], threaded and vectorised as ElementwiseDirect. Grad reads x or y, whichever its formula is exact and
-// cheap in (sigmoid and tanh y, relu y as torch does, gelu x).
+// y], threaded and vectorised as ElementwiseDirect. Grad reads x or y,
+// whichever its formula is exact and cheap in (sigmoid and tanh y, relu y as
+// torch does, gelu x).
 //   AI3_REGISTER_ALGORITHM(SiluBackwardDataAttrs, "direct", Device::kCPU,
 //                          ElementwiseBackwardDirect<..., SiluGradFn>);
 template <class Attrs, template <typename> class Grad,
           int64_t kParallelThreshold = (1 << 13)>
-using ElementwiseBackwardDirect = KernelAlgorithm<
-    Attrs, internal::GradientKernel<Attrs, Grad, kParallelThreshold>>;
+using ElementwiseBackwardDirect =
+    KernelAlgorithm<Attrs,
+                    internal::GradientKernel<Attrs, Grad, kParallelThreshold>>;
 
 // An elementwise op's gradient in one line beside the op (relu.h):
 //   AI3_ELEMENTWISE_GRADIENT(Relu, "relu", y <= T(0) ? T(0) : dy);
@@ -236,9 +237,9 @@ using ElementwiseGradientDirect =
 // AI3_ELEMENTWISE_GRADIENT declares beside the op (Name##BackwardDataAttrs),
 // threaded from `threshold` elements and vectorised as the forward's:
 //   AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Relu, (1 << 15));
-#define AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Name, threshold)   \
-  AI3_REGISTER_ALGORITHM(                                           \
-      Name##BackwardDataAttrs, "direct", ::ai3::Device::kCPU,       \
+#define AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Name, threshold) \
+  AI3_REGISTER_ALGORITHM(                                         \
+      Name##BackwardDataAttrs, "direct", ::ai3::Device::kCPU,     \
       ::ai3::ElementwiseGradientDirect<Name##BackwardDataAttrs, threshold>)
 
 // Both "direct"s of an op whose formula Name##Fn its header shares with its

@@ -8,9 +8,9 @@
 
 #include "core/op_schema.h"
 
-#define AI3_DECLARE_ELEMENTWISE_OP(Attrs, doc)              \
-  AI3_REGISTER_OP_SCHEMA(::ai3::OpDeclaration<Attrs>(doc)   \
-                             .DirectOn({Device::kCPU, Device::kCUDA}))
+#define AI3_DECLARE_ELEMENTWISE_OP(Attrs, doc)                      \
+  AI3_REGISTER_OP_SCHEMA(::ai3::OpDeclaration<Attrs>(doc).DirectOn( \
+      {Device::kCPU, Device::kCUDA}))
 
 // The registration of any gradient op's declaration (core/ops/backward.h):
 // `declaration` its forward's attributes and weights (the forward's own

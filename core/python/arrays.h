@@ -26,14 +26,14 @@ inline bool HasDType(const py::array& a, const py::dtype& dtype) {
 inline DType DTypeOf(const py::array& a, const char* what) {
   if (HasDType(a, py::dtype::of<float>())) return DType::kFloat32;
   if (HasDType(a, py::dtype::of<double>())) return DType::kFloat64;
-  Fail(ErrorKind::kDType, what, " has dtype ",
-       std::string(py::str(a.dtype())), "; ai3 takes float32 or float64");
+  Fail(ErrorKind::kDType, what, " has dtype ", std::string(py::str(a.dtype())),
+       "; ai3 takes float32 or float64");
 }
 
 // A view of the array's memory (no copy). Strides are kept so the core can
 // refuse a non-contiguous array instead of misreading it.
 inline Tensor TensorOf(const py::array& a, const char* what,
-                Layout layout = Layout::kNCHW) {
+                       Layout layout = Layout::kNCHW) {
   Tensor t;
   t.dtype = DTypeOf(a, what);
   t.data = const_cast<void*>(a.data());

@@ -162,10 +162,9 @@ void BindAnyLayer(py::module_& m) {
           "The output shape of a multi-input layer for these input shapes.")
       .def_property_readonly("min_inputs", &AnyLayer::min_inputs)
       .def_property_readonly("max_inputs", &AnyLayer::max_inputs)
-      .def_property_readonly(
-          "algorithm", [](const AnyLayer& l) { return l.algorithm(); })
-      .def_property_readonly("name",
-                             [](const AnyLayer& l) { return l.name(); })
+      .def_property_readonly("algorithm",
+                             [](const AnyLayer& l) { return l.algorithm(); })
+      .def_property_readonly("name", [](const AnyLayer& l) { return l.name(); })
       .def_property_readonly(
           "op", [](const AnyLayer& l) { return std::string(l.op()); })
       .def(
@@ -374,8 +373,8 @@ PYBIND11_MODULE(_core, m) {
 
   BindAnyLayer(m);
   BindModel(m);
-  BindSchemas(m);  // make_layer, output_shape, op_schemas
-  BindLayouts(m);  // the Model's fusion controls
+  BindSchemas(m);      // make_layer, output_shape, op_schemas
+  BindLayouts(m);      // the Model's fusion controls
   BindDeviceCalls(m);  // device tensors and the layer device (core/cuda)
 }
 

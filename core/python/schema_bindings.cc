@@ -44,8 +44,7 @@ bool IsFloat(py::handle v) {
 }
 
 int64_t IntOf(py::handle v, const std::string& what) {
-  py::object index =
-      py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
+  py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(v.ptr()));
   if (!index) throw py::error_already_set();
   int overflow = 0;
   const long long value = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
@@ -80,8 +79,8 @@ AttrValue AttrValueOf(py::handle v, const std::string& name) {
         all_ints = false;
         floats.push_back(item.cast<double>());
       } else {
-        Fail(ErrorKind::kInvalidArgument, what,
-             " must hold numbers only, got ", std::string(py::repr(v)));
+        Fail(ErrorKind::kInvalidArgument, what, " must hold numbers only, got ",
+             std::string(py::repr(v)));
       }
     }
     if (all_ints) return ints;
@@ -213,16 +212,18 @@ std::vector<int64_t> OutputShape(
   Named(op, name, [&] {
     const DType type = ParseDType(dtype);
     attr_map = AttrMapOf(attrs);
-    slots = SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
-      Tensor probe;  // a shape and a dtype: nothing is read or copied
-      probe.shape = v.cast<std::vector<int64_t>>();
-      probe.dtype = type;
-      return probe;
-    });
+    slots =
+        SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
+          Tensor probe;  // a shape and a dtype: nothing is read or copied
+          probe.shape = v.cast<std::vector<int64_t>>();
+          probe.dtype = type;
+          return probe;
+        });
     // The layout the layer would give its inputs (image ops say theirs).
     Layout layout = Layout::kNCHW;
     auto it = attr_map.find("layout");
-    if (it != attr_map.end() && std::holds_alternative<std::string>(it->second) &&
+    if (it != attr_map.end() &&
+        std::holds_alternative<std::string>(it->second) &&
         std::get<std::string>(it->second) == "NHWC") {
       layout = Layout::kNHWC;
     }

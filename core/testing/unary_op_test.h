@@ -54,8 +54,7 @@ void RunUnaryCase(const Attrs& attrs, const Ref& reference,
       algorithm + " " + Name(dtype) + " " + ToString(shape) + label;
   Check(layer.OutputShape(xt) == shape, desc + ": output shape");
   layer.Forward(xt, yt);
-  const double tol =
-      std::is_same_v<T, double> ? tolerance.f64 : tolerance.f32;
+  const double tol = std::is_same_v<T, double> ? tolerance.f64 : tolerance.f32;
   bool ok = true;
   for (int64_t i = 0; i < n; ++i) {
     // The definition rounded to the dtype (exp(200) is inf in float32).
@@ -86,14 +85,13 @@ int RunUnaryCases(const Attrs& attrs, const Ref& reference,
                   const std::string& label = "",
                   UnaryTolerance tolerance = {}) {
   const std::vector<Shape> shapes = {
-      {},           {1},             {5},   {3, 7},
-      {2, 3, 4, 5}, {1, 64, 56, 56}, {0},   {4, 0, 3},
-      {100003},     {2, 3, 1, 1, 2},
+      {},  {1},       {5},      {3, 7},          {2, 3, 4, 5}, {1, 64, 56, 56},
+      {0}, {4, 0, 3}, {100003}, {2, 3, 1, 1, 2},
   };
   return RunEach(CpuAlgorithms<Attrs>(), shapes,
                  [&](auto zero, const Shape& s, const std::string& algorithm) {
-                   RunUnaryCase<Attrs, decltype(zero)>(
-                       attrs, reference, label, tolerance, s, algorithm);
+                   RunUnaryCase<Attrs, decltype(zero)>(attrs, reference, label,
+                                                       tolerance, s, algorithm);
                  });
 }
 

@@ -57,6 +57,7 @@ def __getattr__(name: str) -> Any:
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_FRONTENDS) | set(_TORCH_EXPORTS))
 
+
 __version__ = "0.1.0"
 
 

@@ -1,15 +1,15 @@
 """`python -m ai3 <command>`: ai3's command line.
 
-    python -m ai3 explore --model resnet18     # see ai3.explore
-    python -m ai3 sweep --model resnet18 ...   # see ai3.sweep
-    python -m ai3 train-selector sweep.csv     # see ai3.predict
-    python -m ai3 algorithms                   # what this build offers
+python -m ai3 explore --model resnet18     # see ai3.explore
+python -m ai3 sweep --model resnet18 ...   # see ai3.sweep
+python -m ai3 train-selector sweep.csv     # see ai3.predict
+python -m ai3 algorithms                   # what this build offers
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 USAGE = """usage: python -m ai3 <command> [options]
 
@@ -25,7 +25,7 @@ commands:
 """
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help"):
         print(USAGE, end="")

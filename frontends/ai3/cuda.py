@@ -16,7 +16,8 @@ CUDA layers copy their weights to the GPU once, when built.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Optional
+from collections.abc import Iterator
+from typing import Any
 
 from ai3 import _core, errors
 
@@ -26,7 +27,7 @@ def built() -> bool:
     return bool(_core.cuda_algorithms_built())
 
 
-def unavailable_reason() -> Optional[str]:
+def unavailable_reason() -> str | None:
     """None when ai3 can run on a GPU here, else why not."""
     if not built():
         return "this ai3 build has no CUDA algorithms (build it with ./bazelw build --config=cuda)"
@@ -49,7 +50,7 @@ def is_cuda_tensor(x: Any) -> bool:
     return type(x).__module__.startswith("torch") and getattr(device, "type", None) == "cuda"
 
 
-def _device_type(device: Any) -> tuple[str, Optional[int]]:
+def _device_type(device: Any) -> tuple[str, int | None]:
     if device is None:
         return "cpu", None
     if isinstance(device, str):
@@ -124,7 +125,9 @@ def call_layer(core_layer: Any, x: Any, what: str, *more: Any) -> Any:
     xs = [x]
     for k, m in enumerate(more):
         if not is_cuda_tensor(m) or m.device != x.device:
-            raise errors.InvalidArgument(f"{what}: input {k + 1} is on {getattr(m, 'device', 'cpu')}, input 0 on {x.device}")
+            raise errors.InvalidArgument(
+                f"{what}: input {k + 1} is on {getattr(m, 'device', 'cpu')}, input 0 on {x.device}"
+            )
         if m.dtype != x.dtype:
             raise errors.DTypeError(f"{what}: input {k + 1} is {m.dtype}, input 0 is {x.dtype}")
         xs.append(_prepared(m))
@@ -154,7 +157,7 @@ class StreamOrder:
         self._last = stream
 
 
-def call_model(core_model: Any, x: Any, order: Optional[StreamOrder] = None) -> Any:
+def call_model(core_model: Any, x: Any, order: StreamOrder | None = None) -> Any:
     """Runs a whole core Model (built on CUDA) on a CUDA torch tensor."""
     import torch
 
@@ -175,4 +178,13 @@ def call_model(core_model: Any, x: Any, order: Optional[StreamOrder] = None) -> 
     return out[0]
 
 
-__all__ = ["StreamOrder", "built", "call_layer", "call_model", "is_available", "is_cuda_tensor", "layer_device", "unavailable_reason"]
+__all__ = [
+    "StreamOrder",
+    "built",
+    "call_layer",
+    "call_model",
+    "is_available",
+    "is_cuda_tensor",
+    "layer_device",
+    "unavailable_reason",
+]

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, Optional, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 
 def time_call(fn: Callable[[], Any], *, device: Any = None, warmup: int = 2, repeats: int = 5) -> float:
@@ -64,7 +65,17 @@ def time_call_cpu(fn: Callable[[], Any], *, warmup: int = 1, repeats: int = 3) -
     return statistics.median(times)
 
 
-def measure(layer: Callable[[Any], Any], x: Any, best: Optional[float] = None, *, warmup: int = 2, slow_factor: float = 3.0, min_reps: int = 3, max_reps: int = 25, target_seconds: float = 0.2) -> tuple[float, int, bool]:
+def measure(
+    layer: Callable[[Any], Any],
+    x: Any,
+    best: float | None = None,
+    *,
+    warmup: int = 2,
+    slow_factor: float = 3.0,
+    min_reps: int = 3,
+    max_reps: int = 25,
+    target_seconds: float = 0.2,
+) -> tuple[float, int, bool]:
     """ai3.tuning.measure's contract on a GPU: times `layer(x)` for a CUDA
     torch tensor `x` with CUDA events and returns (median seconds, samples,
     stopped early). `best` is the fastest time so far: an algorithm over

@@ -38,9 +38,10 @@ if __name__ == "__main__":
     _here = {os.path.dirname(os.path.abspath(__file__)), os.path.dirname(os.path.realpath(__file__))}
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) not in _here]
 
+from collections.abc import Callable, Sequence  # noqa: E402
 from dataclasses import dataclass  # noqa: E402
 from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Optional, Sequence  # noqa: E402
+from typing import Any
 
 import numpy as np  # noqa: E402
 
@@ -82,7 +83,7 @@ def _out_dir(path: str) -> Path:
     return out
 
 
-def _shape(args: argparse.Namespace, channels_last: bool) -> Optional[tuple[int, ...]]:
+def _shape(args: argparse.Namespace, channels_last: bool) -> tuple[int, ...] | None:
     if args.input_shape:
         try:
             return tuple(int(d) for d in args.input_shape.split(","))
@@ -108,10 +109,10 @@ class Loaded:
     model: Any
     run: Callable[[np.ndarray], Any]
     shape: tuple[int, ...]
-    onnx: Optional[str] = None
+    onnx: str | None = None
 
 
-def load_model(source: str, *, batch: int = 1, size: int = 224, input_shape: Optional[Sequence[int]] = None) -> Loaded:
+def load_model(source: str, *, batch: int = 1, size: int = 224, input_shape: Sequence[int] | None = None) -> Loaded:
     """A model from any of the forms explore and sweep take:
       NAME                a torchvision model (weights=None)
       keras:NAME          a keras.applications model (weights=None)
@@ -129,7 +130,7 @@ def load_model(source: str, *, batch: int = 1, size: int = 224, input_shape: Opt
     if source.endswith(".keras"):
         return _keras_loaded(Path(source).stem, _keras_file(source), shape, batch, size)
     if source.startswith("keras:"):
-        name = source[len("keras:"):]
+        name = source[len("keras:") :]
         shape = shape or (batch, size, size, 3)
         return _keras_loaded(name, _keras_application(name, shape), shape, batch, size)
     if ":" in source:
@@ -192,8 +193,16 @@ def _as_modules(exported: Any) -> Any:
 
     def conv(x, w, b=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
         weight = param(w)
-        m = nn.Conv2d(weight.shape[1] * groups, weight.shape[0], tuple(weight.shape[2:]), tuple(stride), tuple(padding),
-                      tuple(dilation), groups, bias=b is not None)
+        m = nn.Conv2d(
+            weight.shape[1] * groups,
+            weight.shape[0],
+            tuple(weight.shape[2:]),
+            tuple(stride),
+            tuple(padding),
+            tuple(dilation),
+            groups,
+            bias=b is not None,
+        )
         with torch.no_grad():
             m.weight.copy_(weight)
             if b is not None:
@@ -224,7 +233,9 @@ def _as_modules(exported: Any) -> Any:
         aten.batch_norm.default: batch_norm,
         aten.linear.default: linear,
         aten.max_pool2d.default: lambda x, k, s=(), p=0, d=1, ceil=False: nn.MaxPool2d(k, s or k, p, d, ceil_mode=ceil),
-        aten.avg_pool2d.default: lambda x, k, s=(), p=0, ceil=False, pad=True, *r: nn.AvgPool2d(k, s or k, p, ceil, pad),
+        aten.avg_pool2d.default: lambda x, k, s=(), p=0, ceil=False, pad=True, *r: nn.AvgPool2d(
+            k, s or k, p, ceil, pad
+        ),
         aten.adaptive_avg_pool2d.default: lambda x, size: nn.AdaptiveAvgPool2d(tuple(size)),
     }
     import torch.nn.functional as F
@@ -247,7 +258,9 @@ def _as_modules(exported: Any) -> Any:
                 name = target.overloadpacket.__name__.rstrip("_")
                 target = getattr(torch, name, None) or getattr(F, name, None)
                 if target is None:
-                    raise errors.UnsupportedOperation(f"{node.name}: the exported op {node.target} has no torch function ai3 reads")
+                    raise errors.UnsupportedOperation(
+                        f"{node.name}: the exported op {node.target} has no torch function ai3 reads"
+                    )
             args = fx.node.map_arg(node.args, lambda n: _constant(graph, root, exported, n, env, param))
             kwargs = fx.node.map_arg(node.kwargs, lambda n: _constant(graph, root, exported, n, env, param))
             env[node] = graph.call_function(target, args, kwargs)
@@ -265,7 +278,7 @@ def _constant(graph: Any, root: Any, exported: Any, node: Any, env: dict, param:
     return graph.get_attr(name)
 
 
-def _torch_loaded(name: str, model: Any, shape: Optional[tuple[int, ...]], batch: int, size: int) -> Loaded:
+def _torch_loaded(name: str, model: Any, shape: tuple[int, ...] | None, batch: int, size: int) -> Loaded:
     import torch
 
     shape = shape or getattr(model, "_ai3_example_shape", None) or (batch, 3, size, size)
@@ -278,7 +291,7 @@ def _torch_loaded(name: str, model: Any, shape: Optional[tuple[int, ...]], batch
     return Loaded(name, "PyTorch", model, run, tuple(shape), _torch_onnx(name, model, shape))
 
 
-def _torch_onnx(name: str, model: Any, shape: Sequence[int]) -> Optional[str]:
+def _torch_onnx(name: str, model: Any, shape: Sequence[int]) -> str | None:
     """The model exported to ONNX (TorchScript exporter) for ONNX Runtime's
     column; None (with a warning) when PyTorch cannot export it."""
     import tempfile
@@ -292,8 +305,11 @@ def _torch_onnx(name: str, model: Any, shape: Sequence[int]) -> Optional[str]:
             warnings.simplefilter("ignore")
             torch.onnx.export(model, (torch.zeros(tuple(shape)),), path, dynamo=False)
     except Exception as e:
-        warnings.warn(f"ai3 explore: no ONNX Runtime column for {name}: torch.onnx.export failed ({type(e).__name__}: {e})",
-                      RuntimeWarning, stacklevel=2)
+        warnings.warn(
+            f"ai3 explore: no ONNX Runtime column for {name}: torch.onnx.export failed ({type(e).__name__}: {e})",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     return path
 
@@ -318,7 +334,7 @@ def _keras_file(path: str) -> Any:
         raise errors.InvalidArgument(f"{path!r} is not a saved Keras model: {type(e).__name__}: {e}") from e
 
 
-def _keras_loaded(name: str, model: Any, shape: Optional[tuple[int, ...]], batch: int, size: int) -> Loaded:
+def _keras_loaded(name: str, model: Any, shape: tuple[int, ...] | None, batch: int, size: int) -> Loaded:
     import tensorflow as tf
 
     if shape is None:
@@ -334,7 +350,7 @@ def _keras_loaded(name: str, model: Any, shape: Optional[tuple[int, ...]], batch
     return Loaded(name, "Keras", model, run, tuple(shape))
 
 
-def _from_function(source: str, shape: Optional[tuple[int, ...]], batch: int, size: int) -> Loaded:
+def _from_function(source: str, shape: tuple[int, ...] | None, batch: int, size: int) -> Loaded:
     import importlib
 
     module_name, _, function = source.partition(":")
@@ -360,7 +376,7 @@ def _from_function(source: str, shape: Optional[tuple[int, ...]], batch: int, si
     )
 
 
-def _onnx_model(path: str, shape: Optional[tuple[int, ...]], name: Optional[str] = None) -> Loaded:
+def _onnx_model(path: str, shape: tuple[int, ...] | None, name: str | None = None) -> Loaded:
     import onnx
     import onnxruntime as ort
 
@@ -411,7 +427,10 @@ def chart(plan: plans.Plan, title: str, path: Path) -> None:
     layers = [lp for lp in plan.layers if sum(m.timed for m in lp.measurements) > 1]
     algorithms = sorted({m.algorithm for lp in layers for m in lp.measurements if m.timed})
     fig, (ax, ax_total) = plt.subplots(
-        1, 2, figsize=(max(8.0, 0.45 * len(layers) + 4), 5.5), gridspec_kw={"width_ratios": [max(3, len(layers) // 3), 1]}
+        1,
+        2,
+        figsize=(max(8.0, 0.45 * len(layers) + 4), 5.5),
+        gridspec_kw={"width_ratios": [max(3, len(layers) // 3), 1]},
     )
     width = 0.8 / max(1, len(algorithms))
     colors = plt.get_cmap("tab10")
@@ -457,7 +476,7 @@ def _summary(plan: plans.Plan) -> Any:
     return table
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.no_cache:
         os.environ[tuning.ENV_CACHE_DIR] = ""

@@ -30,9 +30,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ai3 import errors, spec
 from ai3.spec import LayerSpec
@@ -53,10 +54,12 @@ class Frontend:
     def load(self) -> ModuleType:
         return importlib.import_module(self.module)
 
-    def swap_backend(self, model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None, **kwargs: Any):
+    def swap_backend(
+        self, model: Any, algos: Any = None, sample_input_shape: Sequence[int] | None = None, **kwargs: Any
+    ):
         return self.load().swap_backend(model, algos, sample_input_shape, **kwargs)
 
-    def swap_operation(self, op: str, model: Any, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None):
+    def swap_operation(self, op: str, model: Any, algos: Any = None, sample_input_shape: Sequence[int] | None = None):
         return self.load().swap_operation(op, model, algos, sample_input_shape)
 
 
@@ -127,11 +130,11 @@ def prepare_specs(specs: list[LayerSpec], output: int, layout: str) -> tuple[lis
 def build_model(
     specs: list[LayerSpec],
     output: int,
-    algos: Optional[Any],
+    algos: Any | None,
     *,
     dtype: Any,
     layout: str,
-    sample_input_shape: Optional[Sequence[int]] = None,
+    sample_input_shape: Sequence[int] | None = None,
     device: Any = None,
     **kwargs: Any,
 ):

@@ -19,8 +19,6 @@ before the core layers are made.
 
 from __future__ import annotations
 
-from typing import Optional
-
 from ai3.spec import LayerSpec, _remove, consumers
 
 # Ops whose core layers take an activation attribute. A batchnorm2d left
@@ -34,7 +32,7 @@ FUSABLE_PRODUCERS = ("conv2d", "linear", "batchnorm2d")
 UNFUSABLE_ALGORITHMS = ("custom",)
 
 
-def activation_bounds(spec: LayerSpec) -> Optional[tuple[float, float]]:
+def activation_bounds(spec: LayerSpec) -> tuple[float, float] | None:
     """The (min, max) clamp a relu / clamp spec computes, or None for any
     other spec."""
     if spec.op == "relu":

@@ -23,18 +23,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors
 
-IntOrPair = Union[int, Sequence[int]]
-Padding = Union[int, str, Sequence[int]]
-Weights = Union[None, Mapping[str, Any], Sequence[Any]]
+IntOrPair = int | Sequence[int]
+Padding = int | str | Sequence[int]
+Weights = None | Mapping[str, Any] | Sequence[Any]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _schemas() -> dict[str, dict[str, Any]]:
     return {s["op"]: s for s in _core.op_schemas()}
 
@@ -58,12 +59,12 @@ def backward_ops(op: str) -> dict[str, str]:
     [grad_output, x, y], and returns the gradient, shaped like its target."""
     targets = {"data", *(w["name"] for w in schema(op)["weights"])}
     prefix = op + BACKWARD
-    return {o[len(prefix):]: o for o in sorted(_schemas()) if o.startswith(prefix) and o[len(prefix):] in targets}
+    return {o[len(prefix) :]: o for o in sorted(_schemas()) if o.startswith(prefix) and o[len(prefix) :] in targets}
 
 
 def output_shape(
     op: str,
-    attrs: Optional[Mapping[str, Any]],
+    attrs: Mapping[str, Any] | None,
     weight_shapes: Weights,
     input_shapes: Sequence[Sequence[int]],
     dtype: str = "float32",
@@ -87,7 +88,9 @@ def _pair(value: IntOrPair, what: str, layer: str) -> tuple[int, int]:
     raise errors.InvalidArgument(f"layer '{layer}': {what} must be an int or a pair, got {value!r}")
 
 
-def _named_padding(value: str, kernel: tuple[int, int], dilation: tuple[int, int], layer: str) -> tuple[int, int, int, int]:
+def _named_padding(
+    value: str, kernel: tuple[int, int], dilation: tuple[int, int], layer: str
+) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) for "valid" or "same" (stride 1; the extra
     padding goes bottom/right as in PyTorch and TensorFlow). Ints, pairs and
     4-tuples go to the core as they are."""
@@ -100,13 +103,13 @@ def _named_padding(value: str, kernel: tuple[int, int], dilation: tuple[int, int
     raise errors.InvalidArgument(f"layer '{layer}': padding must be 'valid', 'same' or ints, got {value!r}")
 
 
-Activation = Union[None, str, Sequence[float]]
+Activation = None | str | Sequence[float]
 # Activations a conv2d / linear layer can fuse into its epilogue, as the
 # (min, max) clamp the core applies (see core/math/epilogue.h).
 ACTIVATIONS = {"relu": (0.0, float("inf")), "relu6": (0.0, 6.0)}
 
 
-def _activation(value: Activation, layer: str) -> Optional[tuple[float, float]]:
+def _activation(value: Activation, layer: str) -> tuple[float, float] | None:
     """None, "relu", "relu6" or a (min, max) pair -> the core's clamp bounds."""
     if value is None:
         return None
@@ -150,11 +153,11 @@ class Layer:
     def __init__(
         self,
         op: str,
-        attrs: Optional[Mapping[str, Any]] = None,
+        attrs: Mapping[str, Any] | None = None,
         weights: Weights = None,
         *,
         algorithm: str = "default",
-        name: Optional[str] = None,
+        name: str | None = None,
     ):
         name = op if name is None else name
         self._core_layer = _core.make_layer(op, dict(attrs or {}), _weights(weights, name), algorithm, name)
@@ -221,7 +224,7 @@ def _form(
     op: str,
     params: Sequence[tuple[str, Any]] = (),
     keywords: Sequence[tuple[str, Any]] = (),
-    convert: Optional[Convert] = None,
+    convert: Convert | None = None,
 ) -> type[Layer]:
     P = inspect.Parameter
     own = [P(n, P.POSITIONAL_OR_KEYWORD, default=d) for n, d in params]
@@ -247,7 +250,9 @@ def _conv2d(values: dict[str, Any], layer: str) -> None:
     if isinstance(values["padding"], str):
         shape = tuple(np.shape(values["weight"]))
         kernel = (int(shape[2]), int(shape[3])) if len(shape) == 4 else (1, 1)
-        values["padding"] = _named_padding(values["padding"], kernel, _pair(values["dilation"], "dilation", layer), layer)
+        values["padding"] = _named_padding(
+            values["padding"], kernel, _pair(values["dilation"], "dilation", layer), layer
+        )
     values["activation"] = _activation(values["activation"], layer)
 
 
@@ -310,7 +315,13 @@ Flatten = _form("Flatten", "flatten", (("start_dim", 1), ("end_dim", -1)))
 BatchNorm2d = _form(
     "BatchNorm2d",
     "batchnorm2d",
-    (("weight", _REQUIRED), ("bias", _REQUIRED), ("running_mean", _REQUIRED), ("running_var", _REQUIRED), ("eps", 1e-5)),
+    (
+        ("weight", _REQUIRED),
+        ("bias", _REQUIRED),
+        ("running_mean", _REQUIRED),
+        ("running_var", _REQUIRED),
+        ("eps", 1e-5),
+    ),
     _LAYOUT,
     _batchnorm2d,
 )
@@ -418,7 +429,7 @@ class Attention(Layer):
         self,
         *,
         causal: bool = False,
-        scale: Optional[float] = None,
+        scale: float | None = None,
         has_mask: bool = False,
         algorithm: str = "default",
         name: str = "attention",
@@ -446,7 +457,7 @@ def scaled_dot_product_attention(
     attn_mask: Any = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
-    scale: Optional[float] = None,
+    scale: float | None = None,
     *,
     algorithm: str = "default",
 ) -> Any:
@@ -480,9 +491,9 @@ class MultiheadAttention(Layer):
     def __init__(
         self,
         in_proj_weight: Any,
-        in_proj_bias: Optional[Any],
+        in_proj_bias: Any | None,
         out_proj_weight: Any,
-        out_proj_bias: Optional[Any],
+        out_proj_bias: Any | None,
         num_heads: int,
         *,
         batch_first: bool = False,
@@ -526,4 +537,3 @@ class MultiheadAttention(Layer):
             dtype = _dtype_of(inputs[0], "input")
             all_inputs.append(additive_mask(mask, dtype, keep=False, what=f"mask of layer '{self.name}'"))
         return super().__call__(*all_inputs)
-

@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -122,11 +123,11 @@ def describe(decision: dict[str, Any]) -> str:
     return text
 
 
-def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]]) -> dict[int, Optional[int]]:
+def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]]) -> dict[int, int | None]:
     """Each spec's output rank: from its recorded shape, else by the op's
     rule (a conv or pool gives rank 4; elementwise ops, concat and
     broadcasting binary ops keep their inputs' rank); None where unknown."""
-    ranks: dict[int, Optional[int]] = {j: len(shape) for j, shape in shapes.items()}
+    ranks: dict[int, int | None] = {j: len(shape) for j, shape in shapes.items()}
     for i, s in enumerate(specs):
         if i in ranks:
             continue
@@ -143,9 +144,10 @@ def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]])
     return ranks
 
 
-def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int]]) -> dict[int, tuple[int, ...]]:
+def output_shapes(specs: Sequence[LayerSpec], input_shape: Sequence[int] | None) -> dict[int, tuple[int, ...]]:
     """Each spec's output shape (model order) where some consumer records it
     as its input shape (first input), plus the model input's."""
+
     def dims(shape: Sequence[Any]) -> tuple[Any, ...]:
         return tuple(None if d is None else int(d) for d in shape)  # None: dynamic
 
@@ -158,7 +160,7 @@ def output_shapes(specs: Sequence[LayerSpec], input_shape: Optional[Sequence[int
     return shapes
 
 
-def _rank_in(s: LayerSpec, ranks: dict[int, Optional[int]]) -> Optional[int]:
+def _rank_in(s: LayerSpec, ranks: dict[int, int | None]) -> int | None:
     """The rank of a spec's (first) input: recorded, else inferred
     (output_ranks). The ops that take a layout read rank-4 tensors only
     (the core refuses any other), so theirs is 4 even where no shape was
@@ -172,7 +174,7 @@ def _rank_in(s: LayerSpec, ranks: dict[int, Optional[int]]) -> Optional[int]:
 
 def _output_shape(
     j: int, specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]], layout: str
-) -> Optional[tuple[Any, ...]]:
+) -> tuple[Any, ...] | None:
     """Output j's shape (model order) as recorded, else what its op fixes
     without shapes: an adaptive pool to (1, 1) gives (N, C, 1, 1) (NHWC:
     (N, 1, 1, C)) with N and C unknown (None). That is what lets a flatten
@@ -187,13 +189,13 @@ def _output_shape(
     return None
 
 
-def _permuted(shape: Optional[Sequence[int]], perm: Sequence[int]) -> Optional[tuple[int, ...]]:
+def _permuted(shape: Sequence[int] | None, perm: Sequence[int]) -> tuple[int, ...] | None:
     if shape is None or len(shape) != 4:
         return None if shape is None else tuple(shape)
     return tuple(shape[p] for p in perm)
 
 
-def _same_memory(shape: Optional[Sequence[int]], perm: Sequence[int]) -> bool:
+def _same_memory(shape: Sequence[int] | None, perm: Sequence[int]) -> bool:
     """Whether a tensor of this (model-order) shape has the same bytes in
     both orders: its non-unit dims come in the same order (e.g. a global
     pool's (N, C, 1, 1))."""
@@ -234,10 +236,10 @@ def choose(
     *,
     layout: str,
     dtype: Any,
-    plan: Optional[str] = None,
+    plan: str | None = None,
     algos: Any = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
-    make_layer: Optional[Callable[..., Any]] = None,
+    sample_input_shape: Sequence[int] | None = None,
+    make_layer: Callable[..., Any] | None = None,
     device: str = "cpu",
     recorder: Any = None,
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
@@ -273,8 +275,7 @@ def choose(
         eligible = {
             i: name
             for i, name in chosen.items()
-            if specs[i].op == "conv2d"
-            and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, make_layer)) == alt
+            if specs[i].op == "conv2d" and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, make_layer)) == alt
         }
     elif _auto_convs(algos):
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
@@ -366,7 +367,7 @@ def _wants_alt(
     s: LayerSpec,
     i: int,
     is_alt: dict[int, bool],
-    ranks: dict[int, Optional[int]],
+    ranks: dict[int, int | None],
     chosen: dict[int, str],
     dtype: np.dtype,
     alt: str,
@@ -401,8 +402,8 @@ def _wants_alt(
 def _reads_alt(
     s: LayerSpec,
     is_alt: dict[int, bool],
-    input_shape: Optional[tuple[Any, ...]],
-    ranks: dict[int, Optional[int]],
+    input_shape: tuple[Any, ...] | None,
+    ranks: dict[int, int | None],
     perm: Sequence[int],
 ) -> bool:
     """Ops whose output is in the model's layout but which read the
@@ -461,9 +462,7 @@ def _retime_auto_convs(
     moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs]
     if not moved:
         return
-    candidates = [
-        selection.spec_candidate(specs[i], make_layer, dtype, specs[i].attrs["layout"]) for i in moved
-    ]
+    candidates = [selection.spec_candidate(specs[i], make_layer, dtype, specs[i].attrs["layout"]) for i in moved]
     names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device, recorder=recorder)
     chosen.update(zip(moved, names))
 
@@ -489,9 +488,7 @@ def copy_specs(specs: Sequence[LayerSpec]) -> list[LayerSpec]:
     """Copies the passes may change (inputs, attrs, the weights dict),
     sharing the weight arrays: one build's passes must not leak into the
     next candidate's."""
-    return [
-        dataclasses.replace(s, inputs=list(s.inputs), attrs=dict(s.attrs), weights=dict(s.weights)) for s in specs
-    ]
+    return [dataclasses.replace(s, inputs=list(s.inputs), attrs=dict(s.attrs), weights=dict(s.weights)) for s in specs]
 
 
 def time_model(model: Any, x: np.ndarray, repeats: int = 10, warmup: int = 2) -> float:
@@ -523,9 +520,9 @@ def fastest(
     LayoutDecision, every plan's time included, as `model.layout_decision`.
     The candidates' outputs are checked against the first plan's: a plan
     that changed the result would be a bug, not a speed-up."""
-    best: Optional[tuple[float, Any]] = None
+    best: tuple[float, Any] | None = None
     seconds: dict[str, float] = {}
-    reference: Optional[np.ndarray] = None
+    reference: np.ndarray | None = None
     seen: list[dict[str, str]] = []
     for p in plans:
         copies = copy_specs(specs)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,7 +70,7 @@ class Model:
     hold and the algorithms they run, so nothing is selected or timed
     again."""
 
-    def __init__(self, core_model: Any, dtype: np.dtype, layout: str, input_shape: Optional[tuple[int, ...]] = None):
+    def __init__(self, core_model: Any, dtype: np.dtype, layout: str, input_shape: tuple[int, ...] | None = None):
         self._core = core_model
         self.dtype = np.dtype(dtype)
         self.layout = layout
@@ -77,10 +78,10 @@ class Model:
         # Set by a frontend whose framework takes one unbatched image (C, H, W)
         # where the model was built for a batch of one (ai3.torch.swap_backend).
         self.unbatched = False
-        self._recipe: Optional[_Recipe] = None
+        self._recipe: _Recipe | None = None
         # Several inputs / outputs (set by the frontend that traced them).
         self.input_names: list[str] = ["input"]
-        self.output_names: Optional[list[str]] = None  # a dict's keys, else None
+        self.output_names: list[str] | None = None  # a dict's keys, else None
         self.output_count = 1
 
     def _inputs(self, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
@@ -88,17 +89,23 @@ class Model:
         keyword arguments; errors name the input."""
         names = self.input_names
         if len(args) > len(names):
-            raise errors.InvalidArgument(f"the model takes {len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(names)}), got {len(args)}")
+            raise errors.InvalidArgument(
+                f"the model takes {len(names)} input{'s' if len(names) != 1 else ''} ({', '.join(names)}), got {len(args)}"
+            )
         given: dict[str, Any] = dict(zip(names, args))
         for name, value in kwargs.items():
             if name not in names:
-                raise errors.InvalidArgument(f"the model has no input named '{name}'; its inputs are {', '.join(names)}")
+                raise errors.InvalidArgument(
+                    f"the model has no input named '{name}'; its inputs are {', '.join(names)}"
+                )
             if name in given:
                 raise errors.InvalidArgument(f"model input '{name}' was given twice (by position and by name)")
             given[name] = value
         missing = [n for n in names if n not in given]
         if missing:
-            raise errors.InvalidArgument(f"model input{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} not given")
+            raise errors.InvalidArgument(
+                f"model input{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} not given"
+            )
         return [given[n] for n in names]
 
     def _call_several(self, args: tuple, kwargs: dict[str, Any]) -> Any:
@@ -106,7 +113,9 @@ class Model:
         arrays, kinds = [], []
         for name, x in zip(self.input_names, xs):
             if cuda.is_cuda_tensor(x):
-                raise errors.UnsupportedOperation(f"model input '{name}' is on {x.device}; models of several inputs or outputs run on the CPU")
+                raise errors.UnsupportedOperation(
+                    f"model input '{name}' is on {x.device}; models of several inputs or outputs run on the CPU"
+                )
             array, kind = _arrays.to_array(x, f"model input '{name}'")
             if array.dtype != self.dtype:
                 raise errors.DTypeError(f"model input '{name}' is {array.dtype}, the model runs in {self.dtype}")
@@ -121,7 +130,11 @@ class Model:
         if len(self.input_names) > 1 or self.output_count > 1 or kwargs or len(args) != 1:
             return self._call_several(args, kwargs)
         x = args[0]
-        if self.unbatched and self.sample_input_shape is not None and getattr(x, "ndim", None) == len(self.sample_input_shape) - 1:
+        if (
+            self.unbatched
+            and self.sample_input_shape is not None
+            and getattr(x, "ndim", None) == len(self.sample_input_shape) - 1
+        ):
             return self(x[None])[0]
         if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
             import torch
@@ -136,7 +149,9 @@ class Model:
 
     def __getstate__(self) -> dict[str, Any]:
         if self._recipe is None:
-            raise errors.UnsupportedOperation("this ai3.Model was not built by ai3.model.build, so it cannot rebuild itself")
+            raise errors.UnsupportedOperation(
+                "this ai3.Model was not built by ai3.model.build, so it cannot rebuild itself"
+            )
         state = {k: v for k, v in self.__dict__.items() if k not in ("_core", "_cuda_order")}
         state["_recipe"] = self._recipe.with_weights()
         return state
@@ -155,10 +170,10 @@ class Model:
         split between the two where some fell back)."""
         return []
 
-    def algorithms(self, op: Optional[str] = None) -> list[str]:
+    def algorithms(self, op: str | None = None) -> list[str]:
         return [algo for _, o, algo in self.layers() if op is None or o == op]
 
-    def profile(self, x: Any, repeats: int = 10, warmup: int = 2) -> "profile.Profile":
+    def profile(self, x: Any, repeats: int = 10, warmup: int = 2) -> profile.Profile:
         """Each node's mean time inside whole forward passes on `x`, and the
         call's (ai3/profile.py); print it for a table."""
         return profile.profile(self, x, repeats, warmup)
@@ -178,7 +193,7 @@ class Model:
         return f"ai3.Model({self.dtype.name}, {self.layout}, {len(self)} nodes)\n{rows}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _inference_only_function() -> Any:
     import torch
 
@@ -229,18 +244,20 @@ class _Recipe:
     core_layers: dict[int, Any] = dataclasses.field(default_factory=dict)  # spec index -> its core layer
     input_count: int = 1
 
-    def with_weights(self) -> "_Recipe":
+    def with_weights(self) -> _Recipe:
         specs = []
         for i, spec in enumerate(self.specs):
             weights = dict(spec.weights)
             if i in self.core_layers:
-                present = [w["name"] for w in layers.schema(spec.op)["weights"] if spec.weights.get(w["name"]) is not None]
+                present = [
+                    w["name"] for w in layers.schema(spec.op)["weights"] if spec.weights.get(w["name"]) is not None
+                ]
                 weights.update(zip(present, self.core_layers[i].weights))
             specs.append(dataclasses.replace(spec, weights=weights))
         device = self.device if isinstance(self.device, str) else str(self.device)
         return dataclasses.replace(self, specs=specs, device=device, core_layers={})
 
-    def assemble(self) -> tuple[Any, "_Recipe"]:
+    def assemble(self) -> tuple[Any, _Recipe]:
         """The core DAG, and the recipe to keep beside it (no weights, no
         framework layer objects: only their presence is recorded)."""
         core = _core.Model()
@@ -254,7 +271,9 @@ class _Recipe:
                     raise errors.InvalidArgument("ai3 models list their outputs once, last")
                 if any(j < 0 for j in inputs):
                     k = next(n for n, j in enumerate(inputs) if j < 0)
-                    raise errors.UnsupportedOperation(f"the model returns its input unchanged as output {k}; there is nothing to run")
+                    raise errors.UnsupportedOperation(
+                        f"the model returns its input unchanged as output {k}; there is nothing to run"
+                    )
                 core.set_outputs(inputs)
             elif spec.op == "add" and _is_graph_node(spec):
                 node_of[i] = core.add_add(inputs, spec.name)
@@ -272,7 +291,9 @@ class _Recipe:
         if self.specs[self.output].op != OUTPUTS:
             core.set_output(node_of[self.output])
         specs = [
-            dataclasses.replace(s, layer=None, weights={k: None if w is None else _PRESENT for k, w in s.weights.items()})
+            dataclasses.replace(
+                s, layer=None, weights={k: None if w is None else _PRESENT for k, w in s.weights.items()}
+            )
             for s in self.specs
         ]
         return core, dataclasses.replace(self, specs=specs, core_layers=core_layers)
@@ -289,9 +310,9 @@ def build(
     *,
     dtype: np.dtype,
     layout: str,
-    sample_input_shape: Optional[tuple[int, ...]] = None,
+    sample_input_shape: tuple[int, ...] | None = None,
     device: Any = "cpu",
-    layout_plan: Optional[str] = None,
+    layout_plan: str | None = None,
     recorder: Any = None,
     input_count: int = 1,
 ) -> Model:
@@ -316,13 +337,29 @@ def build(
     chosen: dict[int, str] = {}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
-        candidates = [selection.spec_candidate(specs[i], make_layer if op in CORE_OPS else None, dtype, layout) for i in indices]
-        names = selection.select(op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder)
+        candidates = [
+            selection.spec_candidate(specs[i], make_layer if op in CORE_OPS else None, dtype, layout) for i in indices
+        ]
+        names = selection.select(
+            op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder
+        )
         chosen.update(zip(indices, names))
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen, device=device_type)
-    specs, output, chosen = layouts.choose(specs, output, chosen, layout=layout, dtype=dtype, plan=layout_plan, algos=algos, sample_input_shape=sample_input_shape, make_layer=make_layer, device=device_type, recorder=recorder)  # noqa: E501
+    specs, output, chosen = layouts.choose(
+        specs,
+        output,
+        chosen,
+        layout=layout,
+        dtype=dtype,
+        plan=layout_plan,
+        algos=algos,
+        sample_input_shape=sample_input_shape,
+        make_layer=make_layer,
+        device=device_type,
+        recorder=recorder,
+    )  # noqa: E501
 
     core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device, input_count=input_count).assemble()
     model = Model(core, dtype, layout, sample_input_shape)
@@ -336,7 +373,7 @@ def build(
     return model
 
 
-def _whole_model_auto(algos: Any, sample_input_shape: Optional[Sequence[Any]], device_type: str) -> bool:
+def _whole_model_auto(algos: Any, sample_input_shape: Sequence[Any] | None, device_type: str) -> bool:
     """Whether "auto" chooses the layout plan too: conv2d's selector is
     "auto" (its algorithms are timed anyway), the model runs on the CPU (the
     only device with a second layout) and the sample shape is concrete, so
@@ -356,7 +393,7 @@ def _fastest_layout(
     device: Any,
     recorder: Any,
 ) -> Model:
-    """"auto" that sees the whole model: per-layer timing misses the
+    """ "auto" that sees the whole model: per-layer timing misses the
     conversions a layout plan adds or saves, so the model is built under
     each plan and whole forward passes are timed (layouts.fastest). The
     caller's recorder (ai3.plan's) gets what the kept model's build saw;

@@ -8,15 +8,17 @@ The core takes padding as (top, bottom, left, right).
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 from ai3 import errors
 
 Pads = tuple[int, int, int, int]
 
 
-def same_1d(size: Optional[int], kernel: int, stride: int = 1, dilation: int = 1, *, lower: bool = False) -> Optional[tuple[int, int]]:
-    """"SAME" padding along one axis as (before, after): the output has
+def same_1d(
+    size: int | None, kernel: int, stride: int = 1, dilation: int = 1, *, lower: bool = False
+) -> tuple[int, int] | None:
+    """ "SAME" padding along one axis as (before, after): the output has
     ceil(size / stride) positions, total = max((ceil(size / stride) - 1) *
     stride + (kernel - 1) * dilation + 1 - size, 0). With stride 1 that is
     (kernel - 1) * dilation whatever the size; with a larger stride it
@@ -33,8 +35,13 @@ def same_1d(size: Optional[int], kernel: int, stride: int = 1, dilation: int = 1
 
 
 def same_2d(
-    hw: Sequence[Optional[int]], kernel: Sequence[int], stride: Sequence[int], dilation: Sequence[int], *, lower: bool = False
-) -> Optional[Pads]:
+    hw: Sequence[int | None],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    *,
+    lower: bool = False,
+) -> Pads | None:
     """(top, bottom, left, right) of "SAME" padding for an input of spatial
     size `hw` ((None, None) when unknown); None if it depends on an
     unknown size."""
@@ -50,7 +57,9 @@ def explicit(value: Sequence[int], what: str = "padding") -> Pads:
     (top, bottom, left, right) ints."""
     v = tuple(value)
     if not all(isinstance(p, int) and not isinstance(p, bool) for p in v) or len(v) not in (1, 2, 4):
-        raise errors.InvalidArgument(f"{what} must be 1, 2 (h, w) or 4 (top, bottom, left, right) ints, got {list(v)!r}")
+        raise errors.InvalidArgument(
+            f"{what} must be 1, 2 (h, w) or 4 (top, bottom, left, right) ints, got {list(v)!r}"
+        )
     if len(v) == 1:
         return (v[0],) * 4
     if len(v) == 2:

@@ -28,8 +28,9 @@ import io
 import json
 import os
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 from ai3 import errors, frontend, layouts, selection, tuning
 from ai3 import layers as layers_module
@@ -45,18 +46,18 @@ class LayerPlan:
     name: str
     op: str
     choice: str
-    input_shape: Optional[tuple[int, ...]] = None
+    input_shape: tuple[int, ...] | None = None
     measurements: list[tuning.Measurement] = field(default_factory=list)
     cached: bool = False  # the measurements came from the tuning cache
     fused: bool = False  # selected, then fused into a neighbour (not a node of the model)
     # Under "predict": the learned model's most likely algorithm and its
     # probability (the choice is "default"'s pick where it was unsure), and
     # "auto"'s measured choice where the tuning cache had it.
-    predicted: Optional[str] = None
-    probability: Optional[float] = None
-    measured: Optional[str] = None
+    predicted: str | None = None
+    probability: float | None = None
+    measured: str | None = None
 
-    def time_of(self, algorithm: str) -> Optional[float]:
+    def time_of(self, algorithm: str) -> float | None:
         return next((m.seconds for m in self.measurements if m.algorithm == algorithm), None)
 
     def to_json(self) -> dict[str, Any]:
@@ -72,7 +73,7 @@ class LayerPlan:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "LayerPlan":
+    def from_json(cls, data: Mapping[str, Any]) -> LayerPlan:
         shape = data.get("input_shape")
         return cls(
             name=str(data["name"]),
@@ -98,12 +99,12 @@ class Plan:
         self,
         layers: Sequence[LayerPlan],
         *,
-        sample_input_shape: Optional[Sequence[int]] = None,
+        sample_input_shape: Sequence[int] | None = None,
         dtype: str = "float32",
         frontend: str = "",
         build: str = "",
-        end_to_end: Optional[dict[str, float]] = None,
-        layout: Optional[Mapping[str, Any]] = None,
+        end_to_end: dict[str, float] | None = None,
+        layout: Mapping[str, Any] | None = None,
         model: Any = None,
     ):
         self.layers = list(layers)
@@ -121,7 +122,7 @@ class Plan:
     # ---- As a selector -----------------------------------------------------
 
     @property
-    def layout_plan(self) -> Optional[str]:
+    def layout_plan(self) -> str | None:
         """The layout plan to build with when this Plan is the selector
         (ai3.model.build reads it), so the choice is replayed, not timed."""
         return self.layout.get("plan")
@@ -129,7 +130,7 @@ class Plan:
     def ops(self) -> list[str]:
         return sorted({lp.op for lp in self.layers})
 
-    def choices(self, op: Optional[str] = None) -> list[tuple[str, str, str]]:
+    def choices(self, op: str | None = None) -> list[tuple[str, str, str]]:
         """(name, op, choice) of every layer (of `op`), in model order."""
         return [(lp.name, lp.op, lp.choice) for lp in self.layers if op is None or lp.op == op]
 
@@ -176,7 +177,7 @@ class Plan:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "Plan":
+    def from_json(cls, data: Mapping[str, Any]) -> Plan:
         if not isinstance(data, Mapping) or data.get("format") != PLAN_FORMAT:
             got = data.get("format") if isinstance(data, Mapping) else type(data).__name__
             raise errors.InvalidArgument(f"not an ai3 plan (format {got!r}, expected {PLAN_FORMAT})")
@@ -194,13 +195,13 @@ class Plan:
             layout=_layout_from_json(data.get("layout")),
         )
 
-    def save(self, path: "str | os.PathLike") -> None:
+    def save(self, path: str | os.PathLike) -> None:
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.to_json(), f, indent=1)
             f.write("\n")
 
     @classmethod
-    def load(cls, path: "str | os.PathLike") -> "Plan":
+    def load(cls, path: str | os.PathLike) -> Plan:
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
@@ -298,7 +299,9 @@ def frontend_of(model: Any) -> str:
     return frontend.of(model, "ai3.plan").name
 
 
-def _gradient_choices(owner: frontend.Frontend, model: Any, backward: Any, sample_input_shape: Sequence[int]) -> tuning.Recording:
+def _gradient_choices(
+    owner: frontend.Frontend, model: Any, backward: Any, sample_input_shape: Sequence[int]
+) -> tuning.Recording:
     """What the frontend's in-place swaps select (and time) for the
     gradient ops of `model`'s layers under `backward`; none without it."""
     found = tuning.Recording()
@@ -316,7 +319,7 @@ def plan(
     sample_input_shape: Sequence[int],
     algos: Any = "auto",
     *,
-    dtype: Optional[Any] = None,
+    dtype: Any | None = None,
     backward: Any = None,
 ) -> Plan:
     """Builds `model` with its frontend's swap_backend and returns the Plan:
@@ -334,7 +337,9 @@ def plan(
     "auto"), so the Plan given as a swap's ``backward=`` replays them. A
     frontend whose swaps take no backward selector refuses it."""
     if sample_input_shape is None:
-        raise errors.InvalidArgument("ai3.plan needs sample_input_shape: the layers are timed on their real input shapes")
+        raise errors.InvalidArgument(
+            "ai3.plan needs sample_input_shape: the layers are timed on their real input shapes"
+        )
     owner = frontend.of(model, "ai3.plan")
     if isinstance(algos, str) and algos in (selection.AUTO, selection.PREDICT):
         algos = selection.EveryOp(algos)
@@ -375,10 +380,14 @@ def plan(
     # Layers selected, then fused into a neighbour (a relu into its conv):
     # listed too, so the plan still names them when it is a selector.
     present = {(lp.op, lp.name) for lp in layers}
-    layers += [layer_plan(name, op, choice, True) for op, name, _, choice in found.selected if (op, name) not in present]
+    layers += [
+        layer_plan(name, op, choice, True) for op, name, _, choice in found.selected if (op, name) not in present
+    ]
     for op, name, shape, _ in gradients.selected:
         shapes.setdefault((op, name), shape)
-    layers += [layer_plan(name, op, choice) for op, name, _, choice in gradients.selected if layers_module.BACKWARD in op]
+    layers += [
+        layer_plan(name, op, choice) for op, name, _, choice in gradients.selected if layers_module.BACKWARD in op
+    ]
     return Plan(
         layers,
         sample_input_shape=sample_input_shape,

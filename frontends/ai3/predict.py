@@ -30,9 +30,10 @@ import math
 import os
 import platform
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -69,8 +70,26 @@ def machine() -> dict[str, Any]:
 
 DTYPE_BYTES = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8}
 CONV2D_FEATURES = (
-    "batch", "c_in", "h", "w", "c_out", "kh", "kw", "stride_h", "stride_w", "pad_h", "pad_w",
-    "dilation_h", "dilation_w", "groups", "depthwise", "h_out", "w_out", "log2_macs", "nhwc", "dtype_bytes",
+    "batch",
+    "c_in",
+    "h",
+    "w",
+    "c_out",
+    "kh",
+    "kw",
+    "stride_h",
+    "stride_w",
+    "pad_h",
+    "pad_w",
+    "dilation_h",
+    "dilation_w",
+    "groups",
+    "depthwise",
+    "h_out",
+    "w_out",
+    "log2_macs",
+    "nhwc",
+    "dtype_bytes",
     "fused",
 )
 LINEAR_FEATURES = ("rows", "in_features", "out_features", "log2_macs", "dtype_bytes", "fused")
@@ -119,7 +138,9 @@ def _pair(v: Any, default: int) -> tuple[int, int]:
     return int(v[0]), int(v[1])
 
 
-def conv_geometry(attrs: Mapping[str, Any], weight_shape: Sequence[int], input_shape: Sequence[int], layout: str) -> ConvGeometry:
+def conv_geometry(
+    attrs: Mapping[str, Any], weight_shape: Sequence[int], input_shape: Sequence[int], layout: str
+) -> ConvGeometry:
     """From the core's conv2d attrs, the weight's (out, in/groups, kh, kw)
     shape and the NCHW or NHWC input shape."""
     if layout == "NHWC":
@@ -130,8 +151,16 @@ def conv_geometry(attrs: Mapping[str, Any], weight_shape: Sequence[int], input_s
     if len(pads) == 2:
         pads = (pads[0], pads[0], pads[1], pads[1])
     return ConvGeometry(
-        int(n), int(c), int(h), int(w), int(weight_shape[0]), int(weight_shape[2]), int(weight_shape[3]),
-        _pair(attrs.get("stride"), 1), tuple(int(p) for p in pads), _pair(attrs.get("dilation"), 1),  # type: ignore[arg-type]
+        int(n),
+        int(c),
+        int(h),
+        int(w),
+        int(weight_shape[0]),
+        int(weight_shape[2]),
+        int(weight_shape[3]),
+        _pair(attrs.get("stride"), 1),
+        tuple(int(p) for p in pads),
+        _pair(attrs.get("dilation"), 1),  # type: ignore[arg-type]
         int(attrs.get("groups") or 1),
     )
 
@@ -140,7 +169,9 @@ def _log2(x: float) -> float:
     return math.log2(max(1.0, float(x)))
 
 
-def features(op: str, attrs: Mapping[str, Any], weights: Mapping[str, Any], input_shape: Sequence[int], dtype: str, layout: str) -> Optional[np.ndarray]:
+def features(
+    op: str, attrs: Mapping[str, Any], weights: Mapping[str, Any], input_shape: Sequence[int], dtype: str, layout: str
+) -> np.ndarray | None:
     """The feature vector of a layer (core attrs, weight shapes by name,
     input shape), or None when it cannot be made (e.g. a weight unknown)."""
     size = float(DTYPE_BYTES.get(dtype, 4))
@@ -149,32 +180,61 @@ def features(op: str, attrs: Mapping[str, Any], weights: Mapping[str, Any], inpu
         if op == "conv2d":
             g = conv_geometry(attrs, weights["weight"], input_shape, layout)
             ho, wo = g.out_hw
-            return np.array([
-                g.batch, g.c_in, g.h, g.w, g.c_out, g.kh, g.kw, *g.stride, g.padding[0] + g.padding[1],
-                g.padding[2] + g.padding[3], *g.dilation, g.groups, float(g.groups > 1 and g.groups == g.c_in), ho, wo,
-                _log2(g.macs), float(layout == "NHWC"), size, fused,
-            ], dtype=np.float64)
+            return np.array(
+                [
+                    g.batch,
+                    g.c_in,
+                    g.h,
+                    g.w,
+                    g.c_out,
+                    g.kh,
+                    g.kw,
+                    *g.stride,
+                    g.padding[0] + g.padding[1],
+                    g.padding[2] + g.padding[3],
+                    *g.dilation,
+                    g.groups,
+                    float(g.groups > 1 and g.groups == g.c_in),
+                    ho,
+                    wo,
+                    _log2(g.macs),
+                    float(layout == "NHWC"),
+                    size,
+                    fused,
+                ],
+                dtype=np.float64,
+            )
         if op == "linear":
             out_features, in_features = (int(d) for d in weights["weight"][:2])
             rows = int(np.prod(input_shape[:-1])) if len(input_shape) > 1 else 1
             return np.array([rows, in_features, out_features, _log2(rows * in_features * out_features), size, fused])
         dims = [int(d) for d in input_shape][:4]
-        return np.array([len(input_shape), *(dims + [0] * (4 - len(dims))), _log2(np.prod(input_shape)),
-                         float(layout == "NHWC"), size], dtype=np.float64)
+        return np.array(
+            [
+                len(input_shape),
+                *(dims + [0] * (4 - len(dims))),
+                _log2(np.prod(input_shape)),
+                float(layout == "NHWC"),
+                size,
+            ],
+            dtype=np.float64,
+        )
     except (KeyError, TypeError, ValueError, IndexError):
         return None
 
 
-def key_features(key: Mapping[str, Any]) -> Optional[np.ndarray]:
+def key_features(key: Mapping[str, Any]) -> np.ndarray | None:
     """The features of a tuning-cache key of a layer run by the core (the
     keys ai3.sweep records)."""
     params = key.get("params") or {}
     if key.get("via") != "core" or "attrs" not in params:
         return None
-    return features(key["op"], params["attrs"], params.get("weights") or {}, key["input_shape"], key["dtype"], key["layout"])
+    return features(
+        key["op"], params["attrs"], params.get("weights") or {}, key["input_shape"], key["dtype"], key["layout"]
+    )
 
 
-def _torch_core_attrs(c: Any) -> Optional[tuple[dict, dict]]:
+def _torch_core_attrs(c: Any) -> tuple[dict, dict] | None:
     from ai3.torch import mapping
 
     entry = mapping.lookup(c.layer)
@@ -186,7 +246,7 @@ def _torch_core_attrs(c: Any) -> Optional[tuple[dict, dict]]:
     return dict(attrs), {k: None if w is None else tuple(np.shape(w)) for k, w in weights.items()}
 
 
-def _keras_core_attrs(c: Any, op: str) -> Optional[tuple[dict, dict]]:
+def _keras_core_attrs(c: Any, op: str) -> tuple[dict, dict] | None:
     from ai3.keras import layers as keras_layers
 
     steps, _ = keras_layers.plan(c.layer, c.input_shape)
@@ -201,7 +261,7 @@ def _keras_core_attrs(c: Any, op: str) -> Optional[tuple[dict, dict]]:
     return attrs, {w["name"]: tuple(w["shape"]) for w in step["weights"] if "shape" in w}
 
 
-def candidate_features(op: str, c: Any) -> Optional[np.ndarray]:
+def candidate_features(op: str, c: Any) -> np.ndarray | None:
     """The features of a selection.Candidate, from the core's view of the
     layer whichever frontend made it; None where that view is unknown."""
     if c.input_shape is None or None in tuple(c.input_shape):
@@ -305,7 +365,9 @@ class Selector:
 
     def __init__(self, data: Mapping[str, Any], source: str = ""):
         if not isinstance(data, Mapping) or data.get("format") != SELECTOR_FORMAT:
-            raise errors.InvalidArgument(f"{source or 'selector'}: not an ai3 selector model (format {SELECTOR_FORMAT})")
+            raise errors.InvalidArgument(
+                f"{source or 'selector'}: not an ai3 selector model (format {SELECTOR_FORMAT})"
+            )
         self.data = dict(data)
         self.source = source
         self.threshold = float(data.get("threshold", DEFAULT_THRESHOLD))
@@ -314,7 +376,7 @@ class Selector:
         self.ops = {op: _Trees(v) for op, v in (data.get("ops") or {}).items()}
 
     @classmethod
-    def load(cls, path: "str | os.PathLike") -> "Selector":
+    def load(cls, path: str | os.PathLike) -> Selector:
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
@@ -322,13 +384,13 @@ class Selector:
             raise errors.InvalidArgument(f"cannot read the ai3 selector model {os.fspath(path)!r}: {e}") from e
         return cls(data, os.fspath(path))
 
-    def save(self, path: "str | os.PathLike") -> None:
+    def save(self, path: str | os.PathLike) -> None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             json.dump(self.data, f, separators=(",", ":"))
             f.write("\n")
 
-    def mismatch(self, op: str, device: str = "cpu") -> Optional[str]:
+    def mismatch(self, op: str, device: str = "cpu") -> str | None:
         """Why this selector model does not apply to `op` here, or None."""
         if op not in self.ops:
             return f"it has no model of {op}"
@@ -353,7 +415,7 @@ def _load_cached(path: str, mtime: float) -> Selector:
     return Selector.load(path)
 
 
-def current() -> Optional[Selector]:
+def current() -> Selector | None:
     """The selector model "predict" uses ($AI3_SELECTOR, else the packaged
     one), or None when there is none."""
     path = os.environ.get(ENV_SELECTOR) or (str(PACKAGED) if PACKAGED.exists() else "")
@@ -371,8 +433,11 @@ _WARNED: set[tuple[str, str]] = set()
 def _warn_once(source: str, why: str) -> None:
     if (source, why) not in _WARNED:
         _WARNED.add((source, why))
-        warnings.warn(f"ai3: 'predict' uses 'default' here: the selector model {source} does not apply ({why})",
-                      RuntimeWarning, stacklevel=4)
+        warnings.warn(
+            f"ai3: 'predict' uses 'default' here: the selector model {source} does not apply ({why})",
+            RuntimeWarning,
+            stacklevel=4,
+        )
 
 
 @dataclass
@@ -380,15 +445,19 @@ class Prediction:
     """What "predict" chose for a layer, and why."""
 
     choice: str  # an algorithm, or "default"
-    predicted: Optional[str] = None  # the model's most likely algorithm (None: no prediction)
+    predicted: str | None = None  # the model's most likely algorithm (None: no prediction)
     probability: float = 0.0
     reason: str = ""  # why the choice is "default", if it is
 
 
 def choose(op: str, candidates: Sequence[Any], device: str = "cpu") -> list[Prediction]:
-    """"predict" for each selection.Candidate of `op`."""
+    """ "predict" for each selection.Candidate of `op`."""
     selector = current()
-    why = "no selector model (set AI3_SELECTOR or train one: python -m ai3 train-selector)" if selector is None else selector.mismatch(op, device)
+    why = (
+        "no selector model (set AI3_SELECTOR or train one: python -m ai3 train-selector)"
+        if selector is None
+        else selector.mismatch(op, device)
+    )
     if why is not None:
         if selector is not None and op in selector.ops:
             _warn_once(selector.source, why)
@@ -422,7 +491,9 @@ def _takes(c: Any, algorithm: str) -> bool:
 # ---- Training -----------------------------------------------------------------------
 
 
-def training_set(rows: Sequence[Mapping[str, Any]], exclude_models: Sequence[str] = ()) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
+def training_set(
+    rows: Sequence[Mapping[str, Any]], exclude_models: Sequence[str] = ()
+) -> dict[str, tuple[np.ndarray, list[str], list[str]]]:
     """Per op, (features, the measured-fastest algorithm, the layer's key
     digest) of each distinct layer in a sweep dataset's rows
     (ai3.sweep.read_dataset), leaving out the rows of `exclude_models`."""
@@ -457,7 +528,9 @@ def train(
     builds = sorted({r["build"] for r in rows})
     machines = sorted({r["machine"] for r in rows})
     if len(machines) > 1:
-        raise errors.InvalidArgument(f"train-selector: the dataset mixes machines {machines}; train one selector per machine")
+        raise errors.InvalidArgument(
+            f"train-selector: the dataset mixes machines {machines}; train one selector per machine"
+        )
     ops: dict[str, Any] = {}
     counts: dict[str, int] = {}
     for op, (x, y, _) in sorted(training_set(rows, exclude_models).items()):
@@ -480,35 +553,45 @@ def train(
             raise errors.InternalError(f"train-selector: the {op} trees as saved disagree with scikit-learn's model")
         ops[op] = data
     first = json.loads(rows[0]["machine"])
-    return Selector({
-        "format": SELECTOR_FORMAT,
-        "machine": first,
-        "builds": builds,
-        "algorithms": {op: json.loads(next(r["algorithms"] for r in rows if r["op"] == op)) for op in ops},
-        "threshold": threshold,
-        "trained_on": sorted({r["model"] for r in rows} - set(exclude_models)),
-        "layers": counts,
-        "features": {op: list(feature_names(op)) for op in ops},
-        "ops": ops,
-    }, "trained")
+    return Selector(
+        {
+            "format": SELECTOR_FORMAT,
+            "machine": first,
+            "builds": builds,
+            "algorithms": {op: json.loads(next(r["algorithms"] for r in rows if r["op"] == op)) for op in ops},
+            "threshold": threshold,
+            "trained_on": sorted({r["model"] for r in rows} - set(exclude_models)),
+            "layers": counts,
+            "features": {op: list(feature_names(op)) for op in ops},
+            "ops": ops,
+        },
+        "trained",
+    )
 
 
 # ---- The command line ------------------------------------------------------------------
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """`python -m ai3 train-selector DATASET`."""
     import argparse
 
     from ai3 import sweep
 
-    p = argparse.ArgumentParser(prog="python -m ai3 train-selector",
-                                description="Train the 'predict' selector on an ai3 sweep dataset (CSV).")
+    p = argparse.ArgumentParser(
+        prog="python -m ai3 train-selector", description="Train the 'predict' selector on an ai3 sweep dataset (CSV)."
+    )
     p.add_argument("dataset", help="the CSV an ai3 sweep wrote")
-    p.add_argument("--out", default="ai3_selector.json", help="where to write the selector model (default ai3_selector.json)")
+    p.add_argument(
+        "--out", default="ai3_selector.json", help="where to write the selector model (default ai3_selector.json)"
+    )
     p.add_argument("--exclude", action="append", default=[], help="a model of the dataset to leave out (repeatable)")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD,
-                   help=f"below this probability 'predict' answers 'default' (default {DEFAULT_THRESHOLD})")
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help=f"below this probability 'predict' answers 'default' (default {DEFAULT_THRESHOLD})",
+    )
     args = p.parse_args(argv)
     rows = sweep.read_dataset(args.dataset)
     selector = train(rows, exclude_models=args.exclude, threshold=args.threshold)

@@ -55,10 +55,14 @@ class Profile:
             lines.append(
                 f"{n.name:<{width}}  {n.op:<18} {n.algorithm:<14} {n.seconds * 1e3:9.3f} {100 * n.seconds / total:6.1f}"
             )
-        lines.append(f"{'(outside the nodes)':<{width}}  {'':<18} {'':<14} {self.outside_seconds * 1e3:9.3f} "
-                     f"{100 * self.outside_seconds / total:6.1f}")
-        lines.append(f"forward: {self.forward_seconds * 1e3:.3f} ms per call (mean of {self.repeats}); by op: "
-                     + ", ".join(f"{op} {s * 1e3:.2f} ms" for op, s in self.by_op().items()))
+        lines.append(
+            f"{'(outside the nodes)':<{width}}  {'':<18} {'':<14} {self.outside_seconds * 1e3:9.3f} "
+            f"{100 * self.outside_seconds / total:6.1f}"
+        )
+        lines.append(
+            f"forward: {self.forward_seconds * 1e3:.3f} ms per call (mean of {self.repeats}); by op: "
+            + ", ".join(f"{op} {s * 1e3:.2f} ms" for op, s in self.by_op().items())
+        )
         return "\n".join(lines)
 
 

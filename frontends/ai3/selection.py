@@ -20,22 +20,23 @@ framework's own layer).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any
 
 import numpy as np
 
 from ai3 import errors, tuning
 from ai3.spec import is_note
 
-Selector = Union[str, Sequence[str], Callable[..., str]]
+Selector = str | Sequence[str] | Callable[..., str]
 KEEP_NAMES = ("torch", "keep")
 DEFAULT = "default"
 AUTO = "auto"
 PREDICT = "predict"
 
 
-def sample_shape(value: Optional[Sequence[int]], *, batched: bool = True) -> Optional[tuple[int, ...]]:
+def sample_shape(value: Sequence[int] | None, *, batched: bool = True) -> tuple[int, ...] | None:
     """A user's sample_input_shape as a tuple of ints (None stays None).
     `batched`: the caller traces at two batch sizes, so dim 0 must exist."""
     if value is None:
@@ -66,9 +67,9 @@ class Candidate:
 
     name: str  # the layer's path in the model, used in messages
     layer: Any  # the framework's own layer object
-    input_shape: Optional[tuple[int, ...]] = None
-    make_layer: Optional[Callable[[str], Any]] = None
-    params: Union[None, dict[str, Any], Callable[[], dict[str, Any]]] = None  # a callable: computed when tuned
+    input_shape: tuple[int, ...] | None = None
+    make_layer: Callable[[str], Any] | None = None
+    params: None | dict[str, Any] | Callable[[], dict[str, Any]] = None  # a callable: computed when tuned
     dtype: str = "float32"
     layout: str = "NCHW"
     via: str = "core"
@@ -83,7 +84,7 @@ class EveryOp:
     selector: Any
 
 
-def spec_candidate(spec: Any, factory: Optional[Callable[..., Any]], dtype: Any, layout: str) -> Candidate:
+def spec_candidate(spec: Any, factory: Callable[..., Any] | None, dtype: Any, layout: str) -> Candidate:
     """The Candidate for a LayerSpec whose core layers `factory`
     (ai3.model.make_layer) makes: timed as the core layer it becomes.
     Specs of several inputs cannot be timed from one input shape."""
@@ -110,9 +111,7 @@ def _takes_shape(selector: Callable[..., str]) -> bool:
         params = inspect.signature(selector).parameters.values()
     except (TypeError, ValueError):  # builtins without a signature
         return False
-    positional = [
-        p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
-    ]
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
     if any(p.kind == p.VAR_POSITIONAL for p in params):
         return False
     return len(positional) >= 2
@@ -120,12 +119,12 @@ def _takes_shape(selector: Callable[..., str]) -> bool:
 
 def select(
     op: str,
-    selector: Optional[Selector],
+    selector: Selector | None,
     candidates: Sequence[Candidate],
     *,
     allow_keep: bool,
     device: str = "cpu",
-    recorder: Optional[tuning.Recording] = None,
+    recorder: tuning.Recording | None = None,
 ) -> list[str]:
     """One validated algorithm name per candidate ("torch"/"keep" only with
     allow_keep). Raises InvalidSelector, UnknownAlgorithm naming the layer.
@@ -133,7 +132,7 @@ def select(
     return _resolve(op, _evaluate(op, selector, candidates), candidates, allow_keep, device, recorder)
 
 
-def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candidate], role: str = "") -> list[Any]:
+def _evaluate(op: str, selector: Selector | None, candidates: Sequence[Candidate], role: str = "") -> list[Any]:
     """What the selector names for each candidate, not yet checked; `role`
     (" backward") says which of the op's selectors it is, in messages."""
     if selector is None:
@@ -168,8 +167,7 @@ def _evaluate(op: str, selector: Optional[Selector], candidates: Sequence[Candid
             )
         return list(selector)
     raise errors.InvalidSelector(
-        f"a {op}{role} selector must be a string, a sequence of strings or a callable, "
-        f"got {type(selector).__name__}"
+        f"a {op}{role} selector must be a string, a sequence of strings or a callable, got {type(selector).__name__}"
     )
 
 
@@ -186,7 +184,7 @@ def _resolve(
     candidates: Sequence[Candidate],
     allow_keep: bool,
     device: str,
-    recorder: Optional[tuning.Recording],
+    recorder: tuning.Recording | None,
 ) -> list[str]:
     """Checks each name against the op's algorithms and runs "auto"."""
     known = known_algorithms(op, device)
@@ -229,7 +227,7 @@ def _resolve(
     return chosen
 
 
-def _cached(op: str, c: Candidate, device: str) -> Optional[tuning.TuneResult]:
+def _cached(op: str, c: Candidate, device: str) -> tuning.TuneResult | None:
     """What "auto" measured for this layer, if the tuning cache has it
     (nothing is timed): ai3.plan shows it beside "predict"'s choice."""
     if c.input_shape is None or c.make_layer is None:
@@ -238,7 +236,7 @@ def _cached(op: str, c: Candidate, device: str) -> Optional[tuning.TuneResult]:
     return tuning.cache_load(tuning.cache_key(t), known_algorithms(op, device) + list(t.extra), c.name)
 
 
-def _tunable(op: str, c: Candidate, device: str, recorder: Optional[tuning.Recording]) -> Optional[tuning.Tunable]:
+def _tunable(op: str, c: Candidate, device: str, recorder: tuning.Recording | None) -> tuning.Tunable | None:
     if c.input_shape is None:
         raise errors.InvalidSelector(
             f"{op} layer '{c.name}': 'auto' times each algorithm on the layer's input shape, which is unknown; "
@@ -255,7 +253,15 @@ def _tunable(op: str, c: Candidate, device: str, recorder: Optional[tuning.Recor
         )
     params = c.params() if callable(c.params) else c.params
     return tuning.Tunable(
-        op, c.name, c.make_layer, params or {}, tuple(int(d) for d in c.input_shape), c.dtype, c.layout, device, c.via,
+        op,
+        c.name,
+        c.make_layer,
+        params or {},
+        tuple(int(d) for d in c.input_shape),
+        c.dtype,
+        c.layout,
+        device,
+        c.via,
         c.extra,
     )
 
@@ -286,7 +292,7 @@ def conv2d_selector(algos: Any) -> Any:
     return algos.get("conv2d") if isinstance(algos, Mapping) else algos
 
 
-def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], ops: Sequence[str]) -> dict[str, Selector]:
+def per_op_selectors(algos: Selector | Mapping[str, Selector] | None, ops: Sequence[str]) -> dict[str, Selector]:
     """swap_backend's `algos`: None, a mapping op -> selector, an ai3.Plan,
     or one selector for conv2d (the op users choose for most)."""
     if algos is None:
@@ -298,9 +304,7 @@ def per_op_selectors(algos: Optional[Union[Selector, Mapping[str, Selector]]], o
     if isinstance(algos, Mapping):
         unknown = sorted(set(algos) - set(ops) - {"batchnorm2d", "add", "concat"})
         if unknown:
-            raise errors.InvalidSelector(
-                f"algos names ops {unknown} that ai3 does not have; ops are {sorted(ops)}"
-            )
+            raise errors.InvalidSelector(f"algos names ops {unknown} that ai3 does not have; ops are {sorted(ops)}")
         return dict(algos)
     return {"conv2d": algos}
 
@@ -334,9 +338,9 @@ class TrainingSelectors:
     ("data", "weight", "bias", ...) its own selector, or `shared` (one
     selector applied to every gradient op that offers the names it gives)."""
 
-    forward: Optional[Selector] = None
+    forward: Selector | None = None
     per_target: Mapping[str, Selector] = field(default_factory=dict)
-    shared: Optional[Selector] = None
+    shared: Selector | None = None
 
 
 def _is_pass_mapping(value: Any) -> bool:
@@ -373,7 +377,7 @@ def split_backward(op: str, algos: Any, backward: Any) -> TrainingSelectors:
                     f"the {op} forward selector is given twice: as the swap's algos and as backward['forward']"
                 )
             forward = backward[FORWARD_KEY]
-        targets = {k[len(BACKWARD_KEY):]: v for k, v in backward.items() if k != FORWARD_KEY}
+        targets = {k[len(BACKWARD_KEY) :]: v for k, v in backward.items() if k != FORWARD_KEY}
         return TrainingSelectors(forward, targets)
     return TrainingSelectors(forward, {}, backward)
 
@@ -382,11 +386,11 @@ def select_backward(
     op: str,
     selectors: TrainingSelectors,
     candidates: Sequence[Candidate],
-    gradients: Sequence[Optional[Mapping[str, Candidate]]],
+    gradients: Sequence[Mapping[str, Candidate] | None],
     gradient_ops: Mapping[str, str],
     *,
     device: str = "cpu",
-    recorder: Optional[tuning.Recording] = None,
+    recorder: tuning.Recording | None = None,
 ) -> list[dict[str, str]]:
     """Per layer, {target: algorithm} of its gradient ops. `candidates`: the
     op's layers as the forward selection saw them (list and callable
@@ -431,7 +435,9 @@ def select_backward(
             # An op with no gradient ops at all takes no algorithm name either
             # (its layers' gradient lists are empty, so nothing else checks it).
             if (g is not None or not gradient_ops) and name not in offered_any:
-                lists = "; ".join(f"{g_op}: {', '.join(known_algorithms(g_op, device))}" for g_op in gradient_ops.values())
+                lists = "; ".join(
+                    f"{g_op}: {', '.join(known_algorithms(g_op, device))}" for g_op in gradient_ops.values()
+                )
                 raise errors.UnknownAlgorithm(
                     f"{op} layer '{c.name}': backward '{name}' is not an algorithm of any of {op}'s gradient ops "
                     f"({lists or 'it has none'}); choose from those, {DEFAULT!r} or {AUTO!r}"
@@ -440,7 +446,7 @@ def select_backward(
 
 
 def _backward_names(
-    op: str, selector: Selector, candidates: Sequence[Candidate], gradients: Sequence[Optional[Mapping[str, Candidate]]]
+    op: str, selector: Selector, candidates: Sequence[Candidate], gradients: Sequence[Mapping[str, Candidate] | None]
 ) -> list[Any]:
     """A backward selector's names per layer, checked to be names (not
     junk, not 'torch')."""

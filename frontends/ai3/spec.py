@@ -9,7 +9,7 @@ an algorithm per spec; ai3.model builds the core's DAG from them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +39,7 @@ class IndexMap(dict):
         if key < 0:
             return key
         raise KeyError(key)
+
 
 # Attributes the spec passes write as notes for people and plans (which
 # batchnorm was folded into a conv, which activation was fused, the memory
@@ -71,7 +72,7 @@ class LayerSpec:
     attrs: dict[str, Any] = field(default_factory=dict)
     weights: dict[str, np.ndarray] = field(default_factory=dict)
     layer: Any = None  # the framework's own layer object (for selectors)
-    input_shape: Optional[tuple[int, ...]] = None
+    input_shape: tuple[int, ...] | None = None
 
 
 def consumers(specs: list[LayerSpec]) -> dict[int, list[int]]:
@@ -183,7 +184,12 @@ def fold_zero_padding(specs: list[LayerSpec], output: int) -> tuple[list[LayerSp
     used = consumers(specs)
     folded: dict[int, int] = {}
     for i, s in enumerate(specs):
-        if s.op != "pad2d" or s.attrs.get("value", 0.0) != 0.0 or s.attrs.get("mode", "constant") != "constant" or i == output:
+        if (
+            s.op != "pad2d"
+            or s.attrs.get("value", 0.0) != 0.0
+            or s.attrs.get("mode", "constant") != "constant"
+            or i == output
+        ):
             continue
         users = used.get(i, [])
         if len(users) != 1:

@@ -42,14 +42,34 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 DATASET_COLUMNS = (
-    "task", "model", "frontend", "model_input_shape", "op", "layer", "layer_input_shape", "dtype", "layout",
-    "device", "via", "params", "key_digest", "build", "machine", "algorithms", "algorithm", "seconds", "samples",
-    "note", "workspace_bytes", "chosen",
+    "task",
+    "model",
+    "frontend",
+    "model_input_shape",
+    "op",
+    "layer",
+    "layer_input_shape",
+    "dtype",
+    "layout",
+    "device",
+    "via",
+    "params",
+    "key_digest",
+    "build",
+    "machine",
+    "algorithms",
+    "algorithm",
+    "seconds",
+    "samples",
+    "note",
+    "workspace_bytes",
+    "chosen",
 )
 
 
@@ -61,7 +81,7 @@ class Task:
     batch: int
     size: int
     dtype: str
-    input_shape: Optional[tuple[int, ...]] = None  # overrides batch/size
+    input_shape: tuple[int, ...] | None = None  # overrides batch/size
 
     @property
     def id(self) -> str:
@@ -69,8 +89,13 @@ class Task:
         return f"{self.model}|{shape}|{self.dtype}"
 
 
-def tasks(models: Sequence[str], batches: Sequence[int] = (1,), sizes: Sequence[int] = (224,),
-          dtypes: Sequence[str] = ("float32",), input_shape: Optional[Sequence[int]] = None) -> list[Task]:
+def tasks(
+    models: Sequence[str],
+    batches: Sequence[int] = (1,),
+    sizes: Sequence[int] = (224,),
+    dtypes: Sequence[str] = ("float32",),
+    input_shape: Sequence[int] | None = None,
+) -> list[Task]:
     shape = None if input_shape is None else tuple(int(d) for d in input_shape)
     return [Task(m, b, s, d, shape) for m in models for b in batches for s in sizes for d in dtypes]
 
@@ -94,19 +119,37 @@ def run_task(task: Task) -> dict[str, Any]:
         if digest in done:
             continue
         done.add(digest)
-        algorithms = json.dumps(tuning.known_algorithms(key["op"], key.get("device", "cpu")) if key["op"] != "layout_plan" else [])
+        algorithms = json.dumps(
+            tuning.known_algorithms(key["op"], key.get("device", "cpu")) if key["op"] != "layout_plan" else []
+        )
         params = "{}" if key["op"] == "layout_plan" else json.dumps(key.get("params"), sort_keys=True)
         for m in result.measurements:
-            rows.append({
-                "task": task.id, "model": task.model, "frontend": plan.frontend,
-                "model_input_shape": json.dumps(list(loaded.shape)), "op": key["op"], "layer": name,
-                "layer_input_shape": json.dumps(key.get("input_shape")), "dtype": key.get("dtype"),
-                "layout": key.get("layout"), "device": key.get("device", "cpu"), "via": key.get("via", "core"),
-                "params": params, "key_digest": digest, "build": build, "machine": mach, "algorithms": algorithms,
-                "algorithm": m.algorithm, "seconds": "" if m.seconds is None else repr(m.seconds), "samples": m.samples,
-                "note": m.note, "workspace_bytes": "" if m.workspace_bytes is None else m.workspace_bytes,
-                "chosen": int(m.algorithm == result.choice),
-            })
+            rows.append(
+                {
+                    "task": task.id,
+                    "model": task.model,
+                    "frontend": plan.frontend,
+                    "model_input_shape": json.dumps(list(loaded.shape)),
+                    "op": key["op"],
+                    "layer": name,
+                    "layer_input_shape": json.dumps(key.get("input_shape")),
+                    "dtype": key.get("dtype"),
+                    "layout": key.get("layout"),
+                    "device": key.get("device", "cpu"),
+                    "via": key.get("via", "core"),
+                    "params": params,
+                    "key_digest": digest,
+                    "build": build,
+                    "machine": mach,
+                    "algorithms": algorithms,
+                    "algorithm": m.algorithm,
+                    "seconds": "" if m.seconds is None else repr(m.seconds),
+                    "samples": m.samples,
+                    "note": m.note,
+                    "workspace_bytes": "" if m.workspace_bytes is None else m.workspace_bytes,
+                    "chosen": int(m.algorithm == result.choice),
+                }
+            )
     return {"task": task.id, "build": build, "rows": rows, "entries": entries, "cores": sorted(os.sched_getaffinity(0))}
 
 
@@ -115,7 +158,7 @@ def _worker_class(ray: Any) -> Any:
     class TimingWorker:
         """A Ray actor that times tasks on the cores it was pinned to."""
 
-        def __init__(self, cores: Optional[Sequence[int]]):
+        def __init__(self, cores: Sequence[int] | None):
             if cores:
                 os.sched_setaffinity(0, set(cores))
             # Ray runs its workers at nice 15 (so they never starve the
@@ -133,7 +176,7 @@ def _worker_class(ray: Any) -> Any:
 # ---- The dataset ----------------------------------------------------------------------
 
 
-def read_dataset(path: "str | os.PathLike") -> list[dict[str, str]]:
+def read_dataset(path: str | os.PathLike) -> list[dict[str, str]]:
     if not os.path.exists(path):
         return []
     with open(path, newline="", encoding="utf-8") as f:
@@ -154,7 +197,7 @@ def _append(path: Path, rows: Iterable[dict[str, Any]]) -> None:
 # ---- The driver ----------------------------------------------------------------------------
 
 
-def _start_ray(address: Optional[str], cpus: int) -> Any:
+def _start_ray(address: str | None, cpus: int) -> Any:
     import ray
 
     if ray.is_initialized():
@@ -166,9 +209,15 @@ def _start_ray(address: Optional[str], cpus: int) -> Any:
         # and a test's TMPDIR may be long.
         temp = tempfile.mkdtemp(prefix="ai3ray", dir="/tmp")
         env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False, _temp_dir=temp,
-                 object_store_memory=80 * 1024 * 1024, runtime_env={"env_vars": env},
-                 _system_config={"worker_niceness": 0})
+        ray.init(
+            num_cpus=cpus,
+            include_dashboard=False,
+            log_to_driver=False,
+            _temp_dir=temp,
+            object_store_memory=80 * 1024 * 1024,
+            runtime_env={"env_vars": env},
+            _system_config={"worker_niceness": 0},
+        )
     return ray
 
 
@@ -178,13 +227,13 @@ def sweep(
     batches: Sequence[int] = (1,),
     sizes: Sequence[int] = (224,),
     dtypes: Sequence[str] = ("float32",),
-    input_shape: Optional[Sequence[int]] = None,
-    dataset: "str | os.PathLike" = "ai3_sweep.csv",
-    png: "str | os.PathLike | None" = None,
-    address: Optional[str] = None,
-    workers: Optional[int] = None,
-    cores_per_worker: Optional[int] = None,
-    progress: Optional[bool] = None,
+    input_shape: Sequence[int] | None = None,
+    dataset: str | os.PathLike = "ai3_sweep.csv",
+    png: str | os.PathLike | None = None,
+    address: str | None = None,
+    workers: int | None = None,
+    cores_per_worker: int | None = None,
+    progress: bool | None = None,
 ) -> dict[str, Any]:
     """Runs a sweep (see the module doc); returns a summary: tasks run and
     skipped, rows written, cache entries merged."""
@@ -207,8 +256,15 @@ def sweep(
             f"ai3 sweep: {workers} workers x {cores_per_worker} cores need {workers * cores_per_worker} cores; "
             f"this machine has {len(cores)}: timings that share a core disturb each other"
         )
-    summary = {"tasks": len(todo), "skipped": skipped, "rows": 0, "merged": 0, "foreign": 0, "workers": workers,
-               "worker_cores": []}
+    summary = {
+        "tasks": len(todo),
+        "skipped": skipped,
+        "rows": 0,
+        "merged": 0,
+        "foreign": 0,
+        "workers": workers,
+        "worker_cores": [],
+    }
     if todo:
         ray = _start_ray(address, workers * cores_per_worker)
         worker_class = _worker_class(ray)
@@ -217,7 +273,7 @@ def sweep(
             env[tuning.ENV_CACHE_DIR] = str(tuning.cache_dir())
         pool = [
             worker_class.options(num_cpus=cores_per_worker, runtime_env={"env_vars": env}).remote(
-                None if address else cores[i * cores_per_worker:(i + 1) * cores_per_worker]
+                None if address else cores[i * cores_per_worker : (i + 1) * cores_per_worker]
             )
             for i in range(workers)
         ]
@@ -231,7 +287,7 @@ def sweep(
     return summary
 
 
-def _drive(ray: Any, pool: list, todo: list[Task], path: Path, summary: dict[str, Any], progress: Optional[bool]) -> None:
+def _drive(ray: Any, pool: list, todo: list[Task], path: Path, summary: dict[str, Any], progress: bool | None) -> None:
     """Hands tasks to idle workers; merges and writes each result as it comes."""
     from ai3 import tuning
 
@@ -270,8 +326,12 @@ def _progress(show: bool, total: int) -> Any:
     def bar() -> Any:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        with Progress(TextColumn("[bold]ai3 sweep[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn()) as p:
+        with Progress(
+            TextColumn("[bold]ai3 sweep[/bold] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        ) as p:
             job = p.add_task("", total=total)
             yield lambda description, advance: p.update(job, description=description, advance=advance)
 
@@ -291,8 +351,14 @@ def winners(rows: Sequence[dict[str, str]]) -> dict[str, list[tuple[str, dict[st
             continue
         seconds = float(r["seconds"])
         if r["key_digest"] not in best or seconds < best[r["key_digest"]][0]:
-            key = {"op": r["op"], "params": json.loads(r["params"]), "input_shape": json.loads(r["layer_input_shape"]),
-                   "dtype": r["dtype"], "layout": r["layout"], "via": r["via"]}
+            key = {
+                "op": r["op"],
+                "params": json.loads(r["params"]),
+                "input_shape": json.loads(r["layer_input_shape"]),
+                "dtype": r["dtype"],
+                "layout": r["layout"],
+                "via": r["via"],
+            }
             best[r["key_digest"]] = (seconds, key, r["algorithm"])
     out: dict[str, list[tuple[str, dict[str, Any], str]]] = {}
     for digest, (_, key, algorithm) in best.items():
@@ -319,13 +385,31 @@ def summary_png(rows: Sequence[dict[str, str]], path: Path) -> None:
     markers = {"1x1": "o", "3x3": "s", "depthwise": "^", "other": "D"}
     seen: set[tuple[str, str]] = set()
     for _, key, algorithm in won.get("conv2d", []):
-        g = predict.conv_geometry(key["params"]["attrs"], key["params"]["weights"]["weight"], key["input_shape"], key["layout"])
-        kind = "depthwise" if g.groups > 1 and g.groups == g.c_in else "1x1" if g.kh == g.kw == 1 else "3x3" if g.kh == g.kw == 3 else "other"
+        g = predict.conv_geometry(
+            key["params"]["attrs"], key["params"]["weights"]["weight"], key["input_shape"], key["layout"]
+        )
+        kind = (
+            "depthwise"
+            if g.groups > 1 and g.groups == g.c_in
+            else "1x1"
+            if g.kh == g.kw == 1
+            else "3x3"
+            if g.kh == g.kw == 3
+            else "other"
+        )
         ho, wo = g.out_hw
         label = f"{algorithm}" if (algorithm, "") not in seen else None
         seen.add((algorithm, ""))
-        ax.scatter(g.c_in * (1.1 if key["layout"] == "NHWC" else 1.0), ho * wo, color=colour[algorithm], marker=markers[kind],
-                   s=40, alpha=0.8, edgecolors="black" if key["layout"] == "NHWC" else "none", label=label)
+        ax.scatter(
+            g.c_in * (1.1 if key["layout"] == "NHWC" else 1.0),
+            ho * wo,
+            color=colour[algorithm],
+            marker=markers[kind],
+            s=40,
+            alpha=0.8,
+            edgecolors="black" if key["layout"] == "NHWC" else "none",
+            label=label,
+        )
     for kind, marker in markers.items():
         ax.scatter([], [], color="gray", marker=marker, label=kind)
     ax.set_xscale("log")
@@ -369,8 +453,12 @@ def summary_png(rows: Sequence[dict[str, str]], path: Path) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ai3 sweep", description=__doc__.split("\n\n")[0])
-    p.add_argument("--model", action="append", required=True,
-                   help="a model (repeatable): torchvision name, keras:<name>, .onnx/.pt2/.keras file, module:function")
+    p.add_argument(
+        "--model",
+        action="append",
+        required=True,
+        help="a model (repeatable): torchvision name, keras:<name>, .onnx/.pt2/.keras file, module:function",
+    )
     p.add_argument("--batch", type=int, action="append", help="batch sizes (repeatable; default 1)")
     p.add_argument("--size", type=int, action="append", help="input heights/widths (repeatable; default 224)")
     p.add_argument("--dtype", action="append", help="dtypes (repeatable; default float32)")
@@ -383,19 +471,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     shape = None if not args.input_shape else [int(d) for d in args.input_shape.split(",")]
     start = time.perf_counter()
     summary = sweep(
-        args.model, batches=args.batch or [1], sizes=args.size or [224], dtypes=args.dtype or ["float32"],
-        input_shape=shape, dataset=args.dataset, png=args.png, address=args.address, workers=args.workers,
+        args.model,
+        batches=args.batch or [1],
+        sizes=args.size or [224],
+        dtypes=args.dtype or ["float32"],
+        input_shape=shape,
+        dataset=args.dataset,
+        png=args.png,
+        address=args.address,
+        workers=args.workers,
         cores_per_worker=args.cores_per_worker,
     )
     load = os.getloadavg()[0]
-    print(f"ai3 sweep: {summary['tasks']} tasks timed ({summary['skipped']} already in {args.dataset}), "
-          f"{summary['rows']} rows written, {summary['merged']} cache entries merged, "
-          f"{time.perf_counter() - start:.1f} s, load average {load:.1f}")
+    print(
+        f"ai3 sweep: {summary['tasks']} tasks timed ({summary['skipped']} already in {args.dataset}), "
+        f"{summary['rows']} rows written, {summary['merged']} cache entries merged, "
+        f"{time.perf_counter() - start:.1f} s, load average {load:.1f}"
+    )
     if args.png:
         print(f"wrote {args.png}")
     return 0

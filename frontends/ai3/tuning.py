@@ -45,9 +45,10 @@ import sys
 import tempfile
 import time
 import warnings
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -74,10 +75,10 @@ class Measurement:
     """One algorithm's outcome on one layer."""
 
     algorithm: str
-    seconds: Optional[float] = None  # median of the timed calls; None if not run
+    seconds: float | None = None  # median of the timed calls; None if not run
     samples: int = 0
     note: str = ""  # "", STOPPED_EARLY, or NOT_APPLICABLE/FAILED + ": why"
-    workspace_bytes: Optional[int] = None  # when the core reports it
+    workspace_bytes: int | None = None  # when the core reports it
 
     @property
     def timed(self) -> bool:
@@ -96,7 +97,7 @@ class TuneResult:
         return {"choice": self.choice, "measurements": [asdict(m) for m in self.measurements]}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any], cached: bool = False) -> "TuneResult":
+    def from_json(cls, data: dict[str, Any], cached: bool = False) -> TuneResult:
         return cls(
             choice=str(data["choice"]),
             measurements=[Measurement(**m) for m in data["measurements"]],
@@ -165,7 +166,7 @@ def cache_key(t: Tunable) -> dict[str, Any]:
 
 # ---- The build and the cache ---------------------------------------------------
 
-_BUILD_ID: Optional[str] = None
+_BUILD_ID: str | None = None
 
 
 def build_id() -> str:
@@ -187,7 +188,7 @@ def build_id() -> str:
     return _BUILD_ID
 
 
-def cache_dir() -> Optional[Path]:
+def cache_dir() -> Path | None:
     """Where tuning results live (see the module doc); None when caching is
     off (AI3_CACHE_DIR set to an empty string)."""
     value = os.environ.get(ENV_CACHE_DIR)
@@ -197,7 +198,7 @@ def cache_dir() -> Optional[Path]:
     return Path(base) / "ai3" / "tuning"
 
 
-def _key_path(key: dict[str, Any]) -> Optional[Path]:
+def _key_path(key: dict[str, Any]) -> Path | None:
     root = cache_dir()
     if root is None:
         return None
@@ -236,7 +237,7 @@ def key_digest(key: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
 
 
-def cache_load(key: dict[str, Any], known: Sequence[str], name: str = "") -> Optional[TuneResult]:
+def cache_load(key: dict[str, Any], known: Sequence[str], name: str = "") -> TuneResult | None:
     """The cached result for `key`, or None (absent; or corrupt or stale,
     with a warning, so the caller re-tunes and overwrites it). `name`: the
     layer's, for observers."""
@@ -246,7 +247,7 @@ def cache_load(key: dict[str, Any], known: Sequence[str], name: str = "") -> Opt
     return result
 
 
-def _cache_read(key: dict[str, Any], known: Sequence[str]) -> Optional[TuneResult]:
+def _cache_read(key: dict[str, Any], known: Sequence[str]) -> TuneResult | None:
     path = _key_path(key)
     if path is None or not path.exists():
         return None
@@ -254,7 +255,9 @@ def _cache_read(key: dict[str, Any], known: Sequence[str]) -> Optional[TuneResul
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
         if not isinstance(data, dict) or data.get("format") != CACHE_FORMAT:
-            raise ValueError(f"format {data.get('format') if isinstance(data, dict) else None!r}, expected {CACHE_FORMAT}")
+            raise ValueError(
+                f"format {data.get('format') if isinstance(data, dict) else None!r}, expected {CACHE_FORMAT}"
+            )
         if data.get("build") != build_id() or data.get("key") != key:
             raise ValueError("written for another build or layer")
         result = TuneResult.from_json(data["result"], cached=True)
@@ -296,7 +299,7 @@ def cache_store(key: dict[str, Any], result: TuneResult, name: str = "") -> None
 # ---- Timing -------------------------------------------------------------------
 
 
-def measure(layer: Callable[[Any], Any], x: Any, best: Optional[float] = None) -> tuple[float, int, bool]:
+def measure(layer: Callable[[Any], Any], x: Any, best: float | None = None) -> tuple[float, int, bool]:
     """Times `layer(x)`: warm-up, then repetitions; returns (median seconds,
     samples, stopped early). The one place ai3 times a layer; `best` is the
     fastest time so far, for cutting a clearly slower algorithm short."""
@@ -332,7 +335,7 @@ def _random_input(shape: Sequence[int], dtype: str) -> np.ndarray:
     return rng.standard_normal(tuple(shape), dtype=np.float64).astype(dtype)
 
 
-def _workspace(layer: Any, t: Tunable) -> Optional[int]:
+def _workspace(layer: Any, t: Tunable) -> int | None:
     """The layer's workspace bytes for its input, where the core tells."""
     core = getattr(layer, "_core_layer", layer)
     query = getattr(core, "workspace_bytes", None)
@@ -386,7 +389,7 @@ def tune(t: Tunable) -> TuneResult:
         except errors.Error:
             preferred = None
     order = sorted(layers, key=lambda a: (a != preferred, known.index(a)))
-    best: Optional[float] = None
+    best: float | None = None
     for algorithm in order:
         layer = layers[algorithm]
         try:
@@ -416,6 +419,7 @@ def _reason(e: Exception) -> str:
 
 # ---- Many layers: the cache, the progress bar and the plan recorder -----------------
 
+
 @dataclass
 class Recording:
     """What a build saw, for ai3.plan, which passes one to swap_backend
@@ -432,7 +436,7 @@ class Recording:
 
 
 def note_selection(
-    op: str, names: Sequence[str], shapes: Sequence[Optional[tuple]], chosen: Sequence[str], recorder: Optional[Recording]
+    op: str, names: Sequence[str], shapes: Sequence[tuple | None], chosen: Sequence[str], recorder: Recording | None
 ) -> None:
     if recorder is not None:
         recorder.selected.extend(zip([op] * len(names), names, shapes, chosen))
@@ -445,11 +449,11 @@ def _show_progress() -> bool:
     return bool(getattr(sys.stderr, "isatty", lambda: False)())
 
 
-def tune_all(tunables: Sequence[Tunable], recorder: Optional[Recording] = None) -> list[TuneResult]:
+def tune_all(tunables: Sequence[Tunable], recorder: Recording | None = None) -> list[TuneResult]:
     """`tune` for each layer, from the disk cache where it has the answer,
     with a progress bar over the layers it times; `recorder` (ai3.plan's)
     keeps what was tuned."""
-    results: list[Optional[TuneResult]] = []
+    results: list[TuneResult | None] = []
     todo: list[int] = []
     keys = [cache_key(t) for t in tunables]
     for i, (t, key) in enumerate(zip(tunables, keys)):

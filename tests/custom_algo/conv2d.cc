@@ -29,8 +29,8 @@ void UserConv2d(const Conv2dGeometry& g, const T* x, const T* w, const T* b,
                 int64_t iw = j * g.sw - g.pw + s * g.dw;
                 if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) continue;
                 acc += w[((k * g.cg + c) * g.kh + r) * g.kw + s] *
-                       x[n * xs.n + ((k / g.kg) * g.cg + c) * xs.c +
-                         ih * xs.h + iw * xs.w];
+                       x[n * xs.n + ((k / g.kg) * g.cg + c) * xs.c + ih * xs.h +
+                         iw * xs.w];
               }
           y[n * ys.n + k * ys.c + i * ys.h + j * ys.w] = acc;
         }

@@ -16,10 +16,9 @@ import sys
 import tempfile
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
-
-import pytest_main
 
 
 def _runfile(path: str) -> str:

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
+import ops
 import pytest
+import pytest_main
 import torch
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import ai3
-import ops
-import pytest_main
 from ai3 import errors
 
 torch.set_num_threads(1)
@@ -78,7 +79,11 @@ def _print_outcomes(pytestconfig: Any) -> Iterator[None]:
     # (op, algorithm) ran and how they ended.
     capture = pytestconfig.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
-        print(f"\nfuzz examples ({EXAMPLES} per (op, algorithm) requested):\n{ops.outcome_table()}", file=sys.stderr, flush=True)
+        print(
+            f"\nfuzz examples ({EXAMPLES} per (op, algorithm) requested):\n{ops.outcome_table()}",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 @pytest.mark.parametrize("op,algorithm", CASES, ids=[f"{o}-{a}" for o, a in CASES])

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import collections
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
+import gradients  # tests/training_ops: the gradient ops' cases
 import numpy as np
 import torch
 import torch.nn.functional as F
 from hypothesis import strategies as st
 
-import gradients  # tests/training_ops: the gradient ops' cases
 from ai3 import errors, layers
 
 Draw = Callable[[st.SearchStrategy], Any]
@@ -64,7 +65,7 @@ class Case:
     # Inputs may hold NaN/inf (elementwise ops, pools, reductions).
     specials: bool = False
     # A multi-input op called through its wrapper with keyword inputs.
-    call: Optional[Callable[[Any, list[Any]], Any]] = None
+    call: Callable[[Any, list[Any]], Any] | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -118,7 +119,7 @@ def back(y: torch.Tensor, nhwc: bool) -> torch.Tensor:
     return y.permute(0, 2, 3, 1) if nhwc else y
 
 
-def image_shape(draw: Draw, nhwc: bool, c: Optional[int] = None, hw: int = 9) -> list[int]:
+def image_shape(draw: Draw, nhwc: bool, c: int | None = None, hw: int = 9) -> list[int]:
     n = dim(draw, 1, 2)
     c = dim(draw, 1, 5) if c is None else c
     h, w = dim(draw, 1, hw, big=True), dim(draw, 1, hw, big=True)
@@ -172,7 +173,9 @@ def conv2d(draw: Draw, algorithm: str) -> Case:
         kh, kw = dim(draw, 1, 5, zero=False), dim(draw, 1, 5, zero=False)
     weight_shape = [k, cg, kh, kw]
     if chance(draw, 10):  # a weight of the wrong shape or rank
-        weight_shape = draw(st.sampled_from([[k, cg + 1, kh, kw], [k, cg, kh], [0, cg, kh, kw], [k, 0, kh, kw], [k, cg, 0, kw]]))
+        weight_shape = draw(
+            st.sampled_from([[k, cg + 1, kh, kw], [k, cg, kh], [0, cg, kh, kw], [k, 0, kh, kw], [k, cg, 0, kw]])
+        )
     weight = values(draw, weight_shape)
     has_bias = draw(st.booleans())
     bias = values(draw, [often(draw, st.just(k), [k + 1, 0], 5)]) if has_bias else None
@@ -180,15 +183,25 @@ def conv2d(draw: Draw, algorithm: str) -> Case:
     stride = (often(draw, small, BAD_INTS, 6), often(draw, small, BAD_INTS, 6))
     small = st.just(1) if winograd else st.integers(1, 2)
     dilation = (often(draw, small, BAD_INTS, 6), often(draw, small, BAD_INTS, 6))
-    padding = pads4(draw, often(draw, st.integers(0, 3), [-1] + HUGE_PADS, 6), often(draw, st.integers(0, 3), [-1] + HUGE_PADS, 6))
+    padding = pads4(
+        draw, often(draw, st.integers(0, 3), [-1] + HUGE_PADS, 6), often(draw, st.integers(0, 3), [-1] + HUGE_PADS, 6)
+    )
     activation = draw(st.sampled_from([None, None, "relu", "relu6"]))
     c_in = often(draw, st.just(c), [c + 1, 0], 8)
     x = values(draw, image_shape(draw, nhwc, c_in))
 
     def make(name: str, dt: Any) -> Any:
         return layers.Conv2d(
-            weight.astype(dt), None if bias is None else bias.astype(dt), stride, padding, dilation, groups,
-            algorithm=algorithm, layout=lay, name=name, activation=activation,
+            weight.astype(dt),
+            None if bias is None else bias.astype(dt),
+            stride,
+            padding,
+            dilation,
+            groups,
+            algorithm=algorithm,
+            layout=lay,
+            name=name,
+            activation=activation,
         )
 
     def reference(x: np.ndarray) -> Any:
@@ -205,14 +218,22 @@ def conv2d(draw: Draw, algorithm: str) -> Case:
 def linear(draw: Draw, algorithm: str) -> Case:
     dtype = draw(st.sampled_from(FLOATS))
     out_f, in_f = dim(draw, 1, 9, big=True), dim(draw, 1, 9, big=True)
-    weight = values(draw, draw(st.sampled_from([[out_f, in_f]] * 6 + [[out_f], [out_f, in_f, 1], [0, in_f], [out_f, 0]])))
+    weight = values(
+        draw, draw(st.sampled_from([[out_f, in_f]] * 6 + [[out_f], [out_f, in_f, 1], [0, in_f], [out_f, 0]]))
+    )
     bias = values(draw, [draw(st.sampled_from([out_f, out_f, out_f, out_f + 1]))]) if draw(st.booleans()) else None
     activation = draw(st.sampled_from([None, "relu", "relu6"]))
     lead = rank_shape(draw, 0, 3)
     x = values(draw, lead + [often(draw, st.just(in_f), [in_f + 1, 0], 8)])
 
     def make(name: str, dt: Any) -> Any:
-        return layers.Linear(weight.astype(dt), None if bias is None else bias.astype(dt), algorithm=algorithm, name=name, activation=activation)
+        return layers.Linear(
+            weight.astype(dt),
+            None if bias is None else bias.astype(dt),
+            algorithm=algorithm,
+            name=name,
+            activation=activation,
+        )
 
     def reference(x: np.ndarray) -> Any:
         y = F.linear(t64(x), t64(weight), None if bias is None else t64(bias))
@@ -221,10 +242,14 @@ def linear(draw: Draw, algorithm: str) -> Case:
     return Case("linear", make, [x], reference, dtype)
 
 
-def _unary(op: str, cls: Callable[..., Any], fn: Callable[[torch.Tensor], torch.Tensor], **attrs: Any) -> Callable[[Draw, str], Case]:
+def _unary(
+    op: str, cls: Callable[..., Any], fn: Callable[[torch.Tensor], torch.Tensor], **attrs: Any
+) -> Callable[[Draw, str], Case]:
     def build(draw: Draw, algorithm: str) -> Case:
         x = values(draw, rank_shape(draw, 0, 4), specials=True)
-        return Case(op, lambda name, dt: cls(algorithm=algorithm, name=name, **attrs), [x], lambda x: fn(t64(x)), specials=True)
+        return Case(
+            op, lambda name, dt: cls(algorithm=algorithm, name=name, **attrs), [x], lambda x: fn(t64(x)), specials=True
+        )
 
     return build
 
@@ -232,7 +257,13 @@ def _unary(op: str, cls: Callable[..., Any], fn: Callable[[torch.Tensor], torch.
 def gelu(draw: Draw, algorithm: str) -> Case:
     approximate = often(draw, st.sampled_from(["none", "tanh"]), ["exact", ""])
     x = values(draw, rank_shape(draw, 0, 4), specials=True)
-    return Case("gelu", lambda n, dt: layers.GELU(approximate, algorithm=algorithm, name=n), [x], lambda x: F.gelu(t64(x), approximate=approximate), specials=True)
+    return Case(
+        "gelu",
+        lambda n, dt: layers.GELU(approximate, algorithm=algorithm, name=n),
+        [x],
+        lambda x: F.gelu(t64(x), approximate=approximate),
+        specials=True,
+    )
 
 
 def hardsigmoid(draw: Draw, algorithm: str) -> Case:
@@ -240,8 +271,11 @@ def hardsigmoid(draw: Draw, algorithm: str) -> Case:
     beta = draw(st.sampled_from([0.5, 0.0, -2.0, 1.0, math.nan]))
     x = values(draw, rank_shape(draw, 0, 4), specials=True)
     return Case(
-        "hardsigmoid", lambda n, dt: layers.Hardsigmoid(alpha, beta, algorithm=algorithm, name=n), [x],
-        lambda x: torch.clamp(alpha * t64(x) + beta, 0, 1), specials=True,
+        "hardsigmoid",
+        lambda n, dt: layers.Hardsigmoid(alpha, beta, algorithm=algorithm, name=n),
+        [x],
+        lambda x: torch.clamp(alpha * t64(x) + beta, 0, 1),
+        specials=True,
     )
 
 
@@ -275,7 +309,11 @@ def clamp(draw: Draw, algorithm: str) -> Case:
 
 def _window(draw: Draw, nhwc: bool, dilation: bool) -> dict[str, Any]:
     kh, kw = often(draw, st.integers(1, 4), BAD_INTS), often(draw, st.integers(1, 4), BAD_INTS)
-    stride = draw(st.one_of(st.none(), st.just((often(draw, st.integers(1, 3), BAD_INTS), often(draw, st.integers(1, 3), BAD_INTS)))))
+    stride = draw(
+        st.one_of(
+            st.none(), st.just((often(draw, st.integers(1, 3), BAD_INTS), often(draw, st.integers(1, 3), BAD_INTS)))
+        )
+    )
     ph = often(draw, st.integers(0, max(0, min(kh, 4) // 2)), [-1, 3] + HUGE_PADS)
     pw = often(draw, st.integers(0, max(0, min(kw, 4) // 2)), [-1, 3] + HUGE_PADS)
     out = dict(kernel=(kh, kw), stride=stride, padding=pads4(draw, ph, pw), ceil_mode=draw(st.booleans()))
@@ -290,7 +328,16 @@ def maxpool2d(draw: Draw, algorithm: str) -> Case:
     x = values(draw, image_shape(draw, nhwc), specials=True)
 
     def make(name: str, dt: Any) -> Any:
-        return layers.MaxPool2d(w["kernel"], w["stride"], w["padding"], w["dilation"], w["ceil_mode"], algorithm=algorithm, layout=lay, name=name)
+        return layers.MaxPool2d(
+            w["kernel"],
+            w["stride"],
+            w["padding"],
+            w["dilation"],
+            w["ceil_mode"],
+            algorithm=algorithm,
+            layout=lay,
+            name=name,
+        )
 
     def reference(x: np.ndarray) -> Any:
         t, b, l, r = unpad(w["padding"])
@@ -315,7 +362,17 @@ def avgpool2d(draw: Draw, algorithm: str) -> Case:
     x = values(draw, image_shape(draw, nhwc))
 
     def make(name: str, dt: Any) -> Any:
-        return layers.AvgPool2d(w["kernel"], w["stride"], w["padding"], w["ceil_mode"], include, divisor, algorithm=algorithm, layout=lay, name=name)
+        return layers.AvgPool2d(
+            w["kernel"],
+            w["stride"],
+            w["padding"],
+            w["ceil_mode"],
+            include,
+            divisor,
+            algorithm=algorithm,
+            layout=lay,
+            name=name,
+        )
 
     def reference(x: np.ndarray) -> Any:
         t, b, l, r = unpad(w["padding"])
@@ -342,8 +399,11 @@ def _adaptive(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor])
         size = (often(draw, st.integers(1, 10), BAD_INTS), often(draw, st.integers(1, 10), BAD_INTS))
         x = values(draw, image_shape(draw, nhwc), specials=op == "adaptivemaxpool2d")
         return Case(
-            op, lambda n, dt: cls(size, algorithm=algorithm, layout=lay, name=n), [x],
-            lambda x: back(fn(nchw(t64(x), nhwc), size), nhwc), specials=op == "adaptivemaxpool2d",
+            op,
+            lambda n, dt: cls(size, algorithm=algorithm, layout=lay, name=n),
+            [x],
+            lambda x: back(fn(nchw(t64(x), nhwc), size), nhwc),
+            specials=op == "adaptivemaxpool2d",
         )
 
     return build
@@ -360,7 +420,16 @@ def batchnorm2d(draw: Draw, algorithm: str) -> Case:
     x = values(draw, image_shape(draw, nhwc, often(draw, st.just(c), [c + 1], 6)))
 
     def make(name: str, dt: Any) -> Any:
-        return layers.BatchNorm2d(weight.astype(dt), bias.astype(dt), mean.astype(dt), var.astype(dt), eps, algorithm=algorithm, layout=lay, name=name)
+        return layers.BatchNorm2d(
+            weight.astype(dt),
+            bias.astype(dt),
+            mean.astype(dt),
+            var.astype(dt),
+            eps,
+            algorithm=algorithm,
+            layout=lay,
+            name=name,
+        )
 
     def reference(x: np.ndarray) -> Any:
         y = F.batch_norm(nchw(t64(x), nhwc), t64(mean), t64(var), t64(weight), t64(bias), False, 0.0, eps)
@@ -375,7 +444,12 @@ def flatten(draw: Draw, algorithm: str) -> Case:
     start = often(draw, st.integers(-r, r - 1), [r, -r - 1, INT64_MAX, INT64_MIN])
     end = often(draw, st.integers(-r, r - 1), [r, -r - 1, INT64_MAX, INT64_MIN])
     x = values(draw, shape)
-    return Case("flatten", lambda n, dt: layers.Flatten(start, end, algorithm=algorithm, name=n), [x], lambda x: torch.flatten(t64(x), start, end))
+    return Case(
+        "flatten",
+        lambda n, dt: layers.Flatten(start, end, algorithm=algorithm, name=n),
+        [x],
+        lambda x: torch.flatten(t64(x), start, end),
+    )
 
 
 def _axis_op(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -> Callable[[Draw, str], Case]:
@@ -384,14 +458,16 @@ def _axis_op(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) 
         r = max(len(shape), 1)
         axis = often(draw, st.integers(-r, r - 1), [r, -r - 1, INT64_MAX, INT64_MIN])
         x = values(draw, shape, specials=True)
-        return Case(op, lambda n, dt: cls(axis, algorithm=algorithm, name=n), [x], lambda x: fn(t64(x), dim=axis), specials=True)
+        return Case(
+            op, lambda n, dt: cls(axis, algorithm=algorithm, name=n), [x], lambda x: fn(t64(x), dim=axis), specials=True
+        )
 
     return build
 
 
 def _broadcast_pair(draw: Draw) -> tuple[list[int], list[int]]:
     a = rank_shape(draw, 0, 4)
-    b = list(a[draw(st.integers(0, len(a))):])
+    b = list(a[draw(st.integers(0, len(a))) :])
     for i in range(len(b)):
         roll = draw(st.integers(0, 9))
         if roll == 4:
@@ -412,14 +488,28 @@ def _binary(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -
         a, b = values(draw, sa, specials=True), values(draw, sb, specials=True)
         form = draw(st.sampled_from(["two", "constant", "reverse"]))
         if form == "two":
-            return Case(op, lambda n, dt: cls(algorithm=algorithm, name=n), [a, b], lambda a, b: fn(t64(a), t64(b)), dtype, specials=True)
+            return Case(
+                op,
+                lambda n, dt: cls(algorithm=algorithm, name=n),
+                [a, b],
+                lambda a, b: fn(t64(a), t64(b)),
+                dtype,
+                specials=True,
+            )
         reverse = form == "reverse"
 
         def reference(a: np.ndarray) -> Any:
             other = t64(b.astype(dtype))
             return fn(other, t64(a)) if reverse else fn(t64(a), other)
 
-        return Case(op, lambda n, dt: cls(b.astype(dt), reverse=reverse, algorithm=algorithm, name=n), [a], reference, dtype, specials=True)
+        return Case(
+            op,
+            lambda n, dt: cls(b.astype(dt), reverse=reverse, algorithm=algorithm, name=n),
+            [a],
+            reference,
+            dtype,
+            specials=True,
+        )
 
     return build
 
@@ -438,10 +528,19 @@ def matmul(draw: Draw, algorithm: str) -> Case:
     sb = draw(st.sampled_from([bb + [kb, n], [kb], bb + [kb, n]] + ([[]] if two else [])))
     a, b = values(draw, sa), values(draw, sb)
     if two:
-        return Case("matmul", lambda nm, dt: layers.Matmul(algorithm=algorithm, name=nm), [a, b], lambda a, b: torch.matmul(t64(a), t64(b)), dtype)
+        return Case(
+            "matmul",
+            lambda nm, dt: layers.Matmul(algorithm=algorithm, name=nm),
+            [a, b],
+            lambda a, b: torch.matmul(t64(a), t64(b)),
+            dtype,
+        )
     return Case(
-        "matmul", lambda nm, dt: layers.Matmul(b.astype(dt), algorithm=algorithm, name=nm), [a],
-        lambda a: torch.matmul(t64(a), t64(b.astype(dtype))), dtype,
+        "matmul",
+        lambda nm, dt: layers.Matmul(b.astype(dt), algorithm=algorithm, name=nm),
+        [a],
+        lambda a: torch.matmul(t64(a), t64(b.astype(dtype))),
+        dtype,
     )
 
 
@@ -463,7 +562,11 @@ def reshape(draw: Draw, algorithm: str) -> Case:
     elif roll == 5:
         target.append(draw(st.sampled_from([-1, -2, 0, 2, 2**32, 2**62, INT64_MAX])))
     elif roll == 6:
-        target = draw(st.sampled_from([[2**32, 2**32, 0], [2**62, 4], [INT64_MAX, 2], [-1, -1], [2**32, 2**32, -1], [0, 0, 0, 0, 0]]))
+        target = draw(
+            st.sampled_from(
+                [[2**32, 2**32, 0], [2**62, 4], [INT64_MAX, 2], [-1, -1], [2**32, 2**32, -1], [0, 0, 0, 0, 0]]
+            )
+        )
     x = values(draw, shape)
 
     def reference(x: np.ndarray) -> Any:
@@ -487,7 +590,9 @@ def permute(draw: Draw, algorithm: str) -> Case:
     elif roll == 6 and dims:
         dims.pop()
     x = values(draw, shape)
-    return Case("permute", lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n), [x], lambda x: t64(x).permute(dims))
+    return Case(
+        "permute", lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n), [x], lambda x: t64(x).permute(dims)
+    )
 
 
 def slice_op(draw: Draw, algorithm: str) -> Case:
@@ -496,7 +601,9 @@ def slice_op(draw: Draw, algorithm: str) -> Case:
     axis = often(draw, st.integers(-r, r - 1), [r, -r - 1, INT64_MAX, INT64_MIN])
     bound = st.one_of(st.none(), st.integers(-8, 8), st.sampled_from([INT64_MAX, INT64_MIN, 2**40, -(2**40)]))
     start, stop = draw(bound), draw(bound)
-    step = often(draw, st.sampled_from([1, 1, 2, 3, -1, -2]), [0, INT64_MAX, INT64_MIN, INT64_MIN + 1, 2**40, -(2**40)], 20)
+    step = often(
+        draw, st.sampled_from([1, 1, 2, 3, -1, -2]), [0, INT64_MAX, INT64_MIN, INT64_MIN + 1, 2**40, -(2**40)], 20
+    )
     x = values(draw, shape)
 
     def reference(x: np.ndarray) -> Any:
@@ -505,7 +612,9 @@ def slice_op(draw: Draw, algorithm: str) -> Case:
             raise IndexError("axis")
         return x[(slice(None),) * a + (slice(start, stop, step),)]
 
-    return Case("slice", lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n), [x], reference)
+    return Case(
+        "slice", lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n), [x], reference
+    )
 
 
 def layernorm(draw: Draw, algorithm: str) -> Case:
@@ -521,13 +630,20 @@ def layernorm(draw: Draw, algorithm: str) -> Case:
 
     def make(name: str, dt: Any) -> Any:
         return layers.LayerNorm(
-            None if w is None else w.astype(dt), None if b is None else b.astype(dt), axes, eps, algorithm=algorithm, name=name,
+            None if w is None else w.astype(dt),
+            None if b is None else b.astype(dt),
+            axes,
+            eps,
+            algorithm=algorithm,
+            name=name,
         )
 
     def reference(x: np.ndarray) -> Any:
         if not 1 <= axes <= x.ndim:
             raise ValueError("axes")
-        return F.layer_norm(t64(x), x.shape[x.ndim - axes:], None if w is None else t64(w), None if b is None else t64(b), eps)
+        return F.layer_norm(
+            t64(x), x.shape[x.ndim - axes :], None if w is None else t64(w), None if b is None else t64(b), eps
+        )
 
     return Case("layernorm", make, [x], reference, dtype)
 
@@ -545,7 +661,9 @@ def mean(draw: Draw, algorithm: str) -> Case:
             return y.reshape([1] * x.ndim) if keepdim else y
         return t64(x).mean(dim=axes, keepdim=keepdim)
 
-    return Case("mean", lambda n, dt: layers.Mean(axes, keepdim, algorithm=algorithm, name=n), [x], reference, specials=True)
+    return Case(
+        "mean", lambda n, dt: layers.Mean(axes, keepdim, algorithm=algorithm, name=n), [x], reference, specials=True
+    )
 
 
 def roll(draw: Draw, algorithm: str) -> Case:
@@ -575,7 +693,9 @@ def pad2d(draw: Draw, algorithm: str) -> Case:
             return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), value=value), nhwc)
         return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), mode=mode), nhwc)
 
-    return Case("pad2d", lambda n, dt: layers.Pad2d(pads, value, mode, algorithm=algorithm, layout=lay, name=n), [x], reference)
+    return Case(
+        "pad2d", lambda n, dt: layers.Pad2d(pads, value, mode, algorithm=algorithm, layout=lay, name=n), [x], reference
+    )
 
 
 # ---- issue 17 (helper N2): deconvolution, resampling, norms, shuffles -------
@@ -595,14 +715,22 @@ def conv_transpose2d(draw: Draw, algorithm: str) -> Case:
     w = values(draw, [cg * g, kg, max(kh, 0) if kh < 8 else 1, max(kw, 0) if kw < 8 else 1])
     bias = values(draw, [kg * g]) if draw(st.booleans()) else None
     x = values(draw, image_shape(draw, nhwc, c=cg * g if not chance(draw, 5) else cg * g + 1, hw=6))
-    attrs = {"stride": stride, "padding": (ph, ph, pw, pw), "output_padding": out_pad, "dilation": dil, "groups": groups}
+    attrs = {
+        "stride": stride,
+        "padding": (ph, ph, pw, pw),
+        "output_padding": out_pad,
+        "dilation": dil,
+        "groups": groups,
+    }
 
     def make(name: str, dt: Any) -> Any:
         weights = {"weight": w.astype(dt), "bias": None if bias is None else bias.astype(dt)}
         return layers.Layer("conv_transpose2d", attrs, weights, algorithm=algorithm, name=name)
 
     def reference(x: np.ndarray) -> Any:
-        y = F.conv_transpose2d(nchw(t64(x), nhwc), t64(w), None if bias is None else t64(bias), stride, (ph, pw), out_pad, groups, dil)
+        y = F.conv_transpose2d(
+            nchw(t64(x), nhwc), t64(w), None if bias is None else t64(bias), stride, (ph, pw), out_pad, groups, dil
+        )
         return back(y, nhwc)
 
     return Case("conv_transpose2d", make, [x], reference, dtype)
@@ -613,7 +741,13 @@ def resize(draw: Draw, algorithm: str) -> Case:
     mode = draw(st.sampled_from(["nearest", "nearest-exact", "bilinear", "bilinear-corners"]))
     by_size = draw(st.booleans())
     size = tuple(often(draw, st.integers(1, 12), [0, -1, 2**40]) for _ in range(2)) if by_size else None
-    scale = None if by_size else tuple(often(draw, st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), [0.0, -1.0, math.inf, 1e300]) for _ in range(2))
+    scale = (
+        None
+        if by_size
+        else tuple(
+            often(draw, st.sampled_from([0.5, 1.0, 1.5, 2.0, 3.0]), [0.0, -1.0, math.inf, 1e300]) for _ in range(2)
+        )
+    )
     x = values(draw, image_shape(draw, nhwc, hw=7))
     align = mode == "bilinear-corners"
     tmode = "bilinear" if align else mode
@@ -624,9 +758,17 @@ def resize(draw: Draw, algorithm: str) -> Case:
     def reference(x: np.ndarray) -> Any:
         if min(x.shape) == 0:
             raise NoReference()
-        return back(F.interpolate(nchw(t64(x), nhwc), size=size, scale_factor=scale, mode=tmode, align_corners=align or None), nhwc)
+        return back(
+            F.interpolate(nchw(t64(x), nhwc), size=size, scale_factor=scale, mode=tmode, align_corners=align or None),
+            nhwc,
+        )
 
-    return Case("resize", lambda n, dt: layers.Layer("resize", {**attrs, "layout": lay}, algorithm=algorithm, name=n), [x], reference)
+    return Case(
+        "resize",
+        lambda n, dt: layers.Layer("resize", {**attrs, "layout": lay}, algorithm=algorithm, name=n),
+        [x],
+        reference,
+    )
 
 
 def groupnorm(draw: Draw, algorithm: str) -> Case:
@@ -676,10 +818,16 @@ def rmsnorm(draw: Draw, algorithm: str) -> Case:
     x = values(draw, shape)
 
     def make(name: str, dt: Any) -> Any:
-        return layers.Layer("rmsnorm", {"axes": axes, "eps": eps}, {"weight": None if w is None else w.astype(dt)}, algorithm=algorithm, name=name)
+        return layers.Layer(
+            "rmsnorm",
+            {"axes": axes, "eps": eps},
+            {"weight": None if w is None else w.astype(dt)},
+            algorithm=algorithm,
+            name=name,
+        )
 
     def reference(x: np.ndarray) -> Any:
-        return F.rms_norm(t64(x), x.shape[x.ndim - axes:], None if w is None else t64(w), eps)
+        return F.rms_norm(t64(x), x.shape[x.ndim - axes :], None if w is None else t64(w), eps)
 
     return Case("rmsnorm", make, [x], reference, dtype)
 
@@ -687,7 +835,11 @@ def rmsnorm(draw: Draw, algorithm: str) -> Case:
 def lrn(draw: Draw, algorithm: str) -> Case:
     lay, nhwc = layout(draw)
     size = often(draw, st.integers(1, 6), [0, -1, 2**62])
-    alpha, beta, k = draw(st.sampled_from([1e-4, 0.5])), draw(st.sampled_from([0.75, 1.0])), draw(st.sampled_from([1.0, 2.0]))
+    alpha, beta, k = (
+        draw(st.sampled_from([1e-4, 0.5])),
+        draw(st.sampled_from([0.75, 1.0])),
+        draw(st.sampled_from([1.0, 2.0])),
+    )
     x = values(draw, image_shape(draw, nhwc))
     attrs = {"size": size, "alpha": alpha, "beta": beta, "bias": k, "before": max(size, 0) // 2, "layout": lay}
 
@@ -707,7 +859,12 @@ def _block_shuffle(op: str) -> Callable[[Draw, str], Case]:
     def build(draw: Draw, algorithm: str) -> Case:
         lay, nhwc = layout(draw)
         b = often(draw, st.integers(1, 3), [0, -1, 2**40])
-        x = values(draw, image_shape(draw, nhwc, c=dim(draw, 1, 2) * (b * b if 0 < b < 4 else 1) if op == "depth_to_space" else None))
+        x = values(
+            draw,
+            image_shape(
+                draw, nhwc, c=dim(draw, 1, 2) * (b * b if 0 < b < 4 else 1) if op == "depth_to_space" else None
+            ),
+        )
         fn = F.pixel_shuffle if op == "depth_to_space" else F.pixel_unshuffle
 
         def reference(x: np.ndarray) -> Any:
@@ -727,7 +884,11 @@ def attention(draw: Draw, algorithm: str) -> Case:
     q, k, v = values(draw, batch + [L, E]), values(draw, batch + [S, E]), values(draw, batch + [S_v, Ev])
     causal = draw(st.booleans())
     scale = draw(st.sampled_from([None, None, 0.5, 0.0, -1.0]))
-    mask = values(draw, draw(st.sampled_from([[L, S], [1, S], [L, 1], batch + [L, S], [L + 1, S]]))) if draw(st.booleans()) else None
+    mask = (
+        values(draw, draw(st.sampled_from([[L, S], [1, S], [L, 1], batch + [L, S], [L + 1, S]])))
+        if draw(st.booleans())
+        else None
+    )
     if mask is not None and draw(st.booleans()):
         mask = mask > 0  # a boolean mask: True takes part
     inputs = [q, k, v] + ([] if mask is None else [mask])
@@ -778,7 +939,16 @@ def multihead_attention(draw: Draw, algorithm: str) -> Case:
 
     def make(name: str, dt: Any) -> Any:
         cast = lambda a: None if a is None else a.astype(dt)  # noqa: E731
-        return layers.MultiheadAttention(cast(in_w), cast(in_b), cast(out_w), cast(out_b), heads, batch_first=batch_first, algorithm=algorithm, name=name)
+        return layers.MultiheadAttention(
+            cast(in_w),
+            cast(in_b),
+            cast(out_w),
+            cast(out_b),
+            heads,
+            batch_first=batch_first,
+            algorithm=algorithm,
+            name=name,
+        )
 
     def reference(x: np.ndarray) -> Any:
         m = torch.nn.MultiheadAttention(D, heads, bias=has_bias, batch_first=batch_first, dtype=torch.float64).eval()
@@ -844,7 +1014,14 @@ def _conv2d_backward(target: str) -> Callable[[Draw, str], Case]:
         except RuntimeError:  # no output for this x: a stand-in, refused
             y = values(draw, [1, 1, 1, 1])
         dy = _grad_output(draw, list(y.shape))
-        attrs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups, "layout": lay, "activation": activation}
+        attrs = {
+            "stride": stride,
+            "padding": padding,
+            "dilation": dilation,
+            "groups": groups,
+            "layout": lay,
+            "activation": activation,
+        }
 
         def make(name: str, dt: Any) -> Any:
             weights = {"weight": weight.astype(dt), "bias": None if bias is None else bias.astype(dt)}
@@ -947,7 +1124,11 @@ def _activation(op: str, fn: Callable[..., torch.Tensor], grid: dict[str, list[f
         x = values(draw, rank_shape(draw, 0, 4), specials=True)
 
         def reference(x: np.ndarray) -> Any:
-            bad = [k for k, v in attrs.items() if not math.isfinite(v) and not (op == "softplus" and k == "threshold" and v == math.inf)]
+            bad = [
+                k
+                for k, v in attrs.items()
+                if not math.isfinite(v) and not (op == "softplus" and k == "threshold" and v == math.inf)
+            ]
             if bad or (op in ("celu", "softplus") and attrs.get("alpha", attrs.get("beta")) == 0):
                 raise NoReference(f"{op} with {attrs}: ai3 refuses it")
             return fn(t64(x), **attrs)
@@ -984,7 +1165,14 @@ def prelu(draw: Draw, algorithm: str) -> Case:
     def reference(x: np.ndarray) -> Any:
         return _prelu_reference(t64(x), t64(slope.astype(dtype)))
 
-    return Case("prelu", lambda n, dt: _generic("prelu")(slope.astype(dt), algorithm=algorithm, name=n), [x], reference, dtype, specials=True)
+    return Case(
+        "prelu",
+        lambda n, dt: _generic("prelu")(slope.astype(dt), algorithm=algorithm, name=n),
+        [x],
+        reference,
+        dtype,
+        specials=True,
+    )
 
 
 def _np_reduction(fn: Callable[..., np.ndarray], **kw: Any) -> Callable[[np.ndarray, tuple, bool], np.ndarray]:
@@ -1170,7 +1358,11 @@ FORMS: dict[str, Callable[[np.ndarray], Any]] = {
     "misaligned": _misaligned,
     "offset view": lambda x: np.concatenate([np.zeros(3, x.dtype), x.reshape(-1)])[3:].reshape(x.shape),
     "torch": lambda x: torch.from_numpy(x),
-    "torch transposed": lambda x: torch.from_numpy(np.ascontiguousarray(x.T)).permute(*range(x.ndim - 1, -1, -1)) if x.ndim else torch.from_numpy(x),
+    "torch transposed": lambda x: (
+        torch.from_numpy(np.ascontiguousarray(x.T)).permute(*range(x.ndim - 1, -1, -1))
+        if x.ndim
+        else torch.from_numpy(x)
+    ),
 }
 
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 
 import ai3
-import pytest_main
 from ai3 import errors, layers
 
 INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
@@ -57,7 +57,7 @@ def test_conv2d_huge_padding_is_refused(batch):
 @pytest.mark.parametrize("attr", ["stride", "padding", "dilation"])
 @pytest.mark.parametrize("value", [2**31, 2**61, 2**62, INT64_MAX])
 def test_conv2d_sizes_beyond_int32_are_refused(attr, value):
-    with pytest.raises(errors.InvalidArgument, match=rf"conv2d layer 'conv.big'.*must be at most 2147483647"):
+    with pytest.raises(errors.InvalidArgument, match=r"conv2d layer 'conv.big'.*must be at most 2147483647"):
         layers.Conv2d(x(2, 3, 3, 3), **{attr: value}, algorithm="smm", name="conv.big")
 
 
@@ -206,7 +206,9 @@ WRAPPER_PROBES = {
     "softmax axis=2**70": lambda: layers.Softmax(2**70, name="L"),
     "reshape shape=[2**70]": lambda: layers.Reshape([2**70], name="L"),
     "maxpool2d kernel=2**64": lambda: layers.MaxPool2d(2**64, name="L"),
-    "batchnorm2d eps='x'": lambda: layers.BatchNorm2d(None, None, np.zeros(3, np.float32), np.ones(3, np.float32), eps="x", name="L"),
+    "batchnorm2d eps='x'": lambda: layers.BatchNorm2d(
+        None, None, np.zeros(3, np.float32), np.ones(3, np.float32), eps="x", name="L"
+    ),
     "clamp min='x'": lambda: layers.Clamp("x", name="L"),
     "pad2d value='x'": lambda: layers.Pad2d(1, value="x", name="L"),
     "attention scale='x'": lambda: layers.Attention(scale="x", name="L"),

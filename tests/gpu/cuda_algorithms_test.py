@@ -8,9 +8,9 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from gpu_env import REASON, SKIP, tolerance
 
 import ai3
-from gpu_env import REASON, SKIP, tolerance
 
 pytestmark = SKIP
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 
 import pytest
+from gpu_env import REASON, SKIP
 
 import ai3
-from gpu_env import REASON, SKIP
 
 pytestmark = SKIP
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple
 
 
 class Case(NamedTuple):
@@ -19,7 +19,7 @@ class Case(NamedTuple):
     dilation: int = 1
     groups: int = 1
     bias: bool = True
-    activation: Optional[str] = None
+    activation: str | None = None
 
 
 def same(kernel: int, dilation: int = 1) -> tuple[int, int, int, int]:

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from absl import app, flags
-
 from conv2d_cases import Case, same
 
 FLAGS = flags.FLAGS
@@ -33,7 +32,8 @@ flags.DEFINE_list("layouts", ["NCHW", "NHWC"], "ai3 layouts to time.")
 flags.DEFINE_string("only", "", "Run only the shapes whose name contains this.")
 flags.DEFINE_float("budget_s", 3.0, "Stop repeating a measurement after this many seconds.")
 flags.DEFINE_bool(
-    "cpu_time", False,
+    "cpu_time",
+    False,
     "Time with the process's CPU time instead of the wall clock: on a shared, loaded machine the time spent "
     "descheduled is left out (meaningful with --threads=1; with more, it adds up the threads).",
 )
@@ -74,11 +74,17 @@ def ort_session(weight, bias, shape: Case):
 
     pad = shape.padding[0]  # symmetric on every shape here
     node = helper.make_node(
-        "Conv", ["x", "w", "b"], ["y"], pads=[pad] * 4, kernel_shape=[shape.kernel] * 2,
-        strides=[shape.stride] * 2, group=shape.groups,
+        "Conv",
+        ["x", "w", "b"],
+        ["y"],
+        pads=[pad] * 4,
+        kernel_shape=[shape.kernel] * 2,
+        strides=[shape.stride] * 2,
+        group=shape.groups,
     )
     graph = helper.make_graph(
-        [node], "conv",
+        [node],
+        "conv",
         [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [shape.n, shape.c, shape.h, shape.w])],
         [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)],
         [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")],
@@ -115,8 +121,9 @@ def main(argv: list[str]) -> None:
         pad = shape.padding[0]  # symmetric on every shape here
         conv = lambda t: F.conv2d(t, weight, bias, stride=shape.stride, padding=pad, groups=shape.groups)  # noqa: E731
         oh = (shape.h + 2 * pad - shape.kernel) // shape.stride + 1
-        flops = timing.conv2d_flops(shape.n, shape.c, shape.h, shape.w, shape.k, shape.kernel, shape.kernel, oh, oh,
-                                    shape.groups)
+        flops = timing.conv2d_flops(
+            shape.n, shape.c, shape.h, shape.w, shape.k, shape.kernel, shape.kernel, oh, oh, shape.groups
+        )
         gflops = lambda s: flops / s / 1e9  # noqa: E731
         with torch.inference_mode():
             want = conv(x).numpy()
@@ -124,22 +131,37 @@ def main(argv: list[str]) -> None:
             x_cl = x.contiguous(memory_format=torch.channels_last)
             w_cl = weight.contiguous(memory_format=torch.channels_last)
             torch_cl_s = best_seconds(
-                lambda: F.conv2d(x_cl, w_cl, bias, stride=shape.stride, padding=pad, groups=shape.groups))
+                lambda: F.conv2d(x_cl, w_cl, bias, stride=shape.stride, padding=pad, groups=shape.groups)
+            )
         session = ort_session(weight.numpy(), bias.numpy(), shape)
         feed = {"x": x.numpy()}
         ort_s = best_seconds(lambda: session.run(None, feed))
         rows = [
             ["pytorch", "NCHW", f"{torch_s * 1e3:.3f}", f"{gflops(torch_s):.1f}", "1.00", f"{torch_s / ort_s:.2f}", ""],
-            ["pytorch", "NHWC", f"{torch_cl_s * 1e3:.3f}", f"{gflops(torch_cl_s):.1f}", f"{torch_cl_s / torch_s:.2f}",
-             f"{torch_cl_s / ort_s:.2f}", "channels_last"],
+            [
+                "pytorch",
+                "NHWC",
+                f"{torch_cl_s * 1e3:.3f}",
+                f"{gflops(torch_cl_s):.1f}",
+                f"{torch_cl_s / torch_s:.2f}",
+                f"{torch_cl_s / ort_s:.2f}",
+                "channels_last",
+            ],
             ["onnxruntime", "NCHW", f"{ort_s * 1e3:.3f}", f"{gflops(ort_s):.1f}", f"{ort_s / torch_s:.2f}", "1.00", ""],
         ]
         inputs = {"NCHW": x.numpy(), "NHWC": np.ascontiguousarray(x.numpy().transpose(0, 2, 3, 1))}
         for layout in FLAGS.layouts:
             for algorithm in algorithms + ["default"]:
                 try:
-                    layer = ai3.layers.Conv2d(weight, bias, stride=shape.stride, padding=pad, groups=shape.groups,
-                                              algorithm=algorithm, layout=layout)
+                    layer = ai3.layers.Conv2d(
+                        weight,
+                        bias,
+                        stride=shape.stride,
+                        padding=pad,
+                        groups=shape.groups,
+                        algorithm=algorithm,
+                        layout=layout,
+                    )
                 except ai3.Error as e:
                     rows.append([algorithm, layout, "-", "-", "-", "-", str(e).split(": ")[-1][:60]])
                     continue
@@ -150,8 +172,17 @@ def main(argv: list[str]) -> None:
                 err = float(np.abs(got - want).max() / (1 + np.abs(want).max()))
                 seconds = best_seconds(lambda: layer(xi))
                 name = f"default={layer.algorithm}" if algorithm == "default" else algorithm
-                rows.append([name, layout, f"{seconds * 1e3:.3f}", f"{gflops(seconds):.1f}",
-                             f"{seconds / torch_s:.2f}", f"{seconds / ort_s:.2f}", f"rel err {err:.0e}"])
+                rows.append(
+                    [
+                        name,
+                        layout,
+                        f"{seconds * 1e3:.3f}",
+                        f"{gflops(seconds):.1f}",
+                        f"{seconds / torch_s:.2f}",
+                        f"{seconds / ort_s:.2f}",
+                        f"rel err {err:.0e}",
+                    ]
+                )
         print(f"{shape.name}: {flops / 1e9:.3f} GFLOP")
         print(timing.format_table(headers, rows))
         print(flush=True)

@@ -16,16 +16,15 @@ absolute and relative on outputs of order one; float64 1e-10.
 from __future__ import annotations
 
 import zlib
-from typing import Optional
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
+from conv2d_cases import Case, same
 
 import ai3
-import pytest_main
-from conv2d_cases import Case, same
 
 torch.set_num_threads(2)
 
@@ -70,15 +69,16 @@ def tolerance(dtype: torch.dtype, algorithm: str) -> float:
     return 5e-4 if algorithm == "winograd" else 1e-4
 
 
-def torch_reference(case: Case, x: torch.Tensor, w: torch.Tensor, b: Optional[torch.Tensor], layout: str):
+def torch_reference(case: Case, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, layout: str):
     """torch's result in `layout`: NHWC through channels_last tensors, then
     read back as a plain (N, H, W, C) array."""
     top, bottom, left, right = case.padding
     if layout == "NHWC":
         x = x.contiguous(memory_format=torch.channels_last)
         w = w.contiguous(memory_format=torch.channels_last)
-    y = F.conv2d(F.pad(x, (left, right, top, bottom)), w, b, stride=case.stride, dilation=case.dilation,
-                 groups=case.groups)
+    y = F.conv2d(
+        F.pad(x, (left, right, top, bottom)), w, b, stride=case.stride, dilation=case.dilation, groups=case.groups
+    )
     if case.activation is not None:
         lo, hi = ACTIVATIONS[case.activation]
         y = y.clamp(lo, hi)
@@ -98,9 +98,18 @@ def inputs(case: Case, dtype: torch.dtype):
 
 
 def make_layer(case: Case, w, b, algorithm: str, layout: str):
-    return ai3.layers.Conv2d(w, b, stride=case.stride, padding=case.padding, dilation=case.dilation,
-                             groups=case.groups, algorithm=algorithm, layout=layout, name=case.name,
-                             activation=case.activation)
+    return ai3.layers.Conv2d(
+        w,
+        b,
+        stride=case.stride,
+        padding=case.padding,
+        dilation=case.dilation,
+        groups=case.groups,
+        algorithm=algorithm,
+        layout=layout,
+        name=case.name,
+        activation=case.activation,
+    )
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -120,8 +129,9 @@ def test_conv2d_kernel(algorithm: str, case: Case, dtype: torch.dtype, layout: s
     got = torch.as_tensor(layer(xin))
     assert got.shape == want.shape, f"{case.name}: shape {tuple(got.shape)} != {tuple(want.shape)}"
     tol = tolerance(dtype, layer.algorithm)
-    torch.testing.assert_close(got, want, atol=tol, rtol=tol,
-                               msg=lambda m: f"{layer.algorithm} {case.name} {layout} {dtype}: {m}")
+    torch.testing.assert_close(
+        got, want, atol=tol, rtol=tol, msg=lambda m: f"{layer.algorithm} {case.name} {layout} {dtype}: {m}"
+    )
     # A second call reuses the workspace (and the direct kernel's strip of
     # input rows) and must give the same answer.
     np.testing.assert_array_equal(np.asarray(layer(xin)), got.numpy())
@@ -131,8 +141,10 @@ def test_default_takes_the_depthwise_kernels() -> None:
     """The rule conv2d's default list (conv2d_schema.cc) states: NCHW depthwise layers
     go to smm's one-channel register block."""
     w = torch.randn(32, 1, 3, 3)
-    assert make_layer(Case("dw", 1, 32, 8, 8, 32, 3, padding=same(3), groups=32), w, None, "default",
-                      "NCHW").algorithm == "smm"
+    assert (
+        make_layer(Case("dw", 1, 32, 8, 8, 32, 3, padding=same(3), groups=32), w, None, "default", "NCHW").algorithm
+        == "smm"
+    )
 
 
 if __name__ == "__main__":

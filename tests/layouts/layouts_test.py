@@ -4,10 +4,11 @@ every op the pass carries or converts for, with few conversions."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,7 +18,6 @@ from ai3 import layouts, spec
 from ai3 import model as ai3_model
 from ai3.spec import MODEL_INPUT, LayerSpec
 from ai3.torch import fx
-import pytest_main
 
 torch.manual_seed(0)
 
@@ -28,7 +28,7 @@ def _specs(module: nn.Module, shape: tuple[int, ...]) -> tuple[list[LayerSpec], 
     return spec.fold_batchnorm(specs, output)
 
 
-def _build(module: nn.Module, shape: tuple[int, ...], plan: Optional[str], algos: Any = None, dtype=np.float32):
+def _build(module: nn.Module, shape: tuple[int, ...], plan: str | None, algos: Any = None, dtype=np.float32):
     specs, output = _specs(module, shape)
     return ai3_model.build(specs, output, algos, dtype=dtype, layout="NCHW", sample_input_shape=shape, layout_plan=plan)
 
@@ -99,7 +99,9 @@ class Heads(nn.Module):
         return torch.cat([a, b, c, d.flatten(1), e.flatten(1)], 1)
 
 
-@pytest.mark.parametrize("module, shape", [(Net(), (2, 3, 16, 24)), (Heads(), (1, 3, 7, 9)), (ResBlock(8), (1, 8, 9, 9))])
+@pytest.mark.parametrize(
+    "module, shape", [(Net(), (2, 3, 16, 24)), (Heads(), (1, 3, 7, 9)), (ResBlock(8), (1, 8, 9, 9))]
+)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_convs_plan_matches_keep_and_torch(module, shape, dtype) -> None:
     module = module.eval().to(torch.float64 if dtype == np.float64 else torch.float32)
@@ -232,7 +234,7 @@ def test_auto_retimes_moved_convs_in_their_layout(tmp_path, monkeypatch) -> None
 
 
 def test_default_plan_moves_only_convs_measured_faster_there() -> None:
-    """"default" moves guess's (and "default"'s) float32 convs; an
+    """ "default" moves guess's (and "default"'s) float32 convs; an
     explicitly named algorithm measured no faster in NHWC stays; float64
     (no guess) stays."""
     module = ResBlock(8).eval()
@@ -275,7 +277,7 @@ def test_default_plan_declines_conversions_inside_the_model() -> None:
         np.testing.assert_allclose(moved(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
 
 
-def _build_without_shapes(module: nn.Module, plan: Optional[str], algos: Any = None):
+def _build_without_shapes(module: nn.Module, plan: str | None, algos: Any = None):
     """As swap_backend without sample_input_shape: no spec records a shape."""
     specs, output, _ = fx.to_specs(module, None)
     specs, output = spec.remove_identities(specs, output)

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import pytest_main
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
 import ai3  # noqa: E402
 import ai3.onnx.backend as backend  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
 def _model(nodes, inputs, outputs, inits=(), opset=17):
@@ -67,21 +67,32 @@ def test_run_node_with_constant_operands():
     b = rng.standard_normal(2).astype(np.float32)
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], strides=[2, 2])
     (got,) = backend.run_node(node, [x, w, b])
-    m = _model([node], [_info("x", [1, 3, 5, 5]), _info("w", [2, 3, 3, 3]), _info("b", [2])], [_info("y", [1, 2, 2, 2])])
+    m = _model(
+        [node], [_info("x", [1, 3, 5, 5]), _info("w", [2, 3, 3, 3]), _info("b", [2])], [_info("y", [1, 2, 2, 2])]
+    )
     (want,) = _ort(m, {"x": x, "w": w, "b": b})
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_several_inputs_or_outputs_are_refused_by_name():
-    add = _model([helper.make_node("Add", ["a", "b"], ["y"])], [_info("a", [2, 3]), _info("b", [2, 3])], [_info("y", [2, 3])])
+    add = _model(
+        [helper.make_node("Add", ["a", "b"], ["y"])], [_info("a", [2, 3]), _info("b", [2, 3])], [_info("y", [2, 3])]
+    )
     with pytest.raises(ai3.UnsupportedOperation, match="2 .*inputs \\('a', 'b'\\).*'b'"):
         backend.prepare(add)
-    split = _model([helper.make_node("Split", ["x", "s"], ["y", "z"], axis=1)], [_info("x", [2, 4])],
-                   [_info("y", [2, 2]), _info("z", [2, 2])], [numpy_helper.from_array(np.array([2, 2], np.int64), "s")])
+    split = _model(
+        [helper.make_node("Split", ["x", "s"], ["y", "z"], axis=1)],
+        [_info("x", [2, 4])],
+        [_info("y", [2, 2]), _info("z", [2, 2])],
+        [numpy_helper.from_array(np.array([2, 2], np.int64), "s")],
+    )
     with pytest.raises(ai3.UnsupportedOperation, match="2 outputs \\('y', 'z'\\)"):
         backend.prepare(split)
-    ints = _model([helper.make_node("Relu", ["x"], ["y"])], [_info("x", [2, 3], TensorProto.INT64)],
-                  [_info("y", [2, 3], TensorProto.INT64)])
+    ints = _model(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        [_info("x", [2, 3], TensorProto.INT64)],
+        [_info("y", [2, 3], TensorProto.INT64)],
+    )
     with pytest.raises(ai3.DTypeError, match="input 'x' is INT64"):
         backend.prepare(ints)
 

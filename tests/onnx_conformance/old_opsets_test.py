@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import pytest_main
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
 import ai3  # noqa: E402
 from ai3.onnx import graph  # noqa: E402
-from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 OPSETS = (7, 8, 9, 10)
 
@@ -27,7 +27,7 @@ def _f(name, array):
     return numpy_helper.from_array(np.asarray(array, dtype=np.float32), name)
 
 
-def small_net(opset: int, rng) -> "onnx.ModelProto":
+def small_net(opset: int, rng) -> onnx.ModelProto:
     c, k, classes = 3, 4, 5
     bn_attrs = {"epsilon": 1e-3}
     if opset < 9:
@@ -39,21 +39,31 @@ def small_net(opset: int, rng) -> "onnx.ModelProto":
         helper.make_node("BatchNormalization", ["c", "s", "bb", "mean", "var"], ["bn"], **bn_attrs),
         helper.make_node("Relu", ["bn"], ["r"]),
         helper.make_node("MaxPool", ["r"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
-        helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1],
-                         count_include_pad=1),
+        helper.make_node(
+            "AveragePool", ["m"], ["a"], kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1], count_include_pad=1
+        ),
         helper.make_node("Dropout", ["a"], ["d"], **drop_attrs),
         helper.make_node("Flatten", ["d"], ["f"], axis=1),
         helper.make_node("Gemm", ["f", "gw", "gb"], ["g"], transB=1, alpha=1.0, beta=1.0),
         helper.make_node("Softmax", ["g"], ["y"], axis=1),
     ]
     inits = [
-        _f("w", rng.standard_normal((k, c, 3, 3)) * 0.3), _f("b", rng.standard_normal(k)),
-        _f("s", rng.uniform(0.5, 1.5, k)), _f("bb", rng.standard_normal(k)),
-        _f("mean", rng.standard_normal(k) * 0.1), _f("var", rng.uniform(0.5, 2.0, k)),
-        _f("gw", rng.standard_normal((classes, k * 4 * 4)) * 0.2), _f("gb", rng.standard_normal(classes)),
+        _f("w", rng.standard_normal((k, c, 3, 3)) * 0.3),
+        _f("b", rng.standard_normal(k)),
+        _f("s", rng.uniform(0.5, 1.5, k)),
+        _f("bb", rng.standard_normal(k)),
+        _f("mean", rng.standard_normal(k) * 0.1),
+        _f("var", rng.uniform(0.5, 2.0, k)),
+        _f("gw", rng.standard_normal((classes, k * 4 * 4)) * 0.2),
+        _f("gb", rng.standard_normal(classes)),
     ]
-    g = helper.make_graph(nodes, f"net{opset}", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, c, 8, 8])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, classes])], initializer=inits)
+    g = helper.make_graph(
+        nodes,
+        f"net{opset}",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, c, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, classes])],
+        initializer=inits,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 4 if opset < 9 else 5  # what exporters of that time wrote
     onnx.checker.check_model(m)
@@ -103,9 +113,13 @@ def test_old_softmax_of_a_rank4_map(opset):
         helper.make_node("GlobalAveragePool", ["r"], ["g"]),
         helper.make_node("Softmax", ["g"], ["y"], axis=1, name="softmax"),
     ]
-    g = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 5])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 1, 1])],
-                          initializer=[_f("w", rng.standard_normal((6, 3, 1, 1)))])
+    g = helper.make_graph(
+        nodes,
+        "head",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 6, 1, 1])],
+        initializer=[_f("w", rng.standard_normal((6, 3, 1, 1)))],
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 4
     x = rng.standard_normal((2, 3, 5, 5)).astype(np.float32)
@@ -119,8 +133,13 @@ def test_unconvertible_model_is_refused_clearly():
     opset 9 dropped and no adapter rewrites."""
     stats = [_f(n, np.ones((3, 4, 4))) for n in ("s", "b", "mean", "var")]
     nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "mean", "var"], ["y"], spatial=0, name="bn")]
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])], initializer=stats)
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, 4, 4])],
+        initializer=stats,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 7)])
     m.ir_version = 4
     onnx.checker.check_model(m)

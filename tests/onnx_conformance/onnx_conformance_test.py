@@ -28,7 +28,6 @@ import unittest
 import warnings
 
 import pytest
-
 import pytest_main
 
 # The "light" zoo cases write their inputs under ONNX_HOME; never the user's.
@@ -136,10 +135,14 @@ def _checked(name: str, func, expected: dict[str, str]):
             if want is None:
                 raise AssertionError(f"{case_name(name)} fails ({got}); it is not in expected_failures.txt") from e
             if got != want:
-                raise AssertionError(f"{case_name(name)} is expected to fail with '{want}' but fails with '{got}'") from e
+                raise AssertionError(
+                    f"{case_name(name)} is expected to fail with '{want}' but fails with '{got}'"
+                ) from e
         else:
             if want is not None:
-                raise AssertionError(f"{case_name(name)} passes now; remove it from expected_failures.txt (was '{want}')")
+                raise AssertionError(
+                    f"{case_name(name)} passes now; remove it from expected_failures.txt (was '{want}')"
+                )
             return
         # The case failed for exactly the reason expected_failures.txt gives it, in
         # a user's words (e.g. "several inputs (ai3.Model takes one)", "ai3's core

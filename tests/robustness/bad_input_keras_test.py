@@ -11,10 +11,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import numpy as np
 import pytest
+import pytest_main
 from bad_input_test import PYTHON_MESSAGES, check
 
 import ai3
-import pytest_main
 
 
 def model():
@@ -30,15 +30,29 @@ X = np.random.default_rng(0).random((1, 8, 8, 3), dtype=np.float32)
 
 @pytest.mark.parametrize(
     "selector",
-    ["no-such-algorithm", ["gemm"], 3, lambda layer: 42, lambda layer: None, lambda layer: "nope", lambda layer, shape: "gemm"],
+    [
+        "no-such-algorithm",
+        ["gemm"],
+        3,
+        lambda layer: 42,
+        lambda layer: None,
+        lambda layer: "nope",
+        lambda layer, shape: "gemm",
+    ],
 )
 def test_junk_selectors(selector):
     check(lambda: ai3.keras.swap_conv2d(model(), selector))
 
 
 def test_inapplicable_algorithm_names_the_layer():
-    check(lambda: ai3.keras.swap_conv2d(model(), "winograd"), names=("conv_b", "winograd"), cls=ai3.AlgorithmNotApplicable)
-    check(lambda: ai3.keras.swap_backend(model(), {"conv2d": "winograd"}), names=("conv_b",), cls=ai3.AlgorithmNotApplicable)
+    check(
+        lambda: ai3.keras.swap_conv2d(model(), "winograd"), names=("conv_b", "winograd"), cls=ai3.AlgorithmNotApplicable
+    )
+    check(
+        lambda: ai3.keras.swap_backend(model(), {"conv2d": "winograd"}),
+        names=("conv_b",),
+        cls=ai3.AlgorithmNotApplicable,
+    )
 
 
 @pytest.mark.parametrize("not_a_model", [None, "ResNet50", keras.layers.Dense(3)])
@@ -61,7 +75,9 @@ def test_subclassed_model_is_refused_by_name():
     check(lambda: ai3.keras.swap_conv2d(net), names=("Net",), cls=ai3.UnsupportedOperation)
 
 
-@pytest.mark.parametrize("x", [np.zeros((1, 8, 8, 5), np.float32), np.zeros((1, 8, 8, 3), np.int64), np.zeros((8, 3), np.float32)])
+@pytest.mark.parametrize(
+    "x", [np.zeros((1, 8, 8, 5), np.float32), np.zeros((1, 8, 8, 3), np.int64), np.zeros((8, 3), np.float32)]
+)
 def test_swap_backend_model_rejects_bad_inputs(x):
     check(lambda: ai3.keras.swap_backend(model())(x))
 

@@ -11,13 +11,13 @@ import re
 import numpy as np
 import onnx
 import pytest
+import pytest_main
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from torch import nn
 
 import ai3
 import ai3.onnx
-import pytest_main
 
 # Messages Python itself writes: an ai3.Error must say what was wrong in
 # ai3's words, not pass one of these on.
@@ -44,7 +44,9 @@ def check(call, *, names=(), cls=ai3.Error):
 
 def net():
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.Flatten(), nn.Linear(4 * 6 * 6, 2)).eval()
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3), nn.Flatten(), nn.Linear(4 * 6 * 6, 2)
+    ).eval()
 
 
 X = torch.randn(1, 3, 8, 8)
@@ -88,9 +90,15 @@ def test_swap_backend_rejects_junk_selectors(algos):
 
 def test_inapplicable_algorithm_names_layer_algorithm_and_reason():
     strided = nn.Sequential(nn.Conv2d(3, 4, 3, stride=2)).eval()
-    message = check(lambda: ai3.swap_conv2d(strided, "winograd"), names=("'0'", "winograd"), cls=ai3.AlgorithmNotApplicable)
+    message = check(
+        lambda: ai3.swap_conv2d(strided, "winograd"), names=("'0'", "winograd"), cls=ai3.AlgorithmNotApplicable
+    )
     assert "stride" in message
-    check(lambda: ai3.swap_backend(strided, {"conv2d": "winograd"}), names=("'0'", "winograd"), cls=ai3.AlgorithmNotApplicable)
+    check(
+        lambda: ai3.swap_backend(strided, {"conv2d": "winograd"}),
+        names=("'0'", "winograd"),
+        cls=ai3.AlgorithmNotApplicable,
+    )
 
 
 # ---- Models and inputs ----------------------------------------------------
@@ -124,7 +132,11 @@ def test_model_rejects_bad_inputs(x, cls):
 def test_non_contiguous_and_strided_inputs_match_or_say_so():
     model = ai3.swap_backend(net())
     ref = net()(X)
-    for x in (X.permute(0, 1, 3, 2).contiguous().permute(0, 1, 3, 2), torch.randn(1, 3, 16, 8)[:, :, ::2], X.to(memory_format=torch.channels_last)):
+    for x in (
+        X.permute(0, 1, 3, 2).contiguous().permute(0, 1, 3, 2),
+        torch.randn(1, 3, 16, 8)[:, :, ::2],
+        X.to(memory_format=torch.channels_last),
+    ):
         got = torch.as_tensor(model(x))
         torch.testing.assert_close(got, net()(x), rtol=1e-4, atol=1e-5)
     assert ref.shape == (1, 2)
@@ -152,7 +164,11 @@ def test_layer_parameters_ai3_cannot_take(module):
 
 
 def test_torch_pooling_forms_pytorch_accepts():
-    for module in (nn.AvgPool2d(3, stride=(), padding=(1,)), nn.MaxPool2d((3,), stride=(2,), padding=(1,)), nn.AvgPool2d([3, 2], stride=[1])):
+    for module in (
+        nn.AvgPool2d(3, stride=(), padding=(1,)),
+        nn.MaxPool2d((3,), stride=(2,), padding=(1,)),
+        nn.AvgPool2d([3, 2], stride=[1]),
+    ):
         seq = nn.Sequential(module).eval()
         ref = seq(X)
         torch.testing.assert_close(torch.as_tensor(ai3.swap_backend(seq)(X)), ref)
@@ -230,7 +246,9 @@ def wrong_weight_rank(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "make", [truncated, garbage, missing, missing_weight, dangling_input, bad_attribute, wrong_weight_rank], ids=lambda f: f.__name__
+    "make",
+    [truncated, garbage, missing, missing_weight, dangling_input, bad_attribute, wrong_weight_rank],
+    ids=lambda f: f.__name__,
 )
 def test_malformed_onnx_models(make, tmp_path):
     model = make(tmp_path)

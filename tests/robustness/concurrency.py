@@ -6,7 +6,8 @@ from __future__ import annotations
 import concurrent.futures
 import gc
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -17,7 +17,6 @@ import sys
 import textwrap
 
 import pytest
-
 import pytest_main
 
 FRAMEWORKS = ("torch", "keras", "onnx")

@@ -11,10 +11,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import numpy as np
 import pytest
+import pytest_main
 from concurrency import assert_flat_rss
 
 import ai3
-import pytest_main
 
 
 @pytest.fixture(scope="module")

@@ -10,13 +10,13 @@ import io
 import numpy as np
 import onnx
 import pytest
+import pytest_main
 import torch
 from concurrency import assert_flat_rss
 from torch import nn
 
 import ai3
 import ai3.onnx
-import pytest_main
 
 
 def small_cnn() -> nn.Module:
@@ -96,7 +96,12 @@ def test_layer_cycles():
     rng = np.random.default_rng(0)
     w = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
     x = rng.standard_normal((2, 3, 32, 32)).astype(np.float32)
-    assert_flat_rss(lambda: ai3.layers.Conv2d(w, None, padding=1, algorithm="winograd")(x), count=200, warmup=20, what="core layer built, run, dropped")
+    assert_flat_rss(
+        lambda: ai3.layers.Conv2d(w, None, padding=1, algorithm="winograd")(x),
+        count=200,
+        warmup=20,
+        what="core layer built, run, dropped",
+    )
 
 
 if __name__ == "__main__":

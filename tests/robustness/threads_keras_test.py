@@ -11,11 +11,11 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 import keras
 import numpy as np
 import pytest
+import pytest_main
 import tensorflow as tf
 from concurrency import assert_same_as_serial
 
 import ai3
-import pytest_main
 
 
 @pytest.fixture(scope="module")

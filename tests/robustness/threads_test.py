@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torchvision
 from concurrency import assert_same_as_serial
 
 import ai3
-import pytest_main
 
 
 def inputs(shape, count=4):
@@ -60,7 +60,9 @@ def test_swapped_module_from_threads(resnet, algo):
 
 def test_one_layer_shared_by_threads():
     rng = np.random.default_rng(0)
-    conv = ai3.layers.Conv2d(rng.standard_normal((8, 3, 3, 3)).astype(np.float32), None, stride=1, padding=1, algorithm="smm")
+    conv = ai3.layers.Conv2d(
+        rng.standard_normal((8, 3, 3, 3)).astype(np.float32), None, stride=1, padding=1, algorithm="smm"
+    )
     assert_same_as_serial(conv, [rng.standard_normal((2, 3, 20, 20)).astype(np.float32) for _ in range(4)])
 
 

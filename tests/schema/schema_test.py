@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+import pytest_main
 
 import ai3
 from ai3 import _core, layers
-import pytest_main
 
 # op -> (attrs, weight shapes by name, input shapes): a small layer of each
 # declared op. A new op's declaration without a sample here fails
@@ -23,10 +23,17 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     # Gradient ops (issue 16): the forward's attrs and weights, inputs
     # [grad_output, x, y].
     **{
-        f"conv2d_backward_{t}": ({"padding": 1, "stride": [1, 2]}, {"weight": (4, 3, 3, 3), "bias": (4,)}, [(1, 4, 8, 4), (1, 3, 8, 8), (1, 4, 8, 4)])
+        f"conv2d_backward_{t}": (
+            {"padding": 1, "stride": [1, 2]},
+            {"weight": (4, 3, 3, 3), "bias": (4,)},
+            [(1, 4, 8, 4), (1, 3, 8, 8), (1, 4, 8, 4)],
+        )
         for t in ("data", "weight", "bias")
     },
-    **{f"linear_backward_{t}": ({}, {"weight": (5, 3), "bias": (5,)}, [(2, 5), (2, 3), (2, 5)]) for t in ("data", "weight", "bias")},
+    **{
+        f"linear_backward_{t}": ({}, {"weight": (5, 3), "bias": (5,)}, [(2, 5), (2, 3), (2, 5)])
+        for t in ("data", "weight", "bias")
+    },
     "relu": ({}, {}, [(2, 3)]),
     "sigmoid": ({}, {}, [(2, 3)]),
     "silu": ({}, {}, [(2, 3)]),
@@ -71,9 +78,26 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "multihead_attention": ({"num_heads": 2}, {"in_proj_weight": (24, 8), "out_proj_weight": (8, 8)}, [(4, 1, 8)]),
     # issue 17: unary math and activations, pow / maximum / minimum / prelu,
     # the reductions, tile and expand
-    **{op: ({}, {}, [(2, 3)]) for op in (
-        "exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos", "softsign", "mish", "selu",
-    )},  # fmt: skip
+    **{
+        op: ({}, {}, [(2, 3)])
+        for op in (
+            "exp",
+            "log",
+            "sqrt",
+            "neg",
+            "abs",
+            "erf",
+            "reciprocal",
+            "floor",
+            "ceil",
+            "sign",
+            "sin",
+            "cos",
+            "softsign",
+            "mish",
+            "selu",
+        )
+    },  # fmt: skip
     "elu": ({"alpha": 0.5}, {}, [(2, 3)]),
     "celu": ({"alpha": 2.0}, {}, [(2, 3)]),
     "softplus": ({"beta": 2.0, "threshold": 10.0}, {}, [(2, 3)]),
@@ -82,9 +106,19 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "maximum": ({}, {}, [(2, 3), (3,)]),
     "minimum": ({}, {}, [(2, 1), (1, 3)]),
     "prelu": ({}, {"other": (3,)}, [(2, 3, 4)]),
-    **{op: ({"axes": [-1], "keepdim": True}, {}, [(2, 3)]) for op in (
-        "reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_l1", "reduce_l2", "reduce_sum_square", "reduce_log_sum_exp",
-    )},  # fmt: skip
+    **{
+        op: ({"axes": [-1], "keepdim": True}, {}, [(2, 3)])
+        for op in (
+            "reduce_sum",
+            "reduce_prod",
+            "reduce_max",
+            "reduce_min",
+            "reduce_l1",
+            "reduce_l2",
+            "reduce_sum_square",
+            "reduce_log_sum_exp",
+        )
+    },  # fmt: skip
     "tile": ({"repeats": [2, 1]}, {}, [(2, 3)]),
     "expand": ({"shape": [4, 2, 3]}, {}, [(2, 3)]),
 }
@@ -149,7 +183,9 @@ def test_generic_layers_against_numpy() -> None:
     tol = {"rtol": 1e-12, "atol": 1e-12}
     np.testing.assert_allclose(_run("relu", {}, {}, x), np.maximum(x, 0), **tol)
     np.testing.assert_allclose(_run("linear", {}, {"weight": w, "bias": b}, x), x @ w.T + b, **tol)
-    np.testing.assert_allclose(_run("linear", {"activation": [0, 0.5]}, {"weight": w}, x), np.clip(x @ w.T, 0, 0.5), **tol)
+    np.testing.assert_allclose(
+        _run("linear", {"activation": [0, 0.5]}, {"weight": w}, x), np.clip(x @ w.T, 0, 0.5), **tol
+    )
     np.testing.assert_allclose(_run("matmul", {}, {}, x, y), x @ y, **tol)
     c = y[:, 0].copy()  # (4,): broadcast over x's rows
     np.testing.assert_allclose(_run("sub", {"reverse": True}, {"other": c}, x), c - x, **tol)
@@ -159,7 +195,9 @@ def test_generic_layers_against_numpy() -> None:
     np.testing.assert_allclose(_run("slice", {"axis": 0, "start": -2, "stop": None}, {}, x), x[-2:], **tol)
     np.testing.assert_allclose(_run("mean", {"axes": -1}, {}, x), x.mean(-1), **tol)
     np.testing.assert_allclose(_run("mean", {}, {}, x), x.mean(), **tol)
-    np.testing.assert_allclose(_run("roll", {"shifts": [1, -1], "axes": [0, 1]}, {}, x), np.roll(x, (1, -1), (0, 1)), **tol)
+    np.testing.assert_allclose(
+        _run("roll", {"shifts": [1, -1], "axes": [0, 1]}, {}, x), np.roll(x, (1, -1), (0, 1)), **tol
+    )
     np.testing.assert_allclose(_run("clamp", {"max": 0.1}, {}, x), np.minimum(x, 0.1), **tol)
     img = rng.standard_normal((1, 2, 4, 4))
     np.testing.assert_allclose(
@@ -181,7 +219,18 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
     assert [w["name"] for w in mha["weights"]] == ["in_proj_weight", "out_proj_weight", "in_proj_bias", "out_proj_bias"]
     assert mha["multi_input"] and not conv["multi_input"]
     cpu = [name for name, _ in conv["default"]["cpu"]]
-    assert cpu == ["smm", "implicit gemm", "winograd", "guess", "gemm", "implicit gemm", "kn2row", "smm", "winograd", "direct"]
+    assert cpu == [
+        "smm",
+        "implicit gemm",
+        "winograd",
+        "guess",
+        "gemm",
+        "implicit gemm",
+        "kn2row",
+        "smm",
+        "winograd",
+        "direct",
+    ]
     assert conv["default"]["cpu"][0][1]  # the condition in words
     assert [name for name, _ in SCHEMAS["linear"]["default"]["cpu"]] == ["gemm", "direct"]
     assert [name for name, _ in SCHEMAS["attention"]["default"]["cpu"]] == ["flash", "chunked", "naive"]
@@ -215,7 +264,9 @@ def test_conv2d_default_follows_its_list(channels: int, stride: int, dtype: Any,
 )
 def test_conv2d_default_rules(cin: int, cout: int, groups: int, layout: str, want: str) -> None:
     weight = np.zeros((cout, cin // groups, 3, 3), np.float32)
-    layer = _core.make_layer("conv2d", {"groups": groups, "layout": layout, "padding": 1}, {"weight": weight}, "default", "c")
+    layer = _core.make_layer(
+        "conv2d", {"groups": groups, "layout": layout, "padding": 1}, {"weight": weight}, "default", "c"
+    )
     assert layer.algorithm == want
 
 
@@ -226,29 +277,155 @@ def _raises(kind: type, pattern: str, *args: Any) -> None:
 
 def test_bad_attributes_name_the_layer_and_the_attribute() -> None:
     w = {"weight": np.zeros((2, 1, 3, 3), np.float32)}
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': unknown attribute 'strides'; conv2d takes stride, padding", "conv2d", {"strides": 1}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': stride must be a list of 2 ints \(or one int\), got 'x'", "conv2d", {"stride": "x"}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': stride must be a list of 2 ints.*got \[1, 2, 3\]", "conv2d", {"stride": [1, 2, 3]}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': groups must be an int, got True", "conv2d", {"groups": True}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': groups must be an int, got 1.5", "conv2d", {"groups": 1.5}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': layout must be 'NCHW' or 'NHWC', got 'CHW'", "conv2d", {"layout": "CHW"}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': attribute 'padding' must hold numbers only", "conv2d", {"padding": [1, "a"]}, w, "default", "c")
-    _raises(ai3.InvalidArgument, r"reshape layer 'r': missing attribute 'shape' \(an int or a list of ints\)", "reshape", {}, {}, "default", "r")
-    _raises(ai3.InvalidArgument, r"slice layer 's': attribute 'start' = .* does not fit in 64 bits", "slice", {"axis": 0, "start": 2**64}, {}, "default", "s")
-    _raises(ai3.InvalidArgument, r"relu layer 'r': unknown attribute 'inplace'; relu takes none", "relu", {"inplace": False}, {}, "default", "r")
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': unknown attribute 'strides'; conv2d takes stride, padding",
+        "conv2d",
+        {"strides": 1},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': stride must be a list of 2 ints \(or one int\), got 'x'",
+        "conv2d",
+        {"stride": "x"},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': stride must be a list of 2 ints.*got \[1, 2, 3\]",
+        "conv2d",
+        {"stride": [1, 2, 3]},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': groups must be an int, got True",
+        "conv2d",
+        {"groups": True},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': groups must be an int, got 1.5",
+        "conv2d",
+        {"groups": 1.5},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': layout must be 'NCHW' or 'NHWC', got 'CHW'",
+        "conv2d",
+        {"layout": "CHW"},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': attribute 'padding' must hold numbers only",
+        "conv2d",
+        {"padding": [1, "a"]},
+        w,
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"reshape layer 'r': missing attribute 'shape' \(an int or a list of ints\)",
+        "reshape",
+        {},
+        {},
+        "default",
+        "r",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"slice layer 's': attribute 'start' = .* does not fit in 64 bits",
+        "slice",
+        {"axis": 0, "start": 2**64},
+        {},
+        "default",
+        "s",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"relu layer 'r': unknown attribute 'inplace'; relu takes none",
+        "relu",
+        {"inplace": False},
+        {},
+        "default",
+        "r",
+    )
 
 
 def test_bad_weights_name_the_layer_and_the_weight() -> None:
     _raises(ai3.InvalidArgument, r"conv2d layer 'c': missing weight 'weight'", "conv2d", {}, {}, "default", "c")
-    _raises(ai3.InvalidArgument, r"conv2d layer 'c': unknown weight 'kernel'; conv2d takes weight, bias", "conv2d", {}, {"kernel": np.zeros(1)}, "default", "c")
-    _raises(ai3.InvalidArgument, r"linear layer 'l': got 3 weights; linear takes 2: weight, bias", "linear", {}, [np.zeros((1, 1))] * 3, "default", "l")
-    _raises(ai3.ShapeError, r"conv2d layer 'c': weight must have rank 4, got rank 2", "conv2d", {}, {"weight": np.zeros((2, 2), np.float32)}, "default", "c")
-    _raises(ai3.DTypeError, r"linear layer 'l': weight has dtype int64", "linear", {}, {"weight": np.zeros((2, 2), np.int64)}, "default", "l")
-    _raises(ai3.InvalidArgument, r"multihead_attention layer 'm': in_proj_bias and out_proj_bias must be given together", "multihead_attention", {"num_heads": 1}, {"in_proj_weight": np.zeros((6, 2), np.float32), "out_proj_weight": np.zeros((2, 2), np.float32), "in_proj_bias": np.zeros(6, np.float32)}, "default", "m")
+    _raises(
+        ai3.InvalidArgument,
+        r"conv2d layer 'c': unknown weight 'kernel'; conv2d takes weight, bias",
+        "conv2d",
+        {},
+        {"kernel": np.zeros(1)},
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"linear layer 'l': got 3 weights; linear takes 2: weight, bias",
+        "linear",
+        {},
+        [np.zeros((1, 1))] * 3,
+        "default",
+        "l",
+    )
+    _raises(
+        ai3.ShapeError,
+        r"conv2d layer 'c': weight must have rank 4, got rank 2",
+        "conv2d",
+        {},
+        {"weight": np.zeros((2, 2), np.float32)},
+        "default",
+        "c",
+    )
+    _raises(
+        ai3.DTypeError,
+        r"linear layer 'l': weight has dtype int64",
+        "linear",
+        {},
+        {"weight": np.zeros((2, 2), np.int64)},
+        "default",
+        "l",
+    )
+    _raises(
+        ai3.InvalidArgument,
+        r"multihead_attention layer 'm': in_proj_bias and out_proj_bias must be given together",
+        "multihead_attention",
+        {"num_heads": 1},
+        {
+            "in_proj_weight": np.zeros((6, 2), np.float32),
+            "out_proj_weight": np.zeros((2, 2), np.float32),
+            "in_proj_bias": np.zeros(6, np.float32),
+        },
+        "default",
+        "m",
+    )
 
 
 def test_unknown_op_and_algorithm() -> None:
-    _raises(ai3.UnsupportedOperation, r"ai3's core has no op 'conv3d'; it has: .*conv2d", "conv3d", {}, {}, "default", "c")
+    _raises(
+        ai3.UnsupportedOperation, r"ai3's core has no op 'conv3d'; it has: .*conv2d", "conv3d", {}, {}, "default", "c"
+    )
     _raises(ai3.UnknownAlgorithm, r"relu layer 'r'.*unknown relu algorithm 'fast'", "relu", {}, {}, "fast", "r")
 
 
@@ -259,19 +436,31 @@ def test_output_shape_errors_name_the_layer() -> None:
         _core.output_shape("add", {}, {}, [[2, 3]], "float32", "a")
     with pytest.raises(ai3.InvalidArgument, match=r"relu layer 'r': takes 1 input, got 2"):
         _core.output_shape("relu", {}, {}, [[2], [2]], "float32", "r")
-    assert _core.output_shape("conv2d", {"layout": "NHWC"}, [[5, 3, 3, 3], None], [[1, 8, 8, 3]], "float64") == [1, 6, 6, 5]
+    assert _core.output_shape("conv2d", {"layout": "NHWC"}, [[5, 3, 3, 3], None], [[1, 8, 8, 3]], "float64") == [
+        1,
+        6,
+        6,
+        5,
+    ]
 
 
 def test_forms_keep_their_framework_style_arguments() -> None:
     w = np.random.default_rng(3).standard_normal((4, 2, 3, 3)).astype(np.float32)
     x = np.random.default_rng(4).standard_normal((1, 2, 6, 6)).astype(np.float32)
     same = layers.Conv2d(w, None, 1, "same", algorithm="direct", name="c", activation="relu")
-    generic = layers.Layer("conv2d", {"padding": [1, 1, 1, 1], "activation": [0, float("inf")]}, {"weight": w}, algorithm="direct")
+    generic = layers.Layer(
+        "conv2d", {"padding": [1, 1, 1, 1], "activation": [0, float("inf")]}, {"weight": w}, algorithm="direct"
+    )
     np.testing.assert_array_equal(same(x), generic(x))
     assert isinstance(same, layers.Layer) and isinstance(same, layers.Conv2d)
     assert repr(same) == "ai3.layers.Conv2d(name='c', algorithm='direct')"
     assert list(__import__("inspect").signature(layers.Conv2d).parameters)[:6] == [
-        "weight", "bias", "stride", "padding", "dilation", "groups"
+        "weight",
+        "bias",
+        "stride",
+        "padding",
+        "dilation",
+        "groups",
     ]
     assert layers.Add().name == "add" and layers.MaxPool2d(2).output_shape((1, 1, 4, 4)) == (1, 1, 2, 2)
     with pytest.raises(TypeError):

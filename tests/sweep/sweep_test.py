@@ -8,11 +8,11 @@ import json
 import os
 
 import pytest
+import pytest_main
 import torchvision
 from tuning_fixtures import cache, counting  # noqa: F401
 
 import ai3
-import pytest_main
 from ai3 import sweep, tuning
 
 MODELS = ("squeezenet1_1", "mobilenet_v3_small")

@@ -13,15 +13,15 @@ shape, mixed or unsupported dtypes, an unknown algorithm.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 
 import ai3
-import pytest_main
 from ai3 import errors, layers
 
 # Per dtype, relative to the reference's largest magnitude (and at least
@@ -55,7 +55,7 @@ def _close(got: Any, want: torch.Tensor, dtype: torch.dtype, what: str) -> None:
     assert err <= TOL[dtype], f"{what}: relative error {err:.3g} > {TOL[dtype]}"
 
 
-def _activation(z: torch.Tensor, act: Optional[str]) -> torch.Tensor:
+def _activation(z: torch.Tensor, act: str | None) -> torch.Tensor:
     """The fused activation as torch applies it (relu: torch.relu, whose
     gradient at 0 is 0, as a clamp's at its bounds)."""
     if act is None:
@@ -68,7 +68,7 @@ def _algorithms(op: str) -> list[str]:
     return ai3.algorithms("cpu")[op] + ["default"]
 
 
-def _layer(op: str, attrs: dict[str, Any], weights: dict[str, Any], algorithm: str) -> Optional[layers.Layer]:
+def _layer(op: str, attrs: dict[str, Any], weights: dict[str, Any], algorithm: str) -> layers.Layer | None:
     """The layer, or None where the algorithm refuses these parameters, which
     it must do with an AlgorithmNotApplicable naming the layer."""
     name = f"{op}_{algorithm}"
@@ -227,7 +227,9 @@ def test_conv2d_winograd_gradient_refused_with_the_reason() -> None:
     with pytest.raises(errors.AlgorithmNotApplicable, match=r"layer 'w'.*winograd.*dilation"):
         layers.Layer("conv2d_backward_data", {"dilation": 2}, {"weight": weight}, algorithm="winograd", name="w")
     # Any stride: the transposed convolution is stride 1.
-    layers.Layer("conv2d_backward_data", {"stride": 2, "padding": 1}, {"weight": weight}, algorithm="winograd", name="w")
+    layers.Layer(
+        "conv2d_backward_data", {"stride": 2, "padding": 1}, {"weight": weight}, algorithm="winograd", name="w"
+    )
 
 
 @pytest.mark.parametrize("target", TARGETS)

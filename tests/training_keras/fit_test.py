@@ -9,11 +9,11 @@ import keras
 import keras_training_util as util
 import numpy as np
 import pytest
+import pytest_main
 import tensorflow as tf
 
 import ai3
 import ai3.keras
-import pytest_main
 from ai3 import layers as core_layers
 
 # Every op the CNN swaps must have a gradient in the core for it to train.
@@ -126,7 +126,9 @@ def test_optimizer_updates_are_seen() -> None:
     stale weights would give the first step's output again."""
     require(("conv2d", "linear"))
     keras.utils.set_random_seed(5)
-    plain = keras.Sequential([keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3), keras.layers.Flatten(), keras.layers.Dense(2)])
+    plain = keras.Sequential(
+        [keras.Input((6, 6, 2)), keras.layers.Conv2D(3, 3), keras.layers.Flatten(), keras.layers.Dense(2)]
+    )
     swapped = ai3.keras.swap_linear(ai3.keras.swap_conv2d(plain, "gemm"), "gemm")
     x = np.random.default_rng(6).standard_normal((4, 6, 6, 2)).astype(np.float32)
     optimizer = keras.optimizers.SGD(0.05)
@@ -145,7 +147,9 @@ def test_optimizer_updates_are_seen() -> None:
             if eager:
                 with tf.GradientTape() as tape:
                     loss = tf.reduce_mean(tf.square(swapped(x) - 1.0))
-                optimizer.apply_gradients(zip(tape.gradient(loss, swapped.trainable_weights), swapped.trainable_weights))
+                optimizer.apply_gradients(
+                    zip(tape.gradient(loss, swapped.trainable_weights), swapped.trainable_weights)
+                )
             else:
                 step(tf.constant(x))
             plain.set_weights(swapped.get_weights())  # Keras' own layers on the updated values

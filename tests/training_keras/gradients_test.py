@@ -12,12 +12,12 @@ import keras
 import keras_training_util as util
 import numpy as np
 import pytest
+import pytest_main
 import tensorflow as tf
+from tuning_fixtures import cache  # noqa: F401 (fixture: "auto" tunes into a private cache)
 
 import ai3
 import ai3.keras
-import pytest_main
-from tuning_fixtures import cache  # noqa: F401 (fixture: "auto" tunes into a private cache)
 from ai3 import layers as core_layers
 from ai3 import selection
 
@@ -42,7 +42,10 @@ OTHER_CASES = {
     "MaxPooling2D": (lambda d: keras.layers.MaxPooling2D(3, strides=2, padding="same", dtype=d), (9, 8, 3)),
     "MaxPooling2D_valid": (lambda d: keras.layers.MaxPooling2D(2, dtype=d), (6, 6, 2)),
     "AveragePooling2D": (lambda d: keras.layers.AveragePooling2D(2, padding="valid", dtype=d), (8, 6, 3)),
-    "AveragePooling2D_same": (lambda d: keras.layers.AveragePooling2D(3, strides=2, padding="same", dtype=d), (7, 8, 2)),
+    "AveragePooling2D_same": (
+        lambda d: keras.layers.AveragePooling2D(3, strides=2, padding="same", dtype=d),
+        (7, 8, 2),
+    ),
     "GlobalAveragePooling2D": (lambda d: keras.layers.GlobalAveragePooling2D(dtype=d), (5, 6, 3)),
     "GlobalMaxPooling2D": (lambda d: keras.layers.GlobalMaxPooling2D(keepdims=True, dtype=d), (5, 6, 3)),
     "Flatten": (lambda d: keras.layers.Flatten(dtype=d), (3, 4, 2)),
@@ -55,7 +58,18 @@ OTHER_CASES = {
     "Softmax": (lambda d: keras.layers.Softmax(axis=-1, dtype=d), (3, 7)),
     **{
         f"Activation({name})": (lambda d, name=name: keras.layers.Activation(name, dtype=d), (4, 6))
-        for name in ("relu", "relu6", "sigmoid", "tanh", "silu", "gelu", "softmax", "log_softmax", "hard_silu", "hard_sigmoid")
+        for name in (
+            "relu",
+            "relu6",
+            "sigmoid",
+            "tanh",
+            "silu",
+            "gelu",
+            "softmax",
+            "log_softmax",
+            "hard_silu",
+            "hard_sigmoid",
+        )
     },
 }
 
@@ -118,7 +132,7 @@ def require_layer_gradients(layer) -> None:
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_default_gradients(case: str, dtype: str) -> None:
-    """"default" for the forward and every gradient op."""
+    """ "default" for the forward and every gradient op."""
     model, op, shape = single_layer(case, dtype)
     swapped = ai3.keras.swap_operation(op, model, "default")
     layer = swapped.layers[0]
@@ -131,7 +145,12 @@ def gradient_algorithm_cases():
     """(case, target, algorithm) for every algorithm of each gradient op of
     the conv2d, linear and pooling cases (the ops with several)."""
     out = []
-    for case in [f"Conv2D_{k}" for k in CONV_CASES] + ["Dense", "Dense_no_bias", "MaxPooling2D", "AveragePooling2D_same"]:
+    for case in [f"Conv2D_{k}" for k in CONV_CASES] + [
+        "Dense",
+        "Dense_no_bias",
+        "MaxPooling2D",
+        "AveragePooling2D_same",
+    ]:
         out.append(case)
     return out
 
@@ -190,7 +209,12 @@ def test_tape_around_a_tf_function() -> None:
     moving statistics of a swapped batch norm have none and get None."""
     keras.utils.set_random_seed(4)
     plain = keras.Sequential(
-        [keras.Input((6, 6, 3)), keras.layers.Conv2D(4, 3, padding="same"), keras.layers.BatchNormalization(), keras.layers.ReLU()]
+        [
+            keras.Input((6, 6, 3)),
+            keras.layers.Conv2D(4, 3, padding="same"),
+            keras.layers.BatchNormalization(),
+            keras.layers.ReLU(),
+        ]
     )
     rng = np.random.default_rng(4)
     plain.set_weights([rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) for w in plain.get_weights()])
@@ -240,7 +264,7 @@ def test_forward_winograd_backward_gemm() -> None:
 
 
 def test_backward_auto() -> None:
-    """"auto" times each gradient op's algorithms on the layer's shape."""
+    """ "auto" times each gradient op's algorithms on the layer's shape."""
     model, op, shape = single_layer("Conv2D_same", "float32")
     grads = require_gradients(op)
     swapped = ai3.keras.swap_conv2d(model, "direct", sample_input_shape=(2, *shape), backward="auto")
@@ -256,7 +280,12 @@ def test_record_backward() -> None:
     from ai3 import tuning
 
     model = keras.Sequential(
-        [keras.Input((8, 8, 3)), keras.layers.Conv2D(4, 3, name="c"), keras.layers.Flatten(), keras.layers.Dense(2, name="d")]
+        [
+            keras.Input((8, 8, 3)),
+            keras.layers.Conv2D(4, 3, name="c"),
+            keras.layers.Flatten(),
+            keras.layers.Dense(2, name="d"),
+        ]
     )
     for op in ("conv2d", "linear"):
         require_gradients(op)
@@ -264,7 +293,7 @@ def test_record_backward() -> None:
     ai3.keras.record_backward(model, "auto", (2, 8, 8, 3), recorder=found)
     selected = {(op, name): choice for op, name, _, choice in found.selected}
     for op, name in (("conv2d", "c"), ("linear", "d")):
-        for target, grad_op in core_layers.backward_ops(op).items():
+        for grad_op in core_layers.backward_ops(op).values():
             assert selected[(grad_op, name)] in selection.known_algorithms(grad_op), (grad_op, name)
     assert {op for op, *_ in found.tuned} >= {"conv2d_backward_data", "linear_backward_weight"}
     assert all(type(layer).__module__.startswith("keras") for layer in model.layers)
@@ -285,7 +314,10 @@ def test_save_load_keeps_backward(tmp_path) -> None:
 @pytest.mark.parametrize("op", ["relu", "conv2d"])
 def test_bad_backward_selectors(op: str) -> None:
     require_gradients(op)
-    make = {"relu": lambda name: keras.layers.ReLU(name=name), "conv2d": lambda name: keras.layers.Conv2D(3, 3, name=name)}[op]
+    make = {
+        "relu": lambda name: keras.layers.ReLU(name=name),
+        "conv2d": lambda name: keras.layers.Conv2D(3, 3, name=name),
+    }[op]
     model = keras.Sequential([keras.Input((8, 8, 3)), make("l1"), make("l2")])
     swap = functools.partial(ai3.keras.swap_operation, op, model)
     with pytest.raises(ai3.InvalidSelector):
@@ -338,14 +370,31 @@ def test_bad_gradient_input_raises_ai3_error() -> None:
     model, op, shape = single_layer("ReLU", "float32")
     require_gradients(op)
     x = tf.constant(inputs(shape, 2, "float32", 0))
-    y = ai3.keras.ops.layer([x], [], op="relu", attrs="{}", weights_layout="[]", same="", algorithm="default", layer_name="r")
+    y = ai3.keras.ops.layer(
+        [x], [], op="relu", attrs="{}", weights_layout="[]", same="", algorithm="default", layer_name="r"
+    )
     with pytest.raises(ai3.ShapeError, match="relu_backward_data layer 'r'"):
         ai3.keras.ops.layer(
-            [tf.zeros((2, 1)), x, y], [], op="relu_backward_data", attrs="{}", weights_layout="[]", same="",
-            algorithm="default", layer_name="r",
+            [tf.zeros((2, 1)), x, y],
+            [],
+            op="relu_backward_data",
+            attrs="{}",
+            weights_layout="[]",
+            same="",
+            algorithm="default",
+            layer_name="r",
         )
     with pytest.raises(ai3.InvalidArgument, match="relu_backward_data layer 'r'"):
-        ai3.keras.ops.layer([x], [], op="relu_backward_data", attrs="{}", weights_layout="[]", same="", algorithm="default", layer_name="r")
+        ai3.keras.ops.layer(
+            [x],
+            [],
+            op="relu_backward_data",
+            attrs="{}",
+            weights_layout="[]",
+            same="",
+            algorithm="default",
+            layer_name="r",
+        )
 
 
 if __name__ == "__main__":

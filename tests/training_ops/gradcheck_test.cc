@@ -40,18 +40,22 @@ std::vector<Case> Cases() {
   }
   cases.push_back({"leaky_relu", {{"alpha", 0.3}}, {}, flat, {"data"}});
   cases.push_back({"gelu", {}, {}, flat, {"data"}});
-  cases.push_back({"gelu", {{"approximate", std::string("tanh")}}, {}, flat,
-                   {"data"}});
+  cases.push_back(
+      {"gelu", {{"approximate", std::string("tanh")}}, {}, flat, {"data"}});
   cases.push_back({"hardsigmoid", {{"alpha", 0.2}}, {}, flat, {"data"}});
   cases.push_back({"clamp", {{"min", -0.5}, {"max", 1.0}}, {}, flat, {"data"}});
   for (const AttrMap& layout : {AttrMap{}, nhwc}) {
     const Shape& x = layout.empty() ? img : img_nhwc;
     AttrMap max = layout, avg = layout, adaptive = layout, pad = layout;
-    max.insert({{"kernel", Ints{3, 2}}, {"stride", Ints{2, 1}},
-                {"padding", Ints{1, 1, 0, 1}}, {"dilation", Ints{1, 2}},
+    max.insert({{"kernel", Ints{3, 2}},
+                {"stride", Ints{2, 1}},
+                {"padding", Ints{1, 1, 0, 1}},
+                {"dilation", Ints{1, 2}},
                 {"ceil_mode", true}});
-    avg.insert({{"kernel", Ints{3, 3}}, {"stride", Ints{2, 2}},
-                {"padding", Ints{1, 1, 1, 1}}, {"ceil_mode", true},
+    avg.insert({{"kernel", Ints{3, 3}},
+                {"stride", Ints{2, 2}},
+                {"padding", Ints{1, 1, 1, 1}},
+                {"ceil_mode", true},
                 {"count_include_pad", false}});
     adaptive.insert({"output_size", Ints{3, 4}});
     pad.insert({{"padding", Ints{1, 0, 2, 1}}, {"value", 0.5}});
@@ -118,8 +122,8 @@ WeightSlots Weights(const OpSchema& schema, const Case& c,
 }
 
 // <dy, F(x)> for the forward layer made from these weights.
-double Project(const OpSchema& f, const Case& c, const WeightSlots& w,
-               Array& x, Array& dy) {
+double Project(const OpSchema& f, const Case& c, const WeightSlots& w, Array& x,
+               Array& dy) {
   auto layer = f.MakeLayer("f", c.attrs, w, "direct", Device::kCPU);
   Array y{std::vector<double>(dy.v.size()), dy.shape};
   layer->Forward(x.tensor(), y.tensor());
@@ -137,8 +141,8 @@ void CheckCase(const Case& c) {
   Array dy = Random(y.shape, 2);
   for (const std::string& target : c.targets) {
     const std::string op = c.op + "_backward_" + target;
-    auto gradient = GetOpSchema(op).MakeLayer("g", c.attrs, w, "direct",
-                                              Device::kCPU);
+    auto gradient =
+        GetOpSchema(op).MakeLayer("g", c.attrs, w, "direct", Device::kCPU);
     std::vector<Tensor> inputs{dy.tensor(), x.tensor(), y.tensor()};
     // What the gradient is taken with respect to: x, or the weight's storage.
     Array* point = &x;
@@ -166,9 +170,10 @@ void CheckCase(const Case& c) {
     const double err =
         std::fabs(numeric - analytic) / (1 + std::fabs(analytic));
     char what[256];
-    std::snprintf(what, sizeof what, "%s (case on %s): <grad, v> %.10g, "
-                  "central difference %.10g", op.c_str(), ToString(c.x).c_str(),
-                  analytic, numeric);
+    std::snprintf(what, sizeof what,
+                  "%s (case on %s): <grad, v> %.10g, "
+                  "central difference %.10g",
+                  op.c_str(), ToString(c.x).c_str(), analytic, numeric);
     testing::Check(err < 1e-6, what);
   }
 }

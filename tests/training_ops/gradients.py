@@ -11,8 +11,9 @@ test can compare every gradient with torch.autograd.grad.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,8 +50,9 @@ class Gradient:
         return f"{self.op}{self.attrs}{list(self.x_shape)}{'-ties' if self.ties else ''}"
 
 
-def _unary(op: str, fn: Callable[[torch.Tensor, dict[str, Any]], torch.Tensor],
-           grid: tuple[dict[str, Any], ...] = ({},)) -> list[Gradient]:
+def _unary(
+    op: str, fn: Callable[[torch.Tensor, dict[str, Any]], torch.Tensor], grid: tuple[dict[str, Any], ...] = ({},)
+) -> list[Gradient]:
     # 3300 elements: past the kernels' threading threshold; () and (0, 4):
     # rank 0 and empty.
     shapes = [(2, 3, 5), (7,), (), (0, 4), (3, 1100)]
@@ -65,21 +67,30 @@ def _activations() -> list[Gradient]:
         + _unary("silu", lambda x, a: F.silu(x))
         + _unary("hardswish", lambda x, a: F.hardswish(x))
         + _unary("leaky_relu", lambda x, a: F.leaky_relu(x, a.get("alpha", 0.01)), ({}, {"alpha": 0.3}))
-        + _unary("gelu", lambda x, a: F.gelu(x, approximate=a.get("approximate", "none")), ({}, {"approximate": "tanh"}))
+        + _unary(
+            "gelu", lambda x, a: F.gelu(x, approximate=a.get("approximate", "none")), ({}, {"approximate": "tanh"})
+        )
         # Written out: F.hardsigmoid's gradient rounds 1/6 to float32 even
         # in float64; 1/6 is torch's slope, 0.2 ONNX's.
-        + _unary("hardsigmoid", lambda x, a: torch.clamp(a.get("alpha", 1 / 6) * x + a.get("beta", 0.5), 0, 1),
-                 ({}, {"alpha": 0.2, "beta": 0.5}))
+        + _unary(
+            "hardsigmoid",
+            lambda x, a: torch.clamp(a.get("alpha", 1 / 6) * x + a.get("beta", 0.5), 0, 1),
+            ({}, {"alpha": 0.2, "beta": 0.5}),
+        )
         # nn.ReLU6 / nn.Hardtanh, whose gradient is 0 at the bounds (so is
         # ai3's), and a clamp open above.
-        + _unary("clamp", lambda x, a: F.hardtanh(x, float(a["min"]), float(a["max"])),
-                 ({"min": 0, "max": 6}, {"min": -1.5, "max": 2.0}))
+        + _unary(
+            "clamp",
+            lambda x, a: F.hardtanh(x, float(a["min"]), float(a["max"])),
+            ({"min": 0, "max": 6}, {"min": -1.5, "max": 2.0}),
+        )
         + _unary("clamp", lambda x, a: torch.clamp(x, min=0.5), ({"min": 0.5},))
     )
 
 
-def _image(op: str, grid: list[dict[str, Any]], fn: Callable[[dict[str, Any]], Fn], shapes: list[tuple[int, ...]],
-           **kw: Any) -> list[Gradient]:
+def _image(
+    op: str, grid: list[dict[str, Any]], fn: Callable[[dict[str, Any]], Fn], shapes: list[tuple[int, ...]], **kw: Any
+) -> list[Gradient]:
     out = []
     for attrs, shape, layout in itertools.product(grid, shapes, ["NCHW", "NHWC"]):
         n, c, h, w = shape
@@ -92,22 +103,59 @@ def _pools() -> list[Gradient]:
     shapes = [(2, 3, 9, 8), (1, 70, 5, 6)]  # 70 channels: past one NHWC channel block
     cases: list[Gradient] = []
     for ties in (False, True):
-        grid = [dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=c)
-                for k, s, p, d, c in itertools.product((2, 3), (1, 2), (0, 1), (1, 2), (False, True))]
-        cases += _image("maxpool2d", grid, lambda a: lambda x, w: F.max_pool2d(
-            x, a["kernel"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"]), shapes[:1], ties=ties)
-        cases += _image("adaptivemaxpool2d", [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
-                        lambda a: lambda x, w: F.adaptive_max_pool2d(x, a["output_size"]), shapes[:1], ties=ties)
-    cases += _image("maxpool2d", [dict(kernel=[3, 2], stride=[2, 1], padding=[1, 1, 0, 1])],
-                    lambda a: lambda x, w: F.max_pool2d(F.pad(x, (0, 1, 1, 1), value=-float("inf")), (3, 2), (2, 1)), shapes)
-    grid = [dict(kernel=k, stride=s, padding=p, ceil_mode=c, count_include_pad=i)
-            for k, s, p, c, i in itertools.product((2, 3), (1, 2), (0, 1), (False, True), (False, True))]
+        grid = [
+            dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=c)
+            for k, s, p, d, c in itertools.product((2, 3), (1, 2), (0, 1), (1, 2), (False, True))
+        ]
+        cases += _image(
+            "maxpool2d",
+            grid,
+            lambda a: (
+                lambda x, w: F.max_pool2d(x, a["kernel"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"])
+            ),
+            shapes[:1],
+            ties=ties,
+        )
+        cases += _image(
+            "adaptivemaxpool2d",
+            [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
+            lambda a: lambda x, w: F.adaptive_max_pool2d(x, a["output_size"]),
+            shapes[:1],
+            ties=ties,
+        )
+    cases += _image(
+        "maxpool2d",
+        [dict(kernel=[3, 2], stride=[2, 1], padding=[1, 1, 0, 1])],
+        lambda a: lambda x, w: F.max_pool2d(F.pad(x, (0, 1, 1, 1), value=-float("inf")), (3, 2), (2, 1)),
+        shapes,
+    )
+    grid = [
+        dict(kernel=k, stride=s, padding=p, ceil_mode=c, count_include_pad=i)
+        for k, s, p, c, i in itertools.product((2, 3), (1, 2), (0, 1), (False, True), (False, True))
+    ]
     grid += [dict(kernel=3, stride=2, padding=1, divisor_override=4)]
-    cases += _image("avgpool2d", grid, lambda a: lambda x, w: F.avg_pool2d(
-        x, a["kernel"], a["stride"], a["padding"], a.get("ceil_mode", False), a.get("count_include_pad", True),
-        a.get("divisor_override")), shapes[:1])
-    cases += _image("adaptiveavgpool2d", [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
-                    lambda a: lambda x, w: F.adaptive_avg_pool2d(x, a["output_size"]), shapes)
+    cases += _image(
+        "avgpool2d",
+        grid,
+        lambda a: (
+            lambda x, w: F.avg_pool2d(
+                x,
+                a["kernel"],
+                a["stride"],
+                a["padding"],
+                a.get("ceil_mode", False),
+                a.get("count_include_pad", True),
+                a.get("divisor_override"),
+            )
+        ),
+        shapes[:1],
+    )
+    cases += _image(
+        "adaptiveavgpool2d",
+        [{"output_size": o} for o in ((1, 1), (3, 4), (5, 3), (9, 8))],
+        lambda a: lambda x, w: F.adaptive_avg_pool2d(x, a["output_size"]),
+        shapes,
+    )
     return cases
 
 
@@ -124,29 +172,54 @@ def _norms() -> list[Gradient]:
     rng = np.random.default_rng(0)
     cases: list[Gradient] = []
     for c, shape in ((3, (2, 3, 5, 4)), (70, (1, 70, 3, 3)), (3, (0, 3, 2, 2))):
-        weights = {"weight": rng.standard_normal(c), "bias": rng.standard_normal(c),
-                   "running_mean": rng.standard_normal(c), "running_var": rng.random(c) + 0.5}
-        cases += _image("batchnorm2d", [{"eps": 1e-3}], lambda a: lambda x, w: F.batch_norm(
-            x, w["running_mean"], w["running_var"], w["weight"], w["bias"], False, 0.0, 1e-3), [shape],
-            weights=weights, trainable=("weight", "bias"))
+        weights = {
+            "weight": rng.standard_normal(c),
+            "bias": rng.standard_normal(c),
+            "running_mean": rng.standard_normal(c),
+            "running_var": rng.random(c) + 0.5,
+        }
+        cases += _image(
+            "batchnorm2d",
+            [{"eps": 1e-3}],
+            lambda a: (
+                lambda x, w: F.batch_norm(
+                    x, w["running_mean"], w["running_var"], w["weight"], w["bias"], False, 0.0, 1e-3
+                )
+            ),
+            [shape],
+            weights=weights,
+            trainable=("weight", "bias"),
+        )
     for shape, axes in (((4, 10), 1), ((2, 3, 300), 1), ((2, 3, 4, 5), 2), ((0, 6), 1), ((3, 7), 2)):
-        tail = shape[len(shape) - axes:]
+        tail = shape[len(shape) - axes :]
         for present in (("weight", "bias"), ("weight",), ("bias",), ()):
             weights = {k: rng.standard_normal(tail) for k in present}
-            cases.append(Gradient(
-                "layernorm", {"axes": axes, "eps": 1e-5}, shape,
-                lambda x, w, tail=tail: F.layer_norm(x, tail, w.get("weight"), w.get("bias"), 1e-5),
-                weights=weights, trainable=present))
+            cases.append(
+                Gradient(
+                    "layernorm",
+                    {"axes": axes, "eps": 1e-5},
+                    shape,
+                    lambda x, w, tail=tail: F.layer_norm(x, tail, w.get("weight"), w.get("bias"), 1e-5),
+                    weights=weights,
+                    trainable=present,
+                )
+            )
     return cases
 
 
 def _shapes_ops() -> list[Gradient]:
-    cases = [Gradient("flatten", {"start_dim": s, "end_dim": e}, (2, 3, 4, 5), lambda x, w, s=s, e=e: torch.flatten(x, s, e))
-             for s, e in ((1, -1), (0, -1), (1, 2), (-2, -1))]
+    cases = [
+        Gradient("flatten", {"start_dim": s, "end_dim": e}, (2, 3, 4, 5), lambda x, w, s=s, e=e: torch.flatten(x, s, e))
+        for s, e in ((1, -1), (0, -1), (1, 2), (-2, -1))
+    ]
     for pad in ((0, 0, 0, 0), (1, 2, 3, 0), (2, 2, 2, 2)):
         t, b, l, r = pad
-        cases += _image("pad2d", [{"padding": list(pad), "value": 1.5}],
-                        lambda a, l=l, r=r, t=t, b=b: lambda x, w: F.pad(x, (l, r, t, b), value=1.5), [(2, 3, 4, 5)])
+        cases += _image(
+            "pad2d",
+            [{"padding": list(pad), "value": 1.5}],
+            lambda a, l=l, r=r, t=t, b=b: lambda x, w: F.pad(x, (l, r, t, b), value=1.5),
+            [(2, 3, 4, 5)],
+        )
     return cases
 
 
@@ -170,7 +243,9 @@ def _to_nchw(t: torch.Tensor, nhwc: bool) -> torch.Tensor:
     return t.permute(0, 3, 1, 2) if nhwc else t
 
 
-def reference(case: Gradient, x: np.ndarray, dy_fn: Callable[[tuple[int, ...]], np.ndarray]) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
+def reference(
+    case: Gradient, x: np.ndarray, dy_fn: Callable[[tuple[int, ...]], np.ndarray]
+) -> tuple[np.ndarray, dict[str, np.ndarray], np.ndarray]:
     """(y, {target: gradient}, dy) from torch in float64; dy_fn(shape) draws dy."""
     xt = torch.from_numpy(x).requires_grad_()
     w = {k: torch.from_numpy(v).requires_grad_(k in case.trainable) for k, v in case.weights.items()}
@@ -186,8 +261,9 @@ def reference(case: Gradient, x: np.ndarray, dy_fn: Callable[[tuple[int, ...]], 
 def layer(case: Gradient, target: str, dtype: Any, algorithm: str = "default", name: str = "") -> ai3.layers.Layer:
     """The gradient layer of `target` for the case's forward layer."""
     weights = {k: v.astype(dtype) for k, v in case.weights.items()}
-    return ai3.layers.Layer(f"{case.op}_backward_{target}", case.attrs, weights, algorithm=algorithm,
-                            name=name or f"grad_{target}")
+    return ai3.layers.Layer(
+        f"{case.op}_backward_{target}", case.attrs, weights, algorithm=algorithm, name=name or f"grad_{target}"
+    )
 
 
 def forward(case: Gradient, x: np.ndarray) -> np.ndarray:

@@ -7,12 +7,12 @@ ai3.layers.Layer; and bad input refused with an ai3.Error naming the layer."""
 
 from __future__ import annotations
 
+import gradients
 import numpy as np
 import pytest
+import pytest_main
 
 import ai3
-import gradients
-import pytest_main
 from ai3 import layers
 
 CASES = gradients.cases()
@@ -48,9 +48,25 @@ def test_every_gradient_is_declared_with_direct_and_covered() -> None:
     table = ai3.algorithms("cpu")
     # The ops issue 16 gives gradients here (others may add theirs to the table).
     assert set(gradients.OPS) >= {
-        "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "adaptivemaxpool2d", "relu", "leaky_relu", "sigmoid",
-        "tanh", "gelu", "silu", "hardswish", "hardsigmoid", "clamp", "softmax", "log_softmax", "batchnorm2d",
-        "layernorm", "flatten", "pad2d",
+        "maxpool2d",
+        "avgpool2d",
+        "adaptiveavgpool2d",
+        "adaptivemaxpool2d",
+        "relu",
+        "leaky_relu",
+        "sigmoid",
+        "tanh",
+        "gelu",
+        "silu",
+        "hardswish",
+        "hardsigmoid",
+        "clamp",
+        "softmax",
+        "log_softmax",
+        "batchnorm2d",
+        "layernorm",
+        "flatten",
+        "pad2d",
     }
     for op in gradients.OPS:
         assert "direct" in table[f"{op}_backward_data"], op
@@ -87,12 +103,32 @@ BAD = [
     ("relu", {}, {}, [(2, 3), (2, 3), (2, 4)], ai3.ShapeError, r"input 2 \(y, the forward's output\) is \(2, 4\)"),
     ("relu", {}, {}, [(3, 3), (2, 3), (2, 3)], ai3.ShapeError, r"input 0 \(grad_output\) is \(3, 3\)"),
     ("maxpool2d", {"kernel": 2}, {}, [(1, 1, 2, 2), (1, 1, 4), (1, 1, 2, 2)], ai3.ShapeError, r"rank-4"),
-    ("maxpool2d", {"kernel": 2}, {}, [(1, 1, 3, 3), (1, 1, 4, 4), (1, 1, 3, 3)], ai3.ShapeError, r"forward gives \(1, 1, 2, 2\)"),
+    (
+        "maxpool2d",
+        {"kernel": 2},
+        {},
+        [(1, 1, 3, 3), (1, 1, 4, 4), (1, 1, 3, 3)],
+        ai3.ShapeError,
+        r"forward gives \(1, 1, 2, 2\)",
+    ),
     ("softmax", {"axis": 2}, {}, [(2, 3), (2, 3), (2, 3)], ai3.ShapeError, r"axis 2 is out of range"),
-    ("batchnorm2d", {}, {"weight": (3,), "bias": (3,), "running_mean": (3,), "running_var": (3,)},
-     [(1, 4, 2, 2), (1, 4, 2, 2), (1, 4, 2, 2)], ai3.ShapeError, r"has 4 channels, the layer expects 3"),
+    (
+        "batchnorm2d",
+        {},
+        {"weight": (3,), "bias": (3,), "running_mean": (3,), "running_var": (3,)},
+        [(1, 4, 2, 2), (1, 4, 2, 2), (1, 4, 2, 2)],
+        ai3.ShapeError,
+        r"has 4 channels, the layer expects 3",
+    ),
     ("layernorm", {}, {"weight": (3,)}, [(2, 4), (2, 4), (2, 4)], ai3.ShapeError, r"ends in \(4,\)"),
-    ("pad2d", {"padding": 1}, {}, [(1, 1, 2, 2), (1, 1, 2, 2), (1, 1, 2, 2)], ai3.ShapeError, r"forward gives \(1, 1, 4, 4\)"),
+    (
+        "pad2d",
+        {"padding": 1},
+        {},
+        [(1, 1, 2, 2), (1, 1, 2, 2), (1, 1, 2, 2)],
+        ai3.ShapeError,
+        r"forward gives \(1, 1, 4, 4\)",
+    ),
 ]
 
 

@@ -14,11 +14,8 @@
 from __future__ import annotations
 
 import pytest
-import torch
-
-import ai3
 import pytest_main
-from ai3.torch import ops
+import torch
 from training_cases import (
     CASES,
     DTYPES,
@@ -31,6 +28,9 @@ from training_cases import (
     randn,
     targets,
 )
+
+import ai3
+from ai3.torch import ops
 
 torch.set_num_threads(2)
 
@@ -59,7 +59,7 @@ def test_each_gradient_algorithm_matches_torch(op, index, target, algorithm, dty
     try:
         net_check = ai3.torch.Layer.from_module(ref, "default", "0", {target: algorithm})
     except ai3.AlgorithmNotApplicable as e:
-        assert f"layer '0'" in str(e) and algorithm in str(e)
+        assert "layer '0'" in str(e) and algorithm in str(e)
         with pytest.raises(ai3.AlgorithmNotApplicable):
             check_gradients(ref, shape, dtype, backward=selector)
         return
@@ -101,8 +101,18 @@ def test_conv2d_grid(case, backward, dtype):
 
 GRADCHECK = [
     # op, attrs, input shape, weights (shapes, None: absent)
-    ("conv2d", {"stride": [1, 1], "padding": [1, 1, 1, 1], "dilation": [1, 1], "groups": 1}, (1, 2, 4, 4), [(3, 2, 3, 3), (3,)]),
-    ("conv2d", {"stride": [2, 1], "padding": [0, 1, 1, 0], "dilation": [1, 2], "groups": 2}, (2, 2, 5, 5), [(2, 1, 2, 2), None]),
+    (
+        "conv2d",
+        {"stride": [1, 1], "padding": [1, 1, 1, 1], "dilation": [1, 1], "groups": 1},
+        (1, 2, 4, 4),
+        [(3, 2, 3, 3), (3,)],
+    ),
+    (
+        "conv2d",
+        {"stride": [2, 1], "padding": [0, 1, 1, 0], "dilation": [1, 2], "groups": 2},
+        (2, 2, 5, 5),
+        [(2, 1, 2, 2), None],
+    ),
     ("linear", {}, (3, 4), [(2, 4), (2,)]),
     ("relu", {}, (2, 5), []),
     ("sigmoid", {}, (2, 5), []),
@@ -111,8 +121,25 @@ GRADCHECK = [
     ("silu", {}, (2, 5), []),
     ("softmax", {"axis": -1}, (2, 5), []),
     ("log_softmax", {"axis": 1}, (2, 5), []),
-    ("maxpool2d", {"kernel": [2, 2], "stride": [1, 1], "padding": [0, 0, 0, 0], "dilation": [1, 1], "ceil_mode": False}, (1, 2, 4, 4), []),
-    ("avgpool2d", {"kernel": [3, 3], "stride": [2, 2], "padding": [1, 1, 1, 1], "ceil_mode": True, "count_include_pad": False, "divisor_override": None}, (1, 2, 5, 5), []),
+    (
+        "maxpool2d",
+        {"kernel": [2, 2], "stride": [1, 1], "padding": [0, 0, 0, 0], "dilation": [1, 1], "ceil_mode": False},
+        (1, 2, 4, 4),
+        [],
+    ),
+    (
+        "avgpool2d",
+        {
+            "kernel": [3, 3],
+            "stride": [2, 2],
+            "padding": [1, 1, 1, 1],
+            "ceil_mode": True,
+            "count_include_pad": False,
+            "divisor_override": None,
+        },
+        (1, 2, 5, 5),
+        [],
+    ),
     ("adaptiveavgpool2d", {"output_size": [2, 3]}, (1, 2, 5, 7), []),
     ("layernorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,), (4,)]),
 ]
@@ -126,7 +153,11 @@ def test_gradcheck_float64(case):
     if not {"data", *names} <= set(gradients):
         pytest.skip(f"the core has no gradient op for every input of {op} ({gradients})")
     x = randn(*shape, dtype=torch.float64).requires_grad_()
-    weights = [randn(*s, dtype=torch.float64, seed=k + 1).requires_grad_() for k, s in enumerate(weight_shapes) if s is not None]
+    weights = [
+        randn(*s, dtype=torch.float64, seed=k + 1).requires_grad_()
+        for k, s in enumerate(weight_shapes)
+        if s is not None
+    ]
 
     def f(x, *weights):
         # gradcheck perturbs the weights through .data, which bumps no version
@@ -140,8 +171,19 @@ def test_gradcheck_float64(case):
 def test_a_gradient_the_core_lacks_raises_naming_the_layer():
     # attention takes several inputs: no gradient ops (yet)
     q = randn(1, 1, 3, 4).requires_grad_()
-    y = torch.ops.ai3.layer([q, q.detach(), q.detach()], [], "", "attention", '{"causal":false,"has_mask":false,"scale":null}', "naive", "attn")
-    with pytest.raises(ai3.UnsupportedOperation, match="^attention layer 'attn': no gradient w.r.t. its input: gradients of multi-input"):
+    y = torch.ops.ai3.layer(
+        [q, q.detach(), q.detach()],
+        [],
+        "",
+        "attention",
+        '{"causal":false,"has_mask":false,"scale":null}',
+        "naive",
+        "attn",
+    )
+    with pytest.raises(
+        ai3.UnsupportedOperation,
+        match="^attention layer 'attn': no gradient w.r.t. its input: gradients of multi-input",
+    ):
         y.sum().backward()
 
 

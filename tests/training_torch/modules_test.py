@@ -7,22 +7,25 @@ from __future__ import annotations
 
 import copy
 
-import ai3
 import pytest
 import pytest_main
 import torch
-from ai3.torch import Layer, ops
 from round_trips import round_trips
 from torch import nn
 from training_cases import assert_close, gradients, has_gradients, prepared, randn
 from tuning_fixtures import cache  # noqa: F401 - autouse: a private tuning cache per test
+
+import ai3
+from ai3.torch import Layer, ops
 
 torch.set_num_threads(2)
 
 
 def conv_net() -> nn.Sequential:
     torch.manual_seed(0)
-    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 3))
+    return nn.Sequential(
+        nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 4, 3, stride=2), nn.Flatten(), nn.Linear(36, 3)
+    )
 
 
 def conv_gradients_or_skip() -> None:
@@ -181,13 +184,18 @@ def test_backward_selector_forms():
     assert net[0].backward == offers and net[0].resolved_backward()["data"] == first
     # a list: one per layer
     net = ai3.swap_conv2d(conv_net(), backward=[first, last])
-    assert (net[0].backward.get("data", "default"), net[2].backward.get("data", "default")) == (first, last) or first == "default"
+    assert (net[0].backward.get("data", "default"), net[2].backward.get("data", "default")) == (
+        first,
+        last,
+    ) or first == "default"
     # callables, of the layer and of (layer, input shape)
     seen = []
     net = ai3.swap_conv2d(conv_net(), backward=lambda conv: seen.append(conv.stride) or first)
     assert seen == [(1, 1), (2, 2)] and net[0].backward.get("data") == first
     shapes = []
-    net = ai3.swap_conv2d(conv_net(), "default", (1, 3, 8, 8), backward=lambda conv, shape: shapes.append(shape) or "default")
+    net = ai3.swap_conv2d(
+        conv_net(), "default", (1, 3, 8, 8), backward=lambda conv, shape: shapes.append(shape) or "default"
+    )
     assert shapes == [(1, 3, 8, 8), (1, 4, 8, 8)] and net[0].backward == {}
     # a mapping per gradient, and with "forward" as the swap's algos
     net = ai3.swap_conv2d(conv_net(), "smm", backward={"backward_data": last, "backward_weight": "default"})
@@ -220,17 +228,26 @@ def test_backward_auto_times_the_gradient_ops_and_a_plan_replays_them():
 
 def test_bad_backward_selectors():
     data = data_algorithms()
-    with pytest.raises(ai3.UnknownAlgorithm, match="conv2d layer '0': backward 'nope' is not an algorithm of any of conv2d's gradient ops"):
+    with pytest.raises(
+        ai3.UnknownAlgorithm,
+        match="conv2d layer '0': backward 'nope' is not an algorithm of any of conv2d's gradient ops",
+    ):
         ai3.swap_conv2d(conv_net(), backward="nope")
-    with pytest.raises(ai3.UnknownAlgorithm, match="conv2d_backward_data layer '0': 'nope' is not a conv2d_backward_data algorithm"):
+    with pytest.raises(
+        ai3.UnknownAlgorithm, match="conv2d_backward_data layer '0': 'nope' is not a conv2d_backward_data algorithm"
+    ):
         ai3.swap_conv2d(conv_net(), backward={"backward_data": "nope"})
-    with pytest.raises(ai3.InvalidSelector, match=r"conv2d layer '0': the backward selector gave 3 \(int\), not an algorithm name"):
+    with pytest.raises(
+        ai3.InvalidSelector, match=r"conv2d layer '0': the backward selector gave 3 \(int\), not an algorithm name"
+    ):
         ai3.swap_conv2d(conv_net(), backward=lambda conv: 3)
     with pytest.raises(ai3.InvalidSelector, match="the backward selector gave None"):
         ai3.swap_conv2d(conv_net(), backward={"backward_weight": lambda conv: None})
     with pytest.raises(ai3.InvalidSelector, match="conv2d layer '0': the backward selector raised ZeroDivisionError"):
         ai3.swap_conv2d(conv_net(), backward=lambda conv: 1 / 0)
-    with pytest.raises(ai3.InvalidSelector, match="the conv2d backward selector lists 1 algorithms but the model has 2 conv2d layers"):
+    with pytest.raises(
+        ai3.InvalidSelector, match="the conv2d backward selector lists 1 algorithms but the model has 2 conv2d layers"
+    ):
         ai3.swap_conv2d(conv_net(), backward=[data[0]])
     with pytest.raises(ai3.InvalidSelector, match="names 'backward_input'; conv2d's gradients are"):
         ai3.swap_conv2d(conv_net(), backward={"backward_input": data[0]})
@@ -255,7 +272,12 @@ def test_torch_keeps_its_layer_and_its_backward():
 
 def test_inapplicable_backward_algorithm_is_refused_when_swapping():
     refused = []
-    layers_ = [nn.Conv2d(2, 2, 3, dilation=2), nn.Conv2d(4, 4, 3, groups=2), nn.Conv2d(2, 2, 5, stride=3), nn.Conv2d(2, 2, 1)]
+    layers_ = [
+        nn.Conv2d(2, 2, 3, dilation=2),
+        nn.Conv2d(4, 4, 3, groups=2),
+        nn.Conv2d(2, 2, 5, stride=3),
+        nn.Conv2d(2, 2, 1),
+    ]
     for target, grad_op in ai3.layers.backward_ops("conv2d").items():
         for algorithm in algorithms_of(grad_op):
             for conv in layers_:

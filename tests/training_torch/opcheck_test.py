@@ -8,11 +8,11 @@ whose eager backward raises naming the layer."""
 from __future__ import annotations
 
 import pytest
+import pytest_main
 import torch
+from training_cases import CASES, DTYPES, case_ids, gradient_algorithms, has_gradients, prepared, randn
 
 import ai3
-import pytest_main
-from training_cases import CASES, DTYPES, case_ids, gradient_algorithms, has_gradients, prepared, randn
 
 torch.set_num_threads(2)
 
@@ -28,7 +28,16 @@ def layer_args(module: torch.nn.Module, shape: tuple, dtype: torch.dtype, backwa
         x = x.unsqueeze(0)
     weights, names = layer.weights()
     weights = [w.detach().clone().requires_grad_(w.requires_grad) for w in weights]
-    return ([x.requires_grad_()], weights, names, layer.op, layer.attrs_json(x.shape), layer.algorithm, layer.name, layer._backward_json)
+    return (
+        [x.requires_grad_()],
+        weights,
+        names,
+        layer.op,
+        layer.attrs_json(x.shape),
+        layer.algorithm,
+        layer.name,
+        layer._backward_json,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

@@ -13,12 +13,12 @@ if os.environ.get("TEST_TMPDIR"):  # inductor writes its cache; keep it in the s
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", os.path.join(os.environ["TEST_TMPDIR"], "inductor"))
 
 import pytest
+import pytest_main
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 import ai3
-import pytest_main
 
 torch.set_num_threads(2)
 
@@ -29,7 +29,9 @@ LOSS_TOLERANCE = 1e-3
 def cnn(dropout: float = 0.25) -> nn.Sequential:
     torch.manual_seed(0)
     return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1, bias=False),  # a bias before BatchNorm gets a zero gradient, which Adam turns to noise
+        nn.Conv2d(
+            3, 8, 3, padding=1, bias=False
+        ),  # a bias before BatchNorm gets a zero gradient, which Adam turns to noise
         nn.BatchNorm2d(8),
         nn.ReLU(),
         nn.MaxPool2d(2),
@@ -94,7 +96,9 @@ def test_two_epochs_of_adam_match_torch():
     ops = needs_conv_and_linear_gradients()
     ref = cnn()
     net = swapped(ref, ops)
-    assert any(isinstance(m, ai3.torch.Layer) and m.op == "batchnorm2d" for m in net.modules()) == ("batchnorm2d" in ops)
+    assert any(isinstance(m, ai3.torch.Layer) and m.op == "batchnorm2d" for m in net.modules()) == (
+        "batchnorm2d" in ops
+    )
     want = train(ref)
     got = train(net)
     assert_losses_match(got, want, f"ai3 ({ops})")

@@ -11,7 +11,7 @@ gradient check as soon as the op's gradient lands.
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import torch
@@ -109,7 +109,7 @@ def swap(ref: nn.Module, algos: Any = "default", backward: Any = None) -> nn.Mod
     return ai3.swap_operation(op_of(ref), nn.Sequential(copy.deepcopy(ref)), algos, backward=backward)
 
 
-def gradients(net: nn.Module, x: torch.Tensor, grad_output: Optional[torch.Tensor] = None) -> list[torch.Tensor]:
+def gradients(net: nn.Module, x: torch.Tensor, grad_output: torch.Tensor | None = None) -> list[torch.Tensor]:
     """[dL/dx, dL/dp for each parameter that requires grad] with
     L = sum(net(x) * grad_output)."""
     x = x.detach().clone().requires_grad_()
@@ -119,7 +119,9 @@ def gradients(net: nn.Module, x: torch.Tensor, grad_output: Optional[torch.Tenso
     return [x.grad, *(p.grad for p in net.parameters() if p.requires_grad)]
 
 
-def check_gradients(ref: nn.Module, shape: tuple, dtype: torch.dtype, backward: Any = None, algos: Any = "default", what: str = "") -> None:
+def check_gradients(
+    ref: nn.Module, shape: tuple, dtype: torch.dtype, backward: Any = None, algos: Any = "default", what: str = ""
+) -> None:
     """The swapped copy of `ref` gives torch's gradients, or (a gradient the
     core lacks) raises naming the layer."""
     net = swap(ref, algos, backward)

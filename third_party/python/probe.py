@@ -6,7 +6,7 @@ import sys
 import sysconfig
 
 info = {
-    "version": "%d.%d" % sys.version_info[:2],
+    "version": "{}.{}".format(*sys.version_info[:2]),
     "include": sysconfig.get_paths()["include"],
     "pybind11_include": None,
     "site_packages": sysconfig.get_paths()["purelib"],

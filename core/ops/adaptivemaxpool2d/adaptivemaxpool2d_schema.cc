@@ -7,9 +7,9 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(AdaptivePool<AdaptiveMaxPool2dAttrs>(
-                           "2-D adaptive max pooling")
-                           .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    AdaptivePool<AdaptiveMaxPool2dAttrs>("2-D adaptive max pooling")
+        .Default(Device::kCPU, {{"direct"}}));
 AI3_REGISTER_GRADIENT_SCHEMA(AdaptivePool<AdaptiveMaxPool2dBackwardDataAttrs>(
     "adaptivemaxpool2d's input gradient: dy to each window's first max"));
 

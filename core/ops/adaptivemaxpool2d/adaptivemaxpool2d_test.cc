@@ -68,9 +68,13 @@ void Case(int64_t n, int64_t c, int64_t h, int64_t w, int64_t oh, int64_t ow,
 int Main() {
   int ran = 0;
   for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-    for (auto [h, w, oh, ow] : std::vector<std::array<int64_t, 4>>{
-             {8, 8, 4, 4}, {7, 9, 3, 4}, {5, 5, 1, 1}, {3, 2, 5, 7},
-             {14, 14, 7, 7}, {1, 1, 2, 2}}) {
+    for (auto [h, w, oh, ow] :
+         std::vector<std::array<int64_t, 4>>{{8, 8, 4, 4},
+                                             {7, 9, 3, 4},
+                                             {5, 5, 1, 1},
+                                             {3, 2, 5, 7},
+                                             {14, 14, 7, 7},
+                                             {1, 1, 2, 2}}) {
       for (int nan = 0; nan < 2; ++nan) {
         Case<float>(2, 3, h, w, oh, ow, layout, nan);
         Case<double>(2, 3, h, w, oh, ow, layout, nan);

@@ -50,9 +50,9 @@ struct AdaptiveMaxPoolLoops {
   }
 };
 
-AI3_REGISTER_ALGORITHM(AdaptiveMaxPool2dAttrs, "direct", Device::kCPU,
-                       PoolDirect<AdaptiveMaxPool2dAttrs,
-                                  AdaptiveMaxPoolLoops>);
+AI3_REGISTER_ALGORITHM(
+    AdaptiveMaxPool2dAttrs, "direct", Device::kCPU,
+    PoolDirect<AdaptiveMaxPool2dAttrs, AdaptiveMaxPoolLoops>);
 
 }  // namespace
 }  // namespace ai3

@@ -13,9 +13,7 @@ namespace {
 const char* const kInputNames[] = {"q", "k", "v", "mask"};
 
 // The batch dimensions of a shape of rank >= 2 (all but the last two).
-Shape Lead(const Shape& shape) {
-  return Shape(shape.begin(), shape.end() - 2);
-}
+Shape Lead(const Shape& shape) { return Shape(shape.begin(), shape.end() - 2); }
 
 }  // namespace
 

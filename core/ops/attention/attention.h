@@ -43,7 +43,7 @@ struct AttentionAttrs {
   bool causal = false;
   bool has_scale = false;  // false: scale = 1/sqrt(E)
   double scale = 0;
-  bool has_mask = false;   // whether a 4th input (the mask) is given
+  bool has_mask = false;  // whether a 4th input (the mask) is given
 
   // The number of inputs a layer with these attrs takes (3 or 4).
   size_t NumInputs() const { return has_mask ? 4 : 3; }
@@ -116,11 +116,10 @@ class AttentionKernel : public MultiInputKernel {
       std::fill(out.data_as<T>(), out.data_as<T>() + out.numel(), T(0));
       return;
     }
-    Algo::template Attend<T>(
-        g, in[0].data_as<const T>(), in[1].data_as<const T>(),
-        in[2].data_as<const T>(),
-        in.size() > 3 ? in[3].data_as<const T>() : nullptr, out.data_as<T>(),
-        static_cast<T*>(workspace));
+    Algo::template Attend<T>(g, in[0].data_as<const T>(),
+                             in[1].data_as<const T>(), in[2].data_as<const T>(),
+                             in.size() > 3 ? in[3].data_as<const T>() : nullptr,
+                             out.data_as<T>(), static_cast<T*>(workspace));
   }
 
   // MultiLayer calls InputsWorkspaceBytes and RunInputs under its lock, one

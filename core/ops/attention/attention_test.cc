@@ -136,9 +136,9 @@ void RunCase(const Case& c, const std::string& algorithm) {
   const Shape out_shape = With(c.lead, c.l, c.ev);
   std::string desc = algorithm + " " + Name(dtype) + " q" +
                      ToString(in[0].shape) + " k" + ToString(in[1].shape) +
-                     " v" + ToString(in[2].shape) + " mask" +
-                     ToString(c.mask) + (c.causal ? " causal" : "") +
-                     " scale " + std::to_string(c.scale);
+                     " v" + ToString(in[2].shape) + " mask" + ToString(c.mask) +
+                     (c.causal ? " causal" : "") + " scale " +
+                     std::to_string(c.scale);
   Check(layer.OutputShape(in) == out_shape, desc + ": output shape");
   std::vector<T> y(NumElements(out_shape), T(-42));
   layer.Forward(in, Tensor{y.data(), dtype, out_shape});
@@ -155,8 +155,7 @@ void RunErrors() {
   MultiLayer<AttentionAttrs> layer("attn", plain, {}, "flash");
   auto shape_error = [&](const std::string& what, std::vector<Tensor> in,
                          const std::string& text) {
-    ExpectError(what, ErrorKind::kShape, text,
-                [&] { layer.OutputShape(in); });
+    ExpectError(what, ErrorKind::kShape, text, [&] { layer.OutputShape(in); });
   };
   shape_error("E mismatch", {t({2, 5, 8}), t({2, 6, 4}), t({2, 6, 3})},
               "attention layer 'attn' (flash): k's last dimension is 4 but "
@@ -167,15 +166,15 @@ void RunErrors() {
               "same batch dimensions");
   shape_error("rank mismatch", {t({1, 2, 5, 8}), t({2, 6, 8}), t({2, 6, 3})},
               "one rank");
-  shape_error("rank 1", {t({8}), t({6, 8}), t({6, 3})}, "q must have rank >= 2");
+  shape_error("rank 1", {t({8}), t({6, 8}), t({6, 3})},
+              "q must have rank >= 2");
   ExpectError("two inputs", ErrorKind::kInvalidArgument,
               "attention layer 'attn': takes 3 inputs, got 2",
               [&] { layer.OutputShape({t({5, 8}), t({6, 8})}); });
-  ExpectError("dtype mismatch", ErrorKind::kDType, "float64",
-              [&] {
-                layer.OutputShape({t({5, 8}), t({6, 8}),
-                                   Tensor{dbuf.data(), DType::kFloat64, {6, 3}}});
-              });
+  ExpectError("dtype mismatch", ErrorKind::kDType, "float64", [&] {
+    layer.OutputShape(
+        {t({5, 8}), t({6, 8}), Tensor{dbuf.data(), DType::kFloat64, {6, 3}}});
+  });
   AttentionAttrs masked;
   masked.has_mask = true;
   MultiLayer<AttentionAttrs> mlayer("attn", masked, {}, "naive");
@@ -185,15 +184,14 @@ void RunErrors() {
                     {t({2, 5, 8}), t({2, 6, 8}), t({2, 6, 3}), t({5, 7})});
               });
   ExpectError("mask rank", ErrorKind::kShape, "more dimensions", [&] {
-    mlayer.OutputShape(
-        {t({5, 8}), t({6, 8}), t({6, 3}), t({1, 5, 6})});
+    mlayer.OutputShape({t({5, 8}), t({6, 8}), t({6, 3}), t({1, 5, 6})});
   });
   AttentionAttrs bad_scale;
   bad_scale.has_scale = true;
   bad_scale.scale = std::nan("");
-  ExpectError("scale", ErrorKind::kInvalidArgument, "scale must be finite", [&] {
-    MultiLayer<AttentionAttrs>("attn", bad_scale, {}, "default");
-  });
+  ExpectError(
+      "scale", ErrorKind::kInvalidArgument, "scale must be finite",
+      [&] { MultiLayer<AttentionAttrs>("attn", bad_scale, {}, "default"); });
   ExpectError("unknown", ErrorKind::kUnknownAlgorithm, "'chunked'", [&] {
     MultiLayer<AttentionAttrs>("attn", plain, {}, "winograd");
   });
@@ -216,11 +214,13 @@ int Main() {
     }
   }
   for (int64_t e : {1, 3, 64, 80}) {
-    for (int64_t ev : {1, 17, 64, 80}) cases.push_back({{2}, 33, 70, e, ev, {}});
+    for (int64_t ev : {1, 17, 64, 80})
+      cases.push_back({{2}, 33, 70, e, ev, {}});
   }
   // Masks of every broadcast form; with and without causal.
-  for (Shape mask : {Shape{2, 3, 20, 70}, Shape{20, 70}, Shape{1, 3, 1, 70},
-                     Shape{2, 1, 20, 1}, Shape{70}, Shape{1}, Shape{3, 20, 70}}) {
+  for (Shape mask :
+       {Shape{2, 3, 20, 70}, Shape{20, 70}, Shape{1, 3, 1, 70},
+        Shape{2, 1, 20, 1}, Shape{70}, Shape{1}, Shape{3, 20, 70}}) {
     cases.push_back({{2, 3}, 20, 70, 8, 5, mask});
     cases.push_back({{2, 3}, 20, 70, 8, 5, mask, true});
   }

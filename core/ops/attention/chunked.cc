@@ -25,7 +25,8 @@ struct Chunked {
   template <typename T>
   static int64_t ChunkRows(const AttentionGeometry& g) {
     const int64_t fit = static_cast<int64_t>(
-        kChunkBytes / (sizeof(T) * static_cast<size_t>(std::max<int64_t>(g.s, 1))));
+        kChunkBytes /
+        (sizeof(T) * static_cast<size_t>(std::max<int64_t>(g.s, 1))));
     return std::clamp<int64_t>(fit, 1, std::max<int64_t>(g.l, 1));
   }
 
@@ -46,8 +47,8 @@ struct Chunked {
         const int64_t rows = std::min(chunk, l - i0);
         // Causal: row i sees keys <= i, so the chunk sees keys < i0 + rows.
         const int64_t cols = g.causal ? std::min(s, i0 + rows) : s;
-        Gemm<T>(false, true, rows, cols, e, T(g.scale), q + (n * l + i0) * e,
-                e, kn, e, T(0), scores, cols);
+        Gemm<T>(false, true, rows, cols, e, T(g.scale), q + (n * l + i0) * e, e,
+                kn, e, T(0), scores, cols);
         attention::ScoresToProbabilities(g, mask, n, i0, rows, cols, scores);
         Gemm<T>(false, false, rows, ev, cols, T(1), scores, cols, vn, ev, T(0),
                 out + (n * l + i0) * ev, ev);
@@ -57,8 +58,9 @@ struct Chunked {
 };
 
 // Takes every attention layer: the softmax per row is exact, as naive's.
-AI3_REGISTER_ALGORITHM(AttentionAttrs, "chunked", Device::kCPU,
-                       KernelAlgorithm<AttentionAttrs, AttentionKernel<Chunked>>);
+AI3_REGISTER_ALGORITHM(
+    AttentionAttrs, "chunked", Device::kCPU,
+    KernelAlgorithm<AttentionAttrs, AttentionKernel<Chunked>>);
 
 }  // namespace
 }  // namespace ai3

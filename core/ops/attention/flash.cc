@@ -178,9 +178,8 @@ struct Flash {
   // One task: rows i0 .. i0 + rows - 1 of batch entry n.
   template <typename T>
   static void QueryBlock(const AttentionGeometry& g, int64_t n, int64_t i0,
-                         int64_t rows, const T* q, const T* v,
-                         const T* mask, T* out, const T* kt,
-                         const Scratch<T>& w) {
+                         int64_t rows, const T* q, const T* v, const T* mask,
+                         T* out, const T* kt, const Scratch<T>& w) {
     const int64_t e = g.e, ev = g.ev;
     const T neg_inf = -std::numeric_limits<T>::infinity();
     const vmath::ExpRange<T> range;

@@ -30,8 +30,8 @@ struct Naive {
       Gemm<T>(/*trans_a=*/false, /*trans_b=*/true, l, s, e, T(g.scale),
               q + n * l * e, e, k + n * s * e, e, T(0), scores, s);
       attention::ScoresToProbabilities(g, mask, n, 0, l, s, scores);
-      Gemm<T>(false, false, l, ev, s, T(1), scores, s, v + n * s * ev, ev,
-              T(0), out + n * l * ev, ev);
+      Gemm<T>(false, false, l, ev, s, T(1), scores, s, v + n * s * ev, ev, T(0),
+              out + n * l * ev, ev);
     }
   }
 };

@@ -22,8 +22,8 @@ template <typename T>
 inline void MaskScores(const AttentionGeometry& g, const T* mask, int64_t n,
                        int64_t i, int64_t j0, int64_t cols, T* __restrict s) {
   if (g.has_mask) {
-    const T* __restrict m = mask + g.mask_offsets[n] +
-                            i * g.mask_row_stride + j0 * g.mask_col_stride;
+    const T* __restrict m = mask + g.mask_offsets[n] + i * g.mask_row_stride +
+                            j0 * g.mask_col_stride;
     if (g.mask_col_stride != 0) {
 #pragma omp simd
       for (int64_t j = 0; j < cols; ++j) s[j] += m[j];
@@ -87,9 +87,8 @@ inline void SafeSoftmaxRow(T* __restrict s, int64_t len,
 // 0 .. cols - 1 (row r at p + r * cols) -> attention probabilities, in
 // place. Threads over rows; call from outside a parallel region.
 template <typename T>
-void ScoresToProbabilities(const AttentionGeometry& g, const T* mask,
-                           int64_t n, int64_t i0, int64_t rows, int64_t cols,
-                           T* p) {
+void ScoresToProbabilities(const AttentionGeometry& g, const T* mask, int64_t n,
+                           int64_t i0, int64_t rows, int64_t cols, T* p) {
   const vmath::ExpRange<T> range;
   ParallelFor(0, rows, rows * cols >= (1 << 14), [&](int64_t r) {
     T* row = p + r * cols;

@@ -25,9 +25,9 @@ class DataKernel : public MultiInputKernel {
   ScaleShiftMap map_;
 };
 
-AI3_REGISTER_ALGORITHM(BatchNorm2dBackwardDataAttrs, "direct", Device::kCPU,
-                       KernelAlgorithm<BatchNorm2dBackwardDataAttrs,
-                                       DataKernel>);
+AI3_REGISTER_ALGORITHM(
+    BatchNorm2dBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<BatchNorm2dBackwardDataAttrs, DataKernel>);
 
 }  // namespace
 }  // namespace ai3

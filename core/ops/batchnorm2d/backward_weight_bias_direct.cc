@@ -28,9 +28,7 @@ class ChannelSumKernel : public MultiInputKernel {
  public:
   ChannelSumKernel(const BatchNorm2dAttrs& attrs,
                    const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        mean_(attrs.channels, 0.0),
-        rstd_(attrs.channels, 1.0) {
+      : attrs_(attrs), mean_(attrs.channels, 0.0), rstd_(attrs.channels, 1.0) {
     if (!kCentered) return;
     DispatchFloat(attrs.dtype, [&](auto zero) {
       using T = decltype(zero);
@@ -45,8 +43,7 @@ class ChannelSumKernel : public MultiInputKernel {
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
-    const ImageDims d =
-        ImageDimsOf(inputs[kForwardInput].shape, attrs_.layout);
+    const ImageDims d = ImageDimsOf(inputs[kForwardInput].shape, attrs_.layout);
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       const T* dy = inputs[kGradOutput].data_as<const T>();
@@ -131,11 +128,10 @@ class ChannelSumDirect : public Algorithm<Attrs> {
 
 AI3_REGISTER_ALGORITHM(BatchNorm2dBackwardWeightAttrs, "direct", Device::kCPU,
                        ChannelSumDirect<BatchNorm2dBackwardWeightAttrs,
-                                       /*kCentered=*/true>);
+                                        /*kCentered=*/true>);
 AI3_REGISTER_ALGORITHM(BatchNorm2dBackwardBiasAttrs, "direct", Device::kCPU,
                        ChannelSumDirect<BatchNorm2dBackwardBiasAttrs,
-                                       /*kCentered=*/false>);
+                                        /*kCentered=*/false>);
 
 }  // namespace
 }  // namespace ai3
-

@@ -10,12 +10,10 @@ namespace ai3 {
 
 void BatchNorm2dAttrs::Validate(const std::vector<Tensor>& params) const {
   if (channels < 1) {
-    Fail(ErrorKind::kInvalidArgument, "channels must be >= 1, got ",
-         channels);
+    Fail(ErrorKind::kInvalidArgument, "channels must be >= 1, got ", channels);
   }
   if (!(eps >= 0) || !std::isfinite(eps)) {
-    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ",
-         eps);
+    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ", eps);
   }
   if (std::string why = activation.WhyInvalid(); !why.empty()) {
     Fail(ErrorKind::kInvalidArgument, why);
@@ -46,8 +44,8 @@ void BatchNorm2dAttrs::ValidateWithoutActivation(
   if (activation.enabled) {
     Fail(ErrorKind::kInvalidArgument,
          "the batchnorm2d gradients take no fused activation (got ",
-         ActivationFnName(activation.fn), " clamped to [", activation.min,
-         ", ", activation.max, "]); run the activation as its own layer");
+         ActivationFnName(activation.fn), " clamped to [", activation.min, ", ",
+         activation.max, "]); run the activation as its own layer");
   }
 }
 
@@ -57,15 +55,14 @@ Shape BatchNorm2dAttrs::OutputShape(const Tensor& input) const {
          " input, got rank ", input.rank(), " ", ToString(input.shape));
   }
   if (input.dtype != dtype) {
-    Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
-         " but weights are ", Name(dtype));
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
+         Name(dtype));
   }
   CheckShape(input.shape, "input");
   ImageDims in = ImageDimsOf(input.shape, layout);
   if (in.c != channels) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has ", in.c, " channels, the layer expects ",
-         channels);
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", in.c, " channels, the layer expects ", channels);
   }
   return input.shape;
 }

@@ -11,17 +11,17 @@ using A = BatchNorm2dAttrs;
 // batchnorm2d's attributes and weights (in the order of
 // BatchNorm2dAttrs::Param), which its gradients take as they are.
 AI3_DECLARE_ATTRIBUTES(
-    .Field("eps", &A::eps, "added to the variance")
-    .LayoutAttr()
-    .ActivationAttr()
-    .Weight("weight", "(channels,) scale")
-    .Weight("bias", "(channels,) shift")
-    .Weight("running_mean", "(channels,)")
-    .Weight("running_var", "(channels,)")
-    .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-      a.channels = internal::WeightShape(w, A::kWeight, 1, "weight")[0];
-      a.dtype = w[A::kWeight]->dtype;
-    }));
+        .Field("eps", &A::eps, "added to the variance")
+        .LayoutAttr()
+        .ActivationAttr()
+        .Weight("weight", "(channels,) scale")
+        .Weight("bias", "(channels,) shift")
+        .Weight("running_mean", "(channels,)")
+        .Weight("running_var", "(channels,)")
+        .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+          a.channels = internal::WeightShape(w, A::kWeight, 1, "weight")[0];
+          a.dtype = w[A::kWeight]->dtype;
+        }));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<BatchNorm2dAttrs>("inference batch normalisation per channel of a "

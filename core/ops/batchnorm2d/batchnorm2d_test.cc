@@ -37,8 +37,8 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
     for (int64_t c = 0; c < p.c; ++c) {
       for (int64_t i = 0; i < hw; ++i) {
         const int64_t at = (n * p.c + c) * hw + i;
-        y[at] = (x[at] - mean[c]) / std::sqrt(var[c] + p.eps) * gamma[c] +
-                beta[c];
+        y[at] =
+            (x[at] - mean[c]) / std::sqrt(var[c] + p.eps) * gamma[c] + beta[c];
       }
     }
   }
@@ -80,8 +80,8 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const Shape shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   std::vector<T> y(numel, T(-42));
   Tensor xt{x.data(), dtype, shape};
-  std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
-                     " " + ToString(shape);
+  std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) + " " +
+                     ToString(shape);
   Check(layer.OutputShape(xt) == shape, desc + ": output shape");
   layer.Forward(xt, Tensor{y.data(), dtype, shape});
   const double tol = std::is_same_v<T, double> ? 1e-12 : 1e-5;
@@ -115,35 +115,35 @@ void ErrorCases() {
               [&] { make(bad_eps, {c4, c4, c4, c4}); });
   BatchNorm2dAttrs no_channels = a;
   no_channels.channels = 0;
-  ExpectError("channels", ErrorKind::kInvalidArgument,
-              "channels must be >= 1", [&] { make(no_channels, {}); });
+  ExpectError("channels", ErrorKind::kInvalidArgument, "channels must be >= 1",
+              [&] { make(no_channels, {}); });
 
   Layer<BatchNorm2dAttrs> layer("bn2", a, {c4, c4, c4, c4}, "direct");
   std::vector<float> x(2 * 3 * 5 * 5);
-  ExpectError("channels mismatch", ErrorKind::kShape,
-              "batchnorm2d layer 'bn2' (direct): input (2, 3, 5, 5) (NCHW) "
-              "has 3 channels, the layer expects 4",
-              [&] {
-                layer.OutputShape(
-                    Tensor{x.data(), DType::kFloat32, {2, 3, 5, 5}});
-              });
+  ExpectError(
+      "channels mismatch", ErrorKind::kShape,
+      "batchnorm2d layer 'bn2' (direct): input (2, 3, 5, 5) (NCHW) "
+      "has 3 channels, the layer expects 4",
+      [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 3, 5, 5}});
+      });
   ExpectError("rank", ErrorKind::kShape, "expected a rank-4 NCHW input", [&] {
     layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4}});
   });
-  ExpectError("dtype", ErrorKind::kDType,
-              "input is float64 but weights are float32", [&] {
-                layer.OutputShape(
-                    Tensor{x.data(), DType::kFloat64, {1, 4, 1, 1}});
-              });
+  ExpectError(
+      "dtype", ErrorKind::kDType, "input is float64 but weights are float32",
+      [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat64, {1, 4, 1, 1}});
+      });
 }
 
 }  // namespace
 
 int Main() {
   const std::vector<Case> cases = {
-      {1, 1, 1, 1, 1e-5},   {2, 3, 5, 7, 1e-5},   {1, 16, 8, 8, 1e-3},
+      {1, 1, 1, 1, 1e-5},    {2, 3, 5, 7, 1e-5}, {1, 16, 8, 8, 1e-3},
       {4, 64, 28, 28, 1e-5},  // large enough to run threaded
-      {3, 17, 1, 1, 0.0},   {0, 5, 4, 4, 1e-5},   {2, 5, 0, 3, 1e-5},
+      {3, 17, 1, 1, 0.0},    {0, 5, 4, 4, 1e-5}, {2, 5, 0, 3, 1e-5},
   };
   const int ran =
       testing::RunEachLayout(testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,

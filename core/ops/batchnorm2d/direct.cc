@@ -20,8 +20,7 @@ namespace {
 
 class DirectKernel : public Kernel {
  public:
-  DirectKernel(const BatchNorm2dAttrs& attrs,
-               const std::vector<Tensor>& params)
+  DirectKernel(const BatchNorm2dAttrs& attrs, const std::vector<Tensor>& params)
       : map_(attrs, params, /*shift=*/true) {}
 
   void Run(const Tensor& input, const Tensor& output, void*) override {

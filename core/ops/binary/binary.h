@@ -18,8 +18,9 @@
 // chains of these two-operand ops in the frontends.
 //
 // One attributes template serves the eight ops, one instance each; each is
-// its own op in the registry (its own kOp) so selectors and ai3.algorithms() name it. The
-// graph's N-input same-shape "add" node (core/ops/add) stays as it was.
+// its own op in the registry (its own kOp) so selectors and ai3.algorithms()
+// name it. The graph's N-input same-shape "add" node (core/ops/add) stays as it
+// was.
 #ifndef AI3_CORE_OPS_BINARY_BINARY_H_
 #define AI3_CORE_OPS_BINARY_BINARY_H_
 
@@ -31,7 +32,16 @@
 
 namespace ai3 {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kPow, kMaximum, kMinimum, kPrelu };
+enum class BinaryOp {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMaximum,
+  kMinimum,
+  kPrelu
+};
 
 // The names of the ops, by BinaryOp.
 constexpr const char* BinaryOpName(BinaryOp op) {
@@ -78,8 +88,7 @@ struct BinaryAttrs {
     if (params.size() != want) {
       Fail(ErrorKind::kInvalidArgument, kOp, " takes ", want,
            " parameter tensor", want == 1 ? "" : "s",
-           has_other ? " (the constant operand)" : "", ", got ",
-           params.size());
+           has_other ? " (the constant operand)" : "", ", got ", params.size());
     }
     if (reverse && Op == BinaryOp::kPrelu) {
       Fail(ErrorKind::kInvalidArgument,
@@ -89,8 +98,8 @@ struct BinaryAttrs {
       Fail(ErrorKind::kInvalidArgument,
            "reverse applies only to the one-input form with a constant");
     }
-    if (has_other && (params[0].shape != other_shape ||
-                      params[0].dtype != other_dtype)) {
+    if (has_other &&
+        (params[0].shape != other_shape || params[0].dtype != other_dtype)) {
       Fail(ErrorKind::kInternal, "the constant operand is ",
            Name(params[0].dtype), " ", ToString(params[0].shape),
            " but the attributes say ", Name(other_dtype), " ",
@@ -111,8 +120,8 @@ struct BinaryAttrs {
       Fail(ErrorKind::kDType, "input is ", Name(inputs[0].dtype),
            " but the constant operand is ", Name(other_dtype));
     }
-    return reverse ? BroadcastShapes(other_shape, inputs[0].shape,
-                                     "constant", "input")
+    return reverse ? BroadcastShapes(other_shape, inputs[0].shape, "constant",
+                                     "input")
                    : BroadcastShapes(inputs[0].shape,
                                      OperandShape(other_shape, rank), "input",
                                      "constant");

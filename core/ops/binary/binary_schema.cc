@@ -10,9 +10,8 @@ namespace ai3 {
 namespace {
 
 template <class A>
-bool Declare(const char* doc,
-             std::initializer_list<Device> devices = {Device::kCPU,
-                                                      Device::kCUDA}) {
+bool Declare(const char* doc, std::initializer_list<Device> devices = {
+                                  Device::kCPU, Device::kCUDA}) {
   return OpDeclaration<A>(doc)
       .Field("reverse", &A::reverse,
              "one-input form: other op x instead of x op other")
@@ -21,22 +20,20 @@ bool Declare(const char* doc,
       .Register();
 }
 
-const bool kDeclared = Declare<AddAttrs>("x0 + x1 with NumPy broadcasting") &&
-                       Declare<SubAttrs>("x0 - x1 with NumPy broadcasting") &&
-                       Declare<MulAttrs>("x0 * x1 with NumPy broadcasting") &&
-                       Declare<DivAttrs>("x0 / x1 with NumPy broadcasting") &&
-                       Declare<PowAttrs>("x0 ** x1 with NumPy broadcasting",
-                                         {Device::kCPU}) &&
-                       Declare<MaximumAttrs>(
-                           "max(x0, x1) with NumPy broadcasting, NaN wins",
-                           {Device::kCPU}) &&
-                       Declare<MinimumAttrs>(
-                           "min(x0, x1) with NumPy broadcasting, NaN wins",
-                           {Device::kCPU}) &&
-                       Declare<PreluAttrs>(
-                           "x0 if x0 >= 0 else x1 * x0 (x1: the slope), "
-                           "with NumPy broadcasting",
-                           {Device::kCPU});
+const bool kDeclared =
+    Declare<AddAttrs>("x0 + x1 with NumPy broadcasting") &&
+    Declare<SubAttrs>("x0 - x1 with NumPy broadcasting") &&
+    Declare<MulAttrs>("x0 * x1 with NumPy broadcasting") &&
+    Declare<DivAttrs>("x0 / x1 with NumPy broadcasting") &&
+    Declare<PowAttrs>("x0 ** x1 with NumPy broadcasting", {Device::kCPU}) &&
+    Declare<MaximumAttrs>("max(x0, x1) with NumPy broadcasting, NaN wins",
+                          {Device::kCPU}) &&
+    Declare<MinimumAttrs>("min(x0, x1) with NumPy broadcasting, NaN wins",
+                          {Device::kCPU}) &&
+    Declare<PreluAttrs>(
+        "x0 if x0 >= 0 else x1 * x0 (x1: the slope), "
+        "with NumPy broadcasting",
+        {Device::kCPU});
 
 }  // namespace
 }  // namespace ai3

@@ -68,7 +68,7 @@ void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
   auto ad = testing::RandomVector(NumElements(sa), 3);
   auto bd = testing::RandomVector(NumElements(sb), 4);
   for (double& v : bd) v += v >= 0 ? 0.5 : -0.5;  // keep divisors off 0
-  if (Attrs::kBinaryOp == BinaryOp::kPow) {  // positive bases (else NaN)
+  if (Attrs::kBinaryOp == BinaryOp::kPow) {       // positive bases (else NaN)
     for (double& v : ad) v = std::fabs(v) + 0.25;
     for (double& v : bd) v = std::fabs(v) + 0.25;
   }
@@ -102,9 +102,9 @@ void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
   layer.Forward(inputs, Tensor{y.data(), dtype, shape});
   std::vector<double> want(n);
   for (int64_t i = 0; i < n; ++i) {
-    want[i] = ApplyRef(Attrs::kBinaryOp, double(a[SourceIndex(sa, shape, i)]),
-                       double(b[SourceIndex(
-                           Attrs::OperandShape(sb, sa.size()), shape, i)]));
+    want[i] = ApplyRef(
+        Attrs::kBinaryOp, double(a[SourceIndex(sa, shape, i)]),
+        double(b[SourceIndex(Attrs::OperandShape(sb, sa.size()), shape, i)]));
   }
   const double tol = std::is_same_v<T, double> ? 1e-15 : 1e-6;
   const double err = testing::MaxRelativeError(y, want);
@@ -132,9 +132,8 @@ int RunOp(const std::vector<Case>& cases) {
 
 // Two inputs of a Model: (x * 2-input mul) then + the model input again.
 void ModelCase() {
-  auto mul = std::make_shared<MultiLayer<MulAttrs>>("mul", MulAttrs{},
-                                                    std::vector<Tensor>{},
-                                                    "default");
+  auto mul = std::make_shared<MultiLayer<MulAttrs>>(
+      "mul", MulAttrs{}, std::vector<Tensor>{}, "default");
   SubAttrs sub_attrs;
   std::vector<float> c = {1, 2, 3};
   sub_attrs.has_other = true;
@@ -143,13 +142,12 @@ void ModelCase() {
   auto sub = std::make_shared<MultiLayer<SubAttrs>>(
       "rsub", sub_attrs,
       std::vector<Tensor>{Tensor{c.data(), DType::kFloat32, {3}}}, "default");
-  auto add = std::make_shared<MultiLayer<AddAttrs>>("add", AddAttrs{},
-                                                    std::vector<Tensor>{},
-                                                    "default");
+  auto add = std::make_shared<MultiLayer<AddAttrs>>(
+      "add", AddAttrs{}, std::vector<Tensor>{}, "default");
   Model m;
   const int sq = m.AddLayer(mul, {Model::kInput, Model::kInput});  // x * x
-  const int r = m.AddLayer(sub, sq);                  // c - x*x
-  m.AddLayer(add, {r, Model::kInput});                // c - x*x + x
+  const int r = m.AddLayer(sub, sq);                               // c - x*x
+  m.AddLayer(add, {r, Model::kInput});  // c - x*x + x
   std::vector<float> x = {0.5f, -1, 2, 3, 4, -5};
   Tensor xt{x.data(), DType::kFloat32, {2, 3}};
   Check(m.Prepare(xt) == Shape({2, 3}), "model: output shape");
@@ -165,8 +163,7 @@ void ModelCase() {
               "mul layer 'mul': takes 2 inputs, got 1",
               [&] { m.AddLayer(mul, {0}); });
   ExpectError("model input count", ErrorKind::kInvalidArgument,
-              "takes 2 inputs, got 3",
-              [&] { m.AddLayer(mul, {0, 0, 0}); });
+              "takes 2 inputs, got 3", [&] { m.AddLayer(mul, {0, 0, 0}); });
   Model bad;
   bad.AddLayer(mul, {Model::kInput, Model::kInput});
   auto relu_like = bad.AddLayer(add, {0, Model::kInput});
@@ -181,8 +178,8 @@ template <class Attrs>
 void SpecialValues(double exponent_or_other) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  const std::vector<double> xs = {0.0, -0.0, -2.0, 3.0, inf, -inf, nan, 0.5,
-                                  -0.5, 1e300};
+  const std::vector<double> xs = {0.0,  -0.0, -2.0, 3.0,  inf,
+                                  -inf, nan,  0.5,  -0.5, 1e300};
   Attrs attrs;
   attrs.has_other = true;
   attrs.other_shape = {};

@@ -27,13 +27,12 @@ inline constexpr int kMaxBroadcastRank = 12;
 
 // The broadcast of `a` and `b`; throws kShape naming both shapes (`what_a`,
 // `what_b` say which operands they are) when they do not broadcast.
-inline Shape BroadcastShapes(const Shape& a, const Shape& b,
-                             const char* what_a, const char* what_b) {
+inline Shape BroadcastShapes(const Shape& a, const Shape& b, const char* what_a,
+                             const char* what_b) {
   const size_t rank = std::max(a.size(), b.size());
   if (rank > static_cast<size_t>(kMaxBroadcastRank)) {
     Fail(ErrorKind::kShape, what_a, " ", ToString(a), " and ", what_b, " ",
-         ToString(b), " have more than ", kMaxBroadcastRank,
-         " dimensions");
+         ToString(b), " have more than ", kMaxBroadcastRank, " dimensions");
   }
   Shape out(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -90,8 +89,8 @@ struct BroadcastIndex {
       if (out[i] == 1) continue;
       if (rank > 0) {
         const int j = rank - 1;  // the dimension merged last (outermost)
-        const bool mergeable = sa[i] == stride_a[j] * dims[j] &&
-                               sb[i] == stride_b[j] * dims[j];
+        const bool mergeable =
+            sa[i] == stride_a[j] * dims[j] && sb[i] == stride_b[j] * dims[j];
         if (mergeable) {
           dims[j] *= out[i];
           continue;

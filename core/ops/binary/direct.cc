@@ -111,8 +111,7 @@ class DirectKernel : public OperandsKernel<Attrs> {
     if (this->attrs_.reverse) std::swap(a, b);
     if (a->numel() == 0 || b->numel() == 0) return;
     const BroadcastIndex ix(
-        a->shape, Attrs::OperandShape(b->shape, a->shape.size()),
-        output.shape);
+        a->shape, Attrs::OperandShape(b->shape, a->shape.size()), output.shape);
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       Broadcast<Attrs::kBinaryOp, T>(ix, a->data_as<const T>(),

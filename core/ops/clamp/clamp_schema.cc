@@ -7,9 +7,8 @@ namespace ai3 {
 namespace {
 
 // clamp's attributes, which its gradient takes as they are.
-AI3_DECLARE_ATTRIBUTES(
-    .Field("min", &A::min, "lower bound (None: -inf)")
-    .Field("max", &A::max, "upper bound (None: inf)"));
+AI3_DECLARE_ATTRIBUTES(.Field("min", &A::min, "lower bound (None: -inf)")
+                           .Field("max", &A::max, "upper bound (None: inf)"));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<ClampAttrs>("min(max(x, min), max) elementwise (ReLU6, Hardtanh); "

@@ -24,8 +24,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 int Main() {
   const std::vector<std::pair<double, double>> bounds = {
-      {0.0, 6.0}, {-1.0, 1.0}, {-kInf, 0.5}, {-0.25, kInf}, {2.0, -2.0},
-      {0.1, 0.1},
+      {0.0, 6.0},    {-1.0, 1.0}, {-kInf, 0.5},
+      {-0.25, kInf}, {2.0, -2.0}, {0.1, 0.1},
   };
   int ran = 0;
   for (const auto& [lo, hi] : bounds) {
@@ -37,7 +37,8 @@ int Main() {
       return std::isnan(v) ? v : std::min(std::max(v, lo), hi);
     };
     ran += testing::RunUnaryCases(
-        a, reference, " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
+        a, reference,
+        " [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
         {/*f32=*/0, /*f64=*/0});
   }
   testing::UnaryErrorCases<ClampAttrs>();

@@ -27,7 +27,8 @@ bool Conv2dAttrs::is_1x1_unit() const {
 
 void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
   auto positive = [](const char* what, int64_t v) {
-    if (v < 1) Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
+    if (v < 1)
+      Fail(ErrorKind::kInvalidArgument, what, " must be >= 1, got ", v);
   };
   positive("in_channels", in_channels);
   positive("out_channels", out_channels);
@@ -62,17 +63,17 @@ void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
   }
   if (in_channels % groups || out_channels % groups) {
     Fail(ErrorKind::kInvalidArgument, "groups=", groups,
-         " must divide in_channels=", in_channels, " and out_channels=",
-         out_channels);
+         " must divide in_channels=", in_channels,
+         " and out_channels=", out_channels);
   }
   const std::string bad_activation = activation.WhyInvalid();
   if (!bad_activation.empty()) {
     Fail(ErrorKind::kInvalidArgument, bad_activation);
   }
-  ValidateWeightBias(
-      params, has_bias,
-      {out_channels, in_channels / groups, kernel_h, kernel_w},
-      "(out_channels, in_channels / groups, kernel_h, kernel_w)", dtype);
+  ValidateWeightBias(params, has_bias,
+                     {out_channels, in_channels / groups, kernel_h, kernel_w},
+                     "(out_channels, in_channels / groups, kernel_h, kernel_w)",
+                     dtype);
 }
 
 Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
@@ -100,9 +101,9 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
   // as if they existed: they must be a tensor the core could address.
   CheckShape({in.c, padded_h, padded_w}, "the padded input");
   if (padded_h < span_h || padded_w < span_w) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape),
-         " padded to ", padded_h, "x", padded_w,
-         " is smaller than the dilated kernel ", span_h, "x", span_w);
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " padded to ",
+         padded_h, "x", padded_w, " is smaller than the dilated kernel ",
+         span_h, "x", span_w);
   }
   ImageDims out{in.n, out_channels, (padded_h - span_h) / stride_h + 1,
                 (padded_w - span_w) / stride_w + 1};
@@ -118,19 +119,32 @@ Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
 // allocate; a Model's forward allocates nothing).
 Conv2dGeometry GeometryOf(const Conv2dAttrs& a, const Shape& input_shape) {
   const ImageDims in = ImageDimsOf(input_shape, a.layout);
-  const int64_t oh = (in.h + a.pad_top + a.pad_bottom -
-                      a.dilation_h * (a.kernel_h - 1) - 1) /
-                         a.stride_h +
-                     1;
-  const int64_t ow = (in.w + a.pad_left + a.pad_right -
-                      a.dilation_w * (a.kernel_w - 1) - 1) /
-                         a.stride_w +
-                     1;
-  return {in.n,     in.c,         in.h,         in.w,
-          a.out_channels,         oh,           ow,
-          a.groups, in.c / a.groups,            a.out_channels / a.groups,
-          a.kernel_h, a.kernel_w, a.stride_h,   a.stride_w,
-          a.pad_top,  a.pad_left, a.dilation_h, a.dilation_w,
+  const int64_t oh =
+      (in.h + a.pad_top + a.pad_bottom - a.dilation_h * (a.kernel_h - 1) - 1) /
+          a.stride_h +
+      1;
+  const int64_t ow =
+      (in.w + a.pad_left + a.pad_right - a.dilation_w * (a.kernel_w - 1) - 1) /
+          a.stride_w +
+      1;
+  return {in.n,
+          in.c,
+          in.h,
+          in.w,
+          a.out_channels,
+          oh,
+          ow,
+          a.groups,
+          in.c / a.groups,
+          a.out_channels / a.groups,
+          a.kernel_h,
+          a.kernel_w,
+          a.stride_h,
+          a.stride_w,
+          a.pad_top,
+          a.pad_left,
+          a.dilation_h,
+          a.dilation_w,
           a.layout};
 }
 

@@ -49,9 +49,9 @@ struct Conv2dAttrs {
 
 // Everything an algorithm needs to index one call.
 struct Conv2dGeometry {
-  int64_t n, c, h, w;  // input
-  int64_t k, oh, ow;   // output channels and spatial size
-  int64_t groups, cg, kg;  // groups, in/out channels per group
+  int64_t n, c, h, w;                      // input
+  int64_t k, oh, ow;                       // output channels and spatial size
+  int64_t groups, cg, kg;                  // groups, in/out channels per group
   int64_t kh, kw, sh, sw, ph, pw, dh, dw;  // ph/pw: top/left padding
   Layout layout;
 };

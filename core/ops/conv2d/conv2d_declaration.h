@@ -14,24 +14,24 @@ namespace ai3 {
 AI3_DECLARE_ATTRIBUTES_AS(
     Conv2dDeclaration,
     .Pair("stride", &A::stride_h, &A::stride_w, "(h, w)")
-    .Pads("padding", {&A::pad_top, &A::pad_bottom, &A::pad_left,
-                      &A::pad_right},
-          "(top, bottom, left, right) zeros")
-    .Pair("dilation", &A::dilation_h, &A::dilation_w, "(h, w)")
-    .Field("groups", &A::groups, "input and output channels split in")
-    .LayoutAttr()
-    .ActivationAttr()
-    .Weight("weight", "(out, in / groups, kh, kw)")
-    .OptionalWeight("bias", "(out,)")
-    .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-      const Shape& shape = internal::WeightShape(w, 0, 4, "weight");
-      a.out_channels = shape[0];
-      a.in_channels = CheckedMul(shape[1], a.groups, "in_channels");
-      a.kernel_h = shape[2];
-      a.kernel_w = shape[3];
-      a.has_bias = w[1].has_value();
-      a.dtype = w[0]->dtype;
-    }));
+        .Pads("padding",
+              {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
+              "(top, bottom, left, right) zeros")
+        .Pair("dilation", &A::dilation_h, &A::dilation_w, "(h, w)")
+        .Field("groups", &A::groups, "input and output channels split in")
+        .LayoutAttr()
+        .ActivationAttr()
+        .Weight("weight", "(out, in / groups, kh, kw)")
+        .OptionalWeight("bias", "(out,)")
+        .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
+          const Shape& shape = internal::WeightShape(w, 0, 4, "weight");
+          a.out_channels = shape[0];
+          a.in_channels = CheckedMul(shape[1], a.groups, "in_channels");
+          a.kernel_h = shape[2];
+          a.kernel_w = shape[3];
+          a.has_bias = w[1].has_value();
+          a.dtype = w[0]->dtype;
+        }));
 
 }  // namespace ai3
 

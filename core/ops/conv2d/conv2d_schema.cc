@@ -46,7 +46,8 @@ AI3_REGISTER_OP_SCHEMA(
                  {{"smm", "NCHW depthwise", &NchwDepthwise},
                   {"implicit gemm", "NCHW, one group of at most 4 channels",
                    &NchwFirstLayer},
-                  {"winograd", "NCHW, at least 64 channels in and out per group",
+                  {"winograd",
+                   "NCHW, at least 64 channels in and out per group",
                    &WideEnoughForWinograd},
                   {"guess"},
                   {"gemm"},
@@ -55,15 +56,14 @@ AI3_REGISTER_OP_SCHEMA(
                   {"smm"},
                   {"winograd"},
                   {"direct"}})
-        .Default(Device::kCUDA,
-                 {{"guess"},
-                  {"implicit precomp gemm"},
-                  {"implicit gemm"},
-                  {"gemm"},
-                  {"smm"},
-                  {"direct"},
-                  {"fft"},
-                  {"winograd"}}));
+        .Default(Device::kCUDA, {{"guess"},
+                                 {"implicit precomp gemm"},
+                                 {"implicit gemm"},
+                                 {"gemm"},
+                                 {"smm"},
+                                 {"direct"},
+                                 {"fft"},
+                                 {"winograd"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -52,7 +52,6 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
   return y;
 }
 
-
 // The fused activations every algorithm must apply in its epilogue: none,
 // ReLU, a two-sided clamp (ReLU6-like, with bounds the outputs cross),
 // SiLU, sigmoid, and HardSwish followed by a clamp.
@@ -141,10 +140,10 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   std::vector<Tensor> params = {wt};
   if (p.bias) params.push_back(bt);
   Layer<Conv2dAttrs> layer("test", a, params, algorithm);
-  Tensor xt{x.data(), a.dtype, ImageShape({p.n, p.c, p.h, p.w}, layout), {},
-            layout};
-  Tensor yt{y.data(), a.dtype, ImageShape({p.n, p.k, oh, ow}, layout), {},
-            layout};
+  Tensor xt{
+      x.data(), a.dtype, ImageShape({p.n, p.c, p.h, p.w}, layout), {}, layout};
+  Tensor yt{
+      y.data(), a.dtype, ImageShape({p.n, p.k, oh, ow}, layout), {}, layout};
   layer.Forward(xt, yt);
   // A second call reuses the workspace and must give the same answer.
   layer.Forward(xt, yt);
@@ -152,15 +151,15 @@ int RunCase(const Case& p, Layout layout, const std::string& algorithm,
   double err = testing::MaxRelativeError(y, want);
   double tol = std::is_same_v<T, double> ? 1e-10 : 1e-4;
   char desc[256];
-  std::snprintf(desc, sizeof desc,
-                "%s %s %s n%ld c%ld %ldx%ld k%ld kernel %ldx%ld stride %ld,%ld "
-                "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d act %s [%g, %g]: "
-                "err %.3g",
-                algorithm.c_str(), Name(a.dtype), Name(layout), p.n, p.c, p.h,
-                p.w, p.k, p.kh, p.kw, p.sh, p.sw, p.pt, p.pb, p.pl, p.pr, p.dh,
-                p.dw, p.groups, p.bias, ActivationFnName(act.fn),
-                act.enabled ? act.min : -INFINITY,
-                act.enabled ? act.max : INFINITY, err);
+  std::snprintf(
+      desc, sizeof desc,
+      "%s %s %s n%ld c%ld %ldx%ld k%ld kernel %ldx%ld stride %ld,%ld "
+      "pad %ld,%ld,%ld,%ld dil %ld,%ld groups %ld bias %d act %s [%g, %g]: "
+      "err %.3g",
+      algorithm.c_str(), Name(a.dtype), Name(layout), p.n, p.c, p.h, p.w, p.k,
+      p.kh, p.kw, p.sh, p.sw, p.pt, p.pb, p.pl, p.pr, p.dh, p.dw, p.groups,
+      p.bias, ActivationFnName(act.fn), act.enabled ? act.min : -INFINITY,
+      act.enabled ? act.max : INFINITY, err);
   Check(err <= tol, desc);
   return 1;
 }
@@ -181,11 +180,9 @@ void BoundCases() {
     for (int which = 0; which < 3; ++which) {
       Conv2dAttrs b = a;
       (which == 0 ? b.stride_h : which == 1 ? b.dilation_w : b.pad_right) = big;
-      testing::ExpectError(
-          "size " + std::to_string(big), ErrorKind::kInvalidArgument,
-          "conv2d layer 'c': ", [&] {
-            Layer<Conv2dAttrs>("c", b, params, "smm");
-          });
+      testing::ExpectError("size " + std::to_string(big),
+                           ErrorKind::kInvalidArgument, "conv2d layer 'c': ",
+                           [&] { Layer<Conv2dAttrs>("c", b, params, "smm"); });
     }
   }
   Conv2dAttrs padded = a;

@@ -35,8 +35,7 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   DirectKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params),
         form_(DirectFormOf(attrs.layout, attrs.groups,
-                           attrs.in_channels_per_group(),
-                           attrs.is_1x1_unit())),
+                           attrs.in_channels_per_group(), attrs.is_1x1_unit())),
         depthwise_(form_ == DirectForm::kDepthwise) {
     const int64_t vector_bytes = KernelIsa() == Isa::kAvx512 ? 64 : 32;
     DispatchFloat(attrs.dtype, [&](auto zero) {
@@ -91,10 +90,9 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
     const int64_t lanes_of = depthwise_ ? attrs_.in_channels : kg;
     const int64_t blocks = (lanes_of + kb - 1) / kb;
     const int64_t taps = depthwise_ ? kh * kw : kh * kw * cg;
-    packed_ = Buffer(static_cast<size_t>(outer * blocks * taps * kb) *
-                     sizeof(T));
-    packed_bias_ = Buffer(static_cast<size_t>(outer * blocks * kb) *
-                          sizeof(T));
+    packed_ =
+        Buffer(static_cast<size_t>(outer * blocks * taps * kb) * sizeof(T));
+    packed_bias_ = Buffer(static_cast<size_t>(outer * blocks * kb) * sizeof(T));
     const T* w = weight<T>();
     const T* bias = this->template bias<T>();
     T* dst = packed_.as<T>();
@@ -120,7 +118,7 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   }
 
   DirectForm form_;
-  bool depthwise_;  // the NHWC form, whose lanes are input channels
+  bool depthwise_;      // the NHWC form, whose lanes are input channels
   Buffer packed_;       // see Pack
   Buffer packed_bias_;  // the bias in the same lane order
 };

@@ -57,11 +57,11 @@
 // sizes like 112x112, a multiple of 1 KiB, such addresses share a few L1
 // sets and evict each other before the next pixel block reuses them).
 // An NHWC row with no column of padding is read in place instead
-// (DirectReadsInPlace). The planar form's padded plane ends in PlanarSlack zeros, so that a
-// block's last vector may run past the output row's end without a test
-// (those lanes are computed and not stored). The depthwise form reads NHWC
-// in place; its padding is handled per tap (a row outside the input is
-// skipped, and only the edge blocks test their pixels' columns).
+// (DirectReadsInPlace). The planar form's padded plane ends in PlanarSlack
+// zeros, so that a block's last vector may run past the output row's end
+// without a test (those lanes are computed and not stored). The depthwise form
+// reads NHWC in place; its padding is handled per tap (a row outside the input
+// is skipped, and only the edge blocks test their pixels' columns).
 #ifndef AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 #define AI3_CORE_OPS_CONV2D_DIRECT_KERNEL_H_
 
@@ -243,8 +243,7 @@ struct DirectCompute {
         out[j][v] = o;
       }
     if (act.enabled && !clamp) {
-      ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]),
-                      NP * KV * kLanes);
+      ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]), NP * KV * kLanes);
     }
     const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
     if (ch == 1 && kn == KV * kLanes) {
@@ -282,8 +281,8 @@ struct DirectCompute {
   struct Rows;
   using GeneralFn = void (*)(const DirectProblem<T>&, const Rows&, int64_t,
                              int64_t, int64_t, int64_t, int64_t);
-  using BlockFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
-                           int64_t, int64_t, int64_t);
+  using BlockFn = void (*)(const DirectProblem<T>&, int64_t, int64_t, int64_t,
+                           int64_t, int64_t);
   template <int64_t KV, size_t... I>
   static constexpr std::array<GeneralFn, sizeof...(I)> GeneralTable(
       std::index_sequence<I...>) {
@@ -301,8 +300,8 @@ struct DirectCompute {
       std::index_sequence<I...>) {
     return {&PointwiseBlock<static_cast<int64_t>(I) + 1>...};
   }
-  using PlanarFn = void (*)(const DirectProblem<T>&, const T*, int64_t,
-                            int64_t, int64_t, int64_t, int64_t);
+  using PlanarFn = void (*)(const DirectProblem<T>&, const T*, int64_t, int64_t,
+                            int64_t, int64_t, int64_t);
   template <int64_t SW, size_t... I>
   static constexpr std::array<PlanarFn, sizeof...(I)> PlanarTable(
       std::index_sequence<I...>) {
@@ -329,19 +328,17 @@ struct DirectCompute {
   // the row's pixel blocks.
   static void RunGeneral(const DirectProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
-    ForEachStripTask(p, (g.kg + kBlock - 1) / kBlock,
-                     [&](const Rows& rows, int64_t n, int64_t grp, int64_t b,
-                         int64_t oh) {
-                       // A last block of at most one vector of channels
-                       // (16 output channels of an AVX-512 float block of
-                       // 32) skips the second, all-zero vector.
-                       const int64_t kv =
-                           g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
-                       ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
-                         kGeneralBlocks[kv - 1][np - 1](p, rows, n, grp, b, oh,
-                                                        ow0);
-                       });
-                     });
+    ForEachStripTask(
+        p, (g.kg + kBlock - 1) / kBlock,
+        [&](const Rows& rows, int64_t n, int64_t grp, int64_t b, int64_t oh) {
+          // A last block of at most one vector of channels
+          // (16 output channels of an AVX-512 float block of
+          // 32) skips the second, all-zero vector.
+          const int64_t kv = g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
+          ForEachPixelBlock(g.ow, [&](int64_t ow0, int64_t np) {
+            kGeneralBlocks[kv - 1][np - 1](p, rows, n, grp, b, oh, ow0);
+          });
+        });
   }
 
   // Calls body(rows, n, grp, b, oh) for every (image n, group grp, output
@@ -475,8 +472,8 @@ struct DirectCompute {
     }
     const int64_t k0 = grp * g.kg + b * kBlock;
     Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
-          p.y + n * p.ys.n + k0 * p.ys.c + oh * p.ys.h + ow0 * p.ys.w,
-          p.ys.c, p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock));
+          p.y + n * p.ys.n + k0 * p.ys.c + oh * p.ys.h + ow0 * p.ys.w, p.ys.c,
+          p.ys.w, 1, std::min(kBlock, g.kg - b * kBlock));
   }
 
   // ---- planar depthwise form (NCHW) ---------------------------------------
@@ -611,8 +608,8 @@ struct DirectCompute {
     }
   }
 
-  // acc[i][v] lane l = sum over c of w[k0 + i, c] * x[n, c0 + c, p0 + v*kLanes + l]
-  // for the sub-block's rows k0 + i (k0: channel i0 of block b of group
+  // acc[i][v] lane l = sum over c of w[k0 + i, c] * x[n, c0 + c, p0 + v*kLanes
+  // + l] for the sub-block's rows k0 + i (k0: channel i0 of block b of group
   // grp; rows < rn stored) and NV vectors of flat pixels from p0, then
   // bias and activation, stored for the pixels inside the plane. Whole
   // vectors are loaded, those past the plane's end reading the next planes
@@ -620,9 +617,8 @@ struct DirectCompute {
   // tensor: the last channels (more than one where planes are smaller
   // than a block) are loaded lane by lane.
   template <int64_t NV>
-  static void PointwiseBlock(const DirectProblem<T>& p, int64_t n,
-                             int64_t grp, int64_t b, int64_t i0, int64_t rn,
-                             int64_t p0) {
+  static void PointwiseBlock(const DirectProblem<T>& p, int64_t n, int64_t grp,
+                             int64_t b, int64_t i0, int64_t rn, int64_t p0) {
     const Conv2dGeometry& g = p.g;
     const int64_t plane = g.h * g.w;
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
@@ -795,8 +791,7 @@ struct DirectCompute {
       }
     }
     Store(acc, p.bias ? p.bias + (i * blocks + b) * kBlock : nullptr, p.act,
-          p.y + n * p.ys.n + (c0 * m + i) * p.ys.c + oh * p.ys.h +
-              ow0 * p.ys.w,
+          p.y + n * p.ys.n + (c0 * m + i) * p.ys.c + oh * p.ys.h + ow0 * p.ys.w,
           p.ys.c, p.ys.w, m, kn);
   }
 
@@ -848,9 +843,10 @@ struct DirectCompute {
       PointwiseTable(std::make_index_sequence<kPointVectors>{});
   // The planar form's kernels, [stride 1, 2, other][vectors - 1].
   static constexpr std::array<std::array<PlanarFn, kPlanarVectors>, 3>
-      kPlanarBlocks = {PlanarTable<1>(std::make_index_sequence<kPlanarVectors>{}),
-                       PlanarTable<2>(std::make_index_sequence<kPlanarVectors>{}),
-                       PlanarTable<0>(std::make_index_sequence<kPlanarVectors>{})};
+      kPlanarBlocks = {
+          PlanarTable<1>(std::make_index_sequence<kPlanarVectors>{}),
+          PlanarTable<2>(std::make_index_sequence<kPlanarVectors>{}),
+          PlanarTable<0>(std::make_index_sequence<kPlanarVectors>{})};
 };
 
 }  // namespace

@@ -11,8 +11,8 @@
 // A 1x1 stride-1 unpadded layer needs no im2col: the input is the matrix (for
 // NHWC, all images of the batch form one matrix).
 //
-// im2col (conv2d_im2col.h) is spread over OpenMP threads; the GEMM calls, which thread
-// themselves, are made outside any parallel region.
+// im2col (conv2d_im2col.h) is spread over OpenMP threads; the GEMM calls, which
+// thread themselves, are made outside any parallel region.
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -33,8 +33,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
     if (attrs.layout == Layout::kNHWC && !attrs.is_1x1_unit()) {
       const int64_t cg = attrs.in_channels_per_group();
       const int64_t kh = attrs.kernel_h, kw = attrs.kernel_w;
-      reordered_ = ReorderedWeights(
-          [&](int64_t o, int64_t c, int64_t r, int64_t s) {
+      reordered_ =
+          ReorderedWeights([&](int64_t o, int64_t c, int64_t r, int64_t s) {
             return ((o * kh + r) * kw + s) * cg + c;
           });
     }
@@ -82,9 +82,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
           Im2colNchw(g, xg, col);
           matrix = col;
         }
-        Gemm<T>(false, false, g.kg, pixels, depth, T(1),
-                w + grp * g.kg * depth, depth, matrix, pixels, beta,
-                yn + grp * g.kg * pixels, pixels);
+        Gemm<T>(false, false, g.kg, pixels, depth, T(1), w + grp * g.kg * depth,
+                depth, matrix, pixels, beta, yn + grp * g.kg * pixels, pixels);
       }
       // Fused activation over this image's output, just written.
       ApplyActivationParallel(attrs_.activation.As<T>(), yn, g.k * pixels);
@@ -114,8 +113,7 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
         Gemm<T>(false, true, g.n * pixels, g.kg, g.cg, T(1), x + grp * g.cg,
                 g.c, w + grp * g.kg * g.cg, g.cg, beta, y + grp * g.kg, g.k);
       }
-      ApplyActivationParallel(attrs_.activation.As<T>(), y,
-                              g.n * pixels * g.k);
+      ApplyActivationParallel(attrs_.activation.As<T>(), y, g.n * pixels * g.k);
       return;
     }
 

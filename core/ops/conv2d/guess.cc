@@ -107,8 +107,8 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
                                       g > 1 ? tag::goihw : tag::oihw);
       any_weights_md_ = memory::desc(wdims, memory::data_type::f32, tag::any);
       if (attrs_.has_bias) {
-        bias_md_ = memory::desc({attrs_.out_channels}, memory::data_type::f32,
-                                tag::a);
+        bias_md_ =
+            memory::desc({attrs_.out_channels}, memory::data_type::f32, tag::a);
       }
     });
   }
@@ -171,8 +171,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     size_t scratchpad_offset = 0, src_offset = 0, dst_offset = 0;
     size_t workspace_bytes = 0;
     void* bound_workspace = nullptr;  // where the memories above point
-    std::vector<dnnl_exec_arg_t> conv_args, to_blocked_args,
-        from_blocked_args;
+    std::vector<dnnl_exec_arg_t> conv_args, to_blocked_args, from_blocked_args;
   };
 
   static void CheckDnnl(dnnl_status_t status, const char* what) {
@@ -186,10 +185,10 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   // takes an unordered_map, built per call.
   void Execute(const dnnl::primitive& prim,
                const std::vector<dnnl_exec_arg_t>& args) const {
-    CheckDnnl(dnnl_primitive_execute(prim.get(), stream_.get(),
-                                     static_cast<int>(args.size()),
-                                     args.data()),
-              "running a primitive");
+    CheckDnnl(
+        dnnl_primitive_execute(prim.get(), stream_.get(),
+                               static_cast<int>(args.size()), args.data()),
+        "running a primitive");
   }
 
   // Runs `body`, turning anything it throws other than ai3::Error into
@@ -206,8 +205,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     } catch (const std::exception& e) {
       Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": ", e.what());
     } catch (...) {
-      Fail(ErrorKind::kInternal, "oneDNN failed ", what,
-           ": unknown exception");
+      Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": unknown exception");
     }
   }
 
@@ -259,11 +257,10 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     const auto prop = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_auto;
     return attrs_.has_bias
-               ? ConvPd(engine_, prop, alg, src, any_weights_md_, bias_md_,
-                        dst, strides, dilates, pad_l, pad_r,
-                        Attr(with_activation))
-               : ConvPd(engine_, prop, alg, src, any_weights_md_, dst,
-                        strides, dilates, pad_l, pad_r, Attr(with_activation));
+               ? ConvPd(engine_, prop, alg, src, any_weights_md_, bias_md_, dst,
+                        strides, dilates, pad_l, pad_r, Attr(with_activation))
+               : ConvPd(engine_, prop, alg, src, any_weights_md_, dst, strides,
+                        dilates, pad_l, pad_r, Attr(with_activation));
   }
 
   // The plan for this input shape, built when the shape changes. Caller
@@ -354,8 +351,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   void ReorderWeights(const memory::desc& want) const {
     if (weights_ && weights_.get_desc() == want) return;
     weights_ = memory();
-    memory user(user_weights_md_, engine_,
-                const_cast<float*>(weight<float>()));
+    memory user(user_weights_md_, engine_, const_cast<float*>(weight<float>()));
     if (want == user_weights_md_) {
       weights_ = user;
       return;

@@ -99,8 +99,8 @@ struct ImplicitGemmCompute {
             for (int64_t j0 = 0; j0 < count; j0 += kNr) {
               MicroKernel(w, panel + j0, width, rows, mr,
                           std::min(kNr, count - j0),
-                          p.y + n * ys.n + k0 * ys.c + (p0 + j0) * ys.w,
-                          ys.c, ys.w, d0 == 0, p.bias ? p.bias + k0 : nullptr,
+                          p.y + n * ys.n + k0 * ys.c + (p0 + j0) * ys.w, ys.c,
+                          ys.w, d0 == 0, p.bias ? p.bias + k0 : nullptr,
                           d0 + rows == depth ? p.act : no_act);
             }
           }
@@ -206,7 +206,6 @@ struct ImplicitGemmCompute {
       }
     }
   }
-
 };
 
 }  // namespace

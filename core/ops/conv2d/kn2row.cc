@@ -39,8 +39,8 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
       : Conv2dKernelBase(attrs, params) {
     const int64_t k = attrs.out_channels, cg = attrs.in_channels_per_group();
     const int64_t kw = attrs.kernel_w;
-    reordered_ = ReorderedWeights(
-        [&](int64_t o, int64_t c, int64_t r, int64_t s) {
+    reordered_ =
+        ReorderedWeights([&](int64_t o, int64_t c, int64_t r, int64_t s) {
           return ((r * kw + s) * k + o) * cg + c;
         });
   }
@@ -105,8 +105,8 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
               Gemm<T>(false, true, in_plane, g.kg, g.cg, T(1), xg, g.c, w_rs,
                       g.cg, beta, dst, identity ? g.k : g.kg);
             } else {
-              Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg,
-                      xg, in_plane, beta, dst, identity ? out_plane : in_plane);
+              Gemm<T>(false, false, g.kg, in_plane, g.cg, T(1), w_rs, g.cg, xg,
+                      in_plane, beta, dst, identity ? out_plane : in_plane);
             }
             if (identity) continue;
             if (nhwc) {

@@ -36,13 +36,13 @@ inline int64_t SmmChannelsPerBlock(int64_t kg) { return kg == 1 ? 1 : kSmmKb; }
 template <typename T>
 struct SmmProblem {
   Conv2dGeometry g;
-  int64_t ph, pw;    // rows and columns of one zero-packed channel plane
-  const T* pad;      // the image's zero-packed channel planes
-  const T* packed;   // weights as [group][block][c][r][s][channels per block]
-  const T* bias;     // or nullptr
+  int64_t ph, pw;   // rows and columns of one zero-packed channel plane
+  const T* pad;     // the image's zero-packed channel planes
+  const T* packed;  // weights as [group][block][c][r][s][channels per block]
+  const T* bias;    // or nullptr
   Activation::Bounds<T> act;
-  ImageStrides ys;   // the output's strides in its layout
-  T* yn;             // the image's output
+  ImageStrides ys;  // the output's strides in its layout
+  T* yn;            // the image's output
 };
 
 // The AVX-512 build (smm_avx512.cc); call only when
@@ -74,15 +74,15 @@ struct SmmCompute {
   }
 
   // One output row `oh` of kKb output channels (block `b` of group `grp`):
-  //   Y[k](oh, :) = bias[k] + sum over c, r, s of w[k,c,r,s] * Xpad[c](r,s)(oh, :)
+  //   Y[k](oh, :) = bias[k] + sum over c, r, s of w[k,c,r,s] * Xpad[c](r,s)(oh,
+  //   :)
   // the same scalar x shifted-matrix products as the definition, summed in
   // registers: per (c, r, s) the shifted input row segment is loaded once
   // (kVectors vectors of pixels) and multiplied by the kKb scalars of that tap,
   // so each load feeds kKb FMAs instead of one, and the output is written
   // once, with the bias and the fused activation, instead of read and
   // written per tap.
-  static void Row(const SmmProblem<T>& p, int64_t grp, int64_t b,
-                  int64_t oh) {
+  static void Row(const SmmProblem<T>& p, int64_t grp, int64_t b, int64_t oh) {
     const Conv2dGeometry& g = p.g;
     constexpr int64_t lanes = kLanes;
     constexpr int64_t width = kWidth;
@@ -138,8 +138,8 @@ struct SmmCompute {
       for (int64_t i = 0; i < kn; ++i) {
         T* dst = p.yn + (k0 + i) * ys.c + oh * ys.h + ow0 * ys.w;
         const T init = bias_k ? bias_k[k0 + i] : T(0);
-        // Bias and activation as vectors; whole vectors stored as such, only the
-        // lanes past the row's end (its last block) dropped one by one.
+        // Bias and activation as vectors; whole vectors stored as such, only
+        // the lanes past the row's end (its last block) dropped one by one.
         for (int64_t v = 0; v < kVectors && v * lanes < count; ++v) {
           V out = acc[i][v] + init;
           if (act.enabled) out = ActivateVector(act, out);
@@ -214,9 +214,9 @@ struct SmmFlatCompute {
           const T* src = row + s * g.dw;
           const T wi = *w;
           for (int64_t v = 0; v < kVectors; ++v) {
-            acc[v] += wi * (kStride == 1
-                                ? Vec::Load(src + v * kLanes)
-                                : Vec::LoadStride2(src + 2 * v * kLanes));
+            acc[v] +=
+                wi * (kStride == 1 ? Vec::Load(src + v * kLanes)
+                                   : Vec::LoadStride2(src + 2 * v * kLanes));
           }
         }
       }
@@ -232,7 +232,7 @@ struct SmmFlatCompute {
     // (the padding) are dropped.
     const ImageStrides& ys = p.ys;
     const int64_t end = std::min(f0 + kWidth, flat);
-    int64_t oh = f0 / p.pw;  // one division per block, not per row
+    int64_t oh = f0 / p.pw;    // one division per block, not per row
     int64_t row0 = oh * p.pw;  // flat position of (oh, 0)
     for (int64_t f = f0; f < end; ++oh, row0 += p.pw, f = row0) {
       const int64_t row_end = std::min(end, row0 + g.ow);

@@ -48,9 +48,9 @@
 namespace ai3 {
 namespace {
 
-constexpr int64_t kTile = 6;     // input tile side (m + r - 1)
-constexpr int64_t kOut = 4;      // output tile side (m)
-constexpr int64_t kPos = 36;     // positions per transformed tile
+constexpr int64_t kTile = 6;  // input tile side (m + r - 1)
+constexpr int64_t kOut = 4;   // output tile side (m)
+constexpr int64_t kPos = 36;  // positions per transformed tile
 // V and M of one chunk. Each chunk reads all of U (36 * C * K values, 36 MB
 // at C = K = 512), so fewer, larger chunks save that traffic until V and M
 // outgrow the 32 MB L3. Measured on the 2-core EPYC (ms, best of 2 runs of
@@ -116,9 +116,9 @@ int64_t RoundUp(int64_t v, int64_t multiple) {
 }
 
 struct Tiling {
-  int64_t th, tw;         // tiles per image, down and across
-  int64_t total;          // tiles in the batch
-  int64_t chunk;          // tiles per chunk (a multiple of the lanes)
+  int64_t th, tw;  // tiles per image, down and across
+  int64_t total;   // tiles in the batch
+  int64_t chunk;   // tiles per chunk (a multiple of the lanes)
 };
 
 // Where tile `tile` (numbered across the whole batch) starts: its image and
@@ -149,8 +149,7 @@ Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
   t.tw = (g.ow + kOut - 1) / kOut;
   t.total = g.n * t.th * t.tw;
   const int64_t lanes = 32 / static_cast<int64_t>(elem_size);
-  const int64_t per_tile =
-      kPos * (g.c + g.k) * static_cast<int64_t>(elem_size);
+  const int64_t per_tile = kPos * (g.c + g.k) * static_cast<int64_t>(elem_size);
   const int64_t budget_tiles =
       static_cast<int64_t>(kChunkBudgetBytes) / std::max<int64_t>(per_tile, 1);
   if (t.total == 0) {
@@ -301,7 +300,8 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
           const int64_t ps = g.k * ntp;  // from one position to the next
           const T* mk = m + k * ntp + t;
           V mv[kPos], tmp[kOut * kTile];  // M, then Aᵀ M: [i][j]
-          for (int64_t p = 0; p < kPos; ++p) mv[p] = Lanes<T>::Load(mk + p * ps);
+          for (int64_t p = 0; p < kPos; ++p)
+            mv[p] = Lanes<T>::Load(mk + p * ps);
           for (int64_t j = 0; j < kTile; ++j) {
             AtTransform<T>(mv + j, kTile, tmp + j, kTile);
           }
@@ -363,7 +363,8 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
             double acc = 0;
             for (int s = 0; s < 3; ++s) acc += gg[a][s] * kG[bcol][s];
             const int64_t p = a * 6 + bcol;
-            u[((p * groups + grp) * kg + k % kg) * cg + c] = static_cast<T>(acc);
+            u[((p * groups + grp) * kg + k % kg) * cg + c] =
+                static_cast<T>(acc);
           }
         }
       }

@@ -42,10 +42,10 @@ void ConvTranspose2dAttrs::Validate(const std::vector<Tensor>& params) const {
   }
   // The weight as conv2d's checks it; the bias has out_channels values,
   // not the weight's first dim.
-  ValidateWeightBias(
-      {params[0]}, false,
-      {in_channels, out_channels / groups, kernel_h, kernel_w},
-      "(in_channels, out_channels / groups, kernel_h, kernel_w)", dtype);
+  ValidateWeightBias({params[0]}, false,
+                     {in_channels, out_channels / groups, kernel_h, kernel_w},
+                     "(in_channels, out_channels / groups, kernel_h, kernel_w)",
+                     dtype);
   if (has_bias) {
     if (params[1].shape != Shape{out_channels}) {
       Fail(ErrorKind::kShape, "bias has shape ", ToString(params[1].shape),
@@ -86,8 +86,8 @@ Shape ConvTranspose2dAttrs::OutputShape(const Tensor& input) const {
   const int64_t w = size(d.w, stride_w, kernel_w, dilation_w, output_padding_w,
                          pad_left, pad_right, "the output width");
   if (h < 1 || w < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") gives an output of ", h, "x", w,
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") gives an output of ", h, "x", w,
          ": the padding removes every row or column");
   }
   Shape out = ImageShape({d.n, out_channels, h, w}, layout);

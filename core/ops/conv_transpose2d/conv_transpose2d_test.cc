@@ -90,8 +90,8 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const int64_t kg = p.k / p.groups;
   const auto x0 =
       testing::Cast<T>(testing::RandomVector(p.n * p.c * p.h * p.w, 1));
-  const auto w0 = testing::Cast<T>(
-      testing::RandomVector(p.c * kg * p.kh * p.kw, 2));
+  const auto w0 =
+      testing::Cast<T>(testing::RandomVector(p.c * kg * p.kh * p.kw, 2));
   const auto b0 = testing::Cast<T>(testing::RandomVector(p.k, 3));
   std::vector<double> xd(x0.begin(), x0.end());
   auto want = Reference(p, xd, {w0.begin(), w0.end()}, {b0.begin(), b0.end()});
@@ -107,8 +107,8 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   std::vector<Tensor> params = {
       Tensor{wt.data(), dtype, {p.c, kg, p.kh, p.kw}}};
   if (p.bias) params.push_back(Tensor{b.data(), dtype, {p.k}});
-  Layer<ConvTranspose2dAttrs> layer("deconv", AttrsOf(p, dtype, layout),
-                                    params, algorithm);
+  Layer<ConvTranspose2dAttrs> layer("deconv", AttrsOf(p, dtype, layout), params,
+                                    algorithm);
   const Shape in_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   const Shape out_shape = ImageShape({p.n, p.k, oh, ow}, layout);
   Tensor xt{x.data(), dtype, in_shape};
@@ -135,35 +135,40 @@ void ErrorCases() {
   ConvTranspose2dAttrs bad = a;
   bad.output_padding_h = -1;
   ExpectError("output_padding", ErrorKind::kInvalidArgument,
-              "output_padding (-1, 0) must be in [0, 2^31 - 1]",
-              [&] { Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct"); });
+              "output_padding (-1, 0) must be in [0, 2^31 - 1]", [&] {
+                Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct");
+              });
   bad = a;
   bad.out_channels = 4;
   ExpectError("weight shape", ErrorKind::kShape,
-              "(in_channels, out_channels / groups, kernel_h, kernel_w)",
-              [&] { Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct"); });
+              "(in_channels, out_channels / groups, kernel_h, kernel_w)", [&] {
+                Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct");
+              });
   bad = a;
   bad.groups = 2;
   ExpectError("groups", ErrorKind::kInvalidArgument,
-              "groups=2 must divide in_channels=2 and out_channels=3",
-              [&] { Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct"); });
-  Layer<ConvTranspose2dAttrs> layer("d", a, {weight}, "gemm");
-  ExpectError("channels", ErrorKind::kShape, "has 3 channels, the layer "
-              "expects 2", [&] {
-                layer.OutputShape(Tensor{x.data(), DType::kFloat32,
-                                         {1, 3, 2, 2}});
+              "groups=2 must divide in_channels=2 and out_channels=3", [&] {
+                Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct");
               });
+  Layer<ConvTranspose2dAttrs> layer("d", a, {weight}, "gemm");
+  ExpectError(
+      "channels", ErrorKind::kShape,
+      "has 3 channels, the layer "
+      "expects 2",
+      [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 3, 2, 2}});
+      });
   ExpectError("rank", ErrorKind::kShape, "expected a rank-4 NCHW input", [&] {
     layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 8}});
   });
   bad = a;
   bad.pad_top = bad.pad_bottom = 2;
-  ExpectError("all cut", ErrorKind::kShape,
-              "the padding removes every row or column", [&] {
-                Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct")
-                    .OutputShape(Tensor{x.data(), DType::kFloat32,
-                                        {1, 2, 1, 1}});
-              });
+  ExpectError(
+      "all cut", ErrorKind::kShape, "the padding removes every row or column",
+      [&] {
+        Layer<ConvTranspose2dAttrs>("d", bad, {weight}, "direct")
+            .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 2, 1, 1}});
+      });
   ExpectError("unknown algorithm", ErrorKind::kUnknownAlgorithm,
               "unknown conv_transpose2d algorithm 'smm'",
               [&] { Layer<ConvTranspose2dAttrs>("d", a, {weight}, "smm"); });
@@ -181,16 +186,17 @@ int Main() {
       {2, 2, 3, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1, 0, 0, 1, 1, 1, false},  // DCGAN
       {1, 3, 4, 4, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1, 1, 1, true},   // U-Net
       {1, 2, 5, 6, 4, 3, 2, 3, 2, 2, 0, 0, 1, 2, 1, 1, 1, 2, true},
-      {1, 3, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 2, 2, 1, true},  // op<dil
+      {1, 3, 4, 4, 3, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0, 2, 2, 1, true},   // op<dil
       {2, 4, 3, 5, 4, 3, 3, 2, 1, 0, 3, 2, 0, 0, 0, 2, 1, 4, false},  // dw
-      {1, 2, 3, 3, 2, 3, 3, 2, 2, 1, 0, 0, 1, 3, 4, 1, 1, 1, true},  // op>s
+      {1, 2, 3, 3, 2, 3, 3, 2, 2, 1, 0, 0, 1, 3, 4, 1, 1, 1, true},   // op>s
       {1, 5, 6, 6, 7, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, true},   // 1x1
-      {1, 2, 6, 6, 2, 3, 3, 1, 1, 3, 3, 3, 3, 0, 0, 1, 1, 1, false},  // pads>reach
+      {1, 2, 6, 6, 2, 3, 3, 1, 1, 3, 3, 3, 3, 0, 0, 1, 1, 1,
+       false},  // pads>reach
       {2, 16, 14, 14, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},  // big
   };
-  const int ran = testing::RunEachLayout(
-      testing::CpuAlgorithms<ConvTranspose2dAttrs>(), cases,
-      [](auto... args) { RunCase(args...); });
+  const int ran =
+      testing::RunEachLayout(testing::CpuAlgorithms<ConvTranspose2dAttrs>(),
+                             cases, [](auto... args) { RunCase(args...); });
   ErrorCases();
   return testing::Summary("conv_transpose2d", ran);
 }

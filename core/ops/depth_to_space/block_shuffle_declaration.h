@@ -13,19 +13,21 @@ namespace ai3 {
 AI3_DECLARE_ATTRIBUTES_AS(
     BlockShuffleDeclaration,
     .Field("blocksize", &A::blocksize, "the side of a block")
-    .Required()
-    .Attr([] {
-            AttrDecl d{"mode", AttrType::kString, std::string("DCR")};
-            d.choices = {"DCR", "CRD"};
-            d.doc = "channel order in a block: DCR (ONNX's default, TF) or "
-                    "CRD (torch's PixelShuffle)";
-            return d;
-          }(),
-          [](A& a, const AttrValue& v) {
-            a.crd = internal::As<std::string>(v) == "CRD";
-          })
-    .LayoutAttr()
-    .Default(Device::kCPU, {{"direct"}}));
+        .Required()
+        .Attr(
+            [] {
+              AttrDecl d{"mode", AttrType::kString, std::string("DCR")};
+              d.choices = {"DCR", "CRD"};
+              d.doc =
+                  "channel order in a block: DCR (ONNX's default, TF) or "
+                  "CRD (torch's PixelShuffle)";
+              return d;
+            }(),
+            [](A& a, const AttrValue& v) {
+              a.crd = internal::As<std::string>(v) == "CRD";
+            })
+        .LayoutAttr()
+        .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace ai3
 

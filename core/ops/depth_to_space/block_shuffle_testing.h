@@ -32,7 +32,8 @@ inline void ShuffleReference(const ShuffleCase& p, std::vector<double>* depth,
       for (int64_t y = 0; y < sh; ++y)
         for (int64_t x = 0; x < sw; ++x) {
           const int64_t i = y % b, j = x % b;
-          const int64_t k = p.crd ? c * b * b + i * b + j : (i * b + j) * p.c + c;
+          const int64_t k =
+              p.crd ? c * b * b + i * b + j : (i * b + j) * p.c + c;
           (*space)[((n * p.c + c) * sh + y) * sw + x] =
               (*depth)[((n * cd + k) * p.h + y / b) * p.w + x / b];
         }
@@ -46,39 +47,43 @@ int RunShuffleTests(bool to_space) {
       {1, 1, 1, 1, 1, false}, {2, 3, 2, 3, 2, false}, {2, 3, 2, 3, 2, true},
       {1, 2, 3, 1, 3, true},  {1, 4, 2, 2, 3, false}, {2, 8, 16, 16, 2, true},
   };
-  return RunEachLayout(CpuAlgorithms<Attrs>(), cases, [&](auto zero, const ShuffleCase& p, Layout layout,
-                                                           const std::string& algorithm) {
-    using T = decltype(zero);
-    const DType dtype = DTypeOf<T>();
-    std::vector<double> depth, space;
-    ShuffleReference(p, &depth, &space);
-    for (auto* v : {&depth, &space}) {
-      for (double& e : *v) e = double(T(e));  // the values T holds: exact
-    }
-    const int64_t cd = p.c * p.b * p.b;
-    if (layout == Layout::kNHWC) {
-      depth = ToNhwc(depth, p.n, cd, p.h, p.w);
-      space = ToNhwc(space, p.n, p.c, p.h * p.b, p.w * p.b);
-    }
-    const Shape depth_shape = ImageShape({p.n, cd, p.h, p.w}, layout);
-    const Shape space_shape = ImageShape({p.n, p.c, p.h * p.b, p.w * p.b}, layout);
-    auto x = Cast<T>(to_space ? depth : space);
-    const std::vector<double>& want = to_space ? space : depth;
-    Attrs a;
-    a.blocksize = p.b;
-    a.crd = p.crd;
-    a.layout = layout;
-    Layer<Attrs> layer("shuffle", a, {}, algorithm);
-    const Shape& in = to_space ? depth_shape : space_shape;
-    const Shape& out = to_space ? space_shape : depth_shape;
-    const std::string desc = std::string(Attrs::kOp) + " " + algorithm + " " + Name(dtype) + " " +
-                             Name(layout) + " " + ToString(in) + (p.crd ? " CRD" : " DCR");
-    Tensor xt{x.data(), dtype, in};
-    Check(layer.OutputShape(xt) == out, desc + ": output shape");
-    std::vector<T> y(want.size(), T(-42));
-    layer.Forward(xt, Tensor{y.data(), dtype, out});
-    Check(MaxRelativeError(y, want) == 0, desc);
-  });
+  return RunEachLayout(
+      CpuAlgorithms<Attrs>(), cases,
+      [&](auto zero, const ShuffleCase& p, Layout layout,
+          const std::string& algorithm) {
+        using T = decltype(zero);
+        const DType dtype = DTypeOf<T>();
+        std::vector<double> depth, space;
+        ShuffleReference(p, &depth, &space);
+        for (auto* v : {&depth, &space}) {
+          for (double& e : *v) e = double(T(e));  // the values T holds: exact
+        }
+        const int64_t cd = p.c * p.b * p.b;
+        if (layout == Layout::kNHWC) {
+          depth = ToNhwc(depth, p.n, cd, p.h, p.w);
+          space = ToNhwc(space, p.n, p.c, p.h * p.b, p.w * p.b);
+        }
+        const Shape depth_shape = ImageShape({p.n, cd, p.h, p.w}, layout);
+        const Shape space_shape =
+            ImageShape({p.n, p.c, p.h * p.b, p.w * p.b}, layout);
+        auto x = Cast<T>(to_space ? depth : space);
+        const std::vector<double>& want = to_space ? space : depth;
+        Attrs a;
+        a.blocksize = p.b;
+        a.crd = p.crd;
+        a.layout = layout;
+        Layer<Attrs> layer("shuffle", a, {}, algorithm);
+        const Shape& in = to_space ? depth_shape : space_shape;
+        const Shape& out = to_space ? space_shape : depth_shape;
+        const std::string desc = std::string(Attrs::kOp) + " " + algorithm +
+                                 " " + Name(dtype) + " " + Name(layout) + " " +
+                                 ToString(in) + (p.crd ? " CRD" : " DCR");
+        Tensor xt{x.data(), dtype, in};
+        Check(layer.OutputShape(xt) == out, desc + ": output shape");
+        std::vector<T> y(want.size(), T(-42));
+        layer.Forward(xt, Tensor{y.data(), dtype, out});
+        Check(MaxRelativeError(y, want) == 0, desc);
+      });
 }
 
 }  // namespace ai3::testing

@@ -21,9 +21,8 @@ Shape DepthToSpaceAttrs::OutputShape(const Tensor& input) const {
   ImageDims d = Rank4InputDims(input, layout);
   const int64_t bb = blocksize * blocksize;
   if (d.c % bb) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has ", d.c, " channels, not divisible by blocksize^2 = ",
-         bb);
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", d.c, " channels, not divisible by blocksize^2 = ", bb);
   }
   d.c /= bb;
   d.h = CheckedMul(d.h, blocksize, "the output height");

@@ -16,11 +16,11 @@ int Main() {
   a.blocksize = 2;
   std::vector<float> x(24);
   Layer<DepthToSpaceAttrs> layer("d", a, {}, "direct");
-  testing::ExpectError("channels", ErrorKind::kShape,
-                       "has 6 channels, not divisible by blocksize^2 = 4", [&] {
-                         layer.OutputShape(
-                             Tensor{x.data(), DType::kFloat32, {1, 6, 2, 2}});
-                       });
+  testing::ExpectError(
+      "channels", ErrorKind::kShape,
+      "has 6 channels, not divisible by blocksize^2 = 4", [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 6, 2, 2}});
+      });
   return testing::Summary("depth_to_space", ran);
 }
 

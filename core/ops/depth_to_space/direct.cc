@@ -13,8 +13,7 @@ class DirectKernel : public Kernel {
   void Run(const Tensor& input, const Tensor& output, void*) override {
     const BlockShuffle s{ImageDimsOf(output.shape, attrs_.layout),
                          attrs_.blocksize, attrs_.crd, attrs_.layout};
-    RunBlockShuffle(s, /*to_space=*/true, input.dtype, input.data,
-                    output.data);
+    RunBlockShuffle(s, /*to_space=*/true, input.dtype, input.data, output.data);
   }
 
  private:

@@ -28,9 +28,9 @@ Shape FlattenAttrs::OutputShape(const Tensor& input) const {
   const int64_t start = wrap("start_dim", start_dim);
   const int64_t end = wrap("end_dim", end_dim);
   if (start > end) {
-    Fail(ErrorKind::kShape, "start_dim=", start_dim, " comes after end_dim=",
-         end_dim, " for an input of rank ", input.rank(), " ",
-         ToString(input.shape));
+    Fail(ErrorKind::kShape, "start_dim=", start_dim,
+         " comes after end_dim=", end_dim, " for an input of rank ",
+         input.rank(), " ", ToString(input.shape));
   }
   if (input.rank() == 0) return {1};
   Shape out(input.shape.begin(), input.shape.begin() + start);

@@ -8,9 +8,8 @@ namespace {
 
 // flatten's attributes, which its gradient takes as they are.
 AI3_DECLARE_ATTRIBUTES(
-    .Field("start_dim", &A::start_dim,
-           "first dim (negative from the end)")
-    .Field("end_dim", &A::end_dim, "last dim (negative from the end)"));
+        .Field("start_dim", &A::start_dim, "first dim (negative from the end)")
+        .Field("end_dim", &A::end_dim, "last dim (negative from the end)"));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<FlattenAttrs>("flattens dims start_dim..end_dim into one")

@@ -39,13 +39,12 @@ void RunCase(const Case& p, const std::string& algorithm) {
                      " start " + std::to_string(p.start) + " end " +
                      std::to_string(p.end);
   Shape got = layer.OutputShape(xt);
-  Check(got == p.want, desc + ": shape " + ToString(got) + ", expected " +
-                           ToString(p.want));
+  Check(got == p.want,
+        desc + ": shape " + ToString(got) + ", expected " + ToString(p.want));
   if (got != p.want) return;
   layer.Forward(xt, Tensor{y.data(), dtype, p.want});
   Check(y == x, desc + ": data");
 }
-
 
 void ErrorCases() {
   std::vector<float> x(24);
@@ -76,8 +75,7 @@ void ErrorCases() {
               "start_dim=1 is out of range for an input of rank 0",
               [&] { shape_of(1, -1, Tensor{x.data(), DType::kFloat32, {}}); });
   ExpectError("params", ErrorKind::kInvalidArgument,
-              "flatten takes no parameter tensors, got 1",
-              [&] {
+              "flatten takes no parameter tensors, got 1", [&] {
                 Layer<FlattenAttrs>("f", FlattenAttrs{}, {rank3}, "direct");
               });
 }

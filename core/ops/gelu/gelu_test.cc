@@ -33,8 +33,7 @@ void TanhCase(DType dtype, double tol) {
   for (T v : x) want.push_back(GeluTanh(double(v)));
   const double err = testing::MaxRelativeError(y, want);
   testing::Check(err <= tol, std::string("gelu tanh ") + Name(dtype) +
-                                 ": max relative error " +
-                                 std::to_string(err));
+                                 ": max relative error " + std::to_string(err));
 }
 
 }  // namespace

@@ -40,28 +40,29 @@ void Nchw(const GroupNormDims& d, int64_t groups, double eps,
   const int64_t cg = d.c / groups, block = cg * d.s;
   ParallelFor(0, d.n * groups, d.n * d.c * d.s >= kParallelThreshold,
               [&](int64_t ng) {
-    const int64_t c0 = (ng % groups) * cg;
-    const T* __restrict xb = x + ng * block;
-    T* __restrict yb = y + ng * block;
-    double sum = 0;
+                const int64_t c0 = (ng % groups) * cg;
+                const T* __restrict xb = x + ng * block;
+                T* __restrict yb = y + ng * block;
+                double sum = 0;
 #pragma omp simd reduction(+ : sum)
-    for (int64_t i = 0; i < block; ++i) sum += xb[i];
-    const double mean = sum / double(block);
-    double sq = 0;
+                for (int64_t i = 0; i < block; ++i) sum += xb[i];
+                const double mean = sum / double(block);
+                double sq = 0;
 #pragma omp simd reduction(+ : sq)
-    for (int64_t i = 0; i < block; ++i) {
-      sq += (xb[i] - mean) * (xb[i] - mean);
-    }
-    const double rstd = 1.0 / std::sqrt(sq / double(block) + eps);
-    for (int64_t c = 0; c < cg; ++c) {
-      T scale, shift;
-      affine.Of(c0 + c, mean, rstd, &scale, &shift);
-      const T* __restrict xc = xb + c * d.s;
-      T* __restrict yc = yb + c * d.s;
+                for (int64_t i = 0; i < block; ++i) {
+                  sq += (xb[i] - mean) * (xb[i] - mean);
+                }
+                const double rstd = 1.0 / std::sqrt(sq / double(block) + eps);
+                for (int64_t c = 0; c < cg; ++c) {
+                  T scale, shift;
+                  affine.Of(c0 + c, mean, rstd, &scale, &shift);
+                  const T* __restrict xc = xb + c * d.s;
+                  T* __restrict yc = yb + c * d.s;
 #pragma omp simd
-      for (int64_t i = 0; i < d.s; ++i) yc[i] = xc[i] * scale + shift;
-    }
-  });
+                  for (int64_t i = 0; i < d.s; ++i)
+                    yc[i] = xc[i] * scale + shift;
+                }
+              });
 }
 
 // The workspace per image: 2*C doubles (channel sums, means), then 2*C
@@ -103,9 +104,7 @@ void Nhwc(const GroupNormDims& d, int64_t groups, double eps,
       const double m = group_of(g);
       for (int64_t c = g * cg; c < (g + 1) * cg; ++c) mean[c] = m;
     }
-    channel_sums([&](T v, int64_t c) {
-      return (v - mean[c]) * (v - mean[c]);
-    });
+    channel_sums([&](T v, int64_t c) { return (v - mean[c]) * (v - mean[c]); });
     for (int64_t g = 0; g < groups; ++g) {
       const double rstd = 1.0 / std::sqrt(group_of(g) + eps);
       for (int64_t c = g * cg; c < (g + 1) * cg; ++c) {

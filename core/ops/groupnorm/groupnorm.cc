@@ -12,8 +12,7 @@ void GroupNormAttrs::Validate(const std::vector<Tensor>& params) const {
          "groups must be >= 1 (or 0: one per channel), got ", groups);
   }
   if (!(eps >= 0) || !std::isfinite(eps)) {
-    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ",
-         eps);
+    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ", eps);
   }
   const size_t want = size_t(has_weight) + size_t(has_bias);
   if (params.size() != want) {
@@ -32,8 +31,8 @@ void GroupNormAttrs::Validate(const std::vector<Tensor>& params) const {
     }
   }
   if (channels > 0 && groups > 0 && channels % groups) {
-    Fail(ErrorKind::kInvalidArgument, "groups=", groups,
-         " must divide the ", channels, " channels");
+    Fail(ErrorKind::kInvalidArgument, "groups=", groups, " must divide the ",
+         channels, " channels");
   }
 }
 
@@ -51,18 +50,17 @@ Shape GroupNormAttrs::OutputShape(const Tensor& input) const {
          ToString(input.shape));
   }
   if ((has_weight || has_bias) && input.dtype != dtype) {
-    Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
-         " but weights are ", Name(dtype));
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
+         Name(dtype));
   }
   const int64_t c = GroupNormDimsOf(input.shape, layout).c;
   if (channels > 0 && c != channels) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has ", c, " channels, the weights ", channels);
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", c, " channels, the weights ", channels);
   }
   if (groups > 0 && c % groups) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has ", c, " channels, not divisible into ", groups,
-         " groups");
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", c, " channels, not divisible into ", groups, " groups");
   }
   return input.shape;
 }

@@ -21,7 +21,7 @@ namespace ai3 {
 struct GroupNormAttrs {
   static constexpr char kOp[] = "groupnorm";
 
-  int64_t groups = 1;  // 0: one group per channel (instance norm)
+  int64_t groups = 1;    // 0: one group per channel (instance norm)
   int64_t channels = 0;  // from the weights; 0 (none): any
   double eps = 1e-5;
   bool has_weight = false;

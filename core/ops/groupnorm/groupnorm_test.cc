@@ -89,8 +89,8 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   if (p.bias) params.push_back(Tensor{b.data(), dtype, {c}});
   Layer<GroupNormAttrs> layer("gn", a, params, algorithm);
   Tensor xt{x.data(), dtype, shape};
-  const std::string desc = algorithm + " " + Name(dtype) + " " +
-                           Name(layout) + " " + ToString(shape) + " groups " +
+  const std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
+                           " " + ToString(shape) + " groups " +
                            std::to_string(p.groups);
   Check(layer.OutputShape(xt) == shape, desc + ": output shape");
   std::vector<T> y(want.size(), T(-42));
@@ -107,9 +107,9 @@ void ErrorCases() {
   a.channels = 6;
   ExpectError("groups divide", ErrorKind::kInvalidArgument,
               "groups=4 must divide the 6 channels", [&] {
-                Layer<GroupNormAttrs>(
-                    "gn", a, {Tensor{w.data(), DType::kFloat32, {6}}},
-                    "direct");
+                Layer<GroupNormAttrs>("gn", a,
+                                      {Tensor{w.data(), DType::kFloat32, {6}}},
+                                      "direct");
               });
   a.groups = 3;
   ExpectError("weight shape", ErrorKind::kShape,
@@ -118,25 +118,21 @@ void ErrorCases() {
                     "gn", a, {Tensor{w.data(), DType::kFloat32, {2, 3}}},
                     "direct");
               });
-  Layer<GroupNormAttrs> layer(
-      "gn", a, {Tensor{w.data(), DType::kFloat32, {6}}}, "direct");
-  ExpectError("channels", ErrorKind::kShape, "has 4 channels, the weights 6",
-              [&] {
-                layer.OutputShape(
-                    Tensor{x.data(), DType::kFloat32, {2, 4, 6}});
-              });
-  ExpectError("rank", ErrorKind::kShape, "expected an input of rank >= 2",
-              [&] {
-                layer.OutputShape(Tensor{x.data(), DType::kFloat32, {6}});
-              });
+  Layer<GroupNormAttrs> layer("gn", a, {Tensor{w.data(), DType::kFloat32, {6}}},
+                              "direct");
+  ExpectError(
+      "channels", ErrorKind::kShape, "has 4 channels, the weights 6",
+      [&] { layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4, 6}}); });
+  ExpectError("rank", ErrorKind::kShape, "expected an input of rank >= 2", [&] {
+    layer.OutputShape(Tensor{x.data(), DType::kFloat32, {6}});
+  });
   GroupNormAttrs free;
   free.groups = 5;
   Layer<GroupNormAttrs> unweighted("gn", free, {}, "direct");
-  ExpectError("input channels", ErrorKind::kShape,
-              "not divisible into 5 groups", [&] {
-                unweighted.OutputShape(
-                    Tensor{x.data(), DType::kFloat32, {2, 4, 6}});
-              });
+  ExpectError(
+      "input channels", ErrorKind::kShape, "not divisible into 5 groups", [&] {
+        unweighted.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4, 6}});
+      });
   GroupNormAttrs neg;
   neg.eps = -1;
   ExpectError("eps", ErrorKind::kInvalidArgument, "eps must be finite",
@@ -150,10 +146,10 @@ int Main() {
       {{1, 1}, 1, false, false, 1e-5, 0},
       {{2, 6, 5, 4}, 3, true, true, 1e-5, 0},
       {{2, 6, 5, 4}, 1, true, false, 1e-3, 0},
-      {{2, 6, 5, 4}, 6, false, true, 1e-5, 0},   // instance norm
-      {{3, 4, 7}, 0, true, true, 1e-5, 0},       // groups 0: instance
-      {{1, 8, 2, 3, 2}, 2, true, true, 0.1, 0},  // rank 5
-      {{2, 6}, 2, false, false, 1e-5, 0},        // no spatial dims
+      {{2, 6, 5, 4}, 6, false, true, 1e-5, 0},      // instance norm
+      {{3, 4, 7}, 0, true, true, 1e-5, 0},          // groups 0: instance
+      {{1, 8, 2, 3, 2}, 2, true, true, 0.1, 0},     // rank 5
+      {{2, 6}, 2, false, false, 1e-5, 0},           // no spatial dims
       {{1, 4, 16, 16}, 2, true, true, 1e-5, 1000},  // large mean
       {{2, 64, 28, 28}, 32, true, true, 1e-5, 0},   // threaded
   };

@@ -65,8 +65,7 @@ class DataKernel : public MultiInputKernel {
 };
 
 AI3_REGISTER_ALGORITHM(LayerNormBackwardDataAttrs, "direct", Device::kCPU,
-                       KernelAlgorithm<LayerNormBackwardDataAttrs,
-                                       DataKernel>);
+                       KernelAlgorithm<LayerNormBackwardDataAttrs, DataKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -1,9 +1,10 @@
 // layernorm_backward_weight and layernorm_backward_bias "direct", one
-// kernel: for each normalised position i, the sum over the rows of dy[r, i] xhat[r, i] (the weight's:
-// kCentered) or of dy[r, i] (the bias's), accumulated in double. The
-// weight's first computes every row's mean and rstd (RowStatsOf, as the
-// forward) into the workspace, rows split over threads; then threads take
-// blocks of positions, the block the vectorised loop, so each owns its sums.
+// kernel: for each normalised position i, the sum over the rows of dy[r, i]
+// xhat[r, i] (the weight's: kCentered) or of dy[r, i] (the bias's), accumulated
+// in double. The weight's first computes every row's mean and rstd (RowStatsOf,
+// as the forward) into the workspace, rows split over threads; then threads
+// take blocks of positions, the block the vectorised loop, so each owns its
+// sums.
 
 #include <algorithm>
 #include <cstdint>
@@ -41,8 +42,8 @@ class ColumnSumKernel : public MultiInputKernel {
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       Sums(inputs[kGradOutput].data_as<const T>(),
-           inputs[kForwardInput].data_as<const T>(), output.data_as<T>(),
-           rows, d, static_cast<RowStats<T>*>(workspace));
+           inputs[kForwardInput].data_as<const T>(), output.data_as<T>(), rows,
+           d, static_cast<RowStats<T>*>(workspace));
     });
   }
 
@@ -56,9 +57,8 @@ class ColumnSumKernel : public MultiInputKernel {
     const bool parallel = rows * d >= kParallelThreshold;
     if constexpr (kCentered) {
       const T eps = T(attrs_.eps);
-      ParallelFor(0, rows, parallel, [&](int64_t r) {
-        stats[r] = RowStatsOf(x + r * d, d, eps);
-      });
+      ParallelFor(0, rows, parallel,
+                  [&](int64_t r) { stats[r] = RowStatsOf(x + r * d, d, eps); });
     }
     const int64_t blocks = (d + kBlock - 1) / kBlock;
     ParallelFor(0, blocks, parallel && blocks > 1, [&](int64_t b) {
@@ -99,4 +99,3 @@ AI3_REGISTER_ALGORITHM(LayerNormBackwardBiasAttrs, "direct", Device::kCPU,
 
 }  // namespace
 }  // namespace ai3
-

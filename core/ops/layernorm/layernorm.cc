@@ -8,12 +8,13 @@ namespace ai3 {
 
 void LayerNormAttrs::Validate(const std::vector<Tensor>& params) const {
   if (axes < 1) {
-    Fail(ErrorKind::kInvalidArgument, "axes (the number of trailing dims "
-         "normalised) must be >= 1, got ", axes);
+    Fail(ErrorKind::kInvalidArgument,
+         "axes (the number of trailing dims "
+         "normalised) must be >= 1, got ",
+         axes);
   }
   if (!(eps >= 0) || !std::isfinite(eps)) {
-    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ",
-         eps);
+    Fail(ErrorKind::kInvalidArgument, "eps must be finite and >= 0, got ", eps);
   }
   const size_t want = size_t(has_weight) + size_t(has_bias);
   if (params.size() != want) {
@@ -50,14 +51,14 @@ Shape LayerNormAttrs::OutputShape(const Tensor& input) const {
   if (!normalized_shape.empty()) {
     const Shape tail(input.shape.end() - axes, input.shape.end());
     if (tail != normalized_shape) {
-      Fail(ErrorKind::kShape, "input ", ToString(input.shape),
-           " ends in ", ToString(tail), " but the weights are shaped ",
+      Fail(ErrorKind::kShape, "input ", ToString(input.shape), " ends in ",
+           ToString(tail), " but the weights are shaped ",
            ToString(normalized_shape));
     }
   }
   if ((has_weight || has_bias) && input.dtype != dtype) {
-    Fail(ErrorKind::kDType, "input is ", Name(input.dtype),
-         " but weights are ", Name(dtype));
+    Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
+         Name(dtype));
   }
   return input.shape;
 }

@@ -34,7 +34,8 @@ struct LayerNormAttrs {
   Shape OutputShape(const Tensor& input) const;
 };
 
-// The normalised size D (the product of the trailing `axes` dims) of x (layernorm's and rmsnorm's rows).
+// The normalised size D (the product of the trailing `axes` dims) of x
+// (layernorm's and rmsnorm's rows).
 inline int64_t NormalizedSize(const Shape& x, int64_t axes) {
   int64_t d = 1;
   for (size_t i = x.size() - axes; i < x.size(); ++i) d *= x[i];

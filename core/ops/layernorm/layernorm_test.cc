@@ -72,9 +72,8 @@ void Case(const Shape& in, int64_t axes, bool w, bool b) {
 
 int Main() {
   const std::vector<std::pair<Shape, int64_t>> cases = {
-      {{4, 8}, 1},      {{2, 197, 96}, 1}, {{2, 3, 4, 5}, 2},
-      {{2, 3, 4, 5}, 3}, {{7}, 1},          {{2, 0, 5}, 1},
-      {{3, 1}, 1},      {{64, 768}, 1},
+      {{4, 8}, 1}, {{2, 197, 96}, 1}, {{2, 3, 4, 5}, 2}, {{2, 3, 4, 5}, 3},
+      {{7}, 1},    {{2, 0, 5}, 1},    {{3, 1}, 1},       {{64, 768}, 1},
   };
   int ran = 0;
   for (const auto& [shape, axes] : cases) {

@@ -8,8 +8,8 @@ namespace {
 
 // leaky_relu's attributes, which its gradient takes as they are.
 AI3_DECLARE_ATTRIBUTES(
-    .Field("alpha", &A::alpha,
-           "the slope below 0 (torch negative_slope, ONNX alpha)"));
+        .Field("alpha", &A::alpha,
+               "the slope below 0 (torch negative_slope, ONNX alpha)"));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<LeakyReluAttrs>("x if x >= 0 else alpha * x, elementwise")

@@ -18,8 +18,8 @@ int Main() {
     LeakyReluAttrs a;
     a.alpha = alpha;
     auto reference = [alpha](double v) { return v < 0 ? alpha * v : v; };
-    ran += testing::RunUnaryCases(a, reference,
-                                  " alpha " + std::to_string(alpha));
+    ran +=
+        testing::RunUnaryCases(a, reference, " alpha " + std::to_string(alpha));
   }
   testing::UnaryErrorCases<LeakyReluAttrs>();
   for (double bad : {std::nan(""), double(INFINITY)}) {

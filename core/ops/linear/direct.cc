@@ -15,8 +15,8 @@ class DirectKernel : public LinearKernelBase<DirectKernel> {
   using LinearKernelBase::LinearKernelBase;
 
   template <typename T>
-  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m,
-                int64_t in, int64_t out) const {
+  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t in,
+                int64_t out) const {
     const auto act = attrs_.activation.As<T>();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t i = 0; i < m; ++i) {

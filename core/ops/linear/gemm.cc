@@ -1,6 +1,6 @@
 // linear "gemm": y[M, out] = x[M, in] * W^T through ai3::Gemm (BLIS), with
-// the bias broadcast into y first and accumulated by the GEMM (beta = 1). The default: a tuned GEMM beats loops
-// at every size worth measuring.
+// the bias broadcast into y first and accumulated by the GEMM (beta = 1). The
+// default: a tuned GEMM beats loops at every size worth measuring.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -17,8 +17,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
   using LinearKernelBase::LinearKernelBase;
 
   template <typename T>
-  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m,
-                int64_t in, int64_t out) const {
+  void RunTyped(const T* x, const T* w, const T* b, T* y, int64_t m, int64_t in,
+                int64_t out) const {
     if (b) {
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < m; ++i) {
@@ -26,8 +26,8 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
         for (int64_t o = 0; o < out; ++o) row[o] = b[o];
       }
     }
-    Gemm<T>(/*trans_a=*/false, /*trans_b=*/true, m, out, in, T(1), x, in, w,
-            in, b ? T(1) : T(0), y, out);
+    Gemm<T>(/*trans_a=*/false, /*trans_b=*/true, m, out, in, T(1), x, in, w, in,
+            b ? T(1) : T(0), y, out);
     // The fused activation: one pass over the rows while they are still in
     // cache (the GEMM is a library call, so this is as close as it gets).
     const auto act = attrs_.activation.As<T>();

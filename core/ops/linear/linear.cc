@@ -25,9 +25,10 @@ void LinearAttrs::Validate(const std::vector<Tensor>& params) const {
 
 Shape LinearAttrs::OutputShape(const Tensor& input) const {
   if (input.rank() < 1 || input.shape.back() != in_features) {
-    Fail(ErrorKind::kShape, "expected an input of rank >= 1 whose last "
-         "dimension is in_features=", in_features, ", got shape ",
-         ToString(input.shape));
+    Fail(ErrorKind::kShape,
+         "expected an input of rank >= 1 whose last "
+         "dimension is in_features=",
+         in_features, ", got shape ", ToString(input.shape));
   }
   ValidateInputDType(input, dtype);
   CheckShape(input.shape, "input");

@@ -45,9 +45,9 @@ class LinearKernelBase : public WeightBiasKernel<LinearAttrs> {
     DispatchFloat(attrs_.dtype, [&](auto zero) {
       using T = decltype(zero);
       static_cast<Derived*>(this)->template RunTyped<T>(
-          input.data_as<const T>(), weight<T>(), bias<T>(),
-          output.data_as<T>(), input.numel() / attrs_.in_features,
-          attrs_.in_features, attrs_.out_features);
+          input.data_as<const T>(), weight<T>(), bias<T>(), output.data_as<T>(),
+          input.numel() / attrs_.in_features, attrs_.in_features,
+          attrs_.out_features);
     });
   }
 };

@@ -11,18 +11,19 @@
 
 namespace ai3 {
 
-AI3_DECLARE_ATTRIBUTES_AS(
-    LinearDeclaration,
-    .ActivationAttr()
-    .Weight("weight", "(out_features, in_features)")
-    .OptionalWeight("bias", "(out_features,)")
-    .FromWeights([](A& a, const AttrMap&, const WeightSlots& w) {
-      a.has_bias = w[1].has_value();
-      a.dtype = w[0]->dtype;
-      const Shape& shape = internal::WeightShape(w, 0, 2, "weight");
-      a.out_features = shape[0];
-      a.in_features = shape[1];
-    }));
+AI3_DECLARE_ATTRIBUTES_AS(LinearDeclaration,
+                          .ActivationAttr()
+                              .Weight("weight", "(out_features, in_features)")
+                              .OptionalWeight("bias", "(out_features,)")
+                              .FromWeights([](A& a, const AttrMap&,
+                                              const WeightSlots& w) {
+                                a.has_bias = w[1].has_value();
+                                a.dtype = w[0]->dtype;
+                                const Shape& shape =
+                                    internal::WeightShape(w, 0, 2, "weight");
+                                a.out_features = shape[0];
+                                a.in_features = shape[1];
+                              }));
 
 }  // namespace ai3
 

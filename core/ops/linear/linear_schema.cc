@@ -8,10 +8,9 @@ namespace {
 
 using A = LinearAttrs;
 
-AI3_REGISTER_OP_SCHEMA(
-    LinearDeclaration<A>("y = x W^T + b over the last dim")
-        .Default(Device::kCPU, {{"gemm"}, {"direct"}})
-        .Default(Device::kCUDA, {{"gemm"}}));
+AI3_REGISTER_OP_SCHEMA(LinearDeclaration<A>("y = x W^T + b over the last dim")
+                           .Default(Device::kCPU, {{"gemm"}, {"direct"}})
+                           .Default(Device::kCUDA, {{"gemm"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -133,8 +133,8 @@ void ErrorCases() {
               [&] { Layer<LinearAttrs>("l", a, {wt, bt}, "winograd"); });
 
   Layer<LinearAttrs> layer("l", a, {wt, bt}, "default");
-  Check(layer.algorithm() == "gemm", "default linear algorithm is gemm, got " +
-                                         layer.algorithm());
+  Check(layer.algorithm() == "gemm",
+        "default linear algorithm is gemm, got " + layer.algorithm());
   ExpectError("wrong in_features", ErrorKind::kShape,
               "last dimension is in_features=3, got shape (2, 5)", [&] {
                 layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 5}});
@@ -164,17 +164,12 @@ void ErrorCases() {
 int Main() {
   const std::vector<Case> cases = {
       // lead        in   out  bias
-      {{1}, 1, 1, true},
-      {{}, 7, 5, true},  // rank-1 input
-      {{4}, 16, 8, false},
-      {{3}, 5, 9, true},
+      {{1}, 1, 1, true},         {{}, 7, 5, true},  // rank-1 input
+      {{4}, 16, 8, false},       {{3}, 5, 9, true},
       {{2, 3}, 6, 4, true},  // rank-3 input: two batch dimensions
-      {{2, 1, 3}, 10, 7, false},
-      {{17}, 33, 31, true},
-      {{64}, 128, 100, true},
-      {{5}, 300, 1, true},
-      {{1}, 1000, 10, true},
-      {{130}, 257, 65, false},
+      {{2, 1, 3}, 10, 7, false}, {{17}, 33, 31, true},
+      {{64}, 128, 100, true},    {{5}, 300, 1, true},
+      {{1}, 1000, 10, true},     {{130}, 257, 65, false},
   };
   int ran = 0;
   const std::vector<std::string> names =

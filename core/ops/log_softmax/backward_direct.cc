@@ -9,7 +9,9 @@ namespace {
 
 struct LogSoftmaxGrad {
   template <typename T>
-  static T Term(T dy, T, const vmath::ExpRange<T>&) { return dy; }
+  static T Term(T dy, T, const vmath::ExpRange<T>&) {
+    return dy;
+  }
   template <typename T>
   static T Out(T dy, T y, T c, const vmath::ExpRange<T>& range) {
     return dy - vmath::Exp(y, range) * c;
@@ -18,9 +20,9 @@ struct LogSoftmaxGrad {
 
 AI3_REGISTER_ALGORITHM(
     LogSoftmaxBackwardDataAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<LogSoftmaxBackwardDataAttrs,
-                    SliceGradKernel<LogSoftmaxBackwardDataAttrs,
-                                    LogSoftmaxGrad>>);
+    KernelAlgorithm<
+        LogSoftmaxBackwardDataAttrs,
+        SliceGradKernel<LogSoftmaxBackwardDataAttrs, LogSoftmaxGrad>>);
 
 }  // namespace
 }  // namespace ai3

@@ -17,9 +17,13 @@ struct LogSoftmaxMath {
   template <typename T>
   static void Store(T&, T) {}
   template <typename T>
-  static T Finish(T max, T sum) { return max + std::log(sum); }
+  static T Finish(T max, T sum) {
+    return max + std::log(sum);
+  }
   template <typename T>
-  static void Out(T x, T& y, T c) { y = x - c; }
+  static void Out(T x, T& y, T c) {
+    y = x - c;
+  }
 };
 
 AI3_REGISTER_ALGORITHM(

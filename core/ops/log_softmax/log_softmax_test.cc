@@ -55,9 +55,9 @@ void Case(const Shape& shape, int64_t axis) {
 }  // namespace
 
 int Main() {
-  const std::vector<Shape> shapes = {{},        {1},          {9},
-                                     {3, 5},    {2, 3, 4},    {1, 1000},
-                                     {2, 0, 3}, {2, 5, 300},  {2, 3, 4, 5}};
+  const std::vector<Shape> shapes = {{},        {1},         {9},
+                                     {3, 5},    {2, 3, 4},   {1, 1000},
+                                     {2, 0, 3}, {2, 5, 300}, {2, 3, 4, 5}};
   int ran = 0;
   for (const Shape& s : shapes) {
     const int64_t rank = static_cast<int64_t>(s.size());

@@ -19,8 +19,7 @@ namespace {
 constexpr int64_t kParallelThreshold = 1 << 14;
 
 template <typename T>
-void Lrn(const LrnAttrs& a, int64_t n, int64_t c, int64_t s, const T* x,
-         T* y) {
+void Lrn(const LrnAttrs& a, int64_t n, int64_t c, int64_t s, const T* x, T* y) {
   const T scale = T(a.alpha / double(a.size)), bias = T(a.bias);
   const T beta = T(a.beta);
   auto window = [&](int64_t ch, int64_t* lo, int64_t* hi) {

@@ -15,12 +15,16 @@ void LrnAttrs::Validate(const std::vector<Tensor>& params) const {
     Fail(ErrorKind::kInvalidArgument, "size must be >= 1, got ", size);
   }
   if (before < 0 || before >= size) {
-    Fail(ErrorKind::kInvalidArgument, "before (the channels of the window "
-         "before c) must be in [0, size = ", size, "), got ", before);
+    Fail(ErrorKind::kInvalidArgument,
+         "before (the channels of the window "
+         "before c) must be in [0, size = ",
+         size, "), got ", before);
   }
   if (!std::isfinite(alpha) || !std::isfinite(beta) || !std::isfinite(bias)) {
-    Fail(ErrorKind::kInvalidArgument, "alpha, beta and bias must be finite, "
-         "got ", alpha, ", ", beta, ", ", bias);
+    Fail(ErrorKind::kInvalidArgument,
+         "alpha, beta and bias must be finite, "
+         "got ",
+         alpha, ", ", beta, ", ", bias);
   }
 }
 

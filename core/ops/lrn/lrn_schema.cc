@@ -15,18 +15,20 @@ AI3_REGISTER_OP_SCHEMA(
         .Field("alpha", &A::alpha, "scale of the window's mean square")
         .Field("beta", &A::beta, "exponent")
         .Field("bias", &A::bias, "added before the power (torch's k)")
-        .Attr([] {
-                AttrDecl d{"before", AttrType::kInt};
-                d.nullable = true;
-                d.doc = "channels of the window before c; None: (size - 1) "
-                        "// 2 (ONNX; torch's is size // 2)";
-                return d;
-              }(),
-              [](A& a, const AttrValue& v) {
-                // size is set first (declaration order).
-                a.before = internal::IsNone(v) ? (a.size - 1) / 2
-                                               : internal::As<int64_t>(v);
-              })
+        .Attr(
+            [] {
+              AttrDecl d{"before", AttrType::kInt};
+              d.nullable = true;
+              d.doc =
+                  "channels of the window before c; None: (size - 1) "
+                  "// 2 (ONNX; torch's is size // 2)";
+              return d;
+            }(),
+            [](A& a, const AttrValue& v) {
+              // size is set first (declaration order).
+              a.before = internal::IsNone(v) ? (a.size - 1) / 2
+                                             : internal::As<int64_t>(v);
+            })
         .LayoutAttr()
         .Default(Device::kCPU, {{"direct"}}));
 

@@ -62,8 +62,8 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   a.layout = layout;
   Layer<LrnAttrs> layer("lrn", a, {}, algorithm);
   Tensor in{x.data(), dtype, shape};
-  const std::string desc = algorithm + " " + Name(dtype) + " " +
-                           Name(layout) + " " + ToString(shape) + " size " +
+  const std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
+                           " " + ToString(shape) + " size " +
                            std::to_string(p.size);
   Check(layer.OutputShape(in) == shape, desc + ": output shape");
   std::vector<T> y(want.size(), T(-42));
@@ -85,10 +85,9 @@ void ErrorCases() {
   a.before = 1;
   std::vector<float> x(8);
   Layer<LrnAttrs> layer("lrn", a, {}, "direct");
-  ExpectError("rank", ErrorKind::kShape, "expected an input of rank >= 3",
-              [&] {
-                layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4}});
-              });
+  ExpectError("rank", ErrorKind::kShape, "expected an input of rank >= 3", [&] {
+    layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4}});
+  });
 }
 
 }  // namespace

@@ -31,8 +31,8 @@ namespace {
 constexpr int64_t kSmallProduct = 256 * 256 * 256;
 
 template <typename T>
-void SmallProduct(const T* __restrict a, const T* __restrict b,
-                  T* __restrict c, int64_t m, int64_t k, int64_t n) {
+void SmallProduct(const T* __restrict a, const T* __restrict b, T* __restrict c,
+                  int64_t m, int64_t k, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     T* __restrict ci = c + i * n;
     for (int64_t j = 0; j < n; ++j) ci[j] = T(0);

@@ -20,7 +20,8 @@ void MatmulAttrs::Validate(const std::vector<Tensor>& params) const {
            ToString(other_shape));
     }
     if (other_shape.empty()) {
-      Fail(ErrorKind::kShape, "the constant operand is a scalar; matmul "
+      Fail(ErrorKind::kShape,
+           "the constant operand is a scalar; matmul "
            "needs at least 1 dimension");
     }
   }
@@ -46,8 +47,10 @@ MatmulAttrs::Dims MatmulAttrs::DimsOf(const Shape& a, const Shape& b) const {
   }
   d.a_batch = a_vec ? Shape{} : Shape(a.begin(), a.end() - 2);
   d.b_batch = b_vec ? Shape{} : Shape(b.begin(), b.end() - 2);
-  d.batch = BroadcastShapes(d.a_batch, d.b_batch, "batch dims of the left "
-                            "operand", "batch dims of the right operand");
+  d.batch = BroadcastShapes(d.a_batch, d.b_batch,
+                            "batch dims of the left "
+                            "operand",
+                            "batch dims of the right operand");
   d.out = d.batch;
   if (!a_vec) d.out.push_back(d.m);
   if (!b_vec) d.out.push_back(d.n);

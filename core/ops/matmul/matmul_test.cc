@@ -45,8 +45,8 @@ std::vector<double> Reference(const Shape& sa, const std::vector<double>& a,
     for (int64_t i = 0; i < d.m; ++i)
       for (int64_t j = 0; j < d.n; ++j)
         for (int64_t p = 0; p < d.k; ++p)
-          y[(t * d.m + i) * d.n + j] += a[oa * d.m * d.k + i * d.k + p] *
-                                        b[ob * d.k * d.n + p * d.n + j];
+          y[(t * d.m + i) * d.n + j] +=
+              a[oa * d.m * d.k + i * d.k + p] * b[ob * d.k * d.n + p * d.n + j];
   }
   (void)sa;
   (void)sb;

@@ -202,8 +202,8 @@ class ReduceKernel : public Kernel {
   // log_sum_exp's sums, one per output, of the widest dtype.
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     if (Attrs::kReduction != Reduction::kLogSumExp) return 0;
-    const Shape out = attrs_.OutputShape(Tensor{nullptr, DType::kFloat64,
-                                                input_shape});
+    const Shape out =
+        attrs_.OutputShape(Tensor{nullptr, DType::kFloat64, input_shape});
     return static_cast<size_t>(NumElements(out)) * sizeof(double);
   }
 
@@ -216,10 +216,9 @@ class ReduceKernel : public Kernel {
     const Blocks b = MakeBlocks(input.shape, attrs_.Reduced(input.shape));
     DispatchFloat(input.dtype, [&](auto zero) {
       using T = decltype(zero);
-      Reduce<Attrs::kReduction, T>(b, input.data_as<const T>(),
-                                   output.data_as<T>(),
-                                   static_cast<T*>(workspace), input.numel(),
-                                   output.numel());
+      Reduce<Attrs::kReduction, T>(
+          b, input.data_as<const T>(), output.data_as<T>(),
+          static_cast<T*>(workspace), input.numel(), output.numel());
     });
   }
 

@@ -1,6 +1,6 @@
 // The reductions over a set of axes, one design for the family:
-//   mean               (torch.mean, ONNX ReduceMean, Keras GlobalAveragePooling)
-//   reduce_sum         (torch.sum, ONNX ReduceSum)
+//   mean               (torch.mean, ONNX ReduceMean, Keras
+//   GlobalAveragePooling) reduce_sum         (torch.sum, ONNX ReduceSum)
 //   reduce_prod        (torch.prod, ONNX ReduceProd)
 //   reduce_max/min     (torch.amax/amin, ONNX ReduceMax/Min; NaN wins)
 //   reduce_l1, reduce_l2, reduce_sum_square  (sum |x|, sqrt(sum x^2), sum x^2)

@@ -20,8 +20,10 @@ const bool kDeclared =
     Declare<MeanAttrs>("the mean over axes") &&
     Declare<ReduceSumAttrs>("the sum over axes (0 over none)") &&
     Declare<ReduceProdAttrs>("the product over axes (1 over none)") &&
-    Declare<ReduceMaxAttrs>("the maximum over axes, NaN wins (-inf over none)") &&
-    Declare<ReduceMinAttrs>("the minimum over axes, NaN wins (inf over none)") &&
+    Declare<ReduceMaxAttrs>(
+        "the maximum over axes, NaN wins (-inf over none)") &&
+    Declare<ReduceMinAttrs>(
+        "the minimum over axes, NaN wins (inf over none)") &&
     Declare<ReduceL1Attrs>("the sum of |x| over axes") &&
     Declare<ReduceL2Attrs>("sqrt of the sum of x^2 over axes") &&
     Declare<ReduceSumSquareAttrs>("the sum of x^2 over axes") &&

@@ -5,8 +5,8 @@
 // errors.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,9 +25,10 @@ using testing::ExpectError;
 // The reduction of `xs` (in double), as mean.h defines it.
 double Reference(Reduction r, const std::vector<double>& xs) {
   const double inf = std::numeric_limits<double>::infinity();
-  double acc = r == Reduction::kProd ? 1 : r == Reduction::kMax ? -inf
-                                       : r == Reduction::kMin   ? inf
-                                                                : 0;
+  double acc = r == Reduction::kProd  ? 1
+               : r == Reduction::kMax ? -inf
+               : r == Reduction::kMin ? inf
+                                      : 0;
   double m = -inf;
   for (double v : xs) m = std::isnan(v) || std::isnan(m) ? NAN : std::max(m, v);
   const double shift = std::isfinite(m) ? m : 0;
@@ -162,17 +163,17 @@ int RunReduction(const std::vector<Shape>& shapes) {
 }  // namespace
 
 int Main() {
-  const std::vector<Shape> shapes = {{5},          {3, 4},      {2, 3, 4, 5},
-                                     {2, 1, 3, 1}, {2, 0, 3},   {2, 64, 14, 14},
-                                     {}};
-  const int ran =
-      RunReduction<MeanAttrs>(shapes) + RunReduction<ReduceSumAttrs>(shapes) +
-      RunReduction<ReduceProdAttrs>(shapes) +
-      RunReduction<ReduceMaxAttrs>(shapes) +
-      RunReduction<ReduceMinAttrs>(shapes) +
-      RunReduction<ReduceL1Attrs>(shapes) + RunReduction<ReduceL2Attrs>(shapes) +
-      RunReduction<ReduceSumSquareAttrs>(shapes) +
-      RunReduction<ReduceLogSumExpAttrs>(shapes);
+  const std::vector<Shape> shapes = {
+      {5}, {3, 4}, {2, 3, 4, 5}, {2, 1, 3, 1}, {2, 0, 3}, {2, 64, 14, 14}, {}};
+  const int ran = RunReduction<MeanAttrs>(shapes) +
+                  RunReduction<ReduceSumAttrs>(shapes) +
+                  RunReduction<ReduceProdAttrs>(shapes) +
+                  RunReduction<ReduceMaxAttrs>(shapes) +
+                  RunReduction<ReduceMinAttrs>(shapes) +
+                  RunReduction<ReduceL1Attrs>(shapes) +
+                  RunReduction<ReduceL2Attrs>(shapes) +
+                  RunReduction<ReduceSumSquareAttrs>(shapes) +
+                  RunReduction<ReduceLogSumExpAttrs>(shapes);
   std::vector<float> x(6);
   Tensor xt{x.data(), DType::kFloat32, {2, 3}};
   MeanAttrs a;

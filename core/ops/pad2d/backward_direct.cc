@@ -51,25 +51,26 @@ class DataKernel : public MultiInputKernel {
     const int64_t out_w = d.w + attrs_.pad_left + attrs_.pad_right;
     ParallelFor(0, g.planes, g.planes * g.out_h * g.out_row >= (1 << 15),
                 [&](int64_t p) {
-      for (int64_t oh = 0; oh < g.out_h; ++oh) {
-        const int64_t h = oh - attrs_.pad_top;
-        const bool pad_row = h < 0 || h >= g.in_h;
-        T* dst = dx + (p * g.in_h + PadSourceIndex(h, g.in_h, attrs_.mode)) *
-                          g.in_row;
-        const T* src = dy + (p * g.out_h + oh) * g.out_row;
-        for (int64_t ow = 0; ow < out_w; ++ow) {
-          const int64_t w = ow - attrs_.pad_left;
-          if (!pad_row && w >= 0 && w < d.w) continue;  // copied above
-          const int64_t iw = PadSourceIndex(w, d.w, attrs_.mode);
+                  for (int64_t oh = 0; oh < g.out_h; ++oh) {
+                    const int64_t h = oh - attrs_.pad_top;
+                    const bool pad_row = h < 0 || h >= g.in_h;
+                    T* dst = dx + (p * g.in_h +
+                                   PadSourceIndex(h, g.in_h, attrs_.mode)) *
+                                      g.in_row;
+                    const T* src = dy + (p * g.out_h + oh) * g.out_row;
+                    for (int64_t ow = 0; ow < out_w; ++ow) {
+                      const int64_t w = ow - attrs_.pad_left;
+                      if (!pad_row && w >= 0 && w < d.w)
+                        continue;  // copied above
+                      const int64_t iw = PadSourceIndex(w, d.w, attrs_.mode);
 #pragma omp simd
-          for (int64_t i = 0; i < unit; ++i) {
-            dst[iw * unit + i] += src[ow * unit + i];
-          }
-        }
-      }
-    });
+                      for (int64_t i = 0; i < unit; ++i) {
+                        dst[iw * unit + i] += src[ow * unit + i];
+                      }
+                    }
+                  }
+                });
   }
-
 
   Pad2dAttrs attrs_;
 };

@@ -8,8 +8,8 @@ namespace ai3 {
 
 void Pad2dAttrs::Validate(const std::vector<Tensor>& params) const {
   if (!params.empty()) {
-    Fail(ErrorKind::kInvalidArgument,
-         "pad2d takes no parameter tensors, got ", params.size());
+    Fail(ErrorKind::kInvalidArgument, "pad2d takes no parameter tensors, got ",
+         params.size());
   }
   if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
     Fail(ErrorKind::kInvalidArgument,
@@ -24,9 +24,8 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
   // An empty image would pad to rows of `value` from no input at all, which
   // the layer would not run for (it skips empty inputs): refuse it.
   if (d.h < 1 || d.w < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has spatial size ", d.h, "x", d.w,
-         "; both must be >= 1");
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has spatial size ", d.h, "x", d.w, "; both must be >= 1");
   }
   if (mode == PadMode::kReflect || mode == PadMode::kCircular) {
     // reflect mirrors about the edge without repeating it, so it reaches
@@ -36,10 +35,11 @@ Shape Pad2dAttrs::OutputShape(const Tensor& input) const {
     if (std::max(pad_top, pad_bottom) > d.h - slack ||
         std::max(pad_left, pad_right) > d.w - slack) {
       Fail(ErrorKind::kInvalidArgument, what, " padding needs each pad ",
-           slack ? "<" : "<=", " the size of its dim, got (top, bottom, left, "
-           "right) = (", pad_top, ", ", pad_bottom, ", ", pad_left, ", ",
-           pad_right, ") for input ", ToString(input.shape), " (",
-           Name(layout), ")");
+           slack ? "<" : "<=",
+           " the size of its dim, got (top, bottom, left, "
+           "right) = (",
+           pad_top, ", ", pad_bottom, ", ", pad_left, ", ", pad_right,
+           ") for input ", ToString(input.shape), " (", Name(layout), ")");
     }
   }
   const int64_t vertical =

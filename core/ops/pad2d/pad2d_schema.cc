@@ -10,26 +10,28 @@ namespace {
 
 // pad2d's attributes, which its gradient takes as they are.
 AI3_DECLARE_ATTRIBUTES(
-    .Pads("padding",
-          {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
-          "(top, bottom, left, right)")
-    .Required()
-    .Field("value", &A::value, "the padding's value (constant mode)")
-    .Attr([] {
-            AttrDecl d{"mode", AttrType::kString, std::string("constant")};
-            d.choices = {"constant", "reflect", "replicate", "circular"};
-            d.doc = "what the padding holds: value, the mirrored, repeated "
-                    "or tiled input";
-            return d;
-          }(),
-          [](A& a, const AttrValue& v) {
-            const std::string m = internal::As<std::string>(v);
-            a.mode = m == "reflect"     ? PadMode::kReflect
-                     : m == "replicate" ? PadMode::kReplicate
-                     : m == "circular"  ? PadMode::kCircular
-                                        : PadMode::kConstant;
-          })
-    .LayoutAttr());
+        .Pads("padding",
+              {&A::pad_top, &A::pad_bottom, &A::pad_left, &A::pad_right},
+              "(top, bottom, left, right)")
+        .Required()
+        .Field("value", &A::value, "the padding's value (constant mode)")
+        .Attr(
+            [] {
+              AttrDecl d{"mode", AttrType::kString, std::string("constant")};
+              d.choices = {"constant", "reflect", "replicate", "circular"};
+              d.doc =
+                  "what the padding holds: value, the mirrored, repeated "
+                  "or tiled input";
+              return d;
+            }(),
+            [](A& a, const AttrValue& v) {
+              const std::string m = internal::As<std::string>(v);
+              a.mode = m == "reflect"     ? PadMode::kReflect
+                       : m == "replicate" ? PadMode::kReplicate
+                       : m == "circular"  ? PadMode::kCircular
+                                          : PadMode::kConstant;
+            })
+        .LayoutAttr());
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<Pad2dAttrs>(

@@ -72,8 +72,8 @@ template <typename T>
 void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const DType dtype = testing::DTypeOf<T>();
   // Rounded to T first, so the reference holds exactly the layer's values.
-  const auto xt0 = testing::Cast<T>(
-      testing::RandomVector(p.n * p.c * p.h * p.w, 3));
+  const auto xt0 =
+      testing::Cast<T>(testing::RandomVector(p.n * p.c * p.h * p.w, 3));
   std::vector<double> xd(xt0.begin(), xt0.end());
   auto want = Reference(p, xd);
   const int64_t oh = p.h + p.top + p.bottom, ow = p.w + p.left + p.right;
@@ -94,12 +94,11 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const Shape in_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   const Shape out_shape = ImageShape({p.n, p.c, oh, ow}, layout);
   Tensor xt{x.data(), dtype, in_shape};
-  std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
-                     " " + ToString(in_shape) + " pads " +
-                     std::to_string(p.top) + "," + std::to_string(p.bottom) +
-                     "," + std::to_string(p.left) + "," +
-                     std::to_string(p.right) + " mode " +
-                     std::to_string(static_cast<int>(p.mode));
+  std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) + " " +
+                     ToString(in_shape) + " pads " + std::to_string(p.top) +
+                     "," + std::to_string(p.bottom) + "," +
+                     std::to_string(p.left) + "," + std::to_string(p.right) +
+                     " mode " + std::to_string(static_cast<int>(p.mode));
   Check(layer.OutputShape(xt) == out_shape, desc + ": output shape");
   std::vector<T> y(want.size(), T(-42));
   layer.Forward(xt, Tensor{y.data(), dtype, out_shape});
@@ -139,21 +138,21 @@ void ErrorCases() {
   Pad2dAttrs reflect;
   reflect.mode = PadMode::kReflect;
   reflect.pad_left = 3;
-  ExpectError("reflect limit", ErrorKind::kInvalidArgument,
-              "reflect padding needs each pad < the size of its dim", [&] {
-                Layer<Pad2dAttrs>("p", reflect, {}, "direct")
-                    .OutputShape(Tensor{x.data(), DType::kFloat32,
-                                        {1, 2, 4, 3}});
-              });
+  ExpectError(
+      "reflect limit", ErrorKind::kInvalidArgument,
+      "reflect padding needs each pad < the size of its dim", [&] {
+        Layer<Pad2dAttrs>("p", reflect, {}, "direct")
+            .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 2, 4, 3}});
+      });
   Pad2dAttrs circular;
   circular.mode = PadMode::kCircular;
   circular.pad_bottom = 5;
-  ExpectError("circular limit", ErrorKind::kInvalidArgument,
-              "circular padding needs each pad <= the size of its dim", [&] {
-                Layer<Pad2dAttrs>("p", circular, {}, "direct")
-                    .OutputShape(Tensor{x.data(), DType::kFloat32,
-                                        {1, 2, 4, 3}});
-              });
+  ExpectError(
+      "circular limit", ErrorKind::kInvalidArgument,
+      "circular padding needs each pad <= the size of its dim", [&] {
+        Layer<Pad2dAttrs>("p", circular, {}, "direct")
+            .OutputShape(Tensor{x.data(), DType::kFloat32, {1, 2, 4, 3}});
+      });
   Pad2dAttrs huge;
   huge.pad_top = huge.pad_bottom = int64_t{1} << 62;
   const Tensor one{x.data(), DType::kFloat32, {1, 1, 1, 1}};
@@ -172,10 +171,10 @@ void ErrorCases() {
 
 int Main() {
   std::vector<Case> cases = {
-      {1, 1, 1, 1, 1, 1, 1, 1, 0.0},     {2, 3, 5, 7, 1, 1, 1, 1, 0.0},
-      {1, 4, 6, 6, 0, 1, 0, 1, 0.0},     {2, 3, 4, 5, 2, 0, 3, 1, -1.5},
-      {1, 2, 3, 3, 0, 0, 0, 0, 0.0},     {3, 1, 2, 9, 0, 0, 4, 0, 2.0},
-      {1, 3, 7, 2, 5, 3, 0, 0, 0.25},    {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
+      {1, 1, 1, 1, 1, 1, 1, 1, 0.0},    {2, 3, 5, 7, 1, 1, 1, 1, 0.0},
+      {1, 4, 6, 6, 0, 1, 0, 1, 0.0},    {2, 3, 4, 5, 2, 0, 3, 1, -1.5},
+      {1, 2, 3, 3, 0, 0, 0, 0, 0.0},    {3, 1, 2, 9, 0, 0, 4, 0, 2.0},
+      {1, 3, 7, 2, 5, 3, 0, 0, 0.25},   {0, 3, 4, 4, 1, 1, 1, 1, 0.0},
       {4, 32, 56, 56, 1, 1, 1, 1, 0.0},  // large enough to run threaded
   };
   for (PadMode mode :

@@ -116,8 +116,8 @@ class DirectKernel : public Kernel {
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
     if (input.rank() > kMaxRank) {
-      Fail(ErrorKind::kUnsupported, "permute 'direct' takes up to ",
-           kMaxRank, " dimensions, got ", input.rank());
+      Fail(ErrorKind::kUnsupported, "permute 'direct' takes up to ", kMaxRank,
+           " dimensions, got ", input.rank());
     }
     const Plan p = MakePlan(input.shape, perm_);
     DispatchFloat(input.dtype, [&](auto zero) {

@@ -41,9 +41,9 @@ void PermuteAttrs::Validate(const std::vector<Tensor>& params) const {
 
 Shape PermuteAttrs::OutputShape(const Tensor& input) const {
   if (input.rank() != static_cast<int64_t>(dims.size())) {
-    Fail(ErrorKind::kShape, "dims ", ListString(dims), " permute ",
-         dims.size(), " dimensions but the input ", ToString(input.shape),
-         " has rank ", input.rank());
+    Fail(ErrorKind::kShape, "dims ", ListString(dims), " permute ", dims.size(),
+         " dimensions but the input ", ToString(input.shape), " has rank ",
+         input.rank());
   }
   CheckShape(input.shape, "input");
   Shape out;

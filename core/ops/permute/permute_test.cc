@@ -55,9 +55,8 @@ void Case(const Shape& in, std::vector<int64_t> perm, bool negative) {
 
 int Main() {
   const std::vector<Shape> shapes = {
-      {},        {5},          {3, 4},         {1, 40, 70},
-      {2, 3, 4}, {2, 3, 1, 5}, {2, 64, 7, 9},  {0, 3, 2},
-      {1, 1, 1}, {3, 1, 33, 65},
+      {},           {5},           {3, 4},    {1, 40, 70}, {2, 3, 4},
+      {2, 3, 1, 5}, {2, 64, 7, 9}, {0, 3, 2}, {1, 1, 1},   {3, 1, 33, 65},
   };
   int ran = 0;
   for (const Shape& s : shapes) {

@@ -14,11 +14,11 @@ namespace ai3 {
 // AdaptiveAvgPool2dAttrs.
 template <class A>
 OpDeclaration<A> AdaptivePool(const char* doc) {
-  return std::move(OpDeclaration<A>(doc)
-                       .Pair("output_size", &A::output_h, &A::output_w,
-                             "(h, w)")
-                       .Required()
-                       .LayoutAttr());
+  return std::move(
+      OpDeclaration<A>(doc)
+          .Pair("output_size", &A::output_h, &A::output_w, "(h, w)")
+          .Required()
+          .LayoutAttr());
 }
 
 }  // namespace ai3

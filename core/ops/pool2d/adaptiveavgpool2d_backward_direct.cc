@@ -6,10 +6,10 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(
-    AdaptiveAvgPool2dBackwardDataAttrs, "direct", Device::kCPU,
-    PoolBackwardDirect<AdaptiveAvgPool2dBackwardDataAttrs,
-                       AvgBackwardLoops<AdaptiveTaps>>);
+AI3_REGISTER_ALGORITHM(AdaptiveAvgPool2dBackwardDataAttrs, "direct",
+                       Device::kCPU,
+                       PoolBackwardDirect<AdaptiveAvgPool2dBackwardDataAttrs,
+                                          AvgBackwardLoops<AdaptiveTaps>>);
 
 }  // namespace
 }  // namespace ai3

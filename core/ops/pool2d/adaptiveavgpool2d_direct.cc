@@ -45,8 +45,7 @@ struct AdaptiveAvgPoolLoops {
         for (int64_t k = 0; k < c; ++k) yp[k] = 0;
         for (int64_t ih = h0; ih < h1; ++ih) {
           for (int64_t iw = w0; iw < w1; ++iw) {
-            const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h +
-                                     iw * g.xs.w;
+            const T* __restrict xp = x + n * g.xs.n + ih * g.xs.h + iw * g.xs.w;
             for (int64_t k = 0; k < c; ++k) yp[k] += xp[k];
           }
         }
@@ -57,9 +56,9 @@ struct AdaptiveAvgPoolLoops {
   }
 };
 
-AI3_REGISTER_ALGORITHM(AdaptiveAvgPool2dAttrs, "direct", Device::kCPU,
-                       PoolDirect<AdaptiveAvgPool2dAttrs,
-                                  AdaptiveAvgPoolLoops>);
+AI3_REGISTER_ALGORITHM(
+    AdaptiveAvgPool2dAttrs, "direct", Device::kCPU,
+    PoolDirect<AdaptiveAvgPool2dAttrs, AdaptiveAvgPoolLoops>);
 
 }  // namespace
 }  // namespace ai3

@@ -6,9 +6,9 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(AvgPool2dBackwardDataAttrs, "direct", Device::kCPU,
-                       PoolBackwardDirect<AvgPool2dBackwardDataAttrs,
-                                          AvgBackwardLoops<AvgTaps>>);
+AI3_REGISTER_ALGORITHM(
+    AvgPool2dBackwardDataAttrs, "direct", Device::kCPU,
+    PoolBackwardDirect<AvgPool2dBackwardDataAttrs, AvgBackwardLoops<AvgTaps>>);
 
 }  // namespace
 }  // namespace ai3

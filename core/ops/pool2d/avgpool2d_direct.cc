@@ -18,8 +18,8 @@ namespace {
 
 struct AvgPoolLoops {
   template <typename T>
-  static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                   const T* x, T* y) {
+  static void Nchw(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
+                   T* y) {
     ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
       for (int64_t oh = 0; oh < g.oh; ++oh) {
         const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
@@ -56,8 +56,8 @@ struct AvgPoolLoops {
   };
 
   template <typename T>
-  static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g,
-                   const T* x, T* y) {
+  static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
+                   T* y) {
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {

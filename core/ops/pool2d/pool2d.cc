@@ -26,9 +26,8 @@ void PoolNoParams(const char* op, const std::vector<Tensor>& params) {
 int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
                        int64_t pad_after, int64_t stride, int64_t dilation,
                        bool ceil_mode) {
-  int64_t out = FloorDiv(in + pad_before + pad_after -
-                             dilation * (kernel - 1) - 1 +
-                             (ceil_mode ? stride - 1 : 0),
+  int64_t out = FloorDiv(in + pad_before + pad_after - dilation * (kernel - 1) -
+                             1 + (ceil_mode ? stride - 1 : 0),
                          stride) +
                 1;
   // The last window must start inside the input or its leading padding.
@@ -39,9 +38,9 @@ int64_t PoolOutputSize(int64_t in, int64_t kernel, int64_t pad_before,
 ImageDims PoolInputDims(const Tensor& input, Layout layout) {
   ImageDims in = Rank4InputDims(input, layout);
   if (in.n < 0 || in.c < 1 || in.h < 1 || in.w < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has ", in.c, " channels and spatial size ", in.h,
-         "x", in.w, "; all must be >= 1 (only the batch may be empty)");
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has ", in.c, " channels and spatial size ", in.h, "x", in.w,
+         "; all must be >= 1 (only the batch may be empty)");
   }
   return in;
 }
@@ -59,9 +58,8 @@ void Pool2dWindow::ValidateWindow() const {
   positive("dilation_h", dilation_h);
   positive("dilation_w", dilation_w);
   if (pad_top < 0 || pad_bottom < 0 || pad_left < 0 || pad_right < 0) {
-    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0, got top ",
-         pad_top, ", bottom ", pad_bottom, ", left ", pad_left, ", right ",
-         pad_right);
+    Fail(ErrorKind::kInvalidArgument, "padding must be >= 0, got top ", pad_top,
+         ", bottom ", pad_bottom, ", left ", pad_left, ", right ", pad_right);
   }
   // PyTorch takes these as int32 (it refuses 2^31); so does ai3, which
   // keeps PoolOutputSize's arithmetic (in + padding - dilation * (kernel - 1)
@@ -74,8 +72,8 @@ void Pool2dWindow::ValidateWindow() const {
         {"dilation_h", dilation_h},
         {"dilation_w", dilation_w}}) {
     if (v > kMaxPoolSize) {
-      Fail(ErrorKind::kInvalidArgument, what, " must be at most ",
-           kMaxPoolSize, " (2^31 - 1), got ", v);
+      Fail(ErrorKind::kInvalidArgument, what, " must be at most ", kMaxPoolSize,
+           " (2^31 - 1), got ", v);
     }
   }
   if (pad_top > kernel_h / 2 || pad_bottom > kernel_h / 2 ||
@@ -94,8 +92,8 @@ Shape Pool2dWindow::WindowOutputShape(const Tensor& input) const {
   const int64_t ow = PoolOutputSize(in.w, kernel_w, pad_left, pad_right,
                                     stride_w, dilation_w, ceil_mode);
   if (oh < 1 || ow < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") gives an output of spatial size ", oh, "x", ow,
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") gives an output of spatial size ", oh, "x", ow,
          ", which is too small: the ", kernel_h, "x", kernel_w,
          " kernel with dilation ", dilation_h, "x", dilation_w,
          " does not fit the padded ", in.h + pad_top + pad_bottom, "x",
@@ -141,8 +139,7 @@ void AdaptiveAvgPool2dAttrs::ValidateOutputSize() const {
   }
 }
 
-void AdaptiveAvgPool2dAttrs::Validate(
-    const std::vector<Tensor>& params) const {
+void AdaptiveAvgPool2dAttrs::Validate(const std::vector<Tensor>& params) const {
   ValidateOutputSize();
   PoolNoParams(kOp, params);
 }
@@ -160,12 +157,11 @@ Pool2dGeometry Pool2dGeometryOf(const Pool2dWindow& a,
   // output size is computed directly, building no Shape (which would
   // allocate; a Model's forward allocates nothing).
   const ImageDims in = ImageDimsOf(input_shape, a.layout);
-  const ImageDims out{
-      in.n, in.c,
-      PoolOutputSize(in.h, a.kernel_h, a.pad_top, a.pad_bottom, a.stride_h,
-                     a.dilation_h, a.ceil_mode),
-      PoolOutputSize(in.w, a.kernel_w, a.pad_left, a.pad_right, a.stride_w,
-                     a.dilation_w, a.ceil_mode)};
+  const ImageDims out{in.n, in.c,
+                      PoolOutputSize(in.h, a.kernel_h, a.pad_top, a.pad_bottom,
+                                     a.stride_h, a.dilation_h, a.ceil_mode),
+                      PoolOutputSize(in.w, a.kernel_w, a.pad_left, a.pad_right,
+                                     a.stride_w, a.dilation_w, a.ceil_mode)};
   return {in.n,
           in.c,
           in.h,

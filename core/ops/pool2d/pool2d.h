@@ -141,8 +141,9 @@ AI3_HOST_DEVICE inline PoolSpan AdaptiveSpan(int64_t o, int64_t out,
 // The taps [*lo, *hi) of a window starting at `start` with `dilation`
 // between its `kernel` taps that land inside [0, size): kernels loop over
 // these instead of testing every tap. For host and device code.
-AI3_HOST_DEVICE inline void PoolTapRange(int64_t start, int64_t kernel, int64_t dilation,
-                         int64_t size, int64_t* lo, int64_t* hi) {
+AI3_HOST_DEVICE inline void PoolTapRange(int64_t start, int64_t kernel,
+                                         int64_t dilation, int64_t size,
+                                         int64_t* lo, int64_t* hi) {
   *lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
   *hi = start >= size ? 0 : (size - 1 - start) / dilation + 1;
   if (*hi > kernel) *hi = kernel;

@@ -57,8 +57,12 @@ struct AvgTaps {
                      int64_t oh, int64_t ow) {
     const AvgSpan hs = AvgSpanOf(oh, g.sh, g.pt, g.pb, g.kh, g.h);
     const AvgSpan ws = AvgSpanOf(ow, g.sw, g.pl, g.pr, g.kw, g.w);
-    return {hs.begin,         std::max<int64_t>(hs.end - hs.begin, 0), 1,
-            ws.begin,         std::max<int64_t>(ws.end - ws.begin, 0), 1,
+    return {hs.begin,
+            std::max<int64_t>(hs.end - hs.begin, 0),
+            1,
+            ws.begin,
+            std::max<int64_t>(ws.end - ws.begin, 0),
+            1,
             AvgDivisor(a, hs, ws)};
   }
 };
@@ -71,7 +75,12 @@ struct AdaptiveTaps {
                      int64_t ow) {
     const PoolSpan h = AdaptiveSpan(oh, g.oh, g.h);
     const PoolSpan w = AdaptiveSpan(ow, g.ow, g.w);
-    return {h.begin, h.end - h.begin, 1, w.begin, w.end - w.begin, 1,
+    return {h.begin,
+            h.end - h.begin,
+            1,
+            w.begin,
+            w.end - w.begin,
+            1,
             (h.end - h.begin) * (w.end - w.begin)};
   }
 };
@@ -237,11 +246,10 @@ class PoolBackwardKernel : public MultiInputKernel {
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
-    RunPoolLoops<Loops>(
-        attrs_, inputs[kForwardInput].shape,
-        std::array{&inputs[kGradOutput], &inputs[kForwardInput],
-                   &inputs[kForwardOutput]},
-        output);
+    RunPoolLoops<Loops>(attrs_, inputs[kForwardInput].shape,
+                        std::array{&inputs[kGradOutput], &inputs[kForwardInput],
+                                   &inputs[kForwardOutput]},
+                        output);
   }
 
  private:

@@ -39,12 +39,11 @@ OpDeclaration<A> Windowed(const char* doc) {
 // Each pool's attributes, which its gradient takes as they are.
 template <class A>
 OpDeclaration<A> MaxPool(const char* doc) {
-  return std::move(Windowed<A>(doc)
-                       .Pair("dilation", &A::dilation_h, &A::dilation_w,
-                             "(h, w)")
-                       .Field("ceil_mode", &A::ceil_mode,
-                              "round the output size up")
-                       .LayoutAttr());
+  return std::move(
+      Windowed<A>(doc)
+          .Pair("dilation", &A::dilation_h, &A::dilation_w, "(h, w)")
+          .Field("ceil_mode", &A::ceil_mode, "round the output size up")
+          .LayoutAttr());
 }
 
 template <class A>

@@ -81,7 +81,7 @@ std::vector<double> RefAvgPool(const Window& p, bool count_include_pad,
         for (int64_t ih = h0; ih < h1; ++ih)
           for (int64_t iw = w0; iw < w1; ++iw)
             sum += x[(nc * p.h + ih) * p.w + iw];
-        int64_t divisor = divisor_override ? divisor_override
+        int64_t divisor = divisor_override    ? divisor_override
                           : count_include_pad ? pool_size
                                               : (h1 - h0) * (w1 - w0);
         y[(nc * oh + i) * ow + j] = sum / divisor;
@@ -102,13 +102,11 @@ std::vector<double> RefAdaptiveAvgPool(int64_t nc_count, int64_t h, int64_t w,
         int64_t w1 = int64_t(std::ceil(double((j + 1) * w) / ow));
         double sum = 0;
         for (int64_t ih = h0; ih < h1; ++ih)
-          for (int64_t iw = w0; iw < w1; ++iw)
-            sum += x[(nc * h + ih) * w + iw];
+          for (int64_t iw = w0; iw < w1; ++iw) sum += x[(nc * h + ih) * w + iw];
         y[(nc * oh + i) * ow + j] = sum / double((h1 - h0) * (w1 - w0));
       }
   return y;
 }
-
 
 // Largest relative error, where NaN must meet NaN and +-inf the same inf.
 template <typename T>
@@ -130,9 +128,9 @@ double MaxError(const std::vector<T>& got, const std::vector<double>& want) {
 // Runs a layer on x (NCHW data, converted to `layout`) and compares with
 // `want` (NCHW). Returns the error.
 template <typename T, class Attrs>
-double RunLayer(const Attrs& attrs, const std::string& algorithm,
-                ImageDims in, ImageDims out, std::vector<double> xd,
-                std::vector<double> want, Layout layout) {
+double RunLayer(const Attrs& attrs, const std::string& algorithm, ImageDims in,
+                ImageDims out, std::vector<double> xd, std::vector<double> want,
+                Layout layout) {
   if (layout == Layout::kNHWC) {
     xd = ToNhwc(xd, in.n, in.c, in.h, in.w);
     want = ToNhwc(want, out.n, out.c, out.h, out.w);
@@ -215,8 +213,8 @@ void AvgPoolCase(const Window& p, bool count_include_pad,
   Check(err <= Tolerance(DTypeOf<T>()),
         Describe("avgpool2d", algorithm, DTypeOf<T>(), layout, p) +
             " count_include_pad " + std::to_string(count_include_pad) +
-            " divisor_override " + std::to_string(divisor_override) +
-            ": err " + std::to_string(err));
+            " divisor_override " + std::to_string(divisor_override) + ": err " +
+            std::to_string(err));
 }
 
 template <typename T>
@@ -228,14 +226,14 @@ void AdaptiveCase(const ImageDims& in, int64_t oh, int64_t ow, Layout layout,
   a.layout = layout;
   auto x = testing::RandomVector(in.n * in.c * in.h * in.w, 13);
   auto want = RefAdaptiveAvgPool(in.n * in.c, in.h, in.w, oh, ow, x);
-  double err = RunLayer<T>(a, algorithm, in, {in.n, in.c, oh, ow}, x, want,
-                           layout);
+  double err =
+      RunLayer<T>(a, algorithm, in, {in.n, in.c, oh, ow}, x, want, layout);
   char desc[160];
   std::snprintf(desc, sizeof desc,
                 "adaptiveavgpool2d %s %s %s (%ld, %ld, %ld, %ld) -> %ldx%ld: "
                 "err %g",
-                algorithm.c_str(), Name(DTypeOf<T>()), Name(layout), in.n,
-                in.c, in.h, in.w, oh, ow, err);
+                algorithm.c_str(), Name(DTypeOf<T>()), Name(layout), in.n, in.c,
+                in.h, in.w, oh, ow, err);
   Check(err <= Tolerance(DTypeOf<T>()), desc);
 }
 
@@ -261,9 +259,8 @@ void KnownValues() {
 
   // F.avg_pool2d(torch.arange(16.).view(1, 1, 4, 4), 3, 2, 1, ceil_mode=True)
   const Window w{1, 1, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true};
-  const std::vector<double> include_pad = {10 / 9.0, 24 / 9.0, 10 / 6.0,
-                                           51 / 9.0, 10.0,     5.5,
-                                           25 / 6.0, 7.0,      3.75};
+  const std::vector<double> include_pad = {
+      10 / 9.0, 24 / 9.0, 10 / 6.0, 51 / 9.0, 10.0, 5.5, 25 / 6.0, 7.0, 3.75};
   const std::vector<double> exclude_pad = {2.5, 4.0,  5.0,  8.5, 10.0,
                                            11,  12.5, 14.0, 15.0};
   for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
@@ -271,9 +268,9 @@ void KnownValues() {
       AvgPool2dAttrs a;
       SetWindow(w, layout, &a);
       a.count_include_pad = cip;
-      double err = RunLayer<double>(a, "default", {1, 1, 4, 4}, {1, 1, 3, 3},
-                                    Arange(16), cip ? include_pad : exclude_pad,
-                                    layout);
+      double err =
+          RunLayer<double>(a, "default", {1, 1, 4, 4}, {1, 1, 3, 3}, Arange(16),
+                           cip ? include_pad : exclude_pad, layout);
       Check(err <= 1e-12, std::string("known avgpool2d ceil_mode values, ") +
                               "count_include_pad " + std::to_string(cip));
     }
@@ -303,18 +300,16 @@ void KnownValues() {
     AdaptiveAvgPool2dAttrs a;
     a.output_h = 1;
     a.output_w = 3;
-    double err = RunLayer<double>(a, "default", {1, 1, 2, 5}, {1, 1, 1, 3},
-                                  Arange(10),
-                                  {(0 + 1 + 5 + 6) / 4.0,
-                                   (1 + 2 + 3 + 6 + 7 + 8) / 6.0,
-                                   (3 + 4 + 8 + 9) / 4.0},
-                                  Layout::kNCHW);
+    double err =
+        RunLayer<double>(a, "default", {1, 1, 2, 5}, {1, 1, 1, 3}, Arange(10),
+                         {(0 + 1 + 5 + 6) / 4.0, (1 + 2 + 3 + 6 + 7 + 8) / 6.0,
+                          (3 + 4 + 8 + 9) / 4.0},
+                         Layout::kNCHW);
     Check(err <= 1e-12, "known adaptiveavgpool2d values");
   }
 }
 
 // ---- Errors. ----
-
 
 void ErrorCases() {
   std::vector<float> x(64), y(64);
@@ -337,16 +332,16 @@ void ErrorCases() {
               [&] { make_max([](Pool2dWindow& a) { a.dilation_w = 0; }); });
   // PyTorch's int32 limit; near 2^62 the output size's sum wrapped (found
   // by tests/fuzz).
-  ExpectError("kernel 2^31", ErrorKind::kInvalidArgument,
-              "kernel_h must be at most 2147483647", [&] {
-                make_max(
-                    [](Pool2dWindow& a) { a.kernel_h = int64_t{1} << 31; });
-              });
-  ExpectError("stride 2^62", ErrorKind::kInvalidArgument,
-              "stride_w must be at most 2147483647", [&] {
-                make_max(
-                    [](Pool2dWindow& a) { a.stride_w = int64_t{1} << 62; });
-              });
+  ExpectError(
+      "kernel 2^31", ErrorKind::kInvalidArgument,
+      "kernel_h must be at most 2147483647", [&] {
+        make_max([](Pool2dWindow& a) { a.kernel_h = int64_t{1} << 31; });
+      });
+  ExpectError(
+      "stride 2^62", ErrorKind::kInvalidArgument,
+      "stride_w must be at most 2147483647", [&] {
+        make_max([](Pool2dWindow& a) { a.stride_w = int64_t{1} << 62; });
+      });
   ExpectError("negative padding", ErrorKind::kInvalidArgument,
               "padding must be >= 0",
               [&] { make_max([](Pool2dWindow& a) { a.pad_left = -1; }); });
@@ -395,11 +390,12 @@ void ErrorCases() {
     Tensor out{nullptr, DType::kFloat32, {0, 2, 2, 3}, {}, Layout::kNHWC};
     Check(nhwc.OutputShape(in) == out.shape, "empty batch, NHWC");
     nhwc.Forward(in, out);
-    ExpectError("zero channels NHWC", ErrorKind::kShape,
-                "input (1, 4, 4, 0) (NHWC) has 0 channels", [&] {
-                  nhwc.OutputShape(Tensor{x.data(), DType::kFloat32,
-                                          {1, 4, 4, 0}, {}, Layout::kNHWC});
-                });
+    ExpectError(
+        "zero channels NHWC", ErrorKind::kShape,
+        "input (1, 4, 4, 0) (NHWC) has 0 channels", [&] {
+          nhwc.OutputShape(Tensor{
+              x.data(), DType::kFloat32, {1, 4, 4, 0}, {}, Layout::kNHWC});
+        });
   }
 
   struct AvgError {
@@ -439,16 +435,15 @@ void ErrorCases() {
     a.output_h = 2;
     a.output_w = 2;
     Layer<AdaptiveAvgPool2dAttrs> adaptive("p", a, {}, "default");
-    ExpectError("adaptive rank 2", ErrorKind::kShape,
-                "expected a rank-4 NCHW input", [&] {
-                  adaptive.OutputShape(
-                      Tensor{x.data(), DType::kFloat32, {4, 4}});
-                });
-    ExpectError("adaptive zero width", ErrorKind::kShape, "spatial size 4x0",
-                [&] {
-                  adaptive.OutputShape(
-                      Tensor{x.data(), DType::kFloat32, {1, 1, 4, 0}});
-                });
+    ExpectError(
+        "adaptive rank 2", ErrorKind::kShape, "expected a rank-4 NCHW input",
+        [&] {
+          adaptive.OutputShape(Tensor{x.data(), DType::kFloat32, {4, 4}});
+        });
+    ExpectError(
+        "adaptive zero width", ErrorKind::kShape, "spatial size 4x0", [&] {
+          adaptive.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 4, 0}});
+        });
     Tensor in{nullptr, DType::kFloat64, {0, 3, 5, 5}};
     Tensor out{nullptr, DType::kFloat64, {0, 3, 2, 2}};
     Check(adaptive.OutputShape(in) == out.shape, "adaptive empty batch");
@@ -484,7 +479,7 @@ int Main() {
       {1, 43, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},
   };
   const std::vector<ImageDims> adaptive_inputs = {
-      {1, 3, 8, 8}, {2, 4, 7, 9}, {1, 2, 5, 5}, {1, 3, 4, 4},
+      {1, 3, 8, 8},  {2, 4, 7, 9},    {1, 2, 5, 5}, {1, 3, 4, 4},
       {2, 5, 10, 7}, {1, 16, 13, 11}, {1, 1, 1, 1}, {2, 8, 56, 56},
   };
   const std::vector<std::pair<int64_t, int64_t>> adaptive_outputs = {

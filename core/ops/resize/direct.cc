@@ -19,8 +19,8 @@ template <typename T>
 void Resize(const ImageDims& in, const ImageDims& out, Layout layout,
             const ResizeTap* rows, const ResizeTap* cols, const T* x, T* y) {
   const bool nhwc = layout == Layout::kNHWC;
-  const int64_t unit = nhwc ? in.c : 1;               // elements a pixel
-  const int64_t planes = nhwc ? in.n : in.n * in.c;   // of rows of pixels
+  const int64_t unit = nhwc ? in.c : 1;              // elements a pixel
+  const int64_t planes = nhwc ? in.n : in.n * in.c;  // of rows of pixels
   const int64_t total = planes * out.h;
   ParallelFor(0, total, total * out.w * unit >= (1 << 15), [&](int64_t r) {
     const int64_t p = r / out.h;

@@ -31,15 +31,14 @@ void ResizeAttrs::Validate(const std::vector<Tensor>& params) const {
 Shape ResizeAttrs::OutputShape(const Tensor& input) const {
   ImageDims d = Rank4InputDims(input, layout);
   if (d.h < 1 || d.w < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (",
-         Name(layout), ") has spatial size ", d.h, "x", d.w,
-         "; both must be >= 1");
+    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
+         ") has spatial size ", d.h, "x", d.w, "; both must be >= 1");
   }
   auto scaled = [&](int64_t in, double s, const char* what) {
     const double v = std::floor(double(in) * s);
     if (!(v >= 1) || v > 9.0e15) {
-      Fail(ErrorKind::kShape, "input ", ToString(input.shape), " scaled by ",
-           s, " gives ", what, " ", v, "; it must be in [1, 2^53]");
+      Fail(ErrorKind::kShape, "input ", ToString(input.shape), " scaled by ", s,
+           " gives ", what, " ", v, "; it must be in [1, 2^53]");
     }
     return static_cast<int64_t>(v);
   };
@@ -62,9 +61,8 @@ ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
   // nearest rounds from h itself (floor(h) is round-half-up of h - 0.5), so
   // that no - 0.5 + 0.5 round trip moves a tie (torch's nearest-exact is
   // floor(h), its nearest floor(x * r): bit for bit these).
-  const bool half_pixel =
-      a.coordinates == C::kHalfPixel ||
-      (a.coordinates == C::kPytorchHalfPixel && out > 1);
+  const bool half_pixel = a.coordinates == C::kHalfPixel ||
+                          (a.coordinates == C::kPytorchHalfPixel && out > 1);
   T src = 0, h = 0;
   if (half_pixel) {
     h = mapped(T(x) + T(0.5));
@@ -94,8 +92,8 @@ ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
         i = half_pixel ? std::ceil(h - T(1)) : std::ceil(src - T(0.5));
     }
     // Bounded before the cast: a huge coordinate is no int64.
-    const int64_t k = clamp(static_cast<int64_t>(
-        std::min(std::max(double(i), -1.0), double(in))));
+    const int64_t k = clamp(
+        static_cast<int64_t>(std::min(std::max(double(i), -1.0), double(in))));
     return {k, k, 0.0};
   }
   const double c = std::min(std::max(double(src), 0.0), double(in - 1));

@@ -28,12 +28,16 @@ struct ResizeAttrs {
   static constexpr char kOp[] = "resize";
 
   enum class Mode { kNearest, kLinear };
-  enum class Coordinates { kHalfPixel, kPytorchHalfPixel, kAlignCorners,
-                           kAsymmetric };
+  enum class Coordinates {
+    kHalfPixel,
+    kPytorchHalfPixel,
+    kAlignCorners,
+    kAsymmetric
+  };
   enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 
-  int64_t out_h = 0, out_w = 0;      // 0: from the scale
-  double scale_h = 0, scale_w = 0;   // 0: none given
+  int64_t out_h = 0, out_w = 0;     // 0: from the scale
+  double scale_h = 0, scale_w = 0;  // 0: none given
   Mode mode = Mode::kNearest;
   // ONNX's defaults.
   Coordinates coordinates = Coordinates::kHalfPixel;

@@ -28,54 +28,59 @@ void SetChoice(E* field, const AttrDecl& d, const AttrValue& v) {
   }
 }
 
-const AttrDecl kMode = Choice("mode", {"nearest", "linear"},
-                                       "nearest or (bi)linear");
-const AttrDecl kCoordinates = Choice(
-    "coordinate_transformation_mode",
-    {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
-    "how an output index maps to an input coordinate (ONNX's names)");
-const AttrDecl kRounding = Choice(
-    "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
-    "how nearest rounds the coordinate (ONNX's names)");
+const AttrDecl kMode =
+    Choice("mode", {"nearest", "linear"}, "nearest or (bi)linear");
+const AttrDecl kCoordinates =
+    Choice("coordinate_transformation_mode",
+           {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
+           "how an output index maps to an input coordinate (ONNX's names)");
+const AttrDecl kRounding =
+    Choice("nearest_mode",
+           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+           "how nearest rounds the coordinate (ONNX's names)");
 
 AI3_REGISTER_OP_SCHEMA(
     OpDeclaration<A>("nearest or bilinear resampling of H and W")
-        .Attr([] {
-                AttrDecl d{"size", AttrType::kInts};
-                d.nullable = true;
-                d.size = 2;
-                d.doc = "(out_h, out_w); None: floor(in * scale)";
-                return d;
-              }(),
+        .Attr(
+            [] {
+              AttrDecl d{"size", AttrType::kInts};
+              d.nullable = true;
+              d.size = 2;
+              d.doc = "(out_h, out_w); None: floor(in * scale)";
+              return d;
+            }(),
+            [](A& a, const AttrValue& v) {
+              if (internal::IsNone(v)) return;
+              const auto& s = internal::As<std::vector<int64_t>>(v);
+              a.out_h = s[0];
+              a.out_w = s[1];
+            })
+        .Attr(
+            [] {
+              AttrDecl d{"scale", AttrType::kFloats};
+              d.nullable = true;
+              d.size = 2;
+              d.doc =
+                  "(h, w) output/input; given, it maps the "
+                  "coordinates (torch's scale_factor, ONNX's scales)";
+              return d;
+            }(),
+            [](A& a, const AttrValue& v) {
+              if (internal::IsNone(v)) return;
+              const auto& s = internal::As<std::vector<double>>(v);
+              a.scale_h = s[0];
+              a.scale_w = s[1];
+            })
+        .Attr(kMode,
+              [](A& a, const AttrValue& v) { SetChoice(&a.mode, kMode, v); })
+        .Attr(kCoordinates,
               [](A& a, const AttrValue& v) {
-                if (internal::IsNone(v)) return;
-                const auto& s = internal::As<std::vector<int64_t>>(v);
-                a.out_h = s[0];
-                a.out_w = s[1];
+                SetChoice(&a.coordinates, kCoordinates, v);
               })
-        .Attr([] {
-                AttrDecl d{"scale", AttrType::kFloats};
-                d.nullable = true;
-                d.size = 2;
-                d.doc = "(h, w) output/input; given, it maps the "
-                        "coordinates (torch's scale_factor, ONNX's scales)";
-                return d;
-              }(),
+        .Attr(kRounding,
               [](A& a, const AttrValue& v) {
-                if (internal::IsNone(v)) return;
-                const auto& s = internal::As<std::vector<double>>(v);
-                a.scale_h = s[0];
-                a.scale_w = s[1];
+                SetChoice(&a.rounding, kRounding, v);
               })
-        .Attr(kMode, [](A& a, const AttrValue& v) {
-          SetChoice(&a.mode, kMode, v);
-        })
-        .Attr(kCoordinates, [](A& a, const AttrValue& v) {
-          SetChoice(&a.coordinates, kCoordinates, v);
-        })
-        .Attr(kRounding, [](A& a, const AttrValue& v) {
-          SetChoice(&a.rounding, kRounding, v);
-        })
         .LayoutAttr()
         .Default(Device::kCPU, {{"direct"}}));
 

@@ -94,13 +94,13 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const DType dtype = testing::DTypeOf<T>();
   const int64_t oh = p.oh ? p.oh : int64_t(std::floor(p.h * p.sh));
   const int64_t ow = p.ow ? p.ow : int64_t(std::floor(p.w * p.sw));
-  const auto xt = testing::Cast<T>(testing::RandomVector(p.n * p.c * p.h * p.w, 11));
+  const auto xt =
+      testing::Cast<T>(testing::RandomVector(p.n * p.c * p.h * p.w, 11));
   std::vector<double> xd(xt.begin(), xt.end()), want(p.n * p.c * oh * ow);
   for (int64_t plane = 0; plane < p.n * p.c; ++plane)
     for (int64_t i = 0; i < oh; ++i)
       for (int64_t j = 0; j < ow; ++j)
-        want[(plane * oh + i) * ow + j] =
-            Sample<T>(p, xd, plane, i, j, oh, ow);
+        want[(plane * oh + i) * ow + j] = Sample<T>(p, xd, plane, i, j, oh, ow);
   if (layout == Layout::kNHWC) {
     xd = testing::ToNhwc(xd, p.n, p.c, p.h, p.w);
     want = testing::ToNhwc(want, p.n, p.c, oh, ow);
@@ -119,12 +119,12 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   const Shape in_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   const Shape out_shape = ImageShape({p.n, p.c, oh, ow}, layout);
   Tensor in{x.data(), dtype, in_shape};
-  const std::string desc =
-      algorithm + " " + Name(dtype) + " " + Name(layout) + " " +
-      ToString(in_shape) + " -> " + ToString(out_shape) + " mode " +
-      std::to_string(int(p.mode)) + " coord " +
-      std::to_string(int(p.coordinates)) + " round " +
-      std::to_string(int(p.rounding));
+  const std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
+                           " " + ToString(in_shape) + " -> " +
+                           ToString(out_shape) + " mode " +
+                           std::to_string(int(p.mode)) + " coord " +
+                           std::to_string(int(p.coordinates)) + " round " +
+                           std::to_string(int(p.rounding));
   Check(layer.OutputShape(in) == out_shape, desc + ": output shape");
   std::vector<T> y(want.size(), T(-42));
   layer.Forward(in, Tensor{y.data(), dtype, out_shape});
@@ -166,11 +166,10 @@ void ErrorCases() {
   a.scale_h = 0.1;
   std::vector<float> x(16);
   Layer<ResizeAttrs> layer("up", a, {}, "direct");
-  ExpectError("empty output", ErrorKind::kShape, "it must be in [1, 2^53]",
-              [&] {
-                layer.OutputShape(Tensor{x.data(), DType::kFloat32,
-                                         {1, 1, 4, 4}});
-              });
+  ExpectError(
+      "empty output", ErrorKind::kShape, "it must be in [1, 2^53]", [&] {
+        layer.OutputShape(Tensor{x.data(), DType::kFloat32, {1, 1, 4, 4}});
+      });
   ExpectError("rank", ErrorKind::kShape, "expected a rank-4 NCHW input", [&] {
     layer.OutputShape(Tensor{x.data(), DType::kFloat32, {4, 4}});
   });
@@ -187,9 +186,9 @@ void ErrorCases() {
 int Main() {
   std::vector<Case> cases;
   const std::vector<Case> shapes = {
-      {1, 1, 1, 1, 3, 2, 0, 0},       {2, 3, 4, 5, 8, 10, 0, 0},
-      {1, 2, 7, 6, 3, 4, 0, 0},       {1, 2, 5, 5, 0, 0, 2.0, 3.0},
-      {2, 1, 5, 7, 0, 0, 1.5, 0.75},  {1, 3, 6, 4, 1, 1, 0, 0},
+      {1, 1, 1, 1, 3, 2, 0, 0},      {2, 3, 4, 5, 8, 10, 0, 0},
+      {1, 2, 7, 6, 3, 4, 0, 0},      {1, 2, 5, 5, 0, 0, 2.0, 3.0},
+      {2, 1, 5, 7, 0, 0, 1.5, 0.75}, {1, 3, 6, 4, 1, 1, 0, 0},
       {2, 16, 32, 32, 64, 64, 0, 0},  // threaded
   };
   for (Case s : shapes) {
@@ -200,8 +199,8 @@ int Main() {
       s.rounding = R::kFloor;
       cases.push_back(s);
       s.mode = M::kNearest;
-      for (R r : {R::kRoundPreferFloor, R::kRoundPreferCeil, R::kFloor,
-                  R::kCeil}) {
+      for (R r :
+           {R::kRoundPreferFloor, R::kRoundPreferCeil, R::kFloor, R::kCeil}) {
         s.rounding = r;
         cases.push_back(s);
       }

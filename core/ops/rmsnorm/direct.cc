@@ -39,8 +39,7 @@ void RmsNorm(const T* x, T* y, int64_t rows, int64_t d, double eps,
 class DirectKernel : public Kernel {
  public:
   DirectKernel(const RmsNormAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs),
-        weight_(attrs.has_weight ? params[0].data : nullptr) {}
+      : attrs_(attrs), weight_(attrs.has_weight ? params[0].data : nullptr) {}
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
     const int64_t d = NormalizedSize(input.shape, attrs_.axes);

@@ -13,14 +13,16 @@ using A = RmsNormAttrs;
 AI3_REGISTER_OP_SCHEMA(
     OpDeclaration<A>("root-mean-square normalisation over the last `axes` "
                      "dims (nn.RMSNorm)")
-        .Attr([] {
-                AttrDecl d{"axes", AttrType::kInt};
-                d.nullable = true;
-                d.doc = "trailing dims normalised; None: the weight's rank "
-                        "(1 without a weight)";
-                return d;
-              }(),
-              [](A&, const AttrValue&) {})  // read by FromWeights
+        .Attr(
+            [] {
+              AttrDecl d{"axes", AttrType::kInt};
+              d.nullable = true;
+              d.doc =
+                  "trailing dims normalised; None: the weight's rank "
+                  "(1 without a weight)";
+              return d;
+            }(),
+            [](A&, const AttrValue&) {})  // read by FromWeights
         .Field("eps", &A::eps, "added to the mean square")
         .OptionalWeight("weight", "shaped like the normalised dims")
         .FromWeights([](A& a, const AttrMap& attrs, const WeightSlots& w) {
@@ -30,11 +32,11 @@ AI3_REGISTER_OP_SCHEMA(
             a.dtype = w[0]->dtype;
           }
           const AttrValue& axes = attrs.at("axes");
-          a.axes = !internal::IsNone(axes)
-                       ? internal::As<int64_t>(axes)
-                       : (a.has_weight
-                              ? static_cast<int64_t>(w[0]->shape.size())
-                              : 1);
+          a.axes =
+              !internal::IsNone(axes)
+                  ? internal::As<int64_t>(axes)
+                  : (a.has_weight ? static_cast<int64_t>(w[0]->shape.size())
+                                  : 1);
         })
         .Default(Device::kCPU, {{"direct"}}));
 

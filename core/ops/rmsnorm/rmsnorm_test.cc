@@ -68,21 +68,19 @@ void ErrorCases() {
   RmsNormAttrs a;
   a.has_bias = true;
   a.normalized_shape = {8};
-  ExpectError("bias", ErrorKind::kInvalidArgument, "rmsnorm takes no bias",
-              [&] {
-                Layer<RmsNormAttrs>("rms", a,
-                                    {Tensor{w.data(), DType::kFloat32, {8}}},
-                                    "direct");
-              });
+  ExpectError(
+      "bias", ErrorKind::kInvalidArgument, "rmsnorm takes no bias", [&] {
+        Layer<RmsNormAttrs>("rms", a, {Tensor{w.data(), DType::kFloat32, {8}}},
+                            "direct");
+      });
   RmsNormAttrs b;
   b.has_weight = true;
   b.normalized_shape = {8};
-  Layer<RmsNormAttrs> layer(
-      "rms", b, {Tensor{w.data(), DType::kFloat32, {8}}}, "direct");
-  ExpectError("shape", ErrorKind::kShape,
-              "but the weights are shaped", [&] {
-                layer.OutputShape(Tensor{x.data(), DType::kFloat32, {4, 4}});
-              });
+  Layer<RmsNormAttrs> layer("rms", b, {Tensor{w.data(), DType::kFloat32, {8}}},
+                            "direct");
+  ExpectError("shape", ErrorKind::kShape, "but the weights are shaped", [&] {
+    layer.OutputShape(Tensor{x.data(), DType::kFloat32, {4, 4}});
+  });
   RmsNormAttrs c;
   c.axes = 0;
   ExpectError("axes", ErrorKind::kInvalidArgument, "axes (the number",
@@ -93,13 +91,13 @@ void ErrorCases() {
 
 int Main() {
   const std::vector<Case> cases = {
-      {{1, 1}, 1, false, 1e-6},     {{2, 3, 8}, 1, true, 1e-5},
-      {{4, 5, 6}, 2, true, 1e-3},   {{2, 3, 4, 5}, 3, false, 0.0},
-      {{7}, 1, true, 1e-6},         {{64, 512}, 1, true, 1e-6},
+      {{1, 1}, 1, false, 1e-6},   {{2, 3, 8}, 1, true, 1e-5},
+      {{4, 5, 6}, 2, true, 1e-3}, {{2, 3, 4, 5}, 3, false, 0.0},
+      {{7}, 1, true, 1e-6},       {{64, 512}, 1, true, 1e-6},
   };
-  const int ran = testing::RunEach(testing::CpuAlgorithms<RmsNormAttrs>(),
-                                   cases,
-                                   [](auto... args) { RunCase(args...); });
+  const int ran =
+      testing::RunEach(testing::CpuAlgorithms<RmsNormAttrs>(), cases,
+                       [](auto... args) { RunCase(args...); });
   ErrorCases();
   return testing::Summary("rmsnorm", ran);
 }

@@ -21,8 +21,8 @@ std::vector<int64_t> RollAttrs::ShiftPerDim(const Shape& shape) const {
     if (shape[a] == 0) continue;
     // Reduced before the sum, which could otherwise wrap for shifts near
     // the int64 limits; both terms are then in (-shape[a], shape[a]).
-    shift[a] = ((shift[a] + shifts[i] % shape[a]) % shape[a] + shape[a]) %
-               shape[a];
+    shift[a] =
+        ((shift[a] + shifts[i] % shape[a]) % shape[a] + shape[a]) % shape[a];
   }
   return shift;
 }

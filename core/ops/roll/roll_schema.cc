@@ -5,13 +5,12 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<RollAttrs>("torch.roll(x, shifts, dims)")
-        .Field("shifts", &RollAttrs::shifts, "one per axis")
-        .Required()
-        .Field("axes", &RollAttrs::axes, "the dims rolled")
-        .Required()
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(OpDeclaration<RollAttrs>("torch.roll(x, shifts, dims)")
+                           .Field("shifts", &RollAttrs::shifts, "one per axis")
+                           .Required()
+                           .Field("axes", &RollAttrs::axes, "the dims rolled")
+                           .Required()
+                           .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -84,12 +84,11 @@ int Main() {
   both({5, 3}, {kMin, kMin, kMax}, {0, -2, 1});
   std::vector<float> x(6);
   Tensor xt{x.data(), DType::kFloat32, {2, 3}};
-  ExpectError("lengths", ErrorKind::kInvalidArgument,
-              "shifts and axes must have one length >= 1, got 2 shifts and 1 "
-              "axes",
-              [&] {
-                Layer<RollAttrs>("r", RollAttrs{{1, 2}, {0}}, {}, "direct");
-              });
+  ExpectError(
+      "lengths", ErrorKind::kInvalidArgument,
+      "shifts and axes must have one length >= 1, got 2 shifts and 1 "
+      "axes",
+      [&] { Layer<RollAttrs>("r", RollAttrs{{1, 2}, {0}}, {}, "direct"); });
   Layer<RollAttrs> layer("r", RollAttrs{{1}, {-3}}, {}, "direct");
   ExpectError("axis", ErrorKind::kShape,
               "roll layer 'r' (direct): axis -3 is out of range",

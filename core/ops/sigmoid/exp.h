@@ -65,7 +65,7 @@ template <typename T>
   // 0 where the result flushes to 0: a select of constants and a multiply,
   // which the compiler keeps branch-free (it must not skip the arithmetic).
   const T keep = x < lo ? T(0) : T(1);
-  T v = x < lo ? lo : x;      // NaN compares false: it stays
+  T v = x < lo ? lo : x;  // NaN compares false: it stays
   v = v > hi ? hi : v;
   // k = round(v / ln2), read back from the low mantissa bits of t.
   const T t = v * C::kLog2e + C::kShifter;

@@ -15,7 +15,7 @@ struct SigmoidAttrs : ElementwiseAttrs<SigmoidAttrs> {
 
 // sigmoid_backward_data: dx = dy * y * (1 - y), from y as torch's
 // sigmoid_backward.
-AI3_ELEMENTWISE_GRADIENT(Sigmoid, "sigmoid", dy * (T(1) - y) * y);
+AI3_ELEMENTWISE_GRADIENT(Sigmoid, "sigmoid", dy*(T(1) - y) * y);
 
 }  // namespace ai3
 

@@ -31,13 +31,15 @@ SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
     const int64_t b = clamp(start, 0, n), e = clamp(stop, 0, n);
     r.first = b;
     r.count = e > b ? static_cast<int64_t>(static_cast<uint64_t>(e - b - 1) /
-                                           magnitude) + 1
+                                           magnitude) +
+                          1
                     : 0;
   } else {
     const int64_t b = clamp(start, -1, n - 1), e = clamp(stop, -1, n - 1);
     r.first = b;
     r.count = b > e ? static_cast<int64_t>(static_cast<uint64_t>(b - e - 1) /
-                                           magnitude) + 1
+                                           magnitude) +
+                          1
                     : 0;
   }
   return r;

@@ -58,9 +58,9 @@ void Case(const Shape& in, int64_t axis, int64_t start, int64_t stop,
   Shape want = in;
   want[ax] = static_cast<int64_t>(idx.size());
   const std::string desc = "slice " + ToString(in) + " axis " +
-                           std::to_string(axis) + " " +
-                           std::to_string(start) + ":" + std::to_string(stop) +
-                           ":" + std::to_string(step);
+                           std::to_string(axis) + " " + std::to_string(start) +
+                           ":" + std::to_string(stop) + ":" +
+                           std::to_string(step);
   const Shape out = layer.OutputShape(xt);
   Check(out == want, desc + ": shape " + ToString(out));
   if (out != want) return;
@@ -85,13 +85,12 @@ void Case(const Shape& in, int64_t axis, int64_t start, int64_t stop,
 
 int Main() {
   const std::vector<Shape> shapes = {{7}, {2, 5, 3}, {3, 0, 2}, {1, 300, 97}};
-  const std::vector<int64_t> bounds = {0,  1,  2,    4,   -1,
+  const std::vector<int64_t> bounds = {0,  1,  2,    4,    -1,
                                        -3, 10, -100, kMax, kMin};
   // The extreme steps wrapped the count (distance + step - 1) / step, and
   // -kMin is not an int64 (found by tests/fuzz).
-  const std::vector<int64_t> steps = {1,    2,        3,       -1,
-                                      -2,   kMax,     kMin,    kMin + 1,
-                                      1LL << 40, -(1LL << 40)};
+  const std::vector<int64_t> steps = {
+      1, 2, 3, -1, -2, kMax, kMin, kMin + 1, 1LL << 40, -(1LL << 40)};
   int ran = 0;
   for (const Shape& s : shapes) {
     const int64_t rank = static_cast<int64_t>(s.size());

@@ -8,7 +8,9 @@ namespace {
 
 struct SoftmaxGrad {
   template <typename T>
-  static T Term(T dy, T y, const vmath::ExpRange<T>&) { return dy * y; }
+  static T Term(T dy, T y, const vmath::ExpRange<T>&) {
+    return dy * y;
+  }
   template <typename T>
   static T Out(T dy, T y, T c, const vmath::ExpRange<T>&) {
     return y * (dy - c);

@@ -14,17 +14,22 @@ namespace {
 // scale by 1/sum.
 struct SoftmaxMath {
   template <typename T>
-  static void Store(T& y, T e) { y = e; }
+  static void Store(T& y, T e) {
+    y = e;
+  }
   template <typename T>
-  static T Finish(T, T sum) { return T(1) / sum; }
+  static T Finish(T, T sum) {
+    return T(1) / sum;
+  }
   template <typename T>
-  static void Out(T, T& y, T c) { y *= c; }
+  static void Out(T, T& y, T c) {
+    y *= c;
+  }
 };
 
 AI3_REGISTER_ALGORITHM(
     SoftmaxAttrs, "direct", Device::kCPU,
-    KernelAlgorithm<SoftmaxAttrs,
-                    SliceKernel<SoftmaxAttrs, SoftmaxMath>>);
+    KernelAlgorithm<SoftmaxAttrs, SliceKernel<SoftmaxAttrs, SoftmaxMath>>);
 
 }  // namespace
 }  // namespace ai3

@@ -35,8 +35,7 @@ constexpr int64_t kSliceBlock = 256;
 // block(offset, width) for a block (the gradients' kernels, which read
 // several tensors, use this form).
 template <typename Row, typename Block>
-void ForEachSoftmaxSliceAt(const SoftmaxAttrs::Split& s, Row row,
-                           Block block) {
+void ForEachSoftmaxSliceAt(const SoftmaxAttrs::Split& s, Row row, Block block) {
   // Below this many elements threads cost more than they save.
   constexpr int64_t kParallelThreshold = 1 << 13;
   if (s.axis == 0) return;
@@ -139,9 +138,7 @@ class SliceKernel : public Kernel {
       const vmath::ExpRange<T> range;  // a variable, not literals: see exp.h
       ForEachSoftmaxSlice(
           s, input.data_as<const T>(), output.data_as<T>(),
-          [&](const T* xr, T* yr) {
-            SliceRow<Math>(xr, yr, s.axis, range);
-          },
+          [&](const T* xr, T* yr) { SliceRow<Math>(xr, yr, s.axis, range); },
           [&](const T* xb, T* yb, int64_t width) {
             SliceBlock<Math>(xb, yb, s.axis, s.inner, width, range);
           });
@@ -171,9 +168,8 @@ void SliceGradRow(const T* __restrict dy, const T* __restrict y,
 }
 
 template <class Grad, typename T>
-void SliceGradBlock(const T* dy, const T* y, T* dx, int64_t len,
-                    int64_t inner, int64_t width,
-                    const vmath::ExpRange<T>& range) {
+void SliceGradBlock(const T* dy, const T* y, T* dx, int64_t len, int64_t inner,
+                    int64_t width, const vmath::ExpRange<T>& range) {
   T c[kSliceBlock];
   for (int64_t i = 0; i < width; ++i) c[i] = 0;
   for (int64_t k = 0; k < len; ++k) {

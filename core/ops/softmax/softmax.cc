@@ -14,9 +14,9 @@ SoftmaxAttrs::Split SoftmaxAttrs::SplitOf(const Shape& shape) const {
   // Like PyTorch, a rank-0 tensor takes axis 0 or -1.
   const int64_t span = rank == 0 ? 1 : rank;
   if (axis < -span || axis >= span) {
-    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-",
-         rank, " input ", ToString(shape), " (expected ", -span, " to ",
-         span - 1, ")");
+    Fail(ErrorKind::kShape, "axis ", axis, " is out of range for a rank-", rank,
+         " input ", ToString(shape), " (expected ", -span, " to ", span - 1,
+         ")");
   }
   if (rank == 0) return Split{1, 1, 1};
   const int64_t a = axis < 0 ? axis + rank : axis;

@@ -62,9 +62,18 @@ void RunCase(const Shape& shape, int64_t axis, const std::string& algorithm) {
 
 int Main() {
   const std::vector<Shape> shapes = {
-      {},          {1},          {7},           {3, 5},
-      {2, 3, 4},   {2, 3, 4, 5}, {1, 1000},     {1, 300, 7, 3},
-      {2, 0, 3},   {4, 1, 1},    {2, 3, 1, 2, 2}, {64, 1024},
+      {},
+      {1},
+      {7},
+      {3, 5},
+      {2, 3, 4},
+      {2, 3, 4, 5},
+      {1, 1000},
+      {1, 300, 7, 3},
+      {2, 0, 3},
+      {4, 1, 1},
+      {2, 3, 1, 2, 2},
+      {64, 1024},
       {2, 16, 600},
   };
   // Every axis of every shape (a rank-0 tensor's only axis is 0 or -1).

@@ -14,7 +14,7 @@ struct TanhAttrs : ElementwiseAttrs<TanhAttrs> {
 };
 
 // tanh_backward_data: dx = dy * (1 - y^2), from y as torch's tanh_backward.
-AI3_ELEMENTWISE_GRADIENT(Tanh, "tanh", dy * (T(1) - y * y));
+AI3_ELEMENTWISE_GRADIENT(Tanh, "tanh", dy*(T(1) - y * y));
 
 }  // namespace ai3
 

@@ -43,29 +43,29 @@ AI3_UNARY_DIRECT(Sin, std::sin(x));
 AI3_UNARY_DIRECT(Cos, std::cos(x));
 AI3_UNARY_DIRECT(Softsign, x / (T(1) + std::fabs(x)));
 // x tanh(softplus(x)), softplus without overflow as below.
-AI3_UNARY_DIRECT(Mish, x * std::tanh(std::fmax(x, T(0)) +
-                                     std::log1p(std::exp(-std::fabs(x)))));
+AI3_UNARY_DIRECT(Mish, x* std::tanh(std::fmax(x, T(0)) +
+                                    std::log1p(std::exp(-std::fabs(x)))));
 AI3_UNARY_DIRECT(Elu, x > T(0) ? x : static_cast<T>(a.alpha) * (Exp(x) - T(1)));
 // max(0, x) + min(0, alpha (exp(x / alpha) - 1)) as one select, for
 // either sign of alpha, so that NaN passes (fmax would drop it).
-AI3_UNARY_DIRECT(Celu, x > T(0) ? x
-                                : static_cast<T>(a.alpha) *
-                                      (Exp(x / static_cast<T>(a.alpha)) - T(1)));
-AI3_UNARY_DIRECT(Selu, static_cast<T>(a.gamma) *
-                           (x > T(0) ? x
-                                     : static_cast<T>(a.alpha) *
-                                           (Exp(x) - T(1))));
+AI3_UNARY_DIRECT(Celu, x > T(0)
+                           ? x
+                           : static_cast<T>(a.alpha) *
+                                 (Exp(x / static_cast<T>(a.alpha)) - T(1)));
+AI3_UNARY_DIRECT(Selu,
+                 static_cast<T>(a.gamma) *
+                     (x > T(0) ? x
+                               : static_cast<T>(a.alpha) * (Exp(x) - T(1))));
 // log(1 + exp(b)) = max(b, 0) + log1p(exp(-|b|)) for b = beta x: no
 // overflow; x itself above the threshold as torch.
-AI3_UNARY_DIRECT(Softplus,
-                 x * static_cast<T>(a.beta) > static_cast<T>(a.threshold)
-                     ? x
-                     : (std::fmax(x * static_cast<T>(a.beta), T(0)) +
-                        std::log1p(std::exp(
-                            -std::fabs(x * static_cast<T>(a.beta))))) /
-                           static_cast<T>(a.beta));
-AI3_UNARY_DIRECT(ThresholdedRelu,
-                 x > static_cast<T>(a.alpha) ? x : T(0));
+AI3_UNARY_DIRECT(
+    Softplus,
+    x* static_cast<T>(a.beta) > static_cast<T>(a.threshold)
+        ? x
+        : (std::fmax(x * static_cast<T>(a.beta), T(0)) +
+           std::log1p(std::exp(-std::fabs(x * static_cast<T>(a.beta))))) /
+              static_cast<T>(a.beta));
+AI3_UNARY_DIRECT(ThresholdedRelu, x > static_cast<T>(a.alpha) ? x : T(0));
 
 #undef AI3_UNARY_DIRECT
 

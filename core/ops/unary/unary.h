@@ -18,9 +18,9 @@
 namespace ai3 {
 
 // An op of one input and no attributes: Name##Attrs with kOp = op.
-#define AI3_UNARY_ATTRS(Name, op)                    \
+#define AI3_UNARY_ATTRS(Name, op)                      \
   struct Name##Attrs : ElementwiseAttrs<Name##Attrs> { \
-    static constexpr char kOp[] = op;                \
+    static constexpr char kOp[] = op;                  \
   }
 
 AI3_UNARY_ATTRS(Exp, "exp");

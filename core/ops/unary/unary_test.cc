@@ -53,8 +53,8 @@ int Main() {
     EluAttrs elu;
     elu.alpha = alpha;
     ran += RunUnaryCases(
-        elu, [&](double v) { return v > 0 ? v : alpha * std::expm1(v); },
-        label, kExp);
+        elu, [&](double v) { return v > 0 ? v : alpha * std::expm1(v); }, label,
+        kExp);
     ThresholdedReluAttrs t;
     t.alpha = alpha;
     ran += RunUnaryCases(t, [&](double v) { return v > alpha ? v : 0.0; },
@@ -64,9 +64,10 @@ int Main() {
     ran += RunUnaryCases(
         celu,
         [&](double v) {
-          return std::isnan(v) ? v
-                               : std::fmax(v, 0.0) +
-                                     std::fmin(0.0, alpha * std::expm1(v / alpha));
+          return std::isnan(v)
+                     ? v
+                     : std::fmax(v, 0.0) +
+                           std::fmin(0.0, alpha * std::expm1(v / alpha));
         },
         label, kExp);
   }
@@ -86,9 +87,10 @@ int Main() {
           sp,
           [&](double v) {
             const double b = beta * v;
-            return b > threshold
-                       ? v
-                       : (std::fmax(b, 0.0) + std::log1p(std::exp(-std::fabs(b)))) / beta;
+            return b > threshold ? v
+                                 : (std::fmax(b, 0.0) +
+                                    std::log1p(std::exp(-std::fabs(b)))) /
+                                       beta;
           },
           " beta " + std::to_string(beta) + " threshold " +
               std::to_string(threshold));

@@ -66,7 +66,8 @@ stride 1, dilation 1 and no groups.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Optional
 
 import keras
 import tensorflow as tf
@@ -87,7 +88,7 @@ LAYOUT = "NHWC"
 OPS = ai3_layers.single_input_ops()
 
 
-def _shape_of(layer: Any) -> Optional[tuple]:
+def _shape_of(layer: Any) -> tuple | None:
     """The layer's input shape in the model (batch None), else its build shape."""
     shape = _static_input_shape(layer)
     if shape is None:
@@ -139,7 +140,7 @@ def layers_of(model: Any, op: str) -> list[tuple[str, Any]]:
     return [(path, layer) for path, layer in _walk(model) if _is_target(op, layer)]
 
 
-def _input_shape(layer: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple]:
+def _input_shape(layer: Any, sample_input_shape: Sequence[int] | None) -> tuple | None:
     """The layer's (first) input shape in the model, with the batch
     dimension from sample_input_shape; None if not fully known."""
     if sample_input_shape is None:
@@ -165,7 +166,7 @@ def _check_model(model: Any, op: str) -> None:
         )
 
 
-def _ai3_layer(op: str, layer: Any, algorithm: str, backward: Optional[dict] = None) -> Any:
+def _ai3_layer(op: str, layer: Any, algorithm: str, backward: dict | None = None) -> Any:
     """The ai3 layer replacing `layer` (its mapping's steps, the algorithm
     for its `op` step and for each of its gradients), holding a copy of its
     weights; one whose mapping is its inference form only
@@ -203,11 +204,11 @@ def _copy_layer(layer: Any) -> Any:
 def swap_operation(
     op: str,
     model: Any,
-    algos: Optional[Selector] = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
-    backward: Optional[Any] = None,
+    algos: Selector | None = None,
+    sample_input_shape: Sequence[int] | None = None,
+    backward: Any | None = None,
     *,
-    recorder: Optional[Any] = None,
+    recorder: Any | None = None,
 ) -> Any:
     """A copy of `model` whose `op` layers (see the module doc) run ai3's
     algorithms chosen by `algos` (default: "default"), and their gradients
@@ -227,7 +228,11 @@ def swap_operation(
     gradients = [
         {}
         if algorithm in selection.KEEP_NAMES
-        else {t: _candidate(op, path, layer, c.input_shape, g) for t, g in gradient_ops.items() if t in _targets(op, layer)}
+        else {
+            t: _candidate(op, path, layer, c.input_shape, g)
+            for t, g in gradient_ops.items()
+            if t in _targets(op, layer)
+        }
         for (path, layer), algorithm, c in zip(targets, chosen, candidates)
     ]
     backward_chosen = selection.select_backward(op, selectors, candidates, gradients, gradient_ops, recorder=recorder)
@@ -284,7 +289,7 @@ def _targets(op: str, layer: Any) -> set[str]:
 
 
 def _candidate(
-    op: str, path: str, layer: Any, shape: Optional[tuple], gradient_op: Optional[str] = None
+    op: str, path: str, layer: Any, shape: tuple | None, gradient_op: str | None = None
 ) -> selection.Candidate:
     """A layer to swap; "auto" times the core layer its ai3 layer runs
     (ai3.keras.layers.core_layer, with zero weights: the time does not
@@ -312,7 +317,7 @@ def _layer_build_shape(layer: Any) -> Any:
     return _static_input_shape(layer)
 
 
-def _static_input_shape(layer: Any) -> Optional[tuple]:
+def _static_input_shape(layer: Any) -> tuple | None:
     try:
         return tuple(layer._inbound_nodes[0].input_tensors[0].shape)
     except (AttributeError, IndexError):
@@ -332,9 +337,9 @@ def _swap(op: str, doc: str) -> Any:
 
     def swap(
         model: Any,
-        algos: Optional[Selector] = None,
-        sample_input_shape: Optional[Sequence[int]] = None,
-        backward: Optional[Any] = None,
+        algos: Selector | None = None,
+        sample_input_shape: Sequence[int] | None = None,
+        backward: Any | None = None,
     ) -> Any:
         return swap_operation(op, model, algos, sample_input_shape, backward)
 
@@ -345,7 +350,7 @@ def _swap(op: str, doc: str) -> Any:
 
 swap_conv2d = _swap("conv2d", "every keras.layers.Conv2D and DepthwiseConv2D.")
 swap_linear = _swap("linear", "every keras.layers.Dense.")
-swap_relu = _swap("relu", "ReLU() layers and Activation(\"relu\").")
+swap_relu = _swap("relu", 'ReLU() layers and Activation("relu").')
 swap_maxpool2d = _swap("maxpool2d", "every keras.layers.MaxPooling2D.")
 swap_avgpool2d = _swap("avgpool2d", "every keras.layers.AveragePooling2D.")
 swap_adaptiveavgpool2d = _swap("adaptiveavgpool2d", "every keras.layers.GlobalAveragePooling2D.")
@@ -362,7 +367,7 @@ def record_backward(model: Any, backward: Any, sample_input_shape: Sequence[int]
             target = swap_operation(op, target, "default", sample_input_shape, backward, recorder=recorder)
 
 
-def applicable(layer: Any, algorithm: str, input_shape: Optional[Sequence[int]] = None) -> bool:
+def applicable(layer: Any, algorithm: str, input_shape: Sequence[int] | None = None) -> bool:
     """Whether `algorithm` can take this Keras layer (one swap_* would
     replace, or an ai3 layer): e.g. winograd cannot take a stride-2 conv."""
     shape = input_shape or _static_input_shape(layer)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -77,11 +77,14 @@ def randomize_batchnorm(model: Any, seed: int = 0) -> None:
 
     for layer in layers(model):
         if isinstance(layer, keras.layers.BatchNormalization):
-            layer.set_weights([
-                rng.uniform(0.5, 1.5, w.shape).astype(w.dtype) if v.name in ("gamma", "moving_variance")
-                else (0.1 * rng.randn(*w.shape)).astype(w.dtype)
-                for v, w in zip(layer.weights, layer.get_weights())
-            ])
+            layer.set_weights(
+                [
+                    rng.uniform(0.5, 1.5, w.shape).astype(w.dtype)
+                    if v.name in ("gamma", "moving_variance")
+                    else (0.1 * rng.randn(*w.shape)).astype(w.dtype)
+                    for v, w in zip(layer.weights, layer.get_weights())
+                ]
+            )
 
 
 def build(name: str, seed: int = 0) -> Any:
@@ -108,7 +111,7 @@ def relative_error(got: Any, want: Any) -> float:
     return float(np.abs(got - want).max()) / max(float(np.abs(want).max()), 1e-30)
 
 
-def check_model(name: str, algos: Optional[Any] = None) -> tuple[bool, str]:
+def check_model(name: str, algos: Any | None = None) -> tuple[bool, str]:
     """(ok, reason): swap_backend of the model against Keras on one batch."""
     import ai3
     from ai3.keras import graph
@@ -128,7 +131,7 @@ def check_model(name: str, algos: Optional[Any] = None) -> tuple[bool, str]:
     return True, f"max error {err:.1g} x output scale"
 
 
-def coverage(families: Optional[list[str]] = None, log: Any = None) -> list[Row]:
+def coverage(families: list[str] | None = None, log: Any = None) -> list[Row]:
     rows = []
     for family in families or list(FAMILIES):
         start = time.perf_counter()

@@ -14,7 +14,8 @@ A nested model is one node: it falls back whole when anything in it does.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -116,10 +117,14 @@ def _core_run(run: _Run, shapes: dict[int, tuple], sample: tuple, algos: Any, dt
     else:
         output = outs[0]
     specs, output = prune_dead(specs, output)
-    return frontend.build_model(specs, output, algos, dtype=dtype, layout="NHWC", recorder=recorder, input_count=len(run.inputs))
+    return frontend.build_model(
+        specs, output, algos, dtype=dtype, layout="NHWC", recorder=recorder, input_count=len(run.inputs)
+    )
 
 
-def swap_backend(model: Any, algos: Any, sample_input_shape: Optional[Sequence[int]], *, dtype: Any = None, recorder: Any = None) -> Any:
+def swap_backend(
+    model: Any, algos: Any, sample_input_shape: Sequence[int] | None, *, dtype: Any = None, recorder: Any = None
+) -> Any:
     """An ai3.Model when every layer maps, else a FallbackModel."""
     try:
         return graph.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=recorder)

@@ -70,8 +70,9 @@ in-place swaps of ai3.keras use as well):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -122,7 +123,7 @@ def _pair(v: Any) -> tuple[int, int]:
     return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
 
 
-def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 1) -> Optional[tuple[int, int]]:
+def same_padding(size: int | None, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int] | None:
     """TensorFlow's "same" padding along one axis as (before, after), the odd
     pixel after (ai3.padding); None when it depends on an unknown size
     (stride > 1)."""
@@ -131,14 +132,30 @@ def same_padding(size: Optional[int], kernel: int, stride: int, dilation: int = 
 
 # Keras activation functions ai3 has, by their name in keras.activations.
 _ACTIVATIONS = (
-    "relu", "relu6", "sigmoid", "silu", "swish", "tanh", "softmax", "log_softmax", "gelu", "hard_silu",
-    "hard_swish", "hard_sigmoid", "linear",
+    "relu",
+    "relu6",
+    "sigmoid",
+    "silu",
+    "swish",
+    "tanh",
+    "softmax",
+    "log_softmax",
+    "gelu",
+    "hard_silu",
+    "hard_swish",
+    "hard_sigmoid",
+    "linear",
     # issue 17 (core/ops/unary)
-    "elu", "selu", "softplus", "softsign", "exponential", "mish",
+    "elu",
+    "selu",
+    "softplus",
+    "softsign",
+    "exponential",
+    "mish",
 )
 
 
-def _activation_name(fn: Any) -> Optional[str]:
+def _activation_name(fn: Any) -> str | None:
     """The keras.activations name of a built-in activation function, or
     None for anything else (a lambda, a custom function)."""
     activations = _keras().activations
@@ -158,7 +175,7 @@ def _activation_name(fn: Any) -> Optional[str]:
 _TENSOR_OPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "TrueDivide": "div"}
 
 
-def _tensor_op(op: Any) -> Optional[str]:
+def _tensor_op(op: Any) -> str | None:
     """The core op of a keras.ops arithmetic operation, else None."""
     from keras.src.ops import numpy as knp
 
@@ -166,20 +183,34 @@ def _tensor_op(op: Any) -> Optional[str]:
     return _TENSOR_OPS[name] if name in _TENSOR_OPS and type(op) is getattr(knp, name, None) else None
 
 
-def _merge_op(layer: Any) -> Optional[str]:
+def _merge_op(layer: Any) -> str | None:
     """The core op of a Keras merge layer that maps to one (Add, Multiply,
     Subtract), else None."""
     L = _keras().layers
-    for cls, op in (("Add", "add"), ("Multiply", "mul"), ("Subtract", "sub"), ("Maximum", "maximum"), ("Minimum", "minimum"),
-                    ("Average", "average")):
+    for cls, op in (
+        ("Add", "add"),
+        ("Multiply", "mul"),
+        ("Subtract", "sub"),
+        ("Maximum", "maximum"),
+        ("Minimum", "minimum"),
+        ("Average", "average"),
+    ):
         if type(layer) is getattr(L, cls, None):
             return op
     return None
 
 
 _IDENTITY_LAYERS = (
-    "InputLayer", "Dropout", "SpatialDropout1D", "SpatialDropout2D", "SpatialDropout3D",
-    "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization", "Identity",
+    "InputLayer",
+    "Dropout",
+    "SpatialDropout1D",
+    "SpatialDropout2D",
+    "SpatialDropout3D",
+    "GaussianNoise",
+    "GaussianDropout",
+    "AlphaDropout",
+    "ActivityRegularization",
+    "Identity",
 )
 
 
@@ -191,7 +222,7 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
 
 
 class _Mapper:
-    def __init__(self, sample_input_shape: Optional[tuple[int, ...]]):
+    def __init__(self, sample_input_shape: tuple[int, ...] | None):
         self.specs: list[LayerSpec] = []
         self.names: dict[str, int] = {}
         self.sample = sample_input_shape
@@ -280,12 +311,21 @@ class _Mapper:
             index = self.multihead_attention(node, layer, name)
         elif type(layer).__name__ == "CustomScaleLayer" and len(bound) == 2:
             # InceptionResNetV2's residual: inputs[0] + inputs[1] * scale.
-            scaled = self.add("mul", name + "/scale", [bound[1][0]], layer, bound[1][1], {"reverse": False},
-                              {"other": np.asarray(float(layer.scale))})
+            scaled = self.add(
+                "mul",
+                name + "/scale",
+                [bound[1][0]],
+                layer,
+                bound[1][1],
+                {"reverse": False},
+                {"other": np.asarray(float(layer.scale))},
+            )
             index = self.add("add", name, [bound[0][0], scaled], layer, bound[0][1])
         else:
             if len(bound) != 1:
-                raise _unsupported(layer, f"ai3's core has no equivalent of this layer (called on {len(bound)} tensors)")
+                raise _unsupported(
+                    layer, f"ai3's core has no equivalent of this layer (called on {len(bound)} tensors)"
+                )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
 
@@ -299,7 +339,9 @@ class _Mapper:
             shape = bound[0][1]
             for _, s in bound[1:]:
                 shape = _broadcast(shape, s)
-            return self.add("mul", name, [total], layer, shape, {"reverse": False}, {"other": np.asarray(1.0 / len(bound))})
+            return self.add(
+                "mul", name, [total], layer, shape, {"reverse": False}, {"other": np.asarray(1.0 / len(bound))}
+            )
         if op == "add" and len({s[1:] for _, s in bound}) == 1:
             return self.add("add", name, ins, layer, bound[0][1])
         index, shape = ins[0], bound[0][1]
@@ -320,7 +362,10 @@ class _Mapper:
         args = dict(zip(names, node.arguments.args[:3]))
         kwargs = dict(node.arguments.kwargs)
         args.update({k: kwargs.pop(k) for k in names if k in kwargs})
-        if any(kwargs.get(k) is not None for k in ("query_mask", "value_mask", "key_mask", "attention_mask")) or len(node.arguments.args) > 3:
+        if (
+            any(kwargs.get(k) is not None for k in ("query_mask", "value_mask", "key_mask", "attention_mask"))
+            or len(node.arguments.args) > 3
+        ):
             raise _unsupported(layer, "an attention mask; ai3 maps unmasked (or causal) MultiHeadAttention")
         if kwargs.get("return_attention_scores"):
             raise _unsupported(layer, "return_attention_scores=True; ai3's attention never materialises the scores")
@@ -331,10 +376,17 @@ class _Mapper:
         h, dk, dv = int(layer.num_heads), int(layer.key_dim), int(layer.value_dim or layer.key_dim)
         shape = self.tensors[id(q)][1]
         d = shape[-1]
-        if (len(shape) != 3 or dk != dv or h * dk != d or getattr(layer, "_output_shape", None) not in (None, d, (d,))
-                or getattr(layer, "_use_gate", False) or getattr(layer, "_attention_axes", None) not in (None, (1,), [1])):
+        if (
+            len(shape) != 3
+            or dk != dv
+            or h * dk != d
+            or getattr(layer, "_output_shape", None) not in (None, d, (d,))
+            or getattr(layer, "_use_gate", False)
+            or getattr(layer, "_attention_axes", None) not in (None, (1,), [1])
+        ):
             raise _unsupported(
-                layer, f"num_heads={h}, key_dim={dk}, value_dim={dv} on a {shape} query; ai3 maps the torch-shaped "
+                layer,
+                f"num_heads={h}, key_dim={dk}, value_dim={dv} on a {shape} query; ai3 maps the torch-shaped "
                 "form: (B, L, D) tensors, num_heads * key_dim = value_dim * num_heads = D = output dim, no gate",
             )
         dense = (layer._query_dense, layer._key_dense, layer._value_dense)
@@ -368,9 +420,11 @@ class _Mapper:
             return self.merge(op, layer, name, bound)
         if not any(is_tensor):
             raise _unsupported(layer, "an operation on two constants")
-        (x, shape), = bound
+        ((x, shape),) = bound
         other = args[1] if is_tensor[0] else args[0]
-        other = np.asarray(other if isinstance(other, (int, float, list, tuple, np.ndarray)) else _numpy(other), dtype=np.float64)
+        other = np.asarray(
+            other if isinstance(other, (int, float, list, tuple, np.ndarray)) else _numpy(other), dtype=np.float64
+        )
         return self.add(op, name, [x], layer, shape, {"reverse": not is_tensor[0]}, {"other": other})
 
     def output_shape(self, layer: Any, node: Any, bound: list[tuple[int, tuple]]) -> tuple:
@@ -393,7 +447,7 @@ class _Mapper:
             return self.reshape(layer, name, x, shape)
         return self.chain(layer, name, x, shape, map_layer(layer, shape))
 
-    def chain(self, layer: Any, name: str, x: int, shape: tuple, steps: list["Step"]) -> int:
+    def chain(self, layer: Any, name: str, x: int, shape: tuple, steps: list[Step]) -> int:
         """The steps of one Keras layer as specs, each reading the last."""
         for step in steps:
             in_shape = step.in_shape if step.in_shape is not None else shape
@@ -462,8 +516,8 @@ class Var:
     reshaped to `shape` (None: as transposed)."""
 
     name: str
-    perm: Optional[tuple[int, ...]] = None
-    shape: Optional[tuple[int, ...]] = None
+    perm: tuple[int, ...] | None = None
+    shape: tuple[int, ...] | None = None
 
     def variable(self, layer: Any) -> Any:
         return getattr(layer, self.name)
@@ -490,7 +544,7 @@ class Same:
     stride: tuple[int, int]
     dilation: tuple[int, int] = (1, 1)
 
-    def pads(self, shape: Optional[Sequence[Optional[int]]]) -> Optional[padding.Pads]:
+    def pads(self, shape: Sequence[int | None] | None) -> padding.Pads | None:
         hw = (shape[1], shape[2]) if shape is not None and len(shape) == 4 else (None, None)
         return padding.same_2d(hw, self.kernel, self.stride, self.dilation)
 
@@ -506,7 +560,7 @@ class Step:
     attrs: dict = field(default_factory=dict)
     weights: dict = field(default_factory=dict)
     suffix: str = ""
-    in_shape: Optional[tuple] = None
+    in_shape: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -522,18 +576,18 @@ class Entry:
 
     fn: Callable[[Any, tuple], list[Step]]
     exact: bool = False
-    op: Optional[str] = None
+    op: str | None = None
     training: bool = False
 
 
-def _spatial(layer: Any, shape: tuple) -> tuple[Optional[int], Optional[int]]:
+def _spatial(layer: Any, shape: tuple) -> tuple[int | None, int | None]:
     if shape is None or len(shape) != 4:
         rank = "an unknown" if shape is None else f"a rank-{len(shape)}"
         raise _unsupported(layer, f"takes {rank} input; ai3 runs this op on NHWC (rank-4) tensors")
     return shape[1], shape[2]
 
 
-def _ranked(layer: Any, shape: Optional[tuple]) -> tuple:
+def _ranked(layer: Any, shape: tuple | None) -> tuple:
     if shape is None:
         raise _unsupported(layer, "its input shape is unknown (the layer was never called)")
     return shape
@@ -551,13 +605,16 @@ def _window_padding(layer: Any, shape: tuple, kernel, stride, dilation=(1, 1)) -
     return Same(tuple(kernel), tuple(stride), tuple(dilation))
 
 
-def _activation_steps(fn_name: Optional[str], layer: Any, suffix: str = "", fn: Any = None, in_shape=None) -> list[Step]:
+def _activation_steps(fn_name: str | None, layer: Any, suffix: str = "", fn: Any = None, in_shape=None) -> list[Step]:
     """The steps of a Keras activation function ([] for linear)."""
-    def step(op: str, attrs: Optional[dict] = None) -> list[Step]:
+
+    def step(op: str, attrs: dict | None = None) -> list[Step]:
         return [Step(op, attrs or {}, suffix=suffix, in_shape=in_shape)]
 
     if fn_name is None:
-        raise _unsupported(layer, f"activation {getattr(fn, '__name__', fn)!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})")
+        raise _unsupported(
+            layer, f"activation {getattr(fn, '__name__', fn)!r} is not one ai3 has ({', '.join(_ACTIVATIONS)})"
+        )
     if fn_name == "linear":
         return []
     if fn_name in ("relu", "sigmoid", "tanh"):
@@ -592,7 +649,7 @@ def _fused_activation(layer: Any, in_shape=None) -> list[Step]:
     return _activation_steps(act, layer, "/" + str(act), fn, in_shape)
 
 
-def _bias(layer: Any) -> Optional[Var]:
+def _bias(layer: Any) -> Var | None:
     return Var("bias") if layer.use_bias else None
 
 
@@ -601,8 +658,16 @@ def _conv2d(layer: Any, shape: tuple) -> list[Step]:
     _spatial(layer, shape)
     kh, kw = (int(d) for d in layer.kernel.shape[:2])
     stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
-    attrs = {"stride": stride, "padding": _window_padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": int(layer.groups)}
-    return [Step("conv2d", attrs, {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}), *_fused_activation(layer)]
+    attrs = {
+        "stride": stride,
+        "padding": _window_padding(layer, shape, (kh, kw), stride, dil),
+        "dilation": dil,
+        "groups": int(layer.groups),
+    }
+    return [
+        Step("conv2d", attrs, {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}),
+        *_fused_activation(layer),
+    ]
 
 
 def _conv_transpose2d(layer: Any, shape: tuple) -> list[Step]:
@@ -683,7 +748,12 @@ def _depthwise(layer: Any, shape: tuple, name: str = "kernel", suffix: str = "",
     _spatial(layer, shape)
     kh, kw, c, mult = (int(d) for d in getattr(layer, name).shape)
     stride, dil = _pair(layer.strides), _pair(layer.dilation_rate)
-    attrs = {"stride": stride, "padding": _window_padding(layer, shape, (kh, kw), stride, dil), "dilation": dil, "groups": c}
+    attrs = {
+        "stride": stride,
+        "padding": _window_padding(layer, shape, (kh, kw), stride, dil),
+        "dilation": dil,
+        "groups": c,
+    }
     weights = {"weight": Var(name, (2, 3, 0, 1), (c * mult, 1, kh, kw)), "bias": _bias(layer) if with_bias else None}
     return [Step("conv2d", attrs, weights, suffix)]
 
@@ -709,7 +779,9 @@ def _separable(layer: Any, shape: tuple) -> list[Step]:
         w = (w + pads[2] + pads[3] - ((kw - 1) * dil[1] + 1)) // stride[1] + 1
     mid = (shape[0], h, w, c * mult)
     unit = {"stride": (1, 1), "padding": (0, 0, 0, 0), "dilation": (1, 1), "groups": 1}
-    pointwise = Step("conv2d", unit, {"weight": Var("pointwise_kernel", (3, 2, 0, 1)), "bias": _bias(layer)}, in_shape=mid)
+    pointwise = Step(
+        "conv2d", unit, {"weight": Var("pointwise_kernel", (3, 2, 0, 1)), "bias": _bias(layer)}, in_shape=mid
+    )
     return [depthwise, pointwise, *_fused_activation(layer, mid)]
 
 
@@ -736,7 +808,9 @@ def _layernorm(layer: Any, shape: tuple) -> list[Step]:
     axes = [layer.axis] if isinstance(layer.axis, int) else list(layer.axis)
     axes = sorted(a + rank if a < 0 else a for a in axes)
     if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0:
-        raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{rank} input; ai3 normalizes trailing axes (not the batch)")
+        raise _unsupported(
+            layer, f"axis={layer.axis!r} on a rank-{rank} input; ai3 normalizes trailing axes (not the batch)"
+        )
     if getattr(layer, "rms_scaling", False):
         raise _unsupported(layer, "rms_scaling=True (RMS normalization)")
     trailing = tuple(shape[a] for a in axes)
@@ -767,7 +841,7 @@ def _cropping(layer: Any, shape: tuple) -> list[Step]:
         stop = size - hi if size is not None else (-hi if hi else None)  # None: to the end
         attrs = {"axis": axis, "start": int(lo), "stop": None if stop is None else int(stop), "step": 1}
         steps.append(Step("slice", attrs, suffix="" if axis == 2 or (left, right) == (0, 0) else "/rows", in_shape=cur))
-        cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1:])
+        cur = tuple(cur[:axis]) + ((None if size is None else size - lo - hi),) + tuple(cur[axis + 1 :])
     return steps or [Step("identity")]
 
 
@@ -834,7 +908,9 @@ def _maxpool(layer: Any, shape: tuple) -> list[Step]:
     _spatial(layer, shape)
     kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
     pads = _window_padding(layer, shape, kernel, stride)
-    return [Step("maxpool2d", {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False})]
+    return [
+        Step("maxpool2d", {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False})
+    ]
 
 
 def _avgpool(layer: Any, shape: tuple) -> list[Step]:
@@ -911,7 +987,10 @@ def _rescaling(layer: Any, shape: tuple) -> list[Step]:
 def _normalization(layer: Any, shape: tuple) -> list[Step]:
     axis = tuple(layer.axis) if layer.axis is not None else ()
     if len(_ranked(layer, shape)) != 4 or axis not in ((-1,), (3,)):
-        raise _unsupported(layer, f"axis={layer.axis!r} on a rank-{len(shape)} input; ai3 maps per-channel (axis -1) normalization of NHWC")
+        raise _unsupported(
+            layer,
+            f"axis={layer.axis!r} on a rank-{len(shape)} input; ai3 maps per-channel (axis -1) normalization of NHWC",
+        )
     c = shape[3]
     mean = _per_channel(layer, layer.mean, c, "mean")
     std = np.maximum(np.sqrt(_per_channel(layer, layer.variance, c, "variance")), _keras().backend.epsilon())
@@ -963,7 +1042,7 @@ MAPPING: dict[str, Entry] = {
 }
 
 
-def entry_of(layer: Any, exact: bool = False) -> Optional[Entry]:
+def entry_of(layer: Any, exact: bool = False) -> Entry | None:
     """The entry mapping `layer`, or None. exact: only the entry of the
     layer's own class (what the in-place swaps take)."""
     layers = _keras().layers
@@ -996,13 +1075,15 @@ def map_layer(layer: Any, shape: tuple, exact: bool = False) -> list[Step]:
     return entry.fn(layer, tuple(shape) if shape is not None else None)
 
 
-def _input_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Optional[tuple[int, ...]]:
+def _input_shape(model: Any, sample_input_shape: Sequence[int] | None) -> tuple[int, ...] | None:
     if sample_input_shape is None:
         return None
     try:
         shape = tuple(int(d) for d in sample_input_shape)
     except (TypeError, ValueError) as e:
-        raise errors.InvalidArgument(f"sample_input_shape must be a sequence of ints, got {sample_input_shape!r}") from e
+        raise errors.InvalidArgument(
+            f"sample_input_shape must be a sequence of ints, got {sample_input_shape!r}"
+        ) from e
     if any(d <= 0 for d in shape):
         raise errors.ShapeError(f"sample_input_shape {shape} has a non-positive dimension")
     expected = tuple(_graph_of(model).inputs[0].shape)
@@ -1011,7 +1092,7 @@ def _input_shape(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Opt
     return shape
 
 
-def _check_model(model: Any, sample_input_shape: Optional[Sequence[int]]) -> None:
+def _check_model(model: Any, sample_input_shape: Sequence[int] | None) -> None:
     keras = _keras()
     if not isinstance(model, keras.Model):
         raise errors.InvalidArgument(f"swap_backend takes a keras.Model, got {type(model).__name__}")
@@ -1031,10 +1112,12 @@ def _check_model(model: Any, sample_input_shape: Optional[Sequence[int]]) -> Non
     if len(graph.inputs) != 1:
         raise errors.UnsupportedOperation(f"model '{model.name}' has {len(graph.inputs)} inputs; ai3 models take one")
     if len(graph.outputs) != 1:
-        raise errors.UnsupportedOperation(f"model '{model.name}' has {len(graph.outputs)} outputs; ai3 models return one")
+        raise errors.UnsupportedOperation(
+            f"model '{model.name}' has {len(graph.outputs)} outputs; ai3 models return one"
+        )
 
 
-def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
+def to_specs(model: Any, sample_input_shape: Sequence[int] | None = None) -> tuple[list[LayerSpec], int]:
     """The model's LayerSpecs in execution order and the index of its output
     spec. Each spec's input_shape is its layer's input shape in the graph
     (batch None, and None where the model leaves a size unknown); with
@@ -1046,7 +1129,7 @@ def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> 
     mapper = _Mapper(shape)
     graph_input = _graph_of(model).inputs[0]
     start = shape if shape is not None else tuple(graph_input.shape)
-    (output, _), = mapper.walk(model, "", [(MODEL_INPUT, start)])
+    ((output, _),) = mapper.walk(model, "", [(MODEL_INPUT, start)])
     if mapper.refused:
         raise UnsupportedLayers(mapper.refused)
     return prune_dead(mapper.specs, output)
@@ -1066,11 +1149,13 @@ class UnsupportedLayers(errors.UnsupportedOperation):
         if len(self.layers) == 1:
             text = self.layers[0][1]
         else:
-            text = f"{len(self.layers)} layers have no ai3 equivalent:\n" + "\n".join(f"  {why}" for _, why in self.layers)
+            text = f"{len(self.layers)} layers have no ai3 equivalent:\n" + "\n".join(
+                f"  {why}" for _, why in self.layers
+            )
         super().__init__(text)
 
 
-def model_dtype(model: Any, dtype: Optional[Any]) -> np.dtype:
+def model_dtype(model: Any, dtype: Any | None) -> np.dtype:
     if dtype is None:
         dtype = getattr(model, "compute_dtype", None) or "float32"
     try:
@@ -1088,10 +1173,10 @@ def model_dtype(model: Any, dtype: Optional[Any]) -> np.dtype:
 def swap_backend(
     model: Any,
     algos: Any = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
+    sample_input_shape: Sequence[int] | None = None,
     *,
-    dtype: Optional[Any] = None,
-    recorder: Optional[Any] = None,
+    dtype: Any | None = None,
+    recorder: Any | None = None,
     fallback: bool = False,
 ):
     """The whole Keras model as an ai3.Model run by the core in NHWC.
@@ -1123,7 +1208,22 @@ def swap_backend(
     for s in specs:
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
-    return frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape, recorder=recorder)
+    return frontend.build_model(
+        specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape, recorder=recorder
+    )
 
 
-__all__ = ["MAPPING", "Entry", "Same", "Step", "Var", "entry_of", "fold_zero_padding", "map_layer", "model_dtype", "same_padding", "swap_backend", "to_specs"]
+__all__ = [
+    "MAPPING",
+    "Entry",
+    "Same",
+    "Step",
+    "Var",
+    "entry_of",
+    "fold_zero_padding",
+    "map_layer",
+    "model_dtype",
+    "same_padding",
+    "swap_backend",
+    "to_specs",
+]

@@ -38,7 +38,8 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import keras
 import numpy as np
@@ -52,7 +53,7 @@ _FLOATS = ("float32", "float64")
 _SAME = "__same__"  # marks an attribute that is a graph.Same in a step's config
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _schemas() -> dict[str, dict]:
     """The core's op declarations by op (ai3._core.op_schemas)."""
     return {s["op"]: s for s in _core.op_schemas()}
@@ -69,14 +70,14 @@ def _encode(value: Any) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _same_of(value: Any) -> Optional[graph.Same]:
+def _same_of(value: Any) -> graph.Same | None:
     if isinstance(value, dict) and _SAME in value:
         rule = value[_SAME]
         return graph.Same(tuple(rule["kernel"]), tuple(rule["stride"]), tuple(rule["dilation"]))
     return None
 
 
-def plan(layer: Any, input_shape: Optional[Sequence[Optional[int]]]) -> tuple[list[dict], list[dict]]:
+def plan(layer: Any, input_shape: Sequence[int | None] | None) -> tuple[list[dict], list[dict]]:
     """(steps, variables): the config of the Layer replacing a Keras layer.
     Each step is {"op", "attrs", "weights"}: weights one per weight the op
     declares, {"name"} for an absent optional one, else {"name", "index"
@@ -99,7 +100,9 @@ def plan(layer: Any, input_shape: Optional[Sequence[Optional[int]]]) -> tuple[li
         declared = [w["name"] for w in schema["weights"]]
         unknown = set(step.weights) - set(declared)
         if unknown:
-            raise errors.InternalError(f"the Keras mapping of {graph._describe(layer)} gives {step.op} weights {sorted(unknown)}")
+            raise errors.InternalError(
+                f"the Keras mapping of {graph._describe(layer)} gives {step.op} weights {sorted(unknown)}"
+            )
         weights = []
         for name in declared:
             ref = step.weights.get(name)
@@ -111,12 +114,14 @@ def plan(layer: Any, input_shape: Optional[Sequence[Optional[int]]]) -> tuple[li
                     f"{graph._describe(layer)}: its {step.op} weight '{name}' is computed, not one of the layer's "
                     "variables, so it cannot be swapped in place (ai3.keras.swap_backend maps it)"
                 )
-            weights.append({
-                "name": name,
-                "index": index[id(ref.variable(layer))],
-                "perm": list(ref.perm) if ref.perm is not None else None,
-                "shape": list(ref.core_shape(layer)),
-            })
+            weights.append(
+                {
+                    "name": name,
+                    "index": index[id(ref.variable(layer))],
+                    "perm": list(ref.perm) if ref.perm is not None else None,
+                    "shape": list(ref.core_shape(layer)),
+                }
+            )
         out.append({"op": step.op, "attrs": attrs, "weights": weights})
     variables = [
         {"name": v.name, "shape": [int(d) for d in v.shape], "dtype": str(v.dtype), "trainable": bool(v.trainable)}
@@ -131,8 +136,8 @@ def core_layer(
     op: str,
     algorithm: str,
     name: str,
-    input_shape: Optional[Sequence[Optional[int]]] = None,
-    run_op: Optional[str] = None,
+    input_shape: Sequence[int | None] | None = None,
+    run_op: str | None = None,
 ) -> Any:
     """A throwaway ai3._core layer of the step running `op` (zero weights):
     making it checks that `algorithm` can take the layer
@@ -181,7 +186,7 @@ def gradient_runner(
     gradient_op: str,
     algorithm: str,
     name: str,
-    input_shape: Optional[Sequence[Optional[int]]] = None,
+    input_shape: Sequence[int | None] | None = None,
 ) -> GradientRunner:
     """`gradient_op` of the step running `op`, with `algorithm`, as
     GradientRunner times it (zero weights, as core_layer)."""
@@ -191,7 +196,7 @@ def gradient_runner(
     )
 
 
-def _attrs(step: dict, shape: Optional[tuple]) -> tuple[dict, dict]:
+def _attrs(step: dict, shape: tuple | None) -> tuple[dict, dict]:
     """(attributes, same): a step's attributes with each "same" padding
     resolved for an input of `shape` (ai3.padding), and those its size
     leaves open (unknown height or width), by attribute."""
@@ -220,14 +225,16 @@ class Layer(keras.layers.Layer):
         steps: list,
         variables: list,
         algorithm: str = "default",
-        backward: Optional[dict] = None,
-        keras_layer: Optional[dict] = None,
+        backward: dict | None = None,
+        keras_layer: dict | None = None,
         **kwargs: Any,
     ) -> None:
         kwargs.setdefault("autocast", False)
         super().__init__(**kwargs)
         if not isinstance(algorithm, str):
-            raise errors.InvalidSelector(f"{op} layer '{self.name}': algorithm must be a string, got {type(algorithm).__name__}")
+            raise errors.InvalidSelector(
+                f"{op} layer '{self.name}': algorithm must be a string, got {type(algorithm).__name__}"
+            )
         backward = dict(backward or {})
         if not all(isinstance(k, str) and isinstance(v, str) for k, v in backward.items()):
             raise errors.InvalidSelector(
@@ -268,18 +275,22 @@ class Layer(keras.layers.Layer):
             # after the first step the size is the op's to know (tf_ops/ops.cc)
             attrs, same = _attrs(step, shape if k == 0 else None)
             layout = [
-                {"shape": w["shape"], **({"perm": w["perm"]} if w.get("perm") is not None else {})} if "index" in w else None
+                {"shape": w["shape"], **({"perm": w["perm"]} if w.get("perm") is not None else {})}
+                if "index" in w
+                else None
                 for w in step["weights"]
             ]
-            calls.append((
-                step["op"],
-                json.dumps(attrs, sort_keys=True),
-                json.dumps(layout),
-                json.dumps(same, sort_keys=True) if same else "",
-                [w["index"] for w in step["weights"] if "index" in w],
-                self.algorithm if step["op"] == self.op else "default",
-                json.dumps(self.backward if step["op"] == self.op else {}, sort_keys=True),
-            ))
+            calls.append(
+                (
+                    step["op"],
+                    json.dumps(attrs, sort_keys=True),
+                    json.dumps(layout),
+                    json.dumps(same, sort_keys=True) if same else "",
+                    [w["index"] for w in step["weights"] if "index" in w],
+                    self.algorithm if step["op"] == self.op else "default",
+                    json.dumps(self.backward if step["op"] == self.op else {}, sort_keys=True),
+                )
+            )
         return calls
 
     def _training_form(self) -> Any:
@@ -367,9 +378,9 @@ class Layer(keras.layers.Layer):
 
     def core_layer(
         self,
-        input_shape: Optional[Sequence[Optional[int]]] = None,
-        algorithm: Optional[str] = None,
-        run_op: Optional[str] = None,
+        input_shape: Sequence[int | None] | None = None,
+        algorithm: str | None = None,
+        run_op: str | None = None,
     ) -> Any:
         """A throwaway ai3._core layer of this layer's `op` step (zero
         weights), with `algorithm` (default: this layer's), or of its
@@ -379,7 +390,7 @@ class Layer(keras.layers.Layer):
             algorithm = self.algorithm if run_op is None else "default"
         return core_layer(self.steps, self.variable_specs, self.op, algorithm, self.name, input_shape, run_op)
 
-    def resolved_algorithm(self, input_shape: Optional[Sequence[Optional[int]]] = None) -> str:
+    def resolved_algorithm(self, input_shape: Sequence[int | None] | None = None) -> str:
         """The algorithm the core runs for this layer ("default" resolved)."""
         return self.core_layer(input_shape).algorithm
 

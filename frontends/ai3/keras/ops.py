@@ -21,11 +21,12 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from ai3 import errors
 
-_LIBRARY: Optional[Any] = None
+_LIBRARY: Any | None = None
 _LOCK = threading.Lock()
 _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_tf_ops.so")
 _MARKER = re.compile(r"ai3\.(\w+): (.*)", re.S)
@@ -55,7 +56,7 @@ def library() -> Any:
     return _LIBRARY
 
 
-def translate(error: BaseException) -> Optional[errors.Error]:
+def translate(error: BaseException) -> errors.Error | None:
     """The ai3.Error a TensorFlow error carries, or None if it is not ai3's."""
     message = getattr(error, "message", None) or str(error)
     match = _MARKER.search(message)
@@ -195,9 +196,7 @@ def _gradient(op: Any, grad: Any) -> list:
                 f"{forward} layer '{name}': ai3 has no gradient of {forward} with respect to {target} "
                 f"({forward}_backward_{target} is not a core op; it has {sorted(targets) or 'none'})"
             )
-        return layer(
-            [grad, x, y], weights, op=targets[target], algorithm=algorithms.get(target, "default"), **common
-        )
+        return layer([grad, x, y], weights, op=targets[target], algorithm=algorithms.get(target, "default"), **common)
 
     grads = [None]
     if 0 not in skip:

@@ -16,7 +16,8 @@ partly. The core runs on the CPU here; a CUDA device is refused.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -58,7 +59,9 @@ class BackendRep(base.BackendRep):
         if isinstance(inputs, dict):
             extra = sorted(set(inputs) - {self.input_name})
             if self.input_name not in inputs or extra:
-                raise errors.InvalidArgument(f"the model takes one input '{self.input_name}'; got inputs {sorted(inputs)}")
+                raise errors.InvalidArgument(
+                    f"the model takes one input '{self.input_name}'; got inputs {sorted(inputs)}"
+                )
             x = inputs[self.input_name]
         elif isinstance(inputs, (list, tuple)):
             if len(inputs) != 1:
@@ -105,7 +108,7 @@ class Backend(base.Backend):
         node: Any,
         inputs: Any,
         device: str = "CPU",
-        outputs_info: Optional[Sequence[tuple[Any, tuple[int, ...]]]] = None,
+        outputs_info: Sequence[tuple[Any, tuple[int, ...]]] | None = None,
         **kwargs: Any,
     ) -> tuple:
         """One node on `inputs` (one array per node input, in order): the
@@ -144,7 +147,9 @@ def _is_identity(proto: Any, sample_input_shape: Any) -> bool:
 
 def _node_model(node: Any, inputs: list, opset: int, outputs_info: Any) -> Any:
     if not inputs or not node.input or not node.input[0]:
-        raise errors.UnsupportedOperation(f"{graph.describe_node(node)}: run_node needs the node's first input as an array")
+        raise errors.UnsupportedOperation(
+            f"{graph.describe_node(node)}: run_node needs the node's first input as an array"
+        )
     x = np.asarray(inputs[0])
     elem = helper.np_dtype_to_tensor_dtype(x.dtype)
     consts = [onnx.numpy_helper.from_array(np.asarray(v), name) for name, v in zip(node.input[1:], inputs[1:]) if name]
@@ -152,18 +157,27 @@ def _node_model(node: Any, inputs: list, opset: int, outputs_info: Any) -> Any:
     for k, name in enumerate(node.output):
         if outputs_info is not None and k < len(outputs_info):
             dtype, shape = outputs_info[k]
-            outs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), list(shape)))
+            outs.append(
+                helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), list(shape))
+            )
         else:
             outs.append(helper.make_empty_tensor_value_info(name))
-    g = helper.make_graph([node], "run_node", [helper.make_tensor_value_info(node.input[0], elem, list(x.shape))], outs,
-                          initializer=consts)
+    g = helper.make_graph(
+        [node],
+        "run_node",
+        [helper.make_tensor_value_info(node.input[0], elem, list(x.shape))],
+        outs,
+        initializer=consts,
+    )
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     if outputs_info is None:
         # The checker wants typed outputs: ONNX's shape inference gives them.
         try:
             inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
         except Exception as e:
-            raise errors.ShapeError(f"{graph.describe_node(node)}: ONNX shape inference failed on these inputs: {e}") from e
+            raise errors.ShapeError(
+                f"{graph.describe_node(node)}: ONNX shape inference failed on these inputs: {e}"
+            ) from e
         del m.graph.output[:]
         m.graph.output.extend(inferred.graph.output)
     return m

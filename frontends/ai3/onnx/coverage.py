@@ -19,7 +19,7 @@ import os
 import tempfile
 import time
 import warnings
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +74,16 @@ def export(family: str, path: str, opset: int = DEFAULT_OPSET, batch: int = BATC
     kwargs = {"dynamic_axes": {"input": {0: "batch"}, "output": {0: "batch"}}} if dynamic_batch else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(build(family), (x,), path, opset_version=opset, input_names=["input"],
-                          output_names=["output"], dynamo=False, **kwargs)
+        torch.onnx.export(
+            build(family),
+            (x,),
+            path,
+            opset_version=opset,
+            input_names=["input"],
+            output_names=["output"],
+            dynamo=False,
+            **kwargs,
+        )
     return path
 
 
@@ -91,7 +99,7 @@ def run_onnxruntime(path: str, x: np.ndarray) -> np.ndarray:
     return session.run(None, {session.get_inputs()[0].name: x})[0]
 
 
-def check_file(family: str, path: str, algos: Optional[Any] = None) -> tuple[bool, str]:
+def check_file(family: str, path: str, algos: Any | None = None) -> tuple[bool, str]:
     """(ok, reason): swap_backend of an exported file against ONNX Runtime."""
     import ai3
     from ai3.onnx import graph
@@ -111,7 +119,7 @@ def check_file(family: str, path: str, algos: Optional[Any] = None) -> tuple[boo
     return True, f"max error {err:.1g} x output scale"
 
 
-def coverage(families: Optional[list[str]] = None, log: Any = None, opset: int = DEFAULT_OPSET) -> list[Any]:
+def coverage(families: list[str] | None = None, log: Any = None, opset: int = DEFAULT_OPSET) -> list[Any]:
     Row = _torch_zoo().Row
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -122,7 +130,10 @@ def coverage(families: Optional[list[str]] = None, log: Any = None, opset: int =
             try:
                 export(family, path, opset)
             except Exception as e:  # the exporter's own failure, not ai3's
-                ok, reason = False, f"torch.onnx.export (opset {opset}) failed: {type(e).__name__}: {str(e).splitlines()[0]}"
+                ok, reason = (
+                    False,
+                    f"torch.onnx.export (opset {opset}) failed: {type(e).__name__}: {str(e).splitlines()[0]}",
+                )
             else:
                 try:
                     ok, reason = check_file(family, path)

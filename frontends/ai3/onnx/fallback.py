@@ -14,7 +14,8 @@ cannot build after all (an int64 input, say), get an ONNX Runtime session.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,10 +53,12 @@ class FallbackSession:
     def islands(self) -> list[Any]:
         return [r.runner for r in self._runs if r.in_core]
 
-    def run(self, output_names: Optional[Sequence[str]], feeds: dict[str, Any]) -> list[np.ndarray]:
+    def run(self, output_names: Sequence[str] | None, feeds: dict[str, Any]) -> list[np.ndarray]:
         missing = [n for n in self.input_names if n not in feeds]
         if missing:
-            raise errors.InvalidArgument(f"model input{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} not given")
+            raise errors.InvalidArgument(
+                f"model input{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} not given"
+            )
         env = {n: np.asarray(feeds[n]) for n in self.input_names}
         for run in self._runs:
             args = [env[n] for n in run.inputs]
@@ -122,7 +125,9 @@ def _sub_model(proto: Any, run: _Run, types: dict[str, Any]) -> Any:
             raise errors.UnsupportedOperation(f"shape inference gives no type for tensor '{name}'")
         return onnx.helper.make_value_info(name, types[name])
 
-    g = onnx.helper.make_graph(run.nodes, "ai3_run", [info(n) for n in run.inputs], [info(n) for n in run.outputs], inits)
+    g = onnx.helper.make_graph(
+        run.nodes, "ai3_run", [info(n) for n in run.inputs], [info(n) for n in run.outputs], inits
+    )
     model = onnx.helper.make_model(g, opset_imports=list(proto.opset_import))
     model.ir_version = proto.ir_version
     return model
@@ -170,7 +175,11 @@ def swap_backend(model: Any, algos: Any, sample_input_shape: Any, *, dtype: Any 
                 continue
             except (errors.Error, KeyError) as e:
                 fallbacks.append(
-                    Fallback(f"{run.nodes[0].name}..{run.nodes[-1].name}", "run", f"a run of supported nodes kept in ONNX Runtime: {e}")
+                    Fallback(
+                        f"{run.nodes[0].name}..{run.nodes[-1].name}",
+                        "run",
+                        f"a run of supported nodes kept in ONNX Runtime: {e}",
+                    )
                 )
         run.runner = onnxruntime.InferenceSession(sub.SerializeToString(), providers=["CPUExecutionProvider"])
     return FallbackSession(runs, [i.name for i in inputs], [o.name for o in proto.graph.output], fallbacks)

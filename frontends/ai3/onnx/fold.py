@@ -14,14 +14,22 @@ the next Shape fold.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from ai3 import errors
 
 # Operators whose result is not a function of their inputs' values.
-_NONDETERMINISTIC = ("RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial", "Bernoulli")
+_NONDETERMINISTIC = (
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+)
 _DEFAULT_DOMAINS = ("", "ai.onnx")
 _MAX_ROUNDS = 32
 
@@ -32,7 +40,7 @@ def _onnx():
     return onnx
 
 
-def _evaluate(node: Any, values: list[Optional[np.ndarray]], opset: int) -> list[np.ndarray]:
+def _evaluate(node: Any, values: list[np.ndarray | None], opset: int) -> list[np.ndarray]:
     """The outputs of one node on constant inputs, by onnx.reference."""
     from onnx.reference import ReferenceEvaluator
 
@@ -47,7 +55,7 @@ def _evaluate(node: Any, values: list[Optional[np.ndarray]], opset: int) -> list
     return [np.asarray(o) for o in outputs]
 
 
-def _shape_value(node: Any, shape: Optional[tuple]) -> Optional[np.ndarray]:
+def _shape_value(node: Any, shape: tuple | None) -> np.ndarray | None:
     """Shape / Size of a tensor whose shape is fully known."""
     if shape is None or any(d is None for d in shape):
         return None
@@ -98,7 +106,12 @@ def _constant_tensor(node: Any) -> Any:
     a = {x.name: onnx.helper.get_attribute_value(x) for x in node.attribute}
     if "value" in a:
         return a["value"]
-    for key, kind in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64), ("value_ints", np.int64)):
+    for key, kind in (
+        ("value_float", np.float32),
+        ("value_floats", np.float32),
+        ("value_int", np.int64),
+        ("value_ints", np.int64),
+    ):
         if key in a:
             return onnx.numpy_helper.from_array(np.asarray(a[key], dtype=kind))
     raise errors.UnsupportedOperation(

@@ -76,8 +76,9 @@ ONNX op -> spec (see `_Mapper.node`):
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -98,11 +99,57 @@ _DOMAINS = ("", "ai.onnx")
 # What the mapper reads after constant folding (ai3.onnx.fold): every
 # node on constants only (shape arithmetic, masks) is folded away first.
 SUPPORTED_OPS = (
-    "Add", "AveragePool", "BatchNormalization", "Cast", "Clip", "Concat", "Constant", "Conv", "ConvTranspose", "DepthToSpace", "Div", "Dropout",
-    "Einsum", "Erf", "Flatten", "Gather", "Gelu", "Gemm", "GlobalAveragePool", "GlobalMaxPool", "GroupNormalization", "HardSigmoid",
-    "HardSwish", "Identity", "InstanceNormalization", "LRN", "LayerNormalization", "LeakyRelu", "LogSoftmax", "MatMul", "MaxPool", "Mul", "Pad",
-    "Pow", "RMSNormalization", "ReduceMean",
-    "Relu", "Reshape", "Resize", "Sigmoid", "Slice", "Softmax", "SpaceToDepth", "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tanh", "Transpose", "Unsqueeze",
+    "Add",
+    "AveragePool",
+    "BatchNormalization",
+    "Cast",
+    "Clip",
+    "Concat",
+    "Constant",
+    "Conv",
+    "ConvTranspose",
+    "DepthToSpace",
+    "Div",
+    "Dropout",
+    "Einsum",
+    "Erf",
+    "Flatten",
+    "Gather",
+    "Gelu",
+    "Gemm",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "GroupNormalization",
+    "HardSigmoid",
+    "HardSwish",
+    "Identity",
+    "InstanceNormalization",
+    "LRN",
+    "LayerNormalization",
+    "LeakyRelu",
+    "LogSoftmax",
+    "MatMul",
+    "MaxPool",
+    "Mul",
+    "Pad",
+    "Pow",
+    "RMSNormalization",
+    "ReduceMean",
+    "Relu",
+    "Reshape",
+    "Resize",
+    "Sigmoid",
+    "Slice",
+    "Softmax",
+    "SpaceToDepth",
+    "Split",
+    "Sqrt",
+    "Squeeze",
+    "Sub",
+    "Sum",
+    "Tanh",
+    "Transpose",
+    "Unsqueeze",
 )
 _BINARY = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 # ONNX Pad's modes as pad2d's.
@@ -165,7 +212,9 @@ def load(model_or_path: Any) -> Any:
         try:
             model.ParseFromString(bytes(model_or_path))
         except Exception as e:
-            raise errors.InvalidArgument(f"not a valid ONNX model: the bytes do not parse ({type(e).__name__}: {e})") from e
+            raise errors.InvalidArgument(
+                f"not a valid ONNX model: the bytes do not parse ({type(e).__name__}: {e})"
+            ) from e
     elif isinstance(model_or_path, (str, os.PathLike)):
         path = os.fspath(model_or_path)
         if not os.path.isfile(path):
@@ -173,7 +222,9 @@ def load(model_or_path: Any) -> Any:
         try:
             model = onnx.load(path)
         except Exception as e:
-            raise errors.InvalidArgument(f"not a valid ONNX model: {path!r} does not parse ({type(e).__name__}: {e})") from e
+            raise errors.InvalidArgument(
+                f"not a valid ONNX model: {path!r} does not parse ({type(e).__name__}: {e})"
+            ) from e
     else:
         raise errors.InvalidArgument(
             f"expected an onnx.ModelProto, a path or bytes, got {type(model_or_path).__name__}"
@@ -276,7 +327,7 @@ def graph_inputs(model: Any) -> list[Any]:
     return inputs
 
 
-def _bound_inputs(model: Any, sample_input_shape: Any) -> list[tuple[Any, Optional[tuple[int, ...]]]]:
+def _bound_inputs(model: Any, sample_input_shape: Any) -> list[tuple[Any, tuple[int, ...] | None]]:
     """(input, its sample shape or None) per graph input; several inputs
     take one shape each (or None)."""
     from ai3.torch.tracing import is_several_shapes
@@ -290,16 +341,22 @@ def _bound_inputs(model: Any, sample_input_shape: Any) -> list[tuple[Any, Option
         shapes = [sample_input_shape]
     if len(shapes) != len(inputs):
         names = ", ".join(f"'{i.name}'" for i in inputs)
-        raise errors.ShapeError(f"sample_input_shape gives {len(shapes)} shape(s); the model has {len(inputs)} inputs ({names})")
+        raise errors.ShapeError(
+            f"sample_input_shape gives {len(shapes)} shape(s); the model has {len(inputs)} inputs ({names})"
+        )
     bound = []
     for inp, shape in zip(inputs, shapes):
         shape = selection.sample_shape(shape, batched=False)
         expected = _dims(inp)
-        if shape is not None and expected is not None and (
-            len(expected) != len(shape) or any(e is not None and e != d for e, d in zip(expected, shape))
+        if (
+            shape is not None
+            and expected is not None
+            and (len(expected) != len(shape) or any(e is not None and e != d for e, d in zip(expected, shape)))
         ):
             shown = tuple("?" if e is None else e for e in expected)
-            raise errors.ShapeError(f"sample_input_shape {shape} does not match the shape {shown} of the model's input '{inp.name}'")
+            raise errors.ShapeError(
+                f"sample_input_shape {shape} does not match the shape {shown} of the model's input '{inp.name}'"
+            )
         bound.append((inp, shape))
     return bound
 
@@ -312,29 +369,37 @@ def graph_input(model: Any) -> Any:
     inputs = [i for i in graph.input if i.name not in inits]
     if len(inputs) != 1:
         names = ", ".join(f"'{i.name}'" for i in inputs)
-        extra = f"; the inputs after the first ({', '.join(repr(i.name) for i in inputs[1:])}) have no way in" if len(inputs) > 1 else ""
-        raise errors.UnsupportedOperation(f"the model has {len(inputs)} (non-initializer) inputs ({names}); ai3 models take one{extra}")
+        extra = (
+            f"; the inputs after the first ({', '.join(repr(i.name) for i in inputs[1:])}) have no way in"
+            if len(inputs) > 1
+            else ""
+        )
+        raise errors.UnsupportedOperation(
+            f"the model has {len(inputs)} (non-initializer) inputs ({names}); ai3 models take one{extra}"
+        )
     if len(graph.output) != 1:
         names = ", ".join(f"'{o.name}'" for o in graph.output)
         raise errors.UnsupportedOperation(f"the model has {len(graph.output)} outputs ({names}); ai3 models return one")
     return inputs[0]
 
 
-def _dims(value_info: Any) -> Optional[tuple]:
+def _dims(value_info: Any) -> tuple | None:
     t = value_info.type
     if not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
         return None
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim)
 
 
-def model_dtype(model: Any, dtype: Optional[Any] = None) -> np.dtype:
+def model_dtype(model: Any, dtype: Any | None = None) -> np.dtype:
     """float32 / float64 from the input's element type (or `dtype`)."""
     onnx = _onnx()
     if dtype is None:
         inp = graph_inputs(model)[0]  # a model's inputs share it (ai3.Model)
         kind = inp.type.WhichOneof("value")
         if kind != "tensor_type":
-            raise errors.DTypeError(f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}")
+            raise errors.DTypeError(
+                f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}"
+            )
         elem = inp.type.tensor_type.elem_type
         table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
         if elem not in table:
@@ -367,8 +432,10 @@ def _unsupported_ops(model: Any) -> dict[int, str]:
         if i in refused:
             continue
         if node.op_type in ("Shape", "Size"):
-            refused[i] = ("it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
-                          "sample_input_shape so that the shape arithmetic folds to constants")
+            refused[i] = (
+                "it reads the shape of a tensor whose shape is not fully known (a dynamic batch?); pass "
+                "sample_input_shape so that the shape arithmetic folds to constants"
+            )
         elif node.op_type not in SUPPORTED_OPS:
             refused[i] = "ai3's core has no equivalent of this operator (after folding the constant subgraphs)"
     return refused
@@ -409,7 +476,9 @@ def infer_shapes(model: Any, sample_input_shape: Any) -> dict[str, tuple]:
     inputs: a dict input name -> shape or None)."""
     onnx = _onnx()
     light = _light_copy(model)
-    bindings = sample_input_shape if isinstance(sample_input_shape, dict) else {graph_input(model).name: sample_input_shape}
+    bindings = (
+        sample_input_shape if isinstance(sample_input_shape, dict) else {graph_input(model).name: sample_input_shape}
+    )
     for name, dims in bindings.items():
         if dims is None:
             continue
@@ -443,12 +512,15 @@ def _float(value: np.ndarray) -> np.ndarray:
     return value if value.dtype.kind == "f" else value.astype(np.float64)
 
 
-def _pads_for(node: Any, auto_pad: str, size: Optional[int], kernel: int, stride: int, dilation: int) -> tuple[int, int]:
+def _pads_for(node: Any, auto_pad: str, size: int | None, kernel: int, stride: int, dilation: int) -> tuple[int, int]:
     """ONNX auto_pad along one axis as (before, after)."""
     if auto_pad == "VALID":
         return (0, 0)
     if size is None:
-        raise _unsupported(node, f"auto_pad={auto_pad} depends on the input's height and width, which are unknown; pass sample_input_shape")
+        raise _unsupported(
+            node,
+            f"auto_pad={auto_pad} depends on the input's height and width, which are unknown; pass sample_input_shape",
+        )
     return padding.same_1d(size, kernel, stride, dilation, lower=auto_pad == "SAME_LOWER")
 
 
@@ -480,10 +552,12 @@ class _Mapper:
         self.fused: dict[int, Any] = {}
         nodes = list(model.graph.node)
         rank = lambda name: None if self.shapes.get(name) is None else len(self.shapes[name])  # noqa: E731
-        found = [*patterns.find_gelus(nodes, self.constants.get, self.uses),
-                 *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset),
-                 *patterns.find_attentions(nodes, self.constants.get, self.uses, rank, opset),
-                 *patterns.find_silus(nodes, self.uses)]
+        found = [
+            *patterns.find_gelus(nodes, self.constants.get, self.uses),
+            *patterns.find_layernorms(nodes, self.constants.get, self.uses, opset),
+            *patterns.find_attentions(nodes, self.constants.get, self.uses, rank, opset),
+            *patterns.find_silus(nodes, self.uses),
+        ]
         for g in found:
             if not any(i in self.fused for i in g.nodes):  # (chains never overlap; be sure)
                 self.fused.update((i, g) for i in g.nodes)
@@ -494,7 +568,9 @@ class _Mapper:
         self.names[name] = count + 1
         return name if count == 0 else f"{name}#{count}"
 
-    def add(self, op: str, node: Any, inputs: list[int], attrs=None, weights=None, suffix: str = "", shape: Any = "node") -> int:
+    def add(
+        self, op: str, node: Any, inputs: list[int], attrs=None, weights=None, suffix: str = "", shape: Any = "node"
+    ) -> int:
         """A spec for `node` (its input_shape: the node's first input's,
         unless `shape` says otherwise, as for the inner steps of a chain)."""
         if isinstance(shape, str):
@@ -514,10 +590,13 @@ class _Mapper:
         if name in self.refused_tensors:
             raise _Downstream()
         if name not in self.constants:
-            raise _unsupported(node, f"its {what} ('{name}') is computed in the graph; ai3 needs it constant (an initializer or Constant)")
+            raise _unsupported(
+                node,
+                f"its {what} ('{name}') is computed in the graph; ai3 needs it constant (an initializer or Constant)",
+            )
         return self.constants[name]
 
-    def opt_const(self, node: Any, index: int, what: str) -> Optional[np.ndarray]:
+    def opt_const(self, node: Any, index: int, what: str) -> np.ndarray | None:
         if len(node.input) <= index or not node.input[index]:
             return None
         return self.const(node, node.input[index], what)
@@ -531,16 +610,19 @@ class _Mapper:
             raise _unsupported(node, f"its input '{name}' is a constant; ai3 runs operators on the model's activations")
         raise _unsupported(node, f"its input '{name}' is not produced by an earlier node")
 
-    def shape(self, name: str) -> Optional[tuple]:
+    def shape(self, name: str) -> tuple | None:
         return self.shapes.get(name)
 
     def rank4(self, node: Any) -> tuple:
         s = self.shape(node.input[0])
         if s is None or len(s) != 4:
-            raise _unsupported(node, f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors")
+            raise _unsupported(
+                node,
+                f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on NCHW (rank-4) tensors",
+            )
         return s
 
-    def walk(self, input_name: Any, tolerant: bool = False, refused: Optional[dict[int, str]] = None) -> int:
+    def walk(self, input_name: Any, tolerant: bool = False, refused: dict[int, str] | None = None) -> int:
         """Maps every node. `tolerant` (the in-graph rewrites, see
         map_nodes): a node the mapping cannot take leaves no spec; its
         outputs become EXTERNAL specs (tensors ORT computes), every graph
@@ -554,7 +636,9 @@ class _Mapper:
             inits = {t.name for t in self.model.graph.initializer}
             for inp in self.model.graph.input:
                 if inp.name not in inits:
-                    self.tensors[inp.name] = self.add(EXTERNAL, inp, [], {"tensor": inp.name}, shape=self.shape(inp.name))
+                    self.tensors[inp.name] = self.add(
+                        EXTERNAL, inp, [], {"tensor": inp.name}, shape=self.shape(inp.name)
+                    )
         else:  # one input's name, or a list of them (a model of several)
             for k, name in enumerate([input_name] if isinstance(input_name, str) else input_name):
                 self.tensors[name] = model_input(k)
@@ -639,9 +723,11 @@ class _Mapper:
             raise _unsupported(node, "a layer norm of a tensor of unknown rank")
         rank = len(shape)
         axes = sorted(a + rank if a < 0 else a for a in g.axes)
-        if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0 or None in shape[axes[0]:]:
-            raise _unsupported(node, f"a layer norm over axes {g.axes} of a {shape} tensor; ai3 normalizes known trailing axes")
-        trailing = tuple(shape[axes[0]:])
+        if not axes or axes != list(range(rank - len(axes), rank)) or axes[0] == 0 or None in shape[axes[0] :]:
+            raise _unsupported(
+                node, f"a layer norm over axes {g.axes} of a {shape} tensor; ai3 normalizes known trailing axes"
+            )
+        trailing = tuple(shape[axes[0] :])
         weights = {}
         for key, value, default in (("weight", g.weight, 1.0), ("bias", g.bias, 0.0)):
             value = np.full(1, default) if value is None else np.asarray(value)
@@ -650,7 +736,9 @@ class _Mapper:
             try:
                 weights[key] = np.broadcast_to(value, trailing)
             except ValueError:
-                raise _unsupported(node, f"a layer norm whose {key} {value.shape} varies outside the normalized axes {trailing}") from None
+                raise _unsupported(
+                    node, f"a layer norm whose {key} {value.shape} varies outside the normalized axes {trailing}"
+                ) from None
         return self.add("layernorm", node, [x], {"axes": len(axes), "eps": g.eps}, weights, shape=shape)
 
     def output(self, node: Any, index: int) -> None:
@@ -700,7 +788,12 @@ class _Mapper:
         numpy_helper = self.onnx.numpy_helper
         if "value" in a:
             return numpy_helper.to_array(a["value"])
-        for key, kind in (("value_float", np.float32), ("value_floats", np.float32), ("value_int", np.int64), ("value_ints", np.int64)):
+        for key, kind in (
+            ("value_float", np.float32),
+            ("value_floats", np.float32),
+            ("value_int", np.int64),
+            ("value_ints", np.int64),
+        ):
             if key in a:
                 return np.asarray(a[key], dtype=kind)
         raise _unsupported(node, f"a Constant of kind {sorted(a)}; ai3 reads tensors, floats and ints")
@@ -727,7 +820,13 @@ class _Mapper:
         if op == "add" and x != MODEL_INPUT and self.uses.get(x_name) == 1:
             spec = self.specs[x]
             out = spec.weights["weight"].shape[0] if spec.op == "linear" else None
-            if spec.op == "linear" and spec.weights.get("bias") is None and other.size in (1, out) and other.ndim <= 2 and spec.attrs.get("from_matmul"):
+            if (
+                spec.op == "linear"
+                and spec.weights.get("bias") is None
+                and other.size in (1, out)
+                and other.ndim <= 2
+                and spec.attrs.get("from_matmul")
+            ):
                 spec.weights["bias"] = np.broadcast_to(other.reshape(-1), (out,)).astype(np.float64)
                 return x
         return self.add(op, node, [x], {"reverse": k == 0}, {"other": _float(other)}, shape=self.shape(x_name))
@@ -747,7 +846,7 @@ class _Mapper:
             return self.add("identity", node, [self.tensor(node, tensors[0])])
         acc, k = self.tensor(node, tensors[0]), 0
 
-        def step(inputs: list, attrs: Optional[dict] = None, weights: Optional[dict] = None, which: str = op) -> int:
+        def step(inputs: list, attrs: dict | None = None, weights: dict | None = None, which: str = op) -> int:
             nonlocal k
             k += 1
             return self.add(which, node, inputs, attrs, weights, suffix="" if k == steps else f"/{k}")
@@ -791,11 +890,15 @@ class _Mapper:
         before = sum(c.shape[axis] for c in consts[:first])
         after = sum(c.shape[axis] for c in consts[last:])
         middle = out_shape[axis] - before - after
-        tensor_shape = tuple(out_shape[:axis]) + (middle,) + tuple(out_shape[axis + 1:])
+        tensor_shape = tuple(out_shape[:axis]) + (middle,) + tuple(out_shape[axis + 1 :])
         padded = self.pad_axis(node, x, tensor_shape, axis, before, after, 0.0)
         # The added constant: the constants, zeros over the tensors' rows;
         # its batch dim kept at 1 where the constant repeats over it (an Expand).
-        full = [np.broadcast_to(c, c.shape[:axis] + c.shape[axis:axis + 1] + tuple(out_shape[axis + 1:])) for c in consts if c is not None]
+        full = [
+            np.broadcast_to(c, c.shape[:axis] + c.shape[axis : axis + 1] + tuple(out_shape[axis + 1 :]))
+            for c in consts
+            if c is not None
+        ]
         zeros_shape = list(full[0].shape)
         zeros_shape[axis] = middle
         mask = np.concatenate(full[:first] + [np.zeros(zeros_shape)] + full[last:], axis=axis)
@@ -814,13 +917,27 @@ class _Mapper:
         if axis == 0 or None in shape[1:]:
             raise _unsupported(node, f"a pad along axis {axis} of a tensor of shape {shape}")
         mid = int(np.prod(shape[1:axis], dtype=np.int64))
-        rest = int(np.prod(shape[axis + 1:], dtype=np.int64))
-        r = self.add("reshape", node, [x], {"shape": [0, mid, int(shape[axis]), rest]}, suffix=f"/pad{axis}_in", shape=shape)
-        p = self.add("pad2d", node, [r], {"padding": (before, after, 0, 0), "value": value}, suffix=f"/pad{axis}",
-                     shape=(shape[0], mid, shape[axis], rest))
-        target = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1:]]
-        return self.add("reshape", node, [p], {"shape": [int(d) for d in target]}, suffix=f"/pad{axis}_out",
-                        shape=(shape[0], mid, shape[axis] + before + after, rest))
+        rest = int(np.prod(shape[axis + 1 :], dtype=np.int64))
+        r = self.add(
+            "reshape", node, [x], {"shape": [0, mid, int(shape[axis]), rest]}, suffix=f"/pad{axis}_in", shape=shape
+        )
+        p = self.add(
+            "pad2d",
+            node,
+            [r],
+            {"padding": (before, after, 0, 0), "value": value},
+            suffix=f"/pad{axis}",
+            shape=(shape[0], mid, shape[axis], rest),
+        )
+        target = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1 :]]
+        return self.add(
+            "reshape",
+            node,
+            [p],
+            {"shape": [int(d) for d in target]},
+            suffix=f"/pad{axis}_out",
+            shape=(shape[0], mid, shape[axis] + before + after, rest),
+        )
 
     def split(self, node: Any, a: dict, x: int) -> None:
         """Split into slices along one axis (sizes from the `split` input,
@@ -857,8 +974,15 @@ class _Mapper:
         free_l = [c for c in left if c not in right]
         free_r = [c for c in right if c not in left]
         batch = [c for c in out if c in left and c in right]
-        if (len(contracted) != 1 or len(free_l) != 1 or len(free_r) != 1 or sorted(out) != sorted(batch + free_l + free_r)
-                or len(left) != len(batch) + 2 or len(right) != len(batch) + 2 or len(set(left)) != len(left)):
+        if (
+            len(contracted) != 1
+            or len(free_l) != 1
+            or len(free_r) != 1
+            or sorted(out) != sorted(batch + free_l + free_r)
+            or len(left) != len(batch) + 2
+            or len(right) != len(batch) + 2
+            or len(set(left)) != len(left)
+        ):
             raise _unsupported(node, f"equation {eq!r}; ai3 maps two-operand batched matmuls (one contracted index)")
         k = contracted[0]
 
@@ -911,8 +1035,9 @@ class _Mapper:
                 axis += rank
             if rank is None or axis != rank - 1:
                 raise _unsupported(
-                    node, f"Softmax before opset 13 (axis {a.get('axis', 1)}) on a rank-{rank} input coerces it to 2-D; "
-                    "ai3 maps it where axis is the last one (rank-2 inputs with axis 1)"
+                    node,
+                    f"Softmax before opset 13 (axis {a.get('axis', 1)}) on a rank-{rank} input coerces it to 2-D; "
+                    "ai3 maps it where axis is the last one (rank-2 inputs with axis 1)",
                 )
             return self.add(op, node, [x], {"axis": axis})
         axis = int(a.get("axis", -1))
@@ -933,7 +1058,7 @@ class _Mapper:
         cols = _pads_for(node, auto, shape[3], kernel[1], strides[1], dilations[1])
         return (rows[0], rows[1], cols[0], cols[1])
 
-    def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> Optional[int]:
+    def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> int | None:
         """A 1-D Conv / MaxPool / AveragePool of an (N, C, L) tensor as
         the 2-D one over (N, C, 1, L), between two reshapes: the kernel,
         strides, dilations and pads of a height-1 window, the weight
@@ -1029,7 +1154,13 @@ class _Mapper:
             if len(p) != 4 or any(v < 0 for v in p):
                 raise _unsupported(node, f"pads {p} for a 2-D window")
             padding = (p[0], p[2], p[1], p[3])
-        attrs = {"stride": strides, "padding": padding, "output_padding": tuple(out_pad), "dilation": dilations, "groups": int(a.get("group", 1))}
+        attrs = {
+            "stride": strides,
+            "padding": padding,
+            "output_padding": tuple(out_pad),
+            "dilation": dilations,
+            "groups": int(a.get("group", 1)),
+        }
         return self.add("conv_transpose2d", node, [x], attrs, {"weight": weight, "bias": bias})
 
     # -- issue 17 (helper N2): norms, resampling, block shuffles ----------
@@ -1077,12 +1208,21 @@ class _Mapper:
         axis = axis + len(shape) if axis < 0 else axis
         trailing = tuple(shape[axis:])
         if axis == 0 or any(d is None for d in trailing):
-            raise _unsupported(node, f"normalises axes {trailing} from axis {axis}; ai3 takes known trailing non-batch axes")
+            raise _unsupported(
+                node, f"normalises axes {trailing} from axis {axis}; ai3 takes known trailing non-batch axes"
+            )
         scale = np.ascontiguousarray(np.broadcast_to(self.const(node, node.input[1], "scale"), trailing))
-        return self.add("rmsnorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, {"weight": scale})
+        return self.add(
+            "rmsnorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, {"weight": scale}
+        )
 
     def op_LRN(self, node, a, x):
-        attrs = {"size": int(a["size"]), "alpha": float(a.get("alpha", 1e-4)), "beta": float(a.get("beta", 0.75)), "bias": float(a.get("bias", 1.0))}
+        attrs = {
+            "size": int(a["size"]),
+            "alpha": float(a.get("alpha", 1e-4)),
+            "beta": float(a.get("beta", 0.75)),
+            "bias": float(a.get("bias", 1.0)),
+        }
         return self.add("lrn", node, [x], attrs)
 
     def op_DepthToSpace(self, node, a, x):
@@ -1148,18 +1288,28 @@ class _Mapper:
             if c.size not in (1, out) or (c.ndim == 2 and c.shape[0] != 1):
                 raise _unsupported(node, f"a bias C of shape {c.shape}; ai3 takes one value per output ({out})")
             bias = np.broadcast_to(c.reshape(-1), (out,)) * beta
-        return self.add("linear", node, [x], {}, {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)})
+        return self.add(
+            "linear",
+            node,
+            [x],
+            {},
+            {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)},
+        )
 
     def op_MatMul(self, node, a, x):
         """x @ B, B constant and 2-D: a linear layer (a following constant
         Add becomes its bias); else a matmul by B."""
         shape = self.shape(node.input[0])
         if node.input[0] in self.constants:
-            raise _unsupported(node, "a constant left operand; ai3's matmul multiplies a tensor by a constant on the right")
+            raise _unsupported(
+                node, "a constant left operand; ai3's matmul multiplies a tensor by a constant on the right"
+            )
         b = self.const(node, node.input[1], "B (weight)")
         # The core's linear contracts the last dim of any rank (nn.Linear on (N, L, features) exports so).
         if shape is not None and len(shape) >= 2 and b.ndim == 2:
-            return self.add("linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None})
+            return self.add(
+                "linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None}
+            )
         return self.add("matmul", node, [x], {}, {"other": _float(b)})
 
     def pool_common(self, node, a, shape):
@@ -1259,7 +1409,11 @@ class _Mapper:
         flattens = len(target) == 2 and (
             (target[0] == 0 and (target[1] == -1 or (size is not None and target[1] == size)))
             or (target[0] == -1 and size is not None and target[1] == size)
-            or (shape[0] is not None and target[0] == shape[0] and (target[1] == -1 or (size is not None and target[1] == size)))
+            or (
+                shape[0] is not None
+                and target[0] == shape[0]
+                and (target[1] == -1 or (size is not None and target[1] == size))
+            )
         )
         if flattens:
             return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
@@ -1327,8 +1481,14 @@ class _Mapper:
             # Walking backwards past index 0 (stop -1 from indices()) is stop None.
             end = None if step < 0 and stop < 0 else stop
             last = k == len(axes) - 1
-            index = self.add("slice", node, [index], {"axis": axis, "start": start, "stop": end, "step": step},
-                             suffix="" if last else f"/{axis}", shape=tuple(cur))
+            index = self.add(
+                "slice",
+                node,
+                [index],
+                {"axis": axis, "start": start, "stop": end, "step": step},
+                suffix="" if last else f"/{axis}",
+                shape=tuple(cur),
+            )
             cur[axis] = count
         return index if index != x else self.add("identity", node, [x])
 
@@ -1359,12 +1519,12 @@ class _Mapper:
 
     def reshape_to_drop(self, node, x, shape, axis):
         """Drops a size-1 axis (a scalar Gather's)."""
-        out = list(shape[:axis]) + list(shape[axis + 1:])
+        out = list(shape[:axis]) + list(shape[axis + 1 :])
         if out and out[0] is None and axis != 0:
             out[0] = 0
         if out.count(None) > 1:
             raise _unsupported(node, f"a gather from {shape}: more than one unknown dimension")
-        shape1 = tuple(shape[:axis]) + (1,) + tuple(shape[axis + 1:])
+        shape1 = tuple(shape[:axis]) + (1,) + tuple(shape[axis + 1 :])
         return self.add("reshape", node, [x], {"shape": [-1 if d is None else int(d) for d in out]}, shape=shape1)
 
     def op_LayerNormalization(self, node, a, x):
@@ -1395,7 +1555,9 @@ class _Mapper:
         return self.add("leaky_relu", node, [x], {"alpha": float(a.get("alpha", 0.01))})
 
     def op_HardSigmoid(self, node, a, x):
-        return self.add("hardsigmoid", node, [x], {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
+        return self.add(
+            "hardsigmoid", node, [x], {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))}
+        )
 
     # -- issue 17 ------------------------------------------------------------
     def reduction(self, node, a, x):
@@ -1419,8 +1581,15 @@ class _Mapper:
         return self.add("celu", node, [x], {"alpha": float(a.get("alpha", 1.0))})
 
     def op_Selu(self, node, a, x):  # ONNX's defaults: torch's constants rounded to float
-        return self.add("selu", node, [x], {"alpha": float(a.get("alpha", 1.67326319217681884765625)),
-                                            "gamma": float(a.get("gamma", 1.05070102214813232421875))})
+        return self.add(
+            "selu",
+            node,
+            [x],
+            {
+                "alpha": float(a.get("alpha", 1.67326319217681884765625)),
+                "gamma": float(a.get("gamma", 1.05070102214813232421875)),
+            },
+        )
 
     def op_Softplus(self, node, a, x):  # no threshold in ONNX's
         return self.add("softplus", node, [x], {"beta": 1.0, "threshold": float("inf")})
@@ -1514,7 +1683,7 @@ class _Mapper:
         return index
 
 
-def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> tuple[list[LayerSpec], int]:
+def to_specs(model: Any, sample_input_shape: Sequence[int] | None = None) -> tuple[list[LayerSpec], int]:
     """The model's LayerSpecs in execution order and the index of its output
     spec. `model` is anything `load` takes. Each spec's `layer` is its
     onnx.NodeProto; its input_shape is the node's input shape from shape
@@ -1523,7 +1692,7 @@ def to_specs(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> 
     return _to_specs(load(model), sample_input_shape)
 
 
-def _to_specs(model: Any, sample_input_shape: Optional[Sequence[int]]) -> tuple[list[LayerSpec], int]:
+def _to_specs(model: Any, sample_input_shape: Sequence[int] | None) -> tuple[list[LayerSpec], int]:
     opset = opset_of(model)
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise errors.UnsupportedOperation(f"the model uses opset {opset}; ai3 reads opsets {MIN_OPSET} to {MAX_OPSET}")
@@ -1560,7 +1729,7 @@ class NodeMap:
     groups: list[Group]
 
 
-def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) -> NodeMap:
+def map_nodes(model: Any, sample_input_shape: Sequence[int] | None = None) -> NodeMap:
     """The mapping of every node of `model` (a ModelProto) for the in-graph
     rewrites (ai3.onnx.rewrite): the same mapping as to_specs, but a node
     it cannot take (another domain, an op ai3 lacks, an unknown shape)
@@ -1573,7 +1742,9 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
     shape = selection.sample_shape(sample_input_shape, batched=False)
     expected = _dims(graph_input(model))
     if shape is not None and expected is not None and len(expected) != len(shape):
-        raise errors.ShapeError(f"sample_input_shape {shape} has rank {len(shape)}; the model's input has rank {len(expected)}")
+        raise errors.ShapeError(
+            f"sample_input_shape {shape} has rank {len(shape)}; the model's input has rank {len(expected)}"
+        )
     if shape is not None and expected is not None and any(e is not None and e != d for e, d in zip(expected, shape)):
         # A new input size: the output's declared (static) shape no longer holds.
         onnx = _onnx()
@@ -1592,10 +1763,10 @@ def map_nodes(model: Any, sample_input_shape: Optional[Sequence[int]] = None) ->
 def swap_backend(
     model: Any,
     algos: Any = None,
-    sample_input_shape: Optional[Sequence[Any]] = None,
+    sample_input_shape: Sequence[Any] | None = None,
     *,
-    dtype: Optional[Any] = None,
-    recorder: Optional[Any] = None,
+    dtype: Any | None = None,
+    recorder: Any | None = None,
     fallback: bool = False,
 ):
     """The whole ONNX model (a ModelProto, a path or bytes) as an ai3.Model
@@ -1641,11 +1812,31 @@ def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dt
         elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
         if elem != wanted:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
-            raise errors.DTypeError(f"ai3 models run in float32 or float64, all inputs of one dtype; the model's input '{inp.name}' is {name}")
+            raise errors.DTypeError(
+                f"ai3 models run in float32 or float64, all inputs of one dtype; the model's input '{inp.name}' is {name}"
+            )
     specs, output = _to_specs(proto, sample_input_shape)
-    built = frontend.build_model(specs, output, algos, dtype=np_dtype, layout="NCHW", recorder=recorder, input_count=len(inputs))
+    built = frontend.build_model(
+        specs, output, algos, dtype=np_dtype, layout="NCHW", recorder=recorder, input_count=len(inputs)
+    )
     built.input_names = [inp.name for inp in inputs]
     return built
 
 
-__all__ = ["EXTERNAL", "Group", "NodeMap", "UnsupportedNodes", "describe_node", "graph_input", "graph_inputs", "fold_zero_padding", "load", "map_nodes", "model_dtype", "opset_of", "swap_backend", "to_specs", "SUPPORTED_OPS"]
+__all__ = [
+    "EXTERNAL",
+    "Group",
+    "NodeMap",
+    "UnsupportedNodes",
+    "describe_node",
+    "graph_input",
+    "graph_inputs",
+    "fold_zero_padding",
+    "load",
+    "map_nodes",
+    "model_dtype",
+    "opset_of",
+    "swap_backend",
+    "to_specs",
+    "SUPPORTED_OPS",
+]

@@ -24,8 +24,9 @@ emits one attention op (whose algorithms never need the score matrix).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any
 
 import numpy as np
 
@@ -39,13 +40,13 @@ class Gelu:
     nodes: list[int]  # indices of every node in the chain
 
 
-def _scalar(value: Optional[np.ndarray]) -> Optional[float]:
+def _scalar(value: np.ndarray | None) -> float | None:
     if value is None or np.asarray(value).size != 1:
         return None
     return float(np.asarray(value).reshape(()))
 
 
-def _near(value: Optional[float], target: float) -> bool:
+def _near(value: float | None, target: float) -> bool:
     return value is not None and abs(value - target) <= _RTOL * abs(target)
 
 
@@ -54,7 +55,7 @@ def _producers(nodes: list[Any]) -> dict[str, int]:
     return {o: i for i, n in enumerate(nodes) for o in n.output if o}
 
 
-def _only_reader_of(nodes: list[Any], uses: dict[str, int]) -> Callable[[str, str], Optional[int]]:
+def _only_reader_of(nodes: list[Any], uses: dict[str, int]) -> Callable[[str, str], int | None]:
     """A function (tensor, op_type) -> the index of the one node reading
     `tensor` if that node is an `op_type` and nothing else (not even the
     graph's outputs, which `uses` counts) reads it; else None. A chain is
@@ -64,7 +65,7 @@ def _only_reader_of(nodes: list[Any], uses: dict[str, int]) -> Callable[[str, st
         for name in n.input:
             readers.setdefault(name, []).append(i)
 
-    def only_reader(tensor: str, op_type: str) -> Optional[int]:
+    def only_reader(tensor: str, op_type: str) -> int | None:
         r = readers.get(tensor, [])
         if uses.get(tensor, 0) != 1 or len(r) != 1 or nodes[r[0]].op_type != op_type:
             return None
@@ -73,14 +74,14 @@ def _only_reader_of(nodes: list[Any], uses: dict[str, int]) -> Callable[[str, st
     return only_reader
 
 
-def find_gelus(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int]) -> list[Gelu]:
+def find_gelus(nodes: list[Any], constant: Callable[[str], np.ndarray | None], uses: dict[str, int]) -> list[Gelu]:
     """Every erf-GELU chain among `nodes` (a graph's nodes, in order).
     `constant(name)` is a tensor's constant value or None; `uses` counts
     each tensor's readers."""
     producer = _producers(nodes)
     only_reader = _only_reader_of(nodes, uses)
 
-    def split(node: Any) -> tuple[Optional[str], Optional[float]]:
+    def split(node: Any) -> tuple[str | None, float | None]:
         """(the tensor operand, the scalar constant operand) of a binary node."""
         a, b = node.input[0], node.input[1]
         if constant(b) is not None:
@@ -141,18 +142,20 @@ class LayerNorm:
     nodes: list[int]
     axes: list[int]  # the ReduceMean axes, as written
     eps: float
-    weight: Optional[np.ndarray]  # gamma (None: 1)
-    bias: Optional[np.ndarray]  # beta (None: 0)
+    weight: np.ndarray | None  # gamma (None: 1)
+    bias: np.ndarray | None  # beta (None: 0)
 
 
-def find_layernorms(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int], opset: int) -> list[LayerNorm]:
+def find_layernorms(
+    nodes: list[Any], constant: Callable[[str], np.ndarray | None], uses: dict[str, int], opset: int
+) -> list[LayerNorm]:
     """Every decomposed layer norm among `nodes`, found from its Pow(., 2)."""
     from onnx import helper
 
     producer = _producers(nodes)
     only_reader = _only_reader_of(nodes, uses)
 
-    def reduce_axes(node: Any) -> Optional[list[int]]:
+    def reduce_axes(node: Any) -> list[int] | None:
         attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
         if int(attrs.get("keepdims", 1)) != 1:
             return None
@@ -209,22 +212,27 @@ class Attention:
     scale: float
 
 
-def find_attentions(nodes: list[Any], constant: Callable[[str], Optional[np.ndarray]], uses: dict[str, int],
-                    rank: Callable[[str], Optional[int]], opset: int) -> list[Attention]:
+def find_attentions(
+    nodes: list[Any],
+    constant: Callable[[str], np.ndarray | None],
+    uses: dict[str, int],
+    rank: Callable[[str], int | None],
+    opset: int,
+) -> list[Attention]:
     """Every unmasked MatMul-Softmax-MatMul attention among `nodes`;
     `rank(name)` is a tensor's rank (None: unknown)."""
     from onnx import helper
 
     producer = _producers(nodes)
 
-    def single(tensor: str, op_type: str) -> Optional[int]:
+    def single(tensor: str, op_type: str) -> int | None:
         """The producer of `tensor` if it is an `op_type` read only here."""
         i = producer.get(tensor)
         if i is None or uses.get(tensor, 0) != 1 or nodes[i].op_type != op_type:
             return None
         return i
 
-    def peel(tensor: str, want_transpose: bool) -> tuple[Optional[str], float, list[int]]:
+    def peel(tensor: str, want_transpose: bool) -> tuple[str | None, float, list[int]]:
         """(the tensor under constant Muls and, for k, one last-two-axes
         Transpose; their scale product; the nodes peeled)."""
         scale, peeled, transposed = 1.0, [], False
@@ -241,7 +249,11 @@ def find_attentions(nodes: list[Any], constant: Callable[[str], Optional[np.ndar
                 continue
             tr = single(tensor, "Transpose")
             if want_transpose and not transposed and tr is not None:
-                perm = [int(v) for v in helper.get_attribute_value(nodes[tr].attribute[0])] if nodes[tr].attribute else None
+                perm = (
+                    [int(v) for v in helper.get_attribute_value(nodes[tr].attribute[0])]
+                    if nodes[tr].attribute
+                    else None
+                )
                 n = len(perm) if perm else 0
                 if not perm or perm != list(range(n - 2)) + [n - 1, n - 2]:
                     return None, 1.0, []
@@ -261,7 +273,9 @@ def find_attentions(nodes: list[Any], constant: Callable[[str], Optional[np.ndar
         if sm_at is None:
             continue
         r = rank(out.input[0])
-        axis = {a.name: helper.get_attribute_value(a) for a in nodes[sm_at].attribute}.get("axis", -1 if opset >= 13 else 1)
+        axis = {a.name: helper.get_attribute_value(a) for a in nodes[sm_at].attribute}.get(
+            "axis", -1 if opset >= 13 else 1
+        )
         if r is None or r < 3 or int(axis) not in (-1, r - 1):
             continue
         scores, s_scale, s_nodes = nodes[sm_at].input[0], 1.0, []
@@ -302,7 +316,12 @@ def find_silus(nodes: list[Any], uses: dict[str, int]) -> list[Silu]:
             continue
         for x, s in (mul.input, mul.input[::-1]):
             sig_at = producer.get(s)
-            if sig_at is not None and nodes[sig_at].op_type == "Sigmoid" and nodes[sig_at].input[0] == x and uses.get(s, 0) == 1:
+            if (
+                sig_at is not None
+                and nodes[sig_at].op_type == "Sigmoid"
+                and nodes[sig_at].input[0] == x
+                and uses.get(s, 0) == 1
+            ):
                 found.append(Silu(x, mul_at, sorted([sig_at, mul_at])))
                 break
     return found

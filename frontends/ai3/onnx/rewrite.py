@@ -50,7 +50,8 @@ import dataclasses
 import json
 import os
 import uuid
-from typing import Any, Callable, Optional, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -67,7 +68,7 @@ DOMAIN_VERSION = 1
 NODE_TYPE = "Layer"
 REGION = "model"  # the `op` of a region node
 
-ModelLike = Union[onnx.ModelProto, str, os.PathLike, bytes]
+ModelLike = onnx.ModelProto | str | os.PathLike | bytes
 
 
 def _copy(model: ModelLike) -> onnx.ModelProto:
@@ -100,9 +101,9 @@ def _pack(weights: dict[str, Any]) -> tuple[np.ndarray, list]:
     return (np.concatenate(parts) if parts else np.zeros((0,), np.float32)), layout
 
 
-def unpack(w: np.ndarray, layout: Sequence) -> dict[str, Optional[np.ndarray]]:
+def unpack(w: np.ndarray, layout: Sequence) -> dict[str, np.ndarray | None]:
     """The inverse of _pack: views into W, no copies."""
-    out: dict[str, Optional[np.ndarray]] = {}
+    out: dict[str, np.ndarray | None] = {}
     offset = 0
     flat = w.reshape(-1)
     for name, shape in layout:
@@ -111,22 +112,29 @@ def unpack(w: np.ndarray, layout: Sequence) -> dict[str, Optional[np.ndarray]]:
             continue
         size = int(np.prod(shape, dtype=np.int64))
         if offset + size > flat.size:
-            raise errors.ShapeError(f"the weights input holds {flat.size} values; weight '{name}' {tuple(shape)} needs more")
-        out[name] = flat[offset:offset + size].reshape(shape)
+            raise errors.ShapeError(
+                f"the weights input holds {flat.size} values; weight '{name}' {tuple(shape)} needs more"
+            )
+        out[name] = flat[offset : offset + size].reshape(shape)
         offset += size
     return out
 
 
 def _spec_json(spec: LayerSpec) -> dict[str, Any]:
     # The spec's own attrs: the region's pipeline (layouts, fusion) still runs on them.
-    return {"name": spec.name, "op": spec.op, "inputs": spec.inputs, "attrs": spec.attrs,
-            "input_shape": None if spec.input_shape is None else list(spec.input_shape)}
+    return {
+        "name": spec.name,
+        "op": spec.op,
+        "inputs": spec.inputs,
+        "attrs": spec.attrs,
+        "input_shape": None if spec.input_shape is None else list(spec.input_shape),
+    }
 
 
 class _Rewrite:
     """The replacement of groups of nodes of one model by ai3 nodes."""
 
-    def __init__(self, model: onnx.ModelProto, sample_input_shape: Optional[Sequence[int]]):
+    def __init__(self, model: onnx.ModelProto, sample_input_shape: Sequence[int] | None):
         self.model = model
         self.map = graph.map_nodes(model, sample_input_shape)
         self.producer = {o: n for n in self.map.model.graph.node for o in n.output}
@@ -139,12 +147,14 @@ class _Rewrite:
         self.removed: set[str] = set()  # first outputs of the nodes replaced
         self.added: dict[str, onnx.NodeProto] = {}  # first output of a replaced node -> the ai3 node there
 
-    def boundary(self, nodes: list) -> Optional[tuple[str, str]]:
+    def boundary(self, nodes: list) -> tuple[str, str] | None:
         """(input tensor, output tensor) of a set of nodes read as one: one
         non-constant tensor read from outside, one tensor read outside
         (or a graph output); None otherwise."""
         produced = {o for n in nodes for o in n.output if o}
-        reads = {name for n in nodes for name in n.input if name and name not in produced and name not in self.map.constants}
+        reads = {
+            name for n in nodes for name in n.input if name and name not in produced and name not in self.map.constants
+        }
         inside = {}
         for n in nodes:
             for name in n.input:
@@ -155,14 +165,25 @@ class _Rewrite:
             return None
         return next(iter(reads)), outs[0]
 
-    def replace(self, nodes: list, x: str, y: str, op: str, attrs: Any, weights: dict, algorithm: str, label: str) -> None:
+    def replace(
+        self, nodes: list, x: str, y: str, op: str, attrs: Any, weights: dict, algorithm: str, label: str
+    ) -> None:
         key = uuid.uuid4().hex
         packed, layout = _pack(weights)
         w_name = f"{label}/ai3_weights_{key[:8]}"
         self.model.graph.initializer.append(numpy_helper.from_array(packed, w_name))
         node = helper.make_node(
-            NODE_TYPE, [x, w_name], [y], name=label, domain=DOMAIN, op=op, attrs=_json(attrs),
-            weights=_json(layout), algorithm=algorithm, node=label, node_key=key,
+            NODE_TYPE,
+            [x, w_name],
+            [y],
+            name=label,
+            domain=DOMAIN,
+            op=op,
+            attrs=_json(attrs),
+            weights=_json(layout),
+            algorithm=algorithm,
+            node=label,
+            node_key=key,
         )
         firsts = [n.output[0] for n in nodes]
         self.removed.update(firsts)
@@ -210,8 +231,8 @@ def _known_ops() -> list[str]:
 def swap_operation(
     op: str,
     model: ModelLike,
-    algos: Optional[Selector] = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
+    algos: Selector | None = None,
+    sample_input_shape: Sequence[int] | None = None,
 ) -> onnx.ModelProto:
     """A copy of `model` in which every group of nodes the mapping turns into
     one `op` layer (see the module doc) is one ai3 node running the
@@ -221,7 +242,9 @@ def swap_operation(
     sample_input_shape or the model's static input shape). Sequence
     selectors index the candidates in graph order."""
     if op not in _known_ops() or op in ai3_model.GRAPH_OPS:
-        raise errors.UnsupportedOperation(f"swap_operation: unknown op {op!r}; ai3.onnx swaps single-input layers of {_known_ops()}")
+        raise errors.UnsupportedOperation(
+            f"swap_operation: unknown op {op!r}; ai3.onnx swaps single-input layers of {_known_ops()}"
+        )
     rewrite = _Rewrite(_copy(model), sample_input_shape)
     specs = rewrite.map.specs
     units = []
@@ -240,7 +263,9 @@ def swap_operation(
     return rewrite.finish()
 
 
-def _with_activation(rewrite: _Rewrite, group: graph.Group, spec: LayerSpec, y: str, algorithm: str) -> tuple[list, str, LayerSpec]:
+def _with_activation(
+    rewrite: _Rewrite, group: graph.Group, spec: LayerSpec, y: str, algorithm: str
+) -> tuple[list, str, LayerSpec]:
     """The nodes, output and spec of an ai3 node with the activation after
     it folded in, where ai3.fusion.fuse_activations (the rule swap_backend
     follows) would fold it: a conv2d's ReLU / Clip / SiLU ... read by
@@ -258,8 +283,10 @@ def _with_activation(rewrite: _Rewrite, group: graph.Group, spec: LayerSpec, y: 
     if ends is None:
         return group.nodes, y, spec
     # The pair as a two-spec model: spec 0 reads the model input, the activation reads it and is the output.
-    pair = [dataclasses.replace(spec, inputs=[MODEL_INPUT], attrs=dict(spec.attrs)),
-            dataclasses.replace(nm.specs[after.specs[0]], inputs=[0])]
+    pair = [
+        dataclasses.replace(spec, inputs=[MODEL_INPUT], attrs=dict(spec.attrs)),
+        dataclasses.replace(nm.specs[after.specs[0]], inputs=[0]),
+    ]
     fused, _, _ = fusion.fuse_activations(pair, 1, {0: algorithm})
     if len(fused) != 1:
         return group.nodes, y, spec
@@ -297,14 +324,14 @@ def _region_selector(algos: Any) -> str:
             "ai3.onnx.partition stores the selector in the model: give names ('auto', 'default', ...) or a "
             f"mapping op -> name, not {type(algos).__name__} with callables"
         ) from None
-    if isinstance(algos, (list, tuple)) or (isinstance(algos, dict) and any(isinstance(v, (list, tuple)) for v in algos.values())):
+    if isinstance(algos, (list, tuple)) or (
+        isinstance(algos, dict) and any(isinstance(v, (list, tuple)) for v in algos.values())
+    ):
         raise errors.InvalidSelector("ai3.onnx.partition takes one name per op; a list would span regions")
     return text
 
 
-def partition(
-    model: ModelLike, algos: Any = None, sample_input_shape: Optional[Sequence[int]] = None
-) -> onnx.ModelProto:
+def partition(model: ModelLike, algos: Any = None, sample_input_shape: Sequence[int] | None = None) -> onnx.ModelProto:
     """A copy of `model` whose every maximal region of nodes ai3's mapping
     takes (one input, one output) is one ai3 node running an ai3.Model of
     that region, as ai3.onnx.swap_backend would build it; the rest stays
@@ -342,14 +369,23 @@ def region_model(attrs: dict, weights: dict, algos: Any) -> Any:
     for i, entry in enumerate(attrs["specs"]):
         own = {k.split("/", 1)[1]: w for k, w in weights.items() if k.split("/", 1)[0] == str(i)}
         shape = entry["input_shape"]
-        specs.append(LayerSpec(entry["name"], entry["op"], list(entry["inputs"]), dict(entry["attrs"]), own, None,
-                               None if shape is None else tuple(shape)))
+        specs.append(
+            LayerSpec(
+                entry["name"],
+                entry["op"],
+                list(entry["inputs"]),
+                dict(entry["attrs"]),
+                own,
+                None,
+                None if shape is None else tuple(shape),
+            )
+        )
     return frontend.build_model(specs, attrs["output"], algos, dtype=np.float32, layout="NCHW")
 
 
 def _swapper(op: str) -> Callable[..., onnx.ModelProto]:
     def swap(
-        model: ModelLike, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
+        model: ModelLike, algos: Selector | None = None, sample_input_shape: Sequence[int] | None = None
     ) -> onnx.ModelProto:
         return swap_operation(op, model, algos, sample_input_shape)
 

@@ -66,7 +66,8 @@ import logging
 import os
 import threading
 import weakref
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -82,7 +83,7 @@ from ai3.onnx.rewrite import DOMAIN, NODE_TYPE
 _log = logging.getLogger("ai3.onnx")
 _lock = threading.Lock()
 # (node key, algorithm, weights fingerprint) -> core layer / ai3.Model, least recently used first.
-_cache: "collections.OrderedDict[tuple, Any]" = collections.OrderedDict()
+_cache: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
 CACHE_LIMIT = 4096
 _pending: list[tuple[str, str, BaseException]] = []  # (node, op type, error)
 _registered = False
@@ -90,7 +91,7 @@ _ai3_ids: set[int] = set()
 _stock_hook = _ocos._on_pyop_invocation
 # SessionOptions that already have the library (registering it twice on one
 # SessionOptions fails at session creation with "Conflicting ... kernel").
-_with_library: "weakref.WeakSet[ort.SessionOptions]" = weakref.WeakSet()
+_with_library: weakref.WeakSet[ort.SessionOptions] = weakref.WeakSet()
 # node key -> (sessions holding it, its weights), see the module doc.
 _held: dict[str, tuple[int, dict]] = {}
 # (node key, algorithm) -> the core's own callable of a held node's layer
@@ -257,7 +258,7 @@ def _register() -> None:
 _SPINNING = "session.intra_op.allow_spinning"
 
 
-def session_options(sess_options: Optional[ort.SessionOptions] = None) -> ort.SessionOptions:
+def session_options(sess_options: ort.SessionOptions | None = None) -> ort.SessionOptions:
     """SessionOptions (new, or the one given, which is modified) with the
     extension library that runs the "ai3" domain registered. Safe to call
     again on the same SessionOptions. (SessionOptions on which the library
@@ -307,8 +308,8 @@ class InferenceSession(ort.InferenceSession):
     def __init__(
         self,
         model_or_path: Any,
-        sess_options: Optional[ort.SessionOptions] = None,
-        providers: Optional[Sequence[Any]] = None,
+        sess_options: ort.SessionOptions | None = None,
+        providers: Sequence[Any] | None = None,
         **kwargs: Any,
     ):
         if isinstance(model_or_path, os.PathLike):
@@ -322,7 +323,9 @@ class InferenceSession(ort.InferenceSession):
         weakref.finalize(self, _release_session, held)
         so = session_options(sess_options)
         try:
-            super().__init__(prepared.SerializeToString(), so, providers=list(providers or ["CPUExecutionProvider"]), **kwargs)
+            super().__init__(
+                prepared.SerializeToString(), so, providers=list(providers or ["CPUExecutionProvider"]), **kwargs
+            )
         except Exception as e:  # ORT's own exception types are not ai3.Errors
             pending = _take_pending()
             if pending:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import copy
 import inspect
-from typing import Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional, Union
 
 import numpy as np
 import torch
@@ -24,7 +25,7 @@ from torch import nn
 from ai3 import errors, frontend, layers, model, selection
 from ai3.selection import Selector
 from ai3.spec import MODEL_INPUT, OUTPUTS
-from ai3.torch import fx, mapping, tracing
+from ai3.torch import fx, mapping, ops, tracing
 from ai3.torch.modules import Layer
 
 # The frontend contract (ai3.frontend): torch models compute on NCHW images.
@@ -33,11 +34,11 @@ LAYOUT = "NCHW"
 
 def swap_backend(
     module: nn.Module,
-    algos: Optional[Union[Selector, Mapping[str, Selector]]] = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
+    algos: Selector | Mapping[str, Selector] | None = None,
+    sample_input_shape: Sequence[int] | None = None,
     *,
-    dtype: Optional[Any] = None,
-    recorder: Optional[Any] = None,
+    dtype: Any | None = None,
+    recorder: Any | None = None,
     fallback: bool = False,
 ) -> model.Model:
     """The whole network as an ai3.Model run by the core.
@@ -81,32 +82,48 @@ def swap_backend(
     if specs[output].op == OUTPUTS:
         return _built_several(found, algos, module, dtype, device, recorder)
     built = frontend.build_model(
-        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT,
-        sample_input_shape=(1,) + shape if unbatched else shape, device=device, recorder=recorder,
+        specs,
+        output,
+        algos,
+        dtype=fx.model_dtype(module, dtype),
+        layout=LAYOUT,
+        sample_input_shape=(1,) + shape if unbatched else shape,
+        device=device,
+        recorder=recorder,
     )
     built.unbatched = unbatched
     return built
 
 
-def _swap_backend_several(module: nn.Module, algos: Any, shapes: Sequence[Sequence[int]], *, dtype: Any, device: Any, recorder: Any) -> model.Model:
+def _swap_backend_several(
+    module: nn.Module, algos: Any, shapes: Sequence[Sequence[int]], *, dtype: Any, device: Any, recorder: Any
+) -> model.Model:
     shapes = [s if isinstance(s, torch.Tensor) else selection.sample_shape(s) for s in shapes]  # or example inputs
     return _built_several(fx.to_specs(module, shapes), algos, module, dtype=dtype, device=device, recorder=recorder)
 
 
-def _built_several(traced: fx.Traced, algos: Any, module: nn.Module, dtype: Any, device: Any, recorder: Any) -> model.Model:
+def _built_several(
+    traced: fx.Traced, algos: Any, module: nn.Module, dtype: Any, device: Any, recorder: Any
+) -> model.Model:
     """The ai3.Model of a traced model of several inputs or outputs, named
     as forward names them."""
     specs, output, _ = traced
     built = frontend.build_model(
-        specs, output, algos, dtype=fx.model_dtype(module, dtype), layout=LAYOUT, device=device,
-        recorder=recorder, input_count=traced.input_count,
+        specs,
+        output,
+        algos,
+        dtype=fx.model_dtype(module, dtype),
+        layout=LAYOUT,
+        device=device,
+        recorder=recorder,
+        input_count=traced.input_count,
     )
     built.input_names = list(traced.input_names)
     built.output_names = traced.output_names
     return built
 
 
-def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[fx.Traced, bool]:
+def _trace(module: nn.Module, shape: tuple[int, ...] | None) -> tuple[fx.Traced, bool]:
     """The module's specs for inputs of `shape`, and whether that shape is
     one unbatched image. PyTorch's conv and pool modules take a rank-3
     input as one (C, H, W) image; a model whose input goes only into such
@@ -117,7 +134,7 @@ def _trace(module: nn.Module, shape: Optional[tuple[int, ...]]) -> tuple[fx.Trac
     on the module itself."""
     if shape is not None and len(shape) == 3:
         try:
-            found: Optional[fx.Traced] = fx.to_specs(module, (1,) + shape)
+            found: fx.Traced | None = fx.to_specs(module, (1,) + shape)
         except errors.Error:
             found = None  # not an image model: (N, L, E) sequences and the like
         if found is not None:
@@ -171,12 +188,12 @@ def _input_shapes(module: nn.Module, targets: list[nn.Module], sample_input_shap
 def swap_operation(
     op: str,
     module: nn.Module,
-    algos: Optional[Selector] = None,
-    sample_input_shape: Optional[Sequence[int]] = None,
-    swap_with: Optional[type] = None,
+    algos: Selector | None = None,
+    sample_input_shape: Sequence[int] | None = None,
+    swap_with: type | None = None,
     *,
-    backward: Optional[Any] = None,
-    recorder: Optional[Any] = None,
+    backward: Any | None = None,
+    recorder: Any | None = None,
 ) -> nn.Module:
     """Replaces, in place, every `op` layer of `module` (e.g. each nn.Conv2d
     for "conv2d") with an ai3 module running the selected algorithm, and
@@ -206,20 +223,26 @@ def swap_operation(
     if not isinstance(module, nn.Module):
         raise errors.InvalidArgument(f"swap_{op} takes an nn.Module, got {type(module).__name__}")
     if swap_with is not None and not callable(swap_with):
-        raise errors.InvalidArgument(f"swap_{op}: swap_with must be a class (or callable) making an nn.Module, got {swap_with!r}")
+        raise errors.InvalidArgument(
+            f"swap_{op}: swap_with must be a class (or callable) making an nn.Module, got {swap_with!r}"
+        )
     selectors = selection.split_backward(op, algos, backward)
     classes = mapping.classes_of(op)
     # Exact type: a subclass may override forward, which ai3 would not honour.
     targets = [(name, m) for name, m in module.named_modules() if type(m) in classes]
     sample_input_shape = selection.sample_shape(sample_input_shape, batched=False)
-    shapes = _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
+    shapes = (
+        _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
+    )
     dtype = next((p.dtype for p in module.parameters()), torch.float32)
     named = [(name or type(m).__name__, m) for name, m in targets]
     candidates = [_candidate(name, m, shapes.get(id(m)), dtype) for name, m in named]
     chosen = selection.select(op, selectors.forward, candidates, allow_keep=True, recorder=recorder)
     gradient_ops = layers.backward_ops(op)
     gradients = [
-        None if algorithm in selection.KEEP_NAMES else _gradient_candidates(name, m, shapes.get(id(m)), dtype, gradient_ops)
+        None
+        if algorithm in selection.KEEP_NAMES
+        else _gradient_candidates(name, m, shapes.get(id(m)), dtype, gradient_ops)
         for (name, m), algorithm in zip(named, chosen)
     ]
     backwards = selection.select_backward(op, selectors, candidates, gradients, gradient_ops, recorder=recorder)
@@ -234,7 +257,7 @@ def swap_operation(
     return module
 
 
-def _replacement(swap_with: Optional[type], m: nn.Module, algorithm: str, name: str, backward: dict, op: str) -> nn.Module:
+def _replacement(swap_with: type | None, m: nn.Module, algorithm: str, name: str, backward: dict, op: str) -> nn.Module:
     if swap_with is None:
         return Layer.from_module(m, algorithm, name, backward)
     if isinstance(swap_with, type) and issubclass(swap_with, Layer):
@@ -244,7 +267,9 @@ def _replacement(swap_with: Optional[type], m: nn.Module, algorithm: str, name: 
     except errors.Error:
         raise
     except Exception as e:
-        raise errors.InvalidArgument(f"{op} layer '{name}': swap_with {swap_with!r} raised {type(e).__name__}: {e}") from e
+        raise errors.InvalidArgument(
+            f"{op} layer '{name}': swap_with {swap_with!r} raised {type(e).__name__}: {e}"
+        ) from e
     if not isinstance(new, nn.Module):
         raise errors.InvalidArgument(
             f"{op} layer '{name}': swap_with {swap_with!r} made a {type(new).__name__}, not an nn.Module"
@@ -252,7 +277,7 @@ def _replacement(swap_with: Optional[type], m: nn.Module, algorithm: str, name: 
     return new
 
 
-def _candidate(name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dtype) -> selection.Candidate:
+def _candidate(name: str, m: nn.Module, shape: tuple | None, dtype: torch.dtype) -> selection.Candidate:
     """A layer to swap; "auto" times the ai3 module that would replace it,
     and PyTorch's own layer ("torch", kept where it is fastest)."""
 
@@ -266,7 +291,9 @@ def _candidate(name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dty
         run.algorithm = algorithm if new is m else new.resolved_algorithm()
         return run
 
-    return selection.Candidate(name, m, shape, make_layer, _params(m), _dtype_name(m, dtype), "NCHW", "torch", ("torch",))
+    return selection.Candidate(
+        name, m, shape, make_layer, _params(m), _dtype_name(m, dtype), "NCHW", "torch", ("torch",)
+    )
 
 
 def _params(m: nn.Module) -> dict[str, Any]:
@@ -280,7 +307,7 @@ def _dtype_name(m: nn.Module, dtype: torch.dtype) -> str:
 
 
 def _gradient_candidates(
-    name: str, m: nn.Module, shape: Optional[tuple], dtype: torch.dtype, gradient_ops: Mapping[str, str]
+    name: str, m: nn.Module, shape: tuple | None, dtype: torch.dtype, gradient_ops: Mapping[str, str]
 ) -> dict[str, selection.Candidate]:
     dtype = next((p.dtype for p in m.parameters(recurse=False)), dtype)
     """{target: Candidate} for each gradient op of the ai3 layer replacing
@@ -327,7 +354,9 @@ def _swap_of(op: str, what: str) -> Any:
     signature = inspect.signature(swap_operation)
     swap.__signature__ = signature.replace(parameters=list(signature.parameters.values())[1:])  # type: ignore[attr-defined]
     swap.__name__ = swap.__qualname__ = f"swap_{op}"
-    swap.__doc__ = f"swap_operation({op!r}, ...): every {what}, in place (see swap_operation for algos, backward and swap_with)."
+    swap.__doc__ = (
+        f"swap_operation({op!r}, ...): every {what}, in place (see swap_operation for algos, backward and swap_with)."
+    )
     return swap
 
 
@@ -340,7 +369,9 @@ swap_adaptiveavgpool2d = _swap_of("adaptiveavgpool2d", "nn.AdaptiveAvgPool2d")
 swap_flatten = _swap_of("flatten", "nn.Flatten")
 
 
-def swap_attention(module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None) -> nn.Module:
+def swap_attention(
+    module: nn.Module, algos: Selector | None = None, sample_input_shape: Sequence[int] | None = None
+) -> nn.Module:
     """Every nn.MultiheadAttention, in place, on the core's attention
     algorithms (ai3.torch.attention)."""
     from ai3.torch import attention

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import inspect
 import warnings
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import fx, nn
@@ -42,7 +43,7 @@ from ai3.torch.tracing import values
 # swap_backend: fx nodes -> LayerSpecs
 
 
-def _mha_support(m: nn.MultiheadAttention) -> Optional[str]:
+def _mha_support(m: nn.MultiheadAttention) -> str | None:
     """Why the core cannot run this module, or None."""
     if not m._qkv_same_embed_dim:
         return "kdim/vdim differ from embed_dim (separate q/k/v projection weights)"
@@ -129,7 +130,7 @@ def map_function(mapper: Any, node: fx.Node) -> None:
 # Masks
 
 
-def _additive(mask: Optional[torch.Tensor], dtype: torch.dtype, keep: bool) -> Optional[torch.Tensor]:
+def _additive(mask: torch.Tensor | None, dtype: torch.dtype, keep: bool) -> torch.Tensor | None:
     """0 / -inf from a boolean mask (`keep`: True means take part), or a
     float mask cast to `dtype`."""
     if mask is None:
@@ -146,9 +147,9 @@ def mha_mask(
     key: torch.Tensor,
     num_heads: int,
     batch_first: bool,
-    attn_mask: Optional[torch.Tensor],
-    key_padding_mask: Optional[torch.Tensor],
-) -> Optional[torch.Tensor]:
+    attn_mask: torch.Tensor | None,
+    key_padding_mask: torch.Tensor | None,
+) -> torch.Tensor | None:
     """nn.MultiheadAttention's attn_mask ((L, S) or (B * num_heads, L, S))
     and key_padding_mask ((B, S) or (S,) unbatched), True = masked out, as
     one additive mask broadcastable to (B, num_heads, L, S)."""
@@ -171,25 +172,29 @@ def mha_mask(
 # The ops run through the generic torch.ops.ai3.layer (ai3.torch.ops).
 
 
-def _attention_attrs(causal: bool, scale: Optional[float], has_mask: bool) -> str:
-    return ops.canonical({"causal": bool(causal), "scale": None if scale is None else float(scale), "has_mask": has_mask})
+def _attention_attrs(causal: bool, scale: float | None, has_mask: bool) -> str:
+    return ops.canonical(
+        {"causal": bool(causal), "scale": None if scale is None else float(scale), "has_mask": has_mask}
+    )
 
 
 def scaled_dot_product_attention(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
-    attn_mask: Optional[torch.Tensor] = None,
+    attn_mask: torch.Tensor | None = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
-    scale: Optional[float] = None,
+    scale: float | None = None,
     *,
     algorithm: str = "default",
 ) -> torch.Tensor:
     """F.scaled_dot_product_attention through torch.ops.ai3.layer's
     "attention" (inference: dropout_p must be 0)."""
     if dropout_p:
-        raise errors.UnsupportedOperation(f"scaled_dot_product_attention: dropout_p={dropout_p}; ai3 runs inference only")
+        raise errors.UnsupportedOperation(
+            f"scaled_dot_product_attention: dropout_p={dropout_p}; ai3 runs inference only"
+        )
     mask = _additive(attn_mask, query.dtype, keep=True)
     inputs = [query, key, value] + ([] if mask is None else [mask])
     attrs = _attention_attrs(is_causal, scale, mask is not None)
@@ -213,7 +218,9 @@ class MultiheadAttention(nn.Module):
         super().__init__()
         why = _mha_support(module)
         if why:
-            raise errors.UnsupportedOperation(f"multihead_attention layer '{name}': nn.MultiheadAttention with {why} is not supported")
+            raise errors.UnsupportedOperation(
+                f"multihead_attention layer '{name}': nn.MultiheadAttention with {why} is not supported"
+            )
         self.embed_dim = module.embed_dim
         self.num_heads = module.num_heads
         self.batch_first = module.batch_first
@@ -228,11 +235,19 @@ class MultiheadAttention(nn.Module):
         self.resolved_algorithm()
 
     @classmethod
-    def from_torch(cls, module: nn.MultiheadAttention, algorithm: str = "default", name: str = "") -> "MultiheadAttention":
+    def from_torch(
+        cls, module: nn.MultiheadAttention, algorithm: str = "default", name: str = ""
+    ) -> MultiheadAttention:
         return cls(module, algorithm, name)
 
     def resolved_algorithm(self) -> str:
-        attrs = {"num_heads": self.num_heads, "batch_first": self.batch_first, "causal": False, "self_attention": True, "has_mask": False}
+        attrs = {
+            "num_heads": self.num_heads,
+            "batch_first": self.batch_first,
+            "causal": False,
+            "self_attention": True,
+            "has_mask": False,
+        }
         weights, names = self._weights()
         if not ops.buildable(weights):
             return self.algorithm
@@ -250,9 +265,9 @@ class MultiheadAttention(nn.Module):
         query: torch.Tensor,
         key: torch.Tensor,
         value: torch.Tensor,
-        key_padding_mask: Optional[torch.Tensor] = None,
+        key_padding_mask: torch.Tensor | None = None,
         need_weights: bool = True,
-        attn_mask: Optional[torch.Tensor] = None,
+        attn_mask: torch.Tensor | None = None,
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple[torch.Tensor, None]:
@@ -279,7 +294,7 @@ class MultiheadAttention(nn.Module):
 
 
 def swap_attention(
-    module: nn.Module, algos: Optional[Selector] = None, sample_input_shape: Optional[Sequence[int]] = None
+    module: nn.Module, algos: Selector | None = None, sample_input_shape: Sequence[int] | None = None
 ) -> nn.Module:
     """Replaces, in place, every nn.MultiheadAttention (exact type) of
     `module` with an ai3 MultiheadAttention running the selected attention

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 FRONTEND = "PyTorch"
 
@@ -121,7 +121,7 @@ def relative_error(got: Any, want: Any) -> float:
     return float((got - want).abs().max()) / max(float(want.abs().max()), 1e-30)
 
 
-def check(family: str, algos: Optional[Any] = None) -> Row:
+def check(family: str, algos: Any | None = None) -> Row:
     """swap_backend on the family's model against the model itself."""
     import torch
 
@@ -141,11 +141,13 @@ def check(family: str, algos: Optional[Any] = None) -> Row:
     return Row(family, zoo.constructor, True, f"max error {err:.1g} x output scale")
 
 
-def coverage(families: Optional[list[str]] = None, log: Any = None) -> list[Row]:
+def coverage(families: list[str] | None = None, log: Any = None) -> list[Row]:
     rows = []
     for family in families or list(FAMILIES):
         start = time.perf_counter()
         rows.append(check(family))
         if log is not None:
-            log(f"{FRONTEND} {family}: {'ok' if rows[-1].ok else 'FAILS'} ({time.perf_counter() - start:.0f} s) {rows[-1].reason}")
+            log(
+                f"{FRONTEND} {family}: {'ok' if rows[-1].ok else 'FAILS'} ({time.perf_counter() - start:.0f} s) {rows[-1].reason}"
+            )
     return rows

@@ -14,16 +14,17 @@ PyTorch too, and says so.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch import fx, nn
 from torch.fx.passes.split_module import split_module
 
 from ai3 import errors, model
+from ai3.spec import Fallback
 from ai3.torch import fx as torch_fx
 from ai3.torch import tracing
-from ai3.spec import Fallback
 from ai3.torch.nodes import UnsupportedNodes, describe
 
 
@@ -93,7 +94,9 @@ def _island_inputs(split: fx.GraphModule, names: list[str], samples: Sequence[An
     """What each submodule in `names` receives on each sample: {name:
     [args on sample 1, args on sample 2]}."""
     seen: dict[str, list[tuple]] = {n: [] for n in names}
-    hooks = [getattr(split, n).register_forward_pre_hook(lambda m, args, n=n: seen[n].append(tuple(args))) for n in names]
+    hooks = [
+        getattr(split, n).register_forward_pre_hook(lambda m, args, n=n: seen[n].append(tuple(args))) for n in names
+    ]
     try:
         with torch.no_grad():
             for run in samples:
@@ -104,7 +107,7 @@ def _island_inputs(split: fx.GraphModule, names: list[str], samples: Sequence[An
     return seen
 
 
-def _why_not_core(args: tuple, dtype: torch.dtype) -> Optional[str]:
+def _why_not_core(args: tuple, dtype: torch.dtype) -> str | None:
     for k, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
             return f"its input {k} is a {type(a).__name__}, not a tensor (ai3.Models take tensors)"
@@ -116,7 +119,7 @@ def _why_not_core(args: tuple, dtype: torch.dtype) -> Optional[str]:
 def swap_backend(
     module: nn.Module,
     algos: Any,
-    sample_input_shape: Optional[Sequence[Any]],
+    sample_input_shape: Sequence[Any] | None,
     *,
     dtype: Any = None,
     recorder: Any = None,
@@ -130,7 +133,11 @@ def swap_backend(
             "swap_backend(..., fallback=True) needs sample_input_shape (the islands are traced on the values they receive)"
         )
     several = tracing.is_several_shapes(sample_input_shape)
-    shapes = [s if isinstance(s, torch.Tensor) else tuple(s) for s in sample_input_shape] if several else tuple(sample_input_shape)
+    shapes = (
+        [s if isinstance(s, torch.Tensor) else tuple(s) for s in sample_input_shape]
+        if several
+        else tuple(sample_input_shape)
+    )
     samples = tracing.sample_inputs(module, shapes)
     gm, _ = tracing.trace(module, samples)
     try:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import operator
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,15 +36,21 @@ from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
 
 
-def trace(module: nn.Module, sample_input_shape: Optional[Sequence[int]] = None) -> fx.GraphModule:
+def trace(module: nn.Module, sample_input_shape: Sequence[int] | None = None) -> fx.GraphModule:
     try:
         samples = None if sample_input_shape is None else tracing.sample_inputs(module, sample_input_shape)
         gm, _ = tracing.trace(module, samples)
     except errors.Error:
         raise
     except Exception as e:
-        if sample_input_shape is not None and isinstance(e, (RuntimeError, ValueError, IndexError)) and "fx" not in type(e).__module__:
-            raise errors.ShapeError(f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}") from e
+        if (
+            sample_input_shape is not None
+            and isinstance(e, (RuntimeError, ValueError, IndexError))
+            and "fx" not in type(e).__module__
+        ):
+            raise errors.ShapeError(
+                f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}"
+            ) from e
         hint = "" if sample_input_shape is not None else "; passing sample_input_shape lets ai3 trace shape arithmetic"
         raise errors.UnsupportedOperation(
             f"torch.fx could not trace {type(module).__name__} ({type(e).__name__}: {e}); "
@@ -58,10 +65,12 @@ def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:
         return default
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
-    raise unsupported(node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)")
+    raise unsupported(
+        node, f"clamp's {what} must be a number, not {type(value).__name__} (tensor bounds are not supported)"
+    )
 
 
-def _tensor_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
+def _tensor_shape(node: fx.Node) -> tuple[int, ...] | None:
     """The shape of the tensor `node` computes, on the first sample."""
     vals = _values(node)
     if vals is not None and isinstance(vals[0], torch.Tensor):
@@ -70,7 +79,7 @@ def _tensor_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
     return tuple(meta.shape) if meta is not None and hasattr(meta, "shape") else None
 
 
-def _input_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
+def _input_shape(node: fx.Node) -> tuple[int, ...] | None:
     for arg in node.all_input_nodes:
         shape = _tensor_shape(arg)
         if shape is not None:
@@ -78,7 +87,7 @@ def _input_shape(node: fx.Node) -> Optional[tuple[int, ...]]:
     return None
 
 
-def _rank(node: fx.Node) -> Optional[int]:
+def _rank(node: fx.Node) -> int | None:
     shape = _input_shape(node)
     return None if shape is None else len(shape)
 
@@ -167,7 +176,7 @@ def _torchvision_ops() -> Any:
     return sys.modules.get("torchvision.ops")
 
 
-def _torchvision_function(target: Any) -> Optional[str]:
+def _torchvision_function(target: Any) -> str | None:
     tv = _torchvision_ops()
     return "stochastic_depth" if tv is not None and target is getattr(tv, "stochastic_depth", None) else None
 
@@ -197,7 +206,23 @@ _BINARY = ("add", "sub", "mul", "div")
 # maximum, minimum and prelu (core/ops/binary), the reductions over dims
 # (core/ops/mean) and tile (core/ops/tile); x.expand of a computed tensor
 # is the expand op (_expand).
-_UNARY = ("exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos", "softsign", "mish", "selu")
+_UNARY = (
+    "exp",
+    "log",
+    "sqrt",
+    "neg",
+    "abs",
+    "erf",
+    "reciprocal",
+    "floor",
+    "ceil",
+    "sign",
+    "sin",
+    "cos",
+    "softsign",
+    "mish",
+    "selu",
+)
 _BINARY = _BINARY + ("pow", "maximum", "minimum", "prelu")
 # torch's reduction -> the core op
 _REDUCTIONS = {
@@ -229,7 +254,7 @@ class _Mapper:
         self.modules = dict(gm.named_modules())
         self.specs: list[LayerSpec] = []
         self.index: dict[fx.Node, int] = {}  # tensor node -> spec index (or MODEL_INPUT)
-        self.pieces: dict[fx.Node, list[Optional[int]]] = {}  # tuple-valued node -> each element's spec
+        self.pieces: dict[fx.Node, list[int | None]] = {}  # tuple-valued node -> each element's spec
         self.consts: dict[fx.Node, torch.Tensor] = {}  # get_attr nodes
         self.expanded: dict[fx.Node, torch.Tensor] = {}  # a constant expanded along the batch, awaiting a concat
 
@@ -240,7 +265,9 @@ class _Mapper:
         self.specs.append(spec)
         return self.index[node]
 
-    def emit(self, node: fx.Node, op: str, name: str, inputs: list[int], attrs=None, weights=None, input_shape=None) -> int:
+    def emit(
+        self, node: fx.Node, op: str, name: str, inputs: list[int], attrs=None, weights=None, input_shape=None
+    ) -> int:
         """A helper layer of a node that maps to several (slices of a chunk,
         the permutes around an einsum), not yet the node's own result."""
         self.specs.append(LayerSpec(name, op, inputs, attrs or {}, weights or {}, node, input_shape))
@@ -276,7 +303,7 @@ class _Mapper:
                 found.append(self.tensor(node, a))
         return found
 
-    def constant(self, node: fx.Node, a: Any) -> Optional[np.ndarray]:
+    def constant(self, node: fx.Node, a: Any) -> np.ndarray | None:
         """`a` as a constant array (a number, or a tensor read from the
         model), or None when it is a computed tensor."""
         if isinstance(a, bool) or a is None:
@@ -296,13 +323,19 @@ class _Mapper:
         if not _is_tensor_valued(node):
             return  # sizes and their arithmetic: consumed through the values
         if _values(node) is None and node.target in ("size", "dim", "numel", getattr):
-            raise unsupported(node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend")
+            raise unsupported(
+                node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend"
+            )
         if node.op == "call_module":
             self.module(node)
         elif node.op == "call_function":
             kind = _FUNCTIONS.get(node.target) or _torchvision_function(node.target)
             if kind is None:
-                hint = "" if _values(node) is not None else " (traced without sample_input_shape, which would trace through torch.fx.wrap'ed helpers)"
+                hint = (
+                    ""
+                    if _values(node) is not None
+                    else " (traced without sample_input_shape, which would trace through torch.fx.wrap'ed helpers)"
+                )
                 raise unsupported(node, f"ai3's core has no equivalent of this function{hint}")
             self.call(node, kind)
         else:
@@ -348,12 +381,18 @@ class _Mapper:
         except errors.UnsupportedOperation as e:
             raise unsupported(node, str(e).split(": ", 1)[1]) from None
         pads = attrs.pop("pad_by_mode")
-        padded = self.emit(node, "pad2d", f"{name}.pad", [self.tensor(node, x)], {"padding": pads, "mode": m.padding_mode},
-                           input_shape=_input_shape(node))
+        padded = self.emit(
+            node,
+            "pad2d",
+            f"{name}.pad",
+            [self.tensor(node, x)],
+            {"padding": pads, "mode": m.padding_mode},
+            input_shape=_input_shape(node),
+        )
         weights = {"weight": params.numpy_weight(m.weight), "bias": params.numpy_weight(m.bias)}
         self.add(node, "conv2d", name, [padded], m, attrs, weights)
 
-    def attention(self, node: fx.Node, module: Optional[nn.Module] = None) -> None:
+    def attention(self, node: fx.Node, module: nn.Module | None = None) -> None:
         """nn.MultiheadAttention and F.scaled_dot_product_attention live in
         ai3.torch.attention, which registers the node's spec(s) here."""
         try:
@@ -423,22 +462,27 @@ class _Mapper:
         else:
             self.add(node, "matmul", name, [self.tensor(node, x)], node, {}, {"other": other})
 
-    def weights(self, node: fx.Node, a: dict[str, Any], names: Sequence[str]) -> dict[str, Optional[np.ndarray]]:
+    def weights(self, node: fx.Node, a: dict[str, Any], names: Sequence[str]) -> dict[str, np.ndarray | None]:
         """The call's weight arguments `names` (None where not given) as
         arrays: they must be the model's own parameters or buffers (get_attr
         nodes) or constants; a weight computed in forward has no place in a
         core layer, which copies its weights once."""
-        found: dict[str, Optional[np.ndarray]] = {}
+        found: dict[str, np.ndarray | None] = {}
         for k in names:
             found[k] = None if a[k] is None else self.constant(node, a[k])
             if a[k] is not None and found[k] is None:
                 source = a[k].name if isinstance(a[k], fx.Node) else repr(a[k])
-                raise unsupported(node, f"its {k} is '{source}', a tensor computed in forward; ai3 takes only the model's own parameters and buffers as weights")
+                raise unsupported(
+                    node,
+                    f"its {k} is '{source}', a tensor computed in forward; ai3 takes only the model's own parameters and buffers as weights",
+                )
         return found
 
     def _linear(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None: None)
-        self.add(node, "linear", name, [self.tensor(node, a["input"])], node, {}, self.weights(node, a, ("weight", "bias")))
+        self.add(
+            node, "linear", name, [self.tensor(node, a["input"])], node, {}, self.weights(node, a, ("weight", "bias"))
+        )
 
     def _conv2d(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
@@ -453,9 +497,17 @@ class _Mapper:
         self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     def _batch_norm(self, node: fx.Node, name: str) -> None:
-        a = normalized(node, lambda input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5: None)
+        a = normalized(
+            node,
+            lambda input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5: (
+                None
+            ),
+        )
         if a["training"] is not False:
-            raise unsupported(node, "F.batch_norm with training=True (batch statistics); ai3 runs inference with the running statistics")
+            raise unsupported(
+                node,
+                "F.batch_norm with training=True (batch statistics); ai3 runs inference with the running statistics",
+            )
         if a["running_mean"] is None or a["running_var"] is None:
             raise unsupported(node, "F.batch_norm without running statistics (ai3 runs inference with them)")
         w = self.weights(node, a, ("running_mean", "running_var", "weight", "bias"))
@@ -463,7 +515,10 @@ class _Mapper:
         self.add(node, "batchnorm2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     def _embedding(self, node: fx.Node, name: str) -> None:
-        raise unsupported(node, "F.embedding reads int64 token ids, and ai3's core takes float32/float64 tensors only (swap_backend(..., fallback=True) runs it in PyTorch)")
+        raise unsupported(
+            node,
+            "F.embedding reads int64 token ids, and ai3's core takes float32/float64 tensors only (swap_backend(..., fallback=True) runs it in PyTorch)",
+        )
 
     def _layer_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
@@ -486,22 +541,48 @@ class _Mapper:
     def _interpolate(self, node: fx.Node, name: str) -> None:
         a = normalized(
             node,
-            lambda input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False: None,
+            lambda input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None, antialias=False: (
+                None
+            ),
         )
         if a.get("antialias"):
             raise unsupported(node, "antialias=True is not supported")
         try:
-            attrs = params.interpolate(a["size"], a["scale_factor"], a["mode"], a["align_corners"], a["recompute_scale_factor"],
-                                       _input_shape(node), name)
+            attrs = params.interpolate(
+                a["size"],
+                a["scale_factor"],
+                a["mode"],
+                a["align_corners"],
+                a["recompute_scale_factor"],
+                _input_shape(node),
+                name,
+            )
         except errors.UnsupportedOperation as e:
             raise unsupported(node, str(e).split(": ", 1)[1]) from None
         self.add(node, "resize", name, [self.tensor(node, a["input"])], node, attrs)
 
     def _conv_transpose2d(self, node: fx.Node, name: str) -> None:
-        a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1: None)
+        a = normalized(
+            node, lambda input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1: None
+        )
         weight, bias = self._weights(node, a, ("weight", "bias"))
-        attrs = params.conv_transpose2d_attrs(a["stride"], a["padding"], a["output_padding"], a["groups"], a["dilation"], f"conv_transpose2d layer '{name}'")
-        self.add(node, "conv_transpose2d", name, [self.tensor(node, a["input"])], node, attrs, {"weight": weight, "bias": bias})
+        attrs = params.conv_transpose2d_attrs(
+            a["stride"],
+            a["padding"],
+            a["output_padding"],
+            a["groups"],
+            a["dilation"],
+            f"conv_transpose2d layer '{name}'",
+        )
+        self.add(
+            node,
+            "conv_transpose2d",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            attrs,
+            {"weight": weight, "bias": bias},
+        )
 
     def _group_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, num_groups, weight=None, bias=None, eps=1e-5: None)
@@ -512,7 +593,9 @@ class _Mapper:
     def _instance_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(
             node,
-            lambda input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-5: None,
+            lambda input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True, momentum=0.1, eps=1e-5: (
+                None
+            ),
         )
         if not a["use_input_stats"]:
             raise unsupported(node, "instance_norm by running statistics (use_input_stats=False) is not supported")
@@ -528,15 +611,36 @@ class _Mapper:
 
     def _local_response_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, size, alpha=1e-4, beta=0.75, k=1.0: None)
-        self.add(node, "lrn", name, [self.tensor(node, a["input"])], node, params.lrn(a["size"], a["alpha"], a["beta"], a["k"]))
+        self.add(
+            node,
+            "lrn",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            params.lrn(a["size"], a["alpha"], a["beta"], a["k"]),
+        )
 
     def _pixel_shuffle(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, upscale_factor: None)
-        self.add(node, "depth_to_space", name, [self.tensor(node, a["input"])], node, {"blocksize": int(a["upscale_factor"]), "mode": "CRD"})
+        self.add(
+            node,
+            "depth_to_space",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            {"blocksize": int(a["upscale_factor"]), "mode": "CRD"},
+        )
 
     def _pixel_unshuffle(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, downscale_factor: None)
-        self.add(node, "space_to_depth", name, [self.tensor(node, a["input"])], node, {"blocksize": int(a["downscale_factor"]), "mode": "CRD"})
+        self.add(
+            node,
+            "space_to_depth",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            {"blocksize": int(a["downscale_factor"]), "mode": "CRD"},
+        )
 
     def _gelu(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, approximate="none": None)
@@ -552,7 +656,14 @@ class _Mapper:
 
     def _flatten(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, start_dim=0, end_dim=-1: None)
-        self.add(node, "flatten", name, [self.tensor(node, a["input"])], node, {"start_dim": a["start_dim"], "end_dim": a["end_dim"]})
+        self.add(
+            node,
+            "flatten",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            {"start_dim": a["start_dim"], "end_dim": a["end_dim"]},
+        )
 
     def _cat(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda tensors, dim=0, axis=None: None)
@@ -575,7 +686,9 @@ class _Mapper:
         first = is_const.index(False)
         last = len(items) - is_const[::-1].index(False)
         if any(is_const[first:last]):
-            raise unsupported(node, "a constant between computed tensors; ai3 concatenates constants at either end only")
+            raise unsupported(
+                node, "a constant between computed tensors; ai3 concatenates constants at either end only"
+            )
         (o1, o2) = self.shapes(node, node)
         axis = dim % len(o1)
         if o1[axis] != o2[axis] or any(o1[i] != o2[i] for i in range(len(o1)) if i not in (0, axis)):
@@ -587,19 +700,25 @@ class _Mapper:
         for t in items[:first] + items[last:]:
             value = self.expanded[t] if t in self.expanded else self.consts[t]
             if value.dim() != len(o1) or value.shape[0] != 1:
-                raise unsupported(node, f"the constant '{t.name}' of shape {tuple(value.shape)} does not repeat over the batch")
+                raise unsupported(
+                    node, f"the constant '{t.name}' of shape {tuple(value.shape)} does not repeat over the batch"
+                )
             length = self.values(node, t)[0].shape[axis] if t in self.expanded else value.shape[axis]
             target = (1,) + tuple(o1[1:axis]) + (int(length),) + tuple(o1[axis + 1 :])
             consts.append(np.broadcast_to(value.detach().cpu().numpy(), target))
         before = sum(c.shape[axis] for c in consts[:first])
         after = sum(c.shape[axis] for c in consts[first:])
         rows = int(o1[axis]) - before - after
-        zeros_shape = (1,) + tuple(o1[1:axis]) + (rows,) + tuple(o1[axis + 1:])
-        other = np.concatenate(consts[:first] + [np.zeros(zeros_shape, dtype=consts[0].dtype)] + consts[first:], axis=axis)
-        padded = self.pad_axis(node, name, x, tuple(o1[:axis]) + (rows,) + tuple(o1[axis + 1:]), axis, before, after)
+        zeros_shape = (1,) + tuple(o1[1:axis]) + (rows,) + tuple(o1[axis + 1 :])
+        other = np.concatenate(
+            consts[:first] + [np.zeros(zeros_shape, dtype=consts[0].dtype)] + consts[first:], axis=axis
+        )
+        padded = self.pad_axis(node, name, x, tuple(o1[:axis]) + (rows,) + tuple(o1[axis + 1 :]), axis, before, after)
         self.add(node, "add", name, [padded], node, {"reverse": False}, {"other": other})
 
-    def pad_axis(self, node: fx.Node, name: str, x: int, shape: tuple[int, ...], axis: int, before: int, after: int) -> int:
+    def pad_axis(
+        self, node: fx.Node, name: str, x: int, shape: tuple[int, ...], axis: int, before: int, after: int
+    ) -> int:
         """Spec `x` (of `shape` at the sample batch) zero-padded along one
         non-batch axis: pad2d on H or W of a rank-4 tensor directly, else a
         pad2d of the H axis of a (N, prod(dims before), dims[axis],
@@ -610,13 +729,19 @@ class _Mapper:
         if axis == 0:
             raise unsupported(node, "a concat with constants along the batch axis")
         outer = int(np.prod(shape[1:axis], dtype=np.int64))
-        inner = int(np.prod(shape[axis + 1:], dtype=np.int64))
+        inner = int(np.prod(shape[axis + 1 :], dtype=np.int64))
         view = (shape[0], outer, shape[axis], inner)
-        r = self.emit(node, "reshape", f"{name}.pad_in", [x], {"shape": [0, outer, int(shape[axis]), inner]}, input_shape=shape)
-        p = self.emit(node, "pad2d", f"{name}.pad", [r], {"padding": (before, after, 0, 0), "value": 0.0}, input_shape=view)
-        back = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1:]]
+        r = self.emit(
+            node, "reshape", f"{name}.pad_in", [x], {"shape": [0, outer, int(shape[axis]), inner]}, input_shape=shape
+        )
+        p = self.emit(
+            node, "pad2d", f"{name}.pad", [r], {"padding": (before, after, 0, 0), "value": 0.0}, input_shape=view
+        )
+        back = [0, *shape[1:axis], shape[axis] + before + after, *shape[axis + 1 :]]
         padded_view = (shape[0], outer, shape[axis] + before + after, inner)
-        return self.emit(node, "reshape", f"{name}.pad_out", [p], {"shape": [int(d) for d in back]}, input_shape=padded_view)
+        return self.emit(
+            node, "reshape", f"{name}.pad_out", [p], {"shape": [int(d) for d in back]}, input_shape=padded_view
+        )
 
     def _expand(self, node: fx.Node, name: str) -> None:
         source = node.args[0]
@@ -642,7 +767,9 @@ class _Mapper:
             # Traced without samples: only literal shapes can be mapped.
             dims = node.args[1:] if node.target not in (torch.reshape,) else node.args[1]
             dims = list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (list, tuple)) else list(dims)
-            if node.target not in ("view", "reshape", torch.reshape) or not all(isinstance(d, int) and d != 0 for d in dims):
+            if node.target not in ("view", "reshape", torch.reshape) or not all(
+                isinstance(d, int) and d != 0 for d in dims
+            ):
                 raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
             self.add(node, "reshape", name, [src], node, {"shape": dims})
             return
@@ -679,7 +806,11 @@ class _Mapper:
             self.add(node, "permute", name, [self.tensor(node, x)], node, {"dims": perm})
 
     def _transpose(self, node: fx.Node, name: str) -> None:
-        x, a, b = node.args[0], node.args[1] if len(node.args) > 1 else node.kwargs.get("dim0"), node.args[2] if len(node.args) > 2 else node.kwargs.get("dim1")
+        x, a, b = (
+            node.args[0],
+            node.args[1] if len(node.args) > 1 else node.kwargs.get("dim0"),
+            node.args[2] if len(node.args) > 2 else node.kwargs.get("dim1"),
+        )
         rank = _tensor_shape(x)
         if rank is None:
             raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
@@ -716,7 +847,14 @@ class _Mapper:
         src = self.tensor(node, x)
         axis = dim % len(i1)
         self.pieces[node] = [
-            self.emit(node, "slice", f"{name}.{n}", [src], {"axis": axis, "start": s, "stop": e, "step": 1}, input_shape=tuple(i1))
+            self.emit(
+                node,
+                "slice",
+                f"{name}.{n}",
+                [src],
+                {"axis": axis, "start": s, "stop": e, "step": 1},
+                input_shape=tuple(i1),
+            )
             for n, (s, e) in enumerate(bounds)
         ]
 
@@ -747,7 +885,9 @@ class _Mapper:
         shifts = [a["shifts"]] if isinstance(a["shifts"], int) else list(a["shifts"])
         dims = [a["dims"]] if isinstance(a["dims"], int) else list(a["dims"])
         if len(shifts) != len(dims) or not all(isinstance(v, int) for v in shifts + dims):
-            raise unsupported(node, f"roll's shifts {a['shifts']!r} and dims {a['dims']!r} must be ints, as many of each")
+            raise unsupported(
+                node, f"roll's shifts {a['shifts']!r} and dims {a['dims']!r} must be ints, as many of each"
+            )
         self.add(node, "roll", name, [self.tensor(node, a["input"])], node, {"shifts": shifts, "axes": dims})
 
     def _mean(self, node: fx.Node, name: str) -> None:
@@ -761,7 +901,9 @@ class _Mapper:
                 raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
             dim = list(range(len(rank)))
         axes = [dim] if isinstance(dim, int) else list(dim)
-        self.add(node, "mean", name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])})
+        self.add(
+            node, "mean", name, [self.tensor(node, a["input"])], node, {"axes": axes, "keepdim": bool(a["keepdim"])}
+        )
 
     # -- issue 17: activations with arguments, reductions, tile ------------
     def _elu(self, node: fx.Node, name: str, op: str = "elu") -> None:
@@ -773,7 +915,14 @@ class _Mapper:
 
     def _softplus(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, beta=1.0, threshold=20.0: None)
-        self.add(node, "softplus", name, [self.tensor(node, a["input"])], node, {"beta": float(a["beta"]), "threshold": float(a["threshold"])})
+        self.add(
+            node,
+            "softplus",
+            name,
+            [self.tensor(node, a["input"])],
+            node,
+            {"beta": float(a["beta"]), "threshold": float(a["threshold"])},
+        )
 
     def reduction(self, node: fx.Node, name: str, op: str) -> None:
         """torch.sum / prod / amax / amin / logsumexp over dims (all without
@@ -816,7 +965,9 @@ class _Mapper:
         for n, (operand, perm) in enumerate(zip(operands, (perm_a, perm_b))):
             src = self.tensor(node, operand)
             if not shapes.is_identity(perm):
-                src = self.emit(node, "permute", f"{name}.operand{n}", [src], {"dims": perm}, input_shape=_tensor_shape(operand))
+                src = self.emit(
+                    node, "permute", f"{name}.operand{n}", [src], {"dims": perm}, input_shape=_tensor_shape(operand)
+                )
             inputs.append(src)
         if shapes.is_identity(perm_out):
             self.add(node, "matmul", name, inputs, node)
@@ -837,7 +988,10 @@ class _Mapper:
         a = normalized(node, lambda input, min=None, max=None: None)
         if a["min"] is None and a["max"] is None:
             raise unsupported(node, "clamp needs min or max")
-        attrs = {"min": _bound(a["min"], float("-inf"), node, "min"), "max": _bound(a["max"], float("inf"), node, "max")}
+        attrs = {
+            "min": _bound(a["min"], float("-inf"), node, "min"),
+            "max": _bound(a["max"], float("inf"), node, "max"),
+        }
         self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
 
     def _softmax(self, node: fx.Node, name: str, op: str = "softmax") -> None:
@@ -845,7 +999,9 @@ class _Mapper:
             a = normalized(node, lambda input, dim=None, dtype=None: None)
         else:
             a = normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
-        self.add(node, op, name, [self.tensor(node, a["input"])], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])})
+        self.add(
+            node, op, name, [self.tensor(node, a["input"])], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])}
+        )
 
     def _log_softmax(self, node: fx.Node, name: str) -> None:
         self._softmax(node, name, "log_softmax")
@@ -859,7 +1015,9 @@ class _Mapper:
             pad = tuple(pad[:4])
         if isinstance(pad, (list, tuple)) and len(pad) == 6 and pad[:2] == (0, 0) and _rank(node) == 4:
             return self.pad_channels_last(node, name, a, tuple(pad[2:]))
-        self.add(node, "pad2d", name, [self.tensor(node, a["input"])], node, _torch_pads(node, pad, a["mode"], a["value"]))
+        self.add(
+            node, "pad2d", name, [self.tensor(node, a["input"])], node, _torch_pads(node, pad, a["mode"], a["value"])
+        )
 
     def pad_channels_last(self, node: fx.Node, name: str, a: dict[str, Any], pad: tuple[int, ...]) -> None:
         """F.pad of dims 1 and 2 of a (B, H, W, C) tensor (swin pads its
@@ -867,7 +1025,14 @@ class _Mapper:
         front for it and back after."""
         attrs = _torch_pads(node, pad, a["mode"], a["value"])
         shape = _tensor_shape(a["input"])
-        first = self.emit(node, "permute", f"{name}.to_nchw", [self.tensor(node, a["input"])], {"dims": [0, 3, 1, 2]}, input_shape=shape)
+        first = self.emit(
+            node,
+            "permute",
+            f"{name}.to_nchw",
+            [self.tensor(node, a["input"])],
+            {"dims": [0, 3, 1, 2]},
+            input_shape=shape,
+        )
         nchw = None if shape is None else (shape[0], shape[3], shape[1], shape[2])
         padded = self.emit(node, "pad2d", f"{name}.pad2d", [first], attrs, input_shape=nchw)
         self.index[node] = self.emit(node, "permute", name, [padded], {"dims": [0, 2, 3, 1]})
@@ -885,12 +1050,20 @@ class _Mapper:
         self.add(node, "adaptivemaxpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
 
     def _avg_pool2d(self, node: fx.Node, name: str) -> None:
-        a = normalized(node, lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: None)
+        a = normalized(
+            node,
+            lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: (
+                None
+            ),
+        )
         x = a.pop("input")
         self.add(node, "avgpool2d", name, [self.tensor(node, x)], node, params.avgpool2d(**a, name=name))
 
     def _max_pool2d(self, node: fx.Node, name: str) -> None:
-        a = normalized(node, lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None)
+        a = normalized(
+            node,
+            lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None,
+        )
         x = a.pop("input")
         self.add(node, "maxpool2d", name, [self.tensor(node, x)], node, params.maxpool2d(**a, name=name))
 
@@ -909,21 +1082,23 @@ class Traced(tuple):
     of its outputs."""
 
     input_names: list[str]
-    output_names: Optional[list[str]]
+    output_names: list[str] | None
 
     @property
     def input_count(self) -> int:
         return len(self.input_names)
 
 
-def to_specs(module: nn.Module, sample_input_shape: Optional[Sequence[Any]] = None) -> Traced:
+def to_specs(module: nn.Module, sample_input_shape: Sequence[Any] | None = None) -> Traced:
     """The model's LayerSpecs in execution order and the index of its output
     spec. With sample_input_shape, every spec also gets its input shape,
     and shape arithmetic in the model is resolved (see module docstring).
     sample_input_shape may be one shape per input of a model of several;
     a forward returning a tuple, list or dict of tensors gives a model of
     several outputs (an OUTPUTS spec, ai3.spec)."""
-    training = [n for n, m in module.named_modules() if m.training and isinstance(m, (nn.BatchNorm2d, nn.Dropout, nn.Dropout2d))]
+    training = [
+        n for n, m in module.named_modules() if m.training and isinstance(m, (nn.BatchNorm2d, nn.Dropout, nn.Dropout2d))
+    ]
     if training:
         raise errors.InvalidArgument(
             f"ai3 runs inference, but module '{training[0] or type(module).__name__}' is in training mode; call model.eval() first"
@@ -937,9 +1112,9 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     recorded and the mapping goes on (its result stands in as an unknown
     input), so the refusal, an UnsupportedNodes, lists them all."""
     mapper = _Mapper(gm)
-    output: Optional[int] = None
+    output: int | None = None
     input_names: list[str] = []
-    output_names: Optional[list[str]] = None
+    output_names: list[str] | None = None
     refused: list[tuple[fx.Node, str]] = []
     for node in gm.graph.nodes:
         try:
@@ -972,12 +1147,12 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     return traced
 
 
-def _outputs(mapper: "_Mapper", node: fx.Node, result: Any) -> tuple[int, Optional[list[str]]]:
+def _outputs(mapper: _Mapper, node: fx.Node, result: Any) -> tuple[int, list[str] | None]:
     """The output spec of forward's result: the one tensor's, or an OUTPUTS
     spec reading each tensor of a tuple / list / dict (with the dict's keys)."""
     if isinstance(result, fx.Node) and result not in mapper.pieces:
         return mapper.tensor(node, result), None
-    names: Optional[list[str]] = None
+    names: list[str] | None = None
     if isinstance(result, dict):
         names, items = [str(k) for k in result], list(result.values())
     elif isinstance(result, (tuple, list)):
@@ -989,9 +1164,13 @@ def _outputs(mapper: "_Mapper", node: fx.Node, result: Any) -> tuple[int, Option
         mapper.specs.append(LayerSpec("outputs", OUTPUTS, list(items)))
         return len(mapper.specs) - 1, None
     else:
-        raise unsupported(node, f"ai3 models return tensors, a tuple / list / dict of them; this one returns {type(result).__name__}")
+        raise unsupported(
+            node, f"ai3 models return tensors, a tuple / list / dict of them; this one returns {type(result).__name__}"
+        )
     if not items or not all(isinstance(t, fx.Node) for t in items):
-        raise unsupported(node, "ai3 models return tensors; this result holds something else (None, a number, a nested structure)")
+        raise unsupported(
+            node, "ai3 models return tensors; this result holds something else (None, a number, a nested structure)"
+        )
     inputs = [mapper.tensor(node, t) for t in items]
     if len(inputs) == 1 and names is None:
         return inputs[0], None
@@ -999,7 +1178,7 @@ def _outputs(mapper: "_Mapper", node: fx.Node, result: Any) -> tuple[int, Option
     return len(mapper.specs) - 1, names
 
 
-def model_dtype(module: nn.Module, dtype: Optional[Any]) -> np.dtype:
+def model_dtype(module: nn.Module, dtype: Any | None) -> np.dtype:
     if dtype is None:
         dtype = next((p.dtype for p in module.parameters()), torch.float32)
     if isinstance(dtype, torch.dtype):

@@ -21,8 +21,9 @@ handlers in ai3.torch.fx.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -32,9 +33,9 @@ from ai3 import errors
 from ai3.torch import params
 
 Attrs = dict[str, Any]
-Weights = dict[str, Optional[torch.Tensor]]
+Weights = dict[str, torch.Tensor | None]
 # attrs that depend on the input's shape (None: not known): the complete attrs
-Resolve = Callable[[Attrs, Optional[Sequence[int]], str], Attrs]
+Resolve = Callable[[Attrs, Sequence[int] | None, str], Attrs]
 
 
 @dataclass(frozen=True)
@@ -42,13 +43,13 @@ class Entry:
     op: str  # a core op, or "identity" (dropped at inference)
     read: Callable[[nn.Module, str], tuple[Attrs, Weights]]  # (module, layer name) -> (attrs, weights)
     image: bool = False  # an NCHW op: a rank-3 input is one CHW image, as PyTorch takes it
-    resolve: Optional[Resolve] = None  # module-level function (a swapped module pickles it)
+    resolve: Resolve | None = None  # module-level function (a swapped module pickles it)
     methods: tuple[str, ...] = ("forward",)  # what a subclass must not override for ai3 to stand in
     # What the swapped module runs in training mode (module.training), when
     # that differs from the core op: a module-level function (swapped module,
     # input) -> output (a swapped module pickles it). None: the core op in
     # both modes.
-    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None
+    training: Callable[[nn.Module, torch.Tensor], torch.Tensor] | None = None
 
 
 _TABLE: dict[type, Entry] = {}
@@ -58,9 +59,9 @@ def maps(
     *classes: type,
     op: str,
     image: bool = False,
-    resolve: Optional[Resolve] = None,
+    resolve: Resolve | None = None,
     methods: tuple[str, ...] = ("forward",),
-    training: Optional[Callable[[nn.Module, torch.Tensor], torch.Tensor]] = None,
+    training: Callable[[nn.Module, torch.Tensor], torch.Tensor] | None = None,
 ):
     """Registers `read` as the mapping of `classes` onto `op`."""
 
@@ -100,16 +101,20 @@ def _linear(m: nn.Linear, name: str) -> tuple[Attrs, Weights]:
 
 @maps(nn.MaxPool2d, op="maxpool2d", image=True)
 def _maxpool2d(m: nn.MaxPool2d, name: str) -> tuple[Attrs, Weights]:
-    return params.maxpool2d(m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices, name=name), {}
+    return params.maxpool2d(
+        m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices, name=name
+    ), {}
 
 
 @maps(nn.AvgPool2d, op="avgpool2d", image=True)
 def _avgpool2d(m: nn.AvgPool2d, name: str) -> tuple[Attrs, Weights]:
-    a = params.avgpool2d(m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override, name=name)
+    a = params.avgpool2d(
+        m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override, name=name
+    )
     return a, {}
 
 
-def adaptive_size(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+def adaptive_size(attrs: Attrs, input_shape: Sequence[int] | None, name: str) -> Attrs:
     """output_size with PyTorch's None entries (keep the input's size) taken
     from the input."""
     return {**attrs, "output_size": params.adaptive_output_size(attrs["output_size"], input_shape, name)}
@@ -183,12 +188,14 @@ def _layernorm(m: nn.LayerNorm, name: str) -> tuple[Attrs, Weights]:
     return params.layernorm(m.normalized_shape, m.weight, m.bias, m.eps)
 
 
-def softmax_axis(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+def softmax_axis(attrs: Attrs, input_shape: Sequence[int] | None, name: str) -> Attrs:
     """dim=None: PyTorch's legacy implicit dim, from the input's rank."""
     if attrs["axis"] is not None:
         return attrs
     if input_shape is None:
-        raise params.NeedsInputShape(f"softmax layer '{name}': dim=None needs the input's rank: pass dim, or a sample input shape")
+        raise params.NeedsInputShape(
+            f"softmax layer '{name}': dim=None needs the input's rank: pass dim, or a sample input shape"
+        )
     return {**attrs, "axis": params.legacy_softmax_dim(len(input_shape))}
 
 
@@ -210,7 +217,13 @@ def _pad2d(m: nn.ConstantPad2d, name: str) -> tuple[Attrs, Weights]:
 # Issue 17 (helper N2): padding modes, deconvolution, resampling, norms.
 @maps(nn.ReflectionPad2d, nn.ReplicationPad2d, nn.CircularPad2d, op="pad2d", image=True)
 def _pad2d_mode(m: nn.Module, name: str) -> tuple[Attrs, Weights]:
-    mode = "reflect" if isinstance(m, nn.ReflectionPad2d) else "replicate" if isinstance(m, nn.ReplicationPad2d) else "circular"
+    mode = (
+        "reflect"
+        if isinstance(m, nn.ReflectionPad2d)
+        else "replicate"
+        if isinstance(m, nn.ReplicationPad2d)
+        else "circular"
+    )
     return params.pad2d(tuple(m.padding), mode, None, name), {}
 
 
@@ -219,7 +232,7 @@ def _conv_transpose2d(m: nn.ConvTranspose2d, name: str) -> tuple[Attrs, Weights]
     return params.conv_transpose2d(m, name), {"weight": m.weight, "bias": m.bias}
 
 
-def upsample_resolve(attrs: Attrs, input_shape: Optional[Sequence[int]], name: str) -> Attrs:
+def upsample_resolve(attrs: Attrs, input_shape: Sequence[int] | None, name: str) -> Attrs:
     """nn.Upsample's attrs (ai3.torch.params.interpolate), which need the
     input's size only with recompute_scale_factor."""
     return params.interpolate(*attrs["upsample"], input_shape, name)
@@ -306,7 +319,12 @@ def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     # affine=False: the core's weight and bias are ones and zeros.
     weight = m.weight if m.weight is not None else torch.ones_like(m.running_mean)
     bias = m.bias if m.bias is not None else torch.zeros_like(m.running_mean)
-    return {"eps": float(m.eps)}, {"weight": weight, "bias": bias, "running_mean": m.running_mean, "running_var": m.running_var}
+    return {"eps": float(m.eps)}, {
+        "weight": weight,
+        "bias": bias,
+        "running_mean": m.running_mean,
+        "running_var": m.running_var,
+    }
 
 
 # torchvision is not imported here (a model holding its layers has imported
@@ -319,13 +337,13 @@ def _torchvision_entries() -> None:
         maps(depth, op="identity")(_none)  # identity at inference (the model is in eval mode)
 
 
-def base_class(module: nn.Module) -> Optional[type]:
+def base_class(module: nn.Module) -> type | None:
     """The nearest class in `module`'s MRO that has an entry."""
     _torchvision_entries()
     return next((c for c in type(module).__mro__ if c in _TABLE), None)
 
 
-def lookup(module: nn.Module, exact: bool = False) -> Optional[Entry]:
+def lookup(module: nn.Module, exact: bool = False) -> Entry | None:
     """The entry of `module`'s class; with exact=False, of the nearest
     class in its MRO that has one."""
     cls = base_class(module)
@@ -350,6 +368,14 @@ def image_ops() -> frozenset[str]:
 
 
 __all__ = [
-    "Entry", "adaptive_size", "batchnorm_training", "base_class", "classes_of", "image_ops", "lookup", "maps",
-    "softmax_axis", "swappable_ops",
+    "Entry",
+    "adaptive_size",
+    "batchnorm_training",
+    "base_class",
+    "classes_of",
+    "image_ops",
+    "lookup",
+    "maps",
+    "softmax_axis",
+    "swappable_ops",
 ]

@@ -34,7 +34,8 @@ ops raises ai3.UnsupportedOperation naming the layer when its backward runs.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 from torch import nn
@@ -65,14 +66,14 @@ class Layer(nn.Module):
     def __init__(
         self,
         op: str,
-        attrs: Optional[Mapping[str, Any]] = None,
-        weights: Optional[Mapping[str, Optional[torch.Tensor]]] = None,
+        attrs: Mapping[str, Any] | None = None,
+        weights: Mapping[str, torch.Tensor | None] | None = None,
         *,
         algorithm: str = "default",
         name: str = "",
         image: bool = False,
-        resolve: Optional[mapping.Resolve] = None,
-        backward: Optional[Mapping[str, str]] = None,
+        resolve: mapping.Resolve | None = None,
+        backward: Mapping[str, str] | None = None,
     ):
         super().__init__()
         if not isinstance(algorithm, str):
@@ -80,7 +81,9 @@ class Layer(nn.Module):
         names = ops.weight_names(op)
         unknown = sorted(set(weights or {}) - set(names))
         if unknown:
-            raise errors.InvalidArgument(f"{ops.label(op, name)}: {op} has no weight {unknown[0]!r}; its weights are {names}")
+            raise errors.InvalidArgument(
+                f"{ops.label(op, name)}: {op} has no weight {unknown[0]!r}; its weights are {names}"
+            )
         keys = []
         for n in names:
             t = (weights or {}).get(n)
@@ -107,7 +110,7 @@ class Layer(nn.Module):
         # attrs that depend on the input (a None output_size, softmax's
         # dim=None) are resolved per call; the rest once, here.
         self.attrs = attrs
-        self._attrs_json: Optional[str] = None
+        self._attrs_json: str | None = None
         try:
             self.attrs = attrs if resolve is None else resolve(attrs, None, self.name)
             self._attrs_json = ops.canonical(self.attrs)
@@ -117,8 +120,8 @@ class Layer(nn.Module):
 
     @classmethod
     def from_module(
-        cls, module: nn.Module, algorithm: str = "default", name: str = "", backward: Optional[Mapping[str, str]] = None
-    ) -> "Layer":
+        cls, module: nn.Module, algorithm: str = "default", name: str = "", backward: Mapping[str, str] | None = None
+    ) -> Layer:
         """The ai3 layer computing what `module` computes, by the mapping's
         entry for its class (ai3.torch.mapping), with `module`'s own tensors;
         `backward`: {target: algorithm} of its gradient ops."""
@@ -140,7 +143,9 @@ class Layer(nn.Module):
             )
         for k, p in module.named_parameters(recurse=False):
             if isinstance(p, nn.parameter.UninitializedParameter):
-                raise errors.UnsupportedOperation(f"{where}: {k} is not initialized yet (a lazy module); run it once before swapping")
+                raise errors.UnsupportedOperation(
+                    f"{where}: {k} is not initialized yet (a lazy module); run it once before swapping"
+                )
         attrs, weights = entry.read(module, name)
 
         new = cls.__new__(cls)
@@ -194,10 +199,12 @@ class Layer(nn.Module):
         of this layer (its input's, and each present weight's)."""
         return self._resolve_backward(None)
 
-    def _resolve_backward(self, only: Optional[Mapping[str, str]]) -> dict[str, str]:
+    def _resolve_backward(self, only: Mapping[str, str] | None) -> dict[str, str]:
         weights, names = self.weights()
         present = {"data", *(names.split(",") if names else ())}
-        gradients = {t: g for t, g in layers.backward_ops(self.op).items() if t in present and (only is None or t in only)}
+        gradients = {
+            t: g for t, g in layers.backward_ops(self.op).items() if t in present and (only is None or t in only)
+        }
         chosen = {t: self.backward.get(t, "default") for t in gradients}
         if self._attrs_json is None or not ops.buildable(weights):
             return chosen
@@ -222,7 +229,9 @@ class Layer(nn.Module):
         for i, x in enumerate(inputs):
             if not isinstance(x, torch.Tensor):
                 what = "input" if i == 0 else f"input {i}"
-                raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: {what} must be a torch.Tensor, got {type(x).__name__}")
+                raise errors.InvalidArgument(
+                    f"{ops.label(self.op, self.name)}: {what} must be a torch.Tensor, got {type(x).__name__}"
+                )
         if not inputs:
             raise errors.InvalidArgument(f"{ops.label(self.op, self.name)}: takes at least one input")
         if self.training and self._training is not None:
@@ -232,7 +241,9 @@ class Layer(nn.Module):
             inputs = (inputs[0].unsqueeze(0), *inputs[1:])
         attrs = self.attrs_json(inputs[0].shape)
         weights, names = self.weights()
-        y = torch.ops.ai3.layer(list(inputs), weights, names, self.op, attrs, self.algorithm, self.name, self._backward_json)
+        y = torch.ops.ai3.layer(
+            list(inputs), weights, names, self.op, attrs, self.algorithm, self.name, self._backward_json
+        )
         return y.squeeze(0) if unbatched else y
 
     def extra_repr(self) -> str:
@@ -241,14 +252,16 @@ class Layer(nn.Module):
         return f"{self.op}, {attrs + ', ' if attrs else ''}algorithm={self.algorithm!r}{backward}"
 
 
-def _backward_choice(op: str, name: str, backward: Optional[Mapping[str, str]]) -> dict[str, str]:
+def _backward_choice(op: str, name: str, backward: Mapping[str, str] | None) -> dict[str, str]:
     """`backward` checked: {target: algorithm name} over the op's gradient
     ops, "default" entries left out (they are what a missing one means)."""
     if backward is None:
         return {}
     gradients = layers.backward_ops(op)
     if not isinstance(backward, Mapping):
-        raise errors.InvalidArgument(f"{ops.label(op, name)}: backward must map gradient targets to algorithms, got {backward!r}")
+        raise errors.InvalidArgument(
+            f"{ops.label(op, name)}: backward must map gradient targets to algorithms, got {backward!r}"
+        )
     chosen = {}
     for target, algorithm in backward.items():
         if target not in gradients:
@@ -256,13 +269,15 @@ def _backward_choice(op: str, name: str, backward: Optional[Mapping[str, str]]) 
                 f"{ops.label(op, name)}: backward names gradient {target!r}; {op}'s gradients are {sorted(gradients) or 'none'}"
             )
         if not isinstance(algorithm, str):
-            raise errors.InvalidArgument(f"{ops.label(op, name)}: the {target} gradient's algorithm must be a string, got {algorithm!r}")
+            raise errors.InvalidArgument(
+                f"{ops.label(op, name)}: the {target} gradient's algorithm must be a string, got {algorithm!r}"
+            )
         if algorithm != "default":
             chosen[target] = algorithm
     return dict(sorted(chosen.items()))
 
 
-def _key_of(module: nn.Module, t: torch.Tensor) -> Optional[str]:
+def _key_of(module: nn.Module, t: torch.Tensor) -> str | None:
     """The name under which `module` holds `t` as its own parameter or buffer."""
     for k, v in (*module._parameters.items(), *module._buffers.items()):
         if v is t:

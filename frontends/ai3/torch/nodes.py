@@ -5,7 +5,8 @@ imports the other's private names."""
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from torch import fx
 

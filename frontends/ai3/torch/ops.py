@@ -68,7 +68,8 @@ import json
 import threading
 import warnings
 import weakref
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import torch
 from torch.utils.weak import WeakIdKeyDictionary
@@ -90,7 +91,9 @@ def canonical(attrs: Mapping[str, Any]) -> str:
     try:
         return json.dumps(dict(attrs), sort_keys=True, separators=(",", ":"))
     except TypeError as e:
-        raise errors.InvalidArgument(f"layer attributes must be JSON values (numbers, strings, lists, None): {e}") from None
+        raise errors.InvalidArgument(
+            f"layer attributes must be JSON values (numbers, strings, lists, None): {e}"
+        ) from None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -109,7 +112,7 @@ def label(op: str, name: str) -> str:
     return f"{op} layer '{name or op}'"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def weight_names(op: str) -> tuple[str, ...]:
     """The op's weights, in their declared order."""
     return tuple(w["name"] for w in layers.schema(op)["weights"])
@@ -133,7 +136,7 @@ def _check_tensor(where: str, t: torch.Tensor, what: str) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
-def _declared(op: str, names: str) -> Optional[tuple[str, ...]]:
+def _declared(op: str, names: str) -> tuple[str, ...] | None:
     """`names` split, if they are among the op's weights, each once, in the
     declared order; else None. (Cached: the same few come with every call.)"""
     declared = weight_names(op)
@@ -147,13 +150,17 @@ def named_weights(op: str, weights: Sequence[torch.Tensor], names: str, where: s
     against the op's declaration."""
     split = _declared(op, names)
     if split is None:
-        raise errors.InvalidArgument(f"{where}: weight names {names.split(',')} are not among {op}'s weights {weight_names(op)}, in that order")
+        raise errors.InvalidArgument(
+            f"{where}: weight names {names.split(',')} are not among {op}'s weights {weight_names(op)}, in that order"
+        )
     if len(split) != len(weights):
         raise errors.InvalidArgument(f"{where}: {len(weights)} weights but {len(split)} weight names {list(split)}")
     return dict(zip(split, weights))
 
 
-def _check(inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], names: str, op: str, name: str) -> dict[str, torch.Tensor]:
+def _check(
+    inputs: Sequence[torch.Tensor], weights: Sequence[torch.Tensor], names: str, op: str, name: str
+) -> dict[str, torch.Tensor]:
     where = label(op, name)
     named = named_weights(op, weights, names, where)
     if not inputs:
@@ -235,7 +242,7 @@ class _Entry:
         return len(others) == len(self.others) and all(ref() is t for (ref, _), t in zip(self.others, others))
 
 
-def _build(build: Callable[[], Any], device: Optional[torch.device] = None) -> Any:
+def _build(build: Callable[[], Any], device: torch.device | None = None) -> Any:
     with cuda.layer_device(device):  # the device the layer runs on
         return build()
 
@@ -293,7 +300,9 @@ def _weightless_layer(key: tuple, build: Callable[[], Any]) -> _Entry:
     entry = cache.get(key)
     if entry is None:
         entry = cache[key] = _Entry(_build(build), build=build)
-        while len(cache) > WEIGHTLESS_CACHE_SIZE:  # bounded: attrs that vary per call (a per-input size) must not grow it forever
+        while (
+            len(cache) > WEIGHTLESS_CACHE_SIZE
+        ):  # bounded: attrs that vary per call (a per-input size) must not grow it forever
             cache.popitem(last=False)
     else:
         cache.move_to_end(key)
@@ -390,7 +399,9 @@ def parse_backward(backward: str, op: str, name: str) -> dict[str, str]:
         return {}
     chosen = _parse_backward(backward)
     if chosen is None:
-        raise errors.InvalidArgument(f"{label(op, name)}: backward must be a JSON object of algorithm names, got {backward!r}")
+        raise errors.InvalidArgument(
+            f"{label(op, name)}: backward must be a JSON object of algorithm names, got {backward!r}"
+        )
     unknown = sorted(set(chosen) - set(layers.backward_ops(op)))
     if unknown:
         raise errors.InvalidArgument(
@@ -401,7 +412,7 @@ def parse_backward(backward: str, op: str, name: str) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=1024)
-def _parse_backward(backward: str) -> Optional[dict[str, str]]:
+def _parse_backward(backward: str) -> dict[str, str] | None:
     try:
         value = json.loads(backward)
     except ValueError:
@@ -453,8 +464,12 @@ def _backward(ctx, grad):
     def gradient(target: str, like: torch.Tensor) -> torch.Tensor:
         grad_op = gradient_ops.get(target)
         if grad_op is None or count != 1:
-            return torch.ops.ai3.backward_unsupported(grad, no_gradient(op, name, target, count != 1)).expand(like.shape)
-        return torch.ops.ai3.layer([grad, inputs[0], y], weights, names, grad_op, attrs, chosen.get(target, "default"), name)
+            return torch.ops.ai3.backward_unsupported(grad, no_gradient(op, name, target, count != 1)).expand(
+                like.shape
+            )
+        return torch.ops.ai3.layer(
+            [grad, inputs[0], y], weights, names, grad_op, attrs, chosen.get(target, "default"), name
+        )
 
     grad_inputs = [gradient("data", x) if need else None for x, need in zip(inputs, need_inputs)]
     split = names.split(",") if names else []

@@ -5,7 +5,8 @@ None meaning the kernel, ...), shared by swap_backend and the in-place swaps.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -14,7 +15,7 @@ from torch import nn
 from ai3 import errors
 from ai3 import padding as padding_rule
 
-IntOrPair = Union[int, Sequence[int]]
+IntOrPair = int | Sequence[int]
 
 
 class NeedsInputShape(errors.UnsupportedOperation):
@@ -54,7 +55,7 @@ def pool_stride(stride: Any, kernel: tuple[int, int], layer: str) -> tuple[int, 
 
 
 def padding4(
-    padding: Union[str, IntOrPair], kernel: tuple[int, int], dilation: tuple[int, int], layer: str = "layer"
+    padding: str | IntOrPair, kernel: tuple[int, int], dilation: tuple[int, int], layer: str = "layer"
 ) -> tuple[int, int, int, int]:
     """PyTorch padding (int, one or two ints, "valid", "same") as (top,
     bottom, left, right); "same" puts the odd extra row/column at the
@@ -92,20 +93,36 @@ def conv2d_call(kernel_size: Any, stride: Any, padding: Any, dilation: Any, grou
     dilation = pair(dilation, "dilation", layer)
     stride = pair(stride, "stride", layer)
     if padding == "same" and stride != (1, 1):
-        raise errors.InvalidArgument(f"{layer}: padding='same' is not supported for strided convolutions (as in PyTorch)")
-    return dict(stride=stride, padding=padding4(padding, kernel, dilation, layer), dilation=dilation, groups=_int(groups, "groups", layer))
+        raise errors.InvalidArgument(
+            f"{layer}: padding='same' is not supported for strided convolutions (as in PyTorch)"
+        )
+    return dict(
+        stride=stride,
+        padding=padding4(padding, kernel, dilation, layer),
+        dilation=dilation,
+        groups=_int(groups, "groups", layer),
+    )
 
 
-def batchnorm(running_mean: Any, running_var: Any, weight: Any, bias: Any, eps: float) -> tuple[dict[str, Any], dict[str, Any]]:
+def batchnorm(
+    running_mean: Any, running_var: Any, weight: Any, bias: Any, eps: float
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """batchnorm2d attrs and weights of nn.BatchNorm2d / F.batch_norm at
     inference (running statistics); without an affine weight and bias the
     core's are ones and zeros."""
     weight = np.ones_like(running_mean) if weight is None else weight
     bias = np.zeros_like(running_mean) if bias is None else bias
-    return {"eps": float(eps)}, {"weight": weight, "bias": bias, "running_mean": running_mean, "running_var": running_var}
+    return {"eps": float(eps)}, {
+        "weight": weight,
+        "bias": bias,
+        "running_mean": running_mean,
+        "running_var": running_var,
+    }
 
 
-def maxpool2d(kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str) -> dict[str, Any]:
+def maxpool2d(
+    kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str
+) -> dict[str, Any]:
     layer = f"maxpool2d layer '{name}'"
     if return_indices:
         raise errors.UnsupportedOperation(f"{layer}: return_indices=True is not supported")
@@ -134,7 +151,7 @@ def avgpool2d(
     )
 
 
-def adaptive_output_size(output_size, input_shape: Optional[Sequence[int]], name: str) -> tuple[int, int]:
+def adaptive_output_size(output_size, input_shape: Sequence[int] | None, name: str) -> tuple[int, int]:
     """(h, w), with PyTorch's None entries ("keep the input's size")
     resolved from the input shape."""
     oh, ow = (output_size, output_size) if not isinstance(output_size, (tuple, list)) else output_size
@@ -149,7 +166,7 @@ def adaptive_output_size(output_size, input_shape: Optional[Sequence[int]], name
     return int(oh), int(ow)
 
 
-def numpy_weight(tensor: Optional[torch.Tensor]):
+def numpy_weight(tensor: torch.Tensor | None):
     return None if tensor is None else tensor.detach().cpu().numpy()
 
 
@@ -177,15 +194,22 @@ def pad2d(pad: Any, mode: str, value: Any, name: str) -> dict[str, Any]:
     core's names)."""
     layer = f"pad2d layer '{name}'"
     if mode not in PAD_MODES:
-        raise errors.UnsupportedOperation(f"{layer}: padding mode '{mode}' is not supported (one of {', '.join(PAD_MODES)})")
+        raise errors.UnsupportedOperation(
+            f"{layer}: padding mode '{mode}' is not supported (one of {', '.join(PAD_MODES)})"
+        )
     if isinstance(pad, int) and not isinstance(pad, bool):
         pad = (pad,) * 4  # nn.ReflectionPad2d(2) and the like
     if not isinstance(pad, (list, tuple)) or len(pad) != 4 or not all(isinstance(p, int) for p in pad):
-        raise errors.UnsupportedOperation(f"{layer}: only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}")
+        raise errors.UnsupportedOperation(
+            f"{layer}: only 4 int pads (left, right, top, bottom) of a rank-4 tensor are supported, got {pad!r}"
+        )
     if any(p < 0 for p in pad):
         raise errors.UnsupportedOperation(f"{layer}: negative pads (cropping) are not supported, got {tuple(pad)}")
     left, right, top, bottom = pad
-    attrs = {"padding": (top, bottom, left, right), "value": 0.0 if value is None or mode != "constant" else float(value)}
+    attrs = {
+        "padding": (top, bottom, left, right),
+        "value": 0.0 if value is None or mode != "constant" else float(value),
+    }
     if mode != "constant":
         attrs["mode"] = mode
     return attrs
@@ -199,11 +223,17 @@ PAD_MODES = ("constant", "reflect", "replicate", "circular")
 def conv_transpose2d(module: nn.ConvTranspose2d, name: str) -> dict[str, Any]:
     layer = f"conv_transpose2d layer '{name}'"
     if module.padding_mode != "zeros":
-        raise errors.UnsupportedOperation(f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros', as torch)")
-    return conv_transpose2d_attrs(module.stride, module.padding, module.output_padding, module.groups, module.dilation, layer)
+        raise errors.UnsupportedOperation(
+            f"{layer}: padding_mode={module.padding_mode!r} is not supported (only 'zeros', as torch)"
+        )
+    return conv_transpose2d_attrs(
+        module.stride, module.padding, module.output_padding, module.groups, module.dilation, layer
+    )
 
 
-def conv_transpose2d_attrs(stride: Any, padding: Any, output_padding: Any, groups: Any, dilation: Any, layer: str) -> dict[str, Any]:
+def conv_transpose2d_attrs(
+    stride: Any, padding: Any, output_padding: Any, groups: Any, dilation: Any, layer: str
+) -> dict[str, Any]:
     """conv_transpose2d attrs of nn.ConvTranspose2d / F.conv_transpose2d."""
     ph, pw = pair(padding, "padding", layer)
     return dict(
@@ -217,8 +247,16 @@ def conv_transpose2d_attrs(stride: Any, padding: Any, output_padding: Any, group
 
 # -- issue 17 (helper N2): resampling, norms, block shuffles ---------------
 
-def interpolate(size: Any, scale_factor: Any, mode: str, align_corners: Any, recompute_scale_factor: Any,
-                input_shape: Optional[Sequence[int]], name: str) -> dict[str, Any]:
+
+def interpolate(
+    size: Any,
+    scale_factor: Any,
+    mode: str,
+    align_corners: Any,
+    recompute_scale_factor: Any,
+    input_shape: Sequence[int] | None,
+    name: str,
+) -> dict[str, Any]:
     """resize attrs of F.interpolate / nn.Upsample on an NCHW tensor:
     'nearest' (asymmetric + floor), 'nearest-exact' (half_pixel, rounding
     halves up) and 'bilinear' (half_pixel, or align_corners). A
@@ -260,7 +298,7 @@ def groupnorm(groups: int, eps: float, weight: Any, bias: Any) -> tuple[dict[str
     return {"groups": int(groups), "eps": float(eps)}, {"weight": weight, "bias": bias}
 
 
-def rmsnorm(normalized_shape: Any, weight: Any, eps: Optional[float]) -> tuple[dict[str, Any], dict[str, Any]]:
+def rmsnorm(normalized_shape: Any, weight: Any, eps: float | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """rmsnorm attrs and weights of nn.RMSNorm / F.rms_norm; eps None is
     torch's finfo(float32).eps (the model's dtype, float32 as torch builds
     it; torch takes the input's)."""

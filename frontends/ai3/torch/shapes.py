@@ -13,7 +13,8 @@ fx node.
 from __future__ import annotations
 
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 Shape = Sequence[int]
 END = sys.maxsize  # a slice's stop meaning "to the end" (slices clamp, as Python's do)
@@ -55,7 +56,7 @@ def transposition(rank: int, a: int, b: int) -> list[int]:
     return perm
 
 
-def _slice_bounds(s: slice, dim: Optional[int]) -> Optional[tuple[int, int, int]]:
+def _slice_bounds(s: slice, dim: int | None) -> tuple[int, int, int] | None:
     """(start, stop, step) of a slice along a dimension of size `dim` (None
     when it depends on the batch size), or None when it keeps everything."""
     step = 1 if s.step is None else s.step
@@ -165,7 +166,9 @@ def einsum_matmul(equation: str) -> tuple[list[int], list[int], list[int]]:
     k = [c for c in a if c in b and c not in out]
     summed = [c for c in a + b if c not in out and not (c in a and c in b)]
     if len(i) != 1 or len(j) != 1 or len(k) != 1 or summed or len(out) != len(batch) + 2:
-        raise ValueError(f"einsum '{equation}' is not a batched matrix product (one free index per operand, one contracted)")
+        raise ValueError(
+            f"einsum '{equation}' is not a batched matrix product (one free index per operand, one contracted)"
+        )
     perm_a = [a.index(c) for c in batch + i + k]
     perm_b = [b.index(c) for c in batch + k + j]
     product = batch + i + j

@@ -26,7 +26,8 @@ transformers, whose forward passes branch and compute on shapes
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 from torch import fx, nn
@@ -292,4 +293,8 @@ def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
 def is_several_shapes(shape: Any) -> bool:
     """Whether a sample_input_shape is one shape per input ([(1, 8), (1, 8)])
     rather than one input's shape."""
-    return isinstance(shape, (tuple, list)) and len(shape) > 0 and isinstance(shape[0], (tuple, list, torch.Size, torch.Tensor))
+    return (
+        isinstance(shape, (tuple, list))
+        and len(shape) > 0
+        and isinstance(shape[0], (tuple, list, torch.Size, torch.Tensor))
+    )

@@ -22,9 +22,9 @@ void AddTyped(const T* const* x, int count, int64_t n, T* y, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   if (count == 1) {
     if (x[0] != y) {
-      Check(cudaMemcpyAsync(y, x[0], n * sizeof(T), cudaMemcpyDeviceToDevice,
-                            s),
-            "copying the single input of add");
+      Check(
+          cudaMemcpyAsync(y, x[0], n * sizeof(T), cudaMemcpyDeviceToDevice, s),
+          "copying the single input of add");
     }
     return;
   }

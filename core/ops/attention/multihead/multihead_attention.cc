@@ -62,8 +62,8 @@ MultiheadAttentionAttrs::Dims MultiheadAttentionAttrs::DimsOf(
     const Tensor& t = inputs[i];
     if (t.rank() != rank || t.shape.back() != embed_dim) {
       Fail(ErrorKind::kShape, names[i], " has shape ", ToString(t.shape),
-           "; expected rank ", rank, " with last dimension embed_dim=",
-           embed_dim);
+           "; expected rank ", rank,
+           " with last dimension embed_dim=", embed_dim);
     }
     if (t.dtype != dtype) {
       Fail(ErrorKind::kDType, names[i], " is ", Name(t.dtype),
@@ -73,17 +73,22 @@ MultiheadAttentionAttrs::Dims MultiheadAttentionAttrs::DimsOf(
   Dims dims;
   dims.batched = rank == 3;
   const int b_axis = batch_first ? 0 : 1, l_axis = batch_first ? 1 : 0;
-  auto batch_of = [&](const Tensor& t) { return dims.batched ? t.shape[b_axis] : 1; };
-  auto len_of = [&](const Tensor& t) { return dims.batched ? t.shape[l_axis] : t.shape[0]; };
+  auto batch_of = [&](const Tensor& t) {
+    return dims.batched ? t.shape[b_axis] : 1;
+  };
+  auto len_of = [&](const Tensor& t) {
+    return dims.batched ? t.shape[l_axis] : t.shape[0];
+  };
   dims.batch = batch_of(inputs[0]);
   dims.l = len_of(inputs[0]);
   dims.s = len_of(inputs[n_qkv == 1 ? 0 : 1]);
   dims.head_dim = embed_dim / num_heads;
   if (n_qkv == 3) {
-    if (batch_of(inputs[1]) != dims.batch || batch_of(inputs[2]) != dims.batch) {
+    if (batch_of(inputs[1]) != dims.batch ||
+        batch_of(inputs[2]) != dims.batch) {
       Fail(ErrorKind::kShape, "q, k and v must have one batch size, got q ",
-           ToString(inputs[0].shape), ", k ", ToString(inputs[1].shape),
-           ", v ", ToString(inputs[2].shape));
+           ToString(inputs[0].shape), ", k ", ToString(inputs[1].shape), ", v ",
+           ToString(inputs[2].shape));
     }
     if (len_of(inputs[2]) != dims.s) {
       Fail(ErrorKind::kShape, "k and v must have one sequence length, got k ",

@@ -14,7 +14,8 @@ AI3_REGISTER_OP_SCHEMA(
                      "or q, k, v[, mask]")
         .Field("num_heads", &A::num_heads, "embed_dim splits into these")
         .Required()
-        .Field("batch_first", &A::batch_first, "inputs (B, L, D), not (L, B, D)")
+        .Field("batch_first", &A::batch_first,
+               "inputs (B, L, D), not (L, B, D)")
         .Field("causal", &A::causal, "hide key j from query i when j > i")
         .Field("self_attention", &A::self_attention,
                "one input x (q = k = v), or three")

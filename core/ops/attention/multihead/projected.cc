@@ -29,12 +29,11 @@ size_t Round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // y[rows, D or 3D] (ld ldy) = x[rows, D] w^T + b.
 template <typename T>
-void Project(const T* x, int64_t rows, int64_t d_in, const T* w,
-             int64_t d_out, const T* b, T* y, int64_t ldy) {
+void Project(const T* x, int64_t rows, int64_t d_in, const T* w, int64_t d_out,
+             const T* b, T* y, int64_t ldy) {
   if (b) {
-    ParallelFor(0, rows, rows * d_out >= (1 << 14), [&](int64_t r) {
-      std::copy(b, b + d_out, y + r * ldy);
-    });
+    ParallelFor(0, rows, rows * d_out >= (1 << 14),
+                [&](int64_t r) { std::copy(b, b + d_out, y + r * ldy); });
   }
   Gemm<T>(false, true, rows, d_out, d_in, T(1), x, d_in, w, d_in,
           b ? T(1) : T(0), y, ldy);
@@ -106,7 +105,8 @@ class ProjectedKernel : public MultiInputKernel {
   Layout LayoutOf(const Dims& dims, const std::vector<Tensor>& inputs) const {
     (void)inputs;
     const size_t t = SizeOf(attrs_.dtype), d = attrs_.embed_dim;
-    const size_t q_tokens = dims.batch * dims.l, kv_tokens = dims.batch * dims.s;
+    const size_t q_tokens = dims.batch * dims.l,
+                 kv_tokens = dims.batch * dims.s;
     Layout l;
     l.proj = 0;
     // Projections: q, k, v rows (self-attention: one (rows, 3D) block).
@@ -123,7 +123,8 @@ class ProjectedKernel : public MultiInputKernel {
     return l;
   }
 
-  void SetHeadShapes(const Dims& dims, const std::vector<Tensor>& inputs) const {
+  void SetHeadShapes(const Dims& dims,
+                     const std::vector<Tensor>& inputs) const {
     const int64_t h = attrs_.num_heads, hd = dims.head_dim;
     heads_[0].shape = {dims.batch, h, dims.l, hd};
     heads_[1].shape = {dims.batch, h, dims.s, hd};
@@ -169,9 +170,9 @@ class ProjectedKernel : public MultiInputKernel {
       pv = pk + kv_rows * d;
       T* outs[] = {pq, pk, pv};
       for (int i = 0; i < 3; ++i) {
-        Project<T>(inputs[i].data_as<const T>(), i == 0 ? q_rows : kv_rows,
-                   d, w_in + i * d * d, d, b_in ? b_in + i * d : nullptr,
-                   outs[i], ld);
+        Project<T>(inputs[i].data_as<const T>(), i == 0 ? q_rows : kv_rows, d,
+                   w_in + i * d * d, d, b_in ? b_in + i * d : nullptr, outs[i],
+                   ld);
       }
     }
     CopyHeads<T, true>(q_row, h, hd, pq, ld, head_q);

@@ -1,7 +1,7 @@
 // batchnorm2d "direct" on CUDA: as on the CPU, Prepare folds the four
 // parameter vectors into one scale and shift per channel
-// (BatchNorm2dAttrs::FoldScaleShift) and uploads them; a forward pass is one fused
-// multiply-add per element. The channel of element i follows from the
+// (BatchNorm2dAttrs::FoldScaleShift) and uploads them; a forward pass is one
+// fused multiply-add per element. The channel of element i follows from the
 // layout: (i / (h*w)) % c for NCHW, i % c for NHWC. A fused clamp (ReLU)
 // runs after it (cuda::ApplyActivation); fused functions are CPU only.
 #include <cstdint>

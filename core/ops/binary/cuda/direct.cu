@@ -26,9 +26,8 @@ __device__ inline T Apply(T a, T b) {
 }
 
 template <BinaryOp Op, typename T>
-__global__ void Broadcast(BroadcastIndex ix, int64_t n,
-                          const T* __restrict__ a, const T* __restrict__ b,
-                          T* __restrict__ y) {
+__global__ void Broadcast(BroadcastIndex ix, int64_t n, const T* __restrict__ a,
+                          const T* __restrict__ b, T* __restrict__ y) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     int64_t rest = i, oa = 0, ob = 0;

@@ -16,8 +16,8 @@ void ConcatForward(const void* const* x, const int64_t* widths, int count,
   for (int k = 0; k < count; ++k) {
     const size_t row = widths[k] * element_size;
     if (row && outer) {
-      Check(cudaMemcpy2DAsync(static_cast<char*>(y) + offset, pitch, x[k],
-                              row, row, outer, cudaMemcpyDeviceToDevice,
+      Check(cudaMemcpy2DAsync(static_cast<char*>(y) + offset, pitch, x[k], row,
+                              row, outer, cudaMemcpyDeviceToDevice,
                               static_cast<cudaStream_t>(stream)),
             "copying a concat input");
     }

@@ -23,7 +23,8 @@ struct Conv2dBackwardAttrs : Conv2dAttrs {
   // x is an input conv2d takes (rank 4, in_channels, the dtype), y has
   // conv2d's output shape for it and grad_output y's shape.
   void CheckInputs(const std::vector<Tensor>& inputs) const {
-    CheckGradientInputs(inputs, ForwardOutputOf(inputs[1], [&](const Tensor& x) {
+    CheckGradientInputs(inputs,
+                        ForwardOutputOf(inputs[1], [&](const Tensor& x) {
                           return Conv2dAttrs::OutputShape(x);
                         }));
   }

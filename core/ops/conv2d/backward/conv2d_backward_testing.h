@@ -40,18 +40,19 @@ inline std::vector<ConvGradCase> ConvGradCases() {
       {1, 6, 12, 12, 4, 5, 5, 2, 2, 2, 2, 2, 2, 1, 1, 1, true},
       // Stride 3 leaves input rows no output reads (their gradient is 0).
       {2, 3, 11, 10, 2, 3, 2, 3, 3, 0, 0, 1, 0, 1, 1, 1, false},
-      {2, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true},  // dilated
+      {2, 4, 9, 9, 4, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 1, true},    // dilated
       {1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 4, true},  // groups
       {2, 8, 7, 7, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, false},   // depthwise
-      {1, 6, 9, 8, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true},  // multiplier 2
-      {1, 3, 8, 9, 5, 2, 2, 1, 1, 0, 1, 0, 1, 1, 1, 1, true},   // asymmetric
+      {1, 6, 9, 8, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 6, true},   // multiplier 2
+      {1, 3, 8, 9, 5, 2, 2, 1, 1, 0, 1, 0, 1, 1, 1, 1, true},    // asymmetric
       // Padding wider than the dilated kernel reaches (negative padding of
       // the transposed convolution), stride and dilation together.
       {1, 4, 7, 6, 3, 2, 3, 2, 1, 3, 2, 0, 4, 2, 1, 1, true},
-      {2, 4, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},   // 1x1 pixels
+      {2, 4, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},  // 1x1 pixels
       {1, 3, 5, 5, 2, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 1, true},
       {1, 16, 12, 11, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true},
-      {1, 12, 9, 17, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false},  // strided 1x1
+      {1, 12, 9, 17, 24, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1,
+       false},                                                 // strided 1x1
       {0, 3, 5, 5, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},  // empty batch
   };
 }
@@ -125,15 +126,14 @@ std::shared_ptr<AnyLayer> ConvGradLayer(const ConvGradCase& p, Layout layout,
                                         const WeightSlots& weights,
                                         const std::string& algorithm,
                                         const std::string& name) {
-  AttrMap attrs = {
-      {"stride", std::vector<int64_t>{p.sh, p.sw}},
-      {"padding", std::vector<int64_t>{p.pt, p.pb, p.pl, p.pr}},
-      {"dilation", std::vector<int64_t>{p.dh, p.dw}},
-      {"groups", p.groups},
-      {"layout", std::string(Name(layout))}};
+  AttrMap attrs = {{"stride", std::vector<int64_t>{p.sh, p.sw}},
+                   {"padding", std::vector<int64_t>{p.pt, p.pb, p.pl, p.pr}},
+                   {"dilation", std::vector<int64_t>{p.dh, p.dw}},
+                   {"groups", p.groups},
+                   {"layout", std::string(Name(layout))}};
   if (act.enabled) attrs["activation"] = std::vector<double>{act.min, act.max};
-  return GetOpSchema(Attrs::kOp).MakeLayer(name, attrs, weights, algorithm,
-                                           Device::kCPU);
+  return GetOpSchema(Attrs::kOp)
+      .MakeLayer(name, attrs, weights, algorithm, Device::kCPU);
 }
 
 // The fused activations a gradient must see through: none, ReLU, and a
@@ -159,11 +159,10 @@ int RunConvGradCase(const ConvGradCase& p, Layout layout,
   auto bd = RandomVector(p.k, 3);
   auto dyd = RandomVector(p.n * p.k * oh * ow, 4);
   ConvGradients ref = ReferenceConvGradients(p, xd, wd, bd, dyd, act);
-  std::vector<double> want = std::is_same_v<Attrs, Conv2dBackwardDataAttrs>
-                                 ? ref.dx
-                             : std::is_same_v<Attrs, Conv2dBackwardWeightAttrs>
-                                 ? ref.dw
-                                 : ref.db;
+  std::vector<double> want =
+      std::is_same_v<Attrs, Conv2dBackwardDataAttrs>     ? ref.dx
+      : std::is_same_v<Attrs, Conv2dBackwardWeightAttrs> ? ref.dw
+                                                         : ref.db;
   if (layout == Layout::kNHWC) {
     xd = ToNhwc(xd, p.n, p.c, p.h, p.w);
     dyd = ToNhwc(dyd, p.n, p.k, oh, ow);
@@ -175,8 +174,7 @@ int RunConvGradCase(const ConvGradCase& p, Layout layout,
   auto x = Cast<T>(xd), w = Cast<T>(wd), b = Cast<T>(bd), dy = Cast<T>(dyd),
        y = Cast<T>(ref.y);
   WeightSlots weights = {
-      Tensor{w.data(), dtype, {p.k, p.c / p.groups, p.kh, p.kw}},
-      std::nullopt};
+      Tensor{w.data(), dtype, {p.k, p.c / p.groups, p.kh, p.kw}}, std::nullopt};
   if (p.bias) weights[1] = Tensor{b.data(), dtype, {p.k}};
   std::shared_ptr<AnyLayer> made;
   try {
@@ -235,29 +233,27 @@ void ConvGradBadInputs() {
   AnyLayer& layer = *made;
   auto t = [&](Shape s) { return Tensor{buf.data(), DType::kFloat32, s}; };
   const std::string op = std::string(Attrs::kOp) + " layer 'g'";
-  ExpectError(op + " y shape", ErrorKind::kShape, "input 2 (y) is (1, 3, 4, 5)",
-              [&] {
-                layer.OutputShape(
-                    {t({1, 3, 5, 5}), t({1, 2, 5, 5}), t({1, 3, 4, 5})});
-              });
-  ExpectError(op + " grad_output shape", ErrorKind::kShape,
-              "input 0 (grad_output) is (1, 3, 5, 4)", [&] {
-                layer.OutputShape(
-                    {t({1, 3, 5, 4}), t({1, 2, 5, 5}), t({1, 3, 5, 5})});
-              });
-  ExpectError(op + " x channels", ErrorKind::kShape,
-              op + " (direct): input 1 (x): input (1, 4, 5, 5)", [&] {
-                layer.OutputShape(
-                    {t({1, 3, 5, 5}), t({1, 4, 5, 5}), t({1, 3, 5, 5})});
-              });
+  ExpectError(
+      op + " y shape", ErrorKind::kShape, "input 2 (y) is (1, 3, 4, 5)", [&] {
+        layer.OutputShape({t({1, 3, 5, 5}), t({1, 2, 5, 5}), t({1, 3, 4, 5})});
+      });
+  ExpectError(
+      op + " grad_output shape", ErrorKind::kShape,
+      "input 0 (grad_output) is (1, 3, 5, 4)", [&] {
+        layer.OutputShape({t({1, 3, 5, 4}), t({1, 2, 5, 5}), t({1, 3, 5, 5})});
+      });
+  ExpectError(
+      op + " x channels", ErrorKind::kShape,
+      op + " (direct): input 1 (x): input (1, 4, 5, 5)", [&] {
+        layer.OutputShape({t({1, 3, 5, 5}), t({1, 4, 5, 5}), t({1, 3, 5, 5})});
+      });
   ExpectError(op + " dtypes", ErrorKind::kDType, "input 1 is float64", [&] {
     layer.OutputShape({t({1, 3, 5, 5}),
                        Tensor{buf64.data(), DType::kFloat64, {1, 2, 5, 5}},
                        t({1, 3, 5, 5})});
   });
-  ExpectError(op + " two inputs", ErrorKind::kInvalidArgument, "takes 3", [&] {
-    layer.OutputShape({t({1, 3, 5, 5}), t({1, 2, 5, 5})});
-  });
+  ExpectError(op + " two inputs", ErrorKind::kInvalidArgument, "takes 3",
+              [&] { layer.OutputShape({t({1, 3, 5, 5}), t({1, 2, 5, 5})}); });
   ExpectError(op + " unknown algorithm", ErrorKind::kUnknownAlgorithm,
               "unknown " + std::string(Attrs::kOp) + " algorithm 'nope'",
               [&] { make("nope"); });

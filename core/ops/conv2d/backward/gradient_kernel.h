@@ -52,9 +52,8 @@ inline void CheckGradientInputs(const std::vector<Tensor>& inputs,
          ToString(inputs[1].shape), " is ", ToString(forward_output));
   }
   if (inputs[0].shape != inputs[2].shape) {
-    Fail(ErrorKind::kShape, kGradOutputName, " is ",
-         ToString(inputs[0].shape), " but must have y's shape ",
-         ToString(inputs[2].shape));
+    Fail(ErrorKind::kShape, kGradOutputName, " is ", ToString(inputs[0].shape),
+         " but must have y's shape ", ToString(inputs[2].shape));
   }
 }
 
@@ -157,7 +156,6 @@ class GradientKernel : public MultiInputKernel {
     return (bytes + 63) / 64 * 64;
   }
 };
-
 
 // The operands of one call that every gradient function (below) is given,
 // in its forward's call (LinearGradientCall, Conv2dGradientCall): x, the

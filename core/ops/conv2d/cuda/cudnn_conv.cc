@@ -38,12 +38,12 @@ class CudnnKernel : public CudaKernel {
                    int(attrs.in_channels_per_group()), int(attrs.kernel_h),
                    int(attrs.kernel_w)),
                "describing the weights");
-    CheckCudnn(cudnnSetConvolution2dDescriptor(
-                   conv_, int(attrs.pad_top), int(attrs.pad_left),
-                   int(attrs.stride_h), int(attrs.stride_w),
-                   int(attrs.dilation_h), int(attrs.dilation_w),
-                   CUDNN_CROSS_CORRELATION, type),
-               "describing the convolution");
+    CheckCudnn(
+        cudnnSetConvolution2dDescriptor(
+            conv_, int(attrs.pad_top), int(attrs.pad_left), int(attrs.stride_h),
+            int(attrs.stride_w), int(attrs.dilation_h), int(attrs.dilation_w),
+            CUDNN_CROSS_CORRELATION, type),
+        "describing the convolution");
     CheckCudnn(cudnnSetConvolutionGroupCount(conv_, int(attrs.groups)),
                "setting the groups");
     CheckCudnn(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH),
@@ -81,14 +81,14 @@ class CudnnKernel : public CudaKernel {
   template <typename T>
   void Forward(const Tensor& input, const Tensor& output) {
     const T one = 1, zero = 0;
-    CheckCudnn(cudnnConvolutionForward(
-                   handle_, &one, x_, input.data, filter_, weights_.w<T>(),
-                   conv_, algo_, workspace_.data(), workspace_bytes_, &zero,
-                   y_, output.data),
+    CheckCudnn(cudnnConvolutionForward(handle_, &one, x_, input.data, filter_,
+                                       weights_.w<T>(), conv_, algo_,
+                                       workspace_.data(), workspace_bytes_,
+                                       &zero, y_, output.data),
                "running the convolution");
     if (attrs_.has_bias) {
-      CheckCudnn(cudnnAddTensor(handle_, &one, bias_, weights_.b<T>(), &one,
-                                y_, output.data),
+      CheckCudnn(cudnnAddTensor(handle_, &one, bias_, weights_.b<T>(), &one, y_,
+                                output.data),
                  "adding the bias");
     }
   }
@@ -100,13 +100,11 @@ class CudnnKernel : public CudaKernel {
     planned_shape_.clear();
     const cudnnDataType_t type = DataType(attrs_.dtype);
     const Conv2dGeometry g = GeometryOf(attrs_, shape);
-    CheckCudnn(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, type,
-                                          int(g.n), int(g.c), int(g.h),
-                                          int(g.w)),
+    CheckCudnn(cudnnSetTensor4dDescriptor(x_, CUDNN_TENSOR_NCHW, type, int(g.n),
+                                          int(g.c), int(g.h), int(g.w)),
                "describing the input");
-    CheckCudnn(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, type,
-                                          int(g.n), int(g.k), int(g.oh),
-                                          int(g.ow)),
+    CheckCudnn(cudnnSetTensor4dDescriptor(y_, CUDNN_TENSOR_NCHW, type, int(g.n),
+                                          int(g.k), int(g.oh), int(g.ow)),
                "describing the output");
     std::vector<cudnnConvolutionFwdAlgo_t> candidates = algos_;
     if (candidates.empty()) candidates = Heuristic();
@@ -123,8 +121,7 @@ class CudnnKernel : public CudaKernel {
         return;
       }
       refused += std::string(refused.empty() ? "" : "; ") + "algorithm " +
-                 std::to_string(int(algo)) + ": " +
-                 cudnnGetErrorString(status);
+                 std::to_string(int(algo)) + ": " + cudnnGetErrorString(status);
     }
     Fail(ErrorKind::kAlgorithmNotApplicable, "cuDNN has no '", name_,
          "' convolution for input ", ToString(shape), " (", refused, ")");
@@ -137,10 +134,10 @@ class CudnnKernel : public CudaKernel {
                "counting the algorithms");
     std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(max_count);
     int returned = 0;
-    CheckCudnn(cudnnGetConvolutionForwardAlgorithm_v7(
-                   handle_, x_, filter_, conv_, y_, max_count, &returned,
-                   perf.data()),
-               "asking for its heuristic choice");
+    CheckCudnn(
+        cudnnGetConvolutionForwardAlgorithm_v7(
+            handle_, x_, filter_, conv_, y_, max_count, &returned, perf.data()),
+        "asking for its heuristic choice");
     std::vector<cudnnConvolutionFwdAlgo_t> ranked;
     for (int i = 0; i < returned; ++i) {
       // Only FP32 math (see cudnn_conv.h): TF32 entries would round inputs.
@@ -184,8 +181,7 @@ std::string CudnnWhyNot(const Conv2dAttrs& a) {
   return {};
 }
 
-std::string CudnnTransformWhyNot(const Conv2dAttrs& a,
-                                 const std::string& who) {
+std::string CudnnTransformWhyNot(const Conv2dAttrs& a, const std::string& who) {
   std::string why = WhyNotUnitStrideDilation(a, who);
   if (!why.empty()) return why;
   if (a.dtype != DType::kFloat32) return who + " is float32 only";

@@ -1,7 +1,8 @@
 // The cuDNN convolution behind the CUDA conv2d algorithms named after
 // cuDNN's own: "gemm", "implicit gemm", "implicit precomp gemm",
 // "winograd", "fft" (each one cuDNN forward algorithm, or two variants of
-// it) and "guess" (cuDNN's heuristic pick, cudnnGetConvolutionForwardAlgorithm_v7).
+// it) and "guess" (cuDNN's heuristic pick,
+// cudnnGetConvolutionForwardAlgorithm_v7).
 //
 // Everything cuDNN needs is cached per layer, which the seed paper names as
 // the cause of its end-to-end losses to PyTorch: the handle, the filter,
@@ -64,12 +65,12 @@ class CudnnConv2d : public Algorithm<Conv2dAttrs> {
 // Registers the CUDA conv2d algorithm `name` as a plain CudnnConv2d trying
 // the cuDNN algorithms given, in order (none: cuDNN's guess):
 //   AI3_REGISTER_CUDNN_CONV2D("gemm", CUDNN_CONVOLUTION_FWD_ALGO_GEMM);
-#define AI3_REGISTER_CUDNN_CONV2D(name, ...)                                 \
-  static const bool AI3_CONCAT(ai3_registered_cudnn_conv2d_, __LINE__) =     \
-      (::ai3::Registry<::ai3::Conv2dAttrs>::Get().Add(                       \
-           name, ::ai3::Device::kCUDA,                                       \
-           std::make_unique<::ai3::cuda::CudnnConv2d>(                       \
-               name, std::vector<cudnnConvolutionFwdAlgo_t>{__VA_ARGS__})),  \
+#define AI3_REGISTER_CUDNN_CONV2D(name, ...)                                \
+  static const bool AI3_CONCAT(ai3_registered_cudnn_conv2d_, __LINE__) =    \
+      (::ai3::Registry<::ai3::Conv2dAttrs>::Get().Add(                      \
+           name, ::ai3::Device::kCUDA,                                      \
+           std::make_unique<::ai3::cuda::CudnnConv2d>(                      \
+               name, std::vector<cudnnConvolutionFwdAlgo_t>{__VA_ARGS__})), \
        true)
 
 #endif  // AI3_CORE_OPS_CONV2D_CUDA_CUDNN_CONV_H_

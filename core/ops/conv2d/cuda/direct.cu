@@ -63,10 +63,11 @@ class DirectKernel : public cuda::CudaKernel {
     DispatchFloat(attrs_.dtype, [&](auto zero) {
       using T = decltype(zero);
       const auto act = attrs_.activation.As<T>();
-      DirectConv<T><<<cuda::BlocksFor(output.numel()), cuda::kThreads, 0,
-                      stream>>>(g, xs, ys, input.data_as<const T>(),
-                                weights_.w<T>(), weights_.b<T>(), act.enabled,
-                                act.lo, act.hi, output.data_as<T>());
+      DirectConv<T>
+          <<<cuda::BlocksFor(output.numel()), cuda::kThreads, 0, stream>>>(
+              g, xs, ys, input.data_as<const T>(), weights_.w<T>(),
+              weights_.b<T>(), act.enabled, act.lo, act.hi,
+              output.data_as<T>());
     });
     cuda::CheckLaunch("conv2d direct");
   }

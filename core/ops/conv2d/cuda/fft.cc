@@ -11,8 +11,9 @@ namespace {
 
 class Algo : public cuda::CudnnConv2d {
  public:
-  Algo() : CudnnConv2d("fft", {CUDNN_CONVOLUTION_FWD_ALGO_FFT,
-                                 CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING}) {}
+  Algo()
+      : CudnnConv2d("fft", {CUDNN_CONVOLUTION_FWD_ALGO_FFT,
+                            CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING}) {}
   std::string WhyNot(const Conv2dAttrs& a) const override {
     std::string why = CudnnConv2d::WhyNot(a);
     if (!why.empty()) return why;

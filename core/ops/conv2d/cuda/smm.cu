@@ -5,7 +5,8 @@
 // layer's device workspace, kept across calls), trimmed to the rows and
 // columns an output reads, so the main kernel has no bounds checks.
 // Then every output plane is a sum of scalar x matrix products,
-//   Y[n, k] = bias[k] + sum over c, r, s of w[k, c, r, s] * Xpad[n, c0 + c](r, s),
+//   Y[n, k] = bias[k] + sum over c, r, s of w[k, c, r, s] * Xpad[n, c0 + c](r,
+//   s),
 // Xpad(r, s) being the padded plane shifted by (r*dh, s*dw) and sampled with
 // the stride. A block owns one (n, k) and kThreads output pixels; the
 // scalars w[k, c, :, :] are staged in shared memory a chunk of channels at a
@@ -56,9 +57,9 @@ __global__ void ZeroPack(Conv2dGeometry g, PaddedDims p,
 
 template <typename T>
 __global__ void ScalarMatrix(Conv2dGeometry g, PaddedDims p,
-                             const T* __restrict__ pad,
-                             const T* __restrict__ w, const T* __restrict__ b,
-                             bool act, T lo, T hi, T* __restrict__ y) {
+                             const T* __restrict__ pad, const T* __restrict__ w,
+                             const T* __restrict__ b, bool act, T lo, T hi,
+                             T* __restrict__ y) {
   __shared__ T scalars[kSharedWeights];
   const int64_t n = blockIdx.z, k = blockIdx.y;
   const int64_t pixel = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
@@ -68,8 +69,8 @@ __global__ void ScalarMatrix(Conv2dGeometry g, PaddedDims p,
   const int64_t chunk = max(int64_t(1), int64_t(kSharedWeights) / taps);
   const int64_t c0 = (k / g.kg) * g.cg;
   const T* wk = w + k * g.cg * taps;
-  const T* origin = pad + (n * g.c + c0) * p.ph * p.pw + oh * g.sh * p.pw +
-                    ow * g.sw;
+  const T* origin =
+      pad + (n * g.c + c0) * p.ph * p.pw + oh * g.sh * p.pw + ow * g.sw;
   T acc = b ? b[k] : T(0);
   for (int64_t cs = 0; cs < g.cg; cs += chunk) {
     const int64_t cn = min(chunk, g.cg - cs);
@@ -117,10 +118,9 @@ class SmmKernel : public cuda::CudaKernel {
       ZeroPack<T><<<cuda::BlocksFor(packed), cuda::kThreads, 0, stream>>>(
           g, p, input.data_as<const T>(), pad_.as<T>());
       const auto act = attrs_.activation.As<T>();
-      const dim3 grid(
-          static_cast<unsigned>((g.oh * g.ow + cuda::kThreads - 1) /
-                                cuda::kThreads),
-          static_cast<unsigned>(g.k), static_cast<unsigned>(g.n));
+      const dim3 grid(static_cast<unsigned>((g.oh * g.ow + cuda::kThreads - 1) /
+                                            cuda::kThreads),
+                      static_cast<unsigned>(g.k), static_cast<unsigned>(g.n));
       ScalarMatrix<T><<<grid, cuda::kThreads, 0, stream>>>(
           g, p, pad_.as<const T>(), weights_.w<T>(), weights_.b<T>(),
           act.enabled, act.lo, act.hi, output.data_as<T>());
@@ -143,8 +143,8 @@ class Smm : public KernelAlgorithm<Conv2dAttrs, SmmKernel> {
       return "smm works on NCHW channel planes; NHWC has none";
     }
     if (a.kernel_h * a.kernel_w > kSharedWeights) {
-      return "smm on CUDA stages one channel's " +
-             std::to_string(a.kernel_h) + "x" + std::to_string(a.kernel_w) +
+      return "smm on CUDA stages one channel's " + std::to_string(a.kernel_h) +
+             "x" + std::to_string(a.kernel_w) +
              " kernel in shared memory, which holds " +
              std::to_string(kSharedWeights) + " weights";
     }

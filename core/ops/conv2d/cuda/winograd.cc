@@ -11,8 +11,10 @@ namespace {
 
 class Algo : public cuda::CudnnConv2d {
  public:
-  Algo() : CudnnConv2d("winograd", {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
-                                 CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED}) {}
+  Algo()
+      : CudnnConv2d("winograd",
+                    {CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD,
+                     CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED}) {}
   std::string WhyNot(const Conv2dAttrs& a) const override {
     std::string why = CudnnConv2d::WhyNot(a);
     if (!why.empty()) return why;

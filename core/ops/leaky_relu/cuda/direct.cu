@@ -5,9 +5,8 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_ALGORITHM(
-    LeakyReluAttrs, "direct", Device::kCUDA,
-    cuda::ElementwiseAlgorithm<LeakyReluAttrs, LeakyReluFn>);
+AI3_REGISTER_ALGORITHM(LeakyReluAttrs, "direct", Device::kCUDA,
+                       cuda::ElementwiseAlgorithm<LeakyReluAttrs, LeakyReluFn>);
 
 }  // namespace
 }  // namespace ai3

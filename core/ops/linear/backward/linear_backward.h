@@ -32,7 +32,8 @@ struct LinearGradientAttrs : LinearAttrs {
   int MaxInputs() const { return 3; }
 
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
-    CheckGradientInputs(inputs, ForwardOutputOf(inputs[1], [&](const Tensor& x) {
+    CheckGradientInputs(inputs,
+                        ForwardOutputOf(inputs[1], [&](const Tensor& x) {
                           return LinearAttrs::OutputShape(x);
                         }));
     if (kTarget == GradientTarget::kData) return inputs[1].shape;

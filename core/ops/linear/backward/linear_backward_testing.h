@@ -101,11 +101,10 @@ void RunLinearGradCase(const LinearGradCase& p, const std::string& algorithm,
   layer.Forward(inputs, Tensor{result.data(), dtype, out_shape});
   const double err = MaxRelativeError(result, want);
   const double tol = std::is_same_v<T, double> ? 1e-10 : 2e-4;
-  Check(err <= tol, std::string(Attrs::kOp) + " " + algorithm + " " +
-                        Name(dtype) + " x " + ToString(p.x) + " out " +
-                        std::to_string(p.out) + " act " +
-                        std::to_string(act.enabled) + ": err " +
-                        std::to_string(err));
+  Check(err <= tol,
+        std::string(Attrs::kOp) + " " + algorithm + " " + Name(dtype) + " x " +
+            ToString(p.x) + " out " + std::to_string(p.out) + " act " +
+            std::to_string(act.enabled) + ": err " + std::to_string(err));
 }
 
 template <class Attrs>
@@ -126,12 +125,11 @@ void LinearGradBadInputs() {
               "input 0 (grad_output) is (5, 3)",
               [&] { layer.OutputShape({t({5, 3}), t({5, 3}), t({5, 2})}); });
   ExpectError(op + " x features", ErrorKind::kShape,
-              op + " (direct): input 1 (x): expected an input", [&] {
-                layer.OutputShape({t({5, 2}), t({5, 4}), t({5, 2})});
-              });
+              op + " (direct): input 1 (x): expected an input",
+              [&] { layer.OutputShape({t({5, 2}), t({5, 4}), t({5, 2})}); });
   ExpectError(op + " dtypes", ErrorKind::kDType, "input 2 is float64", [&] {
-    layer.OutputShape({t({5, 2}), t({5, 3}),
-                       Tensor{buf64.data(), DType::kFloat64, {5, 2}}});
+    layer.OutputShape(
+        {t({5, 2}), t({5, 3}), Tensor{buf64.data(), DType::kFloat64, {5, 2}}});
   });
   ExpectError(op + " unknown algorithm", ErrorKind::kUnknownAlgorithm,
               "unknown " + std::string(Attrs::kOp) + " algorithm 'nope'",
@@ -146,12 +144,11 @@ int RunLinearGradTest() {
   int ran = 0;
   for (const std::string& algorithm : CpuAlgorithms<Attrs>()) {
     for (size_t i = 0; i < cases.size(); ++i) {
-      const Activation& act = i % 3 == 0 ? Activation{}
-                              : i % 3 == 1
-                                  ? Activation::Clamp(
-                                        0.0,
-                                        std::numeric_limits<double>::infinity())
-                                  : Activation::Clamp(-0.3, 0.4);
+      const Activation& act =
+          i % 3 == 0 ? Activation{}
+          : i % 3 == 1
+              ? Activation::Clamp(0.0, std::numeric_limits<double>::infinity())
+              : Activation::Clamp(-0.3, 0.4);
       RunLinearGradCase<Attrs, float>(cases[i], algorithm, act);
       RunLinearGradCase<Attrs, double>(cases[i], algorithm, act);
       ran += 2;

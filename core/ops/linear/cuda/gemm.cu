@@ -63,15 +63,16 @@ class GemmKernel : public cuda::CudaKernel {
       T* y = output.data_as<T>();
       const T* b = weights_.b<T>();
       if (b) {
-        BroadcastRows<T><<<cuda::BlocksFor(rows * out), cuda::kThreads, 0,
-                           stream>>>(b, y, rows, out);
+        BroadcastRows<T>
+            <<<cuda::BlocksFor(rows * out), cuda::kThreads, 0, stream>>>(
+                b, y, rows, out);
         cuda::CheckLaunch("linear bias");
       }
       const T one = 1, beta = b ? T(1) : T(0);
-      cuda::CheckCublas(Gemm(handle_, int(out), int(rows), int(in), &one,
-                             weights_.w<T>(), input.data_as<const T>(), &beta,
-                             y),
-                        "running the GEMM");
+      cuda::CheckCublas(
+          Gemm(handle_, int(out), int(rows), int(in), &one, weights_.w<T>(),
+               input.data_as<const T>(), &beta, y),
+          "running the GEMM");
     });
     cuda::ApplyActivation(attrs_.activation, attrs_.dtype, output.data,
                           output.numel(), stream);

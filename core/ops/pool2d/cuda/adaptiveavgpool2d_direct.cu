@@ -26,9 +26,9 @@ struct AdaptiveAvgWindow {
   }
 };
 
-AI3_REGISTER_ALGORITHM(AdaptiveAvgPool2dAttrs, "direct", Device::kCUDA,
-                       cuda::PoolAlgorithm<AdaptiveAvgPool2dAttrs,
-                                           AdaptiveAvgWindow>);
+AI3_REGISTER_ALGORITHM(
+    AdaptiveAvgPool2dAttrs, "direct", Device::kCUDA,
+    cuda::PoolAlgorithm<AdaptiveAvgPool2dAttrs, AdaptiveAvgWindow>);
 
 }  // namespace
 }  // namespace ai3

@@ -18,7 +18,8 @@ struct AvgWindow {
   __device__ T operator()(const Pool2dGeometry& g, const cuda::OutputIndex& o,
                           const T* xp) const {
     const int64_t hs = o.oh * g.sh - g.pt, ws = o.ow * g.sw - g.pl;
-    const int64_t he = min(hs + g.kh, g.h + g.pb), we = min(ws + g.kw, g.w + g.pr);
+    const int64_t he = min(hs + g.kh, g.h + g.pb),
+                  we = min(ws + g.kw, g.w + g.pr);
     const int64_t h0 = max(hs, int64_t(0)), h1 = min(he, g.h);
     const int64_t w0 = max(ws, int64_t(0)), w1 = min(we, g.w);
     T sum = 0;

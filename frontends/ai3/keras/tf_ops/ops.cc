@@ -86,7 +86,8 @@ using tf::shape_inference::InferenceContext;
 using tf::shape_inference::ShapeHandle;
 
 absl::Status ToStatus(ErrorKind kind, const std::string& what) {
-  std::string message = std::string("ai3.") + ErrorClassName(kind) + ": " + what;
+  std::string message =
+      std::string("ai3.") + ErrorClassName(kind) + ": " + what;
   switch (kind) {
     case ErrorKind::kUnsupported:
       return absl::UnimplementedError(message);
@@ -101,7 +102,15 @@ absl::Status ToStatus(ErrorKind kind, const std::string& what) {
 // booleans, None, lists and dicts) -----------------------------------------
 
 struct Json {
-  enum Kind { kNull, kBool, kInt, kFloat, kString, kList, kObject } kind = kNull;
+  enum Kind {
+    kNull,
+    kBool,
+    kInt,
+    kFloat,
+    kString,
+    kList,
+    kObject
+  } kind = kNull;
   bool b = false;
   int64_t i = 0;
   double f = 0;
@@ -151,7 +160,8 @@ class JsonParser {
   // at a ',' (both consumed).
   bool End(char close) {
     Space();
-    if (p_ < t_.size() && (t_[p_] == ',' || t_[p_] == close)) return t_[p_++] == close;
+    if (p_ < t_.size() && (t_[p_] == ',' || t_[p_] == close))
+      return t_[p_++] == close;
     Bad(close == ']' ? "expected ',' or ']'" : "expected ',' or '}'");
   }
   bool Eat(const char* word) {
@@ -226,8 +236,9 @@ class JsonParser {
     if (Eat("NaN")) return v.kind = Json::kFloat, v.f = std::nan(""), v;
     const size_t start = p_;
     bool integral = true;
-    while (p_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[p_])) ||
-                              std::strchr("+-.eE", t_[p_]) != nullptr)) {
+    while (p_ < t_.size() &&
+           (std::isdigit(static_cast<unsigned char>(t_[p_])) ||
+            std::strchr("+-.eE", t_[p_]) != nullptr)) {
       if (std::strchr(".eE", t_[p_]) != nullptr) integral = false;
       ++p_;
     }
@@ -295,9 +306,11 @@ AttrValue ToAttr(const Json& v, const AttrDecl* decl) {
 std::vector<int64_t> Ints(const Json* v, const char* what) {
   std::vector<int64_t> out;
   if (v == nullptr) return out;
-  if (v->kind != Json::kList) Fail(ErrorKind::kInvalidArgument, what, " must be a list");
+  if (v->kind != Json::kList)
+    Fail(ErrorKind::kInvalidArgument, what, " must be a list");
   for (const Json& e : v->list) {
-    if (e.kind != Json::kInt) Fail(ErrorKind::kInvalidArgument, what, " must hold ints");
+    if (e.kind != Json::kInt)
+      Fail(ErrorKind::kInvalidArgument, what, " must hold ints");
     out.push_back(e.i);
   }
   return out;
@@ -341,7 +354,8 @@ struct OpConfig {
     get("layer_name", &config.name);
     config.schema = &GetOpSchema(op);
     const Json a = ParseJson(attrs.empty() ? "{}" : attrs);
-    if (a.kind != Json::kObject) Fail(ErrorKind::kInvalidArgument, "attrs must be a JSON object");
+    if (a.kind != Json::kObject)
+      Fail(ErrorKind::kInvalidArgument, "attrs must be a JSON object");
     for (const auto& [key, value] : a.object) {
       const AttrDecl* decl = nullptr;
       for (const AttrDecl& d : config.schema->attrs()) {
@@ -350,10 +364,11 @@ struct OpConfig {
       config.attrs[key] = ToAttr(value, decl);
     }
     const Json w = ParseJson(weights.empty() ? "[]" : weights);
-    if (w.kind != Json::kList || w.list.size() != config.schema->weights().size()) {
+    if (w.kind != Json::kList ||
+        w.list.size() != config.schema->weights().size()) {
       Fail(ErrorKind::kInvalidArgument, LayerContext(op, config.name),
-           ": weights_layout must list the op's ", config.schema->weights().size(),
-           " declared weights");
+           ": weights_layout must list the op's ",
+           config.schema->weights().size(), " declared weights");
     }
     for (const Json& e : w.list) {
       WeightLayout layout;
@@ -379,14 +394,16 @@ struct OpConfig {
         if (config.same.back().kernel.size() != 2 ||
             config.same.back().stride.size() != 2 ||
             config.same.back().dilation.size() != 2) {
-          Fail(ErrorKind::kInvalidArgument, "same: kernel, stride and dilation take 2 ints");
+          Fail(ErrorKind::kInvalidArgument,
+               "same: kernel, stride and dilation take 2 ints");
         }
       }
     }
     return config;
   }
 
-  static std::string LayerContext(const std::string& op, const std::string& name) {
+  static std::string LayerContext(const std::string& op,
+                                  const std::string& name) {
     return internal::LayerContext(op, name);
   }
 
@@ -399,10 +416,11 @@ struct OpConfig {
       if (r.input >= static_cast<int64_t>(inputs.size()) ||
           inputs[r.input].size() != 4) {
         Fail(ErrorKind::kShape, LayerContext(schema->op(), name),
-             ": expected a rank-4 NHWC input ", r.input, " (\"same\" padding of ",
-             r.attr, "), got ",
-             r.input < static_cast<int64_t>(inputs.size()) ? ToString(inputs[r.input])
-                                                           : std::string("none"));
+             ": expected a rank-4 NHWC input ", r.input,
+             " (\"same\" padding of ", r.attr, "), got ",
+             r.input < static_cast<int64_t>(inputs.size())
+                 ? ToString(inputs[r.input])
+                 : std::string("none"));
       }
       sizes.push_back(inputs[r.input][1]);
       sizes.push_back(inputs[r.input][2]);
@@ -497,7 +515,8 @@ bool SameBytes(const tf::Tensor& a, const tf::Tensor& b) {
   if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
   auto x = a.tensor_data(), y = b.tensor_data();
   return x.size() == y.size() &&
-         (x.data() == y.data() || std::memcmp(x.data(), y.data(), x.size()) == 0);
+         (x.data() == y.data() ||
+          std::memcmp(x.data(), y.data(), x.size()) == 0);
 }
 
 class Ai3LayerKernel : public tf::OpKernel {
@@ -532,10 +551,11 @@ class Ai3LayerKernel : public tf::OpKernel {
       for (const tf::Tensor& t : xs) views.push_back(View(t, layer->layout()));
       Shape out_shape = layer->OutputShape(views);
       tf::Tensor* y = nullptr;
-      OP_REQUIRES_OK(ctx, ctx->allocate_output(
-                              0, tf::TensorShape(absl::Span<const int64_t>(
-                                     out_shape.data(), out_shape.size())),
-                              &y));
+      OP_REQUIRES_OK(
+          ctx, ctx->allocate_output(0,
+                                    tf::TensorShape(absl::Span<const int64_t>(
+                                        out_shape.data(), out_shape.size())),
+                                    &y));
       layer->Forward(views, View(*y, layer->layout()));
     } catch (const Error& e) {
       // The core's layer errors name the layer already.
@@ -568,7 +588,8 @@ class Ai3LayerKernel : public tf::OpKernel {
       for (size_t i = 0; i < weights.size(); ++i) {
         if (e.weights[i].dtype() != weights[i].dtype() ||
             e.weights[i].shape() != weights[i].shape() ||
-            e.weights[i].tensor_data().data() != weights[i].tensor_data().data()) {
+            e.weights[i].tensor_data().data() !=
+                weights[i].tensor_data().data()) {
           return false;
         }
       }
@@ -622,8 +643,9 @@ class Ai3LayerKernel : public tf::OpKernel {
       Tensor w = View(t, Layout::kNCHW);
       if (!layout.perm.empty()) {
         if (layout.perm.size() != w.shape.size()) {
-          Fail(ErrorKind::kShape, Context(), ": weight of shape ", ToString(w.shape),
-               " cannot take the permutation of rank ", layout.perm.size());
+          Fail(ErrorKind::kShape, Context(), ": weight of shape ",
+               ToString(w.shape), " cannot take the permutation of rank ",
+               layout.perm.size());
         }
         scratch.emplace_back(t.tensor_data().size());
         Permute(static_cast<const char*>(w.data), w.shape, layout.perm,
@@ -632,15 +654,16 @@ class Ai3LayerKernel : public tf::OpKernel {
       }
       if (!layout.shape.empty()) {
         if (NumElements(layout.shape) != w.numel()) {
-          Fail(ErrorKind::kShape, Context(), ": weight of shape ", ToString(w.shape),
-               " cannot be read as ", ToString(layout.shape));
+          Fail(ErrorKind::kShape, Context(), ": weight of shape ",
+               ToString(w.shape), " cannot be read as ",
+               ToString(layout.shape));
         }
         w.shape = layout.shape;
       }
       slots.emplace_back(w);
     }
-    return config_.schema->MakeLayer(config_.name, config_.For(shapes), slots, algorithm_,
-                                     Device::kCPU);
+    return config_.schema->MakeLayer(config_.name, config_.For(shapes), slots,
+                                     algorithm_, Device::kCPU);
   }
 
   OpConfig config_;
@@ -674,7 +697,8 @@ Shape CoreOutputShape(const OpConfig& config, const std::vector<Shape>& dims,
     input.layout = Layout::kNHWC;  // what the layout attr says counts, not this
     inputs.push_back(input);
   }
-  return config.schema->OutputShape(config.name, config.For(dims), slots, inputs);
+  return config.schema->OutputShape(config.name, config.For(dims), slots,
+                                    inputs);
 }
 
 // Unknown input dims are probed with two sizes far apart (and far above any
@@ -712,7 +736,8 @@ absl::Status Ai3LayerShape(InferenceContext* c) {
       for (int i = 0; i < c->Rank(x); ++i) {
         const int64_t d = c->Value(c->Dim(x, i));
         unknown = unknown || d < 0;
-        for (int j = 0; j < 2; ++j) probe[j].back().push_back(d < 0 ? kProbes[j] : d);
+        for (int j = 0; j < 2; ++j)
+          probe[j].back().push_back(d < 0 ? kProbes[j] : d);
       }
     }
     if (unknown && count > 1) {

@@ -7,10 +7,10 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(
-    Conv2dDeclaration<Conv2dBackwardBiasAttrs>(
-        "gradient of conv2d w.r.t. its bias; inputs [grad_output, x, y], output (out,)")
-        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(Conv2dDeclaration<Conv2dBackwardBiasAttrs>(
+                           "gradient of conv2d w.r.t. its bias; inputs "
+                           "[grad_output, x, y], output (out,)")
+                           .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -1,8 +1,8 @@
 // Every registered CPU conv2d_backward_bias algorithm against the naive
 // reference (conv2d_backward_testing.h) over the grid, both layouts and
 // dtypes, with fused activations; and the bad inputs it must refuse.
-#include "core/ops/conv2d/backward/conv2d_backward_testing.h"
 #include "core/ops/conv2d/backward/bias/conv2d_backward_bias.h"
+#include "core/ops/conv2d/backward/conv2d_backward_testing.h"
 
 int main() {
   return ai3::testing::RunConvGradTest<ai3::Conv2dBackwardBiasAttrs>();

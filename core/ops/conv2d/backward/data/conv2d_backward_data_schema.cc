@@ -27,7 +27,8 @@ AI3_REGISTER_OP_SCHEMA(
     Conv2dDeclaration<A>("gradient of conv2d w.r.t. x; inputs [grad_output, "
                          "x, y], output shaped like x")
         .Default(Device::kCPU,
-                 {{"transposed", "stride 1, at least 16 input channels per group",
+                 {{"transposed",
+                   "stride 1, at least 16 input channels per group",
                    &StrideOneWide},
                   {"gemm"},
                   {"transposed"},

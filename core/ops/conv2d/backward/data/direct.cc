@@ -37,9 +37,9 @@ struct DirectKernel {
               if (ow >= g.ow) continue;
               for (int64_t kk = 0; kk < g.kg; ++kk) {
                 const int64_t k = grp * g.kg + kk;
-                acc += g.dy[n * g.ys.n + k * g.ys.c + oh * g.ys.h +
-                            ow * g.ys.w] *
-                       g.weight[((k * g.cg + cc) * g.kh + r) * g.kw + s];
+                acc +=
+                    g.dy[n * g.ys.n + k * g.ys.c + oh * g.ys.h + ow * g.ys.w] *
+                    g.weight[((k * g.cg + cc) * g.kh + r) * g.kw + s];
               }
             }
           }

@@ -118,9 +118,9 @@ class GemmKernel
       if (unit) {
         // dx[N*H*W, cg slice] = dY[N*H*W, kg slice] x W_g[kg, cg].
         for (int64_t grp = 0; grp < g.groups; ++grp) {
-          Gemm<T>(false, false, g.n * pixels, g.cg, g.kg, T(1),
-                  dy + grp * g.kg, g.k, weight<T>() + grp * g.kg * g.cg, g.cg,
-                  T(0), dx + grp * g.cg, g.c);
+          Gemm<T>(false, false, g.n * pixels, g.cg, g.kg, T(1), dy + grp * g.kg,
+                  g.k, weight<T>() + grp * g.kg * g.cg, g.cg, T(0),
+                  dx + grp * g.cg, g.c);
         }
         return;
       }

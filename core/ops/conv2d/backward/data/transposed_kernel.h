@@ -107,8 +107,8 @@ class TransposedKernel
                  (kw - 1 - s);
         });
     // The forward kernel keeps a pointer to these; they outlive it.
-    flipped_params_ = {Tensor{flipped_.data(), attrs.dtype,
-                              {attrs.in_channels, kg, kh, kw}}};
+    flipped_params_ = {
+        Tensor{flipped_.data(), attrs.dtype, {attrs.in_channels, kg, kh, kw}}};
     std::string resolved;
     forward_ = Registry<Conv2dAttrs>::Get()
                    .Resolve(forward, Device::kCPU, transposed_, &resolved)
@@ -168,8 +168,8 @@ class TransposedKernel
   // the forward kernel's scratch after it stays aligned).
   size_t ZBytes(const Shape& z) const {
     if (in_place_) return 0;
-    const size_t bytes = static_cast<size_t>(NumElements(z)) *
-                         SizeOf(attrs_.dtype);
+    const size_t bytes =
+        static_cast<size_t>(NumElements(z)) * SizeOf(attrs_.dtype);
     return (bytes + 63) / 64 * 64;
   }
 
@@ -182,10 +182,9 @@ class TransposedKernel
     const ImageStrides zs = ImageStridesOf({g.n, g.k, zh, zw}, g.layout);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const int64_t count = g.n * g.k * zh * zw;
-    ParallelRanges(0, count, count >= (1 << 15),
-                   [=](int64_t lo, int64_t hi) {
-                     std::fill(z + lo, z + hi, T(0));
-                   });
+    ParallelRanges(0, count, count >= (1 << 15), [=](int64_t lo, int64_t hi) {
+      std::fill(z + lo, z + hi, T(0));
+    });
     ParallelFor(0, g.n * g.oh, count >= (1 << 15), [&](int64_t row) {
       const int64_t n = row / g.oh, oh = row % g.oh;
       const int64_t j = oh * g.sh + top;

@@ -9,7 +9,8 @@ namespace {
 
 AI3_REGISTER_OP_SCHEMA(
     Conv2dDeclaration<Conv2dBackwardWeightAttrs>(
-        "gradient of conv2d w.r.t. its weight; inputs [grad_output, x, y], output (out, in / groups, kh, kw)")
+        "gradient of conv2d w.r.t. its weight; inputs [grad_output, x, y], "
+        "output (out, in / groups, kh, kw)")
         .Default(Device::kCPU, {{"gemm"}, {"direct"}}));
 
 }  // namespace

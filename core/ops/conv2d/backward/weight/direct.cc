@@ -1,7 +1,8 @@
 // conv2d_backward_weight "direct": the definition as plain loops,
 //   dW[k, c, r, s] = sum over n, oh, ow of
 //                    g.dy[n, k, oh, ow] * x[n, c of k's group,
-//                                         oh*sh - ph + r*dh, ow*sw - pw + s*dw],
+//                                         oh*sh - ph + r*dh, ow*sw - pw +
+//                                         s*dw],
 // one output channel per thread at a time (OpenMP over output channels),
 // either layout through its strides. A reference, not a fast path.
 #include <algorithm>

@@ -9,7 +9,8 @@ namespace {
 
 AI3_REGISTER_OP_SCHEMA(
     LinearDeclaration<LinearBackwardBiasAttrs>(
-        "gradient of linear w.r.t. its bias (over every leading dim); inputs [grad_output, x, y], output (out_features,)")
+        "gradient of linear w.r.t. its bias (over every leading dim); inputs "
+        "[grad_output, x, y], output (out_features,)")
         .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace

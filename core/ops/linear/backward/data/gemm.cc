@@ -13,8 +13,8 @@ namespace {
 struct GemmKernel {
   template <typename T>
   static void Run(const LinearGradientCall<T>& c, T* dx) {
-    Gemm<T>(false, false, c.rows, c.in, c.out, T(1), c.dy, c.out, c.weight, c.in,
-            T(0), dx, c.in);
+    Gemm<T>(false, false, c.rows, c.in, c.out, T(1), c.dy, c.out, c.weight,
+            c.in, T(0), dx, c.in);
   }
 };
 

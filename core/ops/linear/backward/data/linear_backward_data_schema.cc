@@ -7,10 +7,10 @@
 namespace ai3 {
 namespace {
 
-AI3_REGISTER_OP_SCHEMA(
-    LinearDeclaration<LinearBackwardDataAttrs>(
-        "gradient of linear w.r.t. x; inputs [grad_output, x, y], output shaped like x")
-        .Default(Device::kCPU, {{"gemm"}, {"direct"}}));
+AI3_REGISTER_OP_SCHEMA(LinearDeclaration<LinearBackwardDataAttrs>(
+                           "gradient of linear w.r.t. x; inputs [grad_output, "
+                           "x, y], output shaped like x")
+                           .Default(Device::kCPU, {{"gemm"}, {"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -1,4 +1,5 @@
-// linear_backward_weight: its Attrs are in linear_backward.h with its siblings'.
+// linear_backward_weight: its Attrs are in linear_backward.h with its
+// siblings'.
 #ifndef AI3_CORE_OPS_LINEAR_BACKWARD_WEIGHT_LINEAR_BACKWARD_WEIGHT_H_
 #define AI3_CORE_OPS_LINEAR_BACKWARD_WEIGHT_LINEAR_BACKWARD_WEIGHT_H_
 

@@ -9,7 +9,8 @@ namespace {
 
 AI3_REGISTER_OP_SCHEMA(
     LinearDeclaration<LinearBackwardWeightAttrs>(
-        "gradient of linear w.r.t. its weight (over every leading dim of x); inputs [grad_output, x, y], output (out_features, in_features)")
+        "gradient of linear w.r.t. its weight (over every leading dim of x); "
+        "inputs [grad_output, x, y], output (out_features, in_features)")
         .Default(Device::kCPU, {{"gemm"}, {"direct"}}));
 
 }  // namespace
