@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -79,6 +80,17 @@ inline std::vector<double> ToNhwc(const std::vector<double>& v, int64_t n,
         for (int64_t j = 0; j < w; ++j)
           out[((a * h + i) * w + j) * c + b] = v[((a * c + b) * h + i) * w + j];
   return out;
+}
+
+// (N, C, S...) -> (N, S..., C) for ops whose NHWC layout takes any rank
+// (groupnorm, lrn): `shape` and each of `values` (ToNhwc with H = S, W = 1).
+inline void ToChannelsLast(Shape* shape,
+                           std::initializer_list<std::vector<double>*> values) {
+  const int64_t n = (*shape)[0], c = (*shape)[1];
+  const int64_t s = n * c == 0 ? 0 : NumElements(*shape) / (n * c);
+  for (std::vector<double>* v : values) *v = ToNhwc(*v, n, c, s, 1);
+  shape->erase(shape->begin() + 1);
+  shape->push_back(c);
 }
 
 // Checks that fn() throws an ai3::Error of `kind` whose message has `text`.

@@ -691,6 +691,8 @@ def pad2d(draw: Draw, algorithm: str) -> Case:
         t, b, l, r = pads
         if mode == "constant":
             return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), value=value), nhwc)
+        if x.size == 0:
+            raise NoReference()  # torch refuses empty planes in these modes; ai3's output is empty too
         return back(F.pad(nchw(t64(x), nhwc), (l, r, t, b), mode=mode), nhwc)
 
     return Case(
@@ -721,6 +723,7 @@ def conv_transpose2d(draw: Draw, algorithm: str) -> Case:
         "output_padding": out_pad,
         "dilation": dil,
         "groups": groups,
+        "layout": lay,
     }
 
     def make(name: str, dt: Any) -> Any:
@@ -728,12 +731,29 @@ def conv_transpose2d(draw: Draw, algorithm: str) -> Case:
         return layers.Layer("conv_transpose2d", attrs, weights, algorithm=algorithm, name=name)
 
     def reference(x: np.ndarray) -> Any:
-        y = F.conv_transpose2d(
-            nchw(t64(x), nhwc), t64(w), None if bias is None else t64(bias), stride, (ph, pw), out_pad, groups, dil
-        )
+        # The unpadded transposed convolution, then the output's window of
+        # it: rows from the top pad on, output_padding rows past its end
+        # zero (torch takes output_padding < stride or dilation only; ai3
+        # takes ONNX's larger ones).
+        full = F.conv_transpose2d(nchw(t64(x), nhwc), t64(w), None, stride, 0, 0, groups, dil)
+        oh = full.shape[2] - 2 * ph + out_pad[0]
+        ow = full.shape[3] - 2 * pw + out_pad[1]
+        if oh < 1 or ow < 1:
+            raise ValueError("empty output")
+        full = F.pad(full, (0, max(0, pw + ow - full.shape[3]), 0, max(0, ph + oh - full.shape[2])))
+        y = full[:, :, ph : ph + oh, pw : pw + ow]
+        if bias is not None:
+            y = y + t64(bias).reshape(1, -1, 1, 1)
         return back(y, nhwc)
 
-    return Case("conv_transpose2d", make, [x], reference, dtype)
+    return Case(
+        "conv_transpose2d",
+        make,
+        [x],
+        reference,
+        dtype,
+        notes=[f"attrs={attrs}", f"weight={list(w.shape)}", f"layout={lay}"],
+    )
 
 
 def resize(draw: Draw, algorithm: str) -> Case:
@@ -868,6 +888,8 @@ def _block_shuffle(op: str) -> Callable[[Draw, str], Case]:
         fn = F.pixel_shuffle if op == "depth_to_space" else F.pixel_unshuffle
 
         def reference(x: np.ndarray) -> Any:
+            if x.size == 0:
+                raise NoReference()  # torch's shuffles of empty tensors keep other shapes
             return back(fn(nchw(t64(x), nhwc), b), nhwc)
 
         attrs = {"blocksize": b, "mode": "CRD", "layout": lay}

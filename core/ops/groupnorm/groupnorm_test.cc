@@ -67,13 +67,7 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   std::vector<double> xd(xt0.begin(), xt0.end());
   auto want = Reference(p, xd, {wt.begin(), wt.end()}, {bt.begin(), bt.end()});
   Shape shape = p.shape;
-  if (layout == Layout::kNHWC) {
-    // (N, C, S) -> (N, S, C): ToNhwc with H = S, W = 1.
-    xd = testing::ToNhwc(xd, n, c, s, 1);
-    want = testing::ToNhwc(want, n, c, s, 1);
-    shape.erase(shape.begin() + 1);
-    shape.push_back(c);
-  }
+  if (layout == Layout::kNHWC) testing::ToChannelsLast(&shape, {&xd, &want});
   auto x = testing::Cast<T>(xd);
   GroupNormAttrs a;
   a.groups = p.groups;

@@ -45,13 +45,7 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
             std::pow(p.bias + p.alpha / p.size * sum, p.beta);
       }
   Shape shape = p.shape;
-  if (layout == Layout::kNHWC) {
-    // (N, C, S) -> (N, S, C): ToNhwc with H = S, W = 1.
-    xd = testing::ToNhwc(xd, n, c, s, 1);
-    want = testing::ToNhwc(want, n, c, s, 1);
-    shape.erase(shape.begin() + 1);
-    shape.push_back(c);
-  }
+  if (layout == Layout::kNHWC) testing::ToChannelsLast(&shape, {&xd, &want});
   auto x = testing::Cast<T>(xd);
   LrnAttrs a;
   a.size = p.size;
