@@ -23,14 +23,14 @@ L = keras.layers
 
 
 def _lacking():
-    """UpSampling2D and Maximum (no ai3 equivalents) between convolutions,
-    with a residual crossing the first."""
+    """UnitNormalization over H, W and over C (no ai3 equivalents) between
+    convolutions, with a residual crossing the first."""
     i = keras.Input((8, 8, 3))
     x = L.Conv2D(4, 3, padding="same", name="c1")(i)
-    u = L.UpSampling2D(name="up")(x)
+    u = L.UnitNormalization(axis=[1, 2], name="up")(x)
     y = L.Conv2D(4, 3, padding="same", name="c2")(u)
     y = L.Add(name="res")([y, L.Conv2D(4, 1, name="c3")(u)])
-    z = L.Maximum(name="most")([y, u])
+    z = L.UnitNormalization(name="most")(L.Add(name="mix")([y, u]))
     out = L.Dense(5, name="fc")(L.GlobalAveragePooling2D(name="gap")(L.ReLU(name="r")(z)))
     return keras.Model(i, out)
 
@@ -41,7 +41,7 @@ def test_fallback_runs_the_rest_in_ai3():
     model = _lacking()
     split = graph.swap_backend(model, sample_input_shape=(2, 8, 8, 3), fallback=True)
     assert isinstance(split, FallbackModel)
-    assert [(f.name, f.op) for f in split.fallbacks()] == [("up", "UpSampling2D"), ("most", "Maximum")]
+    assert [(f.name, f.op) for f in split.fallbacks()] == [("up", "UnitNormalization"), ("most", "UnitNormalization")]
     assert len(split.islands()) == 3  # c1; c2 + c3 + res; and after "most": relu, gap, fc
     for batch in (2, 3):
         x = np.random.default_rng(batch).standard_normal((batch, 8, 8, 3)).astype("float32")
@@ -54,24 +54,24 @@ def test_fallback_runs_the_rest_in_ai3():
 def test_refusal_lists_every_unsupported_layer():
     i = keras.Input((8, 8, 3))
     x = L.Conv2D(4, 3, padding="same", name="c1")(i)
-    x = L.UpSampling2D(name="up")(x)
+    x = L.UnitNormalization(axis=[1, 2], name="up")(x)
     x = L.Conv2D(4, 3, padding="same", name="c2")(x)
-    y = L.Maximum(name="most")([x, x])
+    y = L.UnitNormalization(name="most")(x)
     out = L.GlobalAveragePooling2D(name="gap")(L.ReLU(name="r")(y))
     model = keras.Model(i, out)
     with pytest.raises(graph.UnsupportedLayers) as info:
         graph.swap_backend(model, sample_input_shape=(1, 8, 8, 3))
     text = str(info.value)
     assert "2 layers have no ai3 equivalent" in text
-    assert "'up'" in text and "UpSampling2D" in text and "'most'" in text
+    assert "'up'" in text and "UnitNormalization" in text and "'most'" in text
     assert [layer.name for layer, _ in info.value.layers] == ["up", "most"]
     assert isinstance(info.value, ai3.UnsupportedOperation)
 
 
 def test_one_unsupported_layer_keeps_its_message():
     i = keras.Input((4, 4, 3))
-    with pytest.raises(ai3.UnsupportedOperation, match="'up'.*UpSampling2D"):
-        graph.swap_backend(keras.Model(i, L.UpSampling2D(name="up")(i)))
+    with pytest.raises(ai3.UnsupportedOperation, match="'up'.*UnitNormalization"):
+        graph.swap_backend(keras.Model(i, L.UnitNormalization(name="up")(i)))
 
 
 if __name__ == "__main__":
