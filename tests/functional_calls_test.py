@@ -134,12 +134,15 @@ def test_batch_norm_in_training_mode_is_refused():
         ai3.swap_backend(TrainingBatchNorm().eval(), sample_input_shape=(1, 3, 8, 8))
 
 
-def test_padding_mode_other_than_zeros_is_refused_clearly():
-    conv = nn.Conv2d(3, 4, 3, padding=1, padding_mode="reflect").eval()
-    # nn.Conv2d pads through F.pad in that mode: the core's pad2d pads with
-    # a constant only, so the pad is what is refused.
-    with pytest.raises(ai3.UnsupportedOperation, match="padding mode 'reflect' is not supported"):
-        ai3.swap_backend(conv, sample_input_shape=(1, 3, 8, 8))
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_padding_modes_other_than_zeros(mode):
+    # nn.Conv2d pads through F.pad in these modes: a pad2d of that mode
+    # before the conv.
+    torch.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=(1, 2), padding_mode=mode).eval()
+    x = torch.randn(2, 3, 8, 8)
+    swapped = ai3.swap_backend(conv, sample_input_shape=(2, 3, 8, 8))
+    torch.testing.assert_close(torch.as_tensor(swapped(x)), conv(x), rtol=1e-4, atol=1e-5)
 
 
 def test_embedding_is_refused_with_the_reason():
