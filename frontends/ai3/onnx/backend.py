@@ -8,10 +8,13 @@ ai3's core through ai3.onnx.swap_backend, as ONNX's backend test suite
     y, = backend.run_node(node, [x, w])     # one node; the inputs after the first are its constants
 
 `prepare` takes swap_backend's keywords (algos, sample_input_shape,
-dtype). ai3.Model takes one float tensor and returns one, so a model with
-several inputs or outputs, or a non-float input, is refused (an
-ai3.UnsupportedOperation / ai3.DTypeError naming the inputs), never run
-partly. The core runs on the CPU here; a CUDA device is refused.
+dtype). A model of several inputs runs its first as the model's input and
+binds the others at `run` as constants, as run_node does (ai3's layers take
+weights, exponents, scales and shapes as constants; each new set of values
+prepares the model again). A model of several outputs, or a non-float
+input, is refused (an ai3.UnsupportedOperation / ai3.DTypeError naming
+them), never run partly. The core runs on the CPU here; a CUDA device is
+refused.
 """
 
 from __future__ import annotations
@@ -75,6 +78,48 @@ class BackendRep(base.BackendRep):
         return self._outputs(y)
 
 
+class _BindingRep(base.BackendRep):
+    """A model of several inputs, as ONNX's backend tests feed them: the
+    first is the model's input, and the others are bound at run time as
+    constants (ai3's layers need weights, exponents, slopes, scales and
+    shapes constant, and a second activation operand bound as a constant
+    gives the same result). Each distinct set of values prepares the model
+    once; a new set prepares it again."""
+
+    def __init__(self, proto: Any, kwargs: dict[str, Any]):
+        self.proto = proto
+        self.kwargs = kwargs
+        self.names = [i.name for i in graph.graph_inputs(proto)]
+        self._prepared: dict[bytes, BackendRep] = {}
+
+    def run(self, inputs: Any, **kwargs: Any) -> tuple:
+        if kwargs:
+            raise errors.InvalidArgument(f"ai3.onnx.backend's run takes no options, got {sorted(kwargs)}")
+        if isinstance(inputs, dict):
+            if sorted(inputs) != sorted(self.names):
+                raise errors.InvalidArgument(f"the model takes inputs {self.names}; got inputs {sorted(inputs)}")
+            inputs = [inputs[n] for n in self.names]
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != len(self.names):
+            got = len(inputs) if isinstance(inputs, (list, tuple)) else 1
+            raise errors.InvalidArgument(f"the model takes {len(self.names)} inputs {self.names}; got {got}")
+        bound = [np.asarray(v) for v in inputs[1:]]
+        key = b"".join(str((v.dtype.str, v.shape)).encode() + np.ascontiguousarray(v).tobytes() for v in bound)
+        rep = self._prepared.get(key)
+        if rep is None:
+            proto = onnx.ModelProto()
+            proto.CopyFrom(self.proto)
+            names = set(self.names[1:])
+            kept = [i for i in proto.graph.input if i.name not in names]
+            del proto.graph.input[:]
+            proto.graph.input.extend(kept)
+            proto.graph.initializer.extend(
+                onnx.numpy_helper.from_array(v, name) for name, v in zip(self.names[1:], bound)
+            )
+            rep = Backend.prepare(proto, **self.kwargs)
+            self._prepared[key] = rep
+        return rep.run([inputs[0]])
+
+
 class Backend(base.Backend):
     @classmethod
     def is_compatible(cls, model: Any, device: str = "CPU", **kwargs: Any) -> bool:
@@ -89,6 +134,8 @@ class Backend(base.Backend):
         if unknown:
             raise errors.InvalidArgument(f"ai3.onnx.backend.prepare takes {list(_PREPARE_KEYWORDS)}, not {unknown}")
         proto = graph.load(model)
+        if len(graph.graph_inputs(proto)) > 1 and len(proto.graph.output) == 1:
+            return _BindingRep(proto, kwargs)
         graph.graph_input(proto)  # one input, one output, named in the refusal
         dtype = graph.model_dtype(proto, kwargs.get("dtype"))
         try:
