@@ -76,22 +76,28 @@ void Conv2dAttrs::Validate(const std::vector<Tensor>& params) const {
                      dtype);
 }
 
-Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
+ImageDims CheckImageInput(const Tensor& input, Layout layout, DType dtype,
+                          int64_t channels) {
   if (input.rank() != 4) {
     Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
          " input, got rank ", input.rank(), " ", ToString(input.shape));
   }
   ValidateInputDType(input, dtype);
   CheckShape(input.shape, "input");
-  ImageDims in = ImageDimsOf(input.shape, layout);
-  if (in.c != in_channels) {
+  const ImageDims dims = ImageDimsOf(input.shape, layout);
+  if (dims.c != channels) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
-         ") has ", in.c, " channels, the layer expects ", in_channels);
+         ") has ", dims.c, " channels, the layer expects ", channels);
   }
-  if (in.h < 1 || in.w < 1) {
+  if (dims.h < 1 || dims.w < 1) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape),
          " has an empty spatial dimension");
   }
+  return dims;
+}
+
+Shape Conv2dAttrs::OutputShape(const Tensor& input) const {
+  const ImageDims in = CheckImageInput(input, layout, dtype, in_channels);
   // Validate bounded every size by 2^31, so none of these can wrap.
   const int64_t span_h = dilation_h * (kernel_h - 1) + 1;
   const int64_t span_w = dilation_w * (kernel_w - 1) + 1;

@@ -20,6 +20,12 @@ namespace ai3 {
 // and cuDNN, which take them as int32).
 inline constexpr int64_t kMaxConv2dSize = (int64_t{1} << 31) - 1;
 
+// The image dims of a conv-like layer's input (conv2d, conv_transpose2d):
+// rank 4 in `layout`, of the layer's dtype, with `channels` channels and a
+// non-empty image; kShape / kDType naming what differs.
+ImageDims CheckImageInput(const Tensor& input, Layout layout, DType dtype,
+                          int64_t channels);
+
 struct Conv2dAttrs {
   static constexpr char kOp[] = "conv2d";
 

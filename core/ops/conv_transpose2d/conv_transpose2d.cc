@@ -59,21 +59,7 @@ void ConvTranspose2dAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 Shape ConvTranspose2dAttrs::OutputShape(const Tensor& input) const {
-  if (input.rank() != 4) {
-    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
-         " input, got rank ", input.rank(), " ", ToString(input.shape));
-  }
-  ValidateInputDType(input, dtype);
-  CheckShape(input.shape, "input");
-  ImageDims d = ImageDimsOf(input.shape, layout);
-  if (d.c != in_channels) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
-         ") has ", d.c, " channels, the layer expects ", in_channels);
-  }
-  if (d.h < 1 || d.w < 1) {
-    Fail(ErrorKind::kShape, "input ", ToString(input.shape),
-         " has an empty spatial dimension");
-  }
+  const ImageDims d = CheckImageInput(input, layout, dtype, in_channels);
   // (H - 1)*s + (k - 1)*d + 1 + output_padding - pads, each term bounded
   // (Validate), the product checked.
   auto size = [](int64_t in, int64_t s, int64_t k, int64_t dil, int64_t op,
