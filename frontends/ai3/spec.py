@@ -8,6 +8,7 @@ an algorithm per spec; ai3.model builds the core's DAG from them.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +63,44 @@ class Fallback:
     name: str
     op: str
     reason: str
+
+
+def split_runs(
+    nodes: Sequence[Any],
+    refused: Callable[[Any], bool],
+    reads: Callable[[Any], Sequence[Any]],
+    writes: Callable[[Any], Sequence[Any]],
+    returned: Sequence[Any],
+    key: Callable[[Any], Any] = lambda value: value,
+) -> list[tuple[list[Any], list[Any], list[Any]]]:
+    """A graph (`nodes` in run order) cut for the partitioned fallback into
+    runs of consecutive nodes that are all `refused` or all not: per run,
+    (its nodes, the values it reads from outside itself in first-read order,
+    the values it writes that a later run reads or the graph returns).
+    Values are compared by `key` (ONNX tensor names as they are, Keras
+    tensors by identity)."""
+    groups: list[tuple[bool, list[Any]]] = []
+    for node in nodes:
+        is_refused = refused(node)
+        if groups and groups[-1][0] == is_refused:
+            groups[-1][1].append(node)
+        else:
+            groups.append((is_refused, [node]))
+    returned_keys = {key(v) for v in returned}
+    runs = []
+    for k, (_, members) in enumerate(groups):
+        produced = {key(v) for n in members for v in writes(n)}
+        later = {key(v) for _, rest in groups[k + 1 :] for n in rest for v in reads(n)}
+        inputs: list[Any] = []
+        seen: set[Any] = set()
+        for n in members:
+            for v in reads(n):
+                if key(v) not in produced and key(v) not in seen:
+                    seen.add(key(v))
+                    inputs.append(v)
+        outputs = [v for n in members for v in writes(n) if key(v) in later or key(v) in returned_keys]
+        runs.append((members, inputs, outputs))
+    return runs
 
 
 @dataclass

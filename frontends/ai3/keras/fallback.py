@@ -21,7 +21,7 @@ import numpy as np
 
 from ai3 import errors, frontend
 from ai3.keras import graph
-from ai3.spec import OUTPUTS, Fallback, LayerSpec, model_input, prune_dead
+from ai3.spec import OUTPUTS, Fallback, LayerSpec, model_input, prune_dead, split_runs
 
 
 @dataclasses.dataclass
@@ -75,27 +75,15 @@ def _nodes(model: Any) -> list[Any]:
 
 
 def _runs(model: Any, refused: set[int]) -> list[_Run]:
-    nodes = _nodes(model)
-    groups: list[tuple[bool, list[Any]]] = []
-    for node in nodes:
-        is_refused = id(node.operation) in refused
-        if groups and groups[-1][0] == is_refused:
-            groups[-1][1].append(node)
-        else:
-            groups.append((is_refused, [node]))
-    returned = {id(t) for t in graph._graph_of(model).outputs}
-    runs = []
-    for k, (_, members) in enumerate(groups):
-        produced = {id(t) for n in members for t in n.outputs}
-        later = {id(t) for _, rest in groups[k + 1 :] for n in rest for t in n.input_tensors}
-        inputs: list[Any] = []
-        for n in members:
-            for t in n.input_tensors:
-                if id(t) not in produced and all(t is not s for s in inputs):
-                    inputs.append(t)
-        outputs = [t for n in members for t in n.outputs if id(t) in later or id(t) in returned]
-        runs.append(_Run(members, inputs, outputs))
-    return runs
+    runs = split_runs(
+        _nodes(model),
+        lambda node: id(node.operation) in refused,
+        lambda node: node.input_tensors,
+        lambda node: node.outputs,
+        graph._graph_of(model).outputs,
+        key=id,
+    )
+    return [_Run(members, inputs, outputs) for members, inputs, outputs in runs]
 
 
 def _core_run(run: _Run, shapes: dict[int, tuple], sample: tuple, algos: Any, dtype: np.dtype, recorder: Any) -> Any:

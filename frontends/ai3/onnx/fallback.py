@@ -21,7 +21,7 @@ import numpy as np
 
 from ai3 import errors
 from ai3.onnx import graph
-from ai3.spec import Fallback
+from ai3.spec import Fallback, split_runs
 
 
 @dataclasses.dataclass
@@ -92,26 +92,14 @@ def _types(proto: Any) -> dict[str, Any]:
 def _runs(proto: Any, refused: set[int]) -> list[_Run]:
     nodes = list(proto.graph.node)
     inits = {t.name for t in proto.graph.initializer}
-    runs: list[tuple[bool, list[int]]] = []
-    for i in range(len(nodes)):
-        torch_side = i in refused
-        if runs and runs[-1][0] == torch_side:
-            runs[-1][1].append(i)
-        else:
-            runs.append((torch_side, [i]))
-    result = []
-    graph_outputs = {o.name for o in proto.graph.output}
-    for k, (_, members) in enumerate(runs):
-        produced = [o for i in members for o in nodes[i].output if o]
-        later = {x for _, rest in runs[k + 1 :] for i in rest for x in nodes[i].input}
-        inputs: list[str] = []
-        for i in members:
-            for x in nodes[i].input:
-                if x and x not in inits and x not in produced and x not in inputs:
-                    inputs.append(x)
-        outputs = [o for o in produced if o in later or o in graph_outputs]
-        result.append(_Run([nodes[i] for i in members], members, inputs, outputs))
-    return result
+    runs = split_runs(
+        range(len(nodes)),
+        lambda i: i in refused,
+        lambda i: [x for x in nodes[i].input if x and x not in inits],
+        lambda i: [o for o in nodes[i].output if o],
+        [o.name for o in proto.graph.output],
+    )
+    return [_Run([nodes[i] for i in members], list(members), inputs, outputs) for members, inputs, outputs in runs]
 
 
 def _sub_model(proto: Any, run: _Run, types: dict[str, Any]) -> Any:
