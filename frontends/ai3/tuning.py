@@ -3,13 +3,27 @@
 For one layer, `tune` builds the layer with every algorithm of its op that
 this build offers, drops those the core refuses (AlgorithmNotApplicable, or
 an error on the layer's real input shape), times the rest on a random input
-of the layer's input shape and dtype, and keeps the fastest. Timing: one
-untimed warm-up call (it allocates the workspace and lets a math library
-JIT its kernels), then repeated calls whose median is the layer's time.
-Tuning time is bounded: each algorithm gets about TARGET_SECONDS of
-repetitions (at least MIN_REPS, at most MAX_REPS), and an algorithm whose
-first timed call is SLOW_FACTOR times slower than the best so far is not
-timed further (it cannot win; its one sample is kept, marked).
+of the layer's input shape and dtype, and keeps the fastest. Timing is in
+ROUNDS interleaved rounds: each round times every candidate still in the
+race once (`measure`: one untimed warm-up call, which allocates the
+workspace and lets a math library JIT its kernels, then repeated calls
+whose median is the round's time), in an order rotated from round to round,
+and a candidate's time is the median of its rounds. A burst of load from
+another process then falls on one round of each candidate rather than on
+all of one candidate's samples, which on a shared machine made "auto" keep
+whichever algorithm ran in a quiet moment (resnet18's 7x7 and 14x14 3x3
+convs picked kn2row or gemm, 2-3x slower than guess in the model). When the
+runner-up ends within RECHECK_MARGIN of the winner, the two are timed
+against each other for RECHECK_ROUNDS more rounds before the choice is
+made. Tuning time is bounded: each round gives an algorithm about
+TARGET_SECONDS of repetitions (at least MIN_REPS, at most MAX_REPS), and an
+algorithm whose first timed call is SLOW_FACTOR times slower than the best
+so far is not timed further (it cannot win; its samples are kept, marked).
+
+What a candidate is timed as is the frontend's to say (`Tunable.make_layer`):
+ai3.Model's layers are built from the spec as the model will run it, so a
+convolution the layout pass moves to NHWC, with the activation fused into
+it, is timed again in that form (ai3.layouts).
 
 Results are cached on disk, one small JSON file per tuned layer, under
 
@@ -41,6 +55,7 @@ import hashlib
 import json
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -61,8 +76,11 @@ CACHE_FORMAT = 1
 WARMUP_CALLS = 1
 MIN_REPS = 3
 MAX_REPS = 10
-TARGET_SECONDS = 0.1  # of timed repetitions per algorithm
+ROUNDS = 3  # interleaved rounds per candidate (see the module doc)
+TARGET_SECONDS = 0.04  # of timed repetitions per algorithm and round
 SLOW_FACTOR = 3.0  # a first sample this many times the best: stop timing it
+RECHECK_MARGIN = 0.15  # a runner-up within 15% of the winner is timed again
+RECHECK_ROUNDS = 2  # ... against the winner alone, this many more rounds
 
 # Notes on measurements that are not a plain median.
 NOT_APPLICABLE = "not applicable"
@@ -389,19 +407,48 @@ def tune(t: Tunable) -> TuneResult:
         except errors.Error:
             preferred = None
     order = sorted(layers, key=lambda a: (a != preferred, known.index(a)))
-    best: float | None = None
+    rounds: dict[str, list[float]] = {a: [] for a in order}  # each round's median
+    samples: dict[str, int] = dict.fromkeys(order, 0)
+    stopped: set[str] = set()
+    failed: set[str] = set()
+
+    def time_round(candidates: list[str], shift: int) -> None:
+        k = shift % len(candidates) if candidates else 0
+        for algorithm in candidates[k:] + candidates[:k]:
+            # The best of the others: a candidate is never cut short
+            # against its own earlier rounds, so the last one racing stays.
+            live = [statistics.median(v) for a, v in rounds.items() if v and a not in stopped and a != algorithm]
+            best = min(live) if live else None
+            try:
+                seconds, n, early = timer(layers[algorithm], x, best)
+            except errors.Error as e:  # e.g. a shape this algorithm cannot run
+                measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
+                failed.add(algorithm)
+                continue
+            rounds[algorithm].append(seconds)
+            samples[algorithm] += n
+            if early:
+                stopped.add(algorithm)
+
+    def racing() -> list[str]:
+        return [a for a in order if a not in stopped and a not in failed]
+
+    for r in range(ROUNDS):
+        time_round(racing(), r)
+    ranked = sorted(racing(), key=lambda a: statistics.median(rounds[a]))
+    if len(ranked) >= 2:
+        first, second = ranked[:2]
+        if statistics.median(rounds[second]) <= (1 + RECHECK_MARGIN) * statistics.median(rounds[first]):
+            for r in range(RECHECK_ROUNDS):
+                time_round([first, second], r)
     for algorithm in order:
-        layer = layers[algorithm]
-        try:
-            seconds, samples, early = timer(layer, x, best)
-        except errors.Error as e:  # e.g. a shape this algorithm cannot run
-            measurements[algorithm] = Measurement(algorithm, note=f"{FAILED}: {_reason(e)}")
+        if algorithm in failed:
             continue
-        measurements[algorithm] = Measurement(
-            algorithm, seconds, samples, STOPPED_EARLY if early else "", _workspace(layer, t)
-        )
-        best = seconds if best is None else min(best, seconds)
-        layers[algorithm] = None  # free its packed weights before the next
+        note = STOPPED_EARLY if algorithm in stopped else ""
+        seconds = statistics.median(rounds[algorithm])
+        workspace = _workspace(layers[algorithm], t)
+        measurements[algorithm] = Measurement(algorithm, seconds, samples[algorithm], note, workspace)
+    layers.clear()  # free the packed weights
     timed = [m for m in measurements.values() if m.timed and m.note != STOPPED_EARLY]
     if not timed:
         reasons = "; ".join(f"{m.algorithm}: {m.note}" for m in measurements.values())
