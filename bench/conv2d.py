@@ -24,6 +24,18 @@ GFLOP/s is printed beside each row's so a kernel's share of it reads off.
 
 A quick smoke run: bazel run //bench:conv2d -- --batches=10 --reps=2 --ceiling_reps=2
 
+Per-layer mode, --model=NAME (a torchvision model of bench/zoo) at
+--batch=B: the model is built as swap_backend(model, "auto") builds it, and
+every conv2d of it is timed once per algorithm exactly as the model runs it
+(the layer the model's recipe holds: its layout, fused epilogue and input
+shape), in interleaved rounds (each round calls every algorithm once, in a
+rotated order; the median over rounds is kept), beside the conv's time
+inside the model (ai3.Model.profile's per-node clock) and ONNX Runtime's
+kernel time for that Conv node (its own profile of the exported model). It
+prints one row per conv and the rows where ai3's best is slower than ORT's
+node, largest loss first; nothing is written to bench/results.
+  bazel run //bench:conv2d -- --model=resnet18 --batch=1
+
 On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
 default spin-waiting, ai3's and PyTorch's threads fight the other load and
 both run tens of times slower (the tables record the policy they ran under).
@@ -31,8 +43,10 @@ both run tens of times slower (the tables record the policy they ran under).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
+from typing import Any
 
 from absl import app, flags
 
@@ -45,6 +59,9 @@ flags.DEFINE_integer("ceiling_size", 2048, "M = N = K of the square SGEMM that m
 flags.DEFINE_integer("ceiling_reps", 5, "Runs of each ceiling SGEMM (the fastest kept).")
 flags.DEFINE_list("algorithms", [], "ai3 algorithms to time (default: all applicable).")
 flags.DEFINE_string("results_dir", "", "Where to write conv2d.md / conv2d.png (default: bench/results).")
+flags.DEFINE_string("model", "", "Per-layer mode: a torchvision model (bench/zoo) whose every conv is timed.")
+flags.DEFINE_integer("batch", 1, "Per-layer mode: the batch size.")
+flags.DEFINE_integer("rounds", 15, "Per-layer mode: interleaved rounds per conv (median kept).")
 
 SEED_SHAPES = [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]
 TARGET_BATCH = 10  # issue 15's targets are for the seed's shapes at batch 10
@@ -117,11 +134,166 @@ def sgemm_ceiling(size: int, reps: int) -> list[list[str]]:
     return rows
 
 
+def interleaved_seconds(calls: dict[str, Any], rounds: int) -> dict[str, float]:
+    """Median seconds per call of each callable, from `rounds` rounds in
+    which every callable runs once, the order rotated each round: a burst
+    of load from another process falls on every candidate alike instead of
+    on whichever ran during it."""
+    import time
+
+    names = list(calls)
+    for name in names:  # warm-up: workspaces, packed weights, page faults
+        calls[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            start = time.perf_counter()
+            calls[name]()
+            samples[name].append(time.perf_counter() - start)
+    return {name: sorted(v)[len(v) // 2] for name, v in samples.items()}
+
+
+def ort_conv_node_seconds(onnx_bytes: bytes, feed: dict[str, Any], threads: int, reps: int = 10) -> list[tuple]:
+    """ONNX Runtime's kernel time per forward for each Conv node of the
+    exported model, in the graph's order: (weight shape, seconds). ORT
+    renames a conv it fuses or moves to NCHWc after the output it writes
+    (the conv's, or that of the Relu/Add/Clip it absorbed), so a profiled
+    node is matched to the graph's Conv through the chain of single-use
+    nodes that follows the conv."""
+    import onnx
+    import onnxruntime as ort
+
+    from bench import profiles
+
+    proto = onnx.load_from_string(onnx_bytes)
+    shapes = {t.name: tuple(t.dims) for t in proto.graph.initializer}
+    consumers: dict[str, list[Any]] = {}
+    for node in proto.graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+    convs, owner = [], {}
+    for node in proto.graph.node:
+        if node.op_type != "Conv":
+            continue
+        index = len(convs)
+        convs.append(shapes.get(node.input[1]))
+        owner[node.name] = index
+        out = node.output[0]
+        for _ in range(3):  # conv -> [add] -> [relu/clip]: what ORT fuses
+            owner[out] = index
+            nxt = consumers.get(out, [])
+            if len(nxt) != 1 or nxt[0].op_type not in ("Relu", "Clip", "Add", "Sigmoid", "Mul", "HardSigmoid"):
+                break
+            out = nxt[0].output[0]
+        owner[out] = index
+
+    def options() -> Any:
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = threads
+        so.inter_op_num_threads = 1
+        return so
+
+    seconds = [0.0] * len(convs)
+    b = profiles.ort_breakdown(onnx_bytes, feed, options, repeats=reps)
+    for name, _kind, _provider, s in b.nodes:
+        base = name.removesuffix("_nchwc")
+        if base in owner:
+            seconds[owner[base]] += s
+    return list(zip(convs, seconds))
+
+
+def per_layer(name: str, batch: int) -> None:
+    """The per-layer table (see the module doc)."""
+    import numpy as np
+    import torch
+
+    import ai3
+    from ai3 import model as ai3_model
+    from bench import timing, zoo
+
+    torch.set_num_threads(FLAGS.threads)
+    net = zoo.build(name)
+    shape = zoo.input_shape(name, batch)
+    x = torch.randn(shape)
+    built = ai3.swap_backend(net, {"conv2d": "auto"}, sample_input_shape=shape)
+    recipe = built._recipe.with_weights()
+    in_model = {n.name: n.seconds for n in built.profile(x, repeats=10).nodes}
+    feed = {"input": x.numpy()}
+    ort_nodes = ort_conv_node_seconds(zoo.export_onnx(net, x), feed, FLAGS.threads)
+    algorithms = FLAGS.algorithms or [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
+    convs = [(i, s) for i, s in enumerate(recipe.specs) if s.op == "conv2d"]
+    # The graph's Conv nodes and ai3's conv specs are both in execution
+    # order; a conv is paired with the next ORT node of its weight shape.
+    ort_of: dict[int, float] = {}
+    cursor = 0
+    for i, spec in convs:
+        want = tuple(np.shape(spec.weights["weight"]))
+        for j in range(cursor, len(ort_nodes)):
+            if ort_nodes[j][0] == want:
+                ort_of[i], cursor = ort_nodes[j][1], j + 1
+                break
+    rng = np.random.default_rng(0)
+    headers = ["conv", "input", "kernel", "layout", "auto", "in model ms"] + algorithms
+    headers += ["best", "auto/best", "ORT ms", "best/ORT"]
+    rows, losses = [], []
+    totals = {"in model": 0.0, "best": 0.0, "ORT": 0.0}
+    for i, spec in convs:
+        layout = spec.attrs.get("layout", recipe.layout)
+        xin = rng.standard_normal(spec.input_shape).astype(np.float32)
+        calls = {}
+        for algorithm in algorithms:
+            try:
+                layer = ai3_model.make_layer(spec, algorithm, recipe.dtype, layout)
+                layer(xin)
+            except ai3.Error:
+                continue
+            calls[algorithm] = functools.partial(layer, xin)
+        if not calls:
+            continue
+        times = interleaved_seconds(calls, FLAGS.rounds)
+        best = min(times, key=times.get)
+        picked = recipe.chosen.get(i, "?")
+        w = np.shape(spec.weights["weight"])
+        ort_s = ort_of.get(i, math.nan)
+        model_s = in_model.get(spec.name, math.nan)
+        totals["in model"] += model_s
+        totals["best"] += times[best]
+        totals["ORT"] += ort_s
+        kernel = f"{w[0]}x{w[1]}x{w[2]}x{w[3]} s{spec.attrs.get('stride', [1])[0]} g{spec.attrs.get('groups', 1)}"
+        row = [spec.name, "x".join(map(str, spec.input_shape)), kernel, layout, picked, f"{model_s * 1e3:.3f}"]
+        row += [f"{times[a] * 1e3:.3f}" if a in times else "-" for a in algorithms]
+        auto_ratio = f"{times[picked] / times[best]:.2f}" if picked in times else "-"
+        row += [best, auto_ratio, f"{ort_s * 1e3:.3f}", f"{times[best] / ort_s:.2f}" if ort_s else "-"]
+        rows.append(row)
+        if times[best] > ort_s:
+            losses.append((times[best] - ort_s, row))
+    load = os.getloadavg()[0]
+    print(
+        f"{name}, batch {batch}: every conv2d as swap_backend(auto) runs it, {FLAGS.rounds} interleaved rounds "
+        f"(median), {FLAGS.threads} threads, 1-min load average {load:.1f}"
+    )
+    print(timing.format_table(headers, rows))
+    print(
+        f"\ntotals: in model {totals['in model'] * 1e3:.2f} ms, best per layer {totals['best'] * 1e3:.2f} ms, "
+        f"ORT's Conv nodes {totals['ORT'] * 1e3:.2f} ms"
+    )
+    print(f"\nconvs where ai3's best is slower than ORT's node ({len(losses)}), largest loss first:")
+    print(
+        timing.format_table(
+            headers + ["loss ms"], [r + [f"{d * 1e3:.3f}"] for d, r in sorted(losses, key=lambda t: -t[0])]
+        )
+    )
+    print(f"1-min load average at the end: {os.getloadavg()[0]:.1f}")
+
+
 def main(argv: list[str]) -> None:
     del argv
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
     # NumPy's BLAS (the ceiling's first row) reads its own variable.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(FLAGS.threads))
+    if FLAGS.model:
+        per_layer(FLAGS.model, FLAGS.batch)
+        return
     import numpy as np
     import onnxruntime
     import torch
