@@ -250,6 +250,11 @@ int Main() {
       // and strided, and padded top and bottom only with a dilated width.
       {2, 8, 9, 12, 20, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, 1, true},
       {1, 6, 7, 9, 10, 3, 3, 1, 1, 1, 1, 0, 0, 1, 2, 1, false},
+      // Packed weights of a group past direct's 256 KiB budget, so its
+      // tasks run a channel block's rows in a row (BlocksOuter): two
+      // images, and two groups at stride 2.
+      {2, 160, 5, 6, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {1, 320, 4, 5, 80, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2, false},
       // NCHW pointwise (direct's pixels-in-lanes GEMM): grouped, planes
       // that end in a partial vector, output channels past a block and its
       // sub-blocks.
