@@ -138,13 +138,18 @@ def test_conv2d_kernel(algorithm: str, case: Case, dtype: torch.dtype, layout: s
 
 
 def test_default_takes_the_depthwise_kernels() -> None:
-    """The rule conv2d's default list (conv2d_schema.cc) states: NCHW depthwise layers
-    go to smm's one-channel register block."""
-    w = torch.randn(32, 1, 3, 3)
-    assert (
-        make_layer(Case("dw", 1, 32, 8, 8, 32, 3, padding=same(3), groups=32), w, None, "default", "NCHW").algorithm
-        == "smm"
-    )
+    """The rules conv2d's default list (conv2d_schema.cc) states: NCHW depthwise 3x3
+    layers of at most 192 channels go to direct's planar form, wider ones (and
+    other kernels) to smm's one-channel register block."""
+
+    def default(channels: int, k: int) -> str:
+        w = torch.randn(channels, 1, k, k)
+        case = Case("dw", 1, channels, 8, 8, channels, k, padding=same(k), groups=channels)
+        return make_layer(case, w, None, "default", "NCHW").algorithm
+
+    assert default(32, 3) == "direct"
+    assert default(384, 3) == "smm"
+    assert default(32, 5) == "smm"
 
 
 if __name__ == "__main__":

@@ -220,6 +220,7 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
     assert mha["multi_input"] and not conv["multi_input"]
     cpu = [name for name, _ in conv["default"]["cpu"]]
     assert cpu == [
+        "direct",
         "smm",
         "implicit gemm",
         "winograd",
@@ -256,7 +257,8 @@ def test_conv2d_default_follows_its_list(channels: int, stride: int, dtype: Any,
 @pytest.mark.parametrize(
     "cin, cout, groups, layout, want",
     [
-        (32, 32, 32, "NCHW", "smm"),  # NCHW depthwise: smm's one-channel block
+        (32, 32, 32, "NCHW", "direct"),  # narrow NCHW depthwise 3x3: direct's planar form
+        (384, 384, 384, "NCHW", "smm"),  # wider NCHW depthwise: smm's one-channel block
         (32, 32, 32, "NHWC", "guess"),  # NHWC depthwise: oneDNN's
         (3, 64, 1, "NCHW", "implicit gemm"),  # an RGB first layer
         (64, 64, 1, "NHWC", "guess"),  # winograd first on NCHW only
