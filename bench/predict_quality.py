@@ -3,16 +3,16 @@ models, train, evaluate on held-out models, write the report, the chart
 and the shipped selector.
 
 The quiet-machine protocol (about 10 minutes on a quiet 2-core machine;
-run it with nothing else on the machine, from the repository root, after
-`./bazelw build //frontends/ai3:all`):
+run it with nothing else on the machine):
 
-    python bench/predict_quality.py --ship
+    ./bazelw run //bench:predict_quality -- --ship
 
 It sweeps (ai3.sweep, one local Ray timing worker on both cores) the 7
 torchvision models of MODELS at batch 1, 3x224x224, float32, each timed
 --reps 2 times as two independent "auto" runs (tuning cache off, so each
 run times afresh; the label is the median), into --work/sweep.csv (an
-interrupted run resumes there); then
+interrupted run resumes there; the in-place swaps' keys only with
+--in-place: they serve a later in-place "auto", not this measurement); then
   1. the noise ceiling of "auto" as a label: how often the two runs pick
      the same algorithm for a layer, and per layer whether its top two
      candidates are within NEAR_TIE (a near tie: either pick is right);
@@ -60,7 +60,9 @@ MODELS = (
     "mnasnet1_0",
 )
 HOLDOUT = ("mobilenet_v3_large", "shufflenet_v2_x0_5", "mnasnet1_0")
-ROOT = Path(__file__).resolve().parent.parent
+# The source tree (under `bazel run`, the workspace it was run from): where the results and the selector go.
+ROOT = Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or Path(__file__).resolve().parent.parent)
+SHIPPED = ROOT / "frontends/ai3/data/selector.json"
 
 
 def _geomean(xs: list[float]) -> float:
@@ -192,6 +194,7 @@ def main() -> int:
     p.add_argument("--md", default=str(ROOT / "bench/results/sweep.md"))
     p.add_argument("--png", default=str(ROOT / "bench/results/sweep.png"))
     p.add_argument("--ship", action="store_true", help="write the selector trained on all models into ai3/data")
+    p.add_argument("--in-place", action="store_true", help="also sweep the in-place swaps' cache keys (slower)")
     args = p.parse_args()
     models, holdout = args.model or list(MODELS), args.holdout or list(HOLDOUT)
     work = Path(args.work)
@@ -205,7 +208,10 @@ def main() -> int:
     from ai3 import predict, sweep
 
     dataset = work / "sweep.csv"
-    summary = sweep.sweep(models, sizes=[args.size], dataset=dataset, png=args.png, reps=args.reps)
+    # The in-place swaps' keys serve a later in-place "auto", not this measurement: off unless asked for.
+    summary = sweep.sweep(
+        models, sizes=[args.size], dataset=dataset, png=args.png, reps=args.reps, in_place=args.in_place
+    )
     sweep_s = time.perf_counter() - started
     print(f"sweep: {summary['tasks']} tasks timed, {summary['skipped']} resumed, {sweep_s:.0f} s, load {_load()}")
     rows = sweep.read_dataset(dataset)
@@ -238,7 +244,7 @@ def main() -> int:
     shipped = ""
     if args.ship:
         full = predict.train(rows, kind=kind)
-        full.save(predict.PACKAGED)
+        full.save(SHIPPED)
         shipped = f"Shipped selector (`frontends/ai3/data/selector.json`): {kind}, trained on all {len(models)} models."
     mach = selector.machine
     total_s = time.perf_counter() - started
@@ -293,7 +299,7 @@ def main() -> int:
     print(text)
     Path(args.md).parent.mkdir(parents=True, exist_ok=True)
     Path(args.md).write_text(text, encoding="utf-8")
-    print(f"wrote {args.md}, {args.png}" + (f", {predict.PACKAGED}" if args.ship else ""))
+    print(f"wrote {args.md}, {args.png}" + (f", {SHIPPED}" if args.ship else ""))
     return 0
 
 

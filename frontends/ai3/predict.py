@@ -849,8 +849,9 @@ def _pick_kind(validation: Mapping[str, Any]) -> str:
     """The kind with the lower time-weighted ratio in leave-one-model-out
     validation: what a user sees is the model's time, a layer's share of
     which is its time; top-1 would count a 1% loss on a near tie like a 10x
-    loss on a big layer. (On the 7-model sweep of this session, taken under
-    load, the regressor won; the quiet-machine protocol decides again.)"""
+    loss on a big layer. Both kinds stay: which wins depends on the
+    machine's labels (bench/predict_quality.py reports both), so the
+    comparison is rerun wherever a selector is trained."""
     scored = [(validation[k]["weighted"], i, k) for i, k in enumerate(KINDS) if validation.get(k)]
     return min(scored)[2] if scored else "regressor"  # a tie: the regressor (it also says by how much)
 

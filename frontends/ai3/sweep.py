@@ -112,11 +112,11 @@ def tasks(
 # ---- On a timing worker -----------------------------------------------------------
 
 
-def _timed_runs(task: Task, loaded: Any, reps: int) -> list[tuple[dict[str, Any], list[Any], str]]:
+def _timed_runs(task: Task, loaded: Any, reps: int, in_place: bool) -> list[tuple[dict[str, Any], list[Any], str]]:
     """Every (key, results, layer name) the task's timing gave, `reps`
     results per key where reps > 1. One run is ai3.plan(..., "auto") (each
     layer in each layout the layout pass tries, and the layout plans whole)
-    and, per op with a choice, the frontend's in-place swap with "auto"
+    and (with `in_place`), per op with a choice, the frontend's in-place swap with "auto"
     (swap_conv2d & co.: their own cache keys, `via` the framework), so a
     later in-place "auto" is a cache hit too (in the first run only: those
     are the same shapes again, timed through the framework's layer). With
@@ -130,7 +130,7 @@ def _timed_runs(task: Task, loaded: Any, reps: int) -> list[tuple[dict[str, Any]
     for run in range(reps):
         with _cache_off(reps > 1), tuning.observe() as seen:
             plans.plan(loaded.model, loaded.shape, "auto", dtype=task.dtype)
-            if run == 0:
+            if run == 0 and in_place:
                 _in_place_auto(frontend, copy, loaded, task.dtype)
         first: set[str] = set()
         for key, result, name in seen:
@@ -219,16 +219,17 @@ def merge_results(results: Sequence[Any]) -> tuple[Any, dict[str, list[float | N
     return tuning.TuneResult(choice, measurements), per_run
 
 
-def run_task(task: Task, reps: int = 1) -> dict[str, Any]:
+def run_task(task: Task, reps: int = 1, in_place: bool = True) -> dict[str, Any]:
     """Times every layer of one task's model (in this process), `reps`
-    times; returns the rows and the cache entries for the driver."""
+    times (see _timed_runs); returns the rows and the cache entries for the
+    driver."""
     from ai3 import explore, predict, tuning
 
     loaded = explore.load_model(task.model, batch=task.batch, size=task.size, input_shape=task.input_shape)
     frontend_name = _frontend_name(loaded.model)
     build, mach = tuning.build_id(), json.dumps(predict.machine(), sort_keys=True)
     rows, entries = [], []
-    for key, results, name in _timed_runs(task, loaded, reps):
+    for key, results, name in _timed_runs(task, loaded, reps, in_place):
         digest = tuning.key_digest(key)
         result, per_run = merge_results(results)
         entries.append((key, result.to_json()))
@@ -287,8 +288,8 @@ def _worker_class(ray: Any) -> Any:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, 0, 0)
 
-        def run(self, task: Task, reps: int) -> dict[str, Any]:
-            return run_task(task, reps)
+        def run(self, task: Task, reps: int, in_place: bool) -> dict[str, Any]:
+            return run_task(task, reps, in_place)
 
     return TimingWorker
 
@@ -354,6 +355,7 @@ def sweep(
     workers: int | None = None,
     cores_per_worker: int | None = None,
     reps: int = 1,
+    in_place: bool = True,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Runs a sweep (see the module doc); returns a summary: tasks run and
@@ -401,7 +403,7 @@ def sweep(
             for i in range(workers)
         ]
         try:
-            _drive(ray, pool, todo, path, summary, progress, reps)
+            _drive(ray, pool, todo, path, summary, progress, (reps, in_place))
         finally:
             for actor in pool:
                 ray.kill(actor)
@@ -411,7 +413,13 @@ def sweep(
 
 
 def _drive(
-    ray: Any, pool: list, todo: list[Task], path: Path, summary: dict[str, Any], progress: bool | None, reps: int
+    ray: Any,
+    pool: list,
+    todo: list[Task],
+    path: Path,
+    summary: dict[str, Any],
+    progress: bool | None,
+    how: tuple[int, bool],
 ) -> None:
     """Hands tasks to idle workers; merges and writes each result as it comes."""
     from ai3 import tuning
@@ -424,7 +432,7 @@ def _drive(
             for actor in pool:
                 if queue and actor not in {a for a, _ in running.values()}:
                     task = queue.pop(0)
-                    running[actor.run.remote(task, reps)] = (actor, task)
+                    running[actor.run.remote(task, *how)] = (actor, task)
             bar(f"timing {', '.join(t.id for _, t in running.values())}", 0)
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
@@ -598,6 +606,11 @@ def _parser() -> argparse.ArgumentParser:
         default=1,
         help="independent 'auto' timings of each model (tuning cache off), merged by median (default 1)",
     )
+    p.add_argument(
+        "--no-in-place",
+        action="store_true",
+        help="skip the in-place swaps' cache keys (ai3.plan's only: a later in-place 'auto' then times)",
+    )
     return p
 
 
@@ -617,6 +630,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         workers=args.workers,
         cores_per_worker=args.cores_per_worker,
         reps=args.reps,
+        in_place=not args.no_in_place,
     )
     load = os.getloadavg()[0]
     print(
