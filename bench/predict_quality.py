@@ -9,10 +9,11 @@ run it with nothing else on the machine):
 
 It sweeps (ai3.sweep, one local Ray timing worker on both cores) the 7
 torchvision models of MODELS at batch 1, 3x224x224, float32, each timed
---reps 2 times as two independent "auto" runs (tuning cache off, so each
-run times afresh; the label is the median), into --work/sweep.csv (an
-interrupted run resumes there; the in-place swaps' keys only with
---in-place: they serve a later in-place "auto", not this measurement); then
+--reps 2 times as two independent "auto" runs (each with a fresh tuning
+cache of its own, so each run times afresh; the label is the median),
+into --work/sweep.csv (an interrupted run resumes there; the in-place
+swaps' keys only with --in-place: they serve a later in-place "auto", not
+this measurement); then
   1. the noise ceiling of "auto" as a label: how often the two runs pick
      the same algorithm for a layer, and per layer whether its top two
      candidates are within NEAR_TIE (a near tie: either pick is right);

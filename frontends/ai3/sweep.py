@@ -17,7 +17,7 @@ makes the frontend's in-place swap (swap_conv2d, swap_linear) with "auto"
 on a copy of the model, whose per-layer cache keys are the framework's own
 (`via` torch or keras), and returns what the tuning cache answered or was
 given (tuning.observe). With --reps N each task is timed N times, each an
-independent "auto" with the tuning cache off; a layer's time per algorithm
+independent "auto" with a fresh tuning cache of its own; a layer's time per algorithm
 is the median over the runs (the dataset's `seconds`; `run_seconds` lists
 the runs), so one slow sample under load no longer picks the winner, and
 two runs' winners side by side are the noise ceiling of "auto" as a label
@@ -120,22 +120,22 @@ def _timed_runs(task: Task, loaded: Any, reps: int, in_place: bool) -> list[tupl
     (swap_conv2d & co.: their own cache keys, `via` the framework), so a
     later in-place "auto" is a cache hit too (in the first run only: those
     are the same shapes again, timed through the framework's layer). With
-    reps > 1 every run has the tuning cache off (each one times afresh, an
-    independent "auto"), and merge_results takes the medians."""
+    reps > 1 every run has a fresh tuning cache of its own (each one times
+    afresh, an independent "auto"), and merge_results takes the medians."""
     import copy
 
     from ai3 import frontend, plans, tuning
 
     found: dict[str, tuple[dict[str, Any], list[Any], str]] = {}
     for run in range(reps):
-        with _cache_off(reps > 1), tuning.observe() as seen:
+        with _fresh_cache(reps > 1), tuning.observe() as seen:
             plans.plan(loaded.model, loaded.shape, "auto", dtype=task.dtype)
             if run == 0 and in_place:
                 _in_place_auto(frontend, copy, loaded, task.dtype)
         first: set[str] = set()
         for key, result, name in seen:
             digest = tuning.key_digest(key)
-            if digest in first:  # a layer met twice in one run (a repeated block): its first timing
+            if digest in first:  # a layer met twice in one run (a repeated block): a cache hit the second time
                 continue
             first.add(digest)
             found.setdefault(digest, (key, [], name))[1].append(result)
@@ -143,20 +143,28 @@ def _timed_runs(task: Task, loaded: Any, reps: int, in_place: bool) -> list[tupl
 
 
 @contextlib.contextmanager
-def _cache_off(off: bool) -> Any:
+def _fresh_cache(fresh: bool) -> Any:
+    """While open (if `fresh`), a tuning cache of its own in a temporary
+    folder: a run times every layer afresh, independent of the others,
+    and a layer repeated in the model is a hit within the run."""
+    import shutil
+
     from ai3 import tuning
 
+    if not fresh:
+        yield
+        return
     saved = os.environ.get(tuning.ENV_CACHE_DIR)
-    if off:
-        os.environ[tuning.ENV_CACHE_DIR] = ""
+    folder = tempfile.mkdtemp(prefix="ai3-sweep-run-")
+    os.environ[tuning.ENV_CACHE_DIR] = folder
     try:
         yield
     finally:
-        if off:
-            if saved is None:
-                os.environ.pop(tuning.ENV_CACHE_DIR, None)
-            else:
-                os.environ[tuning.ENV_CACHE_DIR] = saved
+        if saved is None:
+            os.environ.pop(tuning.ENV_CACHE_DIR, None)
+        else:
+            os.environ[tuning.ENV_CACHE_DIR] = saved
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _in_place_auto(frontend: Any, copy: Any, loaded: Any, dtype: str) -> None:
@@ -604,7 +612,7 @@ def _parser() -> argparse.ArgumentParser:
         "--reps",
         type=int,
         default=1,
-        help="independent 'auto' timings of each model (tuning cache off), merged by median (default 1)",
+        help="independent 'auto' timings of each model (each with a fresh tuning cache), merged by median (default 1)",
     )
     p.add_argument(
         "--no-in-place",
