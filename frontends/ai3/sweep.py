@@ -169,7 +169,7 @@ def _fresh_cache(fresh: bool) -> Any:
 
 def _in_place_auto(frontend: Any, copy: Any, loaded: Any, dtype: str) -> None:
     """The frontend's in-place swap with "auto" of each op that has more
-    than one algorithm, on a copy of the model (a torch swap edits it)."""
+    than one algorithm, leaving the model as it is."""
     import warnings
 
     from ai3 import errors, tuning
@@ -181,7 +181,9 @@ def _in_place_auto(frontend: Any, copy: Any, loaded: Any, dtype: str) -> None:
         if len(tuning.known_algorithms(op)) < 2:
             continue
         try:
-            front.swap_operation(op, copy.deepcopy(loaded.model), "auto", loaded.shape)
+            # A torch swap edits the model it is given; the Keras one returns a copy.
+            model = copy.deepcopy(loaded.model) if front.name == "torch" else loaded.model
+            front.swap_operation(op, model, "auto", loaded.shape)
         except errors.Error as e:  # a model this swap refuses: its plan rows stand
             warnings.warn(f"ai3 sweep: {loaded.name}: in-place swap of {op} with 'auto' failed: {e}", stacklevel=2)
 
