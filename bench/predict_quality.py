@@ -102,14 +102,14 @@ def evaluate(names: list[str], size: int, rounds: int) -> tuple[list[str], dict]
     import ai3
     from ai3 import explore, predict
 
-    chosen_seconds: list[float] = []
+    chosen_seconds: dict[str, list[float]] = {"conv2d": [], "linear": []}
     real_choose = predict.choose
 
     def timed_choose(op, candidates, device="cpu"):
         start = time.perf_counter()
         out = real_choose(op, candidates, device)
-        if op in ("conv2d", "linear") and candidates:  # the ops it has trees of
-            chosen_seconds.append((time.perf_counter() - start) / len(candidates))
+        if op in chosen_seconds and candidates:  # the ops it has trees of
+            chosen_seconds[op].append((time.perf_counter() - start) / len(candidates))
         return out
 
     lines = [
@@ -178,8 +178,8 @@ def evaluate(names: list[str], size: int, rounds: int) -> tuple[list[str], dict]
         "e2e_max": max(ratios) if ratios else math.nan,
         "slow_geomean": _geomean(slowdowns),
         "slow_median": statistics.median(slowdowns) if slowdowns else math.nan,
-        "choose_us": statistics.median(chosen_seconds) * 1e6 if chosen_seconds else math.nan,
-        "choose_calls": len(chosen_seconds),
+        "choose_us": {op: statistics.median(v) * 1e6 if v else math.nan for op, v in chosen_seconds.items()},
+        "choose_calls": sum(len(v) for v in chosen_seconds.values()),
     }
     return lines, summary
 
@@ -289,9 +289,10 @@ def main() -> int:
         f"the fastest: geometric mean {result['slow_geomean']:.3f}x, median {result['slow_median']:.3f}x. End to "
         f"end predict/auto: geometric mean {result['e2e_geomean']:.3f}x, worst model {result['e2e_max']:.3f}x "
         f"(medians of {args.rounds} interleaved runs each).",
-        f"Selecting: {rank_us:.0f} us per layer for the trees alone; {result['choose_us']:.0f} us per layer for "
-        f"predict.choose (features, trees, the core's check that the algorithm takes the layer), median of "
-        f"{result['choose_calls']} calls.",
+        f"Selecting: {rank_us:.0f} us per layer for the trees alone; per layer for predict.choose (features, "
+        f"trees, and the core building the layer with the pick to check it takes it, which packs its weights): "
+        f"conv2d {result['choose_us']['conv2d']:.0f} us, linear {result['choose_us']['linear']:.0f} us "
+        f"(medians over {result['choose_calls']} calls, one per model and op).",
         "",
         'Targets (issue 18): top-1 >= 90%, end to end <= 1.05x "auto", under 1 ms per layer to select.',
         *([""] + [shipped] if shipped else []),
