@@ -1,7 +1,8 @@
-"""The learned selector "predict" (ai3.predict): training on sweep rows, the
-saved trees equal scikit-learn's, "predict" in swap_backend, the in-place
-torch swaps, ONNX and plans, and its fallbacks to "default" (another
-machine or build, unsure, an algorithm that cannot take the layer)."""
+"""The learned selector "predict" (ai3.predict): training both kinds on sweep
+rows, the saved trees equal scikit-learn's, leave-one-model-out validation
+and its scores, "predict" in swap_backend, the in-place torch swaps, ONNX
+and plans, and its fallbacks (another machine or build, unsure, outside the
+trained shapes, an algorithm that cannot take the layer)."""
 
 from __future__ import annotations
 
@@ -42,24 +43,22 @@ class Net(nn.Module):
 SHAPE = (1, 16, 16, 16)
 
 
-def test_trained_selector_learns_the_rule_and_round_trips(tmp_path):
-    selector = predict.train(_dataset())
-    x3 = predict.features(
+def _conv_features(c_in, c_out, k, size=16):
+    return predict.features(
         "conv2d",
-        {"stride": [1, 1], "padding": [1] * 4, "groups": 1},
-        {"weight": (20, 20, 3, 3)},
-        (1, 20, 16, 16),
+        {"stride": [1, 1], "padding": [k // 2] * 4, "groups": 1},
+        {"weight": (c_out, c_in, k, k)},
+        (1, c_in, size, size),
         "float32",
         "NCHW",
     )
-    x1 = predict.features(
-        "conv2d",
-        {"stride": [1, 1], "padding": [0] * 4, "groups": 1},
-        {"weight": (40, 20, 1, 1)},
-        (1, 20, 16, 16),
-        "float32",
-        "NCHW",
-    )
+
+
+@pytest.mark.parametrize("kind", ["regressor", "classifier", "auto"])
+def test_trained_selector_learns_the_rule_and_round_trips(tmp_path, kind):
+    selector = predict.train(_dataset(), kind=kind)
+    assert selector.data["kind"] in predict.KINDS
+    x3, x1 = _conv_features(20, 20, 3), _conv_features(20, 40, 1)
     assert selector.rank("conv2d", x3)[0][0] == "winograd"
     assert selector.rank("conv2d", x1)[0][0] == "gemm"
     selector.save(tmp_path / "s.json")
@@ -67,6 +66,47 @@ def test_trained_selector_learns_the_rule_and_round_trips(tmp_path):
     assert loaded.rank("conv2d", x3) == pytest.approx(selector.rank("conv2d", x3))
     assert loaded.data["trained_on"] == ["m0", "m1"]
     assert loaded.machine == predict.machine()
+
+
+def test_cross_validation_scores_each_kind():
+    validation = predict.cross_validate(_dataset())
+    assert validation["models"] == ["m0", "m1"]
+    for kind in predict.KINDS:
+        v = validation[kind]
+        assert v["layers"] == 16 and v["clear_layers"] == 16  # every layer: the others 2x slower, no near tie
+        assert 0.0 <= v["top1"] <= 1.0 and v["geomean"] >= 1.0 and 1.0 <= v["weighted"] <= 2.0
+    # The regressor gets this rule from either half.
+    assert validation["regressor"]["top1"] == 1.0 and validation["regressor"]["weighted"] == 1.0
+    assert predict._pick_kind(validation) in predict.KINDS
+    assert "cross_validation" in predict.train(_dataset()).data  # kind "auto" keeps the better one
+
+
+def test_score_counts_near_ties_apart():
+    tie = predict.Layer("conv2d", "a", np.zeros(3), {"gemm": 1.0, "direct": 1.02}, {}, {}, {"m"})
+    clear = predict.Layer("conv2d", "b", np.zeros(3), {"gemm": 2.0, "direct": 1.0}, {}, {}, {"m"})
+    s = predict.score([(tie, "direct"), (clear, "gemm")])
+    assert s["top1"] == 0.0 and s["clear_layers"] == 1 and s["top1_clear"] == 0.0
+    assert s["weighted"] == pytest.approx((1.02 + 2.0) / (1.0 + 1.0))
+    assert s["geomean"] == pytest.approx((1.02 * 2.0) ** 0.5)
+
+
+def test_a_layer_outside_the_trained_shapes_is_default(selector_file):
+    selector = predict.current()
+    assert selector.outside("conv2d", _conv_features(32, 32, 3)) is None
+    assert "c_in" in selector.outside("conv2d", _conv_features(4096, 32, 3))
+    choices = predict.choose(
+        "conv2d",
+        [
+            selection.Candidate(
+                "big",
+                None,
+                (1, 4096, 16, 16),
+                None,
+                {"attrs": {"stride": [1, 1], "padding": [1] * 4}, "weights": {"weight": (32, 4096, 3, 3)}},
+            )
+        ],
+    )
+    assert choices[0].choice == "default" and "outside" in choices[0].reason
 
 
 def test_leaving_models_out():
@@ -80,8 +120,8 @@ def test_predict_in_swap_backend_and_plan(selector_file):
     model = ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
     chosen = {name: algorithm for name, op, algorithm in model.layers() if op == "conv2d"}
     assert chosen["a"] == "winograd" and chosen["b"] == "gemm"
-    # c: winograd is predicted but cannot take stride 2, so the core's default runs it.
-    assert chosen["c"] != "winograd"
+    # c: winograd is predicted but cannot take stride 2, so the runner-up runs it.
+    assert chosen["c"] in ("direct", "gemm")
     x = torch.randn(SHAPE)
     with torch.no_grad():
         torch.testing.assert_close(model(x), net(x), rtol=1e-3, atol=1e-3)
@@ -209,7 +249,10 @@ def test_train_selector_command(tmp_path, capsys):
         writer.writerows(rows)
     out = tmp_path / "sel.json"
     assert __main__.main(["train-selector", str(dataset), "--out", str(out)]) == 0
-    assert "conv2d" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "conv2d" in printed and "Leave-one-model-out" in printed
+    assert predict.Selector.load(out).data["kind"] in predict.KINDS
+    assert __main__.main(["train-selector", str(dataset), "--out", str(out), "--kind", "classifier"]) == 0
     assert predict.Selector.load(out).ops["conv2d"].classes == ["gemm", "winograd"]
 
 

@@ -13,9 +13,11 @@ It makes an ai3.plan with "auto" for every op (each layer timed alone on
 its real input shape, algorithm by algorithm; see ai3.tuning, whose disk
 cache it uses unless --no-cache), times the whole tuned ai3.Model against
 the framework itself on the same input (PyTorch eager, Keras, or ONNX
-Runtime) and, for a PyTorch model, against ONNX Runtime running its ONNX
-export (what a CPU user would pick instead), prints the plan and those totals as rich tables, and writes into
---out:
+Runtime) and, for a PyTorch or Keras model, against ONNX Runtime running
+its ONNX export (what a CPU user would pick instead; a Keras model is
+exported on Keras's torch backend, in a child process, as tf2onnx is not
+among ai3's dependencies), prints the plan and those totals as rich tables,
+and writes into --out:
   <name>.png        per-layer time by algorithm (log scale; layers with more
                     than one timed algorithm) and the end-to-end bars;
   <name>.plan.json  the plan (ai3.Plan.load it and pass it as a selector).
@@ -28,6 +30,7 @@ see ai3.keras) or each side's idle threads spin while the other works.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 
@@ -102,14 +105,19 @@ class Loaded:
     """A model to explore or sweep: `model` is what ai3.plan takes (an
     nn.Module, a keras.Model, an ONNX path), `run` the framework running it
     on a NumPy input, `shape` its input shape, `onnx` an ONNX file of it for
-    ONNX Runtime (None where ai3 cannot make one)."""
+    ONNX Runtime (None where ai3 cannot make one), made by `export_onnx`
+    when first asked for (a sweep never needs it)."""
 
     name: str
     framework: str
     model: Any
     run: Callable[[np.ndarray], Any]
     shape: tuple[int, ...]
-    onnx: str | None = None
+    export_onnx: Callable[[], str | None] | None = None
+
+    @functools.cached_property
+    def onnx(self) -> str | None:
+        return None if self.export_onnx is None else self.export_onnx()
 
 
 def load_model(source: str, *, batch: int = 1, size: int = 224, input_shape: Sequence[int] | None = None) -> Loaded:
@@ -288,7 +296,7 @@ def _torch_loaded(name: str, model: Any, shape: tuple[int, ...] | None, batch: i
         with torch.inference_mode():
             return model(torch.from_numpy(x))
 
-    return Loaded(name, "PyTorch", model, run, tuple(shape), _torch_onnx(name, model, shape))
+    return Loaded(name, "PyTorch", model, run, tuple(shape), lambda: _torch_onnx(name, model, shape))
 
 
 def _torch_onnx(name: str, model: Any, shape: Sequence[int]) -> str | None:
@@ -305,11 +313,61 @@ def _torch_onnx(name: str, model: Any, shape: Sequence[int]) -> str | None:
             warnings.simplefilter("ignore")
             torch.onnx.export(model, (torch.zeros(tuple(shape)),), path, dynamo=False)
     except Exception as e:
-        warnings.warn(
-            f"ai3 explore: no ONNX Runtime column for {name}: torch.onnx.export failed ({type(e).__name__}: {e})",
-            RuntimeWarning,
-            stacklevel=2,
+        _no_onnx_column(name, f"torch.onnx.export failed ({type(e).__name__}: {e})")
+        return None
+    return path
+
+
+def _no_onnx_column(name: str, why: str) -> None:
+    import warnings
+
+    warnings.warn(f"ai3 explore: no ONNX Runtime column for {name}: {why}", RuntimeWarning, stacklevel=3)
+
+
+# Run with KERAS_BACKEND=torch: argv = the .keras file, the ONNX file, the input shape (JSON).
+_KERAS_TORCH_EXPORT = """
+import json, sys, warnings
+import keras
+warnings.simplefilter("ignore")
+model = keras.models.load_model(sys.argv[1], compile=False)
+spec = keras.InputSpec(shape=tuple(json.loads(sys.argv[3])), dtype="float32")
+model.export(sys.argv[2], format="onnx", input_signature=[spec], verbose=False)
+"""
+
+
+def _keras_onnx(name: str, model: Any, shape: Sequence[int]) -> str | None:
+    """The Keras model in ONNX for ONNX Runtime's column. Keras exports ONNX
+    from its TensorFlow backend only through tf2onnx, which ai3 does not
+    depend on; from its torch backend it exports through torch.onnx. So the
+    model is saved (.keras: architecture and weights, whichever backend) and
+    a child process on the torch backend loads it and exports it: the same
+    model and weights. None (with a warning) where that fails."""
+    import json
+    import subprocess
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="ai3-explore-")
+    saved, path = os.path.join(folder, f"{name}.keras"), os.path.join(folder, f"{name}.onnx")
+    try:
+        model.save(saved)
+    except Exception as e:
+        _no_onnx_column(name, f"the model cannot be saved as .keras ({type(e).__name__}: {e})")
+        return None
+    env = {**os.environ, "KERAS_BACKEND": "torch"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _KERAS_TORCH_EXPORT, saved, path, json.dumps(list(shape))],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
+    except subprocess.TimeoutExpired:
+        _no_onnx_column(name, "the export on Keras's torch backend took over 15 minutes")
+        return None
+    if done.returncode != 0 or not os.path.exists(path):
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        _no_onnx_column(name, f"the export on Keras's torch backend failed ({last})")
         return None
     return path
 
@@ -346,8 +404,7 @@ def _keras_loaded(name: str, model: Any, shape: tuple[int, ...] | None, batch: i
     def run(x: np.ndarray) -> Any:
         return call(x)
 
-    # No ONNX column: a Keras-to-ONNX converter (tf2onnx) is not among ai3's dependencies.
-    return Loaded(name, "Keras", model, run, tuple(shape))
+    return Loaded(name, "Keras", model, run, tuple(shape), lambda: _keras_onnx(name, model, shape))
 
 
 def _from_function(source: str, shape: tuple[int, ...] | None, batch: int, size: int) -> Loaded:

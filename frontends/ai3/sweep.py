@@ -12,8 +12,16 @@ torchvision name, keras:<keras.applications name>, an .onnx, .pt2 or
 size, dtype) is one task: a Ray actor (a timing worker) builds the model
 with ai3.plan(..., "auto"), which times each applicable algorithm of each
 layer on its real input shape (ai3.tuning), in each layout the layout pass
-tries (ai3.layouts: every layout plan is built and timed whole), and
-returns what the tuning cache answered or was given (tuning.observe).
+tries (ai3.layouts: every layout plan is built and timed whole), then
+makes the frontend's in-place swap (swap_conv2d, swap_linear) with "auto"
+on a copy of the model, whose per-layer cache keys are the framework's own
+(`via` torch or keras), and returns what the tuning cache answered or was
+given (tuning.observe). With --reps N each task is timed N times, each an
+independent "auto" with a fresh tuning cache of its own; a layer's time per algorithm
+is the median over the runs (the dataset's `seconds`; `run_seconds` lists
+the runs), so one slow sample under load no longer picks the winner, and
+two runs' winners side by side are the noise ceiling of "auto" as a label
+(bench/predict_quality.py).
 
 Timing workers: each is pinned to its own cores (os.sched_setaffinity,
 OMP_NUM_THREADS), and Ray is told each needs that many CPUs, so timings
@@ -70,6 +78,7 @@ DATASET_COLUMNS = (
     "note",
     "workspace_bytes",
     "chosen",
+    "run_seconds",
 )
 
 
@@ -103,22 +112,137 @@ def tasks(
 # ---- On a timing worker -----------------------------------------------------------
 
 
-def run_task(task: Task) -> dict[str, Any]:
-    """Times every layer of one task's model (in this process); returns
-    the rows and the cache entries for the driver."""
-    from ai3 import explore, plans, predict, tuning
+def _timed_runs(task: Task, loaded: Any, reps: int, in_place: bool) -> list[tuple[dict[str, Any], list[Any], str]]:
+    """Every (key, results, layer name) the task's timing gave, `reps`
+    results per key where reps > 1. One run is ai3.plan(..., "auto") (each
+    layer in each layout the layout pass tries, and the layout plans whole)
+    and (with `in_place`), per op with a choice, the frontend's in-place swap with "auto"
+    (swap_conv2d & co.: their own cache keys, `via` the framework), so a
+    later in-place "auto" is a cache hit too (in the first run only: those
+    are the same shapes again, timed through the framework's layer). With
+    reps > 1 every run has a fresh tuning cache of its own (each one times
+    afresh, an independent "auto"), and merge_results takes the medians."""
+    import copy
+
+    from ai3 import frontend, plans, tuning
+
+    found: dict[str, tuple[dict[str, Any], list[Any], str]] = {}
+    for run in range(reps):
+        with _fresh_cache(reps > 1), tuning.observe() as seen:
+            plans.plan(loaded.model, loaded.shape, "auto", dtype=task.dtype)
+            if run == 0 and in_place:
+                _in_place_auto(frontend, copy, loaded, task.dtype)
+        first: set[str] = set()
+        for key, result, name in seen:
+            digest = tuning.key_digest(key)
+            if digest in first:  # a layer met twice in one run (a repeated block): a cache hit the second time
+                continue
+            first.add(digest)
+            found.setdefault(digest, (key, [], name))[1].append(result)
+    return list(found.values())
+
+
+@contextlib.contextmanager
+def _fresh_cache(fresh: bool) -> Any:
+    """While open (if `fresh`), a tuning cache of its own in a temporary
+    folder: a run times every layer afresh, independent of the others,
+    and a layer repeated in the model is a hit within the run."""
+    import shutil
+
+    from ai3 import tuning
+
+    if not fresh:
+        yield
+        return
+    saved = os.environ.get(tuning.ENV_CACHE_DIR)
+    folder = tempfile.mkdtemp(prefix="ai3-sweep-run-")
+    os.environ[tuning.ENV_CACHE_DIR] = folder
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(tuning.ENV_CACHE_DIR, None)
+        else:
+            os.environ[tuning.ENV_CACHE_DIR] = saved
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _in_place_auto(frontend: Any, copy: Any, loaded: Any, dtype: str) -> None:
+    """The frontend's in-place swap with "auto" of each op that has more
+    than one algorithm, leaving the model as it is."""
+    import warnings
+
+    from ai3 import errors, tuning
+
+    if dtype != "float32" or loaded.framework == "onnx":  # the swaps' own dtype; ONNX has no in-place model
+        return
+    front = frontend.of(loaded.model, "ai3 sweep")
+    for op in frontend.SWAP_SHORTHANDS:
+        if len(tuning.known_algorithms(op)) < 2:
+            continue
+        try:
+            # A torch swap edits the model it is given; the Keras one returns a copy.
+            model = copy.deepcopy(loaded.model) if front.name == "torch" else loaded.model
+            front.swap_operation(op, model, "auto", loaded.shape)
+        except errors.Error as e:  # a model this swap refuses: its plan rows stand
+            warnings.warn(f"ai3 sweep: {loaded.name}: in-place swap of {op} with 'auto' failed: {e}", stacklevel=2)
+
+
+def merge_results(results: Sequence[Any]) -> tuple[Any, dict[str, list[float | None]]]:
+    """One TuneResult from several independent timings of a layer: each
+    algorithm's median over the runs (a run's slow sample no longer decides
+    the winner), and the fastest of those as the choice; also each
+    algorithm's per-run seconds (None where a run did not time it)."""
+    import numpy as np
+
+    from ai3 import tuning
+
+    if len(results) == 1:
+        only = results[0]
+        return only, {m.algorithm: [m.seconds] for m in only.measurements}
+    per_run: dict[str, list[float | None]] = {}
+    merged: dict[str, Any] = {}
+    for result in results:
+        for m in result.measurements:
+            per_run.setdefault(m.algorithm, []).append(m.seconds)
+            merged.setdefault(m.algorithm, [])
+            merged[m.algorithm].append(m)
+    measurements = []
+    for algorithm, ms in merged.items():
+        timed = [m for m in ms if m.timed]
+        if not timed:
+            measurements.append(ms[0])
+            continue
+        # Stopped early only where every run stopped it (it never came close).
+        full = [m for m in timed if m.note != tuning.STOPPED_EARLY]
+        measurements.append(
+            tuning.Measurement(
+                algorithm,
+                float(np.median([m.seconds for m in timed])),
+                sum(m.samples for m in timed),
+                "" if full else tuning.STOPPED_EARLY,
+                timed[0].workspace_bytes,
+            )
+        )
+    contenders = [m for m in measurements if m.timed and m.note != tuning.STOPPED_EARLY]
+    choice = min(contenders, key=lambda m: m.seconds).algorithm if contenders else results[0].choice
+    return tuning.TuneResult(choice, measurements), per_run
+
+
+def run_task(task: Task, reps: int = 1, in_place: bool = True) -> dict[str, Any]:
+    """Times every layer of one task's model (in this process), `reps`
+    times (see _timed_runs); returns the rows and the cache entries for the
+    driver."""
+    from ai3 import explore, predict, tuning
 
     loaded = explore.load_model(task.model, batch=task.batch, size=task.size, input_shape=task.input_shape)
-    with tuning.observe() as seen:
-        plan = plans.plan(loaded.model, loaded.shape, "auto", dtype=task.dtype)
+    frontend_name = _frontend_name(loaded.model)
     build, mach = tuning.build_id(), json.dumps(predict.machine(), sort_keys=True)
-    rows, entries, done = [], [], set()
-    for key, result, name in seen:
+    rows, entries = [], []
+    for key, results, name in _timed_runs(task, loaded, reps, in_place):
         digest = tuning.key_digest(key)
+        result, per_run = merge_results(results)
         entries.append((key, result.to_json()))
-        if digest in done:
-            continue
-        done.add(digest)
         algorithms = json.dumps(
             tuning.known_algorithms(key["op"], key.get("device", "cpu")) if key["op"] != "layout_plan" else []
         )
@@ -128,7 +252,7 @@ def run_task(task: Task) -> dict[str, Any]:
                 {
                     "task": task.id,
                     "model": task.model,
-                    "frontend": plan.frontend,
+                    "frontend": frontend_name,
                     "model_input_shape": json.dumps(list(loaded.shape)),
                     "op": key["op"],
                     "layer": name,
@@ -148,9 +272,16 @@ def run_task(task: Task) -> dict[str, Any]:
                     "note": m.note,
                     "workspace_bytes": "" if m.workspace_bytes is None else m.workspace_bytes,
                     "chosen": int(m.algorithm == result.choice),
+                    "run_seconds": json.dumps(per_run.get(m.algorithm, [])),
                 }
             )
     return {"task": task.id, "build": build, "rows": rows, "entries": entries, "cores": sorted(os.sched_getaffinity(0))}
+
+
+def _frontend_name(model: Any) -> str:
+    from ai3 import frontend
+
+    return frontend.of(model, "ai3 sweep").name
 
 
 def _worker_class(ray: Any) -> Any:
@@ -167,8 +298,8 @@ def _worker_class(ray: Any) -> Any:
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, 0, 0)
 
-        def run(self, task: Task) -> dict[str, Any]:
-            return run_task(task)
+        def run(self, task: Task, reps: int, in_place: bool) -> dict[str, Any]:
+            return run_task(task, reps, in_place)
 
     return TimingWorker
 
@@ -233,6 +364,8 @@ def sweep(
     address: str | None = None,
     workers: int | None = None,
     cores_per_worker: int | None = None,
+    reps: int = 1,
+    in_place: bool = True,
     progress: bool | None = None,
 ) -> dict[str, Any]:
     """Runs a sweep (see the module doc); returns a summary: tasks run and
@@ -241,6 +374,8 @@ def sweep(
 
     if not models:
         raise errors.InvalidArgument("ai3 sweep: give at least one model")
+    if reps < 1:
+        raise errors.InvalidArgument(f"ai3 sweep: reps must be at least 1, got {reps}")
     path = Path(dataset)
     path.parent.mkdir(parents=True, exist_ok=True)
     done = {r["task"] for r in read_dataset(path)}
@@ -278,7 +413,7 @@ def sweep(
             for i in range(workers)
         ]
         try:
-            _drive(ray, pool, todo, path, summary, progress)
+            _drive(ray, pool, todo, path, summary, progress, (reps, in_place))
         finally:
             for actor in pool:
                 ray.kill(actor)
@@ -287,7 +422,15 @@ def sweep(
     return summary
 
 
-def _drive(ray: Any, pool: list, todo: list[Task], path: Path, summary: dict[str, Any], progress: bool | None) -> None:
+def _drive(
+    ray: Any,
+    pool: list,
+    todo: list[Task],
+    path: Path,
+    summary: dict[str, Any],
+    progress: bool | None,
+    how: tuple[int, bool],
+) -> None:
     """Hands tasks to idle workers; merges and writes each result as it comes."""
     from ai3 import tuning
 
@@ -299,7 +442,7 @@ def _drive(ray: Any, pool: list, todo: list[Task], path: Path, summary: dict[str
             for actor in pool:
                 if queue and actor not in {a for a, _ in running.values()}:
                     task = queue.pop(0)
-                    running[actor.run.remote(task)] = (actor, task)
+                    running[actor.run.remote(task, *how)] = (actor, task)
             bar(f"timing {', '.join(t.id for _, t in running.values())}", 0)
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
@@ -343,27 +486,26 @@ def _progress(show: bool, total: int) -> Any:
 
 def winners(rows: Sequence[dict[str, str]]) -> dict[str, list[tuple[str, dict[str, Any], str]]]:
     """Per op, (the layer's key digest, its key fields, the measured-fastest
-    algorithm) of each distinct layer of the dataset (layout plans left
+    algorithm) of each distinct layer the core ran (layout plans and the
+    in-place swaps' keys, the same layers in a framework's terms, left
     out; an algorithm cut short or failed never wins)."""
-    best: dict[str, tuple[float, dict[str, Any], str]] = {}
-    for r in rows:
-        if r["op"] == "layout_plan" or not r["seconds"] or r["note"]:
-            continue
-        seconds = float(r["seconds"])
-        if r["key_digest"] not in best or seconds < best[r["key_digest"]][0]:
-            key = {
-                "op": r["op"],
-                "params": json.loads(r["params"]),
-                "input_shape": json.loads(r["layer_input_shape"]),
-                "dtype": r["dtype"],
-                "layout": r["layout"],
-                "via": r["via"],
-            }
-            best[r["key_digest"]] = (seconds, key, r["algorithm"])
-    out: dict[str, list[tuple[str, dict[str, Any], str]]] = {}
-    for digest, (_, key, algorithm) in best.items():
-        out.setdefault(key["op"], []).append((digest, key, algorithm))
-    return out
+    from ai3 import predict
+
+    return {
+        op: [(la.digest, la.key, la.fastest) for la in layers] for op, layers in predict.dataset_layers(rows).items()
+    }
+
+
+def row_key(r: dict[str, str]) -> dict[str, Any]:
+    """The tuning-cache key fields a dataset row records of its layer."""
+    return {
+        "op": r["op"],
+        "params": json.loads(r["params"]),
+        "input_shape": json.loads(r["layer_input_shape"]),
+        "dtype": r["dtype"],
+        "layout": r["layout"],
+        "via": r.get("via", "core"),
+    }
 
 
 def summary_png(rows: Sequence[dict[str, str]], path: Path) -> None:
@@ -468,6 +610,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--address", help="an existing Ray cluster (default: a local Ray started here)")
     p.add_argument("--workers", type=int, help="timing workers (default: one)")
     p.add_argument("--cores-per-worker", type=int, help="cores each worker is pinned to (default: all / workers)")
+    p.add_argument(
+        "--reps",
+        type=int,
+        default=1,
+        help="independent 'auto' timings of each model (each with a fresh tuning cache), merged by median (default 1)",
+    )
+    p.add_argument(
+        "--no-in-place",
+        action="store_true",
+        help="skip the in-place swaps' cache keys (ai3.plan's only: a later in-place 'auto' then times)",
+    )
     return p
 
 
@@ -486,6 +639,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         address=args.address,
         workers=args.workers,
         cores_per_worker=args.cores_per_worker,
+        reps=args.reps,
+        in_place=not args.no_in_place,
     )
     load = os.getloadavg()[0]
     print(
@@ -498,4 +653,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["DATASET_COLUMNS", "Task", "read_dataset", "run_task", "summary_png", "sweep", "tasks", "winners"]
+__all__ = [
+    "DATASET_COLUMNS",
+    "Task",
+    "merge_results",
+    "read_dataset",
+    "run_task",
+    "summary_png",
+    "sweep",
+    "tasks",
+    "winners",
+]
