@@ -398,8 +398,8 @@ void ZeroCopyConcat() {
 //   cat = concat(relu(x), x); y = bn_relu(cat); out = y + concat(x, x)
 template <typename T>
 void ConcatBatchNorm() {
-  const std::string tag = std::string("concat -> batchnorm2d ") +
-                          Name(DTypeOf<T>());
+  const std::string tag =
+      std::string("concat -> batchnorm2d ") + Name(DTypeOf<T>());
   const DType dtype = DTypeOf<T>();
   const int64_t c = 5, h = 3, w = 4, cc = 2 * c;
   auto relu = std::make_shared<Layer<ReluAttrs>>(
@@ -413,13 +413,13 @@ void ConcatBatchNorm() {
   a.channels = cc;
   a.dtype = dtype;
   a.layout = Layout::kNHWC;
-  a.activation = Activation::Clamp(0.0, std::numeric_limits<double>::infinity());
+  a.activation =
+      Activation::Clamp(0.0, std::numeric_limits<double>::infinity());
   auto bn = std::make_shared<Layer<BatchNorm2dAttrs>>(
       "bn", a,
-      std::vector<Tensor>{Tensor{wt.data(), dtype, {cc}},
-                          Tensor{bt.data(), dtype, {cc}},
-                          Tensor{mt.data(), dtype, {cc}},
-                          Tensor{vt.data(), dtype, {cc}}},
+      std::vector<Tensor>{
+          Tensor{wt.data(), dtype, {cc}}, Tensor{bt.data(), dtype, {cc}},
+          Tensor{mt.data(), dtype, {cc}}, Tensor{vt.data(), dtype, {cc}}},
       "direct");
   Model m;
   const int r = m.AddLayer(relu, Model::kInput);

@@ -93,8 +93,7 @@ void InterleaveRange(const T* __restrict x, int64_t sb, T* __restrict y,
 constexpr int64_t kMaxInterleaved = 8;
 
 template <typename T>
-void Interleave(const Plan& p, const T* x, T* y, int64_t numel,
-                bool parallel) {
+void Interleave(const Plan& p, const T* x, T* y, int64_t numel, bool parallel) {
   const int64_t a = p.size[p.rank - 2];
   const int64_t b = p.size[p.rank - 1], sb = p.stride[p.rank - 1];
   const int64_t batches = numel / (a * b);
@@ -103,10 +102,18 @@ void Interleave(const Plan& p, const T* x, T* y, int64_t numel,
       const T* xb = x + Offset(p, p.rank - 2, batch);
       T* yb = y + batch * a * b;
       switch (b) {
-        case 2: InterleaveRange<2>(xb, sb, yb, b, lo, hi); break;
-        case 3: InterleaveRange<3>(xb, sb, yb, b, lo, hi); break;
-        case 4: InterleaveRange<4>(xb, sb, yb, b, lo, hi); break;
-        default: InterleaveRange<0>(xb, sb, yb, b, lo, hi); break;
+        case 2:
+          InterleaveRange<2>(xb, sb, yb, b, lo, hi);
+          break;
+        case 3:
+          InterleaveRange<3>(xb, sb, yb, b, lo, hi);
+          break;
+        case 4:
+          InterleaveRange<4>(xb, sb, yb, b, lo, hi);
+          break;
+        default:
+          InterleaveRange<0>(xb, sb, yb, b, lo, hi);
+          break;
       }
     }
   });
