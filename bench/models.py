@@ -118,7 +118,9 @@ def main(argv: list[str]) -> None:
                 lambda: ai3.swap_backend(model, {"conv2d": FLAGS.algos}, sample_input_shape=shape),
             )
             if backend is not None:
-                notes.append(f"layout plan {backend.layout_decision.plan}")  # "auto" chose it end to end
+                # "auto" chose both end to end
+                decision = backend.layout_decision
+                notes.append(f"layout plan {decision.plan}, graph fusion {'on' if decision.fusion else 'off'}")
                 err_sb = (backend(x) - want).abs().max().item()
                 sb_s = timing.median_seconds(lambda: backend(x), FLAGS.reps)
 

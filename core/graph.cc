@@ -10,6 +10,8 @@
 
 #include "core/errors.h"
 #include "core/ops/add/add.h"
+#include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/batchnorm2d/scale_shift_kernel.h"
 #include "core/ops/concat/concat.h"
 #include "core/parallel.h"
 
@@ -382,6 +384,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   plan->offset.assign(count, 0);
   plan->placed_in.assign(count, -1);
   plan->in_place.assign(count, {});
+  plan->concat_map.assign(count, nullptr);
   if (!enabled) return root;
   // How often each node is read by the live nodes, and by which (the last).
   std::vector<int> readers(count, 0), reader(count, -1);
@@ -432,7 +435,64 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
     }
   }
   PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
+  FoldConcatBatchNorm(live, shapes, is_output, &root, plan);
   return root;
+}
+
+void Model::FoldConcatBatchNorm(const std::vector<bool>& live,
+                                const std::vector<Shape>& shapes,
+                                const std::vector<char>& is_output,
+                                std::vector<int>* root, Plan* plan) const {
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int>& r = *root;
+  std::vector<int> readers(count, 0), reader(count, -1);
+  std::vector<int> group_size(count, 0);
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    ++group_size[r[i]];
+    for (int input : nodes_[i].inputs) {
+      if (input < 0) continue;
+      ++readers[input];
+      reader[input] = i;
+    }
+  }
+  for (int i = 0; i < count; ++i) {
+    const Node& n = nodes_[i];
+    if (!live[i] || n.kind != Kind::kConcat || is_output[i] ||
+        readers[i] != 1) {
+      continue;
+    }
+    // The concat copies every input into a buffer of its own: none is
+    // placed in it, it is placed nowhere, and no later concat extends it.
+    const std::vector<char>& placed = plan->in_place[i];
+    if (r[i] != i || group_size[i] != 1 || plan->placed_in[i] >= 0 ||
+        std::find(placed.begin(), placed.end(), 1) != placed.end()) {
+      continue;
+    }
+    const int u = reader[i];
+    const Node& bn = nodes_[u];
+    if (bn.kind != Kind::kLayer || bn.inputs.size() != 1 ||
+        bn.layer->algorithm() != "direct" ||
+        bn.layer->device() != Device::kCPU) {
+      continue;
+    }
+    const auto* layer =
+        dynamic_cast<const Layer<BatchNorm2dAttrs>*>(bn.layer.get());
+    const int64_t rank = static_cast<int64_t>(shapes[i].size());
+    if (layer == nullptr || layer->attrs().layout != Layout::kNHWC ||
+        rank != 4 || (n.axis < 0 ? n.axis + rank : n.axis) != 3) {
+      continue;
+    }
+    // The layer's buffer (shared with a residual add fused into it, if
+    // any) becomes the concat's.
+    const int old_root = r[u];
+    for (int j = 0; j < count; ++j) {
+      if (live[j] && r[j] == old_root) r[j] = i;
+    }
+    plan->fused_into[u] = i;
+    plan->concat_map[i] = std::make_shared<const ScaleShiftMap>(
+        layer->attrs(), layer->weights(), /*shift=*/true);
+  }
 }
 
 void Model::PlaceConcatInputs(const std::vector<bool>& live,
@@ -911,6 +971,16 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
     } else {
       backend->Concat(xs, plan_.widths[i].data(), inputs, plan_.outer[i],
                       SizeOf(plan_.dtype), y.data, input.stream);
+    }
+    return;
+  }
+  if (const ScaleShiftMap* map = plan_.concat_map[i].get()) {
+    if (f64) {
+      map->ApplyConcatNhwc(plan_.f64_inputs[i].data(), plan_.widths[i].data(),
+                           inputs, plan_.outer[i], y.data_as<double>());
+    } else {
+      map->ApplyConcatNhwc(plan_.f32_inputs[i].data(), plan_.widths[i].data(),
+                           inputs, plan_.outer[i], y.data_as<float>());
     }
     return;
   }

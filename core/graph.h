@@ -50,6 +50,15 @@
 // NCHW at batch > 1) a channel slice is strided, which no layer's kernel
 // writes, so those concats copy as before.
 //
+// Concat -> batchnorm2d (the same switch): a concat along NHWC channels
+// whose only reader is a "direct" batchnorm2d layer (with any activation
+// folded into it: DenseNet's cat -> BN -> ReLU before each dense layer)
+// applies the layer's per-channel map as it copies, into one buffer the two
+// share, so the normalised features cost one pass over memory instead of
+// two. The batchnorm2d node does not run (its NodeSeconds stay 0; the
+// concat's hold both). A concat whose buffer other nodes share (zero-copy
+// placements) keeps its layer.
+//
 // Several inputs and outputs (SetInputCount, SetOutputs): input k is the
 // node id InputId(k) = -1 - k (kInput is input 0); all inputs share one
 // dtype. The first output writes straight into the caller's buffer like a
@@ -79,6 +88,8 @@
 #include "core/tensor.h"
 
 namespace ai3 {
+
+class ScaleShiftMap;  // core/ops/batchnorm2d/scale_shift_kernel.h
 
 class Model {
  public:
@@ -178,6 +189,7 @@ class Model {
   // `node` adds into in place, or -1 when it runs on its own buffer; for a
   // folded relu, the add that applies it; for a node written straight into
   // a concat's buffer (an input, or an earlier concat it extends), that
+  // concat; for a batchnorm2d folded into the concat before it, that
   // concat. For tests and reports.
   int FusedInto(int node) const;
 
@@ -231,6 +243,9 @@ class Model {
     std::vector<int64_t> offset;
     std::vector<int> placed_in;
     std::vector<std::vector<char>> in_place;
+    // Per concat node: the map of the batchnorm2d folded into it (null
+    // when none), which it applies as it copies.
+    std::vector<std::shared_ptr<const ScaleShiftMap>> concat_map;
     // The nodes whose result is the caller's output buffer (the output and
     // the nodes writing in place into it), set per call.
     std::vector<int> output_group;
@@ -250,6 +265,12 @@ class Model {
   void PlaceConcatInputs(const std::vector<bool>& live,
                          const std::vector<Shape>& shapes, int out,
                          std::vector<int>* root, Plan* plan) const;
+  // The concat -> batchnorm2d part: folds each such layer into its concat,
+  // updating `root` and the plan's fused_into / concat_map.
+  void FoldConcatBatchNorm(const std::vector<bool>& live,
+                           const std::vector<Shape>& shapes,
+                           const std::vector<char>& is_output,
+                           std::vector<int>* root, Plan* plan) const;
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;

@@ -2,8 +2,11 @@
 // a ReLU object used twice, a skip connection), a concat block over the
 // model input and two branches, buffer reuse across calls and shapes,
 // pruning of nodes the output does not need, and the errors a malformed
-// graph or input must raise, naming the node.
+// graph or input must raise, naming the node; an NHWC concat -> batchnorm2d
+// (-> ReLU) folded into one pass.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -12,6 +15,7 @@
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/layer.h"
+#include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/relu/relu.h"
 #include "core/testing/reference.h"
@@ -388,6 +392,86 @@ void ZeroCopyConcat() {
   Check(last == 4, tag + ": node ids");
 }
 
+// NHWC concat -> batchnorm2d with a fused ReLU, the batchnorm folded into
+// the concat's copy, and a residual add over its result (fused in place, so
+// the add, the batchnorm and the concat share one buffer):
+//   cat = concat(relu(x), x); y = bn_relu(cat); out = y + concat(x, x)
+template <typename T>
+void ConcatBatchNorm() {
+  const std::string tag =
+      std::string("concat -> batchnorm2d ") + Name(DTypeOf<T>());
+  const DType dtype = DTypeOf<T>();
+  const int64_t c = 5, h = 3, w = 4, cc = 2 * c;
+  auto relu = std::make_shared<Layer<ReluAttrs>>(
+      "relu", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+  auto wd = testing::RandomVector(cc, 81), bd = testing::RandomVector(cc, 82),
+       md = testing::RandomVector(cc, 83), vd = testing::RandomVector(cc, 84);
+  for (double& v : vd) v = v * v + 0.5;
+  auto wt = testing::Cast<T>(wd), bt = testing::Cast<T>(bd),
+       mt = testing::Cast<T>(md), vt = testing::Cast<T>(vd);
+  BatchNorm2dAttrs a;
+  a.channels = cc;
+  a.dtype = dtype;
+  a.layout = Layout::kNHWC;
+  a.activation =
+      Activation::Clamp(0.0, std::numeric_limits<double>::infinity());
+  auto bn = std::make_shared<Layer<BatchNorm2dAttrs>>(
+      "bn", a,
+      std::vector<Tensor>{
+          Tensor{wt.data(), dtype, {cc}}, Tensor{bt.data(), dtype, {cc}},
+          Tensor{mt.data(), dtype, {cc}}, Tensor{vt.data(), dtype, {cc}}},
+      "direct");
+  Model m;
+  const int r = m.AddLayer(relu, Model::kInput);
+  const int cat = m.AddConcat({r, Model::kInput}, -1, "cat");
+  const int y = m.AddLayer(bn, cat);
+  const int skip = m.AddConcat({Model::kInput, Model::kInput}, 3, "skip");
+  const int out = m.AddAdd({y, skip}, "out");
+  for (int64_t n : {1, 2}) {
+    const std::string what = tag + " batch " + std::to_string(n);
+    const Shape shape = {n, h, w, c}, out_shape = {n, h, w, cc};
+    auto xd = testing::RandomVector(n * h * w * c, 85);
+    std::vector<double> want(n * h * w * cc);
+    for (int64_t p = 0; p < n * h * w; ++p) {
+      for (int64_t k = 0; k < cc; ++k) {
+        const double xv = xd[p * c + k % c];
+        const double in = k < c ? std::max(xv, 0.0) : xv;
+        const double norm =
+            (in - md[k]) / std::sqrt(vd[k] + a.eps) * wd[k] + bd[k];
+        want[p * cc + k] = std::max(norm, 0.0) + xv;
+      }
+    }
+    auto x = testing::Cast<T>(xd);
+    std::vector<T> fused(want.size()), plain(want.size());
+    m.SetFusion(true);
+    for (int rep = 0; rep < 2; ++rep) {  // planned, then reusing the plan
+      m.Forward(Tensor{x.data(), dtype, shape},
+                Tensor{fused.data(), dtype, out_shape});
+    }
+    CheckClose(fused, want, what);
+    Check(m.FusedInto(y) == cat && m.FusedInto(out) == y &&
+              m.FusedInto(cat) == -1 && m.FusedInto(skip) == -1,
+          what + ": the batchnorm folded into cat, the add in place over it");
+    m.SetFusion(false);
+    m.Forward(Tensor{x.data(), dtype, shape},
+              Tensor{plain.data(), dtype, out_shape});
+    CheckClose(plain, want, what + ": unfused");
+    Check(m.FusedInto(y) == -1, what + ": nothing folded when off");
+  }
+  // A concat read by the batchnorm and by another node, or in NCHW, keeps
+  // its layer.
+  Model shared;
+  const int cat2 = shared.AddConcat({Model::kInput, Model::kInput}, 3, "cat");
+  const int y2 = shared.AddLayer(bn, cat2);
+  shared.AddAdd({y2, cat2}, "out");
+  const Shape shape = {1, h, w, c}, out_shape = {1, h, w, cc};
+  auto x = testing::Cast<T>(testing::RandomVector(h * w * c, 86));
+  std::vector<T> out2(h * w * cc);
+  shared.Forward(Tensor{x.data(), dtype, shape},
+                 Tensor{out2.data(), dtype, out_shape});
+  Check(shared.FusedInto(y2) == -1, tag + ": a concat read twice keeps it");
+}
+
 // Long chains reuse two buffers; an add over many inputs sums them all;
 // nodes the output does not need never run, even ones that would fail.
 void ReuseAndPruning() {
@@ -531,6 +615,8 @@ int Main() {
   ConcatBlock<double>();
   ZeroCopyConcat<float>();
   ZeroCopyConcat<double>();
+  ConcatBatchNorm<float>();
+  ConcatBatchNorm<double>();
   ReuseAndPruning();
   ErrorCases();
   return testing::Summary("graph");

@@ -105,6 +105,12 @@ class LayoutDecision:
     conversions: list[str] = field(default_factory=list)
     # Filled by `fastest`: each plan's measured seconds per forward pass.
     seconds: dict[str, float] = field(default_factory=dict)
+    # The core Model's graph fusion (core/graph.h: the in-place residual
+    # add and the relu folded into it, the zero-copy concat, the concat ->
+    # batchnorm2d fold): on unless "auto" measured it slower (choose_fusion)
+    # or a replayed plan says off; its measured seconds, "on" / "off".
+    fusion: bool = True
+    fusion_seconds: dict[str, float] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return describe(dataclasses.asdict(self))
@@ -120,6 +126,10 @@ def describe(decision: dict[str, Any]) -> str:
     seconds = decision.get("seconds") or {}
     if seconds:
         text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(seconds.items())) + ")"
+    text += "; graph fusion " + ("on" if decision.get("fusion", True) else "off")
+    fusion_seconds = decision.get("fusion_seconds") or {}
+    if fusion_seconds:
+        text += " (" + ", ".join(f"{k}: {s * 1e3:.2f} ms" for k, s in sorted(fusion_seconds.items())) + ")"
     return text
 
 
@@ -543,3 +553,65 @@ def fastest(
     model = best[1]
     model.layout_decision.seconds = seconds
     return model
+
+
+# The graph fusion choices "auto" measures (choose_fusion), as cached.
+FUSION_CHOICES = ("on", "off")
+# Off is kept only when it measured this much faster than on (its time
+# below on's times this): fusion also saves activation memory, and on a
+# loaded machine a difference of a few percent is the load's (a resnet18
+# timed at load 14 came out "off" by noise).
+FUSION_OFF_MARGIN = 0.95
+
+
+def set_fusion(model: Any, on: bool) -> None:
+    """Turns `model`'s graph fusion (core/graph.h) on or off and records it
+    in its layout decision (which ai3.plan keeps)."""
+    model._core.set_fusion(bool(on))
+    model.layout_decision.fusion = bool(on)
+
+
+def time_fusion(model: Any, x: np.ndarray, repeats: int = 10) -> dict[str, float]:
+    """Median seconds of a forward pass of `model` with graph fusion on and
+    off, the two timed alternately so that a change in the machine's load
+    falls on both; the outputs must agree (fusion only moves where results
+    are written). Leaves fusion on."""
+    core = model._core
+    outputs, samples = {}, {choice: [] for choice in FUSION_CHOICES}
+    for choice in FUSION_CHOICES:
+        core.set_fusion(choice == "on")
+        outputs[choice] = np.asarray(model(x))  # plans, and warms up
+    if not np.allclose(outputs["on"], outputs["off"], rtol=1e-4, atol=1e-5):
+        raise errors.InternalError("graph fusion changed the model's output; this is a bug in ai3.Model")
+    for _ in range(repeats):
+        for choice in FUSION_CHOICES:
+            core.set_fusion(choice == "on")
+            model(x)  # replans after the switch
+            start = time.perf_counter()
+            model(x)
+            samples[choice].append(time.perf_counter() - start)
+    core.set_fusion(True)
+    return {choice: float(np.median(v)) for choice, v in samples.items()}
+
+
+def choose_fusion(model: Any, key: dict[str, Any], sample_input_shape: Sequence[int], dtype: Any) -> None:
+    """ "auto" that sees the whole model, for graph fusion: whole forward
+    passes of `model` timed with it on and off (time_fusion), the faster
+    kept (on unless off wins by FUSION_OFF_MARGIN) and recorded in model.layout_decision. The
+    choice is cached on disk under `key` (the model's layout key, marked
+    as the fusion choice), so a second build times nothing."""
+    from ai3 import tuning
+
+    fusion_key = {**key, "params": {**key["params"], "choice": "graph_fusion"}}
+    cached = tuning.cache_load(fusion_key, FUSION_CHOICES)
+    if cached is not None:
+        seconds = {m.algorithm: m.seconds for m in cached.measurements if m.timed}
+        choice = cached.choice
+    else:
+        x = np.random.default_rng(0).standard_normal(tuple(int(d) for d in sample_input_shape)).astype(dtype)
+        seconds = time_fusion(model, x)
+        choice = "off" if seconds["off"] < seconds["on"] * FUSION_OFF_MARGIN else "on"
+        measured = [tuning.Measurement(c, seconds[c], 1) for c in FUSION_CHOICES]
+        tuning.cache_store(fusion_key, tuning.TuneResult(choice, measured))
+    set_fusion(model, choice == "on")
+    model.layout_decision.fusion_seconds = seconds

@@ -159,6 +159,9 @@ class Model:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._core, self._recipe = self._recipe.assemble()
+        decision = getattr(self, "layout_decision", None)
+        if decision is not None and not decision.fusion:  # "auto" measured it off
+            self._core.set_fusion(False)
 
     def layers(self) -> list[tuple[str, str, str]]:
         """(name, op, algorithm) of every layer, in execution order."""
@@ -370,6 +373,9 @@ def build(
     # What the layout pass did (layouts.fastest adds each plan's time), for
     # people and for ai3.plan, which records it.
     model.layout_decision = layouts.decision(specs, model, layout_plan or layouts.DEFAULT, layout)
+    fusion_choice = getattr(algos, "fusion", None)  # an ai3.Plan replays its graph fusion choice
+    if fusion_choice is not None:
+        layouts.set_fusion(model, fusion_choice)
     return model
 
 
@@ -420,6 +426,8 @@ def _fastest_layout(
         seconds = model.layout_decision.seconds
         measured = [tuning.Measurement(p, seconds.get(p), 1 if p in seconds else 0) for p in layouts.PLANS]
         tuning.cache_store(key, tuning.TuneResult(model.layout_decision.plan, measured))
+    # Graph fusion is the other whole-model choice per-layer timing cannot see.
+    layouts.choose_fusion(model, key, sample_input_shape, dtype)
     seen = recordings.get(id(model))
     if recorder is not None and seen is not None:
         recorder.tuned.extend(seen.tuned)

@@ -114,7 +114,8 @@ class Plan:
         self.build = build
         self.end_to_end = dict(end_to_end or {})  # "ai3" / framework name -> seconds
         # The layout pass's choice (ai3.layouts.LayoutDecision as a dict:
-        # plan, model_layout, layouts, conversions, seconds per plan timed).
+        # plan, model_layout, layouts, conversions, seconds per plan timed,
+        # graph fusion on or off and its seconds).
         self.layout = dict(layout or {})
         self.model = model
         self._by_key = {(lp.op, lp.name): lp for lp in self.layers}
@@ -126,6 +127,13 @@ class Plan:
         """The layout plan to build with when this Plan is the selector
         (ai3.model.build reads it), so the choice is replayed, not timed."""
         return self.layout.get("plan")
+
+    @property
+    def fusion(self) -> bool | None:
+        """The graph fusion choice to build with when this Plan is the
+        selector (ai3.model.build reads it); None for a plan saved before
+        it was recorded (the core's default, on)."""
+        return self.layout.get("fusion")
 
     def ops(self) -> list[str]:
         return sorted({lp.op for lp in self.layers})

@@ -359,6 +359,64 @@ def test_auto_chooses_the_layout_plan_end_to_end(tmp_path, monkeypatch) -> None:
     assert replayed.layout_decision.layouts == plan.layout["layouts"]
 
 
+def _fused_nodes(model: ai3.Model) -> list[int]:
+    """The nodes the core's graph fusion moved (after a forward pass)."""
+    return [i for i in range(len(model._core)) if model._core.fused_into(i) >= 0]
+
+
+def test_auto_chooses_graph_fusion_end_to_end(tmp_path, monkeypatch) -> None:
+    """ "auto" also times whole forward passes with the core's graph fusion
+    (the in-place residual add, zero-copy concat, concat -> batchnorm2d) on
+    and off and keeps the faster; the choice is recorded, cached, replayed
+    by the plan and kept by a pickled model, and either way the output is
+    torch's."""
+    import pickle
+
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "measured"))
+    module = Net().eval()
+    shape = (1, 3, 16, 16)
+    x = np.random.default_rng(10).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    d = model.layout_decision
+    assert set(d.fusion_seconds) == {"on", "off"}
+    assert d.fusion == (d.fusion_seconds["off"] >= d.fusion_seconds["on"] * layouts.FUSION_OFF_MARGIN)
+    np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
+    assert bool(_fused_nodes(model)) == d.fusion  # the residual add, when on
+    assert "graph fusion" in str(d)
+
+    # Where off measures faster, off is what runs (timings stubbed: which
+    # one wins on this machine is the clock's business).
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "stubbed"))
+    stub = lambda m, x, repeats=10: {"on": 2e-3, "off": 1e-3}  # noqa: E731
+    monkeypatch.setattr(layouts, "time_fusion", stub)
+    off = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    assert off.layout_decision.fusion is False and off.layout_decision.fusion_seconds == {"on": 2e-3, "off": 1e-3}
+    np.testing.assert_allclose(off(x), want, rtol=1e-4, atol=1e-4)
+    assert not _fused_nodes(off)
+    unpickled = pickle.loads(pickle.dumps(off))
+    np.testing.assert_allclose(unpickled(x), want, rtol=1e-4, atol=1e-4)
+    assert unpickled.layout_decision.fusion is False and not _fused_nodes(unpickled)
+
+    # A second build reads the cached choice instead of timing.
+    def no_timing(*args, **kwargs):
+        raise AssertionError("the fusion choice was cached")
+
+    monkeypatch.setattr(layouts, "time_fusion", no_timing)
+    again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    assert again.layout_decision.fusion is False
+    monkeypatch.setattr(layouts, "time_fusion", stub)
+    plan = ai3.plan(module, shape, {"conv2d": "auto"})
+    assert plan.fusion is False and plan.layout["fusion_seconds"] == {"on": 2e-3, "off": 1e-3}
+    assert "graph fusion off" in str(plan)
+    path = tmp_path / "net.plan.json"
+    plan.save(path)
+    replayed = ai3.swap_backend(module, ai3.Plan.load(path))
+    np.testing.assert_allclose(replayed(x), want, rtol=1e-4, atol=1e-4)
+    assert replayed.layout_decision.fusion is False and not _fused_nodes(replayed)
+
+
 def test_auto_without_a_concrete_shape_keeps_the_default_plan() -> None:
     """A symbolic batch cannot be timed end to end: the default plan."""
     module = ResBlock(8).eval()

@@ -101,6 +101,35 @@ class ScaleShiftMap {
     });
   }
 
+  // The concatenation of `count` NHWC inputs along channels with the
+  // forward map applied as it is copied (ai3::Model's concat -> batchnorm2d
+  // fusion, core/graph.h: DenseNet's cat -> BN -> ReLU becomes one pass over
+  // memory instead of two). x[k] holds widths[k] channels per pixel, y their
+  // sum (the layer's channels) per pixel, for `pixels` pixels; threads split
+  // the pixels.
+  template <typename T>
+  void ApplyConcatNhwc(const T* const* x, const int64_t* widths, int count,
+                       int64_t pixels, T* y) const {
+    const T* scale = folded_.as<const T>();
+    const T* shift = scale + attrs_.channels;
+    const Activation::Bounds<T> act = attrs_.activation.As<T>();
+    const int64_t c = attrs_.channels;
+    ParallelFor(0, pixels, pixels * c >= kScaleShiftThreshold, [&](int64_t p) {
+      int64_t offset = 0;
+      for (int k = 0; k < count; ++k) {
+        const int64_t w = widths[k];
+        const T* __restrict xp = x[k] + p * w;
+        const T* __restrict s = scale + offset;
+        const T* __restrict b = shift + offset;
+        WriteActivated(y + p * c + offset, w, act,
+                       [=](int64_t i) { return xp[i] * s[i] + b[i]; });
+        offset += w;
+      }
+    });
+  }
+
+  const BatchNorm2dAttrs& attrs() const { return attrs_; }
+
  private:
   BatchNorm2dAttrs attrs_;
   Buffer folded_;  // scale[channels], then shift[channels], of attrs_.dtype

@@ -73,6 +73,52 @@ int64_t Offset(const Plan& p, int dims, int64_t o) {
   return off;
 }
 
+// A few input rows interleaved into the innermost output dimension: y[i][j] =
+// x[j * sb + i] for j < b, i < a, where a is contiguous in the input
+// (NCHW -> NHWC of an RGB image: [3, HW] -> [HW, 3], the permute in front of
+// a model whose convolutions run NHWC). The square tiles below would be 32 x
+// 3, rows too short to pay for their loop; here each input row is read in
+// order and b is a constant for the usual counts, so the inner loop unrolls
+// into straight-line stores. Threads split the i range.
+template <int64_t B, typename T>
+void InterleaveRange(const T* __restrict x, int64_t sb, T* __restrict y,
+                     int64_t b, int64_t lo, int64_t hi) {
+  const int64_t count = B > 0 ? B : b;
+  for (int64_t i = lo; i < hi; ++i) {
+    for (int64_t j = 0; j < count; ++j) y[i * count + j] = x[j * sb + i];
+  }
+}
+
+// Widest innermost output dimension the interleave above takes.
+constexpr int64_t kMaxInterleaved = 8;
+
+template <typename T>
+void Interleave(const Plan& p, const T* x, T* y, int64_t numel, bool parallel) {
+  const int64_t a = p.size[p.rank - 2];
+  const int64_t b = p.size[p.rank - 1], sb = p.stride[p.rank - 1];
+  const int64_t batches = numel / (a * b);
+  ParallelRanges(0, a, parallel, [&](int64_t lo, int64_t hi) {
+    for (int64_t batch = 0; batch < batches; ++batch) {
+      const T* xb = x + Offset(p, p.rank - 2, batch);
+      T* yb = y + batch * a * b;
+      switch (b) {
+        case 2:
+          InterleaveRange<2>(xb, sb, yb, b, lo, hi);
+          break;
+        case 3:
+          InterleaveRange<3>(xb, sb, yb, b, lo, hi);
+          break;
+        case 4:
+          InterleaveRange<4>(xb, sb, yb, b, lo, hi);
+          break;
+        default:
+          InterleaveRange<0>(xb, sb, yb, b, lo, hi);
+          break;
+      }
+    }
+  });
+}
+
 template <typename T>
 void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
   const bool parallel = numel >= kParallelThreshold;
@@ -88,6 +134,10 @@ void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
   if (p.rank == 1) {  // a single strided row
     const int64_t st = p.stride[0];
     for (int64_t i = 0; i < inner; ++i) y[i] = x[i * st];
+    return;
+  }
+  if (p.size[p.rank - 1] <= kMaxInterleaved && p.stride[p.rank - 2] == 1) {
+    Interleave(p, x, y, numel, parallel);
     return;
   }
   // Tiles over the last two merged output dimensions [a, b]: y[i][j] =

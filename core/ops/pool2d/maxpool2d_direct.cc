@@ -3,10 +3,12 @@
 // only with dilation, gives -inf). NaN propagates. NCHW runs one thread per
 // (n, c) plane, a row of outputs per tap; NHWC runs threads over (n, output
 // row) with the channels in vector lanes, kept in registers over the window
-// (ReduceTapsNhwc).
+// (ReduceTapsNhwc), or for 3-wide windows over a sliding run of column
+// maxima (Sliding3Nhwc).
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/ops/pool2d/pool2d.h"
@@ -80,9 +82,90 @@ struct MaxPoolLoops {
     }
   };
 
+  // The rows a sliding window may read at once (Sliding3Nhwc).
+  static constexpr int64_t kMaxSlidingRows = 8;
+
+  // NHWC, a window 3 columns wide at column stride 1 or 2, undilated
+  // (GoogLeNet's 3x3 / stride 1 branch pools and 3x3 / stride 2 pools,
+  // ResNet's stem pool). Walking an output row, each input column's max
+  // over the window's rows (its "column max") is computed once and kept in
+  // registers for the windows that share it: per output vector kh loads
+  // at stride 1 (2 * kh at stride 2) instead of 3 * kh. Columns outside the
+  // input are -inf (padding never wins). Channels: vectors, then scalars.
+  template <typename T>
+  static void Sliding3Nhwc(const Pool2dGeometry& g, const T* x, T* y) {
+    using Vec = Vectors<T, 32>;  // AVX2's width: these TUs build for AVX2
+    const MaxOp<T> op;
+    ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
+      const int64_t hstart = oh * g.sh - g.pt;
+      int64_t r0, r1;
+      PoolTapRange(hstart, g.kh, g.dh, g.h, &r0, &r1);
+      const T* rows[kMaxSlidingRows];
+      const int64_t row_count = r1 - r0;
+      for (int64_t r = r0; r < r1; ++r) {
+        rows[r - r0] = x + n * g.xs.n + (hstart + r) * g.xs.h;
+      }
+      T* yrow = y + n * g.ys.n + oh * g.ys.h;
+      // One channel block (a vector, or a scalar lane) along the row.
+      auto walk = [&](auto lane, int64_t k) {
+        using L = decltype(lane);
+        auto load = [&](const T* p) {
+          if constexpr (std::is_same_v<L, T>) {
+            return *p;
+          } else {
+            return Vec::Load(p);
+          }
+        };
+        const L none = op.template Init<L>();
+        auto column = [&](int64_t w) {
+          L m = none;
+          if (w < 0 || w >= g.w) return m;
+          for (int64_t r = 0; r < row_count; ++r) {
+            m = op.Combine(m, load(rows[r] + w * g.xs.w + k));
+          }
+          return m;
+        };
+        auto store = [&](int64_t ow, L v) {
+          if constexpr (std::is_same_v<L, T>) {
+            yrow[ow * g.ys.w + k] = v;
+          } else {
+            Vec::Store(yrow + ow * g.ys.w + k, v);
+          }
+        };
+        const int64_t w0 = -g.pl;  // window ow covers w0 + ow * sw + {0,1,2}
+        if (g.sw == 1) {
+          L a = column(w0), b = column(w0 + 1);
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const L c = column(w0 + ow + 2);
+            store(ow, op.Combine(op.Combine(a, b), c));
+            a = b;
+            b = c;
+          }
+        } else {
+          L a = column(w0);
+          for (int64_t ow = 0; ow < g.ow; ++ow) {
+            const L b = column(w0 + 2 * ow + 1), c = column(w0 + 2 * ow + 2);
+            store(ow, op.Combine(op.Combine(a, b), c));
+            a = c;
+          }
+        }
+      };
+      int64_t k = 0;
+      for (; k + Vec::kLanes <= g.c; k += Vec::kLanes) {
+        walk(typename Vec::V{}, k);
+      }
+      for (; k < g.c; ++k) walk(T{}, k);
+    });
+  }
+
   template <typename T>
   static void Nhwc(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
                    T* y) {
+    if (g.kw == 3 && g.dw == 1 && g.dh == 1 && (g.sw == 1 || g.sw == 2) &&
+        g.kh <= kMaxSlidingRows) {
+      Sliding3Nhwc(g, x, y);
+      return;
+    }
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
       const int64_t hstart = oh * g.sh - g.pt;
       int64_t r0, r1;

@@ -477,6 +477,13 @@ int Main() {
       // NHWC: 43 channels run a 4-vector block, single vectors and scalar
       // lanes in float32 and float64.
       {1, 43, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},
+      // 3-wide windows at column stride 1 and 2 (maxpool2d's sliding
+      // column maxima): GoogLeNet's branch pool (3x3, stride 1, pad 1,
+      // ceil), its unpadded stride-2 pools, and a 2-row window at mixed
+      // strides with uneven padding.
+      {1, 43, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {2, 19, 9, 8, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true},
+      {1, 9, 6, 7, 2, 3, 1, 2, 0, 1, 1, 0, 1, 1, false},
   };
   const std::vector<ImageDims> adaptive_inputs = {
       {1, 3, 8, 8},  {2, 4, 7, 9},    {1, 2, 5, 5}, {1, 3, 4, 4},
