@@ -3,9 +3,10 @@
 
 pybind11-stubgen imports the extension and writes what pybind11 knows of
 each function and class: the signatures, with their argument names and
-types, and the docstrings. It imports `ai3._core`, so the ai3 package
-sources and the built `_core.so` are laid out as a package in a scratch
-directory first (`import ai3` loads no framework).
+types, and the docstrings (less the `__all__` it adds; see below). It
+imports `ai3._core`, so the ai3 package sources and the built `_core.so`
+are laid out as a package in a scratch directory first (`import ai3` loads
+no framework).
 """
 
 from __future__ import annotations
@@ -37,7 +38,15 @@ def main() -> None:
     stubs = os.path.join(scratch, "stubs")
     sys.argv = ["pybind11-stubgen", "ai3._core", "--output-dir", stubs]
     pybind11_stubgen.main()
-    shutil.copy(os.path.join(stubs, "ai3", "_core.pyi"), args.out)
+    with open(os.path.join(stubs, "ai3", "_core.pyi")) as f:
+        lines = f.read().splitlines(keepends=True)
+    # pybind11-stubgen lists the module's public names as __all__, which the
+    # extension does not define: a stub claiming it would let a type checker
+    # pass `ai3._core.__all__`, which fails at run time (mypy.stubtest,
+    # tests/stubs_test.py, reports it). Without it a stub exports exactly
+    # its public names, the same set.
+    with open(args.out, "w") as f:
+        f.writelines(line for line in lines if not line.startswith("__all__"))
     shutil.rmtree(scratch)
 
 

@@ -1,6 +1,7 @@
 #include "core/cuda/device_bindings.h"
 
 #include <pybind11/stl.h>
+#include <pybind11/typing.h>
 
 #include <cstdint>
 #include <string>
@@ -148,7 +149,8 @@ void BindDeviceCalls(py::module_& m) {
       "model_forward_device",
       [](Model& model, uintptr_t x, const std::vector<int64_t>& x_shape,
          const std::string& dtype, const std::string& device, int index,
-         uintptr_t stream, const py::function& allocate) {
+         uintptr_t stream,
+         const py::typing::Callable<uintptr_t(Shape)>& allocate) {
         Tensor input = DeviceTensor(x, x_shape, dtype, device, index, stream,
                                     Layout::kNCHW);
         Shape output_shape;

@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/typing.h>
 
 #include <cstring>
 #include <memory>
@@ -72,7 +73,7 @@ py::array CallLayer(AnyLayer& layer, const py::array& x) {
 }
 
 // A multi-input layer called on several arrays: layer(x, y).
-py::array CallLayerN(AnyLayer& layer, const py::args& args) {
+py::array CallLayerN(AnyLayer& layer, const py::Args<py::array>& args) {
   if (args.size() == 1) return CallLayer(layer, args[0].cast<py::array>());
   std::vector<py::array> arrays;
   std::vector<Tensor> inputs;
@@ -114,12 +115,12 @@ std::vector<int64_t> LayerOutputShape(const AnyLayer& layer,
 
 // Copies, not views: the caller (pickling a Model) keeps them past the
 // layer's life. Only host memory is read here.
-py::list LayerWeights(const AnyLayer& layer) {
+py::typing::List<py::array> LayerWeights(const AnyLayer& layer) {
   if (layer.device() != Device::kCPU) {
     Fail(ErrorKind::kUnsupported, LayerContext(layer), ": its weights are on ",
          Name(layer.device()), "; only CPU layers give them back");
   }
-  py::list out;
+  py::typing::List<py::array> out;
   for (const Tensor& w : layer.weights()) {
     py::array copy = EmptyArray(w.dtype, w.shape);
     if (w.numel()) {

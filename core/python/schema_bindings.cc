@@ -4,6 +4,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <pybind11/typing.h>
 
 #include <memory>
 #include <optional>
@@ -22,6 +23,10 @@ namespace py = pybind11;
 
 namespace ai3 {
 namespace {
+
+// A layer's attributes by name; the typed dict makes the stubs (and so a
+// type checker) say dict[str, Any] rather than a bare dict.
+using AttrDict = py::typing::Dict<py::str, py::object>;
 
 // Python's and NumPy's scalars, by kind. bool is an int in Python, but
 // never meant as one here.
@@ -91,7 +96,7 @@ AttrValue AttrValueOf(py::handle v, const std::string& name) {
        std::string(py::repr(v)));
 }
 
-AttrMap AttrMapOf(const std::optional<py::dict>& attrs) {
+AttrMap AttrMapOf(const std::optional<AttrDict>& attrs) {
   AttrMap out;
   if (!attrs) return out;
   for (auto [key, value] : *attrs) {
@@ -173,7 +178,7 @@ auto Named(const std::string& op, const std::string& name, Fn&& fn) {
 }
 
 std::shared_ptr<AnyLayer> MakeLayer(const std::string& op,
-                                    const std::optional<py::dict>& attrs,
+                                    const std::optional<AttrDict>& attrs,
                                     const py::object& weights,
                                     const std::string& algorithm,
                                     const std::string& name,
@@ -201,7 +206,7 @@ std::shared_ptr<AnyLayer> MakeLayer(const std::string& op,
 }
 
 std::vector<int64_t> OutputShape(
-    const std::string& op, const std::optional<py::dict>& attrs,
+    const std::string& op, const std::optional<AttrDict>& attrs,
     const py::object& weight_shapes,
     const std::vector<std::vector<int64_t>>& input_shapes,
     const std::string& dtype, const std::string& name) {
@@ -299,7 +304,7 @@ void BindSchemas(py::module_& m) {
   m.def(
       "op_schemas",
       [] {
-        py::list out;
+        py::typing::List<AttrDict> out;
         for (const OpSchema* s : AllOpSchemas()) out.append(SchemaDict(*s));
         return out;
       },

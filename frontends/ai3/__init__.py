@@ -17,20 +17,23 @@ import importlib
 from typing import Any
 
 from ai3 import _core, errors, layers
-from ai3.errors import (
-    AlgorithmNotApplicable,
-    DTypeError,
-    Error,
-    InternalError,
-    InvalidArgument,
-    InvalidSelector,
-    ShapeError,
-    UnknownAlgorithm,
-    UnsupportedOperation,
-)
+
+# `X as X` marks a name as the package's own for type checkers: mypy
+# --strict does not read the __all__ below (built from errors.__all__) as
+# exporting these, and would refuse a user's `except ai3.Error`.
+from ai3.errors import AlgorithmNotApplicable as AlgorithmNotApplicable
+from ai3.errors import DTypeError as DTypeError
+from ai3.errors import Error as Error
+from ai3.errors import InternalError as InternalError
+from ai3.errors import InvalidArgument as InvalidArgument
+from ai3.errors import InvalidSelector as InvalidSelector
+from ai3.errors import ShapeError as ShapeError
+from ai3.errors import UnknownAlgorithm as UnknownAlgorithm
+from ai3.errors import UnsupportedOperation as UnsupportedOperation
 from ai3.frontend import SWAP_SHORTHANDS
-from ai3.model import Model
-from ai3.plans import Plan, plan
+from ai3.model import Model as Model
+from ai3.plans import Plan as Plan
+from ai3.plans import plan as plan
 
 # PyTorch frontend functions re-exported lazily at the top level.
 _TORCH_EXPORTS = (
