@@ -107,7 +107,7 @@ def test_onnx_export_matches_onnxruntime():
     torch.onnx.export(
         net, (ids, mask, types), buf, input_names=names, output_names=["logits"], dynamo=False, opset_version=17
     )
-    model = ai3.onnx.swap_backend(buf.getvalue(), sample_input_shape={n: tuple(ids.shape) for n in names})
+    model = ai3.onnx.swap_backend(buf.getvalue(), sample_input_shape=[tuple(ids.shape)] * 3)
     feeds = dict(zip(names, (t.numpy() for t in (ids, mask, types))))
     want = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     _close(model(*feeds.values()), want, np.float32)

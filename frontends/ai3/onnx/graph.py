@@ -183,6 +183,12 @@ _COMPARE = {
 }  # fmt: skip
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
 SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where"}))
+# Ops that move their first input's elements, so keep its dtype (an int64
+# mask unsqueezed is still int64).
+_MOVES = (
+    "Identity", "Dropout", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Slice", "Expand", "Tile",
+    "Gather", "Split", "Concat",
+)  # fmt: skip
 
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
 # or an output of a node ORT keeps) in map_nodes' specs.
@@ -786,6 +792,8 @@ class _Mapper:
         if outs:
             raise _unsupported(node, f"its extra outputs {outs} are used; ai3 layers return one tensor")
         self.tensors[node.output[0]] = index
+        if node.op_type in _MOVES and node.input and node.input[0] in self.int_dtypes:
+            self.int_dtypes.setdefault(node.output[0], self.int_dtypes[node.input[0]])
 
     # -- nodes ------------------------------------------------------------
     def node(self, node: Any) -> None:

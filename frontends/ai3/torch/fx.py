@@ -384,9 +384,10 @@ class _Mapper:
         return memo[node]
 
     def fold(self, node: fx.Node) -> bool:
-        """Keeps a call that reads no model input as the constant its
-        traced value is; False when it cannot be (no traced value)."""
-        if node.op not in ("call_function", "call_method") or self.reads_input(node):
+        """Keeps a call that reads no model input (a position embedding of
+        torch.arange positions) as the constant its traced value is; False
+        when it cannot be (no traced value)."""
+        if node.op not in ("call_function", "call_method", "call_module") or self.reads_input(node):
             return False
         vals = _values(node)
         if vals is None or not isinstance(vals[0], torch.Tensor):
