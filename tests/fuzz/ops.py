@@ -584,7 +584,10 @@ def reshape(draw: Draw, algorithm: str) -> Case:
             raise ValueError("0 copies a dimension the input lacks")
         return torch.reshape(t64(x), want)
 
-    return Case("reshape", lambda n, dt: layers.Reshape(target, algorithm=algorithm, name=n), [x], reference)
+    # reshape, permute, slice, tile and expand move bytes: any dtype.
+    return Case(
+        "reshape", lambda n, dt: layers.Reshape(target, algorithm=algorithm, name=n), [x], reference, any_dtype=True
+    )
 
 
 def permute(draw: Draw, algorithm: str) -> Case:
@@ -600,7 +603,11 @@ def permute(draw: Draw, algorithm: str) -> Case:
         dims.pop()
     x = values(draw, shape)
     return Case(
-        "permute", lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n), [x], lambda x: t64(x).permute(dims)
+        "permute",
+        lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n),
+        [x],
+        lambda x: t64(x).permute(dims),
+        any_dtype=True,
     )
 
 
@@ -622,7 +629,11 @@ def slice_op(draw: Draw, algorithm: str) -> Case:
         return x[(slice(None),) * a + (slice(start, stop, step),)]
 
     return Case(
-        "slice", lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n), [x], reference
+        "slice",
+        lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n),
+        [x],
+        reference,
+        any_dtype=True,
     )
 
 
@@ -1271,7 +1282,7 @@ def tile(draw: Draw, algorithm: str) -> Case:
         return np.tile(x, repeats) if repeats else x
 
     make = lambda n, dt: layers.Layer("tile", {"repeats": repeats}, {}, algorithm=algorithm, name=n)  # noqa: E731
-    return Case("tile", make, [x], reference)
+    return Case("tile", make, [x], reference, any_dtype=True)
 
 
 def expand(draw: Draw, algorithm: str) -> Case:
@@ -1284,7 +1295,7 @@ def expand(draw: Draw, algorithm: str) -> Case:
         return np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(target))).copy()
 
     make = lambda n, dt: layers.Layer("expand", {"shape": target}, {}, algorithm=algorithm, name=n)  # noqa: E731
-    return Case("expand", make, [x], reference)
+    return Case("expand", make, [x], reference, any_dtype=True)
 
 
 # -- integer tensors (issue 17): gather, cast, comparisons, where -------------
