@@ -29,9 +29,7 @@ void CheckModelTensor(const Tensor& t, const char* what) {
     Fail(ErrorKind::kInvalidArgument, what,
          " is not contiguous; the core reads dense buffers only");
   }
-  if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat64) {
-    Fail(ErrorKind::kDType, what, " dtype is not float32 or float64");
-  }
+  // Any dtype: each node's layer checks the dtypes it reads.
   if (t.numel() > 0 && t.data == nullptr) {
     Fail(ErrorKind::kInvalidArgument, what, " has no data");
   }
@@ -282,9 +280,11 @@ Shape Model::ConcatShape(int node, const std::vector<Shape>& shapes) const {
 
 // shapes[i] is node i's shape; the model inputs' shapes ride at the back
 // (ShapeIndex) so that lookups need no special case.
-std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
+std::vector<Shape> Model::InferShapes(const Shape* inputs,
+                                      const DType* input_dtypes,
                                       const std::vector<bool>& live,
-                                      Device device) const {
+                                      Device device,
+                                      std::vector<DType>* dtypes_out) const {
   if (nodes_.empty()) {
     Fail(ErrorKind::kInvalidArgument, "the model has no nodes");
   }
@@ -298,6 +298,11 @@ std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
     }
     shapes[ShapeIndex(InputId(k))] = inputs[k];
   }
+  // Each node's result dtype, indexed like shapes.
+  std::vector<DType> dtypes(shapes.size(), DType::kFloat32);
+  for (int k = 0; k < input_count_; ++k) {
+    dtypes[ShapeIndex(InputId(k))] = input_dtypes[k];
+  }
   auto shape_of = [&](int id) -> const Shape& {
     return shapes[ShapeIndex(id)];
   };
@@ -309,7 +314,7 @@ std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
       case Kind::kLayer: {
         std::vector<Tensor> probes(n.inputs.size());
         for (size_t k = 0; k < n.inputs.size(); ++k) {
-          probes[k].dtype = dtype;
+          probes[k].dtype = dtypes[ShapeIndex(n.inputs[k])];
           probes[k].shape = shape_of(n.inputs[k]);
           probes[k].layout = n.layer->layout();
           probes[k].device = device;  // layers check the input's device
@@ -317,8 +322,28 @@ std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
         shapes[i] = probes.size() == 1
                         ? n.layer->OutputShape(probes[0])  // names the layer
                         : n.layer->OutputShape(probes);
+        dtypes[i] = probes.size() == 1 ? n.layer->OutputDType(probes[0])
+                                       : n.layer->OutputDType(probes);
         break;
       }
+      case Kind::kAdd:
+      case Kind::kConcat:
+        // Their loops are float32 / float64 ones, of one dtype.
+        dtypes[i] = dtypes[ShapeIndex(n.inputs[0])];
+        for (int id : n.inputs) {
+          const DType t = dtypes[ShapeIndex(id)];
+          if (!IsFloat(t) || t != dtypes[i]) {
+            Fail(ErrorKind::kDType, NodeContext(node), ": ",
+                 InputDescription(id), " is ", Name(t), "; ",
+                 n.kind == Kind::kAdd ? "add" : "concat",
+                 " takes inputs of one dtype, float32 or float64");
+          }
+        }
+        break;
+    }
+    switch (n.kind) {
+      case Kind::kLayer:
+        break;
       case Kind::kAdd: {
         const Shape& first = shape_of(n.inputs[0]);
         for (size_t k = 1; k < n.inputs.size(); ++k) {
@@ -339,6 +364,7 @@ std::vector<Shape> Model::InferShapes(const Shape* inputs, DType dtype,
         break;
     }
   }
+  if (dtypes_out) *dtypes_out = std::move(dtypes);
   return shapes;
 }
 
@@ -348,7 +374,16 @@ Shape Model::OutputShape(const Shape& input, DType dtype) const {
 
 std::vector<Shape> Model::OutputShapes(const std::vector<Shape>& inputs,
                                        DType dtype) const {
+  return OutputShapes(inputs, std::vector<DType>(inputs.size(), dtype));
+}
+
+std::vector<Shape> Model::OutputShapes(const std::vector<Shape>& inputs,
+                                       const std::vector<DType>& dtypes) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (dtypes.size() != inputs.size()) {
+    Fail(ErrorKind::kInvalidArgument, "got ", inputs.size(), " shapes but ",
+         dtypes.size(), " dtypes");
+  }
   if (static_cast<int>(inputs.size()) != input_count_) {
     Fail(ErrorKind::kInvalidArgument, "the model takes ", input_count_,
          " input", input_count_ == 1 ? "" : "s", ", got ", inputs.size(),
@@ -363,7 +398,8 @@ std::vector<Shape> Model::OutputShapes(const std::vector<Shape>& inputs,
       break;
     }
   }
-  std::vector<Shape> shapes = InferShapes(inputs.data(), dtype, live, device);
+  std::vector<Shape> shapes =
+      InferShapes(inputs.data(), dtypes.data(), live, device);
   std::vector<Shape> result;
   for (int out : OutputNodes()) result.push_back(shapes[out]);
   return result;
@@ -583,10 +619,14 @@ void Model::MakePlan(const Tensor* inputs) {
   const Tensor& input = inputs[0];  // its dtype and device are every input's
   const std::vector<bool> live = Live();
   std::vector<Shape> input_shapes;
-  for (int k = 0; k < input_count_; ++k)
+  std::vector<DType> input_dtypes;
+  for (int k = 0; k < input_count_; ++k) {
     input_shapes.push_back(inputs[k].shape);
-  std::vector<Shape> shapes =
-      InferShapes(input_shapes.data(), input.dtype, live, input.device);
+    input_dtypes.push_back(inputs[k].dtype);
+  }
+  std::vector<DType> dtypes;  // per node, then per input (ShapeIndex)
+  std::vector<Shape> shapes = InferShapes(
+      input_shapes.data(), input_dtypes.data(), live, input.device, &dtypes);
   const int count = static_cast<int>(nodes_.size());
   const std::vector<int> outputs = OutputNodes();
   const int out = outputs[0];
@@ -617,7 +657,8 @@ void Model::MakePlan(const Tensor* inputs) {
   // Per group (indexed by its root): the last reader of any member, the
   // bytes its members span (a concat's inputs sit at offsets in it) and its
   // first member in run order, which takes its slot.
-  const size_t element_bytes = SizeOf(input.dtype);
+  // A group's members share a dtype (those placed in a concat have the
+  // concat's, InferShapes), so its first member's element size is every one's.
   std::vector<int> group_last_use(count, -1), group_first(count, -1);
   std::vector<size_t> group_bytes(count, 0);
   for (int i = 0; i < count; ++i) {
@@ -627,7 +668,7 @@ void Model::MakePlan(const Tensor* inputs) {
     group_bytes[g] = std::max(
         group_bytes[g],
         (static_cast<size_t>(plan.offset[i]) + NumElements(shapes[i])) *
-            element_bytes);
+            SizeOf(dtypes[i]));
     if (group_first[g] < 0) group_first[g] = i;
   }
   const int out_root = root[out];
@@ -698,10 +739,13 @@ void Model::MakePlan(const Tensor* inputs) {
   }
 
   plan.input_shapes = std::move(input_shapes);
-  plan.dtype = input.dtype;
+  plan.input_dtypes = std::move(input_dtypes);
   plan.device = input.device;
   plan.device_index = input.device_index;
-  for (int o : outputs) plan.output_shapes.push_back(shapes[o]);
+  for (int o : outputs) {
+    plan.output_shapes.push_back(shapes[o]);
+    plan.output_dtypes.push_back(dtypes[o]);
+  }
   plan.tensors.resize(count);
   plan.f32_inputs.resize(count);
   plan.f64_inputs.resize(count);
@@ -718,9 +762,9 @@ void Model::MakePlan(const Tensor* inputs) {
     const Node& n = nodes_[i];
     Tensor& t = plan.tensors[i];
     t.data = slot[root[i]] >= 0 ? static_cast<char*>(slot_data[slot[root[i]]]) +
-                                      plan.offset[i] * element_bytes
+                                      plan.offset[i] * SizeOf(dtypes[i])
                                 : nullptr;
-    t.dtype = input.dtype;
+    t.dtype = dtypes[i];
     t.device = input.device;
     t.device_index = input.device_index;
     t.shape = shapes[i];
@@ -778,21 +822,29 @@ void Model::PrepareLocked(const Tensor* inputs, size_t count) {
       } catch (const Error& e) {
         throw e.WithContext(InputDescription(InputId(k)));
       }
-      if (x.dtype != inputs[0].dtype || x.device != inputs[0].device ||
+      if (x.device != inputs[0].device ||
           x.device_index != inputs[0].device_index) {
-        Fail(ErrorKind::kDType, InputDescription(InputId(k)), " is ",
-             Name(x.dtype), " on ", Name(x.device), " but model input 0 is ",
-             Name(inputs[0].dtype), " on ", Name(inputs[0].device),
-             "; a model's inputs share one dtype and device");
+        Fail(ErrorKind::kInvalidArgument, InputDescription(InputId(k)),
+             " is on ", Name(x.device), " but model input 0 is on ",
+             Name(inputs[0].device), "; a model's inputs share one device");
       }
     }
-    planned = planned && plan_.input_shapes[k] == x.shape;
+    planned = planned && plan_.input_shapes[k] == x.shape &&
+              plan_.input_dtypes[k] == x.dtype;
   }
-  if (!planned || plan_.dtype != inputs[0].dtype ||
-      plan_.device != inputs[0].device ||
+  if (!planned || plan_.device != inputs[0].device ||
       plan_.device_index != inputs[0].device_index) {
     MakePlan(inputs);
   }
+}
+
+std::vector<DType> Model::OutputDTypes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!plan_.valid) {
+    Fail(ErrorKind::kInvalidArgument,
+         "the output dtypes are known once the model is prepared");
+  }
+  return plan_.output_dtypes;
 }
 
 Shape Model::Prepare(const Tensor& input) {
@@ -857,10 +909,11 @@ void Model::ForwardLocked(const Tensor* inputs, size_t input_count,
   for (size_t o = 0; o < output_count; ++o) {
     const Tensor& output = outputs[o];
     CheckModelTensor(output, one ? "model output" : "a model output");
-    if (output.shape != plan_.output_shapes[o] || output.dtype != plan_.dtype) {
+    if (output.shape != plan_.output_shapes[o] ||
+        output.dtype != plan_.output_dtypes[o]) {
       Fail(ErrorKind::kShape, one ? "model output" : "a model output",
            " buffer is ", Name(output.dtype), " ", ToString(output.shape),
-           ", expected ", Name(plan_.dtype), " ",
+           ", expected ", Name(plan_.output_dtypes[o]), " ",
            ToString(plan_.output_shapes[o]));
     }
     for (size_t k = 0; k < input_count; ++k) {
@@ -882,7 +935,7 @@ void Model::ForwardLocked(const Tensor* inputs, size_t input_count,
 
   for (int node : plan_.output_group) {
     plan_.tensors[node].data = static_cast<char*>(outputs[0].data) +
-                               plan_.offset[node] * SizeOf(plan_.dtype);
+                               plan_.offset[node] * SizeOf(outputs[0].dtype);
   }
   GraphBackend* backend = GraphBackendFor(plan_.device);  // null on the CPU
   if (backend) {
@@ -927,9 +980,9 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
   auto in = [&](int id) -> const Tensor& {
     return id < 0 ? model_inputs[-1 - id] : plan_.tensors[id];
   };
-  const bool f64 = plan_.dtype == DType::kFloat64;
   const Node& n = nodes_[i];
   const Tensor& y = plan_.tensors[i];
+  const bool f64 = y.dtype == DType::kFloat64;  // add and concat: float only
   if (plan_.accumulate[i] != kNotFused) {  // in place over its input's result
     const Tensor& r = in(plan_.accumulate[i]);
     const bool relu = plan_.fused_relu[i] != 0;
@@ -967,10 +1020,10 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
         f64 ? reinterpret_cast<const void* const*>(plan_.f64_inputs[i].data())
             : reinterpret_cast<const void* const*>(plan_.f32_inputs[i].data());
     if (n.kind == Kind::kAdd) {
-      backend->Add(plan_.dtype, xs, inputs, y.numel(), y.data, input.stream);
+      backend->Add(y.dtype, xs, inputs, y.numel(), y.data, input.stream);
     } else {
       backend->Concat(xs, plan_.widths[i].data(), inputs, plan_.outer[i],
-                      SizeOf(plan_.dtype), y.data, input.stream);
+                      SizeOf(y.dtype), y.data, input.stream);
     }
     return;
   }

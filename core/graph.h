@@ -60,15 +60,17 @@
 // placements) keeps its layer.
 //
 // Several inputs and outputs (SetInputCount, SetOutputs): input k is the
-// node id InputId(k) = -1 - k (kInput is input 0); all inputs share one
-// dtype. The first output writes straight into the caller's buffer like a
+// node id InputId(k) = -1 - k (kInput is input 0); each has its own dtype,
+// all share one device. The first output writes straight into the caller's buffer like a
 // single output; the others keep their own buffers to the end of the pass
 // and are copied into the caller's (what they cost: one copy each, of a
 // result a model returns alongside its main one).
 //
-// Every node computes in the model input's dtype: layers keep their input's
-// dtype (and those with weights refuse another one), and add and concat keep
-// theirs.
+// Dtypes: each input has its own (float token features beside int64 token
+// ids and bool masks); each node's result has the dtype its layer gives
+// (AnyLayer::OutputDType: the input's for most ops; gather, cast and
+// comparisons give others), and its buffer is sized for it. Add and concat
+// nodes take float inputs of one dtype.
 //
 // Thread safety: every method locks the model, so concurrent Forward calls
 // on one Model are serialised (they share the planned buffers).
@@ -154,6 +156,11 @@ class Model {
   // Every output's shape for inputs of these shapes (one per input).
   std::vector<Shape> OutputShapes(const std::vector<Shape>& inputs,
                                   DType dtype) const;
+  // The same with one dtype per input (int64 token ids beside float ones).
+  std::vector<Shape> OutputShapes(const std::vector<Shape>& inputs,
+                                  const std::vector<DType>& dtypes) const;
+  // Every output's dtype under the current plan (after Prepare / Forward).
+  std::vector<DType> OutputDTypes() const;
 
   // Checks `input` (CPU, contiguous, float32/float64, with data), plans for
   // its shape and dtype unless already planned, and returns the output's
@@ -213,10 +220,11 @@ class Model {
   struct Plan {
     bool valid = false;
     std::vector<Shape> input_shapes;
-    DType dtype = DType::kFloat32;
+    std::vector<DType> input_dtypes;
     Device device = Device::kCPU;  // where the input, and so every node, is
     int device_index = 0;
     std::vector<Shape> output_shapes;
+    std::vector<DType> output_dtypes;
     std::vector<int> order;       // the live nodes, in id order
     std::vector<Tensor> tensors;  // per node: its result (data in a slot;
                                   // the output's is set per call)
@@ -278,9 +286,12 @@ class Model {
   // `device`. Throws naming the node.
   // `inputs` holds input_count_ shapes; the result has one per node, then
   // the inputs' (ShapeIndex).
-  std::vector<Shape> InferShapes(const Shape* inputs, DType dtype,
+  // `input_dtypes` holds one dtype per input; `dtypes`, if given, gets each
+  // node's result dtype (indexed like the shapes).
+  std::vector<Shape> InferShapes(const Shape* inputs, const DType* input_dtypes,
                                  const std::vector<bool>& live,
-                                 Device device = Device::kCPU) const;
+                                 Device device = Device::kCPU,
+                                 std::vector<DType>* dtypes = nullptr) const;
   // Where node or input `id`'s shape is in InferShapes' result.
   size_t ShapeIndex(int id) const {
     return id < 0 ? nodes_.size() + static_cast<size_t>(-1 - id)

@@ -55,6 +55,9 @@ class AnyLayer {
   // device are read: `input.data` may be null). Throws an Error naming the
   // layer if the layer cannot take such an input.
   virtual Shape OutputShape(const Tensor& input) const = 0;
+  // The dtype of that output: the input's, except for the ops that take or
+  // give other dtypes (gather, cast, comparisons; internal::AnyDType).
+  virtual DType OutputDType(const Tensor& input) const { return input.dtype; }
   // Runs the layer; `output` must have OutputShape(input) and input's dtype,
   // and must not overlap `input`.
   virtual void Forward(const Tensor& input, const Tensor& output) = 0;
@@ -94,6 +97,10 @@ class AnyLayer {
                        const Tensor& output) {
     CheckInputCount(inputs.size());
     Forward(inputs[0], output);
+  }
+  virtual DType OutputDType(const std::vector<Tensor>& inputs) const {
+    CheckInputCount(inputs.size());
+    return OutputDType(inputs[0]);
   }
 
  protected:
@@ -151,6 +158,18 @@ struct RunsOnEmptyInput : std::false_type {};
 template <class Attrs>
 struct RunsOnEmptyInput<Attrs, std::void_t<decltype(Attrs::kRunsOnEmptyInput)>>
     : std::bool_constant<Attrs::kRunsOnEmptyInput> {};
+// Most ops take float32 or float64 only, every input of one dtype, and give
+// that dtype; the layer checks it. Ops that take other dtypes (gather's
+// int64 indices, cast, where's bool condition, comparisons) declare
+// `static constexpr bool kAnyDType = true;`, check their inputs' dtypes in
+// OutputShape themselves and give their output's in
+// `DType OutputDType(const Tensor&)` (Layer) or
+// `DType OutputDType(const std::vector<Tensor>&)` (MultiLayer).
+template <class Attrs, class = void>
+struct AnyDType : std::false_type {};
+template <class Attrs>
+struct AnyDType<Attrs, std::void_t<decltype(Attrs::kAnyDType)>>
+    : std::bool_constant<Attrs::kAnyDType> {};
 }  // namespace internal
 
 // What Layer and MultiLayer share: the name, attributes, a copy of the
@@ -172,6 +191,12 @@ class LayerBase : public AnyLayer {
         }
         if (p.numel() > 0 && p.data == nullptr) {
           Fail(ErrorKind::kInvalidArgument, "a weight has no data");
+        }
+        // Kernels read float weights as float or double: an int64 or bool
+        // one would be misread (or read past its end).
+        if (!internal::AnyDType<Attrs>::value && !IsFloat(p.dtype)) {
+          Fail(ErrorKind::kDType, "weight has dtype ", Name(p.dtype), "; ",
+               Attrs::kOp, " takes float32 or float64 weights");
         }
         Buffer& storage = param_storage_.emplace_back(
             CheckedBytes(p.numel(), SizeOf(p.dtype), "a weight"));
@@ -223,8 +248,9 @@ class LayerBase : public AnyLayer {
       Fail(ErrorKind::kInvalidArgument, what,
            " is not contiguous; the core reads dense buffers only");
     }
-    if (t.dtype != DType::kFloat32 && t.dtype != DType::kFloat64) {
-      Fail(ErrorKind::kDType, what, " dtype is not float32 or float64");
+    if (!internal::AnyDType<Attrs>::value && !IsFloat(t.dtype)) {
+      Fail(ErrorKind::kDType, what, " is ", Name(t.dtype), "; ", Attrs::kOp,
+           " takes float32 or float64");
     }
     if (need_data && t.numel() > 0 && t.data == nullptr) {
       Fail(ErrorKind::kInvalidArgument, what, " has no data");
@@ -262,7 +288,20 @@ class Layer : public LayerBase<Attrs> {
                          device) {}
 
   using AnyLayer::Forward;
+  using AnyLayer::OutputDType;
   using AnyLayer::OutputShape;
+
+  DType OutputDType(const Tensor& input) const override {
+    if constexpr (internal::AnyDType<Attrs>::value) {
+      try {
+        return this->attrs_.OutputDType(input);
+      } catch (const Error& e) {
+        throw e.WithContext(this->Context());
+      }
+    } else {
+      return input.dtype;
+    }
+  }
 
   size_t InputWorkspaceBytes(const Tensor& input) const override {
     OutputShape(input);  // validates the input, naming the layer
@@ -297,6 +336,7 @@ class Layer : public LayerBase<Attrs> {
         input.dtype != planned_dtype_) {
       planned_ = false;
       planned_output_ = OutputShape(input);  // names the layer if it throws
+      planned_output_dtype_ = OutputDType(input);
       try {
         planned_workspace_ = this->kernel_->WorkspaceBytes(input.shape);
       } catch (const Error& e) {
@@ -308,7 +348,7 @@ class Layer : public LayerBase<Attrs> {
     }
     try {
       this->CheckTensor(input, "input", /*need_data=*/true);
-      this->CheckOutput(output, planned_output_, input.dtype);
+      this->CheckOutput(output, planned_output_, planned_output_dtype_);
       if (output.numel() == 0) return;
       if (input.numel() == 0 && !internal::RunsOnEmptyInput<Attrs>::value) {
         return;
@@ -325,13 +365,14 @@ class Layer : public LayerBase<Attrs> {
   bool planned_ = false;
   Shape planned_input_, planned_output_;
   DType planned_dtype_ = DType::kFloat32;
+  DType planned_output_dtype_ = DType::kFloat32;
   size_t planned_workspace_ = 0;
 };
 
 // A layer reading attrs.MinInputs() to attrs.MaxInputs() tensors. Every
 // input is checked like a Layer's (device, contiguous, float dtype) and must
-// share input 0's dtype; the op's OutputShape checks the shapes. A layer
-// that may take a single input (add with a constant operand) can also be
+// share input 0's dtype (unless the op checks its own, AnyDType); the op's
+// OutputShape checks the shapes. A layer that may take a single input (add with a constant operand) can also be
 // called through the one-input interface.
 template <class Attrs>
 class MultiLayer : public LayerBase<Attrs> {
@@ -350,6 +391,22 @@ class MultiLayer : public LayerBase<Attrs> {
 
   int min_inputs() const override { return this->attrs_.MinInputs(); }
   int max_inputs() const override { return this->attrs_.MaxInputs(); }
+
+  DType OutputDType(const std::vector<Tensor>& inputs) const override {
+    if constexpr (internal::AnyDType<Attrs>::value) {
+      try {
+        CheckInputs(inputs, /*need_data=*/false);
+        return this->attrs_.OutputDType(inputs);
+      } catch (const Error& e) {
+        throw e.WithContext(this->Context());
+      }
+    } else {
+      return inputs.at(0).dtype;
+    }
+  }
+  DType OutputDType(const Tensor& input) const override {
+    return OutputDType(std::vector<Tensor>{input});
+  }
 
   Shape OutputShape(const std::vector<Tensor>& inputs) const override {
     try {
@@ -382,29 +439,31 @@ class MultiLayer : public LayerBase<Attrs> {
   // workspace size are kept for the last input shapes and dtype, so a
   // Model's repeated passes allocate nothing here.
   void ForwardLocked(const std::vector<Tensor>& inputs, const Tensor& output) {
-    bool same = planned_ && inputs.size() == planned_inputs_.size() &&
-                inputs[0].dtype == planned_dtype_;
+    bool same = planned_ && inputs.size() == planned_inputs_.size();
     for (size_t k = 0; same && k < inputs.size(); ++k) {
-      same = inputs[k].shape == planned_inputs_[k];
+      same = inputs[k].shape == planned_inputs_[k] &&
+             inputs[k].dtype == planned_dtypes_[k];
     }
     if (!same) {
       planned_ = false;
       planned_output_ = OutputShape(inputs);  // names the layer if it throws
+      planned_output_dtype_ = OutputDType(inputs);
       try {
         planned_workspace_ = multi_kernel_->InputsWorkspaceBytes(inputs);
       } catch (const Error& e) {
         throw e.WithContext(this->Context());
       }
       planned_inputs_.resize(inputs.size());
+      planned_dtypes_.resize(inputs.size());
       for (size_t k = 0; k < inputs.size(); ++k) {
         planned_inputs_[k] = inputs[k].shape;
+        planned_dtypes_[k] = inputs[k].dtype;
       }
-      planned_dtype_ = inputs[0].dtype;
       planned_ = true;
     }
     try {
       CheckInputs(inputs, /*need_data=*/true);
-      this->CheckOutput(output, planned_output_, inputs[0].dtype);
+      this->CheckOutput(output, planned_output_, planned_output_dtype_);
       if (output.numel() == 0) return;
       this->workspace_.Reserve(planned_workspace_);
       multi_kernel_->RunInputs(inputs, output, this->workspace_.data());
@@ -420,7 +479,8 @@ class MultiLayer : public LayerBase<Attrs> {
     for (size_t k = 0; k < inputs.size(); ++k) {
       const char* what = k < 6 ? kNames[k] : "an input";
       this->CheckTensor(inputs[k], what, need_data);
-      if (inputs[k].dtype != inputs[0].dtype) {
+      if (!internal::AnyDType<Attrs>::value &&
+          inputs[k].dtype != inputs[0].dtype) {
         Fail(ErrorKind::kDType, what, " is ", Name(inputs[k].dtype),
              " but input 0 is ", Name(inputs[0].dtype),
              "; every input must have one dtype");
@@ -431,8 +491,9 @@ class MultiLayer : public LayerBase<Attrs> {
   // Guarded by run_mutex_: what ForwardLocked planned for the last inputs.
   bool planned_ = false;
   std::vector<Shape> planned_inputs_;
-  DType planned_dtype_ = DType::kFloat32;
+  std::vector<DType> planned_dtypes_;
   Shape planned_output_;
+  DType planned_output_dtype_ = DType::kFloat32;
   size_t planned_workspace_ = 0;
   std::vector<Tensor> one_input_;   // the one-input Forward's input, reused
   MultiInputKernel* multi_kernel_;  // kernel_, as what it is

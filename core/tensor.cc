@@ -7,11 +7,31 @@
 namespace ai3 {
 
 size_t SizeOf(DType dtype) {
-  return dtype == DType::kFloat64 ? sizeof(double) : sizeof(float);
+  switch (dtype) {
+    case DType::kFloat64:
+      return sizeof(double);
+    case DType::kInt64:
+      return sizeof(int64_t);
+    case DType::kBool:
+      return sizeof(bool);
+    case DType::kFloat32:
+      break;
+  }
+  return sizeof(float);
 }
 
 const char* Name(DType dtype) {
-  return dtype == DType::kFloat64 ? "float64" : "float32";
+  switch (dtype) {
+    case DType::kFloat64:
+      return "float64";
+    case DType::kInt64:
+      return "int64";
+    case DType::kBool:
+      return "bool";
+    case DType::kFloat32:
+      break;
+  }
+  return "float32";
 }
 
 const char* Name(Layout layout) {

@@ -11,7 +11,13 @@
 
 namespace ai3 {
 
-enum class DType { kFloat32, kFloat64 };
+// The element types of tensors. Most ops compute in float32 or float64;
+// kInt64 (token ids, positions, gather indices) and kBool (masks, the result
+// of comparisons; one byte per element, 0 or 1, as NumPy's and torch's bool)
+// are taken only by the ops that say so (gather, cast, where, comparisons,
+// logical ops, and the data-movement ops); the others refuse them with
+// kDType (core/layer.h).
+enum class DType { kFloat32, kFloat64, kInt64, kBool };
 
 // How a rank-4 image tensor is laid out in memory. The shape of a tensor is
 // always given in memory order: [N, C, H, W] for kNCHW, [N, H, W, C] for kNHWC.
@@ -24,6 +30,10 @@ enum class Device { kCPU, kCUDA };
 using Shape = std::vector<int64_t>;
 
 size_t SizeOf(DType dtype);
+// float32 or float64: what the arithmetic ops compute in.
+inline bool IsFloat(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64;
+}
 const char* Name(DType dtype);
 const char* Name(Layout layout);
 const char* Name(Device device);

@@ -103,12 +103,13 @@ def test_fallback_needs_a_sample_shape():
 
 class TinyLM(nn.Module):
     """Token ids (int64) through an embedding, a pre-norm attention block and
-    a head: ai3's core takes float tensors only, so the embedding lookup
-    falls back and the block and head run in ai3."""
+    a head: the embedding renormalises its rows (max_norm), which ai3 has no
+    equivalent of, so the lookup falls back and the block and head run in
+    ai3."""
 
     def __init__(self):
         super().__init__()
-        self.tok = nn.Embedding(50, 32)
+        self.tok = nn.Embedding(50, 32, max_norm=1.0)
         self.pos = nn.Parameter(torch.randn(1, 12, 32) * 0.1)
         self.norm1 = nn.LayerNorm(32)
         self.attn = nn.MultiheadAttention(32, 4, batch_first=True)

@@ -145,10 +145,14 @@ def test_padding_modes_other_than_zeros(mode):
     torch.testing.assert_close(torch.as_tensor(swapped(x)), conv(x), rtol=1e-4, atol=1e-5)
 
 
-def test_embedding_is_refused_with_the_reason():
+def test_embedding_runs_as_a_gather_of_its_table():
+    # int64 token ids enter since issue 17 (helper int64); the example
+    # tensor gives their dtype.
     emb = nn.Sequential(nn.Embedding(10, 4)).eval()
-    with pytest.raises(ai3.UnsupportedOperation):
-        ai3.swap_backend(emb)
+    ids = torch.tensor([[1, 9, 0], [3, 3, 2]])
+    swapped = ai3.swap_backend(emb, sample_input_shape=[ids])
+    assert [op for _, op, _ in swapped.layers()] == ["gather"]
+    torch.testing.assert_close(torch.as_tensor(swapped(ids)), emb(ids).detach())
 
 
 if __name__ == "__main__":

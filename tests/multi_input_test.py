@@ -233,7 +233,9 @@ def test_core_model_refuses_bad_inputs():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(ai3.InvalidArgument, match="takes 2 inputs, got 1"):
         m.run([x])
-    with pytest.raises(ai3.DTypeError, match="model input 1"):
+    # Inputs may differ in dtype (int64 token ids beside floats, issue 17);
+    # the node that cannot mix them refuses, naming what it read.
+    with pytest.raises(ai3.DTypeError, match=r"add node 'sum': node 0 'r' is float64; add takes inputs of one dtype"):
         m.run([x, x.astype(np.float64)])
     with pytest.raises(ai3.ShapeError, match=r"\(model input 0\) has shape \(2, 3\)"):
         m.run([x, np.zeros((2, 4), np.float32)])

@@ -20,6 +20,27 @@ inline void CheckNoParams(const char* op, const std::vector<Tensor>& params) {
   }
 }
 
+// The parameters of an op whose constant operand may stand for one of its
+// inputs (gather's table, a comparison's or where's constant): exactly that
+// tensor when `has_other`, of the shape and dtype the attributes recorded
+// from it, else none. `what` names the constant ("the table").
+inline void CheckConstantOperand(const char* op, bool has_other,
+                                 const Shape& shape, DType dtype,
+                                 const std::vector<Tensor>& params,
+                                 const char* what) {
+  const size_t want = has_other ? 1 : 0;
+  if (params.size() != want) {
+    Fail(ErrorKind::kInvalidArgument, op, " takes ", want, " parameter tensor",
+         want == 1 ? "" : "s", has_other ? " (" : "", has_other ? what : "",
+         has_other ? ")" : "", ", got ", params.size());
+  }
+  if (has_other && (params[0].shape != shape || params[0].dtype != dtype)) {
+    Fail(ErrorKind::kInternal, what, " is ", Name(params[0].dtype), " ",
+         ToString(params[0].shape), " but the attributes say ", Name(dtype),
+         " ", ToString(shape));
+  }
+}
+
 // The dimension of `shape` that `axis` names (negative counts from the
 // end); kShape when it names none.
 inline int64_t DimOfAxis(int64_t axis, const Shape& shape) {

@@ -17,7 +17,9 @@ AI3_OPS = {
     "attention/multihead:multihead_attention": False,
     "batchnorm2d": True,
     "binary": True,
+    "cast": False,
     "clamp": True,
+    "compare": False,
     "conv2d": True,
     "conv2d/backward/bias:conv2d_backward_bias": False,
     "conv2d/backward/data:conv2d_backward_data": False,
@@ -25,6 +27,7 @@ AI3_OPS = {
     "conv_transpose2d": False,
     "depth_to_space": False,
     "flatten": True,
+    "gather": False,
     "gelu": False,
     "groupnorm": False,
     "hardsigmoid": False,
@@ -55,6 +58,7 @@ AI3_OPS = {
     "tanh": True,
     "tile": False,
     "unary": False,
+    "where": False,
 }
 
 def ai3_op_labels(target = None, cuda = False):

@@ -26,8 +26,10 @@ inline bool HasDType(const py::array& a, const py::dtype& dtype) {
 inline DType DTypeOf(const py::array& a, const char* what) {
   if (HasDType(a, py::dtype::of<float>())) return DType::kFloat32;
   if (HasDType(a, py::dtype::of<double>())) return DType::kFloat64;
+  if (HasDType(a, py::dtype::of<int64_t>())) return DType::kInt64;
+  if (HasDType(a, py::dtype::of<bool>())) return DType::kBool;
   Fail(ErrorKind::kDType, what, " has dtype ", std::string(py::str(a.dtype())),
-       "; ai3 takes float32 or float64");
+       "; ai3 takes float32, float64, int64 or bool");
 }
 
 // A view of the array's memory (no copy). Strides are kept so the core can
@@ -50,15 +52,37 @@ inline Tensor TensorOf(const py::array& a, const char* what,
 
 inline py::array EmptyArray(DType dtype, const Shape& shape) {
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
-  if (dtype == DType::kFloat64) return py::array_t<double>(dims);
+  switch (dtype) {
+    case DType::kFloat64:
+      return py::array_t<double>(dims);
+    case DType::kInt64:
+      return py::array_t<int64_t>(dims);
+    case DType::kBool:
+      return py::array_t<bool>(dims);
+    case DType::kFloat32:
+      break;
+  }
   return py::array_t<float>(dims);
 }
 
 inline DType ParseDType(const std::string& dtype) {
-  if (dtype == "float32") return DType::kFloat32;
-  if (dtype == "float64") return DType::kFloat64;
-  Fail(ErrorKind::kDType, "dtype must be 'float32' or 'float64', got '", dtype,
+  for (DType t :
+       {DType::kFloat32, DType::kFloat64, DType::kInt64, DType::kBool}) {
+    if (dtype == Name(t)) return t;
+  }
+  Fail(ErrorKind::kDType,
+       "dtype must be 'float32', 'float64', 'int64' or 'bool', got '", dtype,
        "'");
+}
+
+// One dtype per input: a list of names, or one name for every input.
+inline std::vector<DType> ParseDTypes(const py::object& dtypes, size_t count) {
+  if (py::isinstance<py::str>(dtypes)) {
+    return std::vector<DType>(count, ParseDType(dtypes.cast<std::string>()));
+  }
+  std::vector<DType> out;
+  for (const py::handle& d : dtypes) out.push_back(ParseDType(py::str(d)));
+  return out;
 }
 
 }  // namespace ai3

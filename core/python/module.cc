@@ -63,7 +63,8 @@ py::array CallLayer(AnyLayer& layer, const py::array& x) {
   } catch (const Error& e) {
     throw e.WithContext(LayerContext(layer));
   }
-  py::array y = EmptyArray(input.dtype, layer.OutputShape(input));
+  const Shape shape = layer.OutputShape(input);
+  py::array y = EmptyArray(layer.OutputDType(input), shape);
   Tensor output = TensorOf(y, "output", input.layout);
   {
     py::gil_scoped_release release;
@@ -89,7 +90,8 @@ py::array CallLayerN(AnyLayer& layer, const py::Args<py::array>& args) {
     Fail(ErrorKind::kInvalidArgument, LayerContext(layer),
          ": called with no inputs");
   }
-  py::array y = EmptyArray(inputs[0].dtype, layer.OutputShape(inputs));
+  const Shape shape = layer.OutputShape(inputs);
+  py::array y = EmptyArray(layer.OutputDType(inputs), shape);
   Tensor output = TensorOf(y, "output", inputs[0].layout);
   {
     py::gil_scoped_release release;
@@ -150,17 +152,25 @@ void BindAnyLayer(py::module_& m) {
           "output_shape",
           [](const AnyLayer& layer,
              const std::vector<std::vector<int64_t>>& input_shapes,
-             const std::string& dtype) {
+             const py::object& dtype) {
+            const std::vector<DType> dtypes =
+                ParseDTypes(dtype, input_shapes.size());
+            if (dtypes.size() != input_shapes.size()) {
+              Fail(ErrorKind::kInvalidArgument, LayerContext(layer), ": got ",
+                   input_shapes.size(), " shapes but ", dtypes.size(),
+                   " dtypes");
+            }
             std::vector<Tensor> probes(input_shapes.size());
             for (size_t k = 0; k < probes.size(); ++k) {
               probes[k].shape = input_shapes[k];
-              probes[k].dtype = ParseDType(dtype);
+              probes[k].dtype = dtypes[k];
               probes[k].layout = layer.layout();
             }
             return layer.OutputShape(probes);
           },
           py::arg("input_shapes"), py::arg("dtype") = "float32",
-          "The output shape of a multi-input layer for these input shapes.")
+          "The output shape of a multi-input layer for these input shapes; "
+          "`dtype`: one name for every input, or a list of one per input.")
       .def_property_readonly("min_inputs", &AnyLayer::min_inputs)
       .def_property_readonly("max_inputs", &AnyLayer::max_inputs)
       .def_property_readonly("algorithm",
@@ -216,7 +226,7 @@ py::array CallModel(Model& model, const py::array& x) {
     py::gil_scoped_release release;
     output_shape = model.Prepare(input);
   }
-  py::array y = EmptyArray(input.dtype, output_shape);
+  py::array y = EmptyArray(model.OutputDTypes()[0], output_shape);
   Tensor output = TensorOf(y, "model output", input.layout);
   {
     py::gil_scoped_release release;
@@ -238,14 +248,17 @@ std::vector<py::array> CallModelN(Model& model,
     }
   }
   std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
   {
     py::gil_scoped_release release;
     shapes = model.Prepare(inputs);
+    dtypes = model.OutputDTypes();
   }
   std::vector<py::array> ys;
   std::vector<Tensor> outputs;
-  for (const Shape& shape : shapes) {
-    ys.push_back(EmptyArray(inputs[0].dtype, shape));
+  for (size_t o = 0; o < shapes.size(); ++o) {
+    const Shape& shape = shapes[o];
+    ys.push_back(EmptyArray(dtypes[o], shape));
     outputs.push_back(TensorOf(ys.back(), "model output", inputs[0].layout));
   }
   {
@@ -302,17 +315,18 @@ void BindModel(py::module_& m) {
           "output_shapes",
           [](const Model& model,
              const std::vector<std::vector<int64_t>>& input_shapes,
-             const std::string& dtype) {
+             const py::object& dtype) {
             return model.OutputShapes(
                 std::vector<Shape>(input_shapes.begin(), input_shapes.end()),
-                ParseDType(dtype));
+                ParseDTypes(dtype, input_shapes.size()));
           },
           py::arg("input_shapes"), py::arg("dtype") = "float32",
-          "Every output's shape for inputs of these shapes.")
+          "Every output's shape for inputs of these shapes; `dtype` is one "
+          "dtype name for every input or a list of one per input.")
       .def("run", &CallModelN, py::arg("inputs"),
-           "Runs the model on one contiguous float32/float64 array per input "
-           "(all of one dtype, read in place); returns one new array per "
-           "output.")
+           "Runs the model on one contiguous array per input (float32, "
+           "float64, int64 or bool, each its own; read in place); returns "
+           "one new array per output, of its node's dtype.")
       .def(
           "output_shape",
           [](const Model& model, const std::vector<int64_t>& input_shape,

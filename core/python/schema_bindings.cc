@@ -209,13 +209,28 @@ std::vector<int64_t> OutputShape(
     const std::string& op, const std::optional<AttrDict>& attrs,
     const py::object& weight_shapes,
     const std::vector<std::vector<int64_t>>& input_shapes,
-    const std::string& dtype, const std::string& name) {
+    const py::object& dtype, const std::string& name) {
   const OpSchema& schema = GetOpSchema(op);
   WeightSlots slots;
   AttrMap attr_map;
   std::vector<Tensor> inputs(input_shapes.size());
   Named(op, name, [&] {
-    const DType type = ParseDType(dtype);
+    // One dtype name for everything, or one per input (int64 indices
+    // beside float data); with a list, weights take the first float dtype
+    // in it (float32 if none): a table gathered by int64 ids is float.
+    const bool one = py::isinstance<py::str>(dtype);
+    const std::vector<DType> types = ParseDTypes(dtype, inputs.size());
+    DType type = one ? ParseDType(dtype.cast<std::string>()) : DType::kFloat32;
+    for (size_t k = 0; !one && k < types.size(); ++k) {
+      if (IsFloat(types[k])) {
+        type = types[k];
+        break;
+      }
+    }
+    if (types.size() != inputs.size()) {
+      Fail(ErrorKind::kInvalidArgument, "got ", inputs.size(),
+           " input shapes but ", types.size(), " dtypes");
+    }
     attr_map = AttrMapOf(attrs);
     slots =
         SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
@@ -234,7 +249,7 @@ std::vector<int64_t> OutputShape(
     }
     for (size_t k = 0; k < inputs.size(); ++k) {
       inputs[k].shape = input_shapes[k];
-      inputs[k].dtype = type;
+      inputs[k].dtype = types[k];
       inputs[k].layout = layout;
     }
     return 0;

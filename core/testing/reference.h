@@ -19,10 +19,35 @@
 
 namespace ai3::testing {
 
-// The dtype of the T the tests instantiate their cases with (float, double).
+// The dtype of the T the tests instantiate their cases with (float,
+// double; int64_t and bool for the ops that take them).
 template <typename T>
 constexpr DType DTypeOf() {
+  if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  if constexpr (std::is_same_v<T, bool>) return DType::kBool;
   return std::is_same_v<T, double> ? DType::kFloat64 : DType::kFloat32;
+}
+
+// One element of a test vector of T: bools live in chars (vector<bool>
+// packs bits and has no data()).
+template <typename T>
+using Store = std::conditional_t<std::is_same_v<T, bool>, char, T>;
+
+// The flat index into a tensor of shape `s` that element i of its NumPy
+// broadcast to `out` reads (shapes right-aligned; size-1 dims repeat).
+inline int64_t BroadcastSourceIndex(int64_t i, const Shape& out,
+                                    const Shape& s) {
+  int64_t src = 0, stride = 1;
+  for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
+    const int64_t c = i % out[d];
+    i /= out[d];
+    const int ds = d - static_cast<int>(out.size() - s.size());
+    if (ds >= 0) {
+      if (s[ds] != 1) src += c * stride;
+      stride *= s[ds];
+    }
+  }
+  return src;
 }
 
 inline std::vector<double> RandomVector(size_t n, uint32_t seed) {

@@ -35,7 +35,7 @@ def _from_dlpack(x: Any, what: str) -> np.ndarray:
         return np.from_dlpack(x)
     except (BufferError, RuntimeError, TypeError) as e:
         # NumPy has no such dtype (bfloat16, ...); the core couldn't read it either.
-        raise errors.DTypeError(f"{what} has dtype {x.dtype}; ai3 takes float32 or float64") from e
+        raise errors.DTypeError(f"{what} has dtype {x.dtype}; ai3 takes float32, float64, int64 and bool") from e
 
 
 def to_array(x: Any, what: str) -> tuple[np.ndarray, str]:

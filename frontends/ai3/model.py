@@ -34,10 +34,22 @@ def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
     return attrs
 
 
+def _weight_array(w: Any, dtype: np.dtype) -> np.ndarray:
+    """A weight as the core takes it: float ones in the model's dtype;
+    int64 and bool ones (a comparison's constant, an integer table) keep
+    theirs, other integer widths become int64."""
+    a = np.asarray(w)
+    if a.dtype == np.bool_:
+        return np.ascontiguousarray(a)
+    if np.issubdtype(a.dtype, np.integer):
+        return np.ascontiguousarray(a, dtype=np.int64)
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
 def make_layer(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str) -> layers.Layer:
     """The core layer of any spec, from its op's declaration in the core;
-    the weights in the model's dtype."""
-    weights = {k: None if w is None else np.ascontiguousarray(w, dtype=dtype) for k, w in spec.weights.items()}
+    float weights in the model's dtype, integer and bool ones as they are."""
+    weights = {k: None if w is None else _weight_array(w, dtype) for k, w in spec.weights.items()}
     return layers.Layer(spec.op, spec_attrs(spec, layout), weights, algorithm=algorithm, name=spec.name)
 
 
@@ -59,7 +71,9 @@ class Model:
 
     A model of several inputs takes them in order or by name
     (`model(ids, mask)`, `model(input_ids=ids, attention_mask=mask)`; the
-    names are `input_names`), all of the model's dtype. A model of several
+    names are `input_names`), each of its dtype in `input_dtypes` (the
+    model's float dtype unless the frontend declared int64 token ids or bool
+    masks). A model of several
     outputs returns a tuple of them, or a dict when the framework's model
     returned one (`output_names`).
 
@@ -81,6 +95,7 @@ class Model:
         self._recipe: _Recipe | None = None
         # Several inputs / outputs (set by the frontend that traced them).
         self.input_names: list[str] = ["input"]
+        self.input_dtypes: list[np.dtype] = [self.dtype]
         self.output_names: list[str] | None = None  # a dict's keys, else None
         self.output_count = 1
 
@@ -111,14 +126,14 @@ class Model:
     def _call_several(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         xs = self._inputs(args, kwargs)
         arrays, kinds = [], []
-        for name, x in zip(self.input_names, xs):
+        for name, want, x in zip(self.input_names, self._input_dtypes(), xs):
             if cuda.is_cuda_tensor(x):
                 raise errors.UnsupportedOperation(
                     f"model input '{name}' is on {x.device}; models of several inputs or outputs run on the CPU"
                 )
             array, kind = _arrays.to_array(x, f"model input '{name}'")
-            if array.dtype != self.dtype:
-                raise errors.DTypeError(f"model input '{name}' is {array.dtype}, the model runs in {self.dtype}")
+            if array.dtype != want:
+                raise errors.DTypeError(f"model input '{name}' is {array.dtype}, the model takes {want} there")
             arrays.append(array)
             kinds.append(kind)
         outputs = [_inference_only(xs[0], _arrays.from_array(y, kinds[0])) for y in self._core.run(arrays)]
@@ -126,7 +141,14 @@ class Model:
             return dict(zip(self.output_names, outputs))
         return outputs[0] if self.output_count == 1 and len(outputs) == 1 else tuple(outputs)
 
+    def _input_dtypes(self) -> list[np.dtype]:
+        # Pickles of models from before input_dtypes have one float dtype.
+        dtypes = self.__dict__.get("input_dtypes") or [self.dtype]
+        return dtypes + [self.dtype] * (len(self.input_names) - len(dtypes))
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._input_dtypes()[0] != self.dtype:  # int64 ids: checked per input
+            return self._call_several(args, kwargs)
         if len(self.input_names) > 1 or self.output_count > 1 or kwargs or len(args) != 1:
             return self._call_several(args, kwargs)
         x = args[0]
@@ -186,7 +208,8 @@ class Model:
 
     def output_shapes(self, *input_shapes: Sequence[int]) -> list[tuple[int, ...]]:
         """Every output's shape for inputs of these shapes (one per input)."""
-        return [tuple(s) for s in self._core.output_shapes([list(x) for x in input_shapes], self.dtype.name)]
+        dtypes = [d.name for d in self._input_dtypes()][: len(input_shapes)]
+        return [tuple(s) for s in self._core.output_shapes([list(x) for x in input_shapes], dtypes)]
 
     def __len__(self) -> int:
         return len(self._core)
@@ -318,16 +341,19 @@ def build(
     layout_plan: str | None = None,
     recorder: Any = None,
     input_count: int = 1,
+    input_dtypes: Sequence[Any] | None = None,
 ) -> Model:
     """Resolves one algorithm per spec with the selection layer and builds
     the core DAG. `algos` is swap_backend's argument (see
     selection.per_op_selectors). The layers run on `device` ("cpu", or a
     CUDA torch.device / "cuda:N" in a --config=cuda build), and names are
-    checked against that device's algorithms."""
+    checked against that device's algorithms. `input_dtypes` gives each
+    input's dtype where some are not `dtype` (int64 token ids, bool masks)."""
     device_type = getattr(device, "type", None) or str(device).split(":")[0]
     if layout_plan is None:
         layout_plan = getattr(algos, "layout_plan", None)  # an ai3.Plan replays its layout choice
-    several = input_count > 1 or (output >= 0 and specs[output].op == OUTPUTS)
+    input_dtypes = [np.dtype(d) for d in input_dtypes] if input_dtypes else [np.dtype(dtype)] * input_count
+    several = input_count > 1 or (output >= 0 and specs[output].op == OUTPUTS) or input_dtypes[0] != np.dtype(dtype)
     if several:
         # The layout pass and its whole-model timing follow one input
         # through the net (ai3.layouts); a model of several inputs or
@@ -366,6 +392,7 @@ def build(
 
     core, recipe = _Recipe(specs, output, chosen, np.dtype(dtype), layout, device, input_count=input_count).assemble()
     model = Model(core, dtype, layout, sample_input_shape)
+    model.input_dtypes = input_dtypes
     if several:
         model.input_names = [f"input{k}" for k in range(input_count)]  # the frontend names them
         model.output_count = len(specs[output].inputs) if specs[output].op == OUTPUTS else 1

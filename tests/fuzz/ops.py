@@ -67,6 +67,15 @@ class Case:
     # A multi-input op called through its wrapper with keyword inputs.
     call: Callable[[Any, list[Any]], Any] | None = None
     notes: list[str] = field(default_factory=list)
+    # Inputs of a dtype of their own, kept as given (gather's int64
+    # indices, where's bool condition), by position.
+    fixed: dict[int, Any] = field(default_factory=dict)
+    # The output's dtype for a float input dtype (cast's `to`, the
+    # comparisons' bool); None: the input's.
+    out_dtype: Callable[[np.dtype], Any] | None = None
+    # The op takes int64 and bool inputs too (cast, comparisons, gather's
+    # data, where's branches): accepting them is not a failure.
+    any_dtype: bool = False
 
 
 def chance(draw: Draw, percent: int) -> bool:
@@ -575,7 +584,10 @@ def reshape(draw: Draw, algorithm: str) -> Case:
             raise ValueError("0 copies a dimension the input lacks")
         return torch.reshape(t64(x), want)
 
-    return Case("reshape", lambda n, dt: layers.Reshape(target, algorithm=algorithm, name=n), [x], reference)
+    # reshape, permute, slice, tile and expand move bytes: any dtype.
+    return Case(
+        "reshape", lambda n, dt: layers.Reshape(target, algorithm=algorithm, name=n), [x], reference, any_dtype=True
+    )
 
 
 def permute(draw: Draw, algorithm: str) -> Case:
@@ -591,7 +603,11 @@ def permute(draw: Draw, algorithm: str) -> Case:
         dims.pop()
     x = values(draw, shape)
     return Case(
-        "permute", lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n), [x], lambda x: t64(x).permute(dims)
+        "permute",
+        lambda n, dt: layers.Permute(dims, algorithm=algorithm, name=n),
+        [x],
+        lambda x: t64(x).permute(dims),
+        any_dtype=True,
     )
 
 
@@ -613,7 +629,11 @@ def slice_op(draw: Draw, algorithm: str) -> Case:
         return x[(slice(None),) * a + (slice(start, stop, step),)]
 
     return Case(
-        "slice", lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n), [x], reference
+        "slice",
+        lambda n, dt: layers.Slice(axis, start, stop, step, algorithm=algorithm, name=n),
+        [x],
+        reference,
+        any_dtype=True,
     )
 
 
@@ -1262,7 +1282,7 @@ def tile(draw: Draw, algorithm: str) -> Case:
         return np.tile(x, repeats) if repeats else x
 
     make = lambda n, dt: layers.Layer("tile", {"repeats": repeats}, {}, algorithm=algorithm, name=n)  # noqa: E731
-    return Case("tile", make, [x], reference)
+    return Case("tile", make, [x], reference, any_dtype=True)
 
 
 def expand(draw: Draw, algorithm: str) -> Case:
@@ -1275,10 +1295,170 @@ def expand(draw: Draw, algorithm: str) -> Case:
         return np.broadcast_to(x, np.broadcast_shapes(x.shape, tuple(target))).copy()
 
     make = lambda n, dt: layers.Layer("expand", {"shape": target}, {}, algorithm=algorithm, name=n)  # noqa: E731
-    return Case("expand", make, [x], reference)
+    return Case("expand", make, [x], reference, any_dtype=True)
+
+
+# -- integer tensors (issue 17): gather, cast, comparisons, where -------------
+_CORE_DTYPES = ("float32", "float64", "int64", "bool")
+
+
+def gather(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    data_shape = [dim(draw, 1, 5) for _ in range(draw(st.integers(1, 3)))]
+    rank = len(data_shape)
+    axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX])
+    size = data_shape[axis] if -rank <= axis < rank else 1
+    index_shape = rank_shape(draw, 0, 2)
+    size = max(size, 1)  # (an empty axis: every index is out of range, refused)
+    index = np.asarray(
+        draw(st.lists(st.integers(-size, size - 1), min_size=math.prod(index_shape), max_size=math.prod(index_shape))),
+        np.int64,
+    ).reshape(index_shape)
+    if index.size and chance(draw, 10):
+        index.reshape(-1)[0] = draw(st.sampled_from([size, -size - 1, INT64_MAX, INT64_MIN]))  # out of range: refused
+    data = values(draw, data_shape)
+
+    def reference(x: np.ndarray, i: np.ndarray) -> np.ndarray:
+        ax = axis + x.ndim if axis < 0 else axis
+        out = x.shape[:ax] + i.shape + x.shape[ax + 1 :]
+        if 0 in out:  # nothing is read, so no index is checked
+            return np.zeros(out, x.dtype)
+        return np.take(x, i, axis=axis, mode="raise")
+
+    if draw(st.booleans()):  # an embedding: the table is the layer's constant
+        return Case(
+            "gather",
+            lambda n, dt: layers.Layer(
+                "gather", {"axis": axis}, {"other": data.astype(dt)}, algorithm=algorithm, name=n
+            ),
+            [index],
+            lambda i: reference(data.astype(dtype), i),
+            dtype,
+            fixed={0: np.int64},
+            out_dtype=lambda d: dtype,
+        )
+    return Case(
+        "gather",
+        lambda n, dt: layers.Layer("gather", {"axis": axis}, {}, algorithm=algorithm, name=n),
+        [data, index],
+        reference,
+        dtype,
+        fixed={1: np.int64},
+        any_dtype=True,
+    )
+
+
+def _truncate(x: np.ndarray, to: str) -> np.ndarray:
+    """ONNX Cast as cast.h states it: float -> int64 toward zero, NaN and
+    values past int64's range to INT64_MIN."""
+    if to == "bool":
+        return x != 0
+    if to != "int64" or x.dtype.kind != "f":
+        return x.astype(to)
+    inside = (x >= -(2.0**63)) & (x < 2.0**63)
+    return np.where(inside, np.trunc(np.where(inside, x, 0)), 0).astype(np.int64) + np.where(inside, 0, INT64_MIN)
+
+
+def cast(draw: Draw, algorithm: str) -> Case:
+    to = draw(st.sampled_from(_CORE_DTYPES))
+    x = values(draw, rank_shape(draw, 0, 3), specials=True) * 4
+    return Case(
+        "cast",
+        lambda n, dt: layers.Layer("cast", {"to": to}, {}, algorithm=algorithm, name=n),
+        [x],
+        lambda a: _truncate(a, to),
+        draw(st.sampled_from(FLOATS)),
+        specials=True,
+        out_dtype=lambda d: to,
+        any_dtype=True,
+    )
+
+
+_COMPARISONS = {
+    "equal": np.equal, "less": np.less, "greater": np.greater, "less_equal": np.less_equal,
+    "greater_equal": np.greater_equal, "logical_and": np.logical_and, "logical_or": np.logical_or,
+    "logical_xor": np.logical_xor,
+}  # fmt: skip
+
+
+def _comparison(op: str) -> Callable[[Draw, str], Case]:
+    def build(draw: Draw, algorithm: str) -> Case:
+        dtype = draw(st.sampled_from(FLOATS))
+        sa, sb = _broadcast_pair(draw)
+        # Small integers, so that equal values (and zeros) occur.
+        a, b = (np.round(values(draw, s) * 2) for s in (sa, sb))
+        fn = _COMPARISONS[op]
+        if draw(st.booleans()):
+            return Case(
+                op, lambda n, dt: layers.Layer(op, {}, {}, algorithm=algorithm, name=n), [a, b], fn, dtype,
+                out_dtype=lambda d: np.bool_, any_dtype=True,
+            )  # fmt: skip
+        return Case(
+            op,
+            lambda n, dt: layers.Layer(op, {}, {"other": b.astype(dt)}, algorithm=algorithm, name=n),
+            [a],
+            lambda x: fn(x, b.astype(dtype)),
+            dtype,
+            out_dtype=lambda d: np.bool_,
+        )
+
+    return build
+
+
+def logical_not(draw: Draw, algorithm: str) -> Case:
+    x = np.round(values(draw, rank_shape(draw, 0, 3), specials=True))
+    return Case(
+        "logical_not",
+        lambda n, dt: layers.Layer("logical_not", {}, {}, algorithm=algorithm, name=n),
+        [x],
+        lambda a: a == 0,
+        draw(st.sampled_from(FLOATS)),
+        specials=True,
+        out_dtype=lambda d: np.bool_,
+        any_dtype=True,
+    )
+
+
+def where(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    sx, sy = _broadcast_pair(draw)
+    sc = list((sx if len(sx) >= len(sy) else sy)[draw(st.integers(0, 2)) :])
+    cond = np.asarray(draw(st.lists(st.booleans(), min_size=math.prod(sc), max_size=math.prod(sc))), np.bool_).reshape(
+        sc
+    )
+    x, y = values(draw, sx, specials=True), values(draw, sy, specials=True)
+    form = draw(st.sampled_from(["three", "constant x", "constant y"]))
+    if form == "three":
+        return Case(
+            "where", lambda n, dt: layers.Layer("where", {}, {}, algorithm=algorithm, name=n), [cond, x, y],
+            np.where, dtype, specials=True, fixed={0: np.bool_}, any_dtype=True,
+        )  # fmt: skip
+    const, branch = (x, y) if form == "constant x" else (y, x)
+    other_is_x = form == "constant x"
+
+    def reference(c: np.ndarray, t: np.ndarray) -> np.ndarray:
+        k = const.astype(dtype)
+        return np.where(c, k, t) if other_is_x else np.where(c, t, k)
+
+    return Case(
+        "where",
+        lambda n, dt: layers.Layer(
+            "where", {"other_is_x": other_is_x}, {"other": const.astype(dt)}, algorithm=algorithm, name=n
+        ),
+        [cond, branch],
+        reference,
+        dtype,
+        specials=True,
+        fixed={0: np.bool_},
+    )
 
 
 _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
+    "gather": gather,
+    "cast": cast,
+    **{op: _comparison(op) for op in _COMPARISONS},
+    "logical_not": logical_not,
+    "where": where,
     **{
         op: _unary(op, _generic(op), fn)
         for op, fn in {
@@ -1442,8 +1622,8 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     case.notes += [f"input shapes={[list(x.shape) for x in case.inputs]}"]
 
     def cast(x: np.ndarray) -> np.ndarray:
-        if x.dtype == np.bool_:
-            return x  # attention's boolean mask stays boolean
+        if x.dtype == np.bool_ or x.dtype == np.int64:
+            return x  # attention's boolean mask, gather's indices keep theirs
         with np.errstate(invalid="ignore", over="ignore"):
             y = np.nan_to_num(x, nan=0.0, posinf=1.0, neginf=-1.0) if in_dtype.kind != "f" else x
             return np.asarray(y).astype(in_dtype)
@@ -1463,7 +1643,12 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     # The shape query allocates nothing: it is how outputs too large to run
     # (huge paddings) are still checked.
     shapes = [list(a.shape) for a in arrays]
-    query_dtype = in_dtype.name if in_dtype.kind == "f" and in_dtype.itemsize >= 4 else "float32"
+    query_dtype: Any = in_dtype.name if in_dtype.kind == "f" and in_dtype.itemsize >= 4 else "float32"
+    if case.fixed or case.any_dtype:  # one dtype per input, as the call gives them
+        query_dtype = [
+            np.dtype(a.dtype).name if np.dtype(a.dtype).name in _CORE_DTYPES else query_dtype for a in arrays
+        ]
+        query_dtype = query_dtype if len(query_dtype) > 1 else query_dtype[0]
     try:
         predicted = layer.output_shape(shapes if len(shapes) > 1 else shapes[0], query_dtype)
     except errors.Error as e:
@@ -1501,18 +1686,21 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     except Exception as e:  # noqa: BLE001
         _fail(case, "the call raised a non-ai3 exception", f"{type(e).__name__}: {e}")
 
-    if in_dtype.kind != "f" or in_dtype.itemsize < 4:
+    if (in_dtype.kind != "f" or in_dtype.itemsize < 4) and not (case.any_dtype and in_dtype.name in _CORE_DTYPES):
         _fail(case, f"the layer accepted an input of dtype {in_dtype}", "")
     got = got.numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
     if predicted is None:
         _fail(case, "the call succeeded though output_shape refused the input", str(got.shape))
     if list(got.shape) != list(predicted):
         _fail(case, "the output's shape is not output_shape's", f"{got.shape} vs {predicted}")
-    if got.dtype != in_dtype:
-        _fail(case, "the output dtype is not the input's", f"{got.dtype} vs {in_dtype}")
+    out_dtype = np.dtype(case.out_dtype(in_dtype)) if case.out_dtype is not None else in_dtype
+    if got.dtype != out_dtype:
+        _fail(case, "the output dtype is not the one expected", f"{got.dtype} vs {out_dtype}")
 
     try:
-        want = case.reference(*[a.astype(np.float64) if a.dtype != np.bool_ else a for a in arrays])
+        want = case.reference(
+            *[a if a.dtype == np.bool_ or k in case.fixed else a.astype(np.float64) for k, a in enumerate(arrays)]
+        )
     except NoReference:
         return  # "shape only"
     except Exception as e:  # noqa: BLE001 - the reference refused
@@ -1522,15 +1710,20 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
         _fail(case, "shape differs from the reference", f"{got.shape} vs {want.shape}")
     # Rounded to the input's dtype, so a float32 result that overflows to
     # inf matches a float64 reference that does not.
+    if out_dtype.kind != "f":  # integers and bools: exactly
+        if not np.array_equal(got, want.astype(out_dtype)):
+            _fail(case, "values differ from the reference", f"{got} vs {want}")
+        outcome[0] = "matched"
+        return
     with np.errstate(over="ignore"):
         want = want.astype(in_dtype).astype(np.float64)
     # The error of a sum scales with its largest term, which may be an
     # input (1e30 - 1e30 + x loses x): the tolerance scales with both.
     scale = 1.0
-    for a in [want] + [a for a in arrays if a.dtype != np.bool_]:
+    for a in [want] + [a.astype(np.float64) for a in arrays if a.dtype != np.bool_]:
         finite = np.abs(a[np.isfinite(a)])
         scale = max(scale, float(finite.max()) if finite.size else 1.0)
-    tol = TOL[in_dtype]
+    tol = TOL.get(in_dtype, 0.0)
     try:
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * scale, equal_nan=True)
     except AssertionError as e:

@@ -121,7 +121,28 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     },  # fmt: skip
     "tile": ({"repeats": [2, 1]}, {}, [(2, 3)]),
     "expand": ({"shape": [4, 2, 3]}, {}, [(2, 3)]),
+    # Integer tensors (issue 17): an embedding (gather of a table by int64
+    # ids), cast, the comparisons and logical ops, where.
+    "gather": ({"axis": 0}, {"other": (5, 3)}, [(2, 4)]),
+    "cast": ({"to": "int64"}, {}, [(2, 3)]),
+    **{
+        op: ({}, {}, [(2, 3), (3,)])
+        for op in (
+            "equal",
+            "less",
+            "greater",
+            "less_equal",
+            "greater_equal",
+            "logical_and",
+            "logical_or",
+            "logical_xor",
+        )
+    },
+    "logical_not": ({}, {}, [(2, 3)]),
+    "where": ({}, {}, [(2, 3), (2, 3), (3,)]),
 }
+# The samples whose inputs are not all float32: each input's dtype.
+SAMPLE_DTYPES: dict[str, list[str]] = {"gather": ["int64"], "where": ["bool", "float32", "float32"]}
 
 SCHEMAS = {s["op"]: s for s in _core.op_schemas()}
 
@@ -158,12 +179,16 @@ def test_every_declared_op_builds_runs_and_answers_its_shape(op: str) -> None:
     assert (layer.op, layer.name) == (op, f"my_{op}")
     assert layer.algorithm in [name for o, name, dev in _core.algorithms() if o == op and dev == "cpu"]
     rng = np.random.default_rng(1)
-    inputs = [rng.standard_normal(s).astype(np.float32) for s in input_shapes]
+    dtypes = SAMPLE_DTYPES.get(op, ["float32"] * len(input_shapes))
+    inputs = [
+        rng.standard_normal(s).astype(np.float32) if d == "float32" else rng.integers(0, 2, s).astype(d)
+        for s, d in zip(input_shapes, dtypes)
+    ]
     y = layer(*inputs)
     # The shape query needs no layer and no weight data, only shapes.
-    want = _core.output_shape(op, attrs, weight_shapes, [list(s) for s in input_shapes], "float32", "q")
+    want = _core.output_shape(op, attrs, weight_shapes, [list(s) for s in input_shapes], dtypes, "q")
     assert tuple(y.shape) == tuple(want)
-    assert layers.output_shape(op, attrs, weight_shapes, input_shapes) == tuple(want)
+    assert layers.output_shape(op, attrs, weight_shapes, input_shapes, dtype=dtypes) == tuple(want)
     # The weights as a list in the declared order give the same layer.
     names = [w["name"] for w in SCHEMAS[op]["weights"]]
     as_list = [_arrays(weight_shapes).get(n) for n in names]

@@ -170,7 +170,7 @@ class DirectKernel : public Kernel {
            " dimensions, got ", input.rank());
     }
     const Plan p = MakePlan(input.shape, perm_);
-    DispatchFloat(input.dtype, [&](auto zero) {
+    DispatchAnyDType(input.dtype, [&](auto zero) {
       using T = decltype(zero);
       Permute<T>(p, input.data_as<const T>(), output.data_as<T>(),
                  input.numel());

@@ -14,6 +14,9 @@ namespace ai3 {
 
 struct PermuteAttrs {
   static constexpr char kOp[] = "permute";
+  // Moves elements without reading them: any dtype (core/layer.h).
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const Tensor& input) const { return input.dtype; }
 
   std::vector<int64_t> dims;
 

@@ -15,6 +15,9 @@ namespace ai3 {
 
 struct ReshapeAttrs {
   static constexpr char kOp[] = "reshape";
+  // Moves elements without reading them: any dtype (core/layer.h).
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const Tensor& input) const { return input.dtype; }
 
   Shape shape;
 

@@ -17,6 +17,9 @@ namespace ai3 {
 
 struct SliceAttrs {
   static constexpr char kOp[] = "slice";
+  // Moves elements without reading them: any dtype (core/layer.h).
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const Tensor& input) const { return input.dtype; }
 
   int64_t axis = 0;
   int64_t start = 0;

@@ -57,7 +57,7 @@ void Repeat(const Shape& in, const Shape& out, const T* x, T* y) {
 void Run(const Tensor& input, const Tensor& output) {
   if (input.numel() == 0 || output.numel() == 0) return;
   const Shape in = AlignedInputShape(input.shape, output.shape.size());
-  DispatchFloat(input.dtype, [&](auto zero) {
+  DispatchAnyDType(input.dtype, [&](auto zero) {
     using T = decltype(zero);
     Repeat<T>(in, output.shape, input.data_as<const T>(), output.data_as<T>());
   });

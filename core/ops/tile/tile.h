@@ -21,6 +21,9 @@ namespace ai3 {
 
 struct TileAttrs {
   static constexpr char kOp[] = "tile";
+  // Moves elements without reading them: any dtype (core/layer.h).
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const Tensor& input) const { return input.dtype; }
   std::vector<int64_t> repeats;
 
   void Validate(const std::vector<Tensor>& params) const;
@@ -29,6 +32,9 @@ struct TileAttrs {
 
 struct ExpandAttrs {
   static constexpr char kOp[] = "expand";
+  // Moves elements without reading them: any dtype (core/layer.h).
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const Tensor& input) const { return input.dtype; }
   std::vector<int64_t> shape;
 
   void Validate(const std::vector<Tensor>& params) const;

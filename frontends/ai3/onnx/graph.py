@@ -174,6 +174,22 @@ SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
     "Expand", "Tile",
 }))  # fmt: skip
+# Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
+# bool results), Where, Gather by computed int64 indices (core/ops/gather)
+# and Cast to / from int64 and bool (core/ops/cast).
+_COMPARE = {
+    "Equal": "equal", "Less": "less", "Greater": "greater", "LessOrEqual": "less_equal",
+    "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
+}  # fmt: skip
+_FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
+SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where"}))
+# Ops that move their first input's elements, so keep its dtype (an int64
+# mask unsqueezed is still int64).
+_MOVES = (
+    "Identity", "Dropout", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Slice", "Expand", "Tile",
+    "Gather", "Split", "Concat",
+)  # fmt: skip
+
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
 # or an output of a node ORT keeps) in map_nodes' specs.
 EXTERNAL = "external"
@@ -390,11 +406,30 @@ def _dims(value_info: Any) -> tuple | None:
     return tuple(d.dim_value if d.HasField("dim_value") else None for d in t.tensor_type.shape.dim)
 
 
+# ONNX element types of the integer tensors ai3 takes (core/tensor.h).
+_INT_ELEMS = {7: np.int64, 9: np.bool_}  # TensorProto.INT64, TensorProto.BOOL
+
+
 def model_dtype(model: Any, dtype: Any | None = None) -> np.dtype:
-    """float32 / float64 from the input's element type (or `dtype`)."""
+    """float32 / float64 from the input's element type (or `dtype`): the
+    first float input's; a model of int64 token ids (and bool masks) only
+    computes in its float initializers' dtype, float32 if none."""
     onnx = _onnx()
+    inputs = graph_inputs(model)
+    if dtype is None and all(
+        i.type.WhichOneof("value") == "tensor_type" and i.type.tensor_type.elem_type in _INT_ELEMS for i in inputs
+    ):
+        floats = [t.data_type for t in model.graph.initializer if t.data_type in (1, 11)]
+        return np.dtype(np.float64 if floats and floats[0] == 11 else np.float32)
     if dtype is None:
-        inp = graph_inputs(model)[0]  # a model's inputs share it (ai3.Model)
+        inp = next(
+            (
+                i
+                for i in inputs
+                if not (i.type.WhichOneof("value") == "tensor_type" and i.type.tensor_type.elem_type in _INT_ELEMS)
+            ),
+            inputs[0],
+        )
         kind = inp.type.WhichOneof("value")
         if kind != "tensor_type":
             raise errors.DTypeError(
@@ -547,6 +582,17 @@ class _Mapper:
             self.uses[out.name] = self.uses.get(out.name, 0) + 1
         for t in model.graph.initializer:
             self.constants[t.name] = onnx.numpy_helper.to_array(t)
+        # Tensors that are not float (the model's float dtype is every other
+        # one's): int64 / bool graph inputs and what the integer ops give.
+        self.int_dtypes: dict[str, np.dtype] = {}
+        try:
+            self.float_dtype = model_dtype(model)
+        except errors.DTypeError:
+            self.float_dtype = np.dtype(np.float32)  # (refused where it matters: swap_backend)
+        for inp in model.graph.input:
+            elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
+            if elem in _INT_ELEMS:
+                self.int_dtypes[inp.name] = np.dtype(_INT_ELEMS[elem])
         # Node index -> the written-out GELU or layer norm it belongs to
         # (ai3.onnx.patterns); the chain's last node emits one spec.
         self.fused: dict[int, Any] = {}
@@ -746,6 +792,8 @@ class _Mapper:
         if outs:
             raise _unsupported(node, f"its extra outputs {outs} are used; ai3 layers return one tensor")
         self.tensors[node.output[0]] = index
+        if node.op_type in _MOVES and node.input and node.input[0] in self.int_dtypes:
+            self.int_dtypes.setdefault(node.output[0], self.int_dtypes[node.input[0]])
 
     # -- nodes ------------------------------------------------------------
     def node(self, node: Any) -> None:
@@ -776,6 +824,12 @@ class _Mapper:
             return self.split(node, a, self.tensor(node, node.input[0]))
         if op == "Concat":
             return self.output(node, self.concat(node, a))
+        if op in _COMPARE:
+            return self.output(node, self.compare(node, _COMPARE[op]))
+        if op == "Where":
+            return self.output(node, self.where(node))
+        if op == "Gather" and node.input[1] not in self.constants:
+            return self.output(node, self.gather_by_tensor(node, a))
         x = self.tensor(node, node.input[0])
         if op in _UNARY:
             return self.output(node, self.add(_UNARY[op], node, [x]))
@@ -1628,10 +1682,77 @@ class _Mapper:
         return self.add("tile", node, [x], {"repeats": repeats})
 
     def op_Cast(self, node, a, x):
+        """To int64 / bool: a cast. To a float type: a cast of an int64 /
+        bool tensor to the model's float dtype (in which ai3 computes every
+        float tensor), else nothing."""
         to = int(a["to"])
+        source = self.int_dtypes.get(node.input[0])
+        if to in _INT_ELEMS:
+            target = np.dtype(_INT_ELEMS[to])
+            self.int_dtypes[node.output[0]] = target
+            if source == target:
+                return self.add("identity", node, [x])
+            return self.add("cast", node, [x], {"to": target.name if target != np.bool_ else "bool"})
         if to not in (self.onnx.TensorProto.FLOAT, self.onnx.TensorProto.DOUBLE, self.onnx.TensorProto.FLOAT16):
-            raise _unsupported(node, "a cast of the activations to a non-float type")
+            raise _unsupported(node, "a cast to a type ai3 has no tensors of (it has float32, float64, int64, bool)")
+        if source is not None:
+            return self.add("cast", node, [x], {"to": self.float_dtype.name})
         return self.add("identity", node, [x])  # ai3 computes in the model's one float dtype
+
+    def dtype_of(self, name: str) -> np.dtype:
+        return self.int_dtypes.get(name, self.float_dtype)
+
+    def compare(self, node: Any, op: str) -> int:
+        """Equal / Less / ... / And / Or / Xor: of two tensors, or of a
+        tensor and a constant (in the tensor's dtype; a constant on the left
+        flips the comparison). The result is bool."""
+        names = list(node.input)
+        consts = [n in self.constants for n in names]
+        self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
+        if all(consts):
+            raise _unsupported(node, "compares two constants")  # (folded before mapping, unless it failed)
+        if not any(consts):
+            return self.add(op, node, [self.tensor(node, n) for n in names])
+        k = consts.index(True)
+        x_name = names[1 - k]
+        other = np.asarray(self.constants[names[k]], dtype=self.dtype_of(x_name))
+        op = op if k == 1 else _FLIPPED.get(op, op)
+        return self.add(op, node, [self.tensor(node, x_name)], {}, {"other": other})
+
+    def op_Not(self, node, a, x):
+        self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
+        return self.add("logical_not", node, [x])
+
+    def where(self, node: Any) -> int:
+        cond, x, y = node.input
+        if cond in self.constants:
+            raise _unsupported(node, "a constant condition (expected to be folded)")
+        if x in self.constants and y in self.constants:
+            raise _unsupported(node, "Where with two constant branches")
+        branch = y if x in self.constants else x
+        if branch in self.int_dtypes:
+            self.int_dtypes[node.output[0]] = self.int_dtypes[branch]
+        inputs = [self.tensor(node, cond)]
+        if x not in self.constants and y not in self.constants:
+            return self.add("where", node, inputs + [self.tensor(node, x), self.tensor(node, y)])
+        const = x if x in self.constants else y
+        other = np.asarray(self.constants[const], dtype=self.dtype_of(branch))
+        attrs = {"other_is_x": const == x}
+        return self.add("where", node, inputs + [self.tensor(node, branch)], attrs, {"other": other})
+
+    def gather_by_tensor(self, node: Any, a: dict) -> int:
+        """Gather by computed int64 indices: of a constant table (an
+        embedding) or of a computed tensor."""
+        data, indices = node.input[:2]
+        axis = int(a.get("axis", 0))
+        if data in self.int_dtypes:
+            self.int_dtypes[node.output[0]] = self.int_dtypes[data]
+        if data in self.constants:
+            table = self.constants[data]
+            if table.dtype.kind in "iub":
+                self.int_dtypes[node.output[0]] = np.dtype(np.bool_ if table.dtype.kind == "b" else np.int64)
+            return self.add("gather", node, [self.tensor(node, indices)], {"axis": axis}, {"other": table})
+        return self.add("gather", node, [self.tensor(node, data), self.tensor(node, indices)], {"axis": axis})
 
     def op_BatchNormalization(self, node, a, x):
         self.rank4(node)
@@ -1793,7 +1914,8 @@ def swap_backend(
     proto = load(model)
     np_dtype = model_dtype(proto, dtype)
     inputs = graph_inputs(proto)
-    if len(inputs) > 1 or len(proto.graph.output) > 1:
+    several = len(inputs) > 1 or len(proto.graph.output) > 1
+    if several or any(i.type.tensor_type.elem_type in _INT_ELEMS for i in inputs):
         return _swap_backend_several(proto, algos, sample_input_shape, np_dtype, recorder)
     specs, output = _to_specs(proto, sample_input_shape)
     return frontend.build_model(
@@ -1808,16 +1930,28 @@ def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dt
     onnx = _onnx()
     inputs = graph_inputs(proto)
     wanted = {np.dtype(np.float32): onnx.TensorProto.FLOAT, np.dtype(np.float64): onnx.TensorProto.DOUBLE}[np_dtype]
+    input_dtypes = []
     for inp in inputs:
         elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
+        if elem in _INT_ELEMS:  # token ids, masks
+            input_dtypes.append(np.dtype(_INT_ELEMS[elem]))
+            continue
         if elem != wanted:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
             raise errors.DTypeError(
-                f"ai3 models run in float32 or float64, all inputs of one dtype; the model's input '{inp.name}' is {name}"
+                f"ai3 models take float inputs of one dtype ({np_dtype}), int64 and bool ones; the model's input '{inp.name}' is {name}"
             )
+        input_dtypes.append(np_dtype)
     specs, output = _to_specs(proto, sample_input_shape)
     built = frontend.build_model(
-        specs, output, algos, dtype=np_dtype, layout="NCHW", recorder=recorder, input_count=len(inputs)
+        specs,
+        output,
+        algos,
+        dtype=np_dtype,
+        layout="NCHW",
+        recorder=recorder,
+        input_count=len(inputs),
+        input_dtypes=input_dtypes,
     )
     built.input_names = [inp.name for inp in inputs]
     return built

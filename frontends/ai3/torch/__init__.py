@@ -108,15 +108,22 @@ def _built_several(
     """The ai3.Model of a traced model of several inputs or outputs, named
     as forward names them."""
     specs, output, _ = traced
+    float_dtype = fx.model_dtype(module, dtype)
+    # Token ids and masks keep their traced dtype; float inputs take the model's.
+    input_dtypes = [
+        d if d is not None and d.kind in "ib" else float_dtype
+        for d in getattr(traced, "input_dtypes", [None] * traced.input_count)
+    ]
     built = frontend.build_model(
         specs,
         output,
         algos,
-        dtype=fx.model_dtype(module, dtype),
+        dtype=float_dtype,
         layout=LAYOUT,
         device=device,
         recorder=recorder,
         input_count=traced.input_count,
+        input_dtypes=input_dtypes,
     )
     built.input_names = list(traced.input_names)
     built.output_names = traced.output_names

@@ -248,6 +248,34 @@ _METHODS.update({
 })  # fmt: skip
 
 
+# Integer tensors (issue 17): token ids, masks and their arithmetic. The
+# comparisons and logical ops give bool (core/ops/compare); `x != y` is
+# logical_not(equal); `&`, `|`, `^`, `~` are logical only on bools.
+_COMPARISONS = ("equal", "less", "greater", "less_equal", "greater_equal", "logical_and", "logical_or", "logical_xor")
+# A comparison with its constant on the left, as the core's x op other.
+_FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
+_BITWISE = {"__and__": "logical_and", "__or__": "logical_or", "__xor__": "logical_xor", "__invert__": "logical_not"}
+_FUNCTIONS.update({
+    torch.eq: "equal", operator.eq: "equal", torch.ne: "not_equal", torch.not_equal: "not_equal", operator.ne: "not_equal",
+    torch.lt: "less", torch.less: "less", operator.lt: "less", torch.gt: "greater", torch.greater: "greater", operator.gt: "greater",
+    torch.le: "less_equal", torch.less_equal: "less_equal", operator.le: "less_equal",
+    torch.ge: "greater_equal", torch.greater_equal: "greater_equal", operator.ge: "greater_equal",
+    torch.logical_and: "logical_and", torch.logical_or: "logical_or", torch.logical_xor: "logical_xor", torch.logical_not: "logical_not",
+    operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__", operator.invert: "__invert__",
+    torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
+})  # fmt: skip
+_METHODS.update({
+    "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
+    "gt": "greater", "__gt__": "greater", "le": "less_equal", "__le__": "less_equal", "ge": "greater_equal", "__ge__": "greater_equal",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor", "logical_not": "logical_not",
+    "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__", "__invert__": "__invert__", "bitwise_not": "__invert__",
+    "masked_fill": "masked_fill", "masked_fill_": "masked_fill", "index_select": "index_select",
+    "to": "to", "type": "to", "float": "float", "double": "double", "long": "long", "bool": "bool", "type_as": "type_as",
+})  # fmt: skip
+# torch dtypes the core has, by the core's names (core/tensor.h).
+_CORE_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
+
+
 class _Mapper:
     def __init__(self, gm: fx.GraphModule):
         self.gm = gm
@@ -326,6 +354,8 @@ class _Mapper:
             raise unsupported(
                 node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend"
             )
+        if self.fold(node):
+            return
         if node.op == "call_module":
             self.module(node)
         elif node.op == "call_function":
@@ -344,6 +374,46 @@ class _Mapper:
                 raise unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
             self.call(node, kind)
 
+    def reads_input(self, node: fx.Node) -> bool:
+        """Whether node's value depends on a model input (a placeholder),
+        directly or through other nodes; one that does not (torch.arange(5),
+        a constant mask built from parameters) is folded into a constant."""
+        memo = self.__dict__.setdefault("_reads_input", {})
+        if node not in memo:
+            memo[node] = node.op == "placeholder" or any(self.reads_input(n) for n in node.all_input_nodes)
+        return memo[node]
+
+    def fold(self, node: fx.Node) -> bool:
+        """Keeps a call that reads no model input (a position embedding of
+        torch.arange positions) as the constant its traced value is; False
+        when it cannot be (no traced value)."""
+        if node.op not in ("call_function", "call_method", "call_module") or self.reads_input(node):
+            return False
+        vals = _values(node)
+        if vals is None or not isinstance(vals[0], torch.Tensor):
+            return False
+        self.consts[node] = vals[0]
+        return True
+
+    def torch_dtype(self, node: fx.Node, a: Any) -> torch.dtype | None:
+        """The dtype of tensor argument `a` of `node` as traced (None when
+        traced without sample inputs)."""
+        if isinstance(a, fx.Node) and a in self.consts:
+            return self.consts[a].dtype
+        vals = _values(a) if isinstance(a, fx.Node) else None
+        return vals[0].dtype if vals is not None and isinstance(vals[0], torch.Tensor) else None
+
+    def constant_like(self, node: fx.Node, value: Any, like: Any) -> np.ndarray | None:
+        """constant(value) in the dtype of tensor argument `like` (a number
+        beside int64 ids is an int64 constant); None when value is computed."""
+        c = self.constant(node, value)
+        dtype = self.torch_dtype(node, like)
+        if c is None or dtype is None:
+            return c
+        if dtype not in _CORE_DTYPES:
+            raise unsupported(node, f"reads a {dtype} tensor; ai3 takes float32, float64, int64 and bool")
+        return np.asarray(c, dtype=_CORE_DTYPES[dtype])
+
     def name_of(self, node: fx.Node) -> str:
         if node.op == "call_module":
             return node.target
@@ -355,6 +425,8 @@ class _Mapper:
         name = node.target
         if isinstance(m, nn.MultiheadAttention):
             return self.attention(node, m)
+        if isinstance(m, nn.Embedding) and len(node.args) == 1 and not node.kwargs:
+            return self.embedding(node, name, node.args[0], m.weight, m.max_norm)
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
             raise unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
@@ -410,6 +482,10 @@ class _Mapper:
         args = node.args
         if kind in _BINARY:
             return self.binary(node, kind, name)
+        if kind in _COMPARISONS:
+            return self.comparison(node, kind, name)
+        if kind in _BITWISE:
+            return self.bitwise(node, kind, name)
         handler = getattr(self, f"_{kind}", None)
         if handler is not None:
             return handler(node, name)
@@ -515,10 +591,130 @@ class _Mapper:
         self.add(node, "batchnorm2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     def _embedding(self, node: fx.Node, name: str) -> None:
-        raise unsupported(
+        a = normalized(
             node,
-            "F.embedding reads int64 token ids, and ai3's core takes float32/float64 tensors only (swap_backend(..., fallback=True) runs it in PyTorch)",
+            lambda input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False: (
+                None
+            ),
         )
+        self.embedding(node, name, a["input"], a["weight"], a["max_norm"])
+
+    def embedding(self, node: fx.Node, name: str, ids: Any, weight: Any, max_norm: Any) -> None:
+        """nn.Embedding / F.embedding: a gather of the table's rows by the
+        int64 ids (padding_idx only matters to training)."""
+        if max_norm is not None:
+            raise unsupported(
+                node,
+                "nn.Embedding / F.embedding with max_norm renormalises its table in forward; ai3 has no equivalent",
+            )
+        table = self.weights(node, {"weight": weight}, ("weight",))["weight"]
+        self.add(node, "gather", name, [self.tensor(node, ids)], node, {"axis": 0}, {"other": table})
+
+    def _index_select(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, dim, index: None)
+        data = self.constant(node, a["input"])
+        if self.constant(node, a["index"]) is not None:
+            raise unsupported(node, "index_select by constant indices (ai3 gathers by computed int64 indices)")
+        if data is None:
+            inputs = [self.tensor(node, a["input"]), self.tensor(node, a["index"])]
+            return self.add(node, "gather", name, inputs, node, {"axis": a["dim"]})
+        self.add(node, "gather", name, [self.tensor(node, a["index"])], node, {"axis": a["dim"]}, {"other": data})
+
+    def comparison(self, node: fx.Node, op: str, name: str) -> None:
+        """x op y with broadcasting, bool; a constant operand becomes the
+        layer's `other` in the tensor's dtype (a constant on the left flips
+        the comparison)."""
+        if len(node.args) != 2 or node.kwargs:
+            raise unsupported(node, f"{op} takes two operands")
+        x, y = node.args
+        cx, cy = self.constant_like(node, x, y), self.constant_like(node, y, x)
+        if cx is None and cy is None:
+            return self.add(node, op, name, [self.tensor(node, x), self.tensor(node, y)], node)
+        if cx is not None and cy is not None:
+            raise unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
+        if cy is None:  # the constant on the left: c < x is x > c
+            x, cy, op = y, cx, _FLIPPED.get(op, op)
+        self.add(node, op, name, [self.tensor(node, x)], node, {}, {"other": cy})
+
+    def _not_equal(self, node: fx.Node, name: str) -> None:
+        self.comparison(node, "equal", name + ".equal")
+        equal = self.index.pop(node)
+        self.add(node, "logical_not", name, [equal], node)
+
+    def _logical_not(self, node: fx.Node, name: str) -> None:
+        self.add(node, "logical_not", name, [self.tensor(node, node.args[0])], node)
+
+    def bitwise(self, node: fx.Node, kind: str, name: str) -> None:
+        """&, |, ^, ~: logical ops on bool tensors (bitwise ones on integers
+        have no ai3 equivalent)."""
+        dtypes = {self.torch_dtype(node, a) for a in node.args if isinstance(a, fx.Node)}
+        if dtypes != {torch.bool}:
+            raise unsupported(
+                node,
+                f"{kind.strip('_')} of {', '.join(sorted(map(str, dtypes)))} tensors; ai3 has it for bool ones only",
+            )
+        op = _BITWISE[kind]
+        if op == "logical_not":
+            return self._logical_not(node, name)
+        self.comparison(node, op, name)
+
+    def _where(self, node: fx.Node, name: str) -> None:
+        if len(node.args) != 3 or node.kwargs:
+            raise unsupported(node, "torch.where(cond) (the indices form); ai3 maps torch.where(cond, x, y)")
+        cond, x, y = node.args
+        self.select(node, name, cond, x, y)
+
+    def _masked_fill(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, mask, value: None)
+        self.select(node, name, a["mask"], a["value"], a["input"])
+
+    def select(self, node: fx.Node, name: str, cond: Any, x: Any, y: Any) -> None:
+        """where(cond, x, y): at most one branch constant (in the other's dtype)."""
+        if self.constant(node, cond) is not None:
+            raise unsupported(node, "a constant condition (expected to be folded while tracing)")
+        cx, cy = self.constant_like(node, x, y), self.constant_like(node, y, x)
+        inputs = [self.tensor(node, cond)]
+        if cx is None and cy is None:
+            return self.add(node, "where", name, inputs + [self.tensor(node, x), self.tensor(node, y)], node)
+        if cx is not None and cy is not None:
+            raise unsupported(node, "where with two constant branches")
+        other_is_x = cx is not None
+        branch = y if other_is_x else x
+        self.add(
+            node, "where", name, inputs + [self.tensor(node, branch)], node,
+            {"other_is_x": other_is_x}, {"other": cx if other_is_x else cy},
+        )  # fmt: skip
+
+    def cast(self, node: fx.Node, name: str, dtype: Any) -> None:
+        x = node.args[0]
+        if dtype not in _CORE_DTYPES:
+            raise unsupported(node, f"a cast to {dtype}; ai3 has float32, float64, int64 and bool tensors")
+        if self.torch_dtype(node, x) == dtype:
+            return self.alias(node, x)
+        self.add(node, "cast", name, [self.tensor(node, x)], node, {"to": _CORE_DTYPES[dtype]})
+
+    def _to(self, node: fx.Node, name: str) -> None:
+        """x.to(dtype) / x.to(device) / x.type(dtype): a cast, or nothing
+        (a device move: ai3 runs where the model is)."""
+        dtypes = [a for a in list(node.args[1:]) + list(node.kwargs.values()) if isinstance(a, torch.dtype)]
+        if not dtypes:
+            return self.alias(node, node.args[0])
+        self.cast(node, name, dtypes[0])
+
+    def _float(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, torch.float32)
+
+    def _double(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, torch.float64)
+
+    def _long(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, torch.int64)
+
+    def _bool(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, torch.bool)
+
+    def _type_as(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, self.torch_dtype(node, node.args[1]))
 
     def _layer_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, normalized_shape, weight=None, bias=None, eps=1e-5: None)
@@ -1083,6 +1279,7 @@ class Traced(tuple):
 
     input_names: list[str]
     output_names: list[str] | None
+    input_dtypes: list[np.dtype]  # per input, as traced (int64 token ids...)
 
     @property
     def input_count(self) -> int:
@@ -1114,6 +1311,7 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     mapper = _Mapper(gm)
     output: int | None = None
     input_names: list[str] = []
+    input_dtypes: list[torch.dtype | None] = []
     output_names: list[str] | None = None
     refused: list[tuple[fx.Node, str]] = []
     for node in gm.graph.nodes:
@@ -1123,6 +1321,7 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
                     continue  # an argument left at its default (traced as a constant)
                 mapper.index[node] = model_input(len(input_names))
                 input_names.append(str(node.target).lstrip("*"))
+                input_dtypes.append(mapper.torch_dtype(node, node))
             elif node.op == "get_attr":
                 mapper.consts[node] = tracing._get_attr(gm, node.target)
             elif node.op == "output":
@@ -1144,6 +1343,7 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     specs, output = prune_dead(mapper.specs, output)
     traced = Traced((specs, output, gm))
     traced.input_names, traced.output_names = input_names, output_names
+    traced.input_dtypes = [np.dtype(_CORE_DTYPES[d]) if d in _CORE_DTYPES else None for d in input_dtypes]
     return traced
 
 

@@ -1,0 +1,42 @@
+#include "core/ops/gather/gather.h"
+
+#include "core/errors.h"
+#include "core/ops/checks.h"
+
+namespace ai3 {
+
+void GatherAttrs::Validate(const std::vector<Tensor>& params) const {
+  CheckConstantOperand(kOp, has_other, other_shape, other_dtype, params,
+                       "the table gathered from");
+  if (has_other) CheckShape(other_shape, "the table");
+}
+
+Shape GatherAttrs::OutputShapeOf(const Shape& data,
+                                 const Tensor& indices) const {
+  if (indices.dtype != DType::kInt64) {
+    Fail(ErrorKind::kDType, "the indices are ", Name(indices.dtype),
+         "; gather takes int64 indices");
+  }
+  CheckShape(data, "the data");
+  CheckShape(indices.shape, "the indices");
+  if (data.empty()) {
+    Fail(ErrorKind::kShape, "gather needs data of rank >= 1, got a scalar");
+  }
+  const int64_t a = DimOfAxis(axis, data);
+  Shape out(data.begin(), data.begin() + a);
+  out.insert(out.end(), indices.shape.begin(), indices.shape.end());
+  out.insert(out.end(), data.begin() + a + 1, data.end());
+  CheckShape(out, "the output");
+  return out;
+}
+
+Shape GatherAttrs::OutputShape(const std::vector<Tensor>& inputs) const {
+  return has_other ? OutputShapeOf(other_shape, inputs[0])
+                   : OutputShapeOf(inputs[0].shape, inputs[1]);
+}
+
+DType GatherAttrs::OutputDType(const std::vector<Tensor>& inputs) const {
+  return has_other ? other_dtype : inputs[0].dtype;
+}
+
+}  // namespace ai3
