@@ -162,6 +162,8 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate",
 _UNARY = {
     "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Erf": "erf", "Reciprocal": "reciprocal",
     "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Sin": "sin", "Cos": "cos", "Softsign": "softsign", "Mish": "mish",
+    "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh",
+    "Acosh": "acosh", "Atanh": "atanh",
 }  # fmt: skip
 _VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
 _REDUCTIONS = {
