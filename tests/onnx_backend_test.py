@@ -368,7 +368,7 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
         "maxpool_indices",
         "bn_training",
         "conv3d",
-        "gemm_transA",
+        "resize_cubic",
         "computed_weight",
     ],
 )
@@ -389,13 +389,10 @@ def test_unsupported_forms(case):
             )
         ]
         inits = [_tensor(n, np.ones(3)) for n in ("s", "b", "m", "v")]
-    elif case == "gemm_transA":
-        nodes = [
-            helper.make_node("Flatten", ["x"], ["f"]),
-            helper.make_node("Gemm", ["f", "w"], ["y"], transA=1, name="bad"),
-        ]
-        inits = [_tensor("w", rng.standard_normal((1, 5)))]
-        out = [48, 5]
+    elif case == "resize_cubic":
+        nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", name="bad")]
+        inits = [_tensor("scales", [1, 1, 2, 2])]
+        out = [1, 3, 8, 8]
     elif case == "computed_weight":
         nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Conv", ["x", "r"], ["y"], name="bad")]
         out = None
@@ -409,6 +406,29 @@ def test_unsupported_forms(case):
     m = _model(nodes, inits, in_shape, out)
     with pytest.raises(ai3.UnsupportedOperation, match="'bad'"):
         graph.swap_backend(m)
+
+
+@pytest.mark.parametrize(
+    "attrs,c_shape",
+    [
+        ({"transA": 1}, (5,)),
+        ({"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0}, (6, 5)),
+        ({}, (6, 1)),
+        ({"beta": -1.5}, (1, 5)),
+        ({"transB": 1}, ()),
+    ],
+    ids=["transA", "all", "column_C", "row_C", "scalar_C"],
+)
+def test_gemm_forms_match_onnxruntime(attrs, c_shape):
+    # x is (6, 4), or (4, 6) read transposed; B is (4, 5) or (5, 4); C
+    # broadcasts to (6, 5): per output, per row, the whole matrix, a scalar.
+    rng = np.random.default_rng(11)
+    in_shape = [4, 6] if attrs.get("transA") else [6, 4]
+    b = rng.standard_normal((5, 4) if attrs.get("transB") else (4, 5))
+    nodes = [helper.make_node("Gemm", ["x", "b", "c"], ["y"], **attrs)]
+    m = _model(nodes, [_tensor("b", b), _tensor("c", rng.standard_normal(c_shape))], in_shape, [6, 5])
+    x = rng.standard_normal(in_shape).astype(np.float32)
+    assert_close(graph.swap_backend(m)(x), _ort_model(m, x))
 
 
 def _run_both(m, x, **kw):
@@ -607,11 +627,20 @@ def test_einsum_batched_matmuls():
     x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
     got, want = _run_both(m, x)
     assert_close(got, want)
-    bad = _model(
-        [helper.make_node("Einsum", ["x"], ["y"], equation="bgid->bgdi", name="bad")], [], [2, 3, 4, 5], [2, 3, 5, 4]
-    )
+    bad = _model([helper.make_node("Einsum", ["x"], ["y"], equation="bii->bi", name="bad")], [], [2, 3, 3], [2, 3])
     with pytest.raises(ai3.UnsupportedOperation, match="'bad'.*Einsum"):
         graph.to_specs(bad)
+
+
+@pytest.mark.parametrize(
+    "equation,out",
+    [("bgid->bgdi", [2, 3, 5, 4]), ("bgid->bd", [2, 5]), ("bgid->dgb", [5, 3, 2]), ("bgid->gbid", [3, 2, 4, 5])],
+)
+def test_einsum_one_operand(equation, out):
+    x = np.random.default_rng(14).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    m = _model([helper.make_node("Einsum", ["x"], ["y"], equation=equation)], [], list(x.shape), out)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
 
 
 def test_coverage_rows():

@@ -79,6 +79,15 @@ UNARY = {
     "sign": [torch.sign],
     "sin": [torch.sin],
     "cos": [lambda x: x.cos()],
+    "tan": [torch.tan, lambda x: x.tan()],
+    "asin": [torch.asin, torch.arcsin],
+    "acos": [lambda x: x.acos(), lambda x: x.arccos()],
+    "atan": [torch.atan, torch.arctan],
+    "sinh": [torch.sinh],
+    "cosh": [lambda x: x.cosh()],
+    "asinh": [torch.asinh, lambda x: x.arcsinh()],
+    "acosh": [torch.acosh],
+    "atanh": [torch.atanh, torch.arctanh],
     "softsign": [F.softsign, nn.Softsign()],
     "mish": [F.mish, nn.Mish()],
     "selu": [F.selu, nn.SELU()],
@@ -292,7 +301,8 @@ def onnx_edge(shape, dtype, seed=0):
 ONNX_UNARY = {
     "Exp": {}, "Log": {}, "Sqrt": {}, "Neg": {}, "Abs": {}, "Erf": {}, "Reciprocal": {}, "Floor": {}, "Ceil": {}, "Sign": {},
     "Sin": {}, "Cos": {}, "Softsign": {}, "Mish": {}, "Elu": {"alpha": 0.7}, "Selu": {}, "Celu": {"alpha": 1.3},
-    "Softplus": {}, "ThresholdedRelu": {"alpha": 0.5},
+    "Softplus": {}, "ThresholdedRelu": {"alpha": 0.5}, "Tan": {}, "Asin": {}, "Acos": {}, "Atan": {}, "Sinh": {},
+    "Cosh": {}, "Asinh": {}, "Acosh": {}, "Atanh": {},
 }  # fmt: skip
 
 
@@ -440,6 +450,26 @@ def test_keras_layers(keras, which):
 def test_keras_merges(keras, merge):
     L = keras.layers
     keras_check(keras, lambda t: getattr(L, merge)()([t, L.Dense(4)(t), L.Activation("tanh")(t)]), (3, 2, 4))
+
+
+KERAS_TRIG = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"]
+
+
+@pytest.mark.parametrize("name", KERAS_TRIG)
+def test_keras_trig_ops(keras, name):
+    # keras.ops on the input, then a Dense so that the model computes more;
+    # the inverse functions on 0.9 sin(x) (in their domain, away from +-1
+    # where they amplify a last-bit difference of the input) or 1 + x^2.
+    fn = getattr(keras.ops, name)
+
+    def build(t):
+        if name in ("arcsin", "arccos", "arctanh"):
+            t = keras.ops.multiply(keras.ops.sin(t), 0.9)
+        elif name == "arccosh":
+            t = keras.ops.add(keras.ops.multiply(t, t), 1.0)
+        return keras.layers.Dense(3)(fn(t))
+
+    keras_check(keras, build, (2, 4, 5), tol=1e-4)
 
 
 if __name__ == "__main__":

@@ -369,6 +369,25 @@ def test_onnx_resize_matches_onnxruntime(case, mode) -> None:
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("rounding", ["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"])
+@pytest.mark.parametrize("scales", [(1, 1, 0.6, 0.5), (1, 1, 2.0, 1.5), (1, 1, 0.7, 1.3), (1, 1, 1.7, 0.45)], ids=str)
+def test_onnx_resize_half_pixel_symmetric(scales, rounding, mode) -> None:
+    # Against ONNX's reference implementation, which computes the formula
+    # as written; ONNX Runtime floors one coordinate that is exactly 2
+    # (5 rows scaled by 0.6, output row 1) to 1, a rounding of its own.
+    from onnx.reference import ReferenceEvaluator
+
+    x = _rng(25).standard_normal((1, 2, 5, 6)).astype(np.float32)
+    inputs = [("roi", np.zeros(0, np.float32)), ("scales", np.asarray(scales, np.float32))]
+    attrs = {"mode": mode, "coordinate_transformation_mode": "half_pixel_symmetric", "nearest_mode": rounding}
+    model = _onnx_single("Resize", x, attrs, inputs)
+    want = ReferenceEvaluator(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), want, atol=1e-5)
+    if mode == "linear":
+        np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-5)
+
+
 @pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
 def test_onnx_pad_modes_match_onnxruntime(mode) -> None:
     x = _rng(9).standard_normal((1, 2, 5, 4)).astype(np.float32)
@@ -424,6 +443,56 @@ def test_onnx_conv_transpose_matches_onnxruntime(case) -> None:
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
 
 
+def test_onnx_conv_transpose_1d_matches_onnxruntime() -> None:
+    x = _rng(18).standard_normal((2, 4, 7)).astype(np.float32)
+    w = _rng(19).standard_normal((4, 3, 3)).astype(np.float32)
+    b = _rng(20).standard_normal(3).astype(np.float32)
+    for case in ({"strides": [2], "pads": [1, 0], "output_padding": [1]}, {"strides": [3], "output_shape": [22]}):
+        model = _onnx_single("ConvTranspose", x, case, [("w", w), ("b", b)])
+        np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_onnx_layer_norm_statistics_match_onnxruntime(axis) -> None:
+    # Y, Mean and InvStdDev (over the axes from `axis`, the batch's too).
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = _rng(21).standard_normal((2, 3, 4)).astype(np.float32) * 3 + 1
+    trailing = x.shape[axis:]
+    scale, bias = _rng(22).standard_normal(trailing).astype(np.float32), _rng(23).standard_normal(trailing)
+    node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=axis, epsilon=1e-3)
+    kept = [d if i < axis % 3 else 1 for i, d in enumerate(x.shape)]
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+        [
+            helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
+            for n, s in (("y", x.shape), ("mean", kept), ("inv", kept))
+        ],
+        [onnx.numpy_helper.from_array(scale, "s"), onnx.numpy_helper.from_array(bias.astype(np.float32), "b")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 9
+    import onnxruntime as ort
+
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = ai3.onnx.swap_backend(model)(x)
+    assert len(got) == 3
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("axes,scales", [([2, 3], [2.0, 1.5]), ([3, 2], [0.5, 3.0]), ([-1], [2.0])])
+def test_onnx_resize_axes_match_onnxruntime(axes, scales, mode) -> None:
+    x = _rng(24).standard_normal((1, 2, 4, 6)).astype(np.float32)
+    inputs = [("roi", np.zeros(0, np.float32)), ("scales", np.asarray(scales, np.float32))]
+    model = _onnx_single("Resize", x, {"mode": mode, "axes": axes}, inputs)
+    np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-5)
+
+
 def test_onnx_norms_match_onnxruntime() -> None:
     x = _rng(16).standard_normal((2, 6, 4, 3)).astype(np.float32)
     rng = _rng(17)
@@ -434,6 +503,10 @@ def test_onnx_norms_match_onnxruntime() -> None:
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
     scale = rng.standard_normal((4, 3)).astype(np.float32)
     model = _onnx_single("RMSNormalization", x, {"axis": 2, "epsilon": 1e-4}, [("s", scale)], opset=23)
+    np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
+    # From axis 0: over the batch too (the scale fixes its size).
+    scale = rng.standard_normal(x.shape).astype(np.float32)
+    model = _onnx_single("RMSNormalization", x, {"axis": 0}, [("s", scale)], opset=23)
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-4)
 
 

@@ -1464,7 +1464,9 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
         for op, fn in {
             "exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "neg": torch.neg, "abs": torch.abs, "erf": torch.erf,
             "reciprocal": torch.reciprocal, "floor": torch.floor, "ceil": torch.ceil, "sign": torch.sign, "sin": torch.sin,
-            "cos": torch.cos, "softsign": F.softsign, "mish": F.mish,
+            "cos": torch.cos, "softsign": F.softsign, "mish": F.mish, "tan": torch.tan, "asin": torch.asin,
+            "acos": torch.acos, "atan": torch.atan, "sinh": torch.sinh, "cosh": torch.cosh, "asinh": torch.asinh,
+            "acosh": torch.acosh, "atanh": torch.atanh,
         }.items()
     },
     "elu": _activation("elu", F.elu, {"alpha": [1.0, 0.5, -0.3, math.inf]}),

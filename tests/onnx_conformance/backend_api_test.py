@@ -1,7 +1,7 @@
 """ai3.onnx.backend as ONNX's backend API defines it (prepare / run,
 run_model, run_node, supports_device) on small hand-built models against
-ONNX Runtime, and its refusals: several inputs or outputs, a non-float
-input, an unknown device or keyword, each an ai3.Error naming what it
+ONNX Runtime (several inputs, several outputs), and its refusals: an
+output ai3 does not compute, a non-float input, an unknown device or keyword, each an ai3.Error naming what it
 refuses."""
 
 from __future__ import annotations
@@ -93,15 +93,31 @@ def test_inputs_after_the_first_are_bound_per_run():
         rep.run({"a": a})
 
 
-def test_several_outputs_are_refused_by_name():
+def test_several_outputs_come_back_in_order():
     split = _model(
-        [helper.make_node("Split", ["x", "s"], ["y", "z"], axis=1)],
-        [_info("x", [2, 4])],
-        [_info("y", [2, 2]), _info("z", [2, 2])],
-        [numpy_helper.from_array(np.array([2, 2], np.int64), "s")],
+        [helper.make_node("Split", ["x", "s"], ["y", "z"], axis=1), helper.make_node("Relu", ["z"], ["r"])],
+        [_info("x", [2, 5])],
+        [_info("r", [2, 3]), _info("y", [2, 2])],
+        [numpy_helper.from_array(np.array([2, 3], np.int64), "s")],
     )
-    with pytest.raises(ai3.UnsupportedOperation, match="2 outputs \\('y', 'z'\\)"):
-        backend.prepare(split)
+    x = np.random.default_rng(3).standard_normal((2, 5)).astype(np.float32)
+    want = _ort(split, {"x": x})
+    out = backend.prepare(split).run([x])
+    assert len(out) == 2
+    np.testing.assert_allclose(out["r"], want[0], rtol=1e-6)
+    np.testing.assert_allclose(out["y"], want[1], rtol=1e-6)
+    np.testing.assert_allclose(out[0], want[0], rtol=1e-6)
+
+
+def test_refusals_name_the_input_or_output():
+    # Dropout's mask (a BOOL output) is not computed by ai3: refused, named.
+    dropout = _model(
+        [helper.make_node("Dropout", ["x"], ["y", "mask"])],
+        [_info("x", [2, 3])],
+        [_info("y", [2, 3]), _info("mask", [2, 3], TensorProto.BOOL)],
+    )
+    with pytest.raises(ai3.UnsupportedOperation, match="Dropout.*outputs \\['mask'\\]"):
+        backend.prepare(dropout)
     ints = _model(
         [helper.make_node("Relu", ["x"], ["y"])],
         [_info("x", [2, 3], TensorProto.INT64)],

@@ -62,10 +62,15 @@ ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
   // that no - 0.5 + 0.5 round trip moves a tie (torch's nearest-exact is
   // floor(h), its nearest floor(x * r): bit for bit these).
   const bool half_pixel = a.coordinates == C::kHalfPixel ||
+                          a.coordinates == C::kHalfPixelSymmetric ||
                           (a.coordinates == C::kPytorchHalfPixel && out > 1);
   T src = 0, h = 0;
   if (half_pixel) {
     h = mapped(T(x) + T(0.5));
+    if (a.coordinates == C::kHalfPixelSymmetric && scale > 0) {
+      // ONNX: offset = in / 2 (1 - adjustment), adjustment = out / (in s).
+      h += T(in) / T(2) * (T(1) - T(out) / (T(in) * T(scale)));
+    }
     src = h - T(0.5);
   } else if (a.coordinates == C::kAlignCorners) {
     src = out == 1 ? T(0) : T(x) * (T(in - 1) / T(out - 1));

@@ -4,6 +4,9 @@
 // Resizing). The output is `size` (out_h, out_w), or floor(in * scale)
 // where only `scale` is given. Each output index x reads input coordinate
 //   half_pixel:          (x + 0.5) * r - 0.5
+//   half_pixel_symmetric: the same plus (in / 2) (1 - out / (in * scale)),
+//                        which centres the output when floor(in * scale)
+//                        drops a fraction (0 by sizes: scale = out / in)
 //   pytorch_half_pixel:  the same, 0 where the output has one element
 //   align_corners:       x * (in - 1) / (out - 1), 0 where out = 1
 //   asymmetric:          x * r
@@ -32,7 +35,8 @@ struct ResizeAttrs {
     kHalfPixel,
     kPytorchHalfPixel,
     kAlignCorners,
-    kAsymmetric
+    kAsymmetric,
+    kHalfPixelSymmetric
   };
   enum class Rounding { kRoundPreferFloor, kRoundPreferCeil, kFloor, kCeil };
 

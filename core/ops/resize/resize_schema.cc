@@ -32,7 +32,8 @@ const AttrDecl kMode =
     Choice("mode", {"nearest", "linear"}, "nearest or (bi)linear");
 const AttrDecl kCoordinates =
     Choice("coordinate_transformation_mode",
-           {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
+           {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+            "half_pixel_symmetric"},
            "how an output index maps to an input coordinate (ONNX's names)");
 const AttrDecl kRounding =
     Choice("nearest_mode",

@@ -41,6 +41,14 @@ T Mapped(T v, int64_t in, int64_t out, double s) {
   return s > 0 ? v / T(s) : v * (T(in) / T(out));
 }
 
+// half_pixel_symmetric's (x + 0.5) * r shifted by ONNX's offset,
+// (in / 2) (1 - out / (in * s)), where a scale is given.
+template <typename T>
+T Symmetric(int64_t x, int64_t in, int64_t out, double s) {
+  const T h = Mapped(T(x) + T(0.5), in, out, s);
+  return s > 0 ? h + T(in) / T(2) * (T(1) - T(out) / (T(in) * T(s))) : h;
+}
+
 template <typename T>
 T Source(const Case& p, int64_t x, int64_t in, int64_t out, double s) {
   switch (p.coordinates) {
@@ -50,6 +58,8 @@ T Source(const Case& p, int64_t x, int64_t in, int64_t out, double s) {
       return out == 1 ? T(0) : Mapped(T(x) + T(0.5), in, out, s) - T(0.5);
     case C::kHalfPixel:
       return Mapped(T(x) + T(0.5), in, out, s) - T(0.5);
+    case C::kHalfPixelSymmetric:
+      return Symmetric<T>(x, in, out, s) - T(0.5);
     default:
       return Mapped(T(x), in, out, s);
   }
@@ -69,8 +79,11 @@ double Sample(const Case& p, const std::vector<double>& x, int64_t plane,
     // c); else floor(c + 0.5) / ceil(c - 0.5).
     auto round = [&](double v, int64_t o, int64_t in, int64_t out, double s) {
       const bool hp = p.coordinates == C::kHalfPixel ||
+                      p.coordinates == C::kHalfPixelSymmetric ||
                       (p.coordinates == C::kPytorchHalfPixel && out > 1);
-      const double h = Mapped(T(o) + T(0.5), in, out, s);
+      const double h = p.coordinates == C::kHalfPixelSymmetric
+                           ? Symmetric<T>(o, in, out, s)
+                           : Mapped(T(o) + T(0.5), in, out, s);
       double i = p.rounding == R::kFloor  ? std::floor(v)
                  : p.rounding == R::kCeil ? std::ceil(v)
                  : p.rounding == R::kRoundPreferCeil
@@ -193,7 +206,7 @@ int Main() {
   };
   for (Case s : shapes) {
     for (C coord : {C::kHalfPixel, C::kPytorchHalfPixel, C::kAlignCorners,
-                    C::kAsymmetric}) {
+                    C::kAsymmetric, C::kHalfPixelSymmetric}) {
       s.coordinates = coord;
       s.mode = M::kLinear;
       s.rounding = R::kFloor;

@@ -2,7 +2,8 @@
 // of a one-line formula per op, one pass split over OpenMP threads. Where
 // the formula is arithmetic, a compare or exp the loop vectorises (exp is
 // vmath::Exp, core/ops/sigmoid/exp.h: std::exp would not vectorise); log,
-// erf, sin, cos and log1p are the C library's, element by element, whose
+// erf, the trigonometric and hyperbolic functions and log1p are the C
+// library's, element by element, whose
 // results torch and NumPy match to the last bit or two.
 #include <cmath>
 
@@ -41,6 +42,15 @@ AI3_UNARY_DIRECT(Ceil, std::ceil(x));
 AI3_UNARY_DIRECT(Sign, x > T(0) ? T(1) : (x < T(0) ? T(-1) : T(0)));
 AI3_UNARY_DIRECT(Sin, std::sin(x));
 AI3_UNARY_DIRECT(Cos, std::cos(x));
+AI3_UNARY_DIRECT(Tan, std::tan(x));
+AI3_UNARY_DIRECT(Asin, std::asin(x));
+AI3_UNARY_DIRECT(Acos, std::acos(x));
+AI3_UNARY_DIRECT(Atan, std::atan(x));
+AI3_UNARY_DIRECT(Sinh, std::sinh(x));
+AI3_UNARY_DIRECT(Cosh, std::cosh(x));
+AI3_UNARY_DIRECT(Asinh, std::asinh(x));
+AI3_UNARY_DIRECT(Acosh, std::acosh(x));
+AI3_UNARY_DIRECT(Atanh, std::atanh(x));
 AI3_UNARY_DIRECT(Softsign, x / (T(1) + std::fabs(x)));
 // x tanh(softplus(x)), softplus without overflow as below.
 AI3_UNARY_DIRECT(Mish, x* std::tanh(std::fmax(x, T(0)) +

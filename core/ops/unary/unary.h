@@ -1,6 +1,7 @@
 // The elementwise functions of one input that ONNX, torch and Keras share
 // (issue 17): math (exp, log, sqrt, neg, abs, erf, reciprocal, floor, ceil,
-// sign, sin, cos) and activations with scalar attributes (elu, selu, celu,
+// sign, sin, cos, tan and the inverse and hyperbolic trigonometric
+// functions) and activations with scalar attributes (elu, selu, celu,
 // softplus, softsign, mish, thresholded_relu). Each op is its attributes
 // here, derived from ElementwiseAttrs (core/ops/elementwise.h: no weights,
 // any shape, float32 or float64 from the input), and its formula in
@@ -35,6 +36,15 @@ AI3_UNARY_ATTRS(Ceil, "ceil");
 AI3_UNARY_ATTRS(Sign, "sign");
 AI3_UNARY_ATTRS(Sin, "sin");
 AI3_UNARY_ATTRS(Cos, "cos");
+AI3_UNARY_ATTRS(Tan, "tan");
+AI3_UNARY_ATTRS(Asin, "asin");
+AI3_UNARY_ATTRS(Acos, "acos");
+AI3_UNARY_ATTRS(Atan, "atan");
+AI3_UNARY_ATTRS(Sinh, "sinh");
+AI3_UNARY_ATTRS(Cosh, "cosh");
+AI3_UNARY_ATTRS(Asinh, "asinh");
+AI3_UNARY_ATTRS(Acosh, "acosh");
+AI3_UNARY_ATTRS(Atanh, "atanh");
 AI3_UNARY_ATTRS(Softsign, "softsign");
 AI3_UNARY_ATTRS(Mish, "mish");
 

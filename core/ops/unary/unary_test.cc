@@ -46,6 +46,15 @@ int Main() {
   ran += Plain<SignAttrs>(Sign, {0, 0});
   ran += Plain<SinAttrs>([](double v) { return std::sin(v); });
   ran += Plain<CosAttrs>([](double v) { return std::cos(v); });
+  ran += Plain<TanAttrs>([](double v) { return std::tan(v); });
+  ran += Plain<AsinAttrs>([](double v) { return std::asin(v); });
+  ran += Plain<AcosAttrs>([](double v) { return std::acos(v); });
+  ran += Plain<AtanAttrs>([](double v) { return std::atan(v); });
+  ran += Plain<SinhAttrs>([](double v) { return std::sinh(v); });
+  ran += Plain<CoshAttrs>([](double v) { return std::cosh(v); });
+  ran += Plain<AsinhAttrs>([](double v) { return std::asinh(v); });
+  ran += Plain<AcoshAttrs>([](double v) { return std::acosh(v); });
+  ran += Plain<AtanhAttrs>([](double v) { return std::atanh(v); });
   ran += Plain<SoftsignAttrs>([](double v) { return v / (1 + std::fabs(v)); });
   ran += Plain<MishAttrs>(Mish, {2e-6, 1e-14});
   for (double alpha : {1.0, 0.5, 2.0, -0.3}) {

@@ -59,6 +59,8 @@ in-place swaps of ai3.keras use as well):
   keras.ops add/subtract/multiply/divide (`a + b`, `x * 0.5` on KerasTensors)
                            add / sub / mul / div of two tensors, or of a
                            tensor and a constant (weights["other"])
+  keras.ops sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, arcsinh,
+  arccosh, arctanh         the unary op (asin for arcsin, ...)
   MultiHeadAttention       multihead_attention (torch's layout, batch first;
                            one input for self-attention), unmasked or causal
   LayerScale (ConvNeXt)    mul by gamma;  CustomScaleLayer
@@ -175,12 +177,20 @@ def _activation_name(fn: Any) -> str | None:
 _TENSOR_OPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "TrueDivide": "div"}
 
 
-def _tensor_op(op: Any) -> str | None:
-    """The core op of a keras.ops arithmetic operation, else None."""
+# keras.ops functions of one tensor (keras.ops.sin(x), ...) by the core op
+# (core/ops/unary).
+_UNARY_TENSOR_OPS = {
+    "Sin": "sin", "Cos": "cos", "Tan": "tan", "Arcsin": "asin", "Arccos": "acos", "Arctan": "atan", "Sinh": "sinh",
+    "Cosh": "cosh", "Arcsinh": "asinh", "Arccosh": "acosh", "Arctanh": "atanh",
+}  # fmt: skip
+
+
+def _tensor_op(op: Any, table: dict[str, str] = _TENSOR_OPS) -> str | None:
+    """The core op of a keras.ops operation of `table`, else None."""
     from keras.src.ops import numpy as knp
 
     name = type(op).__name__
-    return _TENSOR_OPS[name] if name in _TENSOR_OPS and type(op) is getattr(knp, name, None) else None
+    return table[name] if name in table and type(op) is getattr(knp, name, None) else None
 
 
 def _merge_op(layer: Any) -> str | None:
@@ -299,6 +309,8 @@ class _Mapper:
         op = _tensor_op(layer)
         if op is not None:  # `a + b`, `x * 0.5` written on KerasTensors
             index = self.tensor_op(op, node, layer, name, bound)
+        elif _tensor_op(layer, _UNARY_TENSOR_OPS) is not None and len(bound) == 1:
+            index = self.add(_tensor_op(layer, _UNARY_TENSOR_OPS), name, [bound[0][0]], layer, bound[0][1])
         elif _merge_op(layer) is not None:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")

@@ -8,12 +8,14 @@ ai3's core through ai3.onnx.swap_backend, as ONNX's backend test suite
     y, = backend.run_node(node, [x, w])     # one node; the inputs after the first are its constants
 
 `prepare` takes swap_backend's keywords (algos, sample_input_shape,
-dtype). A model of several inputs runs its first as the model's input and
-binds the others at `run` as constants, as run_node does (ai3's layers take
-weights, exponents, scales and shapes as constants; each new set of values
-prepares the model again). A model of several outputs, or a non-float
-input, is refused (an ai3.UnsupportedOperation / ai3.DTypeError naming
-them), never run partly. The core runs on the CPU here; a CUDA device is
+dtype). A model of several inputs runs them all as the ai3.Model's inputs
+where ai3 maps the graph so; else it runs its first as the model's input
+and binds the others at `run` as constants, as run_node does (ai3's layers
+take weights, exponents, scales and shapes as constants; each new set of
+values prepares the model again). A model of several outputs returns them all,
+in the graph's order. A non-float input, or an output ai3 does not
+compute, is refused (an ai3.DTypeError / ai3.UnsupportedOperation naming
+it), never run partly. The core runs on the CPU here; a CUDA device is
 refused.
 """
 
@@ -41,20 +43,18 @@ def _check_device(device: str) -> None:
 
 
 class BackendRep(base.BackendRep):
-    """A prepared model: `run(inputs)` returns its one output in a tuple
-    (a namedtuple, indexable by the output's name too)."""
+    """A prepared model: `run(inputs)` returns its outputs in a tuple
+    (a namedtuple, indexable by the outputs' names too)."""
 
     def __init__(self, model: Any, proto: Any):
         self.model = model  # the ai3.Model
-        inp = graph.graph_input(proto)
+        inp = graph.graph_inputs(proto)[0]  # (one: the others are bound by _BindingRep)
         self.input_name = inp.name
-        out = proto.graph.output[0]
-        self.output_name = out.name
-        # The declared output type: ai3 computes in the input's float dtype,
-        # and a Cast to another float type is an identity inside it.
-        elem = out.type.tensor_type.elem_type
-        self._out_dtype = onnx.helper.tensor_dtype_to_np_dtype(elem) if elem else None
-        self._outputs = base.namedtupledict("Outputs", [self.output_name])
+        self.output_names = [o.name for o in proto.graph.output]
+        # The declared output types: ai3 computes in the input's float
+        # dtype, and a Cast to another float type is an identity inside it.
+        self._out_dtypes = _declared_dtypes(proto)
+        self._outputs = base.namedtupledict("Outputs", self.output_names)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
         if kwargs:
@@ -72,25 +72,57 @@ class BackendRep(base.BackendRep):
             x = inputs[0]
         else:
             x = inputs
-        y = np.asarray(self.model(np.asarray(x)))
-        if self._out_dtype is not None and self._out_dtype.kind == "f" and y.dtype != self._out_dtype:
-            y = y.astype(self._out_dtype)
-        return self._outputs(y)
+        return _results(self._outputs, self._out_dtypes, self.model(np.asarray(x)))
+
+
+def _declared_dtypes(proto: Any) -> list[np.dtype | None]:
+    return [
+        onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type) if o.type.tensor_type.elem_type else None
+        for o in proto.graph.output
+    ]
+
+
+def _results(outputs: type, dtypes: list[np.dtype | None], y: Any) -> tuple:
+    """The ai3.Model's result (a tuple where the graph has several outputs)
+    as the backend's namedtuple, each in its declared float type."""
+    ys = [np.asarray(v) for v in y] if len(dtypes) > 1 else [np.asarray(y)]
+    return outputs(
+        *(v.astype(d) if d is not None and d.kind == "f" and v.dtype != d else v for v, d in zip(ys, dtypes))
+    )
 
 
 class _BindingRep(base.BackendRep):
-    """A model of several inputs, as ONNX's backend tests feed them: the
-    first is the model's input, and the others are bound at run time as
-    constants (ai3's layers need weights, exponents, slopes, scales and
-    shapes constant, and a second activation operand bound as a constant
-    gives the same result). Each distinct set of values prepares the model
+    """A model of several inputs, as ONNX's backend tests feed them. Where
+    ai3 maps the graph with every input a tensor (two activations
+    concatenated, added, multiplied), it runs so (`whole`); else the first
+    is the model's input and the others are bound at run time as constants
+    (ai3's layers need weights, exponents, slopes, scales and shapes
+    constant, and a second activation operand bound as a constant gives
+    the same result). Each distinct set of bound values prepares the model
     once; a new set prepares it again."""
 
     def __init__(self, proto: Any, kwargs: dict[str, Any]):
         self.proto = proto
         self.kwargs = kwargs
-        self.names = [i.name for i in graph.graph_inputs(proto)]
+        inputs = graph.graph_inputs(proto)
+        for inp in inputs:  # (bound or not, each must be a tensor)
+            kind = inp.type.WhichOneof("value")
+            if kind != "tensor_type":
+                raise errors.DTypeError(
+                    f"ai3 models take tensors; the model's input '{inp.name}' is a {kind or 'value of no type'}"
+                )
+        self.names = [i.name for i in inputs]
         self._prepared: dict[bytes, BackendRep] = {}
+        self.whole = None
+        if kwargs.get("sample_input_shape") is None:
+            try:
+                model = graph.swap_backend(proto, kwargs.get("algos"), dtype=kwargs.get("dtype"))
+            except errors.Error:
+                pass  # (the inputs after the first are bound at run)
+            else:
+                self.whole = model
+                self._outputs = base.namedtupledict("Outputs", [o.name for o in proto.graph.output])
+                self._out_dtypes = _declared_dtypes(proto)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple:
         if kwargs:
@@ -102,6 +134,8 @@ class _BindingRep(base.BackendRep):
         if not isinstance(inputs, (list, tuple)) or len(inputs) != len(self.names):
             got = len(inputs) if isinstance(inputs, (list, tuple)) else 1
             raise errors.InvalidArgument(f"the model takes {len(self.names)} inputs {self.names}; got {got}")
+        if self.whole is not None:
+            return _results(self._outputs, self._out_dtypes, self.whole(*[np.asarray(v) for v in inputs]))
         bound = [np.asarray(v) for v in inputs[1:]]
         key = b"".join(str((v.dtype.str, v.shape)).encode() + np.ascontiguousarray(v).tobytes() for v in bound)
         rep = self._prepared.get(key)
@@ -134,9 +168,8 @@ class Backend(base.Backend):
         if unknown:
             raise errors.InvalidArgument(f"ai3.onnx.backend.prepare takes {list(_PREPARE_KEYWORDS)}, not {unknown}")
         proto = graph.load(model)
-        if len(graph.graph_inputs(proto)) > 1 and len(proto.graph.output) == 1:
+        if len(graph.graph_inputs(proto)) > 1:
             return _BindingRep(proto, kwargs)
-        graph.graph_input(proto)  # one input, one output, named in the refusal
         dtype = graph.model_dtype(proto, kwargs.get("dtype"))
         try:
             ai3_model = graph.swap_backend(proto, kwargs.get("algos"), kwargs.get("sample_input_shape"), dtype=dtype)

@@ -17,13 +17,16 @@ node, its op_type and its domain, never a silent fallback.
 ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
-  Conv, MaxPool,            (1-D, of (N, C, L)) the 2-D layer over
-  AveragePool               (N, C, 1, L) between two reshapes
-  Gemm (transA=0)           linear (transB 0/1; alpha, beta folded in)
+  Conv, ConvTranspose,      (1-D, of (N, C, L)) the 2-D layer over
+  MaxPool, AveragePool      (N, C, 1, L) between two reshapes
+  Gemm                      linear (transB 0/1; alpha, beta folded in);
+                            transA: a permute before; a C other than one
+                            value per output: an add after
   MatMul                    constant 2-D B: linear (a following Add of a
                             1-D constant is its bias), else matmul by B;
                             two tensors: matmul
-  Einsum                    batched-matmul equations: permutes + matmul
+  Einsum                    batched-matmul equations: permutes + matmul;
+                            one operand: reduce_sum + permute
   Add, Sub, Mul, Div        add/sub/mul/div: two tensors (broadcasting) or a
                             tensor and a constant (weights["other"],
                             reverse when the constant is on the left)
@@ -37,7 +40,9 @@ ONNX op -> spec (see `_Mapper.node`):
                             constant inputs from 11)
   Softmax, LogSoftmax       softmax / log_softmax(axis) (before opset 13,
                             which coerces to 2-D: only where axis is last)
-  LayerNormalization        layernorm(axes = trailing dims from axis); the
+  LayerNormalization        layernorm(axes = trailing dims from axis); its
+                            Mean / InvStdDev outputs by reductions and
+                            elementwise ops (layernorm_statistics); the
                             written-out form before 17 (ReduceMean, Sub,
                             Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) too
   MaxPool                   maxpool2d (no indices output, storage_order 0)
@@ -162,6 +167,8 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate",
 _UNARY = {
     "Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Neg": "neg", "Abs": "abs", "Erf": "erf", "Reciprocal": "reciprocal",
     "Floor": "floor", "Ceil": "ceil", "Sign": "sign", "Sin": "sin", "Cos": "cos", "Softsign": "softsign", "Mish": "mish",
+    "Tan": "tan", "Asin": "asin", "Acos": "acos", "Atan": "atan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "asinh",
+    "Acosh": "acosh", "Atanh": "atanh",
 }  # fmt: skip
 _VARIADIC = {"Sum": "add", "Mean": "add", "Max": "maximum", "Min": "minimum"}
 _REDUCTIONS = {
@@ -512,7 +519,9 @@ def infer_shapes(model: Any, sample_input_shape: Any) -> dict[str, tuple]:
     onnx = _onnx()
     light = _light_copy(model)
     bindings = (
-        sample_input_shape if isinstance(sample_input_shape, dict) else {graph_input(model).name: sample_input_shape}
+        sample_input_shape
+        if isinstance(sample_input_shape, dict)
+        else {graph_inputs(model)[0].name: sample_input_shape}  # (the one input; outputs may be several)
     )
     for name, dims in bindings.items():
         if dims is None:
@@ -788,7 +797,9 @@ class _Mapper:
         return self.add("layernorm", node, [x], {"axes": len(axes), "eps": g.eps}, weights, shape=shape)
 
     def output(self, node: Any, index: int) -> None:
-        outs = [o for o in node.output[1:] if o and self.uses.get(o, 0)]
+        # (Extra outputs a handler maps itself, as LayerNormalization's Mean
+        # and InvStdDev, are in self.tensors already.)
+        outs = [o for o in node.output[1:] if o and self.uses.get(o, 0) and o not in self.tensors]
         if outs:
             raise _unsupported(node, f"its extra outputs {outs} are used; ai3 layers return one tensor")
         self.tensors[node.output[0]] = index
@@ -1020,9 +1031,14 @@ class _Mapper:
         any letters): shared leading batch letters, one contracted letter,
         one free letter per operand -> permutes around one matmul."""
         eq = str(a.get("equation", "")).replace(" ", "")
-        if "->" not in eq or "..." in eq or len(node.input) != 2:
-            raise _unsupported(node, f"equation {eq!r}; ai3 maps two-operand batched matmuls written out in full")
+        if "->" not in eq or "..." in eq or len(node.input) not in (1, 2):
+            raise _unsupported(
+                node,
+                f"equation {eq!r}; ai3 maps one-operand and two-operand (batched matmul) equations written out in full",
+            )
         lhs, out = eq.split("->")
+        if len(node.input) == 1:
+            return self.einsum_one(node, eq, lhs, out)
         left, right = lhs.split(",")
         contracted = [c for c in left if c in right and c not in out]
         free_l = [c for c in left if c not in right]
@@ -1055,6 +1071,23 @@ class _Mapper:
             return self.add("matmul", node, [lhs_i, rhs_i])
         m = self.add("matmul", node, [lhs_i, rhs_i], suffix="/matmul")
         return self.add("permute", node, [m], {"dims": dims}, shape=None)
+
+    def einsum_one(self, node: Any, eq: str, letters: str, out: str) -> int:
+        """A one-operand Einsum of distinct letters ("ij->ji", "bij->bj"):
+        a sum over the letters the output drops, then a permute into the
+        output's order (a repeated letter, a diagonal, is refused)."""
+        if len(set(letters)) != len(letters) or len(set(out)) != len(out) or not set(out) <= set(letters):
+            raise _unsupported(node, f"equation {eq!r}; ai3 maps one-operand sums and transposes of distinct letters")
+        x = self.tensor(node, node.input[0])
+        summed = [i for i, c in enumerate(letters) if c not in out]
+        kept = [c for c in letters if c in out]
+        dims = [kept.index(c) for c in out]
+        moved = dims != list(range(len(dims)))
+        if summed:
+            x = self.add("reduce_sum", node, [x], {"axes": summed, "keepdim": False}, suffix="/sum" if moved else "")
+        if moved:
+            return self.add("permute", node, [x], {"dims": dims}, shape=None if summed else "node")
+        return x if summed else self.add("identity", node, [x])
 
     # single-input ops: op_<OpType>(node, attrs, x) -> spec index
     def op_Relu(self, node, a, x):
@@ -1113,7 +1146,7 @@ class _Mapper:
         return (rows[0], rows[1], cols[0], cols[1])
 
     def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> int | None:
-        """A 1-D Conv / MaxPool / AveragePool of an (N, C, L) tensor as
+        """A 1-D Conv / ConvTranspose / MaxPool / AveragePool of an (N, C, L) tensor as
         the 2-D one over (N, C, 1, L), between two reshapes: the kernel,
         strides, dilations and pads of a height-1 window, the weight
         (O, C/g, k) as (O, C/g, 1, k). None where the input is not rank 3."""
@@ -1125,15 +1158,17 @@ class _Mapper:
         lifted.CopyFrom(node)
         del lifted.attribute[:]
         for key, value in a.items():
-            if key in ("kernel_shape", "strides", "dilations"):
+            if key in ("kernel_shape", "strides", "dilations", "output_shape"):
                 value = [1, *value]
+            elif key == "output_padding":
+                value = [0, *value]
             elif key == "pads":
                 value = [0, value[0], 0, value[1]] if len(value) == 2 else value
             lifted.attribute.append(onnx.helper.make_attribute(key, value))
         lifted.input[0] = node.input[0] + "/2d"
         shape4 = (shape[0], shape[1], 1, shape[2])
         self.shapes[lifted.input[0]] = shape4
-        if node.op_type == "Conv":
+        if node.op_type in ("Conv", "ConvTranspose"):  # (weights (O, C/g, k) / (C, O/g, k))
             weight = self.const(node, node.input[1], "weight")
             if weight.ndim != 3:
                 return None
@@ -1171,7 +1206,10 @@ class _Mapper:
     def op_ConvTranspose(self, node, a, x):
         """conv_transpose2d; pads from auto_pad or output_shape as the ONNX
         spec computes them (the extra odd row at the end for SAME_UPPER and
-        an output_shape, at the start for SAME_LOWER)."""
+        an output_shape, at the start for SAME_LOWER). A 1-D one: lifted_1d."""
+        lifted = self.lifted_1d(node, a, x, self.op_ConvTranspose)
+        if lifted is not None:
+            return lifted
         shape = self.rank4(node)
         weight = self.const(node, node.input[1], "weight")
         if weight.ndim != 4:
@@ -1261,10 +1299,9 @@ class _Mapper:
         axis = int(a.get("axis", -1))
         axis = axis + len(shape) if axis < 0 else axis
         trailing = tuple(shape[axis:])
-        if axis == 0 or any(d is None for d in trailing):
-            raise _unsupported(
-                node, f"normalises axes {trailing} from axis {axis}; ai3 takes known trailing non-batch axes"
-            )
+        if any(d is None for d in trailing):
+            # (From axis 0 too: the weight fixes the batch's size, as for LayerNormalization.)
+            raise _unsupported(node, f"normalises axes {trailing} from axis {axis}, not all of known size")
         scale = np.ascontiguousarray(np.broadcast_to(self.const(node, node.input[1], "scale"), trailing))
         return self.add(
             "rmsnorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, {"weight": scale}
@@ -1290,7 +1327,8 @@ class _Mapper:
     def op_Resize(self, node, a, x):
         """resize of H and W (N and C kept) by constant scales or sizes:
         nearest (any nearest_mode) or linear, coordinate modes half_pixel,
-        pytorch_half_pixel, align_corners, asymmetric (opset 10's, which
+        pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric;
+        from opset 18, scales / sizes of `axes` (opset 10's, which
         has no such attribute, is asymmetric + floor)."""
         shape = self.rank4(node)
         mode = a.get("mode", "nearest")
@@ -1303,12 +1341,15 @@ class _Mapper:
             coords = a.get("coordinate_transformation_mode", "half_pixel")
             rounding = a.get("nearest_mode", "round_prefer_floor")
             scales, sizes = self.opt_const(node, 2, "scales"), self.opt_const(node, 3, "sizes")
-        if coords not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"):
+        if coords not in ("half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"):
             raise _unsupported(node, f"coordinate_transformation_mode={coords!r}")
         if int(a.get("antialias", 0)):
             raise _unsupported(node, "antialias=1")
-        if a.get("axes") is not None or a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
-            raise _unsupported(node, "axes / keep_aspect_ratio_policy (ai3 takes scales or sizes of all 4 dims)")
+        if a.get("keep_aspect_ratio_policy", "stretch") != "stretch":
+            raise _unsupported(node, "keep_aspect_ratio_policy (ai3 takes the sizes of each dim as given)")
+        axes = a.get("axes")
+        if axes is not None:  # (opset 18: scales / sizes of these axes only; the others keep theirs)
+            scales, sizes = self.resize_axes(node, axes, scales, 1.0), self.resize_axes(node, axes, sizes, shape)
         attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}
         if sizes is not None and sizes.size:
             sizes = [int(v) for v in sizes.reshape(-1)]
@@ -1324,31 +1365,58 @@ class _Mapper:
             raise _unsupported(node, "neither scales nor sizes given")
         return self.add("resize", node, [x], attrs)
 
+    def resize_axes(self, node, axes: list, given: np.ndarray | None, kept: Any) -> np.ndarray | None:
+        """Resize's scales or sizes of `axes` as the full rank-4 list: the
+        other dims keep `kept` (scale 1, or the input's size)."""
+        if given is None or not given.size:
+            return given
+        given = given.reshape(-1)
+        axes = [int(v) + 4 if int(v) < 0 else int(v) for v in axes]
+        if len(axes) != given.size or sorted(set(axes)) != sorted(axes) or not all(0 <= v < 4 for v in axes):
+            raise _unsupported(node, f"axes {axes} for {given.size} scales / sizes of a rank-4 input")
+        # (An unknown kept size, -1, is not checked against the input's.)
+        full = np.array([-1 if d is None else d for d in kept] if isinstance(kept, tuple) else [kept] * 4, given.dtype)
+        full[axes] = given
+        return full
+
     def op_Gemm(self, node, a, x):
+        """alpha A' B' + beta C: a linear layer of weight alpha B' (A' by a
+        permute where transA=1) whose bias is beta C where C holds one value
+        per output; any other C broadcast to (M, N) is added after it."""
         shape = self.shape(node.input[0])
-        if int(a.get("transA", 0)) != 0:
-            raise _unsupported(node, "transA=1; ai3's linear takes (N, features) inputs")
         if shape is not None and len(shape) != 2:
             raise _unsupported(node, f"a rank-{len(shape)} input")
+        trans_a = int(a.get("transA", 0)) != 0
         b = self.const(node, node.input[1], "B (weight)")
         weight = b if int(a.get("transB", 0)) else b.T
         alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
         if alpha != 1.0:
             weight = weight * alpha
         c = self.opt_const(node, 2, "C (bias)")
-        bias = None
-        if c is not None:
-            out = weight.shape[0]
-            if c.size not in (1, out) or (c.ndim == 2 and c.shape[0] != 1):
-                raise _unsupported(node, f"a bias C of shape {c.shape}; ai3 takes one value per output ({out})")
-            bias = np.broadcast_to(c.reshape(-1), (out,)) * beta
-        return self.add(
+        out = weight.shape[0]
+        per_output = c is not None and c.size in (1, out) and (c.ndim < 2 or c.shape[0] == 1)
+        bias = np.broadcast_to(c.reshape(-1), (out,)) * beta if per_output else None
+        if trans_a:
+            x = self.add("permute", node, [x], {"dims": [1, 0]}, suffix="/transpose_a")
+        rows = None if shape is None else shape[::-1] if trans_a else shape
+        ends = c is None or per_output
+        y = self.add(
             "linear",
             node,
             [x],
             {},
             {"weight": np.ascontiguousarray(weight), "bias": None if bias is None else np.ascontiguousarray(bias)},
+            suffix="" if ends else "/linear",
+            shape=rows,
         )
+        if ends:
+            return y
+        m = None if rows is None else rows[0]
+        try:
+            full = np.broadcast_to(_float(c), (1 if m is None else m, out)) * beta
+        except ValueError:
+            raise _unsupported(node, f"a bias C of shape {c.shape}, not broadcastable to ({m}, {out})") from None
+        return self.add("add", node, [y], {"reverse": False}, {"other": full}, shape=(m, out))
 
     def op_MatMul(self, node, a, x):
         """x @ B, B constant and 2-D: a linear layer (a following constant
@@ -1587,17 +1655,39 @@ class _Mapper:
             raise _unsupported(node, "a layer norm of a tensor of unknown rank")
         axis = int(a.get("axis", -1))
         axis = axis + len(shape) if axis < 0 else axis
-        if axis == 0:
-            raise _unsupported(node, "normalizes over the batch axis too")
-        if any(o and self.uses.get(o, 0) for o in node.output[1:]):
-            raise _unsupported(node, "its Mean / InvStdDev outputs are used (training)")
         trailing = tuple(shape[axis:])
+        if any(d is None for d in trailing):
+            # (The weights are shaped like the normalised dims: from axis 0,
+            # the batch's size is fixed by them, and the core refuses another.)
+            raise _unsupported(node, f"normalizes axes {trailing} from axis {axis}, not all of known size")
+        eps = float(a.get("epsilon", 1e-5))
+        if any(o and self.uses.get(o, 0) for o in node.output[1:]):
+            self.layernorm_statistics(node, x, shape, axis, eps)
         scale = self.const(node, node.input[1], "Scale")
         bias = self.opt_const(node, 2, "B")
         weights = {"weight": np.broadcast_to(scale, trailing).astype(np.float64)}
         if bias is not None:
             weights["bias"] = np.broadcast_to(bias, trailing).astype(np.float64)
-        return self.add("layernorm", node, [x], {"axes": len(trailing), "eps": float(a.get("epsilon", 1e-5))}, weights)
+        return self.add("layernorm", node, [x], {"axes": len(trailing), "eps": eps}, weights)
+
+    def layernorm_statistics(self, node, x: int, shape: tuple, axis: int, eps: float) -> None:
+        """LayerNormalization's optional outputs Mean and InvStdDev (ONNX:
+        per leading index, over the axes from `axis`, kept as size-1 dims;
+        InvStdDev = 1 / sqrt(biased variance + epsilon)), computed by the
+        reduction, binary and unary ops as the definition writes them."""
+        axes = list(range(axis, len(shape)))
+        kept = tuple(shape[:axis]) + (1,) * len(axes)
+        reduce = {"axes": axes, "keepdim": True}
+        mean = self.add("mean", node, [x], reduce, suffix="/mean")
+        centered = self.add("sub", node, [x, mean], suffix="/centered")
+        square = self.add("mul", node, [centered, centered], suffix="/square", shape=shape)
+        var = self.add("mean", node, [square], reduce, suffix="/variance", shape=shape)
+        shifted = self.add("add", node, [var], {"reverse": False}, {"other": np.asarray(eps)}, "/plus_eps", kept)
+        std = self.add("sqrt", node, [shifted], suffix="/std", shape=kept)
+        outputs = [mean, self.add("reciprocal", node, [std], suffix="/inv_std_dev", shape=kept)]
+        for name, index in zip(node.output[1:3], outputs):
+            if name:
+                self.tensors[name] = index
 
     def op_Gelu(self, node, a, x):
         return self.add("gelu", node, [x], {"approximate": a.get("approximate", "none")})

@@ -219,10 +219,21 @@ _UNARY = (
     "sign",
     "sin",
     "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "asinh",
+    "acosh",
+    "atanh",
     "softsign",
     "mish",
     "selu",
 )
+# The trigonometric ones, which torch also names arc* (torch.arcsin, x.arcsin_()).
+_TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 _BINARY = _BINARY + ("pow", "maximum", "minimum", "prelu")
 # torch's reduction -> the core op
 _REDUCTIONS = {
@@ -237,10 +248,13 @@ _FUNCTIONS.update({
     torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
     torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
     torch.tile: "tile",
+    **{getattr(torch, name): name for name in _TRIG},
+    **{getattr(torch, "arc" + name[1:]): name for name in _TRIG if name.startswith("a")},
 })  # fmt: skip
 _METHODS.update({
     **{name: name for name in _UNARY if name not in ("softsign", "mish", "selu")},
-    **{name + "_": name for name in ("exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos")},
+    **{name + "_": name for name in ("exp", "log", "sqrt", "neg", "abs", "erf", "reciprocal", "floor", "ceil", "sign", "sin", "cos", *_TRIG)},
+    **{"arc" + name[1:] + end: name for name in _TRIG if name.startswith("a") for end in ("", "_")},
     "__neg__": "neg", "negative": "neg", "__abs__": "abs", "absolute": "abs",
     "pow": "pow", "pow_": "pow", "__pow__": "pow", "__rpow__": "pow", "maximum": "maximum", "minimum": "minimum",
     "sum": "sum", "prod": "prod", "amax": "amax", "amin": "amin", "logsumexp": "logsumexp",
