@@ -61,10 +61,10 @@
 //
 // Several inputs and outputs (SetInputCount, SetOutputs): input k is the
 // node id InputId(k) = -1 - k (kInput is input 0); each has its own dtype,
-// all share one device. The first output writes straight into the caller's buffer like a
-// single output; the others keep their own buffers to the end of the pass
-// and are copied into the caller's (what they cost: one copy each, of a
-// result a model returns alongside its main one).
+// all share one device. The first output writes straight into the caller's
+// buffer like a single output; the others keep their own buffers to the end of
+// the pass and are copied into the caller's (what they cost: one copy each, of
+// a result a model returns alongside its main one).
 //
 // Dtypes: each input has its own (float token features beside int64 token
 // ids and bool masks); each node's result has the dtype its layer gives

@@ -372,8 +372,8 @@ class Layer : public LayerBase<Attrs> {
 // A layer reading attrs.MinInputs() to attrs.MaxInputs() tensors. Every
 // input is checked like a Layer's (device, contiguous, float dtype) and must
 // share input 0's dtype (unless the op checks its own, AnyDType); the op's
-// OutputShape checks the shapes. A layer that may take a single input (add with a constant operand) can also be
-// called through the one-input interface.
+// OutputShape checks the shapes. A layer that may take a single input (add with
+// a constant operand) can also be called through the one-input interface.
 template <class Attrs>
 class MultiLayer : public LayerBase<Attrs> {
  public:

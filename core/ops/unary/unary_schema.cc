@@ -28,14 +28,17 @@ const bool kDeclared =
     Declare<SinAttrs>("sin(x) elementwise").Register() &&
     Declare<CosAttrs>("cos(x) elementwise").Register() &&
     Declare<TanAttrs>("tan(x) elementwise").Register() &&
-    Declare<AsinAttrs>("asin(x) elementwise (NaN outside [-1, 1])").Register() &&
-    Declare<AcosAttrs>("acos(x) elementwise (NaN outside [-1, 1])").Register() &&
+    Declare<AsinAttrs>("asin(x) elementwise (NaN outside [-1, 1])")
+        .Register() &&
+    Declare<AcosAttrs>("acos(x) elementwise (NaN outside [-1, 1])")
+        .Register() &&
     Declare<AtanAttrs>("atan(x) elementwise").Register() &&
     Declare<SinhAttrs>("sinh(x) elementwise").Register() &&
     Declare<CoshAttrs>("cosh(x) elementwise").Register() &&
     Declare<AsinhAttrs>("asinh(x) elementwise").Register() &&
     Declare<AcoshAttrs>("acosh(x) elementwise (NaN below 1)").Register() &&
-    Declare<AtanhAttrs>("atanh(x) elementwise (+-inf at +-1, NaN beyond)").Register() &&
+    Declare<AtanhAttrs>("atanh(x) elementwise (+-inf at +-1, NaN beyond)")
+        .Register() &&
     Declare<SoftsignAttrs>("x / (1 + |x|) elementwise").Register() &&
     Declare<MishAttrs>("x tanh(softplus(x)) elementwise").Register() &&
     Declare<EluAttrs>("x if x > 0 else alpha (exp(x) - 1)")
