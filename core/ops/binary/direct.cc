@@ -13,8 +13,8 @@
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/binary/binary.h"
+#include "core/ops/binary/broadcast_runs.h"
 #include "core/ops/binary/operands.h"
-#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -65,38 +65,31 @@ bool ConstantExponent(const T* __restrict x, T c, T* __restrict y,
 
 template <BinaryOp Op, typename T>
 void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, T* y) {
-  const int64_t rows = ix.rows();
-  const int64_t inner = ix.inner();
-  const int64_t blocks = (inner + kBlock - 1) / kBlock;
   const int64_t step_a = ix.stride_a[ix.rank - 1];
   const int64_t step_b = ix.stride_b[ix.rank - 1];
-  const bool parallel = rows * inner >= kParallelThreshold;
-  ParallelFor(0, rows * blocks, parallel, [&](int64_t t) {
-    const int64_t row = t / blocks;
-    const int64_t begin = (t % blocks) * kBlock;
-    const int64_t len = std::min(kBlock, inner - begin);
-    int64_t off_a, off_b;
-    ix.RowOffsets(row, &off_a, &off_b);
-    const T* __restrict pa = a + off_a + begin * step_a;
-    const T* __restrict pb = b + off_b + begin * step_b;
-    T* __restrict py = y + row * inner + begin;
-    if (step_a == 1 && step_b == 1) {
+  ForEachBroadcastRun(
+      ix, kBlock, kParallelThreshold,
+      [&](int64_t off_a, int64_t off_b, int64_t off_y, int64_t len) {
+        const T* __restrict pa = a + off_a;
+        const T* __restrict pb = b + off_b;
+        T* __restrict py = y + off_y;
+        if (step_a == 1 && step_b == 1) {
 #pragma omp simd
-      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], pb[i]);
-    } else if (step_a == 1) {
-      const T vb = pb[0];
-      if (ConstantExponent<Op>(pa, vb, py, len)) return;
+          for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], pb[i]);
+        } else if (step_a == 1) {
+          const T vb = pb[0];
+          if (ConstantExponent<Op>(pa, vb, py, len)) return;
 #pragma omp simd
-      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], vb);
-    } else if (step_b == 1) {
-      const T va = pa[0];
+          for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(pa[i], vb);
+        } else if (step_b == 1) {
+          const T va = pa[0];
 #pragma omp simd
-      for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(va, pb[i]);
-    } else {  // both broadcast along the run: one value repeated
-      const T v = Apply<Op>(pa[0], pb[0]);
-      for (int64_t i = 0; i < len; ++i) py[i] = v;
-    }
-  });
+          for (int64_t i = 0; i < len; ++i) py[i] = Apply<Op>(va, pb[i]);
+        } else {  // both broadcast along the run: one value repeated
+          const T v = Apply<Op>(pa[0], pb[0]);
+          for (int64_t i = 0; i < len; ++i) py[i] = v;
+        }
+      });
 }
 
 template <class Attrs>

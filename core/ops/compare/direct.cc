@@ -7,17 +7,17 @@
 
 #include "core/layer.h"
 #include "core/math/dispatch.h"
-#include "core/ops/binary/broadcast.h"
+#include "core/ops/binary/broadcast_runs.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/compare/compare.h"
 #include "core/ops/function_kernel.h"
-#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
 constexpr int64_t kParallelElements = 1 << 16;
+constexpr int64_t kBlock = 4096;  // elements of a row per task
 
 template <CompareOp Op, typename T>
 bool Apply(T a, T b) {
@@ -44,19 +44,17 @@ bool Apply(T a, T b) {
 
 template <CompareOp Op, typename T>
 void Broadcast(const BroadcastIndex& ix, const T* a, const T* b, bool* y) {
-  const int64_t len = ix.inner(), rows = ix.rows();
   const int64_t sa = ix.stride_a[ix.rank - 1], sb = ix.stride_b[ix.rank - 1];
-  ParallelFor(0, rows, rows * len >= kParallelElements && rows > 1,
-              [&](int64_t r) {
-                int64_t oa, ob;
-                ix.RowOffsets(r, &oa, &ob);
-                const T* pa = a + oa;
-                const T* pb = b + ob;
-                bool* py = y + r * len;
-                for (int64_t i = 0; i < len; ++i) {
-                  py[i] = Apply<Op, T>(pa[i * sa], pb[i * sb]);
-                }
-              });
+  ForEachBroadcastRun(
+      ix, kBlock, kParallelElements,
+      [&](int64_t off_a, int64_t off_b, int64_t off_y, int64_t len) {
+        const T* pa = a + off_a;
+        const T* pb = b + off_b;
+        bool* py = y + off_y;
+        for (int64_t i = 0; i < len; ++i) {
+          py[i] = Apply<Op, T>(pa[i * sa], pb[i * sb]);
+        }
+      });
 }
 
 template <class Attrs>
