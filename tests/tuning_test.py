@@ -127,11 +127,13 @@ def test_cache_round_trips_without_timing(counting, cache):
     files = list(cache.rglob("conv2d/*.json"))
     # One per conv layer and layout it was timed in ("auto" times the convs
     # again in NHWC for the layout plan that moves them there), and one for
-    # the model's layout choice.
+    # the model's two whole-model choices: its layout plan and graph fusion
+    # on or off (both stored under op "layout_plan", the fusion one marked).
     keys = [json.loads(f.read_text())["key"] for f in files]
     timed_layouts = {k["layout"] for k in keys}
     assert len(files) == 2 * len(timed_layouts)
-    assert len(list(cache.rglob("layout_plan/*.json"))) == 1
+    whole_model = [json.loads(f.read_text())["key"] for f in cache.rglob("layout_plan/*.json")]
+    assert sorted(k["params"].get("choice", "layout") for k in whole_model) == ["graph_fusion", "layout"]
     key = keys[0]
     assert key["op"] == "conv2d" and key["dtype"] == "float32" and key["device"] == "cpu"
     second = ai3.swap_backend(net, "auto", SHAPE).algorithms("conv2d")
