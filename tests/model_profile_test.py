@@ -31,14 +31,14 @@ def model():
     return ai3.swap_backend(Block().eval(), {"conv2d": "implicit gemm"}, sample_input_shape=(1, 3, 16, 16))
 
 
-def test_every_node_is_timed_and_the_nodes_fit_inside_the_calls(model) -> None:
+def test_every_node_is_timed(model) -> None:
     x = torch.randn(1, 3, 16, 16)
     p = model.profile(x, repeats=5)
     assert [(n.name, n.op, n.algorithm) for n in p.nodes] == model.layers()
     assert all(n.seconds > 0 for n in p.nodes), p
-    # Every node's clock runs inside the calls it belongs to.
-    assert p.node_seconds <= p.forward_seconds
-    assert p.outside_seconds == pytest.approx(p.forward_seconds - p.node_seconds)
+    # Medians per node and per call: their sum need not fit inside the
+    # median call, so what is outside the nodes is clamped at zero.
+    assert p.outside_seconds == pytest.approx(max(p.forward_seconds - p.node_seconds, 0.0))
     assert set(p.by_op()) == {n.op for n in p.nodes}
     text = str(p)
     assert "conv1" in text and "(outside the nodes)" in text and "per call" in text

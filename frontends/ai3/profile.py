@@ -5,11 +5,15 @@ forward pass a layer also pays for what its neighbours left in the caches
 and for waking the threads, and the model pays for what runs between nodes
 and for converting its input and output. This runs the model itself with the
 core's per-node clock on (Model::SetProfiling: two clock reads per node) and
-reports each node's mean time per forward, next to the whole call's.
+reports each node's median time per forward, next to the whole call's.
+Medians, not means: on a shared machine one stalled call (a descheduled
+thread) would otherwise land on whichever node it hit and rank that node
+first.
 """
 
 from __future__ import annotations
 
+import statistics
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -22,13 +26,13 @@ class NodeTime:
     name: str
     op: str
     algorithm: str
-    seconds: float  # mean per forward
+    seconds: float  # median per forward
 
 
 @dataclass(frozen=True)
 class Profile:
     nodes: list[NodeTime]
-    forward_seconds: float  # mean wall time of a whole call, from Python
+    forward_seconds: float  # median wall time of a whole call, from Python
     repeats: int
 
     @property
@@ -60,7 +64,7 @@ class Profile:
             f"{100 * self.outside_seconds / total:6.1f}"
         )
         lines.append(
-            f"forward: {self.forward_seconds * 1e3:.3f} ms per call (mean of {self.repeats}); by op: "
+            f"forward: {self.forward_seconds * 1e3:.3f} ms per call (median of {self.repeats}); by op: "
             + ", ".join(f"{op} {s * 1e3:.2f} ms" for op, s in self.by_op().items())
         )
         return "\n".join(lines)
@@ -68,7 +72,8 @@ class Profile:
 
 def profile(model: Any, x: Any, repeats: int = 10, warmup: int = 2) -> Profile:
     """Runs `model` (an ai3.Model) on `x` `warmup` times, then `repeats`
-    times with the per-node clock on."""
+    times with the per-node clock on. The core's clock accumulates, so each
+    node's time in one call is the difference of two readings."""
     if repeats < 1 or warmup < 0:
         raise errors.InvalidArgument(f"profile: repeats must be >= 1 and warmup >= 0, got {repeats}, {warmup}")
     if cuda.is_cuda_tensor(x):
@@ -80,14 +85,23 @@ def profile(model: Any, x: Any, repeats: int = 10, warmup: int = 2) -> Profile:
         model(x)
     core = model._core
     core.set_profiling(True)
+    layers = model.layers()
     try:
-        start = time.perf_counter()
+        calls: list[float] = []
+        per_node: list[list[float]] = [[] for _ in layers]
+        before = [core.node_seconds(i) for i in range(len(layers))]
         for _ in range(repeats):
+            start = time.perf_counter()
             model(x)
-        forward = (time.perf_counter() - start) / repeats
+            calls.append(time.perf_counter() - start)
+            after = [core.node_seconds(i) for i in range(len(layers))]
+            for i, (b, a) in enumerate(zip(before, after)):
+                per_node[i].append(a - b)
+            before = after
+        forward = statistics.median(calls)
         nodes = [
-            NodeTime(name, op, algorithm, core.node_seconds(i) / repeats)
-            for i, (name, op, algorithm) in enumerate(model.layers())
+            NodeTime(name, op, algorithm, statistics.median(per_node[i]))
+            for i, (name, op, algorithm) in enumerate(layers)
         ]
     finally:
         core.set_profiling(False)
