@@ -30,6 +30,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import fx, nn
 
@@ -65,9 +66,37 @@ def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
     if not isinstance(mask, fx.Node) or mask not in mapper.index:
         raise unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
     vals = values(mask)
+    if vals is not None and vals[0].dtype == torch.bool:
+        return _additive_from_bool(mapper, node, mask)
     if vals is not None and not vals[0].is_floating_point():
-        raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
+        raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes bool or additive float masks only")
     return mapper.index[mask]
+
+
+def _additive_from_bool(mapper: Any, node: fx.Node, mask: fx.Node) -> int:
+    """A computed bool mask (True = take part; Hugging Face's sdpa masks)
+    as the additive float mask the core's attention takes:
+    (float(mask) - 1) * finfo.max, 0 where kept and finfo.min where masked
+    (finfo.min rather than -inf, which (0 - 1) * inf would reach only
+    through 0 * inf = nan on the kept entries). A masked score then adds to
+    finfo.min and its softmax weight is 0, as -inf gives. Made once per
+    mask: every layer of a model reads the same one."""
+    dtype = values(node.args[0])[0].dtype if values(node.args[0]) is not None else torch.float32
+    cache = mapper.__dict__.setdefault("_additive_masks", {})
+    if (mask, dtype) not in cache:
+        name = f"{mapper.name_of(mask)}.additive"
+        core = {torch.float32: "float32", torch.float64: "float64"}[dtype]
+        shape = tuple(values(mask)[0].shape)
+        as_float = mapper.emit(node, "cast", f"{name}.cast", [mapper.index[mask]], {"to": core}, input_shape=shape)
+        one = np.asarray(1.0, dtype=core)
+        shifted = mapper.emit(
+            node, "sub", f"{name}.sub", [as_float], {"reverse": False}, {"other": one}, input_shape=shape
+        )
+        big = np.asarray(torch.finfo(dtype).max, dtype=core)
+        cache[(mask, dtype)] = mapper.emit(
+            node, "mul", name, [shifted], {"reverse": False}, {"other": big}, input_shape=shape
+        )
+    return cache[(mask, dtype)]
 
 
 def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
