@@ -26,6 +26,7 @@ Attention weights are not computed: the ai3 module returns None for them
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -148,11 +149,45 @@ def map_function(mapper: Any, node: fx.Node) -> None:
         raise unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
     if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
         raise unsupported(node, f"scale must be a number, got {a['scale']!r}")
+    mask = a["attn_mask"]
+    if mask is not None and not (isinstance(mask, fx.Node) and mask in mapper.index):
+        return _constant_mask_attention(mapper, node, a)
     inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
-    if a["attn_mask"] is not None:
-        inputs.append(_float_mask_input(mapper, node, a["attn_mask"], "attn_mask"))
+    if mask is not None:
+        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask"))
     attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
     mapper.add(node, "attention", mapper.name_of(node), inputs, node, attrs)
+
+
+def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> None:
+    """sdpa with a constant mask (T5's decoder self-attention: its causal
+    mask plus the position bias, both folded from shapes and parameters).
+    The core's attention takes its mask as a computed input only, so this
+    one is written out as sdpa's definition, softmax(q @ k^T * scale +
+    mask) @ v, in core matmul / mul / add / softmax layers, the mask the
+    add's constant."""
+    q, k, v = (a[n] for n in ("query", "key", "value"))
+    qv, kv = values(q), values(k)
+    if qv is None or kv is None:
+        raise unsupported(node, "attention with a constant mask needs sample_input_shape")
+    dtype = qv[0].dtype
+    mask = mapper.constant(node, a["attn_mask"])
+    additive = _additive(torch.from_numpy(np.asarray(mask)), dtype, keep=True).numpy()
+    name = mapper.name_of(node)
+    rank = qv[0].dim()
+    perm = list(range(rank))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    kt = mapper.emit(
+        node, "permute", f"{name}.key_t", [mapper.tensor(node, k)], {"dims": perm}, input_shape=tuple(kv[0].shape)
+    )
+    scores = mapper.emit(node, "matmul", f"{name}.scores", [mapper.tensor(node, q), kt], input_shape=tuple(qv[0].shape))
+    scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(qv[0].shape[-1])
+    if scale != 1.0:
+        weight = {"other": np.asarray(scale, additive.dtype)}
+        scores = mapper.emit(node, "mul", f"{name}.scale", [scores], {"reverse": False}, weight)
+    masked = mapper.emit(node, "add", f"{name}.mask", [scores], {"reverse": False}, {"other": additive})
+    probs = mapper.emit(node, "softmax", f"{name}.softmax", [masked], {"axis": -1})
+    mapper.add(node, "matmul", name, [probs, mapper.tensor(node, v)], node)
 
 
 # ---------------------------------------------------------------------------
