@@ -1,13 +1,15 @@
-"""Hugging Face transformer language models (issue 17) through swap_backend:
-BERT (BertModel: token ids, attention mask, token types), GPT-2
-(GPT2Model: token ids and attention mask, causal mask) and T5's encoder
-(T5EncoderModel: relative position buckets from log, min and int casts),
-each (a) traced from torch and compared with torch, and (b) exported to
-ONNX and compared with ONNX Runtime on the same file.
+"""Hugging Face transformer language models (issue 17) through swap_backend
+with no fallback: BERT (BertModel: token ids, attention mask, token types),
+GPT-2 (GPT2Model, and GPT2LMHeadModel's logits: causal mask, Conv1D's
+addmm), T5's encoder (T5EncoderModel: relative position buckets from log,
+min and int casts) and T5 whole (T5Model: encoder, causal decoder and
+cross-attention), each (a) traced from torch and compared with torch, and
+(b) exported to ONNX and compared with ONNX Runtime on the same file.
 
 Nothing is downloaded: every model is built from a small config with random
 weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
-length 8, with the first sequence padded (mask 0 on its last 3 tokens).
+length 8 (T5's decoder 5), the first sequence padded (mask 0 on its last
+3 tokens).
 
 Tolerance: 1e-4 relative to max|reference| (float32, tolerances.tolerance).
 """
@@ -18,7 +20,10 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: nothing may be fetched
 
+import inspect
 import io
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -35,6 +40,7 @@ transformers = pytest.importorskip("transformers")
 torch.set_num_threads(2)
 
 BATCH, LENGTH, VOCAB = 2, 8, 1000
+DECODER_LENGTH = 5  # T5's decoder: not the encoder's length, so cross-attention is not square
 
 
 def _bert() -> nn.Module:
@@ -67,41 +73,74 @@ def _gpt2() -> nn.Module:
     )
 
 
-def _t5_encoder() -> nn.Module:
-    return transformers.T5EncoderModel(
-        transformers.T5Config(vocab_size=VOCAB, d_model=64, d_kv=16, d_ff=128, num_layers=2, num_heads=4)
+def _t5_config() -> Any:
+    return transformers.T5Config(
+        vocab_size=VOCAB,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        use_cache=False,
     )
 
 
-# name -> (builder, forward's inputs, in the order the wrapper takes them)
-MODELS = {
-    "bert": (_bert, ("input_ids", "attention_mask", "token_type_ids")),
-    "gpt2": (_gpt2, ("input_ids", "attention_mask")),
-    "t5_encoder": (_t5_encoder, ("input_ids", "attention_mask")),
+def _gpt2_lm_head() -> nn.Module:
+    # (its lm_head shares the token embedding's weight)
+    return transformers.GPT2LMHeadModel(_gpt2().config)
+
+
+class _Called(nn.Module):
+    """An HF model called with its inputs by name (GPT-2's second positional
+    argument is past_key_values, not the mask), returning one field of its
+    output: what a user wraps an HF model in to trace or export it. The
+    subclasses differ only in forward's inputs."""
+
+    def __init__(self, model: nn.Module, output: str):
+        super().__init__()
+        self.model = model
+        self.output = output
+
+    def call(self, **inputs: torch.Tensor) -> torch.Tensor:
+        return getattr(self.model(**inputs), self.output)
+
+
+class _Ids(_Called):
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask)
+
+
+class _IdsAndTypes(_Called):
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+
+
+class _EncoderDecoder(_Called):
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor
+    ) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids)
+
+
+# name -> (builder, wrapper, output field)
+MODELS: dict[str, tuple[Callable[[], nn.Module], type[_Called], str]] = {
+    "bert": (_bert, _IdsAndTypes, "last_hidden_state"),
+    "gpt2": (_gpt2, _Ids, "last_hidden_state"),
+    "gpt2_lm_head": (_gpt2_lm_head, _Ids, "logits"),
+    "t5_encoder": (lambda: transformers.T5EncoderModel(_t5_config()), _Ids, "last_hidden_state"),
+    "t5": (lambda: transformers.T5Model(_t5_config()), _EncoderDecoder, "last_hidden_state"),
 }
 
 
-class LastHiddenState(nn.Module):
-    """The model called with its inputs by name (GPT-2's second positional
-    argument is past_key_values, not the mask), returning the last hidden
-    state: what a user wraps an HF model in to trace or export it."""
-
-    def __init__(self, model: nn.Module):
-        super().__init__()
-        self.model = model
-
-    def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None
-    ) -> torch.Tensor:
-        kwargs = {} if token_type_ids is None else {"token_type_ids": token_type_ids}
-        out = self.model(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
-        return out.last_hidden_state
-
-
 def _model(name: str) -> tuple[nn.Module, tuple[str, ...]]:
-    build, names = MODELS[name]
+    """The wrapped model in eval mode, seeded, and its inputs' names."""
+    build, wrapper, output = MODELS[name]
     torch.manual_seed(0)
-    return LastHiddenState(build()).eval(), names
+    names = tuple(inspect.signature(wrapper.forward).parameters)[1:]
+    return wrapper(build(), output).eval(), names
 
 
 def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -113,6 +152,7 @@ def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0) -> tuple[
         "input_ids": ids,
         "attention_mask": mask,
         "token_type_ids": torch.randint(0, 2, (batch, LENGTH), generator=g),
+        "decoder_input_ids": torch.randint(0, VOCAB, (batch, DECODER_LENGTH), generator=g),
     }
     return tuple(by_name[n] for n in names)
 
@@ -166,4 +206,4 @@ def test_onnx_export_matches_onnxruntime(name):
 
 
 if __name__ == "__main__":
-    pytest_main.main(__file__)
+    pytest_main.run(__file__)

@@ -176,4 +176,4 @@ def test_embedding_with_max_norm_is_refused_naming_the_node():
 
 
 if __name__ == "__main__":
-    pytest_main.main(__file__)
+    pytest_main.run(__file__)
