@@ -61,20 +61,21 @@ def _mha_support(m: nn.MultiheadAttention) -> str | None:
 _MHA_SIGNATURE = inspect.signature(nn.MultiheadAttention.forward)
 
 
-def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
-    """The spec index of a computed float mask, or an error naming the node."""
+def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str, query: Any = None) -> int:
+    """The spec index of a computed float mask (a bool one made additive in
+    the dtype of `query`), or an error naming the node."""
 
     if not isinstance(mask, fx.Node) or mask not in mapper.index:
         raise unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
     vals = values(mask)
-    if vals is not None and vals[0].dtype == torch.bool:
-        return _additive_from_bool(mapper, node, mask)
+    if vals is not None and vals[0].dtype == torch.bool and query is not None and values(query) is not None:
+        return _additive_from_bool(mapper, node, mask, values(query)[0].dtype)
     if vals is not None and not vals[0].is_floating_point():
-        raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes bool or additive float masks only")
+        raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
     return mapper.index[mask]
 
 
-def _additive_from_bool(mapper: Any, node: fx.Node, mask: fx.Node) -> int:
+def _additive_from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> int:
     """A computed bool mask (True = take part; Hugging Face's sdpa masks)
     as the additive float mask the core's attention takes:
     (float(mask) - 1) * finfo.max, 0 where kept and finfo.min where masked
@@ -82,7 +83,6 @@ def _additive_from_bool(mapper: Any, node: fx.Node, mask: fx.Node) -> int:
     through 0 * inf = nan on the kept entries). A masked score then adds to
     finfo.min and its softmax weight is 0, as -inf gives. Made once per
     mask: every layer of a model reads the same one."""
-    dtype = values(node.args[0])[0].dtype if values(node.args[0]) is not None else torch.float32
     cache = mapper.__dict__.setdefault("_additive_masks", {})
     if (mask, dtype) not in cache:
         name = f"{mapper.name_of(mask)}.additive"
@@ -154,7 +154,7 @@ def map_function(mapper: Any, node: fx.Node) -> None:
         return _constant_mask_attention(mapper, node, a)
     inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
     if mask is not None:
-        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask"))
+        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask", a["query"]))
     attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
     mapper.add(node, "attention", mapper.name_of(node), inputs, node, attrs)
 

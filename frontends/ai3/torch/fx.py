@@ -1143,6 +1143,8 @@ class _Mapper:
         built from the batch (arange(B)) is checked at two sizes."""
         if any(not isinstance(i, (fx.Node, torch.Tensor)) for i in index):
             raise unsupported(node, "indexing that mixes tensors with slices or None is not supported")
+        if source not in self.index or _values(source) is None:
+            raise unsupported(node, "indexing by tensors is mapped only on a computed tensor traced with sample inputs")
         if any(i not in self.aranges and i not in self.consts for i in index if isinstance(i, fx.Node)):
             raise unsupported(node, "indexing by computed tensors is not supported (only by aranges and constants)")
         for k in range(2):
