@@ -11,7 +11,8 @@ weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
 length 8 (T5's decoder 5), the first sequence padded (mask 0 on its last
 3 tokens).
 
-Tolerance: 1e-4 relative to max|reference| (float32, tolerances.tolerance).
+Tolerance: tolerances.tolerance(dtype) relative to max|reference| (float32
+1e-4, float64 1e-10; the ONNX exports are float32).
 """
 
 from __future__ import annotations
@@ -157,16 +158,29 @@ def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0) -> tuple[
     return tuple(by_name[n] for n in names)
 
 
-def _close(got, want) -> None:
+def _close(got, want, dtype=torch.float32) -> None:
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape
     err = np.abs(got - want).max(initial=0.0)
-    assert err <= tolerance(torch.float32) * max(1.0, np.abs(want).max(initial=0.0)), err
+    assert err <= tolerance(dtype) * max(1.0, np.abs(want).max(initial=0.0)), err
 
 
-@pytest.mark.parametrize("name", sorted(MODELS))
-def test_torch_swap_backend_matches_torch(name):
+# T5's layer norm computes its variance in float32 whatever the model's
+# dtype (`hidden_states.to(torch.float32).pow(2).mean(-1)`): a float32
+# island in a float64 model, whose constants ai3.Model casts to the
+# model's dtype (ai3/model.py: float weights in the model's dtype), so the
+# pow refuses "input is float32 but the constant operand is float64".
+_FLOAT32_ISLAND = pytest.mark.xfail(raises=ai3.DTypeError, strict=True, reason="T5's float32 layer-norm variance")
+
+
+@pytest.mark.parametrize(
+    "name,dtype",
+    [(n, torch.float32) for n in sorted(MODELS)]
+    + [pytest.param(n, torch.float64, marks=[_FLOAT32_ISLAND] if n.startswith("t5") else []) for n in sorted(MODELS)],
+)
+def test_torch_swap_backend_matches_torch(name, dtype):
     net, names = _model(name)
+    net = net.to(dtype)
     x = _inputs(names)
     model = ai3.swap_backend(net, "default", sample_input_shape=list(x))
     assert isinstance(model, ai3.Model), type(model)
@@ -174,7 +188,7 @@ def test_torch_swap_backend_matches_torch(name):
         y = _inputs(names, batch, seed)
         with torch.no_grad():
             want = net(*y)
-        _close(model(*y), want)
+        _close(model(*y), want, dtype)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
