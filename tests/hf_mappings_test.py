@@ -141,26 +141,33 @@ class BoolMaskAttention(nn.Module):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("causal_too", [False, True])
 @pytest.mark.parametrize("scale", [None, 0.5])
+@pytest.mark.parametrize("padding", ["right", "left"])
 @pytest.mark.parametrize("heads,length,dim", [(1, 1, 4), (4, 6, 8)])
-def test_sdpa_with_a_computed_bool_mask(dtype, causal_too, scale, heads, length, dim):
+def test_sdpa_with_a_computed_bool_mask(dtype, causal_too, scale, padding, heads, length, dim):
+    """Left padding under a causal mask leaves the padded queries no key:
+    torch's sdpa gives those rows 0."""
     torch.manual_seed(heads + length)
     q, k, v = (torch.randn(2, heads, length, dim, dtype=dtype) for _ in range(3))
     mask = torch.ones(2, length, dtype=torch.int64)
-    mask[0, (length + 1) // 2 :] = 0  # right padding: no row is fully masked
+    if padding == "right":
+        mask[0, (length + 1) // 2 :] = 0
+    else:
+        mask[0, : length // 2] = 0
     _check(BoolMaskAttention(causal_too, scale).to(dtype), q, k, v, mask, dtype=dtype)
 
 
 class ConstantMaskAttention(nn.Module):
     """sdpa with a mask built from shapes and parameters only (T5's decoder)."""
 
-    def __init__(self, length, kv_length, heads, as_bool, scale, dtype):
+    def __init__(self, length, kv_length, heads, as_bool, scale, dtype, diagonal=0):
         super().__init__()
+        self.diagonal = diagonal  # below 0: the first rows keep no key
         self.bias = nn.Parameter(torch.randn(1, heads, length, kv_length, dtype=dtype))
         self.as_bool = as_bool
         self.scale = scale
 
     def forward(self, q, k, v):
-        causal = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool).tril()
+        causal = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool).tril(self.diagonal)
         lowest = torch.tensor(torch.finfo(q.dtype).min, dtype=q.dtype)
         mask = causal if self.as_bool else self.bias + torch.where(causal, 0.0, lowest)
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scale)
@@ -177,6 +184,15 @@ def test_sdpa_with_a_constant_mask(dtype, as_bool, scale, heads, length, kv_leng
     k, v = (torch.randn(2, heads, kv_length, dim, dtype=dtype) for _ in range(2))
     model = _check(net, q, k, v, dtype=dtype)
     assert "softmax" in {op for _, op, _ in model.layers()}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sdpa_with_a_constant_bool_mask_that_keeps_no_key_in_some_rows(dtype):
+    torch.manual_seed(0)
+    net = ConstantMaskAttention(5, 7, 2, True, None, dtype, diagonal=-2)
+    q = torch.randn(2, 2, 5, 4, dtype=dtype)
+    k, v = (torch.randn(2, 2, 7, 4, dtype=dtype) for _ in range(2))
+    _check(net, q, k, v, dtype=dtype)
 
 
 class WhereConstants(nn.Module):

@@ -8,8 +8,8 @@ cross-attention), each (a) traced from torch and compared with torch, and
 
 Nothing is downloaded: every model is built from a small config with random
 weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
-length 8 (T5's decoder 5), the first sequence padded (mask 0 on its last
-3 tokens).
+length 8 (T5's decoder 5), the first sequence padded (mask 0 on 3 tokens,
+on the right, and on the left).
 
 Tolerance: tolerances.tolerance(dtype) relative to max|reference| (float32
 1e-4, float64 1e-10; the ONNX exports are float32).
@@ -144,11 +144,17 @@ def _model(name: str) -> tuple[nn.Module, tuple[str, ...]]:
     return wrapper(build(), output).eval(), names
 
 
-def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0) -> tuple[torch.Tensor, ...]:
+def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0, left: bool = False) -> tuple[torch.Tensor, ...]:
+    """The first sequence padded: on the right, or on the left (then under
+    a causal mask its padded queries keep no key, rows torch's sdpa makes
+    0)."""
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(1, VOCAB, (batch, LENGTH), generator=g)
     mask = torch.ones(batch, LENGTH, dtype=torch.int64)
-    mask[0, -3:] = 0  # the first sequence is padded
+    if left:
+        mask[0, :3] = 0
+    else:
+        mask[0, -3:] = 0
     by_name = {
         "input_ids": ids,
         "attention_mask": mask,
@@ -184,8 +190,8 @@ def test_torch_swap_backend_matches_torch(name, dtype):
     x = _inputs(names)
     model = ai3.swap_backend(net, "default", sample_input_shape=list(x))
     assert isinstance(model, ai3.Model), type(model)
-    for batch, seed in ((BATCH, 1), (3, 2)):  # the batch stays free
-        y = _inputs(names, batch, seed)
+    for batch, seed, left in ((BATCH, 1, False), (3, 2, False), (BATCH, 3, True)):  # the batch stays free
+        y = _inputs(names, batch, seed, left)
         with torch.no_grad():
             want = net(*y)
         _close(model(*y), want, dtype)
@@ -211,12 +217,12 @@ def test_onnx_export_matches_onnxruntime(name):
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     # The ONNX frontend folds the export's shape arithmetic for the sample
     # shape, so the model runs at that shape: two other inputs of it.
-    for seed in (1, 2):
-        feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=seed))}
+    for seed, left in ((1, False), (2, True)):
+        feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=seed, left=left))}
         want = session.run(None, feeds)[0]
         _close(model(*feeds.values()), want)
     with torch.no_grad():
-        _close(want, net(*_inputs(names, seed=2)))
+        _close(want, net(*_inputs(names, seed=2, left=True)))
 
 
 if __name__ == "__main__":

@@ -61,42 +61,46 @@ def _mha_support(m: nn.MultiheadAttention) -> str | None:
 _MHA_SIGNATURE = inspect.signature(nn.MultiheadAttention.forward)
 
 
-def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str, query: Any = None) -> int:
-    """The spec index of a computed float mask (a bool one made additive in
-    the dtype of `query`), or an error naming the node."""
+def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
+    """The spec index of a computed float mask, or an error naming the node."""
 
     if not isinstance(mask, fx.Node) or mask not in mapper.index:
         raise unsupported(node, f"{what} is a constant; the core's attention takes a computed float mask only")
     vals = values(mask)
-    if vals is not None and vals[0].dtype == torch.bool and query is not None and values(query) is not None:
-        return _additive_from_bool(mapper, node, mask, values(query)[0].dtype)
     if vals is not None and not vals[0].is_floating_point():
         raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
     return mapper.index[mask]
 
 
-def _additive_from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> int:
+def dtype_name(dtype: torch.dtype) -> str:
+    return {torch.float32: "float32", torch.float64: "float64"}[dtype]
+
+
+def _from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> tuple[int, int]:
     """A computed bool mask (True = take part; Hugging Face's sdpa masks)
-    as the additive float mask the core's attention takes:
+    as the core's attention takes it: the additive float mask
     (float(mask) - 1) * finfo.max, 0 where kept and finfo.min where masked
     (finfo.min rather than -inf, which (0 - 1) * inf would reach only
-    through 0 * inf = nan on the kept entries). A masked score then adds to
-    finfo.min and its softmax weight is 0, as -inf gives. Made once per
-    mask: every layer of a model reads the same one."""
-    cache = mapper.__dict__.setdefault("_additive_masks", {})
+    through 0 * inf = nan on the kept entries), so that a masked score's
+    softmax weight is 0, as -inf gives; and, since a row with no key kept
+    then averages every value where torch's sdpa gives 0 (a left-padded
+    GPT-2's padding positions), max(float(mask)) over the keys, 1 for the
+    rows with a key kept and 0 for the others, to multiply the output by.
+    Made once per mask: every layer of a model reads the same one."""
+    cache = mapper.__dict__.setdefault("_bool_masks", {})
     if (mask, dtype) not in cache:
         name = f"{mapper.name_of(mask)}.additive"
-        core = {torch.float32: "float32", torch.float64: "float64"}[dtype]
+        core = dtype_name(dtype)
         shape = tuple(values(mask)[0].shape)
-        as_float = mapper.emit(node, "cast", f"{name}.cast", [mapper.index[mask]], {"to": core}, input_shape=shape)
-        one = np.asarray(1.0, dtype=core)
-        shifted = mapper.emit(
-            node, "sub", f"{name}.sub", [as_float], {"reverse": False}, {"other": one}, input_shape=shape
-        )
-        big = np.asarray(torch.finfo(dtype).max, dtype=core)
-        cache[(mask, dtype)] = mapper.emit(
-            node, "mul", name, [shifted], {"reverse": False}, {"other": big}, input_shape=shape
-        )
+
+        def step(op: str, suffix: str, inputs: list[int], attrs: dict, weights: dict | None = None) -> int:
+            return mapper.emit(node, op, f"{name}{suffix}", inputs, attrs, weights, input_shape=shape)
+
+        as_float = step("cast", ".cast", [mapper.index[mask]], {"to": core})
+        shifted = step("sub", ".sub", [as_float], {"reverse": False}, {"other": np.asarray(1.0, core)})
+        additive = step("mul", "", [shifted], {"reverse": False}, {"other": np.asarray(torch.finfo(dtype).max, core)})
+        rows = step("reduce_max", ".rows", [as_float], {"axes": [-1], "keepdim": True})
+        cache[(mask, dtype)] = (additive, rows)
     return cache[(mask, dtype)]
 
 
@@ -153,10 +157,17 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     if mask is not None and not (isinstance(mask, fx.Node) and mask in mapper.index):
         return _constant_mask_attention(mapper, node, a)
     inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
-    if mask is not None:
-        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask", a["query"]))
     attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
-    mapper.add(node, "attention", mapper.name_of(node), inputs, node, attrs)
+    name = mapper.name_of(node)
+    mask_vals, query_vals = values(mask) if mask is not None else None, values(a["query"])
+    if mask_vals is not None and mask_vals[0].dtype == torch.bool and query_vals is not None:
+        additive, rows = _from_bool(mapper, node, mask, query_vals[0].dtype)
+        out = mapper.emit(node, "attention", f"{name}.attention", inputs + [additive], attrs)
+        mapper.add(node, "mul", name, [out, rows], node)  # 0 where no key is kept, as torch
+        return
+    if mask is not None:
+        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask"))
+    mapper.add(node, "attention", name, inputs, node, attrs)
 
 
 def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> None:
@@ -171,8 +182,14 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
     if qv is None or kv is None:
         raise unsupported(node, "attention with a constant mask needs sample_input_shape")
     dtype = qv[0].dtype
-    mask = mapper.constant(node, a["attn_mask"])
-    additive = _additive(torch.from_numpy(np.asarray(mask)), dtype, keep=True).numpy()
+    mask = np.asarray(mapper.constant(node, a["attn_mask"]))
+    # A bool mask as 0 / finfo.min, and rows with no key kept zeroed after,
+    # as torch's sdpa gives them (with -inf their softmax would be nan).
+    rows = mask.any(-1, keepdims=True).astype(dtype_name(dtype)) if mask.dtype == np.bool_ else None
+    if mask.dtype == np.bool_:
+        additive = np.where(mask, 0.0, torch.finfo(dtype).min).astype(dtype_name(dtype))
+    else:
+        additive = _additive(torch.from_numpy(mask), dtype, keep=True).numpy()
     name = mapper.name_of(node)
     rank = qv[0].dim()
     perm = list(range(rank))
@@ -187,7 +204,11 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
         scores = mapper.emit(node, "mul", f"{name}.scale", [scores], {"reverse": False}, weight)
     masked = mapper.emit(node, "add", f"{name}.mask", [scores], {"reverse": False}, {"other": additive})
     probs = mapper.emit(node, "softmax", f"{name}.softmax", [masked], {"axis": -1})
-    mapper.add(node, "matmul", name, [probs, mapper.tensor(node, v)], node)
+    if rows is None or rows.all():
+        mapper.add(node, "matmul", name, [probs, mapper.tensor(node, v)], node)
+        return
+    out = mapper.emit(node, "matmul", f"{name}.out", [probs, mapper.tensor(node, v)], {})
+    mapper.add(node, "mul", name, [out], node, {"reverse": False}, {"other": rows})
 
 
 # ---------------------------------------------------------------------------
