@@ -189,7 +189,7 @@ _COMPARE = {
     "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
 }  # fmt: skip
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
-SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where"}))
+SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN"}))
 # Ops that move their first input's elements, so keep its dtype (an int64
 # mask unsqueezed is still int64).
 _MOVES = (
@@ -1628,8 +1628,8 @@ class _Mapper:
         flat = [int(v) + size if int(v) < 0 else int(v) for v in np.asarray(idx).reshape(-1)]
         if any(not 0 <= v < size for v in flat):
             raise _unsupported(node, f"indices {flat} out of range for an axis of size {size}")
-        if idx.ndim > 1 or not flat:
-            raise _unsupported(node, f"indices of shape {idx.shape}; ai3 gathers a scalar or a 1-D run of indices")
+        if not flat:
+            raise _unsupported(node, f"indices of shape {idx.shape}; ai3 gathers a scalar or a run of indices")
         step = flat[1] - flat[0] if len(flat) > 1 else 1
         if step <= 0 or flat != list(range(flat[0], flat[0] + step * len(flat), step)):
             raise _unsupported(node, f"indices {flat}; ai3 gathers evenly spaced, increasing indices (a slice)")
@@ -1637,7 +1637,16 @@ class _Mapper:
         if idx.ndim == 1:
             return self.add("slice", node, [x], attrs)
         s = self.add("slice", node, [x], attrs, suffix="/slice")
-        return self.reshape_to_drop(node, s, shape, axis)
+        if idx.ndim == 0:
+            return self.reshape_to_drop(node, s, shape, axis)
+        # N-D indices (the export of HF's mask[arange(B)[:, None, None, None],
+        # arange(S)], flattened to one run): the run, then its axis split
+        # into the indices' shape.
+        out = list(shape[:axis]) + list(idx.shape) + list(shape[axis + 1 :])
+        if out.count(None) > 1:
+            raise _unsupported(node, f"a gather from {shape}: more than one unknown dimension")
+        sliced = tuple(shape[:axis]) + (len(flat),) + tuple(shape[axis + 1 :])
+        return self.add("reshape", node, [s], {"shape": [-1 if d is None else int(d) for d in out]}, shape=sliced)
 
     def reshape_to_drop(self, node, x, shape, axis):
         """Drops a size-1 axis (a scalar Gather's)."""
@@ -1818,7 +1827,7 @@ class _Mapper:
         if cond in self.constants:
             raise _unsupported(node, "a constant condition (expected to be folded)")
         if x in self.constants and y in self.constants:
-            raise _unsupported(node, "Where with two constant branches")
+            return self.where_constants(node)
         branch = y if x in self.constants else x
         if branch in self.int_dtypes:
             self.int_dtypes[node.output[0]] = self.int_dtypes[branch]
@@ -1829,6 +1838,31 @@ class _Mapper:
         other = np.asarray(self.constants[const], dtype=self.dtype_of(branch))
         attrs = {"other_is_x": const == x}
         return self.add("where", node, inputs + [self.tensor(node, branch)], attrs, {"other": other})
+
+    def where_constants(self, node: Any) -> int:
+        """Where(cond, x, y) with both branches constant (the sdpa export's
+        Where(mask, 0, -inf), T5's Where(mask, position_bias, min)): the
+        core's where takes one constant branch, so y is made a computed
+        tensor first, Cast(cond) * 0 + y (exactly y, even at -inf, shaped
+        like cond broadcast with y), and x stays the constant."""
+        cond, x, y = node.input
+        cx, cy = self.constants[x], self.constants[y]
+        if cx.dtype.kind != "f" or cy.dtype.kind != "f":
+            raise _unsupported(node, f"Where with two constant {cy.dtype} branches (ai3 maps float ones)")
+        dtype = self.float_dtype
+        shape = self.shapes.get(cond)
+        c = self.add("cast", node, [self.tensor(node, cond)], {"to": str(np.dtype(dtype))}, suffix="/cast")
+        zero = self.add("mul", node, [c], {"reverse": False}, {"other": np.zeros((), dtype)}, "/zero", shape)
+        other = self.add("add", node, [zero], {"reverse": False}, {"other": np.asarray(cy, dtype)}, "/other", shape)
+        inputs = [self.tensor(node, cond), other]
+        return self.add("where", node, inputs, {"other_is_x": True}, {"other": np.asarray(cx, dtype)}, shape=shape)
+
+    def op_IsNaN(self, node, a, x):
+        """IsNaN(x) as Not(Equal(x, x)): NaN is the one value unequal to
+        itself (the sdpa export's guard after its softmax)."""
+        self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
+        same = self.add("equal", node, [x, x], suffix="/equal")
+        return self.add("logical_not", node, [same])
 
     def gather_by_tensor(self, node: Any, a: dict) -> int:
         """Gather by computed int64 indices: of a constant table (an

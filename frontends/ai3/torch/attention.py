@@ -26,10 +26,12 @@ Attention weights are not computed: the ai3 module returns None for them
 from __future__ import annotations
 
 import inspect
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import fx, nn
 
@@ -68,6 +70,38 @@ def _float_mask_input(mapper: Any, node: fx.Node, mask: Any, what: str) -> int:
     if vals is not None and not vals[0].is_floating_point():
         raise unsupported(node, f"{what} is {vals[0].dtype}; the core's graph takes additive float masks only")
     return mapper.index[mask]
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return {torch.float32: "float32", torch.float64: "float64"}[dtype]
+
+
+def _from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> tuple[int, int]:
+    """A computed bool mask (True = take part; Hugging Face's sdpa masks)
+    as the core's attention takes it: the additive float mask
+    (float(mask) - 1) * finfo.max, 0 where kept and finfo.min where masked
+    (finfo.min rather than -inf, which (0 - 1) * inf would reach only
+    through 0 * inf = nan on the kept entries), so that a masked score's
+    softmax weight is 0, as -inf gives; and, since a row with no key kept
+    then averages every value where torch's sdpa gives 0 (a left-padded
+    GPT-2's padding positions), max(float(mask)) over the keys, 1 for the
+    rows with a key kept and 0 for the others, to multiply the output by.
+    Made once per mask: every layer of a model reads the same one."""
+    cache = mapper.__dict__.setdefault("_bool_masks", {})
+    if (mask, dtype) not in cache:
+        name = f"{mapper.name_of(mask)}.additive"
+        core = dtype_name(dtype)
+        shape = tuple(values(mask)[0].shape)
+
+        def step(op: str, suffix: str, inputs: list[int], attrs: dict, weights: dict | None = None) -> int:
+            return mapper.emit(node, op, f"{name}{suffix}", inputs, attrs, weights, input_shape=shape)
+
+        as_float = step("cast", ".cast", [mapper.index[mask]], {"to": core})
+        shifted = step("sub", ".sub", [as_float], {"reverse": False}, {"other": np.asarray(1.0, core)})
+        additive = step("mul", "", [shifted], {"reverse": False}, {"other": np.asarray(torch.finfo(dtype).max, core)})
+        rows = step("reduce_max", ".rows", [as_float], {"axes": [-1], "keepdim": True})
+        cache[(mask, dtype)] = (additive, rows)
+    return cache[(mask, dtype)]
 
 
 def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
@@ -119,11 +153,62 @@ def map_function(mapper: Any, node: fx.Node) -> None:
         raise unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
     if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
         raise unsupported(node, f"scale must be a number, got {a['scale']!r}")
+    mask = a["attn_mask"]
+    if mask is not None and not (isinstance(mask, fx.Node) and mask in mapper.index):
+        return _constant_mask_attention(mapper, node, a)
     inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
-    if a["attn_mask"] is not None:
-        inputs.append(_float_mask_input(mapper, node, a["attn_mask"], "attn_mask"))
     attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
-    mapper.add(node, "attention", mapper.name_of(node), inputs, node, attrs)
+    name = mapper.name_of(node)
+    mask_vals, query_vals = values(mask) if mask is not None else None, values(a["query"])
+    if mask_vals is not None and mask_vals[0].dtype == torch.bool and query_vals is not None:
+        additive, rows = _from_bool(mapper, node, mask, query_vals[0].dtype)
+        out = mapper.emit(node, "attention", f"{name}.attention", inputs + [additive], attrs)
+        mapper.add(node, "mul", name, [out, rows], node)  # 0 where no key is kept, as torch
+        return
+    if mask is not None:
+        inputs.append(_float_mask_input(mapper, node, mask, "attn_mask"))
+    mapper.add(node, "attention", name, inputs, node, attrs)
+
+
+def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> None:
+    """sdpa with a constant mask (T5's decoder self-attention: its causal
+    mask plus the position bias, both folded from shapes and parameters).
+    The core's attention takes its mask as a computed input only, so this
+    one is written out as sdpa's definition, softmax(q @ k^T * scale +
+    mask) @ v, in core matmul / mul / add / softmax layers, the mask the
+    add's constant."""
+    q, k, v = (a[n] for n in ("query", "key", "value"))
+    qv, kv = values(q), values(k)
+    if qv is None or kv is None:
+        raise unsupported(node, "attention with a constant mask needs sample_input_shape")
+    dtype = qv[0].dtype
+    mask = np.asarray(mapper.constant(node, a["attn_mask"]))
+    # A bool mask as 0 / finfo.min, and rows with no key kept zeroed after,
+    # as torch's sdpa gives them (with -inf their softmax would be nan).
+    rows = mask.any(-1, keepdims=True).astype(dtype_name(dtype)) if mask.dtype == np.bool_ else None
+    if mask.dtype == np.bool_:
+        additive = np.where(mask, 0.0, torch.finfo(dtype).min).astype(dtype_name(dtype))
+    else:
+        additive = _additive(torch.from_numpy(mask), dtype, keep=True).numpy()
+    name = mapper.name_of(node)
+    rank = qv[0].dim()
+    perm = list(range(rank))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    kt = mapper.emit(
+        node, "permute", f"{name}.key_t", [mapper.tensor(node, k)], {"dims": perm}, input_shape=tuple(kv[0].shape)
+    )
+    scores = mapper.emit(node, "matmul", f"{name}.scores", [mapper.tensor(node, q), kt], input_shape=tuple(qv[0].shape))
+    scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(qv[0].shape[-1])
+    if scale != 1.0:
+        weight = {"other": np.asarray(scale, additive.dtype)}
+        scores = mapper.emit(node, "mul", f"{name}.scale", [scores], {"reverse": False}, weight)
+    masked = mapper.emit(node, "add", f"{name}.mask", [scores], {"reverse": False}, {"other": additive})
+    probs = mapper.emit(node, "softmax", f"{name}.softmax", [masked], {"axis": -1})
+    if rows is None or rows.all():
+        mapper.add(node, "matmul", name, [probs, mapper.tensor(node, v)], node)
+        return
+    out = mapper.emit(node, "matmul", f"{name}.out", [probs, mapper.tensor(node, v)], {})
+    mapper.add(node, "mul", name, [out], node, {"reverse": False}, {"other": rows})
 
 
 # ---------------------------------------------------------------------------

@@ -247,7 +247,7 @@ _FUNCTIONS.update({
     F.elu: "elu", F.celu: "celu", torch.celu: "celu", F.softplus: "softplus",
     torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
     torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
-    torch.tile: "tile",
+    torch.tile: "tile", torch.addmm: "addmm", torch.rsqrt: "rsqrt", torch.arange: "arange",
     **{getattr(torch, name): name for name in _TRIG},
     **{getattr(torch, "arc" + name[1:]): name for name in _TRIG if name.startswith("a")},
 })  # fmt: skip
@@ -258,7 +258,7 @@ _METHODS.update({
     "__neg__": "neg", "negative": "neg", "__abs__": "abs", "absolute": "abs",
     "pow": "pow", "pow_": "pow", "__pow__": "pow", "__rpow__": "pow", "maximum": "maximum", "minimum": "minimum",
     "sum": "sum", "prod": "prod", "amax": "amax", "amin": "amin", "logsumexp": "logsumexp",
-    "tile": "tile", "repeat": "repeat",
+    "tile": "tile", "repeat": "repeat", "addmm": "addmm", "rsqrt": "rsqrt",
 })  # fmt: skip
 
 
@@ -299,6 +299,7 @@ class _Mapper:
         self.pieces: dict[fx.Node, list[int | None]] = {}  # tuple-valued node -> each element's spec
         self.consts: dict[fx.Node, torch.Tensor] = {}  # get_attr nodes
         self.expanded: dict[fx.Node, torch.Tensor] = {}  # a constant expanded along the batch, awaiting a concat
+        self.aranges: set[fx.Node] = set()  # torch.arange of a batch-dependent size, kept only as an index
 
     # -- building blocks -------------------------------------------------
     def add(self, node: fx.Node, op: str, name: str, inputs: list[int], layer: Any, attrs=None, weights=None) -> int:
@@ -334,6 +335,12 @@ class _Mapper:
             return self.index[a]
         if isinstance(a, fx.Node) and (a in self.consts or a in self.expanded):
             raise unsupported(node, f"takes the constant tensor '{a.name}' where ai3 needs a computed one")
+        if isinstance(a, fx.Node) and a in self.aranges:
+            raise unsupported(
+                node,
+                f"takes '{a.name}', a torch.arange of a batch-dependent size; ai3 folds one only where it "
+                "indexes a tensor in order (x[arange(B), ...])",
+            )
         raise unsupported(node, f"takes a non-tensor argument {a!r} where ai3 needs a tensor")
 
     def inputs_of(self, node: fx.Node, args: Sequence[Any]) -> list[int]:
@@ -574,6 +581,32 @@ class _Mapper:
             node, "linear", name, [self.tensor(node, a["input"])], node, {}, self.weights(node, a, ("weight", "bias"))
         )
 
+    def _addmm(self, node: fx.Node, name: str) -> None:
+        """torch.addmm(bias, x, weight): GPT-2's Conv1D (`x @ weight + bias`,
+        its weight stored (in, out)), as the linear layer it is, the weight
+        transposed to linear's (out, in) once here."""
+        a = normalized(node, lambda input, mat1, mat2, beta=1, alpha=1: None)
+        if a["beta"] != 1 or a["alpha"] != 1:
+            raise unsupported(
+                node, f"torch.addmm with beta={a['beta']}, alpha={a['alpha']} (ai3 maps beta = alpha = 1)"
+            )
+        w = self.weights(node, {"weight": a["mat2"], "bias": a["input"]}, ("weight", "bias"))
+        weight, bias = w["weight"], w["bias"]
+        if weight.ndim != 2 or bias.size not in (1, weight.shape[1]) or bias.ndim > 1:
+            raise unsupported(
+                node, f"torch.addmm of a {weight.shape} weight and a {bias.shape} bias (ai3 maps a per-column bias)"
+            )
+        bias = np.broadcast_to(bias.reshape(-1), (weight.shape[1],))
+        weights = {"weight": np.ascontiguousarray(weight.T), "bias": np.ascontiguousarray(bias)}
+        self.add(node, "linear", name, [self.tensor(node, a["mat1"])], node, {}, weights)
+
+    def _rsqrt(self, node: fx.Node, name: str) -> None:
+        """1 / sqrt(x) (T5's RMS norm), as a sqrt and a reciprocal: the core
+        has both, and the two roundings stay within float32's tolerance."""
+        x = normalized(node, lambda input: None)["input"]
+        root = self.emit(node, "sqrt", f"{name}.sqrt", [self.tensor(node, x)], input_shape=_input_shape(node))
+        self.add(node, "reciprocal", name, [root], node)
+
     def _conv2d(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
         weights = self.weights(node, a, ("weight", "bias"))
@@ -691,13 +724,39 @@ class _Mapper:
         if cx is None and cy is None:
             return self.add(node, "where", name, inputs + [self.tensor(node, x), self.tensor(node, y)], node)
         if cx is not None and cy is not None:
-            raise unsupported(node, "where with two constant branches")
+            return self.select_constants(node, name, cond, cx, cy)
         other_is_x = cx is not None
         branch = y if other_is_x else x
         self.add(
             node, "where", name, inputs + [self.tensor(node, branch)], node,
             {"other_is_x": other_is_x}, {"other": cx if other_is_x else cy},
         )  # fmt: skip
+
+    def select_constants(self, node: fx.Node, name: str, cond: Any, cx: np.ndarray, cy: np.ndarray) -> None:
+        """where(cond, x, y) with both branches constant (T5's
+        `where(mask, position_bias, finfo.min)`, the bias folded from
+        parameters): the core's where takes one constant branch, so y is
+        made a computed tensor first, float(cond) * 0 + y (exactly y, even
+        at -inf, shaped like cond broadcast with y), and x stays the
+        constant."""
+        dtype = _CORE_DTYPES.get(self.torch_dtype(node, node))  # the result's, as traced
+        if dtype not in ("float32", "float64"):
+            raise unsupported(node, f"where with two constant {dtype} branches (ai3 maps float ones)")
+        cx, cy = np.asarray(cx, dtype), np.asarray(cy, dtype)
+        shape = tuple(_values(cond)[0].shape)
+        cast = self.emit(node, "cast", f"{name}.cast", [self.tensor(node, cond)], {"to": dtype}, input_shape=shape)
+        zero = self.emit(
+            node,
+            "mul",
+            f"{name}.zero",
+            [cast],
+            {"reverse": False},
+            {"other": np.zeros((), cy.dtype)},
+            input_shape=shape,
+        )
+        branch = self.emit(node, "add", f"{name}.other", [zero], {"reverse": False}, {"other": cy}, input_shape=shape)
+        inputs = [self.tensor(node, cond), branch]
+        self.add(node, "where", name, inputs, node, {"other_is_x": True}, {"other": cx})
 
     def cast(self, node: fx.Node, name: str, dtype: Any) -> None:
         x = node.args[0]
@@ -1034,8 +1093,11 @@ class _Mapper:
                 raise unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
             self.index[node] = piece
             return
+        if source in self.aranges:  # arange(B)[:, None, None]: still an index, still no spec
+            self.aranges.add(node)
+            return
         if isinstance(index, fx.Node) or (isinstance(index, tuple) and any(isinstance(i, fx.Node) for i in index)):
-            raise unsupported(node, "indexing with tensors or batch-dependent values is not supported")
+            return self.tensor_index(node, name, source, index if isinstance(index, tuple) else (index,))
         (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
         try:
             slices, reshape = shapes.index_slices(index, i1, i2)
@@ -1051,6 +1113,69 @@ class _Mapper:
             target = shapes.reshape_target(c1, c2, o1, o2)
             current = self.emit(node, "reshape", name, [current], {"shape": target}, input_shape=tuple(c1))
         self.index[node] = current
+
+    def _arange(self, node: fx.Node, name: str) -> None:
+        """torch.arange of a batch-dependent size (a constant one was folded
+        in fold()). Hugging Face's masks index the padding mask with it,
+        `mask[arange(B)[:, None, None, None], arange(S)[None, None, None, :]]`,
+        which only reorders the mask's dims: tensor_index turns that into a
+        reshape. No core op computes the arange itself."""
+        self.aranges.add(node)
+
+    def index_value(self, node: fx.Node, i: Any, k: int) -> torch.Tensor:
+        """Index tensor `i` of `node` as it was on sample k."""
+        if isinstance(i, torch.Tensor):
+            return i
+        if isinstance(i, fx.Node) and i in self.consts:
+            return self.consts[i]
+        vals = _values(i) if isinstance(i, fx.Node) else None
+        if vals is None or not isinstance(vals[k], torch.Tensor):
+            raise unsupported(node, f"indexing with {i!r}, which is not a tensor ai3 knows the values of")
+        return vals[k]
+
+    def tensor_index(self, node: fx.Node, name: str, source: fx.Node, index: tuple[Any, ...]) -> None:
+        """x[i0, i1, ...] with one int64 index tensor per dim of x. ai3 has
+        no general advanced indexing; it maps the case where, on both traced
+        samples, each index i_d is arange(x.shape[d]) along one axis of the
+        broadcast result, those axes in increasing order (or all zeros on a
+        dim of size 1): then x[i0, i1, ...] is x with size-1 axes inserted,
+        a reshape. Since the two samples differ in the batch size, an index
+        built from the batch (arange(B)) is checked at two sizes."""
+        if any(not isinstance(i, (fx.Node, torch.Tensor)) for i in index):
+            raise unsupported(node, "indexing that mixes tensors with slices or None is not supported")
+        if source not in self.index or _values(source) is None:
+            raise unsupported(node, "indexing by tensors is mapped only on a computed tensor traced with sample inputs")
+        if any(i not in self.aranges and i not in self.consts for i in index if isinstance(i, fx.Node)):
+            raise unsupported(node, "indexing by computed tensors is not supported (only by aranges and constants)")
+        for k in range(2):
+            x = _values(source)[k]
+            idx = [self.index_value(node, i, k) for i in index]
+            if len(idx) != x.dim() or any(t.dtype != torch.int64 for t in idx):
+                raise unsupported(
+                    node, f"indexing a rank-{x.dim()} tensor by {len(idx)} int64 tensors is not supported"
+                )
+            out = torch.broadcast_shapes(*(t.shape for t in idx))
+            last = -1
+            for d, t in enumerate(idx):
+                t = t.expand(out)
+                if x.shape[d] == 1 and not t.any():
+                    continue  # a dim of size 1 indexed by zeros: broadcast
+                axes = [a for a in range(len(out)) if out[a] > 1 and not (t == t.select(a, 0).unsqueeze(a)).all()]
+                along = axes[0] if len(axes) == 1 else None
+                if along is None or along <= last or out[along] != x.shape[d]:
+                    raise unsupported(node, "indexing by tensors that do not take each dim in order is not supported")
+                ramp = torch.arange(x.shape[d]).reshape([-1 if a == along else 1 for a in range(len(out))])
+                if not (t == ramp).all():
+                    raise unsupported(node, "indexing by tensors that do not take each dim in order is not supported")
+                last = along
+        (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
+        if (i1, i2) == (o1, o2):
+            return self.alias(node, source)
+        try:
+            target = shapes.reshape_target(i1, i2, o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        self.add(node, "reshape", name, [self.tensor(node, source)], node, {"shape": target})
 
     def split_into(self, node: fx.Node, name: str, x: fx.Node, dim: int, bounds: list[tuple[int, int]]) -> None:
         (i1, _) = self.shapes(node, x)

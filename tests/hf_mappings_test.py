@@ -1,0 +1,321 @@
+"""The mappings the Hugging Face models needed (tests/hf_models_test.py),
+each on its own over a grid, against the framework: torch.addmm (GPT-2's
+Conv1D) as linear, torch.rsqrt, indexing by aranges (HF's
+mask[arange(B)[:, None, None, None], arange(S)]), sdpa with a computed bool
+mask and with a constant mask, torch.where with two constant branches; in
+ONNX, IsNaN, Where with two constant branches and Gather by N-D constant
+indices, against ONNX Runtime. What they do not cover is refused with
+ai3.UnsupportedOperation naming the node.
+
+Tolerance: tolerances.tolerance(dtype) relative to max|reference|.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pytest_main
+import torch
+import torch.nn.functional as F
+from tolerances import DTYPES, tolerance
+from torch import nn
+
+import ai3
+import ai3.onnx
+
+torch.set_num_threads(2)
+
+
+def _close(got, want, dtype=torch.float32) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    # NaN and +-inf where the reference has them, the finite rest within tolerance
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite])
+    got, want = got[finite], want[finite]
+    assert np.abs(got - want).max(initial=0.0) <= tolerance(dtype) * max(1.0, np.abs(want).max(initial=0.0))
+
+
+def _check(net: nn.Module, *inputs: torch.Tensor, dtype=torch.float32, batches=(3,)) -> ai3.Model:
+    """swap_backend with no fallback, then the model against torch on the
+    sample and at other batch sizes."""
+    net = net.eval()
+    model = ai3.swap_backend(net, "default", sample_input_shape=list(inputs), dtype=dtype)
+    assert isinstance(model, ai3.Model), type(model)
+    for batch in (inputs[0].shape[0], *batches):
+        x = [torch.cat([t] * (batch // t.shape[0] + 1))[:batch] for t in inputs]
+        with torch.no_grad():
+            _close(model(*x), net(*x), dtype)
+    return model
+
+
+class Addmm(nn.Module):
+    """GPT-2's Conv1D: a (in, out) weight, x @ weight + bias."""
+
+    def __init__(self, n_in, n_out, bias_shape, dtype, beta=1):
+        super().__init__()
+        self.weight = nn.Parameter(torch.randn(n_in, n_out, dtype=dtype))
+        self.bias = nn.Parameter(torch.randn(bias_shape, dtype=dtype))
+        self.beta = beta
+
+    def forward(self, x):
+        shape = x.size()[:-1] + (self.weight.shape[1],)
+        return torch.addmm(self.bias, x.view(-1, x.size(-1)), self.weight, beta=self.beta).view(shape)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n_in,n_out", [(1, 1), (5, 3), (16, 48)])
+@pytest.mark.parametrize("bias_shape", ["out", (1,)])
+def test_addmm_as_linear(dtype, n_in, n_out, bias_shape):
+    torch.manual_seed(n_in * n_out)
+    net = Addmm(n_in, n_out, n_out if bias_shape == "out" else bias_shape, dtype)
+    model = _check(net, torch.randn(2, 4, n_in, dtype=dtype), dtype=dtype)
+    assert [op for _, op, _ in model.layers()].count("linear") == 1
+
+
+def test_addmm_with_beta_is_refused_naming_the_node():
+    with pytest.raises(ai3.UnsupportedOperation, match=r"addmm.*beta=2"):
+        ai3.swap_backend(Addmm(4, 3, 3, torch.float32, beta=2).eval(), sample_input_shape=(2, 5, 4))
+
+
+class RsqrtOnly(nn.Module):
+    def forward(self, x):
+        return torch.rsqrt(x * x + 1e-3) + (x * x + 1.0).rsqrt()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(2, 1), (2, 7), (2, 3, 5, 4)])
+def test_rsqrt(dtype, shape):
+    torch.manual_seed(len(shape))
+    _check(RsqrtOnly().to(dtype), torch.randn(shape, dtype=dtype), dtype=dtype)
+
+
+class ArangeIndex(nn.Module):
+    """HF's padding mask: mask[arange(B)[:, None, None, None], kv[None, None, None, :]]."""
+
+    def __init__(self, as_bool: bool, kv: torch.Tensor | None = None):
+        super().__init__()
+        self.as_bool = as_bool
+        self.kv = kv
+
+    def forward(self, x, mask):
+        m = mask.to(torch.bool) if self.as_bool else mask
+        kv = torch.arange(mask.shape[1]) if self.kv is None else self.kv
+        picked = m[torch.arange(mask.size(0))[:, None, None, None], kv[None, None, None, :]]
+        return torch.where(picked, x, -x) if self.as_bool else x * picked.to(x.dtype)
+
+
+@pytest.mark.parametrize("as_bool", [True, False])
+@pytest.mark.parametrize("length", [1, 6])
+def test_indexing_by_aranges_is_a_reshape(as_bool, length):
+    mask = torch.ones(2, length, dtype=torch.int64)
+    mask[0, length // 2 :] = 0
+    x = torch.randn(2, 3, length, length)
+    model = _check(ArangeIndex(as_bool), x, mask)
+    assert "gather" not in {op for _, op, _ in model.layers()}
+
+
+def test_indexing_by_other_tensors_is_refused_naming_the_node():
+    mask = torch.ones(2, 5, dtype=torch.int64)
+    with pytest.raises(ai3.UnsupportedOperation, match=r"getitem.*in order"):
+        ai3.swap_backend(
+            ArangeIndex(True, torch.arange(4, -1, -1)).eval(), sample_input_shape=[torch.randn(2, 3, 5, 5), mask]
+        )
+
+
+class BoolMaskAttention(nn.Module):
+    """sdpa with a bool mask computed from an int64 padding mask (True = take part)."""
+
+    def __init__(self, causal_too: bool, scale: float | None):
+        super().__init__()
+        self.causal_too = causal_too
+        self.scale = scale
+
+    def forward(self, q, k, v, mask):
+        keep = mask[:, None, None, :].to(torch.bool)
+        if self.causal_too:
+            keep = keep & torch.ones(q.shape[2], k.shape[2], dtype=torch.bool).tril()
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=self.scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("causal_too", [False, True])
+@pytest.mark.parametrize("scale", [None, 0.5])
+@pytest.mark.parametrize("padding", ["right", "left"])
+@pytest.mark.parametrize("heads,length,dim", [(1, 1, 4), (4, 6, 8)])
+def test_sdpa_with_a_computed_bool_mask(dtype, causal_too, scale, padding, heads, length, dim):
+    """Left padding under a causal mask leaves the padded queries no key:
+    torch's sdpa gives those rows 0."""
+    torch.manual_seed(heads + length)
+    q, k, v = (torch.randn(2, heads, length, dim, dtype=dtype) for _ in range(3))
+    mask = torch.ones(2, length, dtype=torch.int64)
+    if padding == "right":
+        mask[0, (length + 1) // 2 :] = 0
+    else:
+        mask[0, : length // 2] = 0
+    _check(BoolMaskAttention(causal_too, scale).to(dtype), q, k, v, mask, dtype=dtype)
+
+
+class ConstantMaskAttention(nn.Module):
+    """sdpa with a mask built from shapes and parameters only (T5's decoder)."""
+
+    def __init__(self, length, kv_length, heads, as_bool, scale, dtype, diagonal=0):
+        super().__init__()
+        self.diagonal = diagonal  # below 0: the first rows keep no key
+        self.bias = nn.Parameter(torch.randn(1, heads, length, kv_length, dtype=dtype))
+        self.as_bool = as_bool
+        self.scale = scale
+
+    def forward(self, q, k, v):
+        causal = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool).tril(self.diagonal)
+        lowest = torch.tensor(torch.finfo(q.dtype).min, dtype=q.dtype)
+        mask = causal if self.as_bool else self.bias + torch.where(causal, 0.0, lowest)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("as_bool", [True, False])
+@pytest.mark.parametrize("scale", [None, 1.0])
+@pytest.mark.parametrize("heads,length,kv_length,dim", [(1, 1, 1, 2), (4, 5, 7, 8)])
+def test_sdpa_with_a_constant_mask(dtype, as_bool, scale, heads, length, kv_length, dim):
+    torch.manual_seed(heads + kv_length)
+    net = ConstantMaskAttention(length, kv_length, heads, as_bool, scale, dtype)
+    q = torch.randn(2, heads, length, dim, dtype=dtype)
+    k, v = (torch.randn(2, heads, kv_length, dim, dtype=dtype) for _ in range(2))
+    model = _check(net, q, k, v, dtype=dtype)
+    assert "softmax" in {op for _, op, _ in model.layers()}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sdpa_with_a_constant_bool_mask_that_keeps_no_key_in_some_rows(dtype):
+    torch.manual_seed(0)
+    net = ConstantMaskAttention(5, 7, 2, True, None, dtype, diagonal=-2)
+    q = torch.randn(2, 2, 5, 4, dtype=dtype)
+    k, v = (torch.randn(2, 2, 7, 4, dtype=dtype) for _ in range(2))
+    _check(net, q, k, v, dtype=dtype)
+
+
+class WhereConstants(nn.Module):
+    """T5: where(mask, position_bias, finfo.min), the bias a parameter."""
+
+    def __init__(self, shape, other, dtype):
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(shape, dtype=dtype))
+        self.other = other
+
+    def forward(self, x, mask):
+        return x + torch.where(mask[:, None, :].to(torch.bool), self.bias, self.other)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("other", [0.0, -1e4, float("-inf"), "min"])
+@pytest.mark.parametrize("bias_shape", [(1, 1, 5), (1, 3, 5), (3, 1)])
+def test_where_with_two_constant_branches(dtype, other, bias_shape):
+    torch.manual_seed(len(bias_shape))
+    other = torch.finfo(dtype).min if other == "min" else other
+    mask = torch.ones(2, 5, dtype=torch.int64)
+    mask[0, 3:] = 0
+    _check(WhereConstants(bias_shape, other, dtype), torch.randn(2, 3, 5, dtype=dtype), mask, dtype=dtype)
+
+
+# -- ONNX, against ONNX Runtime ---------------------------------------------
+def _onnx_model(nodes, inputs, outputs, initializers=()):
+    onnx = pytest.importorskip("onnx")
+    graph = onnx.helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)])
+
+
+def _against_ort(model, feeds: dict[str, np.ndarray]) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    data = model.SerializeToString()
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    shapes = [tuple(v.shape) for v in feeds.values()]
+    got = ai3.onnx.swap_backend(data, "default", sample_input_shape=shapes if len(shapes) > 1 else shapes[0])
+    assert isinstance(got, ai3.Model), type(got)
+    out = np.asarray(got(*feeds.values()))
+    if want.dtype == np.bool_:
+        np.testing.assert_array_equal(out, want)
+    else:
+        _close(out, want)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 4), (2, 3, 5)])
+def test_onnx_isnan(shape):
+    onnx = pytest.importorskip("onnx")
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[:: max(1, x.size // 3)] = np.nan
+    x.reshape(-1)[1] = np.inf
+    info = onnx.helper.make_tensor_value_info
+    # Where(IsNaN(x), 0, x): the guard the sdpa export writes after its softmax.
+    nodes = [
+        onnx.helper.make_node("IsNaN", ["x"], ["nan"]),
+        onnx.helper.make_node("Where", ["nan", "zero", "x"], ["y"]),
+    ]
+    zero = onnx.numpy_helper.from_array(np.zeros((), np.float32), "zero")
+    model = _onnx_model(nodes, [info("x", 1, shape)], [info("y", 1, shape)], [zero])
+    _against_ort(model, {"x": x})
+
+
+@pytest.mark.parametrize("x_value,y_value", [(0.0, float("-inf")), ("bias", np.finfo(np.float32).min), (2.0, "bias")])
+@pytest.mark.parametrize("cond_shape", [(2, 1, 5), (2, 3, 5)])
+def test_onnx_where_with_two_constant_branches(x_value, y_value, cond_shape):
+    onnx = pytest.importorskip("onnx")
+    rng = np.random.default_rng(len(cond_shape))
+    bias = rng.standard_normal((1, 3, 5)).astype(np.float32)
+
+    def const(v):
+        return bias if isinstance(v, str) else np.asarray(v, np.float32)
+
+    info = onnx.helper.make_tensor_value_info
+    nodes = [
+        onnx.helper.make_node("Cast", ["m"], ["c"], to=onnx.TensorProto.BOOL),
+        onnx.helper.make_node("Where", ["c", "a", "b"], ["w"]),
+        onnx.helper.make_node("Add", ["x", "w"], ["y"]),
+    ]
+    inits = [onnx.numpy_helper.from_array(const(x_value), "a"), onnx.numpy_helper.from_array(const(y_value), "b")]
+    model = _onnx_model(
+        nodes,
+        [info("x", 1, (2, 3, 5)), info("m", onnx.TensorProto.INT64, cond_shape)],
+        [info("y", 1, (2, 3, 5))],
+        inits,
+    )
+    m = rng.integers(0, 2, cond_shape).astype(np.int64)
+    _against_ort(model, {"x": rng.standard_normal((2, 3, 5)).astype(np.float32), "m": m})
+
+
+@pytest.mark.parametrize(
+    "data_shape,axis,indices",
+    [
+        ((16, 1), 0, np.arange(16).reshape(2, 1, 1, 8)),  # the export of HF's mask[arange(B)[...], arange(S)]
+        ((4, 6), 1, np.arange(1, 6, 2).reshape(1, 3)),
+        ((3, 8, 2), 1, np.arange(8).reshape(2, 2, 2)),
+    ],
+)
+def test_onnx_gather_by_nd_constant_indices_in_a_run(data_shape, axis, indices):
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    out_shape = data_shape[:axis] + indices.shape + data_shape[axis + 1 :]
+    nodes = [
+        onnx.helper.make_node("Relu", ["x"], ["r"]),
+        onnx.helper.make_node("Gather", ["r", "i"], ["y"], axis=axis),
+    ]
+    inits = [onnx.numpy_helper.from_array(indices.astype(np.int64), "i")]
+    model = _onnx_model(nodes, [info("x", 1, data_shape)], [info("y", 1, out_shape)], inits)
+    _against_ort(model, {"x": np.random.default_rng(0).standard_normal(data_shape).astype(np.float32)})
+
+
+def test_onnx_gather_by_nd_indices_out_of_order_is_refused_naming_the_node():
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    nodes = [
+        onnx.helper.make_node("Relu", ["x"], ["r"]),
+        onnx.helper.make_node("Gather", ["r", "i"], ["y"], axis=0, name="pick"),
+    ]
+    inits = [onnx.numpy_helper.from_array(np.array([[3, 0], [1, 2]], np.int64), "i")]
+    model = _onnx_model(nodes, [info("x", 1, (4, 2))], [info("y", 1, (2, 2, 2))], inits)
+    with pytest.raises(ai3.UnsupportedOperation, match=r"pick.*evenly spaced"):
+        ai3.onnx.swap_backend(model.SerializeToString(), sample_input_shape=(4, 2))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)

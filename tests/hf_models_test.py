@@ -1,0 +1,229 @@
+"""Hugging Face transformer language models (issue 17) through swap_backend
+with no fallback: BERT (BertModel: token ids, attention mask, token types),
+GPT-2 (GPT2Model, and GPT2LMHeadModel's logits: causal mask, Conv1D's
+addmm), T5's encoder (T5EncoderModel: relative position buckets from log,
+min and int casts) and T5 whole (T5Model: encoder, causal decoder and
+cross-attention), each (a) traced from torch and compared with torch, and
+(b) exported to ONNX and compared with ONNX Runtime on the same file.
+
+Nothing is downloaded: every model is built from a small config with random
+weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
+length 8 (T5's decoder 5), the first sequence padded (mask 0 on 3 tokens,
+on the right, and on the left).
+
+Tolerance: tolerances.tolerance(dtype) relative to max|reference| (float32
+1e-4, float64 1e-10; the ONNX exports are float32).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # before transformers is imported: nothing may be fetched
+
+import inspect
+import io
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+import pytest_main
+import torch
+from tolerances import tolerance
+from torch import nn
+
+import ai3
+import ai3.onnx
+
+transformers = pytest.importorskip("transformers")
+
+torch.set_num_threads(2)
+
+BATCH, LENGTH, VOCAB = 2, 8, 1000
+DECODER_LENGTH = 5  # T5's decoder: not the encoder's length, so cross-attention is not square
+
+
+def _bert() -> nn.Module:
+    return transformers.BertModel(
+        transformers.BertConfig(
+            vocab_size=VOCAB,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+            max_position_embeddings=64,
+        )
+    )
+
+
+def _gpt2() -> nn.Module:
+    # bos / eos inside the small vocabulary (GPT-2's default 50256 is not);
+    # no key/value cache (inference on whole sequences).
+    return transformers.GPT2Model(
+        transformers.GPT2Config(
+            vocab_size=VOCAB,
+            n_embd=64,
+            n_layer=2,
+            n_head=4,
+            n_positions=64,
+            bos_token_id=0,
+            eos_token_id=0,
+            use_cache=False,
+        )
+    )
+
+
+def _t5_config() -> Any:
+    return transformers.T5Config(
+        vocab_size=VOCAB,
+        d_model=64,
+        d_kv=16,
+        d_ff=128,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        use_cache=False,
+    )
+
+
+def _gpt2_lm_head() -> nn.Module:
+    # (its lm_head shares the token embedding's weight)
+    return transformers.GPT2LMHeadModel(_gpt2().config)
+
+
+class _Called(nn.Module):
+    """An HF model called with its inputs by name (GPT-2's second positional
+    argument is past_key_values, not the mask), returning one field of its
+    output: what a user wraps an HF model in to trace or export it. The
+    subclasses differ only in forward's inputs."""
+
+    def __init__(self, model: nn.Module, output: str):
+        super().__init__()
+        self.model = model
+        self.output = output
+
+    def call(self, **inputs: torch.Tensor) -> torch.Tensor:
+        return getattr(self.model(**inputs), self.output)
+
+
+class _Ids(_Called):
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask)
+
+
+class _IdsAndTypes(_Called):
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
+    ) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+
+
+class _EncoderDecoder(_Called):
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, decoder_input_ids: torch.Tensor
+    ) -> torch.Tensor:
+        return self.call(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids)
+
+
+# name -> (builder, wrapper, output field)
+MODELS: dict[str, tuple[Callable[[], nn.Module], type[_Called], str]] = {
+    "bert": (_bert, _IdsAndTypes, "last_hidden_state"),
+    "gpt2": (_gpt2, _Ids, "last_hidden_state"),
+    "gpt2_lm_head": (_gpt2_lm_head, _Ids, "logits"),
+    "t5_encoder": (lambda: transformers.T5EncoderModel(_t5_config()), _Ids, "last_hidden_state"),
+    "t5": (lambda: transformers.T5Model(_t5_config()), _EncoderDecoder, "last_hidden_state"),
+}
+
+
+def _model(name: str) -> tuple[nn.Module, tuple[str, ...]]:
+    """The wrapped model in eval mode, seeded, and its inputs' names."""
+    build, wrapper, output = MODELS[name]
+    torch.manual_seed(0)
+    names = tuple(inspect.signature(wrapper.forward).parameters)[1:]
+    return wrapper(build(), output).eval(), names
+
+
+def _inputs(names: tuple[str, ...], batch: int = BATCH, seed: int = 0, left: bool = False) -> tuple[torch.Tensor, ...]:
+    """The first sequence padded: on the right, or on the left (then under
+    a causal mask its padded queries keep no key, rows torch's sdpa makes
+    0)."""
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(1, VOCAB, (batch, LENGTH), generator=g)
+    mask = torch.ones(batch, LENGTH, dtype=torch.int64)
+    if left:
+        mask[0, :3] = 0
+    else:
+        mask[0, -3:] = 0
+    by_name = {
+        "input_ids": ids,
+        "attention_mask": mask,
+        "token_type_ids": torch.randint(0, 2, (batch, LENGTH), generator=g),
+        "decoder_input_ids": torch.randint(0, VOCAB, (batch, DECODER_LENGTH), generator=g),
+    }
+    return tuple(by_name[n] for n in names)
+
+
+def _close(got, want, dtype=torch.float32) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    err = np.abs(got - want).max(initial=0.0)
+    assert err <= tolerance(dtype) * max(1.0, np.abs(want).max(initial=0.0)), err
+
+
+# T5's layer norm computes its variance in float32 whatever the model's
+# dtype (`hidden_states.to(torch.float32).pow(2).mean(-1)`): a float32
+# island in a float64 model, whose constants ai3.Model casts to the
+# model's dtype (ai3/model.py: float weights in the model's dtype), so the
+# pow refuses "input is float32 but the constant operand is float64".
+_FLOAT32_ISLAND = pytest.mark.xfail(raises=ai3.DTypeError, strict=True, reason="T5's float32 layer-norm variance")
+
+
+@pytest.mark.parametrize(
+    "name,dtype",
+    [(n, torch.float32) for n in sorted(MODELS)]
+    + [pytest.param(n, torch.float64, marks=[_FLOAT32_ISLAND] if n.startswith("t5") else []) for n in sorted(MODELS)],
+)
+def test_torch_swap_backend_matches_torch(name, dtype):
+    net, names = _model(name)
+    net = net.to(dtype)
+    x = _inputs(names)
+    model = ai3.swap_backend(net, "default", sample_input_shape=list(x))
+    assert isinstance(model, ai3.Model), type(model)
+    for batch, seed, left in ((BATCH, 1, False), (3, 2, False), (BATCH, 3, True)):  # the batch stays free
+        y = _inputs(names, batch, seed, left)
+        with torch.no_grad():
+            want = net(*y)
+        _close(model(*y), want, dtype)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_onnx_export_matches_onnxruntime(name):
+    ort = pytest.importorskip("onnxruntime")
+    net, names = _model(name)
+    x = _inputs(names)
+    buf = io.BytesIO()
+    torch.onnx.export(
+        net,
+        x,
+        buf,
+        input_names=list(names),
+        output_names=["last_hidden_state"],
+        dynamo=False,
+        opset_version=17,
+    )
+    model = ai3.onnx.swap_backend(buf.getvalue(), "default", sample_input_shape=[tuple(t.shape) for t in x])
+    assert isinstance(model, ai3.Model), type(model)
+    session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
+    # The ONNX frontend folds the export's shape arithmetic for the sample
+    # shape, so the model runs at that shape: two other inputs of it.
+    for seed, left in ((1, False), (2, True)):
+        feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=seed, left=left))}
+        want = session.run(None, feeds)[0]
+        _close(model(*feeds.values()), want)
+    with torch.no_grad():
+        _close(want, net(*_inputs(names, seed=2, left=True)))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
