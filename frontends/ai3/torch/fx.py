@@ -1042,14 +1042,20 @@ class _Mapper:
                 raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
             self.add(node, "reshape", name, [src], node, {"shape": dims})
             return
-        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        self.reshape_as_traced(node, name, x)
+
+    def reshape_as_traced(self, node: fx.Node, name: str, source: fx.Node) -> None:
+        """`node` as a reshape of `source`, its target read from the two
+        traced samples (-1 where it follows the batch); an alias where the
+        shapes agree."""
+        (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
         if (i1, i2) == (o1, o2):
-            return self.alias(node, x)
+            return self.alias(node, source)
         try:
             target = shapes.reshape_target(i1, i2, o1, o2)
         except ValueError as e:
             raise unsupported(node, str(e)) from e
-        self.add(node, "reshape", name, [src], node, {"shape": target})
+        self.add(node, "reshape", name, [self.tensor(node, source)], node, {"shape": target})
 
     def dims_arg(self, node: fx.Node) -> list[int]:
         dims = node.args[1:] if "dims" not in node.kwargs else (node.kwargs["dims"],)
@@ -1168,14 +1174,7 @@ class _Mapper:
                 if not (t == ramp).all():
                     raise unsupported(node, "indexing by tensors that do not take each dim in order is not supported")
                 last = along
-        (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
-        if (i1, i2) == (o1, o2):
-            return self.alias(node, source)
-        try:
-            target = shapes.reshape_target(i1, i2, o1, o2)
-        except ValueError as e:
-            raise unsupported(node, str(e)) from e
-        self.add(node, "reshape", name, [self.tensor(node, source)], node, {"shape": target})
+        self.reshape_as_traced(node, name, source)
 
     def split_into(self, node: fx.Node, name: str, x: fx.Node, dim: int, bounds: list[tuple[int, int]]) -> None:
         (i1, _) = self.shapes(node, x)
