@@ -748,6 +748,8 @@ struct DirectCompute {
   static void RunPointwiseNhwc(const DirectProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
     const int64_t pixels = g.n * g.oh * g.ow;
+    // Layer::Run skips empty outputs; kept so `tiles` never divides by 0.
+    if (pixels == 0) return;
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
     const int64_t tiles = (pixels + kPixels - 1) / kPixels;
     const int64_t base = pixels / tiles, wider = pixels % tiles;
