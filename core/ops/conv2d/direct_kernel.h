@@ -332,8 +332,8 @@ struct DirectCompute {
       std::index_sequence<I...>) {
     return {&PointwiseBlock<static_cast<int64_t>(I) + 1>...};
   }
-  using PointwiseNhwcFn = void (*)(const DirectProblem<T>&, int64_t, int64_t,
-                                   int64_t);
+  using PointwiseNhwcFn = void (*)(const DirectProblem<T>&, const T*,
+                                   const int64_t*, int64_t, int64_t, int64_t);
   template <int64_t KV, size_t... I>
   static constexpr std::array<PointwiseNhwcFn, sizeof...(I)> PointwiseNhwcTable(
       std::index_sequence<I...>) {
@@ -745,6 +745,11 @@ struct DirectCompute {
   // with the unpacked input as its A panel). Chunks are as large as
   // kChunkCacheBytes allows for their input and output, but small enough
   // to give each thread several tasks (the threads finish together).
+  // Weights small enough for L1 stay there anyway: then a task is a chunk
+  // of tiles against every block, a tile's blocks one after another
+  // (completing its output lines at once, and finding its pixels' offsets
+  // once for all of them: with 16 to 32 input channels that bookkeeping
+  // is a fair part of a block's work).
   static void RunPointwiseNhwc(const DirectProblem<T>& p) {
     const Conv2dGeometry& g = p.g;
     const int64_t pixels = g.n * g.oh * g.ow;
@@ -753,33 +758,51 @@ struct DirectCompute {
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
     const int64_t tiles = (pixels + kPixels - 1) / kPixels;
     const int64_t base = pixels / tiles, wider = pixels % tiles;
-    // A tile's input and output: a chunk's blocks write parts of the same
-    // output lines, which should still be in cache for the next block.
+    const bool tile_major =
+        blocks * g.cg * kBlock * static_cast<int64_t>(sizeof(T)) <=
+        kSmallWeightBytes;
+    // Tasks of one block each (`task_blocks` of them per chunk) or of all.
+    const int64_t task_blocks = tile_major ? 1 : blocks;
+    // A tile's input and one block's output (counting all of its output
+    // would keep a 1280-channel layer's chunks at one tile, re-reading
+    // its weights once per tile).
     const int64_t tile_bytes =
-        kPixels * (g.cg + g.kg) * static_cast<int64_t>(sizeof(T));
+        kPixels * (g.cg + kBlock) * static_cast<int64_t>(sizeof(T));
     const int64_t balanced =
-        tiles * g.groups * blocks / (kTasksPerThread * p.threads);
-    // Weights small enough for L1 stay there anyway: then a tile's blocks
-    // follow each other (span 1), completing its output lines at once.
-    const int64_t weight_bytes =
-        blocks * g.cg * kBlock * static_cast<int64_t>(sizeof(T));
-    const int64_t span =
-        weight_bytes <= kSmallWeightBytes
-            ? 1
-            : std::max<int64_t>(1, std::min({kChunkCacheBytes / tile_bytes,
-                                             balanced, tiles}));
+        tiles * g.groups * task_blocks / (kTasksPerThread * p.threads);
+    const int64_t span = std::max<int64_t>(
+        1, std::min({tile_major ? tiles : kChunkCacheBytes / tile_bytes,
+                     balanced, tiles}));
     const int64_t chunks = (tiles + span - 1) / span;
+    const ImageStrides& xs = p.xs;
 #pragma omp parallel for schedule(static) num_threads(p.threads)
-    for (int64_t t = 0; t < g.groups * chunks * blocks; ++t) {
-      const int64_t b = t % blocks;
-      const int64_t chunk = (t / blocks) % chunks;
-      const int64_t grp = t / (blocks * chunks);
-      const int64_t kv = g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
-      for (int64_t i = chunk * span; i < std::min(tiles, (chunk + 1) * span);
-           ++i) {
-        const int64_t m0 = i * base + std::min(i, wider);
+    for (int64_t t = 0; t < g.groups * chunks * task_blocks; ++t) {
+      const int64_t chunk = (t / task_blocks) % chunks;
+      const int64_t grp = t / (task_blocks * chunks);
+      const int64_t b_lo = tile_major ? 0 : t % task_blocks;
+      const int64_t b_hi = tile_major ? blocks : b_lo + 1;
+      const T* x = p.x + grp * g.cg * xs.c;
+      const int64_t i_lo = chunk * span;
+      const int64_t i_hi = std::min(tiles, (chunk + 1) * span);
+      // The (image, row, column) of the next tile's first pixel: divided
+      // out once per task, then stepped.
+      int64_t m = i_lo * base + std::min(i_lo, wider);
+      int64_t n = m / (g.oh * g.ow), oh = m / g.ow % g.oh, ow = m % g.ow;
+      for (int64_t i = i_lo; i < i_hi; ++i) {
         const int64_t np = base + (i < wider ? 1 : 0);
-        kPointwiseNhwcBlocks[kv - 1][np - 1](p, grp, b, m0);
+        int64_t off[kPixels];
+        for (int64_t j = 0; j < np; ++j) {
+          off[j] = n * xs.n + oh * g.sh * xs.h + ow * g.sw * xs.w;
+          if (++ow == g.ow) {
+            ow = 0;
+            if (++oh == g.oh) oh = 0, ++n;
+          }
+        }
+        for (int64_t b = b_lo; b < b_hi; ++b) {
+          const int64_t kv = g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
+          kPointwiseNhwcBlocks[kv - 1][np - 1](p, x, off, grp, b, m);
+        }
+        m += np;
       }
     }
   }
@@ -789,33 +812,24 @@ struct DirectCompute {
   static constexpr int64_t kTasksPerThread = 8;
   static constexpr int64_t kSmallWeightBytes = 32 << 10;  // Zen 3's L1
 
-  // The NP output pixels m0.. (flat over images and rows) against block b
-  // of group grp's output channels: acc[j][v] = sum over c of
-  // w[k0 + v*kLanes + lane, c] * x[pixel m0 + j's input, grp*cg + c], then
-  // Store (bias, activation) into y + (m0 + j)*k + k0.
+  // The NP output pixels m0.. (flat over images and rows, their inputs at
+  // x + offsets[j], x at group grp's first channel) against block b of
+  // grp's output channels: acc[j][v] = sum over c of w[k0 + v*kLanes +
+  // lane, c] * x[offsets[j] + c], then Store (bias, activation) into
+  // y + (m0 + j)*k + k0.
   template <int64_t NP, int64_t KV>
-  static void PointwiseNhwcBlock(const DirectProblem<T>& p, int64_t grp,
-                                 int64_t b, int64_t m0) {
+  static void PointwiseNhwcBlock(const DirectProblem<T>& p, const T* x,
+                                 const int64_t* offsets, int64_t grp, int64_t b,
+                                 int64_t m0) {
     const Conv2dGeometry& g = p.g;
-    const ImageStrides& xs = p.xs;
     const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
-    // Pixel m0's (image, row, column), then each next pixel's offset.
-    int64_t n = m0 / (g.oh * g.ow);
-    int64_t oh = m0 / g.ow % g.oh, ow = m0 % g.ow;
-    int64_t off[NP];
-    for (int64_t j = 0; j < NP; ++j) {
-      off[j] = n * xs.n + oh * g.sh * xs.h + ow * g.sw * xs.w;
-      if (++ow == g.ow) {
-        ow = 0;
-        if (++oh == g.oh) oh = 0, ++n;
-      }
-    }
+    int64_t off[NP];  // a constant count: kept in registers
+    for (int64_t j = 0; j < NP; ++j) off[j] = offsets[j];
     V acc[NP][KV];
     for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < KV; ++v) acc[j][v] = V{};
-    AccumulateChannels(p.x + grp * g.cg * xs.c, off,
-                       p.packed + (grp * blocks + b) * g.cg * kBlock, g.cg,
-                       acc);
+    AccumulateChannels(x, off, p.packed + (grp * blocks + b) * g.cg * kBlock,
+                       g.cg, acc);
     const int64_t k0 = grp * g.kg + b * kBlock;
     Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
           p.y + m0 * p.ys.w + k0 * p.ys.c, p.ys.c, p.ys.w, 1,
