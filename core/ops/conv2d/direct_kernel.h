@@ -775,6 +775,7 @@ struct DirectCompute {
                      balanced, tiles}));
     const int64_t chunks = (tiles + span - 1) / span;
     const ImageStrides& xs = p.xs;
+    const bool unit_stride = g.sh == 1 && g.sw == 1;
 #pragma omp parallel for schedule(static) num_threads(p.threads)
     for (int64_t t = 0; t < g.groups * chunks * task_blocks; ++t) {
       const int64_t chunk = (t / task_blocks) % chunks;
@@ -785,13 +786,18 @@ struct DirectCompute {
       const int64_t i_lo = chunk * span;
       const int64_t i_hi = std::min(tiles, (chunk + 1) * span);
       // The (image, row, column) of the next tile's first pixel: divided
-      // out once per task, then stepped.
+      // out once per task, then stepped. At stride 1 output pixel m reads
+      // input pixel m, at m*xs.w, with no stepping at all.
       int64_t m = i_lo * base + std::min(i_lo, wider);
       int64_t n = m / (g.oh * g.ow), oh = m / g.ow % g.oh, ow = m % g.ow;
       for (int64_t i = i_lo; i < i_hi; ++i) {
         const int64_t np = base + (i < wider ? 1 : 0);
         int64_t off[kPixels];
         for (int64_t j = 0; j < np; ++j) {
+          if (unit_stride) {
+            off[j] = (m + j) * xs.w;
+            continue;
+          }
           off[j] = n * xs.n + oh * g.sh * xs.h + ow * g.sw * xs.w;
           if (++ow == g.ow) {
             ow = 0;
