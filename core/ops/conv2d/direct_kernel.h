@@ -783,8 +783,11 @@ struct DirectCompute {
       const int64_t b_lo = tile_major ? 0 : t % task_blocks;
       const int64_t b_hi = tile_major ? blocks : b_lo + 1;
       const T* x = p.x + grp * g.cg * xs.c;
-      const int64_t i_lo = chunk * span;
-      const int64_t i_hi = std::min(tiles, (chunk + 1) * span);
+      // Chunks of near-equal tile counts: cut at multiples of span, the
+      // last one could hold a fraction of the others' work, and with few
+      // chunks (two at 14x14) one thread would do most of it.
+      const int64_t i_lo = chunk * tiles / chunks;
+      const int64_t i_hi = (chunk + 1) * tiles / chunks;
       // The (image, row, column) of the next tile's first pixel: divided
       // out once per task, then stepped. At stride 1 output pixel m reads
       // input pixel m, at m*xs.w, with no stepping at all.
