@@ -35,6 +35,7 @@ kernel time for that Conv node (its own profile of the exported model). It
 prints one row per conv and the rows where ai3's best is slower than ORT's
 node, largest loss first; nothing is written to bench/results.
   bazel run //bench:conv2d -- --model=resnet18 --batch=1
+--only_1x1 keeps the 1x1 (pointwise) convs only.
 
 On a shared, loaded machine set OMP_WAIT_POLICY=PASSIVE: with OpenMP's
 default spin-waiting, ai3's and PyTorch's threads fight the other load and
@@ -62,6 +63,7 @@ flags.DEFINE_string("results_dir", "", "Where to write conv2d.md / conv2d.png (d
 flags.DEFINE_string("model", "", "Per-layer mode: a torchvision model (bench/zoo) whose every conv is timed.")
 flags.DEFINE_integer("batch", 1, "Per-layer mode: the batch size.")
 flags.DEFINE_integer("rounds", 15, "Per-layer mode: interleaved rounds per conv (median kept).")
+flags.DEFINE_bool("only_1x1", False, "Per-layer mode: time the 1x1 (pointwise, not depthwise) convs only.")
 
 SEED_SHAPES = [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]
 TARGET_BATCH = 10  # issue 15's targets are for the seed's shapes at batch 10
@@ -202,6 +204,15 @@ def ort_conv_node_seconds(onnx_bytes: bytes, feed: dict[str, Any], threads: int,
     return list(zip(convs, seconds))
 
 
+def is_pointwise(spec: Any) -> bool:
+    """Whether a conv2d spec is a 1x1 convolution across channels (its
+    weight 1x1 and more than one input channel per group: not depthwise)."""
+    import numpy as np
+
+    w = np.shape(spec.weights["weight"])
+    return w[2] == 1 and w[3] == 1 and w[1] > 1
+
+
 def per_layer(name: str, batch: int) -> None:
     """The per-layer table (see the module doc)."""
     import numpy as np
@@ -222,6 +233,8 @@ def per_layer(name: str, batch: int) -> None:
     ort_nodes = ort_conv_node_seconds(zoo.export_onnx(net, x), feed, FLAGS.threads)
     algorithms = FLAGS.algorithms or [a for a in ai3.algorithms()["conv2d"] if a != "custom"]
     convs = [(i, s) for i, s in enumerate(recipe.specs) if s.op == "conv2d"]
+    if FLAGS.only_1x1:
+        convs = [(i, s) for i, s in convs if is_pointwise(s)]
     # The graph's Conv nodes and ai3's conv specs are both in execution
     # order; a conv is paired with the next ORT node of its weight shape.
     ort_of: dict[int, float] = {}

@@ -260,6 +260,19 @@ int Main() {
       // sub-blocks.
       {2, 12, 5, 9, 18, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 3, true},
       {1, 10, 7, 7, 72, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, false},
+      // NHWC pointwise (direct's flat-pixel GEMM, any stride): pixel tiles
+      // that cross rows and images (3 images of 5x3), a last channel
+      // block of at most one vector (45 = 32 + 13; AVX2 16 + 16 + 13) and
+      // of two (50), odd channel counts; strides 2 and (2, 1) on odd
+      // sizes; weights past its small-weight bound, so tiles run in
+      // chunks (two images of 10x20); a 1x1 with bottom and right
+      // padding (the general form: its padded outputs hold the bias only).
+      {3, 7, 5, 3, 45, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {1, 33, 9, 11, 50, 1, 1, 2, 2, 0, 0, 0, 0, 1, 1, 1, false},
+      {2, 9, 7, 10, 13, 1, 1, 2, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {2, 160, 10, 20, 50, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
+      {2, 30, 6, 8, 26, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 2, false},
+      {1, 8, 7, 7, 20, 1, 1, 2, 2, 0, 1, 0, 1, 1, 1, 1, true},
   };
   int ran = 0, refused = 0;
   for (const std::string& algorithm :

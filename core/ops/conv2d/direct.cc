@@ -9,8 +9,9 @@
 // the reduction reads them as two vector loads. Layers with one input
 // channel per group (depthwise) put the input channels in the lanes instead
 // in NHWC, and a row's output pixels in NCHW; NCHW 1x1 convolutions hold
-// pixels in the lanes too, a GEMM of the weights by the input's planes
-// (DirectFormOf).
+// pixels in the lanes too, a GEMM of the weights by the input's planes, and
+// unpadded NHWC 1x1s (any stride) block pixels across rows and images, a
+// GEMM over the whole batch's pixels (DirectFormOf).
 //
 // Kernels: AVX2 here (2 x 8 float lanes x 6 pixels), AVX-512 in
 // direct_avx512.cc (2 x 16 lanes x 12 pixels); the CPU picks (core/cpu.h),
@@ -35,7 +36,10 @@ class DirectKernel : public Conv2dKernelBase<DirectKernel> {
   DirectKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params),
         form_(DirectFormOf(attrs.layout, attrs.groups,
-                           attrs.in_channels_per_group(), attrs.is_1x1_unit())),
+                           attrs.in_channels_per_group(), attrs.is_1x1_unit(),
+                           attrs.kernel_h == 1 && attrs.kernel_w == 1 &&
+                               attrs.pad_top == 0 && attrs.pad_bottom == 0 &&
+                               attrs.pad_left == 0 && attrs.pad_right == 0)),
         depthwise_(form_ == DirectForm::kDepthwise) {
     const int64_t vector_bytes = KernelIsa() == Isa::kAvx512 ? 64 : 32;
     DispatchFloat(attrs.dtype, [&](auto zero) {

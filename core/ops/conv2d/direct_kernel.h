@@ -90,20 +90,35 @@ inline constexpr int64_t DirectBlockChannels(int64_t vector_bytes,
 // Which form of the kernel a layer takes (see the top of this file).
 // `unit_1x1`: a 1x1 kernel at stride 1 without padding
 // (Conv2dAttrs::is_1x1_unit).
-enum class DirectForm { kGeneral, kDepthwise, kPlanarDepthwise, kPointwise };
+// `unpadded_1x1`: a 1x1 kernel without padding, at any stride.
+enum class DirectForm {
+  kGeneral,
+  kDepthwise,
+  kPlanarDepthwise,
+  kPointwise,
+  kPointwiseNhwc
+};
 inline DirectForm DirectFormOf(Layout layout, int64_t groups,
-                               int64_t in_channels_per_group, bool unit_1x1) {
+                               int64_t in_channels_per_group, bool unit_1x1,
+                               bool unpadded_1x1) {
   if (groups > 1 && in_channels_per_group == 1) {
     return layout == Layout::kNHWC ? DirectForm::kDepthwise
                                    : DirectForm::kPlanarDepthwise;
   }
   if (layout == Layout::kNCHW && unit_1x1) return DirectForm::kPointwise;
+  if (layout == Layout::kNHWC && unpadded_1x1) {
+    return DirectForm::kPointwiseNhwc;
+  }
   return DirectForm::kGeneral;
 }
 inline DirectForm DirectFormOf(const Conv2dGeometry& g) {
-  const bool unit_1x1 = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 &&
-                        g.ph == 0 && g.pw == 0 && g.oh == g.h && g.ow == g.w;
-  return DirectFormOf(g.layout, g.groups, g.cg, unit_1x1);
+  // Without padding a 1x1's output has (h - 1)/sh + 1 rows; more means
+  // bottom padding (Conv2dGeometry keeps only the top and left sides).
+  const bool unpadded_1x1 = g.kh == 1 && g.kw == 1 && g.ph == 0 && g.pw == 0 &&
+                            g.oh == (g.h - 1) / g.sh + 1 &&
+                            g.ow == (g.w - 1) / g.sw + 1;
+  const bool unit_1x1 = unpadded_1x1 && g.sh == 1 && g.sw == 1;
+  return DirectFormOf(g.layout, g.groups, g.cg, unit_1x1, unpadded_1x1);
 }
 
 // The planar form's widest block, in vectors of pixels.
@@ -171,6 +186,7 @@ inline size_t DirectWorkspaceBytes(const Conv2dGeometry& g, int threads,
   switch (DirectFormOf(g)) {
     case DirectForm::kDepthwise:
     case DirectForm::kPointwise:
+    case DirectForm::kPointwiseNhwc:
       return 0;
     case DirectForm::kPlanarDepthwise:
       return static_cast<size_t>(threads) *
@@ -212,6 +228,9 @@ struct DirectCompute {
       case DirectForm::kPointwise:
         RunPointwise(p);
         break;
+      case DirectForm::kPointwiseNhwc:
+        RunPointwiseNhwc(p);
+        break;
       case DirectForm::kGeneral:
         RunGeneral(p);
         break;
@@ -231,10 +250,24 @@ struct DirectCompute {
                     const Activation::Bounds<T>& act, T* y, int64_t ys_c,
                     int64_t ys_w, int64_t lane_stride, int64_t kn) {
     constexpr int64_t np = NP;
-    V out[NP][KV];
     // A clamp per vector; a function (SiLU, ...) in one vectorised pass
     // over the whole block (a GCC vector aliases its element type).
     const bool clamp = act.enabled && act.fn == ActivationFn::kIdentity;
+    const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
+    if (ch == 1 && kn == KV * kLanes && (clamp || !act.enabled)) {
+      // Straight from the registers: through `out` the compiler spilled
+      // every accumulator and reloaded it, a cost the 1x1's short sums
+      // (16 to 64 input channels) felt.
+      for (int64_t j = 0; j < NP; ++j)
+        for (int64_t v = 0; v < KV; ++v) {
+          V o = acc[j][v];
+          if (bias) o += Vec::Load(bias + v * kLanes);
+          if (clamp) o = ActivateVector(act, o);
+          Vec::Store(y + j * ys_w + v * kLanes, o);
+        }
+      return;
+    }
+    V out[NP][KV];
     for (int64_t j = 0; j < NP; ++j)
       for (int64_t v = 0; v < KV; ++v) {
         V o = acc[j][v];
@@ -245,7 +278,6 @@ struct DirectCompute {
     if (act.enabled && !clamp) {
       ApplyActivation(act, reinterpret_cast<T*>(&out[0][0]), NP * KV * kLanes);
     }
-    const int64_t ch = ys_c * lane_stride;  // between consecutive lanes
     if (ch == 1 && kn == KV * kLanes) {
       for (int64_t j = 0; j < np; ++j)
         for (int64_t v = 0; v < KV; ++v) {
@@ -299,6 +331,13 @@ struct DirectCompute {
   static constexpr std::array<PointwiseFn, sizeof...(I)> PointwiseTable(
       std::index_sequence<I...>) {
     return {&PointwiseBlock<static_cast<int64_t>(I) + 1>...};
+  }
+  using PointwiseNhwcFn = void (*)(const DirectProblem<T>&, const T*,
+                                   const int64_t*, int64_t, int64_t, int64_t);
+  template <int64_t KV, size_t... I>
+  static constexpr std::array<PointwiseNhwcFn, sizeof...(I)> PointwiseNhwcTable(
+      std::index_sequence<I...>) {
+    return {&PointwiseNhwcBlock<static_cast<int64_t>(I) + 1, KV>...};
   }
   using PlanarFn = void (*)(const DirectProblem<T>&, const T*, int64_t, int64_t,
                             int64_t, int64_t, int64_t);
@@ -451,6 +490,23 @@ struct DirectCompute {
     }
   }
 
+  // acc[j][v] += sum over c < depth of x[off[j] + c] * w[c*kBlock + v*kLanes
+  // + lane]: one tap's channels (the general form) or a 1x1's whole sum
+  // (the NHWC pointwise form). Per channel, KV weight vectors and NP
+  // broadcasts feed NP*KV FMAs, the shape of a GEMM micro-kernel.
+  template <int64_t NP, int64_t KV>
+  static void AccumulateChannels(const T* x, const int64_t (&off)[NP],
+                                 const T* w, int64_t depth, V (&acc)[NP][KV]) {
+    for (int64_t c = 0; c < depth; ++c, ++x, w += kBlock) {
+      V wv[KV];
+      for (int64_t v = 0; v < KV; ++v) wv[v] = Vec::Load(w + v * kLanes);
+      for (int64_t j = 0; j < NP; ++j) {
+        const T xj = x[off[j]];
+        for (int64_t v = 0; v < KV; ++v) acc[j][v] += xj * wv[v];
+      }
+    }
+  }
+
   // acc[j][v] = sum over r, s, c of w[k0 + v*kLanes + lane, c, r, s] *
   //             x[n, c0 + c, oh*sh - ph + r*dh, (ow0 + j)*sw - pw + s*dw]
   // for the block's channels k0.. and pixels ow0.., then Store.
@@ -478,20 +534,8 @@ struct DirectCompute {
     for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
       const T* xrow = rows.Row(r, g.dh) + ow0 * g.sw * cg;
       const T* w = wb + r * g.kw * cg * kBlock;
-      for (int64_t s = 0; s < g.kw; ++s) {
-        const T* xc = xrow + s * g.dw * cg;
-        for (int64_t c = 0; c < cg; ++c, ++xc, w += kBlock) {
-          V wv[KV];
-          for (int64_t v = 0; v < KV; ++v) {
-            wv[v] = Vec::Load(w + v * kLanes);
-          }
-          for (int64_t j = 0; j < NP; ++j) {
-            const T xj = xc[off[j]];
-            for (int64_t v = 0; v < KV; ++v) {
-              acc[j][v] += xj * wv[v];
-            }
-          }
-        }
+      for (int64_t s = 0; s < g.kw; ++s, w += cg * kBlock) {
+        AccumulateChannels(xrow + s * g.dw * cg, off, w, cg, acc);
       }
     }
     const int64_t k0 = grp * g.kg + b * kBlock;
@@ -681,6 +725,126 @@ struct DirectCompute {
     }
   }
 
+  // ---- NHWC pointwise form (1x1, no padding, any stride) ------------------
+
+  // An NHWC 1x1 convolution is a GEMM whose rows are the output pixels of
+  // the whole batch: pixel m's output channels are contiguous at y + m*k,
+  // its input channels at x + its input pixel's offset (stride 2 only
+  // changes which pixel that is, so nothing is gathered or copied). The
+  // general form blocks pixels of one output row, which at 7x7 or 14x14
+  // leaves its 12-pixel blocks 7 wide; here the pixels of all rows and
+  // images are cut into tiles of near-equal widths up to kPixels, each
+  // run against a block of kBlock output channels with the general form's
+  // micro-kernel (AccumulateChannels).
+  //
+  // A task is (group, chunk of `span` consecutive tiles, channel block);
+  // a chunk's blocks are consecutive tasks, so a thread reads the chunk's
+  // input (span x kPixels pixels x cg) from its L2 cache once per block
+  // and each block's weights (cg x kBlock, packed) once per chunk, the
+  // sliver staying in L1/L2 over the chunk's tiles (GotoBLAS's order,
+  // with the unpacked input as its A panel). Chunks are as large as
+  // kChunkCacheBytes allows for their input and output, but small enough
+  // to give each thread several tasks (the threads finish together).
+  // Weights small enough for L1 stay there anyway: then a task is a chunk
+  // of tiles against every block, a tile's blocks one after another
+  // (completing its output lines at once, and finding its pixels' offsets
+  // once for all of them: with 16 to 32 input channels that bookkeeping
+  // is a fair part of a block's work).
+  static void RunPointwiseNhwc(const DirectProblem<T>& p) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t pixels = g.n * g.oh * g.ow;
+    // Layer::Run skips empty outputs; kept so `tiles` never divides by 0.
+    if (pixels == 0) return;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    const int64_t tiles = (pixels + kPixels - 1) / kPixels;
+    const int64_t base = pixels / tiles, wider = pixels % tiles;
+    const bool tile_major =
+        blocks * g.cg * kBlock * static_cast<int64_t>(sizeof(T)) <=
+        kSmallWeightBytes;
+    // Tasks of one block each (`task_blocks` of them per chunk) or of all.
+    const int64_t task_blocks = tile_major ? 1 : blocks;
+    // A tile's input and one block's output (counting all of its output
+    // would keep a 1280-channel layer's chunks at one tile, re-reading
+    // its weights once per tile).
+    const int64_t tile_bytes =
+        kPixels * (g.cg + kBlock) * static_cast<int64_t>(sizeof(T));
+    const int64_t balanced =
+        tiles * g.groups * task_blocks / (kTasksPerThread * p.threads);
+    const int64_t span = std::max<int64_t>(
+        1, std::min({tile_major ? tiles : kChunkCacheBytes / tile_bytes,
+                     balanced, tiles}));
+    const int64_t chunks = (tiles + span - 1) / span;
+    const ImageStrides& xs = p.xs;
+    const bool unit_stride = g.sh == 1 && g.sw == 1;
+#pragma omp parallel for schedule(static) num_threads(p.threads)
+    for (int64_t t = 0; t < g.groups * chunks * task_blocks; ++t) {
+      const int64_t chunk = (t / task_blocks) % chunks;
+      const int64_t grp = t / (task_blocks * chunks);
+      const int64_t b_lo = tile_major ? 0 : t % task_blocks;
+      const int64_t b_hi = tile_major ? blocks : b_lo + 1;
+      const T* x = p.x + grp * g.cg * xs.c;
+      // Chunks of near-equal tile counts: cut at multiples of span, the
+      // last one could hold a fraction of the others' work, and with few
+      // chunks (two at 14x14) one thread would do most of it.
+      const int64_t i_lo = chunk * tiles / chunks;
+      const int64_t i_hi = (chunk + 1) * tiles / chunks;
+      // The (image, row, column) of the next tile's first pixel: divided
+      // out once per task, then stepped. At stride 1 output pixel m reads
+      // input pixel m, at m*xs.w, with no stepping at all.
+      int64_t m = i_lo * base + std::min(i_lo, wider);
+      int64_t n = m / (g.oh * g.ow), oh = m / g.ow % g.oh, ow = m % g.ow;
+      for (int64_t i = i_lo; i < i_hi; ++i) {
+        const int64_t np = base + (i < wider ? 1 : 0);
+        int64_t off[kPixels];
+        for (int64_t j = 0; j < np; ++j) {
+          if (unit_stride) {
+            off[j] = (m + j) * xs.w;
+            continue;
+          }
+          off[j] = n * xs.n + oh * g.sh * xs.h + ow * g.sw * xs.w;
+          if (++ow == g.ow) {
+            ow = 0;
+            if (++oh == g.oh) oh = 0, ++n;
+          }
+        }
+        for (int64_t b = b_lo; b < b_hi; ++b) {
+          const int64_t kv = g.kg - b * kBlock <= kLanes ? 1 : kDirectVectors;
+          kPointwiseNhwcBlocks[kv - 1][np - 1](p, x, off, grp, b, m);
+        }
+        m += np;
+      }
+    }
+  }
+  // A quarter of a Zen 3 core's 512 KiB L2 for a chunk's input and
+  // output: the weight sliver (up to 147 KiB at 1152 channels) shares it.
+  static constexpr int64_t kChunkCacheBytes = 128 << 10;
+  static constexpr int64_t kTasksPerThread = 8;
+  static constexpr int64_t kSmallWeightBytes = 32 << 10;  // Zen 3's L1
+
+  // The NP output pixels m0.. (flat over images and rows, their inputs at
+  // x + offsets[j], x at group grp's first channel) against block b of
+  // grp's output channels: acc[j][v] = sum over c of w[k0 + v*kLanes +
+  // lane, c] * x[offsets[j] + c], then Store (bias, activation) into
+  // y + (m0 + j)*k + k0.
+  template <int64_t NP, int64_t KV>
+  static void PointwiseNhwcBlock(const DirectProblem<T>& p, const T* x,
+                                 const int64_t* offsets, int64_t grp, int64_t b,
+                                 int64_t m0) {
+    const Conv2dGeometry& g = p.g;
+    const int64_t blocks = (g.kg + kBlock - 1) / kBlock;
+    int64_t off[NP];  // a constant count: kept in registers
+    for (int64_t j = 0; j < NP; ++j) off[j] = offsets[j];
+    V acc[NP][KV];
+    for (int64_t j = 0; j < NP; ++j)
+      for (int64_t v = 0; v < KV; ++v) acc[j][v] = V{};
+    AccumulateChannels(x, off, p.packed + (grp * blocks + b) * g.cg * kBlock,
+                       g.cg, acc);
+    const int64_t k0 = grp * g.kg + b * kBlock;
+    Store(acc, p.bias ? p.bias + (grp * blocks + b) * kBlock : nullptr, p.act,
+          p.y + m0 * p.ys.w + k0 * p.ys.c, p.ys.c, p.ys.w, 1,
+          std::min(kBlock, g.kg - b * kBlock));
+  }
+
   // The planar and pointwise forms' epilogue: y[j] = act(acc lane j +
   // bias) for the first `count` lanes of NV vectors (one output channel's
   // contiguous pixels), through a buffer so a partial vector is not stored
@@ -865,6 +1029,12 @@ struct DirectCompute {
       DepthwiseTable(std::make_index_sequence<kPixels>{});
   static constexpr std::array<PointwiseFn, kPointVectors> kPointwiseBlocks =
       PointwiseTable(std::make_index_sequence<kPointVectors>{});
+  // The NHWC pointwise form's, [vectors of channels - 1][pixels - 1].
+  static constexpr std::array<std::array<PointwiseNhwcFn, kPixels>,
+                              kDirectVectors>
+      kPointwiseNhwcBlocks = {
+          PointwiseNhwcTable<1>(std::make_index_sequence<kPixels>{}),
+          PointwiseNhwcTable<2>(std::make_index_sequence<kPixels>{})};
   // The planar form's kernels, [stride 1, 2, other][vectors - 1].
   static constexpr std::array<std::array<PlanarFn, kPlanarVectors>, 3>
       kPlanarBlocks = {
