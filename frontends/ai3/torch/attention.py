@@ -76,17 +76,15 @@ def dtype_name(dtype: torch.dtype) -> str:
     return {torch.float32: "float32", torch.float64: "float64"}[dtype]
 
 
-def _from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> tuple[int, int]:
+def _from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) -> int:
     """A computed bool mask (True = take part; Hugging Face's sdpa masks)
-    as the core's attention takes it: the additive float mask
-    (float(mask) - 1) * finfo.max, 0 where kept and finfo.min where masked
-    (finfo.min rather than -inf, which (0 - 1) * inf would reach only
-    through 0 * inf = nan on the kept entries), so that a masked score's
-    softmax weight is 0, as -inf gives; and, since a row with no key kept
-    then averages every value where torch's sdpa gives 0 (a left-padded
-    GPT-2's padding positions), max(float(mask)) over the keys, 1 for the
-    rows with a key kept and 0 for the others, to multiply the output by.
-    Made once per mask: every layer of a model reads the same one."""
+    as the core's attention takes it: additive, 0 where kept and -inf where
+    masked, so that a row with no key kept (a left-padded GPT-2's padding
+    positions) gives zeros in the core, as torch's sdpa does. Built exactly
+    as where(mask, 0, -inf): the core's where takes one constant branch, so
+    the -inf one is made computed first, float(mask) * 0 + -inf (an
+    arithmetic (float(mask) - 1) * inf would give 0 * inf = nan on the kept
+    entries). Made once per mask: every layer of a model reads the same one."""
     cache = mapper.__dict__.setdefault("_bool_masks", {})
     if (mask, dtype) not in cache:
         name = f"{mapper.name_of(mask)}.additive"
@@ -97,10 +95,11 @@ def _from_bool(mapper: Any, node: fx.Node, mask: fx.Node, dtype: torch.dtype) ->
             return mapper.emit(node, op, f"{name}{suffix}", inputs, attrs, weights, input_shape=shape)
 
         as_float = step("cast", ".cast", [mapper.index[mask]], {"to": core})
-        shifted = step("sub", ".sub", [as_float], {"reverse": False}, {"other": np.asarray(1.0, core)})
-        additive = step("mul", "", [shifted], {"reverse": False}, {"other": np.asarray(torch.finfo(dtype).max, core)})
-        rows = step("reduce_max", ".rows", [as_float], {"axes": [-1], "keepdim": True})
-        cache[(mask, dtype)] = (additive, rows)
+        zero = step("mul", ".zero", [as_float], {"reverse": False}, {"other": np.zeros((), core)})
+        masked = step("add", ".masked", [zero], {"reverse": False}, {"other": np.asarray(-np.inf, core)})
+        cache[(mask, dtype)] = step(
+            "where", "", [mapper.index[mask], masked], {"other_is_x": True}, {"other": np.zeros((), core)}
+        )
     return cache[(mask, dtype)]
 
 
@@ -161,9 +160,8 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     name = mapper.name_of(node)
     mask_vals, query_vals = values(mask) if mask is not None else None, values(a["query"])
     if mask_vals is not None and mask_vals[0].dtype == torch.bool and query_vals is not None:
-        additive, rows = _from_bool(mapper, node, mask, query_vals[0].dtype)
-        out = mapper.emit(node, "attention", f"{name}.attention", inputs + [additive], attrs)
-        mapper.add(node, "mul", name, [out, rows], node)  # 0 where no key is kept, as torch
+        inputs.append(_from_bool(mapper, node, mask, query_vals[0].dtype))
+        mapper.add(node, "attention", name, inputs, node, attrs)
         return
     if mask is not None:
         inputs.append(_float_mask_input(mapper, node, mask, "attn_mask"))
