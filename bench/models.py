@@ -6,7 +6,9 @@ For each model (weights=None, eval mode, float32, 2 threads) and each batch
 on the model's own ONNX export at that batch, of the PyTorch model after
 ai3.swap_conv2d and of the whole network as an ai3.Model from
 ai3.swap_backend (both with --algos, "auto" by default: each conv measured
-on its real shape, results cached on disk), the ratios and the largest
+on its real shape, results cached on disk; swap_backend gives linear the
+same selector, since linear layers are most of a transformer's time), the
+ratios and the largest
 output differences. Target columns, met / NOT met per row:
   - issue 15: swap_backend <= 0.9x ONNX Runtime;
   - issue 6: swap_conv2d never slower than the unswapped model (<= 1.0x).
@@ -44,11 +46,23 @@ timing.define_model_flags(
     "Threads for PyTorch, ONNX Runtime and ai3.",
     "models",
 )
-flags.DEFINE_string("algos", "auto", 'The conv2d selector for both swaps ("auto", "default", an algorithm name).')
+flags.DEFINE_string(
+    "algos",
+    "auto",
+    'The conv2d selector for both swaps, and linear\'s for swap_backend ("auto", "default", an algorithm name).',
+)
 
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
 SWAP_CONV2D_TARGET = 1.0  # issue 6: swap_conv2d <= 1.0x the unswapped model
 NAN = float("nan")
+
+
+def linear_selector() -> str:
+    """--algos for linear where linear has it (a selector such as "auto",
+    or a linear algorithm), else "default": --algos=winograd is conv2d's."""
+    import ai3
+
+    return FLAGS.algos if FLAGS.algos in ("auto", "default", "predict", *ai3.algorithms()["linear"]) else "default"
 
 
 def main(argv: list[str]) -> None:
@@ -115,7 +129,9 @@ def main(argv: list[str]) -> None:
             backend = timing.attempt(
                 notes,
                 "swap_backend",
-                lambda: ai3.swap_backend(model, {"conv2d": FLAGS.algos}, sample_input_shape=shape),
+                lambda: ai3.swap_backend(
+                    model, {"conv2d": FLAGS.algos, "linear": linear_selector()}, sample_input_shape=shape
+                ),
             )
             if backend is not None:
                 # "auto" chose both end to end

@@ -211,6 +211,14 @@ class Registry {
     return *found->algorithm;
   }
 
+  // The algorithm called `name` on `device`, or null (no "default", no
+  // applicability check): for an algorithm of one op that runs another's
+  // (linear's "direct" and "guess" run conv2d's, core/ops/linear).
+  const Algorithm<Attrs>* Named(const std::string& name, Device device) const {
+    const Entry* found = Find(name, device);
+    return found ? found->algorithm.get() : nullptr;
+  }
+
   // Each registered algorithm on `device` with "" or why it can't take attrs.
   std::vector<std::pair<std::string, std::string>> Applicability(
       Device device, const Attrs& attrs) const {
