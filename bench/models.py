@@ -204,9 +204,7 @@ def main(argv: list[str]) -> None:
         f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)",
         "note",
     ]
-    title = (
-        f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}'; ms are medians of {FLAGS.reps}"
-    )
+    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: linear '{linear_selector()}' too); ms are medians of {FLAGS.reps}"
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     met_count = sum(r[12] == "met" for r in rows)
