@@ -133,14 +133,8 @@ void ErrorCases() {
               [&] { Layer<LinearAttrs>("l", a, {wt, bt}, "winograd"); });
 
   Layer<LinearAttrs> layer("l", a, {wt, bt}, "default");
-  // direct first where BLIS runs AVX2 kernels on an AVX-512 CPU
-  // (linear_schema.cc), gemm elsewhere.
-  const std::string want_default =
-      KernelIsa() == Isa::kAvx512 && !GemmRunsAvx512Kernels() ? "direct"
-                                                              : "gemm";
-  Check(layer.algorithm() == want_default, "default linear algorithm is " +
-                                               want_default + ", got " +
-                                               layer.algorithm());
+  Check(layer.algorithm() == "gemm",
+        "default linear algorithm is gemm, got " + layer.algorithm());
   ExpectError("wrong in_features", ErrorKind::kShape,
               "last dimension is in_features=3, got shape (2, 5)", [&] {
                 layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 5}});
