@@ -129,6 +129,16 @@ void ErrorCases() {
     d.dtype = DType::kFloat64;
     Layer<LinearAttrs>("l", d, {wt, bt}, "default");
   });
+  ExpectError("guess in float64", ErrorKind::kAlgorithmNotApplicable,
+              "no float64", [&] {
+                std::vector<double> wd(12), bd(4);
+                LinearAttrs d = a;
+                d.dtype = DType::kFloat64;
+                Layer<LinearAttrs>("l", d,
+                                   {Tensor{wd.data(), DType::kFloat64, {4, 3}},
+                                    Tensor{bd.data(), DType::kFloat64, {4}}},
+                                   "guess");
+              });
   ExpectError("unknown algorithm", ErrorKind::kUnknownAlgorithm, "winograd",
               [&] { Layer<LinearAttrs>("l", a, {wt, bt}, "winograd"); });
 

@@ -50,9 +50,13 @@ inline Conv2dAttrs PointwiseConvOf(const LinearAttrs& attrs) {
 }
 
 // A linear input (any rank, `in` last) as that convolution's NHWC image.
+// Its rows: every dimension of the input but the last, multiplied out.
+inline int64_t PointwiseRows(const Shape& linear_shape) {
+  const int64_t in = linear_shape.empty() ? 0 : linear_shape.back();
+  return in == 0 ? 0 : NumElements(linear_shape) / in;
+}
 inline Shape PointwiseImageShape(const Shape& linear_shape) {
-  const int64_t in = linear_shape.back();
-  return {1, 1, in == 0 ? 0 : NumElements(linear_shape) / in, in};
+  return {1, 1, PointwiseRows(linear_shape), linear_shape.back()};
 }
 
 class PointwiseConvKernel : public Kernel {
@@ -79,11 +83,10 @@ class PointwiseConvKernel : public Kernel {
     image->dtype = t.dtype;
     image->layout = Layout::kNHWC;
     image->device = t.device;
-    const int64_t in = t.shape.empty() ? 0 : t.shape.back();
     image->shape.resize(4);  // once: the size stays 4
     image->shape[0] = image->shape[1] = 1;
-    image->shape[2] = in == 0 ? 0 : t.numel() / in;
-    image->shape[3] = in;
+    image->shape[2] = PointwiseRows(t.shape);
+    image->shape[3] = t.shape.empty() ? 0 : t.shape.back();
     return *image;
   }
 
