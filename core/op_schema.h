@@ -293,7 +293,8 @@ class OpDeclaration {
     // (core/math/epilogue.h): y = clamp(fn(x), min, max).
     AttrDecl fn_decl{"activation_fn", AttrType::kString,
                      std::string("identity")};
-    fn_decl.choices = {"identity", "silu", "sigmoid", "hardswish"};
+    fn_decl.choices = {"identity",  "silu", "sigmoid",
+                       "hardswish", "gelu", "gelu_tanh"};
     fn_decl.doc =
         "function fused into the epilogue before the activation clamp";
     return Attr(std::move(fn_decl), [](Attrs& a, const AttrValue& v) {

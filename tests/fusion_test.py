@@ -5,6 +5,8 @@ is exact."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import pytest_main
@@ -159,7 +161,13 @@ def test_numpy_model_same_result_with_and_without_fusion() -> None:
 
 # The functions the CPU epilogues apply before the clamp (activation_fn),
 # against torch's own.
-FUNCTIONS = {"silu": F.silu, "sigmoid": torch.sigmoid, "hardswish": F.hardswish}
+FUNCTIONS = {
+    "silu": F.silu,
+    "sigmoid": torch.sigmoid,
+    "hardswish": F.hardswish,
+    "gelu": F.gelu,
+    "gelu_tanh": functools.partial(F.gelu, approximate="tanh"),
+}
 
 
 @pytest.mark.parametrize(
@@ -206,7 +214,25 @@ def test_fused_function_then_clamp() -> None:
 
 def test_bad_activation_fn_is_refused() -> None:
     with pytest.raises(ai3.Error, match="activation_fn"):
-        ai3.layers.Layer("conv2d", {"activation_fn": "gelu"}, {"weight": torch.randn(2, 2, 1, 1)}, name="c")
+        ai3.layers.Layer("conv2d", {"activation_fn": "mish"}, {"weight": torch.randn(2, 2, 1, 1)}, name="c")
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_transformer_mlp_fuses_gelu_into_its_linear(approximate) -> None:
+    """A transformer MLP (linear -> GELU -> linear, as ViT's and ConvNeXt's)
+    runs as two linears, the first with the GELU in its epilogue, in
+    either of GELU's forms, with torch's result."""
+    torch.manual_seed(8)
+    net = torch.nn.Sequential(
+        torch.nn.Linear(24, 96), torch.nn.GELU(approximate=approximate), torch.nn.Linear(96, 24)
+    ).eval()
+    x = torch.randn(3, 7, 24) * 2
+    for algorithm in LINEAR_ALGORITHMS:
+        model = ai3.swap_backend(net, {"linear": algorithm}, sample_input_shape=(3, 7, 24))
+        assert [op for _, op, _ in model.layers()] == ["linear", "linear"], algorithm
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(torch.as_tensor(np.asarray(model(x.numpy()))), want, atol=1e-4, rtol=1e-4)
 
 
 class GatedNet(torch.nn.Module):

@@ -6,11 +6,13 @@
 //   y = clamp(fn(x), min, max)
 //
 // fn is the identity (a plain clamp: ReLU is [0, +inf), ReLU6 [0, 6]), SiLU
-// x * sigmoid(x), sigmoid, or HardSwish x * relu6(x + 3) / 6; an absent
-// activation is the identity. frontends/ai3/fusion.py folds such layers into
-// the preceding conv/linear: EfficientNet's conv -> BN -> SiLU and
-// MobileNetV3's conv -> BN -> HardSwish become one layer, as ONNX Runtime
-// fuses them (unfused, SiLU was 29-32% of efficientnet_b0's forward).
+// x * sigmoid(x), sigmoid, HardSwish x * relu6(x + 3) / 6, or GELU in its
+// exact or tanh form (math/gelu.h); an absent activation is the identity.
+// frontends/ai3/fusion.py folds such layers into the preceding conv/linear:
+// EfficientNet's conv -> BN -> SiLU and MobileNetV3's conv -> BN -> HardSwish
+// become one layer, as ONNX Runtime fuses them (unfused, SiLU was 29-32% of
+// efficientnet_b0's forward), and a transformer MLP's linear -> GELU becomes
+// one (ConvNeXt, ViT).
 #ifndef AI3_CORE_MATH_EPILOGUE_H_
 #define AI3_CORE_MATH_EPILOGUE_H_
 
@@ -23,6 +25,7 @@
 #include <limits>
 #include <string>
 
+#include "core/math/gelu.h"
 #include "core/ops/sigmoid/exp.h"
 
 // The epilogue runs inside each instruction set's kernels (the AVX-512
@@ -35,9 +38,17 @@
 namespace ai3 {
 
 // The function applied before the clamp.
-enum class ActivationFn { kIdentity, kSilu, kSigmoid, kHardSwish };
+enum class ActivationFn {
+  kIdentity,
+  kSilu,
+  kSigmoid,
+  kHardSwish,
+  kGelu,
+  kGeluTanh
+};
 
-// "identity", "silu", "sigmoid", "hardswish": the names of the
+// "identity", "silu", "sigmoid", "hardswish", "gelu", "gelu_tanh": the
+// names of the
 // "activation_fn" attribute (core/op_schema.h).
 inline const char* ActivationFnName(ActivationFn fn) {
   switch (fn) {
@@ -47,6 +58,10 @@ inline const char* ActivationFnName(ActivationFn fn) {
       return "sigmoid";
     case ActivationFn::kHardSwish:
       return "hardswish";
+    case ActivationFn::kGelu:
+      return "gelu";
+    case ActivationFn::kGeluTanh:
+      return "gelu_tanh";
     case ActivationFn::kIdentity:
       break;
   }
@@ -56,7 +71,8 @@ inline const char* ActivationFnName(ActivationFn fn) {
 // The function of that name; false if there is none.
 inline bool ActivationFnOf(const std::string& name, ActivationFn* fn) {
   for (ActivationFn f : {ActivationFn::kIdentity, ActivationFn::kSilu,
-                         ActivationFn::kSigmoid, ActivationFn::kHardSwish}) {
+                         ActivationFn::kSigmoid, ActivationFn::kHardSwish,
+                         ActivationFn::kGelu, ActivationFn::kGeluTanh}) {
     if (name == ActivationFnName(f)) {
       *fn = f;
       return true;
@@ -124,6 +140,10 @@ struct Activation {
           g = g > T(6) ? T(6) : g;
           return v * g * T(1.0 / 6.0);
         }
+        case ActivationFn::kGelu:
+          return GeluErf(v, range);
+        case ActivationFn::kGeluTanh:
+          return GeluTanh(v, range);
         case ActivationFn::kIdentity:
           break;
       }
@@ -178,6 +198,10 @@ AI3_EPILOGUE_INLINE void ApplyActivation(const Activation::Bounds<T>& act, T* p,
       return internal::ActivateRun<T, ActivationFn::kSigmoid>(act, p, n);
     case ActivationFn::kHardSwish:
       return internal::ActivateRun<T, ActivationFn::kHardSwish>(act, p, n);
+    case ActivationFn::kGelu:
+      return internal::ActivateRun<T, ActivationFn::kGelu>(act, p, n);
+    case ActivationFn::kGeluTanh:
+      return internal::ActivateRun<T, ActivationFn::kGeluTanh>(act, p, n);
   }
 }
 

@@ -6,9 +6,10 @@ that nothing else reads is folded into that layer as an ``activation`` attribute
 core's algorithms clamp each output element in their epilogue, as they write
 it (core/math/epilogue.h), so the pair costs one pass over memory instead of
 two. Together with ``spec.fold_batchnorm`` this makes conv + BatchNorm + ReLU
-one core layer. A SiLU, sigmoid or HardSwish folds the same way, as the
-layer's ``activation_fn`` (EfficientNet's conv + BN + SiLU, MobileNetV3's
-conv + BN + HardSwish, the sigmoid gate of a squeeze-excite block), on the
+one core layer. A SiLU, sigmoid, HardSwish or GELU folds the same way, as
+the layer's ``activation_fn`` (EfficientNet's conv + BN + SiLU, MobileNetV3's
+conv + BN + HardSwish, the sigmoid gate of a squeeze-excite block, a
+transformer MLP's linear + GELU), on the
 CPU: the CUDA algorithms fuse clamps only. (An ONNX file's ``x * sigmoid(x)``
 reaches this pass as a silu: frontends/ai3/onnx/patterns.py.)
 
@@ -48,8 +49,19 @@ def activation_bounds(spec: LayerSpec) -> tuple[float, float] | None:
 
 
 # Elementwise ops the core's CPU epilogues apply before the clamp, as the
-# "activation_fn" attribute of conv2d / linear (the op's name is the value).
-FUSABLE_FUNCTIONS = ("silu", "sigmoid", "hardswish")
+# "activation_fn" attribute of conv2d / linear (the op's name is the value;
+# a gelu's is its form's, "gelu" or "gelu_tanh").
+FUSABLE_FUNCTIONS = ("silu", "sigmoid", "hardswish", "gelu")
+
+
+def activation_function(spec: LayerSpec) -> str | None:
+    """The "activation_fn" a silu / sigmoid / hardswish / gelu spec fuses
+    as, or None for any other spec."""
+    if spec.op not in FUSABLE_FUNCTIONS:
+        return None
+    if spec.op == "gelu":
+        return "gelu_tanh" if spec.attrs.get("approximate", "none") == "tanh" else "gelu"
+    return spec.op
 
 
 def _has_activation(spec: LayerSpec) -> bool:
@@ -60,7 +72,7 @@ def fuse_activations(
     specs: list[LayerSpec], output: int, algorithms: dict[int, str], device: str = "cpu"
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
     """Folds each relu / clamp (and, on the CPU, each silu / sigmoid /
-    hardswish) into its producer where that is exact: the producer is a
+    hardswish / gelu) into its producer where that is exact: the producer is a
     conv2d / linear / batchnorm2d read by nothing but this activation, has no activation
     yet, and does not run a "custom" algorithm. Returns the new specs,
     output index and per-spec algorithms (re-indexed)."""
@@ -68,7 +80,7 @@ def fuse_activations(
     fused: dict[int, int] = {}  # activation index -> producer index
     for i, spec in enumerate(specs):
         bounds = activation_bounds(spec)
-        function = spec.op if spec.op in FUSABLE_FUNCTIONS and device == "cpu" else None
+        function = activation_function(spec) if device == "cpu" else None
         if (bounds is None and function is None) or len(spec.inputs) != 1:
             continue
         j = spec.inputs[0]

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <vector>
@@ -54,7 +55,7 @@ std::vector<double> Reference(const Case& p, const std::vector<double>& x,
 
 // The fused activations every algorithm must apply in its epilogue: none,
 // ReLU, a two-sided clamp (ReLU6-like, with bounds the outputs cross),
-// SiLU, sigmoid, and HardSwish followed by a clamp.
+// SiLU, sigmoid, HardSwish followed by a clamp, and GELU in both forms.
 Activation HardSwishClamped() {
   Activation a = Activation::Clamp(-0.2, 0.5);
   a.fn = ActivationFn::kHardSwish;
@@ -69,6 +70,8 @@ const Activation kFnActivations[] = {
     Activation::Function(ActivationFn::kSilu),
     Activation::Function(ActivationFn::kSigmoid),
     HardSwishClamped(),
+    Activation::Function(ActivationFn::kGelu),
+    Activation::Function(ActivationFn::kGeluTanh),
 };
 
 // The activation as torch writes it (std::exp; not the kernels' own code).
@@ -83,6 +86,13 @@ double Activate(const Activation& act, double v) {
       break;
     case ActivationFn::kHardSwish:
       v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+      break;
+    case ActivationFn::kGelu:
+      v = 0.5 * v * std::erfc(-v / std::sqrt(2.0));
+      break;
+    case ActivationFn::kGeluTanh:
+      v = 0.5 * v *
+          (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
       break;
     case ActivationFn::kIdentity:
       break;
@@ -282,7 +292,9 @@ int Main() {
       // turn: each meets every algorithm on several shapes without
       // multiplying the grid.
       const Case& p = cases[i];
-      for (const Activation& act : {kActivations[i % 3], kFnActivations[i % 3]})
+      for (const Activation& act :
+           {kActivations[i % std::size(kActivations)],
+            kFnActivations[i % std::size(kFnActivations)]})
         for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
           int r = RunCase<float>(p, layout, algorithm, act) +
                   RunCase<double>(p, layout, algorithm, act);

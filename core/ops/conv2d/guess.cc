@@ -233,6 +233,12 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
           ops.append_eltwise(dnnl::algorithm::eltwise_hardswish, 1.f / 6.f,
                              0.5f);
           break;
+        case ActivationFn::kGelu:
+          ops.append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+          break;
+        case ActivationFn::kGeluTanh:
+          ops.append_eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+          break;
         case ActivationFn::kIdentity:
           break;
       }

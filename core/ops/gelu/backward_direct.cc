@@ -2,7 +2,7 @@
 // (core/ops/elementwise.h), one kernel per form (GeluForms), both from x as
 // torch's gelu_backward:
 //   exact: dx = dy (Phi(x) + x phi(x)), Phi(x) = erfc(-x / sqrt(2)) / 2
-//          (erfc_kernel.h, as the forward), phi the normal density;
+//          (core/math/gelu.h, as the forward), phi the normal density;
 //   tanh:  with u = sqrt(2/pi) (x + 0.044715 x^3) and t = tanh(u),
 //          dx = dy ((1 + t) / 2
 //                   + x/2 (1 - t^2) sqrt(2/pi) (1 + 3 0.044715 x^2)),
@@ -10,8 +10,8 @@
 // exp is vmath::Exp, so both loops vectorise.
 #include <cmath>
 
+#include "core/math/gelu.h"
 #include "core/ops/elementwise.h"
-#include "core/ops/gelu/erfc_kernel.h"
 #include "core/ops/gelu/gelu.h"
 #include "core/ops/sigmoid/exp.h"
 

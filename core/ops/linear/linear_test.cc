@@ -2,6 +2,7 @@
 // of shapes, in float32 and float64 (where it takes them); then the errors bad
 // weights and inputs must raise.
 #include <cstdio>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -51,11 +52,14 @@ LinearAttrs AttrsOf(const Case& p, DType dtype) {
 }
 
 // The fused activations the algorithms apply as they write y: none, ReLU,
-// and a two-sided clamp whose bounds the outputs cross.
+// a two-sided clamp whose bounds the outputs cross, and GELU in its exact
+// and tanh forms (a transformer MLP's linear -> GELU).
 const Activation kActivations[] = {
     Activation{},
     Activation::Clamp(0.0, std::numeric_limits<double>::infinity()),
     Activation::Clamp(-0.3, 0.4),
+    Activation::Function(ActivationFn::kGelu),
+    Activation::Function(ActivationFn::kGeluTanh),
 };
 
 template <typename T>
@@ -83,12 +87,13 @@ void RunCase(const Case& p, const std::string& algorithm,
   out_shape.push_back(p.out);
   Tensor xt{x.data(), dtype, in_shape};
   Tensor yt{y.data(), dtype, out_shape};
-  std::string desc = algorithm + " " + Name(dtype) + " input " +
-                     ToString(in_shape) + " out " + std::to_string(p.out) +
-                     " bias " + std::to_string(p.bias) +
-                     (act.enabled ? " act [" + std::to_string(act.min) + ", " +
-                                        std::to_string(act.max) + "]"
-                                  : "");
+  std::string desc =
+      algorithm + " " + Name(dtype) + " input " + ToString(in_shape) + " out " +
+      std::to_string(p.out) + " bias " + std::to_string(p.bias) +
+      (act.enabled
+           ? std::string(" act ") + ActivationFnName(act.fn) + " [" +
+                 std::to_string(act.min) + ", " + std::to_string(act.max) + "]"
+           : "");
   Check(layer.OutputShape(xt) == out_shape, desc + ": output shape");
   layer.Forward(xt, yt);
   layer.Forward(xt, yt);  // a second call must give the same answer
@@ -192,7 +197,7 @@ int Main() {
   for (const std::string& algorithm : names) {
     for (size_t i = 0; i < cases.size(); ++i) {
       // Each case with one activation in turn (see kActivations).
-      const Activation& act = kActivations[i % 3];
+      const Activation& act = kActivations[i % std::size(kActivations)];
       for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
         // guess (oneDNN) has no float64: an algorithm runs where it says
         // it can.
