@@ -19,7 +19,10 @@ slice) get their axes rewritten to the new memory order; a flatten or mean
 whose result is the same in both orders (a flatten after a global pool)
 needs nothing. Every other op reads the model's layout, through a
 conversion node (a core permute) in front of it, shared by every consumer
-of the same tensor. The result equals the model-layout run.
+of the same tensor. A model's own permute between the two orders is a
+no-op where its input is already stored the way it permutes to (ConvNeXt's
+channels-last blocks), and is removed. The result equals the model-layout
+run.
 
 Which plan runs is `plan`:
   "default" (None): the convolutions whose algorithm was measured faster
@@ -103,6 +106,8 @@ class LayoutDecision:
     model_layout: str
     layouts: dict[str, str] = field(default_factory=dict)
     conversions: list[str] = field(default_factory=list)
+    # The model's own permutes the layout made no-ops (_elided_permute).
+    elided: list[str] = field(default_factory=list)
     # Filled by `fastest`: each plan's measured seconds per forward pass.
     seconds: dict[str, float] = field(default_factory=dict)
     # The core Model's graph fusion (core/graph.h: the in-place residual
@@ -123,6 +128,8 @@ def describe(decision: dict[str, Any]) -> str:
     moved, conversions = len(decision.get("layouts", {})), len(decision.get("conversions", []))
     other = OTHER.get(decision.get("model_layout", ""), "?")
     text = f"layout plan '{decision.get('plan')}': {moved} layers in {other}, {conversions} conversions"
+    if decision.get("elided"):
+        text += f", {len(decision['elided'])} permutes elided"
     seconds = decision.get("seconds") or {}
     if seconds:
         text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(seconds.items())) + ")"
@@ -146,6 +153,8 @@ def output_ranks(specs: Sequence[LayerSpec], shapes: dict[int, tuple[int, ...]])
             ranks[i] = 4
         elif s.op in ELEMENTWISE or s.op in AXIS_OPS or s.op == "concat":
             ranks[i] = inputs[0] if inputs else None
+        elif s.op == "permute":
+            ranks[i] = len(s.attrs.get("dims", ())) or None
         elif s.op in BINARY and None not in inputs:
             other = [np.ndim(s.weights["other"])] if "other" in s.weights else []
             ranks[i] = max(inputs + other) if inputs else None
@@ -291,18 +300,37 @@ def choose(
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
     else:
         eligible = chosen
-    is_alt: dict[int, bool] = {MODEL_INPUT: False}
-    for i, s in enumerate(specs):
-        is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, make_layer)
+
+    def place(elide: bool) -> tuple[dict[int, bool], dict[int, bool], set[int], set[int]]:
+        # Each spec's output layout, the layout it reads, the permutes that
+        # vanish (below) and the tensors converted between two layers.
+        is_alt: dict[int, bool] = {MODEL_INPUT: False}
+        elided: set[int] = set()
+        for i, s in enumerate(specs):
+            to_alt = _elided_permute(s, is_alt, ranks, perm, inverse) if elide else None
+            if to_alt is None:
+                is_alt[i] = _wants_alt(s, i, is_alt, ranks, eligible, dtype, alt, make_layer)
+            else:
+                is_alt[i] = to_alt
+                elided.add(i)
+        wants = {}
+        for i, s in enumerate(specs):
+            if i in elided:  # reads its input as it is stored
+                wants[i] = is_alt[s.inputs[0]]
+                continue
+            shape_in = _output_shape(s.inputs[0], specs, shapes, layout) if s.inputs else None
+            wants[i] = is_alt[i] or _reads_alt(s, is_alt, shape_in, ranks, perm)
+        inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
+        return is_alt, wants, elided, inner
 
     # Unmeasured, the default plan only takes a plan that converts at the
     # model's ends: each conversion in between is a pass over memory that
-    # the moved convs must win back, which only `fastest` can tell.
-    wants = {}
-    for i, s in enumerate(specs):
-        shape_in = _output_shape(s.inputs[0], specs, shapes, layout) if s.inputs else None
-        wants[i] = is_alt[i] or _reads_alt(s, is_alt, shape_in, ranks, perm)
-    inner = {j for i, s in enumerate(specs) for j in s.inputs if j != MODEL_INPUT and is_alt[j] != wants[i]}
+    # the moved convs must win back, which only `fastest` can tell. Where
+    # eliding the model's own permutes would add such a conversion, the
+    # plan is tried again with them kept.
+    is_alt, wants, elided, inner = place(elide=True)
+    if plan == DEFAULT and inner:
+        is_alt, wants, elided, inner = place(elide=False)
     if plan == DEFAULT and inner:
         return specs, output, chosen
 
@@ -328,6 +356,9 @@ def choose(
         return conversions[key]
 
     for i, s in enumerate(specs):
+        if i in elided:
+            s.attrs["elided_by_layout"] = True
+            continue
         want = wants[i]
         inputs: list[Any] = []
         for j in s.inputs:
@@ -344,6 +375,9 @@ def choose(
     new_chosen: dict[int, str] = {}
     placed: dict[int, int] = {}  # id(conversion) -> index
     for i, s in enumerate(specs):
+        if i in elided:  # its consumers read its input's buffer
+            index_of[i] = index_of[s.inputs[0]]
+            continue
         for conv in before.get(i, []):
             conv.inputs = [index_of[conv.inputs[0]]]
             placed[id(conv)] = len(order)
@@ -371,6 +405,34 @@ def choose(
     if plan == CONVS:
         _retime_auto_convs(order, new_chosen, algos, dtype, make_layer, device, recorder)
     return order, new_output, new_chosen
+
+
+def _elided_permute(
+    s: LayerSpec,
+    is_alt: dict[int, bool],
+    ranks: dict[int, int | None],
+    perm: Sequence[int],
+    inverse: Sequence[int],
+) -> bool | None:
+    """A model's own permute that the alternative layout turns into a
+    no-op, and so removes: whether its result is stored in the alternative
+    layout, or None where it is a real permute. ConvNeXt's blocks (and
+    LayerNorm2d) run `x.permute(0, 2, 3, 1)` to reach channels-last and
+    `.permute(0, 3, 1, 2)` to come back. With x stored NHWC, the first
+    permute's result (model order N,H,W,C) has the very bytes of x, and the
+    second's result stored NHWC has the bytes of its input: both vanish,
+    where the pass would otherwise add a conversion back in front of each
+    and run the permute as well (two copies for none)."""
+    # Never of the model's input: an elided permute's consumers (and the
+    # caller, where it is the output) read its input's buffer instead.
+    if s.op != "permute" or s.inputs in ([], [MODEL_INPUT]) or len(s.inputs) != 1 or _rank_in(s, ranks) != 4:
+        return None
+    dims = tuple(int(d) % 4 for d in s.attrs.get("dims", ()))
+    if is_alt[s.inputs[0]]:
+        return False if dims == tuple(perm) else None
+    # Into the alternative layout only once the plan holds tensors there:
+    # its consumers (a layer-scale mul, a residual add) then follow.
+    return True if dims == tuple(inverse) and any(is_alt.values()) else None
 
 
 def _wants_alt(
@@ -489,6 +551,7 @@ def decision(specs: Sequence[LayerSpec], model: Any, plan: str, layout: str) -> 
     which the pass marks) and which conversion nodes `model` runs."""
     d = LayoutDecision(plan, layout)
     d.layouts = {s.name: s.attrs["memory_layout"] for s in specs if "memory_layout" in s.attrs}
+    d.elided = [s.name for s in specs if s.attrs.get("elided_by_layout")]
     suffixes = tuple(f".to_{name.lower()}" for name in PERMS)
     d.conversions = [name for name, op, _ in model.layers() if op == "permute" and name.endswith(suffixes)]
     return d
@@ -533,14 +596,15 @@ def fastest(
     best: tuple[float, Any] | None = None
     seconds: dict[str, float] = {}
     reference: np.ndarray | None = None
-    seen: list[dict[str, str]] = []
+    seen: list[tuple[dict[str, str], list[str]]] = []
     for p in plans:
         copies = copy_specs(specs)
         model = build(copies, output, algos, layout_plan=p, **build_kwargs)
         model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
-        if model.layout_decision.layouts in seen:  # the same model as an earlier plan's
+        placement = (model.layout_decision.layouts, model.layout_decision.elided)
+        if placement in seen:  # the same model as an earlier plan's
             continue
-        seen.append(model.layout_decision.layouts)
+        seen.append(placement)
         y = np.asarray(model(sample_input))
         if reference is None:
             reference = y

@@ -376,6 +376,7 @@ def build(
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen, device=device_type)
+    placed = specs  # the layout pass marks these (decision reads the marks)
     specs, output, chosen = layouts.choose(
         specs,
         output,
@@ -399,7 +400,7 @@ def build(
     model._recipe = recipe
     # What the layout pass did (layouts.fastest adds each plan's time), for
     # people and for ai3.plan, which records it.
-    model.layout_decision = layouts.decision(specs, model, layout_plan or layouts.DEFAULT, layout)
+    model.layout_decision = layouts.decision(placed, model, layout_plan or layouts.DEFAULT, layout)
     fusion_choice = getattr(algos, "fusion", None)  # an ai3.Plan replays its graph fusion choice
     if fusion_choice is not None:
         layouts.set_fusion(model, fusion_choice)

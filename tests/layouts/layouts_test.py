@@ -439,5 +439,71 @@ def test_default_plan_moves_direct_convs(dtype) -> None:
         np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=tol, atol=tol)
 
 
+class ChannelsLastBlock(nn.Module):
+    """ConvNeXt's block: a depthwise conv, a permute to channels-last, a
+    LayerNorm and an MLP on the last dim, a permute back, a layer-scale
+    mul and a residual add; then a permute to channels-last as the output
+    (and, with `real_permute`, a permute no layout makes a no-op)."""
+
+    def __init__(self, c: int = 8, real_permute: bool = False) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, c, 3, padding=1)
+        self.dw = nn.Conv2d(c, c, 7, padding=3, groups=c)
+        self.norm = nn.LayerNorm(c)
+        self.fc1 = nn.Linear(c, 4 * c)
+        self.fc2 = nn.Linear(4 * c, c)
+        self.gamma = nn.Parameter(torch.rand(c, 1, 1))
+        self.real_permute = real_permute
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(x).permute(0, 2, 3, 1)
+        y = self.fc2(F.gelu(self.fc1(self.norm(y)))).permute(0, 3, 1, 2)
+        x = x + self.gamma * y
+        out = x.permute(0, 2, 3, 1)
+        return out + x.permute(0, 3, 2, 1).transpose(1, 2) if self.real_permute else out
+
+
+def _check_block(module: nn.Module, model: ai3.Model, shape: tuple[int, ...]) -> None:
+    x = np.random.default_rng(11).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("plan", [None, "convs"])
+def test_channels_last_permutes_are_elided(plan) -> None:
+    """With the convs in NHWC, the block's permute to channels-last reads the
+    conv's NHWC buffer as it is and the permute back leaves its result
+    stored NHWC: neither runs, and no conversion is added around them; nor
+    does the output's permute to channels-last. What is left is the
+    input's conversion."""
+    module = ChannelsLastBlock().eval()
+    shape = (2, 3, 9, 11)
+    model = _build(module, shape, plan, {"conv2d": "direct"})
+    assert _permutes(model) == ["input.to_nhwc"]
+    assert len(model.layout_decision.elided) == 3, model.layout_decision
+    assert "3 permutes elided" in str(model.layout_decision)
+    _check_block(module, model, shape)
+    keep = _build(module, shape, "keep", {"conv2d": "direct"})
+    assert not keep.layout_decision.elided and len(_permutes(keep)) == 3
+    _check_block(module, keep, shape)
+
+
+def test_a_permute_the_layout_cannot_elide_still_runs() -> None:
+    """A (0, 3, 2, 1) permute of a tensor the plan holds in NHWC is a real
+    one: a conversion back to NCHW in front of it, and it runs; the
+    block's own permutes are still elided. The default plan, which takes
+    no conversion inside the model unmeasured, keeps NCHW."""
+    module = ChannelsLastBlock(real_permute=True).eval()
+    shape = (1, 3, 8, 6)
+    model = _build(module, shape, "convs", {"conv2d": "direct"})
+    assert len(model.layout_decision.elided) == 3
+    assert len(model.layout_decision.conversions) == 2  # the input's, and x's back to NCHW
+    _check_block(module, model, shape)
+    default = _build(module, shape, None, {"conv2d": "direct"})
+    assert not default.layout_decision.layouts and not default.layout_decision.elided
+    _check_block(module, default, shape)
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)
