@@ -225,9 +225,9 @@ class OpDeclaration {
     return *this;
   }
 
-  // An attribute stored as is in one field (int64_t, double, bool or a list
-  // of int64_t); its default is the field's value in a default Attrs. (C:
-  // Attrs or the base it inherits the field from.)
+  // An attribute stored as is in one field (int64_t, double, bool, a string
+  // or a list of int64_t); its default is the field's value in a default Attrs.
+  // (C: Attrs or the base it inherits the field from.)
   template <class M, class C>
   OpDeclaration& Field(std::string name, M C::* field, std::string doc) {
     static_assert(std::is_base_of_v<C, Attrs>, "a field of another struct");
@@ -422,9 +422,12 @@ class OpDeclaration {
       return AttrType::kInt;
     } else if constexpr (std::is_same_v<M, double>) {
       return AttrType::kFloat;
+    } else if constexpr (std::is_same_v<M, std::string>) {
+      return AttrType::kString;
     } else {
-      static_assert(std::is_same_v<M, std::vector<int64_t>>,
-                    "Field takes int64_t, double, bool or vector<int64_t>");
+      static_assert(
+          std::is_same_v<M, std::vector<int64_t>>,
+          "Field takes int64_t, double, bool, string or vector<int64_t>");
       return AttrType::kInts;
     }
   }

@@ -67,6 +67,59 @@ def test_self_attention(algorithm, dtype, batch_first, bias):
     check(ai3_layer(m, algorithm)(x), want, dtype, f"{algorithm} self-attention")
 
 
+LINEAR_ALGORITHMS = [a for a in ai3.algorithms()["linear"] if a != "custom"]
+
+
+@pytest.mark.parametrize("projection", LINEAR_ALGORITHMS)
+@pytest.mark.parametrize("self_attention", [True, False])
+@pytest.mark.parametrize("bias", [True, False])
+def test_projections_run_each_linear_algorithm(projection, self_attention, bias):
+    """The projections are linear layers of the algorithm each attribute
+    names, in and out apart, with torch's result (float32: guess has no
+    float64)."""
+    dtype = torch.float32
+    m = mha(48, 4, True, dtype, bias, seed=3)
+    q, kv = torch.randn(2, 13, 48), torch.randn(2, 9 if not self_attention else 13, 48)
+    kv = q if self_attention else kv
+    with torch.no_grad():
+        want = m(q, kv, kv, need_weights=False)[0]
+    for in_projection, out_projection in ((projection, "default"), ("default", projection)):
+        layer = ai3_layer(
+            m, "flash", self_attention=self_attention, in_projection=in_projection, out_projection=out_projection
+        )
+        got = layer(q) if self_attention else layer(q, kv, kv)
+        check(got, want, dtype, f"projections {in_projection}/{out_projection}")
+
+
+def test_projection_errors_name_the_projection():
+    m = mha(16, 2, True, torch.float64)
+    with pytest.raises(ai3.Error, match="in_projection.*winograd"):
+        ai3_layer(m, "naive", in_projection="winograd")
+    with pytest.raises(ai3.Error, match="out_projection.*float64"):
+        ai3_layer(m, "naive", out_projection="guess")
+
+
+def test_swap_backend_chooses_projections_with_linears_selector(tmp_path, monkeypatch):
+    """swap_backend gives the projections what linear's selector picks for
+    linears of their shapes: a name as it is, "auto" timed (and recorded
+    in the plan as '<mha>.in_proj' / '.out_proj', which a replay reads)."""
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path))
+    torch.manual_seed(1)
+    net = SelfAttentionNet().eval()
+    shape = (2, 9, 16)
+    x = torch.randn(shape)
+    with torch.no_grad():
+        want = net(x)
+    for selector in ("direct", "auto"):
+        model = ai3.swap_backend(net, {"linear": selector}, sample_input_shape=shape)
+        check(model(x), want, torch.float32, f"projections {selector}")
+    plan = ai3.plan(net, shape, {"linear": "auto"})
+    names = [name for name, _, _ in plan.choices("linear")]
+    assert "attn.in_proj" in names and "attn.out_proj" in names, names
+    replayed = ai3.swap_backend(net, plan, sample_input_shape=shape)
+    check(replayed(x), want, torch.float32, "projections from a plan")
+
+
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_cross_attention_unbatched_and_masks(algorithm):
     dtype = torch.float64

@@ -486,7 +486,8 @@ class MultiheadAttention(Layer):
     unbatched (L, D). `mask` (iff has_mask): additive float, or boolean with
     nn.MultiheadAttention's meaning (True = masked out), broadcastable to
     (B, num_heads, L, S). The algorithm is the attention algorithm the heads
-    run (naive, flash, chunked)."""
+    run (naive, flash, chunked); `in_projection` and `out_projection` are
+    the linear algorithms of the projections ("default": linear's own)."""
 
     def __init__(
         self,
@@ -501,6 +502,8 @@ class MultiheadAttention(Layer):
         self_attention: bool = True,
         has_mask: bool = False,
         algorithm: str = "default",
+        in_projection: str = "default",
+        out_projection: str = "default",
         name: str = "multihead_attention",
     ):
         self._self_attention = bool(self_attention)
@@ -511,6 +514,8 @@ class MultiheadAttention(Layer):
             "causal": bool(causal),
             "self_attention": self._self_attention,
             "has_mask": self._has_mask,
+            "in_projection": in_projection,
+            "out_projection": out_projection,
         }
         weights = {
             "in_proj_weight": in_proj_weight,

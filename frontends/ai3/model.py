@@ -329,6 +329,59 @@ class _Recipe:
 _PRESENT = "present"
 
 
+def projection_specs(spec: LayerSpec) -> list[LayerSpec]:
+    """A multihead_attention spec's in- and out-projections as the linear
+    specs they are (q, k and v's at once for self-attention; q's, whose
+    shape k's and v's share, otherwise), for linear's selector; [] without
+    a recorded input shape."""
+    if spec.input_shape is None:
+        return []
+    w_in, w_out = spec.weights["in_proj_weight"], spec.weights["out_proj_weight"]
+    b_in, b_out = spec.weights.get("in_proj_bias"), spec.weights.get("out_proj_bias")
+    d = int(np.shape(w_out)[0])
+    if not spec.attrs.get("self_attention", True):
+        w_in, b_in = w_in[:d], None if b_in is None else b_in[:d]
+    rows = (*tuple(spec.input_shape)[:-1], d)
+
+    def linear(part: str, w: Any, b: Any) -> LayerSpec:
+        weights = {"weight": w} if b is None else {"weight": w, "bias": b}
+        return LayerSpec(f"{spec.name}.{part}", "linear", [-1], {}, weights, input_shape=rows)
+
+    return [linear("in_proj", w_in, b_in), linear("out_proj", w_out, b_out)]
+
+
+def _choose_projections(
+    specs: Sequence[LayerSpec], selector: Any, dtype: Any, layout: str, device_type: str, recorder: Any
+) -> None:
+    """The linear algorithms of each multihead_attention's projections (its
+    in_projection / out_projection attributes): what linear's selector
+    picks for linear layers of the projections' shapes, so that "auto"
+    times them as it times the model's other linears (and shares their
+    cache entries). In ViT the projections are a third of the products.
+    A selector that names layers one by one (a list, a callable) does not
+    name these, and a plan made before them does not list them: they keep
+    linear's "default", as with no selector."""
+    if device_type != "cpu" or selector is None:
+        return
+    for s in specs:
+        if s.op != "multihead_attention" or "in_projection" in s.attrs:
+            continue
+        pieces = projection_specs(s)
+        if not pieces:
+            continue
+        if hasattr(selector, "select_for"):  # an ai3.Plan
+            planned = {name for name, _, _ in selector.choices("linear")}
+            if not all(p.name in planned for p in pieces):
+                continue
+        elif not isinstance(selector, str):
+            continue
+        candidates = [selection.spec_candidate(p, make_layer, dtype, layout) for p in pieces]
+        names = selection.select(
+            "linear", selector, candidates, allow_keep=False, device=device_type, recorder=recorder
+        )
+        s.attrs["in_projection"], s.attrs["out_projection"] = names
+
+
 def build(
     specs: list[LayerSpec],
     output: int,
@@ -373,6 +426,7 @@ def build(
             op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder
         )
         chosen.update(zip(indices, names))
+    _choose_projections(specs, selectors.get("linear"), dtype, layout, device_type, recorder)
     # Activations fold into the conv/linear before them once the algorithms
     # are known (nothing is fused into a "custom" one).
     specs, output, chosen = fusion.fuse_activations(specs, output, chosen, device=device_type)

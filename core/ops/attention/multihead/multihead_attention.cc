@@ -122,4 +122,19 @@ AttentionAttrs MultiheadAttentionAttrs::HeadAttrs() const {
   return a;  // scale: 1/sqrt(head_dim), as torch
 }
 
+LinearAttrs MultiheadAttentionAttrs::InProjectionAttrs() const {
+  LinearAttrs a;
+  a.in_features = embed_dim;
+  a.out_features = self_attention ? 3 * embed_dim : embed_dim;
+  a.has_bias = has_bias;
+  a.dtype = dtype;
+  return a;
+}
+
+LinearAttrs MultiheadAttentionAttrs::OutProjectionAttrs() const {
+  LinearAttrs a = InProjectionAttrs();
+  a.out_features = embed_dim;
+  return a;
+}
+
 }  // namespace ai3

@@ -16,15 +16,23 @@
 // out_proj_weight (D, D), out_proj_bias (D); the biases together or not at
 // all. (torch's kdim/vdim != D, add_bias_kv and add_zero_attn are not
 // taken; frontends keep such modules.)
+//
+// The projections are linear layers, run by the linear algorithm each of
+// in_projection and out_projection names ("default": linear's own pick):
+// frontends give them the algorithm linear's selector picks for a linear of
+// their shape, "auto" included (in ViT the projections are a third of the
+// model's products).
 #ifndef AI3_CORE_OPS_ATTENTION_MULTIHEAD_MULTIHEAD_ATTENTION_H_
 #define AI3_CORE_OPS_ATTENTION_MULTIHEAD_MULTIHEAD_ATTENTION_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/layer.h"
 #include "core/ops/attention/attention.h"
+#include "core/ops/linear/linear.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -40,6 +48,8 @@ struct MultiheadAttentionAttrs {
   bool self_attention = true;  // one input x, or q, k, v
   bool has_mask = false;
   DType dtype = DType::kFloat32;
+  std::string in_projection = "default";   // a linear algorithm
+  std::string out_projection = "default";  // a linear algorithm
 
   int MinInputs() const { return (self_attention ? 1 : 3) + has_mask; }
   int MaxInputs() const { return MinInputs(); }
@@ -55,6 +65,10 @@ struct MultiheadAttentionAttrs {
   Dims DimsOf(const std::vector<Tensor>& inputs) const;
   // The attention layer each head runs.
   AttentionAttrs HeadAttrs() const;
+  // The linear layers of the projections: q, k or v's (out_features D; all
+  // three at once, 3 D, for self-attention) and the output's.
+  LinearAttrs InProjectionAttrs() const;
+  LinearAttrs OutProjectionAttrs() const;
 };
 
 }  // namespace ai3

@@ -21,6 +21,10 @@ AI3_REGISTER_OP_SCHEMA(
                "one input x (q = k = v), or three")
         .Field("has_mask", &A::has_mask,
                "a last input: an additive mask of the inputs' dtype")
+        .Field("in_projection", &A::in_projection,
+               "the linear algorithm of the q, k, v projections")
+        .Field("out_projection", &A::out_projection,
+               "the linear algorithm of the output projection")
         .Weight("in_proj_weight", "(3 D, D)")
         .Weight("out_proj_weight", "(D, D)")
         .OptionalWeight("in_proj_bias", "(3 D,), with out_proj_bias")

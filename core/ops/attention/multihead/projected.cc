@@ -1,9 +1,11 @@
-// multihead_attention: the in_proj GEMMs (one (rows, 3D) GEMM for
+// multihead_attention: the in_proj linears (one (rows, 3D) product for
 // self-attention), a copy into per-head (B, H, L, D/H) tensors, the
 // attention algorithm the layer chose (naive, flash or chunked -- the names
 // are attention's, resolved through its registry), a copy back into (rows, D)
-// and the out_proj GEMM. The copies are O(tokens * D), small next to the
-// GEMMs, and let every attention algorithm read dense heads.
+// and the out_proj linear. The copies are O(tokens * D), small next to the
+// products, and let every attention algorithm read dense heads. The
+// projections are kernels of linear's algorithms (in_projection,
+// out_projection), prepared once with the layer's weights.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -14,9 +16,9 @@
 #include "core/errors.h"
 #include "core/layer.h"
 #include "core/math/dispatch.h"
-#include "core/math/gemm.h"
 #include "core/ops/attention/attention.h"
 #include "core/ops/attention/multihead/multihead_attention.h"
+#include "core/ops/linear/linear.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
@@ -26,18 +28,6 @@ namespace {
 using Dims = MultiheadAttentionAttrs::Dims;
 
 size_t Round64(size_t bytes) { return (bytes + 63) / 64 * 64; }
-
-// y[rows, D or 3D] (ld ldy) = x[rows, D] w^T + b.
-template <typename T>
-void Project(const T* x, int64_t rows, int64_t d_in, const T* w, int64_t d_out,
-             const T* b, T* y, int64_t ldy) {
-  if (b) {
-    ParallelFor(0, rows, rows * d_out >= (1 << 14),
-                [&](int64_t r) { std::copy(b, b + d_out, y + r * ldy); });
-  }
-  Gemm<T>(false, true, rows, d_out, d_in, T(1), x, d_in, w, d_in,
-          b ? T(1) : T(0), y, ldy);
-}
 
 // The row of token (b, l) in an input of this layout.
 struct TokenRows {
@@ -67,6 +57,26 @@ void CopyHeads(const TokenRows& row, int64_t heads, int64_t hd, T* rows,
   });
 }
 
+// The linear algorithm `name` ("default": linear's pick) for a projection
+// of these attributes; throws naming the projection if it cannot run it.
+const Algorithm<LinearAttrs>& ProjectionAlgorithm(const std::string& name,
+                                                  const LinearAttrs& attrs,
+                                                  const char* which) {
+  std::string resolved;
+  try {
+    return Registry<LinearAttrs>::Get().Resolve(name, Device::kCPU, attrs,
+                                                &resolved);
+  } catch (const Error& e) {
+    Fail(e.kind(), which, ": ", e.what());
+  }
+}
+
+// A view of `count` rows of `width` elements at `data` (the kernels read
+// their inputs and weights through Tensors; nothing is copied).
+Tensor Rows(const void* data, DType dtype, int64_t count, int64_t width) {
+  return Tensor{const_cast<void*>(data), dtype, {count, width}};
+}
+
 class ProjectedKernel : public MultiInputKernel {
  public:
   ProjectedKernel(const MultiheadAttentionAttrs& attrs,
@@ -78,6 +88,31 @@ class ProjectedKernel : public MultiInputKernel {
       Fail(ErrorKind::kInternal, "attention kernel is not a MultiInputKernel");
     }
     heads_.resize(attrs.has_mask ? 4 : 3);
+    // In-projection kernels: one of (3 D, D) for self-attention, else one
+    // per q, k, v on its (D, D) rows of in_proj_weight (and its bias).
+    const LinearAttrs in = attrs.InProjectionAttrs();
+    const Algorithm<LinearAttrs>& in_algorithm =
+        ProjectionAlgorithm(attrs.in_projection, in, "in_projection");
+    const int64_t d = attrs.embed_dim, size = SizeOf(attrs.dtype);
+    const char* w_in = static_cast<const char*>(params[0].data);
+    const char* b_in =
+        attrs.has_bias ? static_cast<const char*>(params[2].data) : nullptr;
+    const int parts = attrs.self_attention ? 1 : 3;
+    for (int i = 0; i < parts; ++i) {
+      std::vector<Tensor> p = {
+          Rows(w_in + i * d * d * size, attrs.dtype, in.out_features, d)};
+      if (b_in) {
+        p.push_back(Tensor{const_cast<char*>(b_in + i * d * size),
+                           attrs.dtype,
+                           {in.out_features}});
+      }
+      in_proj_.push_back(in_algorithm.Prepare(in, p));
+    }
+    const LinearAttrs out = attrs.OutProjectionAttrs();
+    std::vector<Tensor> p = {params[1]};
+    if (attrs.has_bias) p.push_back(params[3]);
+    out_proj_ = ProjectionAlgorithm(attrs.out_projection, out, "out_projection")
+                    .Prepare(out, p);
   }
 
   size_t InputsWorkspaceBytes(
@@ -85,7 +120,9 @@ class ProjectedKernel : public MultiInputKernel {
     const Dims dims = attrs_.DimsOf(inputs);
     const Layout l = LayoutOf(dims, inputs);
     SetHeadShapes(dims, inputs);
-    return l.attention_offset + attention_->InputsWorkspaceBytes(heads_);
+    return l.attention_offset +
+           std::max(attention_->InputsWorkspaceBytes(heads_),
+                    ProjectionWorkspaceBytes(dims));
   }
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
@@ -123,6 +160,25 @@ class ProjectedKernel : public MultiInputKernel {
     return l;
   }
 
+  // The projections' kernels share the attention's workspace: they run
+  // before and after it.
+  size_t ProjectionWorkspaceBytes(const Dims& dims) const {
+    const int64_t d = attrs_.embed_dim;
+    size_t bytes = out_proj_->WorkspaceBytes({dims.batch * dims.l, d});
+    for (const auto& k : in_proj_) {
+      bytes = std::max(
+          bytes, k->WorkspaceBytes({dims.batch * std::max(dims.l, dims.s), d}));
+    }
+    return bytes;
+  }
+
+  // y[rows, width of `kernel`] = x[rows, D] through a projection kernel.
+  void Project(Kernel* kernel, const void* x, int64_t rows, void* y,
+               int64_t width, void* workspace) const {
+    kernel->Run(Rows(x, attrs_.dtype, rows, attrs_.embed_dim),
+                Rows(y, attrs_.dtype, rows, width), workspace);
+  }
+
   void SetHeadShapes(const Dims& dims,
                      const std::vector<Tensor>& inputs) const {
     const int64_t h = attrs_.num_heads, hd = dims.head_dim;
@@ -142,15 +198,12 @@ class ProjectedKernel : public MultiInputKernel {
     const int64_t d = attrs_.embed_dim, h = attrs_.num_heads;
     const int64_t hd = dims.head_dim;
     const int64_t q_rows = dims.batch * dims.l, kv_rows = dims.batch * dims.s;
-    const T* w_in = params_[0].data_as<const T>();
-    const T* w_out = params_[1].data_as<const T>();
-    const T* b_in = attrs_.has_bias ? params_[2].data_as<const T>() : nullptr;
-    const T* b_out = attrs_.has_bias ? params_[3].data_as<const T>() : nullptr;
     T* proj = reinterpret_cast<T*>(ws + lay.proj);
     T* head_q = reinterpret_cast<T*>(ws + lay.head_q);
     T* head_k = reinterpret_cast<T*>(ws + lay.head_k);
     T* head_v = reinterpret_cast<T*>(ws + lay.head_v);
     T* head_o = reinterpret_cast<T*>(ws + lay.head_o);
+    void* scratch = ws + lay.attention_offset;  // the projections' too
     const TokenRows q_row{attrs_.batch_first, dims.batch, dims.l};
     const TokenRows kv_row{attrs_.batch_first, dims.batch, dims.s};
     // Projected q, k, v: pointers and row strides into `proj`.
@@ -158,8 +211,7 @@ class ProjectedKernel : public MultiInputKernel {
     int64_t ld;
     if (attrs_.self_attention) {
       ld = 3 * d;
-      Project<T>(inputs[0].data_as<const T>(), q_rows, d, w_in, 3 * d, b_in,
-                 proj, ld);
+      Project(in_proj_[0].get(), inputs[0].data, q_rows, proj, ld, scratch);
       pq = proj;
       pk = proj + d;
       pv = proj + 2 * d;
@@ -170,9 +222,8 @@ class ProjectedKernel : public MultiInputKernel {
       pv = pk + kv_rows * d;
       T* outs[] = {pq, pk, pv};
       for (int i = 0; i < 3; ++i) {
-        Project<T>(inputs[i].data_as<const T>(), i == 0 ? q_rows : kv_rows, d,
-                   w_in + i * d * d, d, b_in ? b_in + i * d : nullptr, outs[i],
-                   ld);
+        Project(in_proj_[i].get(), inputs[i].data, i == 0 ? q_rows : kv_rows,
+                outs[i], ld, scratch);
       }
     }
     CopyHeads<T, true>(q_row, h, hd, pq, ld, head_q);
@@ -188,13 +239,15 @@ class ProjectedKernel : public MultiInputKernel {
     attention_->RunInputs(heads_, head_out, ws + lay.attention_offset);
     // Heads back into (rows, D), reusing the projections' space.
     CopyHeads<T, false>(q_row, h, hd, proj, d, head_o);
-    Project<T>(proj, q_rows, d, w_out, d, b_out, output.data_as<T>(), d);
+    Project(out_proj_.get(), proj, q_rows, output.data, d, scratch);
   }
 
   MultiheadAttentionAttrs attrs_;
   std::vector<Tensor> params_;  // owned by the layer, which outlives us
   std::unique_ptr<Kernel> kernel_;
   MultiInputKernel* attention_;
+  std::vector<std::unique_ptr<Kernel>> in_proj_;  // self-attention: one
+  std::unique_ptr<Kernel> out_proj_;
   // The heads' tensors, kept so a call allocates nothing (the layer runs one
   // call at a time).
   mutable std::vector<Tensor> heads_;
@@ -209,6 +262,10 @@ class Projected : public Algorithm<MultiheadAttentionAttrs> {
     try {
       Registry<AttentionAttrs>::Get().Resolve(kAttention, Device::kCPU,
                                               attrs.HeadAttrs(), &resolved);
+      ProjectionAlgorithm(attrs.in_projection, attrs.InProjectionAttrs(),
+                          "in_projection");
+      ProjectionAlgorithm(attrs.out_projection, attrs.OutProjectionAttrs(),
+                          "out_projection");
     } catch (const Error& e) {
       return e.what();
     }
