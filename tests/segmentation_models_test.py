@@ -4,9 +4,8 @@ unswapped model: dilated ResNet and MobileNetV3 backbones, ASPP's global
 pooling branch, LR-ASPP's sigmoid gate, and the bilinear upsampling back to
 the input size (F.interpolate -> the core's resize).
 
-The models return {"out": ...}; the swapped model returns the "out" tensor
-(an ai3.Model has one output here, since these heads have no aux branch with
-weights_backbone=None and aux_loss unset). Batch 2 at 96x96 keeps it fast;
+The models return {"out": ...}, and so does the swapped model (these heads
+have no aux branch with weights_backbone=None and aux_loss unset). Batch 2 at 96x96 keeps it fast;
 outputs are compared relative to their scale, as in torch_models_test, after
 coverage.make_informative makes the identity batch norms random (or folding
 them into the convolutions would go unchecked).
@@ -38,7 +37,9 @@ def test_segmentation_model_matches_torch(name: str) -> None:
     with torch.no_grad():
         want = net(x)["out"]
     model = ai3.swap_backend(net, "default", SHAPE)
-    got = torch.as_tensor(model(x))
+    result = model(x)
+    assert isinstance(result, dict) and list(result) == ["out"], type(result)  # torchvision's own form
+    got = torch.as_tensor(result["out"])
     assert got.shape == want.shape == (SHAPE[0], 21, SHAPE[2], SHAPE[3])
     err = (got - want).abs().max().item()
     assert err <= TOL * want.abs().max().item(), (name, err)
@@ -46,7 +47,7 @@ def test_segmentation_model_matches_torch(name: str) -> None:
     x3 = torch.randn((3, *SHAPE[1:]))
     with torch.no_grad():
         want3 = net(x3)["out"]
-    err3 = (torch.as_tensor(model(x3)) - want3).abs().max().item()
+    err3 = (torch.as_tensor(model(x3)["out"]) - want3).abs().max().item()
     assert err3 <= TOL * want3.abs().max().item(), (name, err3)
 
 

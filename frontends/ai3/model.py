@@ -151,13 +151,18 @@ class Model:
             return self._call_several(args, kwargs)
         if len(self.input_names) > 1 or self.output_count > 1 or kwargs or len(args) != 1:
             return self._call_several(args, kwargs)
-        x = args[0]
+        y = self._call_one(args[0])
+        # A forward that returned a dict of one tensor gets its dict back
+        # (torchvision's segmentation models: {"out": ...}).
+        return {self.output_names[0]: y} if self.output_names else y
+
+    def _call_one(self, x: Any) -> Any:
         if (
             self.unbatched
             and self.sample_input_shape is not None
             and getattr(x, "ndim", None) == len(self.sample_input_shape) - 1
         ):
-            return self(x[None])[0]
+            return self._call_one(x[None])[0]
         if cuda.is_cuda_tensor(x):  # stays on its GPU (ai3.cuda)
             import torch
 
