@@ -47,6 +47,7 @@ import contextlib
 import csv
 import json
 import os
+import secrets
 import sys
 import tempfile
 import time
@@ -339,6 +340,15 @@ def _start_ray(address: str | None, cpus: int) -> Any:
         # A short session folder: Ray's socket paths must fit in 107 bytes,
         # and a test's TMPDIR may be long.
         temp = tempfile.mkdtemp(prefix="ai3ray", dir="/tmp")
+        # Ray (2.60) turns token authentication on for a new local cluster
+        # and saves a token in ~/.ray, which fails where the home folder is
+        # read-only (a sandboxed test, some containers). Unless the user set
+        # up authentication, this cluster -- ai3's own, gone with the
+        # process -- gets a fresh token in the environment instead, which
+        # its workers inherit: authentication stays on, nothing is written.
+        if not any(k in os.environ for k in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")):
+            if not os.path.exists(os.path.expanduser("~/.ray/auth_token")):
+                os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
         env = {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
         ray.init(
             num_cpus=cpus,
