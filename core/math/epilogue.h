@@ -48,8 +48,7 @@ enum class ActivationFn {
 };
 
 // "identity", "silu", "sigmoid", "hardswish", "gelu", "gelu_tanh": the
-// names of the
-// "activation_fn" attribute (core/op_schema.h).
+// names of the "activation_fn" attribute (core/op_schema.h).
 inline const char* ActivationFnName(ActivationFn fn) {
   switch (fn) {
     case ActivationFn::kSilu:

@@ -425,7 +425,7 @@ def _elided_permute(
     and run the permute as well (two copies for none)."""
     # Never of the model's input: an elided permute's consumers (and the
     # caller, where it is the output) read its input's buffer instead.
-    if s.op != "permute" or s.inputs in ([], [MODEL_INPUT]) or len(s.inputs) != 1 or _rank_in(s, ranks) != 4:
+    if s.op != "permute" or len(s.inputs) != 1 or s.inputs[0] == MODEL_INPUT or _rank_in(s, ranks) != 4:
         return None
     dims = tuple(int(d) % 4 for d in s.attrs.get("dims", ()))
     if is_alt[s.inputs[0]]:

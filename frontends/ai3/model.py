@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection, tuning
-from ai3.spec import OUTPUTS, Fallback, IndexMap, LayerSpec, is_note
+from ai3.spec import MODEL_INPUT, OUTPUTS, Fallback, IndexMap, LayerSpec, is_note
 
 
 def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
@@ -334,7 +334,7 @@ class _Recipe:
 _PRESENT = "present"
 
 
-def projection_specs(spec: LayerSpec) -> list[LayerSpec]:
+def _projection_specs(spec: LayerSpec) -> list[LayerSpec]:
     """A multihead_attention spec's in- and out-projections as the linear
     specs they are (q, k and v's at once for self-attention; q's, whose
     shape k's and v's share, otherwise), for linear's selector; [] without
@@ -350,7 +350,7 @@ def projection_specs(spec: LayerSpec) -> list[LayerSpec]:
 
     def linear(part: str, w: Any, b: Any) -> LayerSpec:
         weights = {"weight": w} if b is None else {"weight": w, "bias": b}
-        return LayerSpec(f"{spec.name}.{part}", "linear", [-1], {}, weights, input_shape=rows)
+        return LayerSpec(f"{spec.name}.{part}", "linear", [MODEL_INPUT], {}, weights, input_shape=rows)
 
     return [linear("in_proj", w_in, b_in), linear("out_proj", w_out, b_out)]
 
@@ -371,7 +371,7 @@ def _choose_projections(
     for s in specs:
         if s.op != "multihead_attention" or "in_projection" in s.attrs:
             continue
-        pieces = projection_specs(s)
+        pieces = _projection_specs(s)
         if not pieces:
             continue
         if hasattr(selector, "select_for"):  # an ai3.Plan

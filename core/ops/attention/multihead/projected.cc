@@ -82,7 +82,7 @@ class ProjectedKernel : public MultiInputKernel {
   ProjectedKernel(const MultiheadAttentionAttrs& attrs,
                   const std::vector<Tensor>& params,
                   std::unique_ptr<Kernel> attention)
-      : attrs_(attrs), params_(params), kernel_(std::move(attention)) {
+      : attrs_(attrs), kernel_(std::move(attention)) {
     attention_ = dynamic_cast<MultiInputKernel*>(kernel_.get());
     if (!attention_) {
       Fail(ErrorKind::kInternal, "attention kernel is not a MultiInputKernel");
@@ -243,7 +243,6 @@ class ProjectedKernel : public MultiInputKernel {
   }
 
   MultiheadAttentionAttrs attrs_;
-  std::vector<Tensor> params_;  // owned by the layer, which outlives us
   std::unique_ptr<Kernel> kernel_;
   MultiInputKernel* attention_;
   std::vector<std::unique_ptr<Kernel>> in_proj_;  // self-attention: one
