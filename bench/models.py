@@ -136,7 +136,8 @@ def main(argv: list[str]) -> None:
             if backend is not None:
                 # "auto" chose both end to end
                 decision = backend.layout_decision
-                notes.append(f"layout plan {decision.plan}, graph fusion {'on' if decision.fusion else 'off'}")
+                convs = f", conv2d algorithms of '{decision.conv2d}'" if decision.conv2d else ""
+                notes.append(f"layout plan {decision.plan}{convs}, graph fusion {'on' if decision.fusion else 'off'}")
                 err_sb = (backend(x) - want).abs().max().item()
                 sb_s = timing.median_seconds(lambda: backend(x), FLAGS.reps)
 

@@ -11,7 +11,7 @@ import pytest
 import pytest_main
 import torch
 from torch import nn
-from tuning_fixtures import cache, counting  # noqa: F401 (fixtures)
+from tuning_fixtures import cache, counting, per_layer_convs  # noqa: F401 (fixtures)
 
 import ai3
 from ai3 import tuning
@@ -43,7 +43,7 @@ def small_net() -> nn.Module:
     ).eval()
 
 
-def test_plan_lists_candidates_and_choices(counting):
+def test_plan_lists_candidates_and_choices(counting, per_layer_convs):
     net = small_net()
     plan = ai3.plan(net, SHAPE)
     assert isinstance(plan, ai3.Plan)

@@ -2,13 +2,14 @@
 per test (never ~/.cache) and a counter of the layers ai3.tuning times.
 
 A test module takes them with `from tuning_fixtures import cache, counting`;
-`cache` is autouse, so importing it is enough."""
+`cache` is autouse, so importing it is enough. `per_layer_convs` is for
+tests of what "auto" picks per layer: see there."""
 
 from __future__ import annotations
 
 import pytest
 
-from ai3 import tuning
+from ai3 import layouts, tuning
 
 
 @pytest.fixture(autouse=True)
@@ -43,3 +44,19 @@ def counting(monkeypatch):
     counter = CountingMeasure()
     monkeypatch.setattr(tuning, "measure", counter)
     return counter
+
+
+@pytest.fixture
+def per_layer_convs(monkeypatch):
+    """The whole-model timing of "auto" (ai3.layouts.fastest) keeps the
+    per-layer answers for conv2d over the "default" algorithms' build: the
+    latter's times are made infinite, the layout plans' still measured.
+    For tests of the per-layer choice, which the whole-model timing would
+    otherwise override wherever "default" happened to run the model faster."""
+    real = layouts.time_alternately
+
+    def per_layer_wins(models, x, repeats=10, warmup=2):
+        seconds = real(models, x, repeats, warmup)
+        return {label: float("inf") if layouts.parse_candidate(label)[1] else s for label, s in seconds.items()}
+
+    monkeypatch.setattr(layouts, "time_alternately", per_layer_wins)

@@ -18,7 +18,7 @@ import pytest
 import pytest_main
 import torch
 from torch import nn
-from tuning_fixtures import CountingMeasure, cache, counting  # noqa: F401 (fixtures)
+from tuning_fixtures import CountingMeasure, cache, counting, per_layer_convs  # noqa: F401 (fixtures)
 
 import ai3
 from ai3 import tuning
@@ -65,7 +65,7 @@ def test_auto_swap_backend_picks_applicable_and_matches_torch(counting):
     assert_matches_torch(model, net)
 
 
-def test_auto_takes_the_fastest_applicable(monkeypatch):
+def test_auto_takes_the_fastest_applicable(monkeypatch, per_layer_convs):
     # winograd "wins" wherever it can run; stride 2 must fall back to the next.
     order = ["winograd", "kn2row", "smm", "gemm", "implicit gemm", "direct", "guess", "custom"]
     monkeypatch.setattr(tuning, "measure", CountingMeasure(rank=lambda a: 1.0 + order.index(a)))

@@ -34,7 +34,13 @@ Which plan runs is `plan`:
 In each, the tensors between moved layers stay in the alternative layout.
 `fastest` builds the model under each plan, times the whole forward pass
 on a sample input and keeps the fastest: per-layer timing cannot see the
-conversions a plan adds or saves.
+conversions a plan adds or saves. Under "auto" it also builds each plan
+with the core's default conv2d algorithms in place of the per-layer
+answers, and keeps those where they run the whole model faster: a layer
+timed alone, warm and over and over, can win that way and still lose
+inside the model, where its neighbours have just filled the caches
+(googlenet and efficientnet_b0 measured so on the 2-core EPYC, batch 1:
+"auto" 1.08-1.5x ORT against "default" 0.96-1.05x, from one process).
 
 The blocked nChw8c layout is not offered: the core's Tensor knows NCHW and
 NHWC only, and no conv, pool, elementwise or concat kernel reads blocked
@@ -108,8 +114,14 @@ class LayoutDecision:
     conversions: list[str] = field(default_factory=list)
     # The model's own permutes the layout made no-ops (_elided_permute).
     elided: list[str] = field(default_factory=list)
-    # Filled by `fastest`: each plan's measured seconds per forward pass.
+    # Filled by `fastest`: each candidate's measured seconds per forward
+    # pass, by its label (candidate_label: the plan, and which conv2d
+    # algorithms it ran).
     seconds: dict[str, float] = field(default_factory=dict)
+    # Where the convolutions' algorithms came from: "" for the selector's
+    # own answers, or the selector whose answers ran the whole model faster
+    # ("default": `fastest`'s conv alternatives).
+    conv2d: str = ""
     # The core Model's graph fusion (core/graph.h: the in-place residual
     # add and the relu folded into it, the zero-copy concat, the concat ->
     # batchnorm2d fold): on unless "auto" measured it slower (choose_fusion)
@@ -117,26 +129,50 @@ class LayoutDecision:
     fusion: bool = True
     fusion_seconds: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def candidate(self) -> str:
+        """This decision's label among the candidates `fastest` timed (the
+        keys of `seconds`)."""
+        return candidate_label(self.plan, self.conv2d)
+
     def __str__(self) -> str:
         return describe(dataclasses.asdict(self))
 
 
+def candidate_label(plan: str, conv2d: str = "") -> str:
+    """A candidate of the whole-model timing: the layout plan, and the
+    selector its conv2d algorithms came from where that is not the
+    caller's (e.g. "convs, conv2d default")."""
+    return f"{plan}, conv2d {conv2d}" if conv2d else plan
+
+
+def parse_candidate(label: str) -> tuple[str, str]:
+    """candidate_label's inverse: (plan, conv2d selector or "")."""
+    plan, _, conv2d = label.partition(", conv2d ")
+    return plan, conv2d
+
+
 def describe(decision: dict[str, Any]) -> str:
     """A LayoutDecision (as a dict: a Plan keeps it so) in a line, e.g.
-    "layout plan 'default': 60 layers in NHWC, 1 conversions (default:
-    9.20 ms, keep: 21.40 ms)"."""
+    "layout plan 'default': 60 layers in NHWC, 1 conversions; graph fusion
+    on; timed: default 9.20 ms, keep 21.40 ms". The times come last: there
+    are up to six, and a table caption wraps."""
     moved, conversions = len(decision.get("layouts", {})), len(decision.get("conversions", []))
     other = OTHER.get(decision.get("model_layout", ""), "?")
     text = f"layout plan '{decision.get('plan')}': {moved} layers in {other}, {conversions} conversions"
     if decision.get("elided"):
         text += f", {len(decision['elided'])} permutes elided"
-    seconds = decision.get("seconds") or {}
-    if seconds:
-        text += " (" + ", ".join(f"{p}: {s * 1e3:.2f} ms" for p, s in sorted(seconds.items())) + ")"
+    if decision.get("conv2d"):
+        text += f", conv2d algorithms of '{decision['conv2d']}' (faster end to end)"
     text += "; graph fusion " + ("on" if decision.get("fusion", True) else "off")
     fusion_seconds = decision.get("fusion_seconds") or {}
     if fusion_seconds:
         text += " (" + ", ".join(f"{k}: {s * 1e3:.2f} ms" for k, s in sorted(fusion_seconds.items())) + ")"
+    seconds = decision.get("seconds") or {}
+    if seconds:
+        text += "; timed: " + ", ".join(
+            f"{p} {s * 1e3:.2f} ms" for p, s in sorted(seconds.items(), key=lambda kv: kv[1])
+        )
     return text
 
 
@@ -566,14 +602,32 @@ def copy_specs(specs: Sequence[LayerSpec]) -> list[LayerSpec]:
 
 def time_model(model: Any, x: np.ndarray, repeats: int = 10, warmup: int = 2) -> float:
     """The median seconds of one forward pass of `model` on `x`."""
-    for _ in range(warmup):
-        model(x)
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        model(x)
-        samples.append(time.perf_counter() - start)
-    return float(np.median(samples))
+    return time_alternately({"model": model}, x, repeats, warmup)["model"]
+
+
+# Rounds of time_alternately: each model runs a block of calls in turn, so a
+# change in the machine's load (often tens of percent here, over seconds)
+# falls on every candidate rather than on whichever ran then.
+TIMING_ROUNDS = 3
+
+
+def time_alternately(models: dict[str, Any], x: np.ndarray, repeats: int = 10, warmup: int = 2) -> dict[str, float]:
+    """Median seconds of a forward pass of each model on `x`, over about
+    `repeats` calls each, made in TIMING_ROUNDS rounds that visit every
+    model in turn; each block starts with `warmup` untimed calls (the other
+    models have just evicted this one's weights from the caches)."""
+    rounds = min(TIMING_ROUNDS, max(repeats, 1))
+    per_block = -(-max(repeats, 1) // rounds)
+    samples: dict[str, list[float]] = {name: [] for name in models}
+    for _ in range(rounds):
+        for name, model in models.items():
+            for _ in range(warmup):
+                model(x)
+            for _ in range(per_block):
+                start = time.perf_counter()
+                model(x)
+                samples[name].append(time.perf_counter() - start)
+    return {name: float(np.median(v)) for name, v in samples.items()}
 
 
 def fastest(
@@ -584,37 +638,46 @@ def fastest(
     sample_input: np.ndarray,
     *,
     plans: Sequence[str] = (KEEP, DEFAULT, CONVS),
+    conv2d_alternatives: dict[str, Any] | None = None,
     repeats: int = 10,
     **build_kwargs: Any,
 ) -> Any:
     """Builds the model under each layout plan (`build` is ai3.model.build,
-    called on a copy of the specs with `layout_plan=`), times whole forward
-    passes on `sample_input` and returns the fastest model, with its
-    LayoutDecision, every plan's time included, as `model.layout_decision`.
-    The candidates' outputs are checked against the first plan's: a plan
-    that changed the result would be a bug, not a speed-up."""
-    best: tuple[float, Any] | None = None
-    seconds: dict[str, float] = {}
+    called on a copy of the specs with `layout_plan=`), and under each plan
+    again with each of `conv2d_alternatives` (selector name -> the `algos`
+    that use it for conv2d), times whole forward passes on `sample_input`
+    (time_alternately) and returns the fastest model, with its
+    LayoutDecision, every candidate's time included, as
+    `model.layout_decision`. Builds that come out the same (the same layers,
+    algorithms and layouts) are timed once. The candidates' outputs are
+    checked against the first's: a plan that changed the result would be a
+    bug, not a speed-up. The candidates are all alive while they are timed
+    (up to six builds of the model's weights)."""
+    variants = [("", algos)] + list((conv2d_alternatives or {}).items())
+    built: dict[str, Any] = {}
     reference: np.ndarray | None = None
-    seen: list[tuple[dict[str, str], list[str]]] = []
-    for p in plans:
-        copies = copy_specs(specs)
-        model = build(copies, output, algos, layout_plan=p, **build_kwargs)
-        model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
-        placement = (model.layout_decision.layouts, model.layout_decision.elided)
-        if placement in seen:  # the same model as an earlier plan's
-            continue
-        seen.append(placement)
-        y = np.asarray(model(sample_input))
-        if reference is None:
-            reference = y
-        elif reference.shape != y.shape or not np.allclose(reference, y, rtol=1e-3, atol=1e-3):
-            raise errors.InternalError(f"layout plan '{p}' changed the model's output; this is a bug in ai3.layouts")
-        seconds[p] = time_model(model, sample_input, repeats)
-        if best is None or seconds[p] < best[0]:
-            best = (seconds[p], model)
-    assert best is not None
-    model = best[1]
+    seen: list[Any] = []
+    for conv2d, variant in variants:
+        for p in plans:
+            copies = copy_specs(specs)
+            model = build(copies, output, variant, layout_plan=p, **build_kwargs)
+            model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
+            model.layout_decision.conv2d = conv2d
+            d = model.layout_decision
+            same_as = (d.layouts, d.elided, model.layers())
+            if same_as in seen:  # the same model as an earlier candidate's
+                continue
+            seen.append(same_as)
+            y = np.asarray(model(sample_input))
+            if reference is None:
+                reference = y
+            elif reference.shape != y.shape or not np.allclose(reference, y, rtol=1e-3, atol=1e-3):
+                raise errors.InternalError(
+                    f"layout candidate '{d.candidate}' changed the model's output; this is a bug in ai3.layouts"
+                )
+            built[d.candidate] = model
+    seconds = time_alternately(built, sample_input, repeats)
+    model = built[min(seconds, key=seconds.get)]
     model.layout_decision.seconds = seconds
     return model
 

@@ -419,8 +419,7 @@ def build(
         layout_plan = layouts.KEEP
     if layout_plan is None and _whole_model_auto(algos, sample_input_shape, device_type):
         return _fastest_layout(specs, output, algos, dtype, layout, sample_input_shape, device, recorder)
-    ops = sorted({op for op, _, _ in _core.algorithms()})
-    selectors = selection.per_op_selectors(algos, ops)
+    selectors = selection.per_op_selectors(algos, _core_ops())
     chosen: dict[int, str] = {}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
@@ -466,6 +465,11 @@ def build(
     return model
 
 
+def _core_ops() -> list[str]:
+    """Every op the core has an algorithm for."""
+    return sorted({op for op, _, _ in _core.algorithms()})
+
+
 def _whole_model_auto(algos: Any, sample_input_shape: Sequence[Any] | None, device_type: str) -> bool:
     """Whether "auto" chooses the layout plan too: conv2d's selector is
     "auto" (its algorithms are timed anyway), the model runs on the CPU (the
@@ -500,24 +504,44 @@ def _fastest_layout(
         return built
 
     kwargs = dict(dtype=dtype, layout=layout, sample_input_shape=tuple(sample_input_shape), device=device)
+    # Each plan also with conv2d's "default" algorithms: per-layer timing
+    # can pick a conv that wins alone and loses inside the model (ai3.layouts).
+    alternatives = {selection.DEFAULT: selection.with_conv2d(algos, selection.DEFAULT, _core_ops())}
+    candidates = [layouts.candidate_label(p, c) for c in ("", *alternatives) for p in layouts.PLANS]
     # Like every "auto" answer, the choice is cached on disk (ai3.tuning),
     # keyed by the whole model, so a second build times nothing.
     key = _layout_key(specs, output, algos, dtype, layout, sample_input_shape)
-    cached = tuning.cache_load(key, layouts.PLANS)
+    cached = tuning.cache_load(key, candidates)
     if cached is not None:
-        model = build_one(layouts.copy_specs(specs), output, algos, layout_plan=cached.choice, **kwargs)
+        plan, conv2d = layouts.parse_candidate(cached.choice)
+        chosen_algos = alternatives[conv2d] if conv2d else algos
+        model = build_one(layouts.copy_specs(specs), output, chosen_algos, layout_plan=plan, **kwargs)
+        model.layout_decision.conv2d = conv2d
         model.layout_decision.seconds = {m.algorithm: m.seconds for m in cached.measurements if m.timed}
     else:
         x = np.random.default_rng(0).standard_normal(tuple(int(d) for d in sample_input_shape)).astype(dtype)
-        model = layouts.fastest(build_one, specs, output, algos, x, **kwargs)
+        model = layouts.fastest(build_one, specs, output, algos, x, conv2d_alternatives=alternatives, **kwargs)
         seconds = model.layout_decision.seconds
-        measured = [tuning.Measurement(p, seconds.get(p), 1 if p in seconds else 0) for p in layouts.PLANS]
-        tuning.cache_store(key, tuning.TuneResult(model.layout_decision.plan, measured))
+        measured = [tuning.Measurement(c, seconds.get(c), 1 if c in seconds else 0) for c in candidates]
+        tuning.cache_store(key, tuning.TuneResult(model.layout_decision.candidate, measured))
     # Graph fusion is the other whole-model choice per-layer timing cannot see.
     layouts.choose_fusion(model, key, sample_input_shape, dtype)
     seen = recordings.get(id(model))
     if recorder is not None and seen is not None:
-        recorder.tuned.extend(seen.tuned)
+        timed = seen
+        if model.layout_decision.conv2d:
+            # The kept build ran "default"'s convs; the plan still shows what
+            # "auto" measured per layer (from the cache: nothing is timed).
+            timed = type(recorder)()
+            build(
+                layouts.copy_specs(specs),
+                output,
+                algos,
+                recorder=timed,
+                layout_plan=model.layout_decision.plan,
+                **kwargs,
+            )
+        recorder.tuned.extend(timed.tuned)
         recorder.selected.extend(seen.selected)
     return model
 

@@ -292,6 +292,12 @@ def conv2d_selector(algos: Any) -> Any:
     return algos.get("conv2d") if isinstance(algos, Mapping) else algos
 
 
+def with_conv2d(algos: Any, selector: Selector, ops: Sequence[str]) -> dict[str, Selector]:
+    """swap_backend's `algos` (not an ai3.Plan) with conv2d's selector
+    replaced by `selector`, the other ops' left as they were."""
+    return {**per_op_selectors(algos, ops), "conv2d": selector}
+
+
 def per_op_selectors(algos: Selector | Mapping[str, Selector] | None, ops: Sequence[str]) -> dict[str, Selector]:
     """swap_backend's `algos`: None, a mapping op -> selector, an ai3.Plan,
     or one selector for conv2d (the op users choose for most)."""

@@ -341,7 +341,7 @@ def test_auto_chooses_the_layout_plan_end_to_end(tmp_path, monkeypatch) -> None:
     model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     decision = model.layout_decision
     assert layouts.KEEP in decision.seconds and len(decision.seconds) >= 2
-    assert decision.seconds[decision.plan] == min(decision.seconds.values())
+    assert decision.seconds[decision.candidate] == min(decision.seconds.values())
     x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
     with torch.no_grad():
         np.testing.assert_allclose(model(x), module(torch.from_numpy(x)).numpy(), rtol=1e-4, atol=1e-4)
@@ -357,6 +357,62 @@ def test_auto_chooses_the_layout_plan_end_to_end(tmp_path, monkeypatch) -> None:
     assert replayed.layout_decision.plan == plan.layout["plan"]
     assert not replayed.layout_decision.seconds  # replayed, not timed
     assert replayed.layout_decision.layouts == plan.layout["layouts"]
+
+
+def test_auto_keeps_default_conv_algorithms_where_they_run_the_model_faster(tmp_path, monkeypatch) -> None:
+    """Under "auto" each layout plan is built a second time with conv2d's
+    "default" algorithms; where that build runs the whole model faster it is
+    the one kept, and the choice is cached, recorded by ai3.plan and
+    replayed from the plan."""
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    module = Net().eval()
+    shape = (1, 3, 16, 16)
+    x = np.random.default_rng(12).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    select = layouts.selection.select
+
+    # Per-layer "auto" answers "gemm" for every conv, so that the build with
+    # the default algorithms differs from it; and the whole-model clock says
+    # the default build is faster (which one is, here, is the clock's
+    # business).
+    def gemm_for_auto(op, selector, candidates, **kwargs):
+        if op == "conv2d" and selector == "auto":
+            return ["gemm"] * len(candidates)
+        return select(op, selector, candidates, **kwargs)
+
+    def default_is_faster(models, x, repeats=10, warmup=2):
+        return {label: 1e-3 if label.endswith(", conv2d default") else 2e-3 for label in models}
+
+    monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
+    monkeypatch.setattr(layouts, "time_alternately", default_is_faster)
+    model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    d = model.layout_decision
+    assert d.conv2d == "default" and d.candidate.endswith(", conv2d default")
+    assert any(label in layouts.PLANS for label in d.seconds)  # the per-layer answers were timed too
+    assert "conv2d algorithms of 'default'" in str(d)
+
+    def convs(m: ai3.Model) -> dict[str, str]:
+        return {name: algorithm for name, op, algorithm in m.layers() if op == "conv2d"}
+
+    # What "default" answers depends on the layout the conv runs in.
+    default_build = _build(module, shape, d.plan, {"conv2d": "default"})
+    assert convs(model) == convs(default_build) and "gemm" not in convs(model).values()
+    np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
+
+    def no_timing(*args, **kwargs):
+        raise AssertionError("the whole-model choice was cached")
+
+    monkeypatch.setattr(layouts, "time_alternately", no_timing)
+    again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    assert again.layout_decision.conv2d == "default" and again.layers() == model.layers()
+    monkeypatch.setattr(layouts, "time_alternately", default_is_faster)  # ai3.plan's algos key another entry
+    plan = ai3.plan(module, shape, {"conv2d": "auto"})
+    assert plan.layout["conv2d"] == "default"
+    assert {lp.name: lp.choice for lp in plan.layers if lp.op == "conv2d"} == convs(model)
+    replayed = ai3.swap_backend(module, plan)
+    assert convs(replayed) == convs(model)
+    np.testing.assert_allclose(replayed(x), want, rtol=1e-4, atol=1e-4)
 
 
 def _fused_nodes(model: ai3.Model) -> list[int]:
