@@ -7,6 +7,14 @@ AI3_COPTS = [
     "-mavx2",
     "-mfma",
     "-fopenmp",
+    # The core never reads the floating-point exception flags, so the
+    # compiler may evaluate both sides of a select. Under GCC's default
+    # -ftrapping-math it kept the exp-based epilogues (SiLU, sigmoid, GELU)
+    # scalar at AVX2 ("control flow in loop"): SiLU over 1M floats, 1
+    # thread, 2-core EPYC: 3.41 ns an element at AVX2 and 0.83 at AVX-512
+    # before, 0.48 and 0.37 with this. IEEE results (NaN and infinities
+    # included) are unchanged; only the flags may be.
+    "-fno-trapping-math",
     "-Wno-unknown-pragmas",
 ]
 
