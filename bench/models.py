@@ -2,7 +2,8 @@
 Runtime and ai3, in one process.
 
 For each model (weights=None, eval mode, float32, 2 threads) and each batch
-(1 and 8 by default): the median latency of PyTorch eager, of ONNX Runtime
+(1 and 8 by default): the latency (timed side by side in alternating
+rounds, timing.alternating_seconds) of PyTorch eager, of ONNX Runtime
 on the model's own ONNX export at that batch, of the PyTorch model after
 ai3.swap_conv2d and of the whole network as an ai3.Model from
 ai3.swap_backend (both with --algos, "auto" by default: each conv measured
@@ -29,6 +30,7 @@ both run tens of times slower (the tables record the policy they ran under).
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import os
 from typing import Any
@@ -50,6 +52,10 @@ flags.DEFINE_string(
     "algos",
     "auto",
     'The conv2d selector for both swaps, and linear\'s for swap_backend ("auto", "default", an algorithm name).',
+)
+
+flags.DEFINE_integer(
+    "rounds", 4, "Alternating rounds of --reps timed calls per side (timing.alternating_seconds); the fastest kept."
 )
 
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
@@ -94,13 +100,19 @@ def main(argv: list[str]) -> None:
             notes: list[str] = []
             shape = zoo.input_shape(name, batch)
             x = torch.randn(*shape)
-            with torch.inference_mode():
-                want = model(x)
-                torch_s = timing.median_seconds(lambda: model(x), FLAGS.reps)
+            # Each side is built and checked first, then all are timed side
+            # by side (timing.alternating_seconds).
+            sides: dict[str, Any] = {}
+
+            def eager() -> Any:
+                with torch.inference_mode():
+                    return model(x)
+
+            want = eager()
+            sides["torch"] = eager
 
             onnx_bytes = timing.attempt(notes, "ONNX export", lambda: zoo.export_onnx(model, x))
             feed = {"input": x.numpy()}
-            ort_s = NAN
             if onnx_bytes is not None:
                 session = timing.attempt(
                     notes,
@@ -108,24 +120,26 @@ def main(argv: list[str]) -> None:
                     lambda: ort.InferenceSession(onnx_bytes, options(), providers=["CPUExecutionProvider"]),
                 )
                 if session is not None:
-                    ort_s = timing.median_seconds(lambda: session.run(None, feed), FLAGS.reps)
-                    del session
+                    sides["ORT"] = functools.partial(session.run, None, feed)
 
             # Swap outside inference_mode: parameters copied inside it become
             # inference tensors, which have no version counter for ai3's cache.
-            sc_s = err_sc = NAN
+            err_sc = NAN
             swapped = timing.attempt(
                 notes,
                 "swap_conv2d",
                 lambda: ai3.swap_conv2d(copy.deepcopy(model), FLAGS.algos, sample_input_shape=shape),
             )
             if swapped is not None:
-                with torch.inference_mode():
-                    err_sc = (swapped(x) - want).abs().max().item()
-                    sc_s = timing.median_seconds(lambda: swapped(x), FLAGS.reps)
-                del swapped
 
-            sb_s = err_sb = NAN
+                def swapped_eager(swapped: Any = swapped) -> Any:
+                    with torch.inference_mode():
+                        return swapped(x)
+
+                err_sc = (swapped_eager() - want).abs().max().item()
+                sides["swap_conv2d"] = swapped_eager
+
+            err_sb = NAN
             backend = timing.attempt(
                 notes,
                 "swap_backend",
@@ -139,7 +153,11 @@ def main(argv: list[str]) -> None:
                 convs = f", conv2d algorithms of '{decision.conv2d}'" if decision.conv2d else ""
                 notes.append(f"layout plan {decision.plan}{convs}, graph fusion {'on' if decision.fusion else 'off'}")
                 err_sb = (backend(x) - want).abs().max().item()
-                sb_s = timing.median_seconds(lambda: backend(x), FLAGS.reps)
+                sides["swap_backend"] = functools.partial(backend, x)
+            seconds = timing.alternating_seconds(sides, FLAGS.reps, FLAGS.rounds)
+            torch_s = seconds["torch"]
+            ort_s, sc_s, sb_s = (seconds.get(side, NAN) for side in ("ORT", "swap_conv2d", "swap_backend"))
+            sides.clear()  # frees the session and the swapped copy before the next model
 
             ort_ratio = sb_s / ort_s if not (math.isnan(sb_s) or math.isnan(ort_s)) else NAN
             status = (
@@ -205,7 +223,7 @@ def main(argv: list[str]) -> None:
         f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)",
         "note",
     ]
-    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: linear '{linear_selector()}' too); ms are medians of {FLAGS.reps}"
+    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: linear '{linear_selector()}' too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     met_count = sum(r[12] == "met" for r in rows)

@@ -605,29 +605,35 @@ def time_model(model: Any, x: np.ndarray, repeats: int = 10, warmup: int = 2) ->
     return time_alternately({"model": model}, x, repeats, warmup)["model"]
 
 
-# Rounds of time_alternately: each model runs a block of calls in turn, so a
-# change in the machine's load (often tens of percent here, over seconds)
-# falls on every candidate rather than on whichever ran then.
-TIMING_ROUNDS = 3
+# Rounds of time_alternately: each model runs a block of calls in turn, and
+# keeps its fastest block's median. The load on these shared machines comes
+# and goes over seconds and only ever adds time (a whole model measured
+# 8 ms in one block and 12 ms in the next, in one process): the fastest
+# block is the one least disturbed, and every candidate gets several tries
+# at one.
+TIMING_ROUNDS = 5
 
 
 def time_alternately(models: dict[str, Any], x: np.ndarray, repeats: int = 10, warmup: int = 2) -> dict[str, float]:
-    """Median seconds of a forward pass of each model on `x`, over about
-    `repeats` calls each, made in TIMING_ROUNDS rounds that visit every
-    model in turn; each block starts with `warmup` untimed calls (the other
-    models have just evicted this one's weights from the caches)."""
+    """Seconds of a forward pass of each model on `x`: about `repeats` calls
+    each, made in TIMING_ROUNDS rounds that visit every model in turn; each
+    block starts with `warmup` untimed calls (the other models have just
+    evicted this one's weights from the caches), and a model's time is the
+    smallest of its blocks' medians."""
     rounds = min(TIMING_ROUNDS, max(repeats, 1))
     per_block = -(-max(repeats, 1) // rounds)
-    samples: dict[str, list[float]] = {name: [] for name in models}
+    best: dict[str, float] = {name: float("inf") for name in models}
     for _ in range(rounds):
         for name, model in models.items():
             for _ in range(warmup):
                 model(x)
+            block = []
             for _ in range(per_block):
                 start = time.perf_counter()
                 model(x)
-                samples[name].append(time.perf_counter() - start)
-    return {name: float(np.median(v)) for name, v in samples.items()}
+                block.append(time.perf_counter() - start)
+            best[name] = min(best[name], float(np.median(block)))
+    return best
 
 
 def fastest(
