@@ -13,8 +13,10 @@ bad=0
 for lib in "$@"; do
   if [ ! -f "$lib" ]; then
     # A cc_library's shared object reaches the runfiles as a link under
-    # _solib_<cpu>/ named after its path ('/' spelt '_S'); its archives don't.
-    lib="$(ls _solib_*/"lib${lib//\//_S}" 2>/dev/null | head -1 || true)"
+    # _solib_<cpu>/ named after its path ('_' spelt '_U', then '/' '_S');
+    # its archives don't.
+    mangled="${lib//_/_U}"
+    lib="$(ls _solib_*/"lib${mangled//\//_S}" 2>/dev/null | head -1 || true)"
     [ -n "$lib" ] || continue
   fi
   while read -r type name; do

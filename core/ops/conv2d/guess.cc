@@ -29,9 +29,15 @@
 // gemm-based runs blocked instead, reordering in and out around the
 // convolution (what a layout pass inside ai3::Model could leave out).
 //
-// Fused activation. Clamps (ReLU, ReLU6), SiLU (swish), sigmoid (logistic)
-// and HardSwish are oneDNN eltwise post-ops, applied in the epilogue of the
-// JIT implementations. The gemm-based one
+// Fused activation. Clamps (ReLU, ReLU6) and HardSwish are oneDNN eltwise
+// post-ops, applied in the epilogue of the JIT implementations. The
+// exp-based ones (SiLU, sigmoid, both GELUs) are not: oneDNN 3.2's swish
+// post-op cost 0.32 ns an element on 2 threads of the 2-core EPYC (a 32-channel
+// depthwise 3x3 at 112x112: 0.078 ms without it, 0.207 with it), and
+// ai3's own loop at AVX-512 (core/math/activation.h), run over the output
+// after the convolution, about half that; efficientnet_b0 (6.2M SiLU
+// elements a forward) went from 9.98 to 8.71 ms and 9.68 to 8.75 ms in
+// two runs, "default" convs, alternating in one process. The gemm-based one
 // applies post-ops with slow element-wise code: 1x1 64->256@56, 3.99 ms
 // with a clip post-op against 0.81 ms without (oneDNN 3.2 as in 2.6). Where
 // the primitive stays gemm-based, it is built without the post-op and the
@@ -70,6 +76,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "core/math/activation.h"
 #include "core/math/epilogue.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -148,8 +155,8 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
         if (p.from_blocked) Execute(p.from_blocked, p.from_blocked_args);
         stream_.wait();
         if (p.apply_activation) {
-          ApplyActivationParallel(attrs_.activation.As<float>(), y,
-                                  g.n * g.k * g.oh * g.ow);
+          ApplyActivationParallelWidest(attrs_.activation.As<float>(), y,
+                                        g.n * g.k * g.oh * g.ow);
         }
       });
     }
@@ -207,6 +214,12 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     } catch (...) {
       Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": unknown exception");
     }
+  }
+
+  // The activations that cost an exp per element (file comment).
+  static bool ExpBased(ActivationFn fn) {
+    return fn == ActivationFn::kSilu || fn == ActivationFn::kSigmoid ||
+           fn == ActivationFn::kGelu || fn == ActivationFn::kGeluTanh;
   }
 
   static bool IsGemmBased(const ConvPd& pd) {
@@ -291,7 +304,10 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
                        dst_dims = {g.n, g.k, g.oh, g.ow};
     const memory::desc user_src_md(src_dims, f32, act),
         user_dst_md(dst_dims, f32, act);
-    const bool activation = attrs_.activation.enabled;
+    // The exp-based activations never go to oneDNN (file comment).
+    const bool own_activation =
+        attrs_.activation.enabled && ExpBased(attrs_.activation.fn);
+    const bool activation = attrs_.activation.enabled && !own_activation;
     ConvPd pd = PrimitiveDesc(g, user_src_md, user_dst_md, activation);
     // Blocked activations where they paid (file comment).
     if (IsGemmBased(pd) && g.kh * g.kw > 1) {
@@ -308,6 +324,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
       pd = PrimitiveDesc(g, user_src_md, user_dst_md, false);
       p->apply_activation = true;
     }
+    p->apply_activation = p->apply_activation || own_activation;
     p->conv = dnnl::convolution_forward(pd);
 
     // The workspace: scratchpad, blocked input, blocked output.
