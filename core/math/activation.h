@@ -21,6 +21,12 @@ namespace ai3 {
 void ApplyActivationParallelWidest(const Activation::Bounds<float>& act,
                                    float* p, int64_t n);
 
+// float64 has no AVX-512 build: the AVX2 loop.
+inline void ApplyActivationParallelWidest(const Activation::Bounds<double>& act,
+                                          double* p, int64_t n) {
+  ApplyActivationParallel(act, p, n);
+}
+
 // The AVX-512 build (activation_avx512.cc); only where the CPU has AVX-512.
 void ApplyActivationParallelAvx512(const Activation::Bounds<float>& act,
                                    float* p, int64_t n);

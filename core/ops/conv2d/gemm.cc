@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "core/buffer.h"
+#include "core/math/activation.h"
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/conv2d/conv2d.h"
@@ -86,7 +87,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
                 depth, matrix, pixels, beta, yn + grp * g.kg * pixels, pixels);
       }
       // Fused activation over this image's output, just written.
-      ApplyActivationParallel(attrs_.activation.As<T>(), yn, g.k * pixels);
+      ApplyActivationParallelWidest(attrs_.activation.As<T>(), yn,
+                                    g.k * pixels);
     }
   }
 
@@ -113,7 +115,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
         Gemm<T>(false, true, g.n * pixels, g.kg, g.cg, T(1), x + grp * g.cg,
                 g.c, w + grp * g.kg * g.cg, g.cg, beta, y + grp * g.kg, g.k);
       }
-      ApplyActivationParallel(attrs_.activation.As<T>(), y, g.n * pixels * g.k);
+      ApplyActivationParallelWidest(attrs_.activation.As<T>(), y,
+                                    g.n * pixels * g.k);
       return;
     }
 
@@ -126,7 +129,8 @@ class GemmKernel : public Conv2dKernelBase<GemmKernel> {
         Gemm<T>(false, true, pixels, g.kg, depth, T(1), col, depth,
                 w + grp * g.kg * depth, depth, beta, yn + grp * g.kg, g.k);
       }
-      ApplyActivationParallel(attrs_.activation.As<T>(), yn, pixels * g.k);
+      ApplyActivationParallelWidest(attrs_.activation.As<T>(), yn,
+                                    pixels * g.k);
     }
   }
 

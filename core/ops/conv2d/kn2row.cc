@@ -25,6 +25,7 @@
 #include <memory>
 
 #include "core/buffer.h"
+#include "core/math/activation.h"
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/conv2d/conv2d.h"
@@ -117,7 +118,8 @@ class Kn2rowKernel : public Conv2dKernelBase<Kn2rowKernel> {
           }
         }
       }
-      ApplyActivationParallel(attrs_.activation.As<T>(), yn, g.k * out_plane);
+      ApplyActivationParallelWidest(attrs_.activation.As<T>(), yn,
+                                    g.k * out_plane);
     }
   }
 

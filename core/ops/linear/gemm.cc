@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/math/activation.h"
 #include "core/math/gemm.h"
 #include "core/ops/linear/linear.h"
 #include "core/registry.h"
@@ -28,13 +29,10 @@ class GemmKernel : public LinearKernelBase<GemmKernel> {
     }
     Gemm<T>(/*trans_a=*/false, /*trans_b=*/true, m, out, in, T(1), x, in, w, in,
             b ? T(1) : T(0), y, out);
-    // The fused activation: one pass over the rows while they are still in
-    // cache (the GEMM is a library call, so this is as close as it gets).
-    const auto act = attrs_.activation.As<T>();
-    if (act.enabled) {
-#pragma omp parallel for schedule(static)
-      for (int64_t i = 0; i < m; ++i) ApplyActivation(act, y + i * out, out);
-    }
+    // The fused activation: one pass over the output while it is still in
+    // cache (the GEMM is a library call, so this is as close as it gets),
+    // at the CPU's widest vectors.
+    ApplyActivationParallelWidest(attrs_.activation.As<T>(), y, m * out);
   }
 };
 
