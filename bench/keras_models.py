@@ -1,7 +1,8 @@
 """bazel run //bench:keras_models — keras.applications models, Keras vs ai3.
 
 For each model (weights=None, float32, 224x224, InceptionV3 299x299,
-classifier_activation=None, batch 1 by default): the median latency of a
+classifier_activation=None, batch 1 by default), timed side by side in
+alternating rounds (timing.alternating_seconds): the latency of a
 tf.function of `model(x, training=False)` (Keras' usual inference path: one
 traced graph, no Python per layer), the same for the model after
 ai3.keras.swap_conv2d (every keras.layers.Conv2D on ai3's op with the chosen
@@ -23,6 +24,7 @@ A quick smoke run: bazel run //bench:keras_models -- --models=MobileNetV2 --reps
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable
@@ -92,9 +94,11 @@ def main(argv: list[str]) -> None:
             run_keras = runner(model, x)
             want = run_keras().numpy()
             scale = max(float(np.abs(want).max()), 1e-12)
-            keras_s = timing.median_seconds(run_keras, FLAGS.reps)
+            # Each side is built and checked first, then all are timed side
+            # by side (timing.alternating_seconds).
+            sides: dict[str, Any] = {"keras": run_keras}
 
-            sc_s = err_sc = NAN
+            err_sc = NAN
             run_sc = None
             swapped = timing.attempt(
                 notes, "swap_conv2d", lambda: ai3.keras.swap_conv2d(model, FLAGS.conv2d, sample_input_shape=shape)
@@ -104,9 +108,9 @@ def main(argv: list[str]) -> None:
                 got = timing.attempt(notes, "swap_conv2d run", lambda: run_sc().numpy())
                 if got is not None:
                     err_sc = float(np.abs(got - want).max()) / scale
-                    sc_s = timing.median_seconds(run_sc, FLAGS.reps)
+                    sides["swap_conv2d"] = run_sc
 
-            sb_s = err_sb = NAN
+            err_sb = NAN
             backend = timing.attempt(
                 notes,
                 "swap_backend",
@@ -114,7 +118,11 @@ def main(argv: list[str]) -> None:
             )
             if backend is not None:
                 err_sb = float(np.abs(np.asarray(backend(x_np)) - want).max()) / scale
-                sb_s = timing.median_seconds(lambda: backend(x_np), FLAGS.reps)
+                sides["swap_backend"] = functools.partial(backend, x_np)
+            seconds = timing.alternating_seconds(sides, FLAGS.reps, FLAGS.rounds)
+            keras_s = seconds["keras"]
+            sc_s, sb_s = (seconds.get(side, NAN) for side in ("swap_conv2d", "swap_backend"))
+            sides.clear()
 
             sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / keras_s, SWAP_BACKEND_TARGET)
             sc_status = "NOT met" if math.isnan(sc_s) else timing.met(sc_s / keras_s, SWAP_CONV2D_TARGET)
@@ -156,7 +164,7 @@ def main(argv: list[str]) -> None:
                         "TensorFlow profiler, swap_conv2d model",
                     )
                 )
-                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {sc_s * 1e3:.1f} ms"
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled {sc_s * 1e3:.1f} ms"
             if sides and not FLAGS.eager:
                 sides.append(
                     profiles.guarded(
@@ -166,7 +174,7 @@ def main(argv: list[str]) -> None:
                         "TensorFlow profiler, Keras model",
                     )
                 )
-                sides[-1].note = sides[-1].note or f"profiler on; unprofiled median {keras_s * 1e3:.1f} ms"
+                sides[-1].note = sides[-1].note or f"profiler on; unprofiled {keras_s * 1e3:.1f} ms"
             if sides:
                 entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
                 print(profiles.render(entries[-1]), flush=True)
@@ -175,7 +183,7 @@ def main(argv: list[str]) -> None:
     mode = "eager" if FLAGS.eager else "tf.function"
     title = (
         f"keras.applications models, float32, {FLAGS.threads} threads, Keras {mode}, conv2d '{FLAGS.conv2d}'; "
-        f"ms are medians of {FLAGS.reps}; err is relative to the output's max"
+        f"ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}; err is relative to the output's max"
     )
     headers = [
         "model",

@@ -54,10 +54,6 @@ flags.DEFINE_string(
     'The conv2d selector for both swaps, and linear\'s for swap_backend ("auto", "default", an algorithm name).',
 )
 
-flags.DEFINE_integer(
-    "rounds", 4, "Alternating rounds of --reps timed calls per side (timing.alternating_seconds); the fastest kept."
-)
-
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
 SWAP_CONV2D_TARGET = 1.0  # issue 6: swap_conv2d <= 1.0x the unswapped model
 NAN = float("nan")

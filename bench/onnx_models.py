@@ -3,8 +3,9 @@ ONNX Runtime vs ai3's two ONNX routes.
 
 For each model (weights=None, eval mode, float32, 224x224 or 299 for
 inception_v3, batch 1 and 8 by default, exported with
-torch.onnx.export(dynamo=False) at that batch): ONNX Runtime's median
-latency on the original graph, the graph after ai3.onnx.swap_conv2d run in
+torch.onnx.export(dynamo=False) at that batch), timed side by side in
+alternating rounds (timing.alternating_seconds): ONNX Runtime's latency on
+the original graph, the graph after ai3.onnx.swap_conv2d run in
 ONNX Runtime (ai3.onnx.InferenceSession, the convolutions as "ai3"-domain
 nodes), and the whole graph as an ai3.Model from ai3.onnx.swap_backend, all
 in this one process, with ratios to ONNX Runtime (below 1: ai3 faster) and
@@ -28,6 +29,7 @@ both run tens of times slower (the tables record the policy they ran under).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from typing import Any
@@ -83,10 +85,11 @@ def main(argv: list[str]) -> None:
             feed = {"input": x.numpy()}
             base = ort.InferenceSession(data, options(), providers=["CPUExecutionProvider"])
             want = base.run(None, feed)[0]
-            ort_s = timing.median_seconds(lambda: base.run(None, feed), FLAGS.reps)
-            base = None  # frees it before the next model
+            # Each route is built and checked first, then all are timed side
+            # by side (timing.alternating_seconds).
+            sides: dict[str, Any] = {"ORT": functools.partial(base.run, None, feed)}
 
-            rw_s = err_rw = NAN
+            err_rw = NAN
             rewritten_model = timing.attempt(
                 notes, "swap_conv2d", lambda: ai3.onnx.swap_conv2d(data, FLAGS.conv2d, sample_input_shape=shape)
             )
@@ -99,10 +102,9 @@ def main(argv: list[str]) -> None:
                 got = timing.attempt(notes, "rewritten run", lambda: rewritten.run(None, feed)[0])
                 if got is not None:
                     err_rw = float(np.abs(got - want).max())
-                    rw_s = timing.median_seconds(lambda: rewritten.run(None, feed), FLAGS.reps)
-            rewritten = None  # frees it before the next model
+                    sides["rewritten"] = functools.partial(rewritten.run, None, feed)
 
-            sb_s = err_sb = NAN
+            err_sb = NAN
             backend = timing.attempt(
                 notes,
                 "swap_backend",
@@ -110,10 +112,9 @@ def main(argv: list[str]) -> None:
             )
             if backend is not None:
                 err_sb = float(np.abs(np.asarray(backend(x.numpy())) - want).max())
-                sb_s = timing.median_seconds(lambda: backend(x.numpy()), FLAGS.reps)
+                sides["swap_backend"] = functools.partial(backend, x.numpy())
 
             # The partitioned route: ai3.onnx.partition's regions, one ai3 node each, in ORT.
-            pt_s = NAN
             partitioned = timing.attempt(
                 notes,
                 "partition",
@@ -125,8 +126,13 @@ def main(argv: list[str]) -> None:
                 partitioned is not None
                 and timing.attempt(notes, "partition run", lambda: partitioned.run(None, feed)[0]) is not None
             ):
-                pt_s = timing.median_seconds(lambda: partitioned.run(None, feed), FLAGS.reps)
-            partitioned = None  # frees it before the next model
+                sides["partitioned"] = functools.partial(partitioned.run, None, feed)
+            seconds = timing.alternating_seconds(sides, FLAGS.reps, FLAGS.rounds)
+            ort_s, rw_s, sb_s, pt_s = (
+                seconds.get(side, NAN) for side in ("ORT", "rewritten", "swap_backend", "partitioned")
+            )
+            sides.clear()  # frees the sessions before the next model
+            base = rewritten = partitioned = None
 
             sb_status = "NOT met" if math.isnan(sb_s) else timing.met(sb_s / ort_s, SWAP_BACKEND_TARGET)
             rw_status = "NOT met" if math.isnan(rw_s) else timing.met(rw_s / ort_s, REWRITTEN_TARGET)
@@ -209,7 +215,7 @@ def main(argv: list[str]) -> None:
     ]
     title = (
         f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}'; "
-        f"ms are medians of {FLAGS.reps}"
+        f"ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
     )
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))

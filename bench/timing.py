@@ -30,18 +30,27 @@ def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1, 
     return statistics.median(times)
 
 
+# Idle time before each block of alternating_seconds: ONNX Runtime's pool
+# threads spin for a while after a run (its default), and took the two
+# cores from whatever ran next. mobilenet_v3_large, 2-core EPYC: ai3 at
+# 2.0x ORT in every round when its block came right after ORT's, 0.9-1.1x
+# with this pause.
+PAUSE_S = 0.1
+
+
 def alternating_seconds(calls: dict[str, Callable[[], object]], repeats: int = 5, rounds: int = 4) -> dict[str, float]:
     """Seconds per call of each of `calls`, timed side by side: `rounds`
-    rounds visit every call in turn, each running one warm-up and then a
-    block of `repeats`; a call's time is the smallest of its blocks'
-    medians. On the shared 2-core machines the load comes and goes over
-    seconds (a whole model ran 8 ms in one block and 12 ms in the next) and
-    only ever adds time, so one block per side, run one side after the
-    other, let the load decide a ratio; the least disturbed of several
-    blocks does not."""
+    rounds visit every call in turn, each pausing PAUSE_S, running one
+    warm-up and then a block of `repeats`; a call's time is the smallest of
+    its blocks' medians. On the shared 2-core machines the load comes and
+    goes over seconds (a whole model ran 8 ms in one block and 12 ms in the
+    next) and only ever adds time, so one block per side, run one side
+    after the other, let the load decide a ratio; the least disturbed of
+    several blocks does not."""
     best = {name: float("inf") for name in calls}
     for _ in range(max(1, rounds)):
         for name, fn in calls.items():
+            time.sleep(PAUSE_S)
             fn()
             block = []
             for _ in range(max(1, repeats)):
@@ -187,8 +196,11 @@ def define_model_flags(models: list[str], models_help: str, batches: list[str], 
     flags.DEFINE_list("models", models, models_help)
     flags.DEFINE_list("batches", batches, "Batch sizes; each model runs at each.")
     flags.DEFINE_integer("threads", 2, threads_help)
-    flags.DEFINE_integer("reps", 5, "Timed runs per measurement (median kept).")
+    flags.DEFINE_integer("reps", 5, "Timed runs per block (median kept).")
     flags.DEFINE_alias("repeats", "reps")
+    flags.DEFINE_integer(
+        "rounds", 4, "Alternating rounds of one block per side (alternating_seconds); the fastest block kept."
+    )
     flags.DEFINE_bool("profile", True, "Profile every row whose targets are not met.")
     flags.DEFINE_integer("profile_reps", 5, "Forward passes per profile.")
     flags.DEFINE_string("results_dir", "", f"Where to write {stem}.md / .png / _profiles.md (default: bench/results).")
