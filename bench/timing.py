@@ -39,26 +39,17 @@ PAUSE_S = 0.1
 
 
 def alternating_seconds(calls: dict[str, Callable[[], object]], repeats: int = 5, rounds: int = 4) -> dict[str, float]:
-    """Seconds per call of each of `calls`, timed side by side: `rounds`
-    rounds visit every call in turn, each pausing PAUSE_S, running one
-    warm-up and then a block of `repeats`; a call's time is the smallest of
-    its blocks' medians. On the shared 2-core machines the load comes and
-    goes over seconds (a whole model ran 8 ms in one block and 12 ms in the
-    next) and only ever adds time, so one block per side, run one side
-    after the other, let the load decide a ratio; the least disturbed of
-    several blocks does not."""
-    best = {name: float("inf") for name in calls}
-    for _ in range(max(1, rounds)):
-        for name, fn in calls.items():
-            time.sleep(PAUSE_S)
-            fn()
-            block = []
-            for _ in range(max(1, repeats)):
-                start = time.perf_counter()
-                fn()
-                block.append(time.perf_counter() - start)
-            best[name] = min(best[name], statistics.median(block))
-    return best
+    """Seconds per call of each of `calls`, timed side by side with
+    ai3.layouts.time_alternately (what "auto" times whole models with):
+    `rounds` rounds, each side pausing PAUSE_S, one warm-up and a block of
+    `repeats`; a side's time is the smallest of its blocks' medians. On the
+    shared 2-core machines the load comes and goes over seconds (a whole
+    model ran 8 ms in one block and 12 ms in the next) and only ever adds
+    time, so one block per side, run one side after the other, let the load
+    decide a ratio; the least disturbed of several blocks does not."""
+    from ai3 import layouts
+
+    return layouts.time_alternately(calls, rounds, repeats, warmup=1, pause_s=PAUSE_S)
 
 
 def conv2d_flops(n: int, c: int, h: int, w: int, k: int, kh: int, kw: int, oh: int, ow: int, groups: int = 1) -> float:

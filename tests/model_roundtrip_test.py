@@ -70,7 +70,7 @@ def test_auto_is_not_timed_again_on_unpickling(monkeypatch) -> None:
         raise AssertionError("unpickling timed something")
 
     monkeypatch.setattr(tuning, "measure", no_timing)
-    monkeypatch.setattr(layouts, "time_model", no_timing)
+    monkeypatch.setattr(layouts, "time_alternately", no_timing)
     assert pickle.loads(data).layers() == m.layers()
 
 

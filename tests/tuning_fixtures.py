@@ -55,8 +55,8 @@ def per_layer_convs(monkeypatch):
     otherwise override wherever "default" happened to run the model faster."""
     real = layouts.time_alternately
 
-    def per_layer_wins(models, x, repeats=10, warmup=2):
-        seconds = real(models, x, repeats, warmup)
+    def per_layer_wins(calls, *args, **kwargs):
+        seconds = real(calls, *args, **kwargs)
         return {label: float("inf") if layouts.parse_candidate(label)[1] else s for label, s in seconds.items()}
 
     monkeypatch.setattr(layouts, "time_alternately", per_layer_wins)

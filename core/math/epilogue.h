@@ -226,10 +226,11 @@ AI3_EPILOGUE_INLINE V ActivateVector(const Activation::Bounds<T>& act, V v) {
 
 // The same over a larger block (a whole image's output after a library
 // GEMM), spread over OpenMP threads in cache-line-multiple chunks. Call it
-// from outside a parallel region.
+// from outside a parallel region. Always inlined too: core/math/
+// activation_avx512.cc builds it at AVX-512.
 template <typename T>
-inline void ApplyActivationParallel(const Activation::Bounds<T>& act, T* p,
-                                    int64_t n) {
+AI3_EPILOGUE_INLINE void ApplyActivationParallel(
+    const Activation::Bounds<T>& act, T* p, int64_t n) {
   if (!act.enabled) return;
   constexpr int64_t kChunk = 4096;
   const int64_t chunks = (n + kChunk - 1) / kChunk;

@@ -50,6 +50,7 @@ tensors, so it would be a conversion before and after every layer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -600,37 +601,35 @@ def copy_specs(specs: Sequence[LayerSpec]) -> list[LayerSpec]:
     return [dataclasses.replace(s, inputs=list(s.inputs), attrs=dict(s.attrs), weights=dict(s.weights)) for s in specs]
 
 
-def time_model(model: Any, x: np.ndarray, repeats: int = 10, warmup: int = 2) -> float:
-    """The median seconds of one forward pass of `model` on `x`."""
-    return time_alternately({"model": model}, x, repeats, warmup)["model"]
-
-
-# Rounds of time_alternately: each model runs a block of calls in turn, and
-# keeps its fastest block's median. The load on these shared machines comes
-# and goes over seconds and only ever adds time (a whole model measured
-# 8 ms in one block and 12 ms in the next, in one process): the fastest
-# block is the one least disturbed, and every candidate gets several tries
-# at one.
+# Rounds of time_alternately in `fastest`: each candidate runs a block of
+# calls in turn, and keeps its fastest block's median. The load on these
+# shared machines comes and goes over seconds and only ever adds time (a
+# whole model measured 8 ms in one block and 12 ms in the next, in one
+# process): the fastest block is the one least disturbed, and every
+# candidate gets several tries at one.
 TIMING_ROUNDS = 5
 
 
-def time_alternately(models: dict[str, Any], x: np.ndarray, repeats: int = 10, warmup: int = 2) -> dict[str, float]:
-    """Seconds of a forward pass of each model on `x`: about `repeats` calls
-    each, made in TIMING_ROUNDS rounds that visit every model in turn; each
-    block starts with `warmup` untimed calls (the other models have just
-    evicted this one's weights from the caches), and a model's time is the
-    smallest of its blocks' medians."""
-    rounds = min(TIMING_ROUNDS, max(repeats, 1))
-    per_block = -(-max(repeats, 1) // rounds)
-    best: dict[str, float] = {name: float("inf") for name in models}
-    for _ in range(rounds):
-        for name, model in models.items():
+def time_alternately(
+    calls: dict[str, Callable[[], Any]], rounds: int, per_block: int, warmup: int = 2, pause_s: float = 0.0
+) -> dict[str, float]:
+    """Seconds per call of each of `calls`, timed side by side: `rounds`
+    rounds visit every call in turn, each block pausing `pause_s` (another
+    runtime's idle threads may still spin), making `warmup` untimed calls
+    (the others have just evicted this one's data from the caches) and then
+    `per_block` timed ones; a call's time is the smallest of its blocks'
+    medians. //bench times the frameworks against ai3 with this too."""
+    best: dict[str, float] = {name: float("inf") for name in calls}
+    for _ in range(max(1, rounds)):
+        for name, fn in calls.items():
+            if pause_s > 0:
+                time.sleep(pause_s)
             for _ in range(warmup):
-                model(x)
+                fn()
             block = []
-            for _ in range(per_block):
+            for _ in range(max(1, per_block)):
                 start = time.perf_counter()
-                model(x)
+                fn()
                 block.append(time.perf_counter() - start)
             best[name] = min(best[name], float(np.median(block)))
     return best
@@ -682,7 +681,9 @@ def fastest(
                     f"layout candidate '{d.candidate}' changed the model's output; this is a bug in ai3.layouts"
                 )
             built[d.candidate] = model
-    seconds = time_alternately(built, sample_input, repeats)
+    rounds = min(TIMING_ROUNDS, max(repeats, 1))
+    calls = {label: functools.partial(m, sample_input) for label, m in built.items()}
+    seconds = time_alternately(calls, rounds, per_block=-(-max(repeats, 1) // rounds))
     model = built[min(seconds, key=seconds.get)]
     model.layout_decision.seconds = seconds
     return model

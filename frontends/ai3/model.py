@@ -494,13 +494,13 @@ def _fastest_layout(
     conversions a layout plan adds or saves, so the model is built under
     each plan and whole forward passes are timed (layouts.fastest). The
     caller's recorder (ai3.plan's) gets what the kept model's build saw;
-    each candidate records into its own."""
-    recordings: dict[int, Any] = {}
+    each candidate records into its own, by (layout plan, selectors)."""
+    recordings: dict[tuple[Any, int], Any] = {}
 
     def build_one(candidate_specs: list[LayerSpec], out: int, selectors: Any, **kwargs: Any) -> Model:
         seen = None if recorder is None else type(recorder)()
         built = build(candidate_specs, out, selectors, recorder=seen, **kwargs)
-        recordings[id(built)] = seen
+        recordings[(kwargs.get("layout_plan"), id(selectors))] = seen
         return built
 
     kwargs = dict(dtype=dtype, layout=layout, sample_input_shape=tuple(sample_input_shape), device=device)
@@ -526,21 +526,16 @@ def _fastest_layout(
         tuning.cache_store(key, tuning.TuneResult(model.layout_decision.candidate, measured))
     # Graph fusion is the other whole-model choice per-layer timing cannot see.
     layouts.choose_fusion(model, key, sample_input_shape, dtype)
-    seen = recordings.get(id(model))
-    if recorder is not None and seen is not None:
-        timed = seen
-        if model.layout_decision.conv2d:
-            # The kept build ran "default"'s convs; the plan still shows what
-            # "auto" measured per layer (from the cache: nothing is timed).
-            timed = type(recorder)()
-            build(
-                layouts.copy_specs(specs),
-                output,
-                algos,
-                recorder=timed,
-                layout_plan=model.layout_decision.plan,
-                **kwargs,
-            )
+    if recorder is not None:
+        d = model.layout_decision
+        seen = recordings[(d.plan, id(alternatives[d.conv2d] if d.conv2d else algos))]
+        # Where the kept build ran "default"'s convs, the plan still shows
+        # what "auto" measured per layer: the per-layer build of that plan
+        # recorded it, or, for a cached choice, builds it now (its layers
+        # from the cache: nothing is timed).
+        if (d.plan, id(algos)) not in recordings:
+            build_one(layouts.copy_specs(specs), output, algos, layout_plan=d.plan, **kwargs)
+        timed = recordings[(d.plan, id(algos))]
         recorder.tuned.extend(timed.tuned)
         recorder.selected.extend(seen.selected)
     return model

@@ -381,8 +381,8 @@ def test_auto_keeps_default_conv_algorithms_where_they_run_the_model_faster(tmp_
             return ["gemm"] * len(candidates)
         return select(op, selector, candidates, **kwargs)
 
-    def default_is_faster(models, x, repeats=10, warmup=2):
-        return {label: 1e-3 if label.endswith(", conv2d default") else 2e-3 for label in models}
+    def default_is_faster(calls, *args, **kwargs):
+        return {label: 1e-3 if label.endswith(", conv2d default") else 2e-3 for label in calls}
 
     monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
     monkeypatch.setattr(layouts, "time_alternately", default_is_faster)
