@@ -23,10 +23,17 @@
 //     y = Aᵀ M A + bias, tiles clipped at the right/bottom edges (OpenMP)
 // Both transforms take a block of tiles at once, one vector register of T
 // per matrix element (tile axis = lanes), so V and M are read and written a
-// whole register at a time; only gathering the input tiles and scattering
-// the output tiles is done per tile. Padding (any, asymmetric included) is
-// read as zeros while gathering; both layouts are indexed through
-// ImageStridesOf.
+// whole register at a time. Gathering the input tiles and scattering the
+// output tiles is done per tile, element by element, except in NHWC with
+// channel counts that fill whole vectors: there a pixel's channels are
+// contiguous, so each pixel of L tiles is one vector of L channels, and L
+// such vectors transposed in registers (Transposer) are L channels' vectors
+// of tiles (and back for the output). That took resnet50's 3x3 layers in
+// NHWC from 0.87-0.92 to 0.71-0.75 ms (128 channels at 28x28) and from
+// 1.03-1.10 to 0.62-0.64 ms (256 at 14x14), batch 1, inside the model, on
+// the 2-core EPYC (64 at 56x56: 0.82-0.89 before, 0.89-0.94 after). Padding
+// (any, asymmetric included) is read as zeros while gathering; both layouts
+// are indexed through ImageStridesOf.
 //
 // The workspace holds V and M for one chunk: 36 * (C + K) * chunk_tiles
 // elements, the chunk sized to about kChunkBudgetBytes (at least
@@ -40,6 +47,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "core/buffer.h"
 #include "core/math/gemm.h"
@@ -85,6 +93,44 @@ struct Lanes {
     return v;
   }
   static void Store(T* p, const V& v) { std::memcpy(p, &v, sizeof(V)); }
+};
+
+// r[i][j] becomes r[j][i]: L vectors of L lanes transposed in registers, in
+// log2(L) stages; stage H swaps bit H of the row with bit H of the lane
+// (two-vector shuffles with constant masks). The NHWC paths use it to turn
+// a pixel's channels (contiguous there) into a channel's tiles (the lanes
+// of V and M) and back.
+template <typename T>
+struct Transposer {
+  using V = typename Lanes<T>::V;
+  static constexpr int64_t kN = Lanes<T>::kN;
+
+  // Lane j of the new row i (bit H of i clear) and of row i + H.
+  template <int64_t H, size_t... J>
+  __attribute__((always_inline)) static V Low(V a, V b,
+                                              std::index_sequence<J...>) {
+    return __builtin_shufflevector(a, b, ((J & H) ? kN + J - H : J)...);
+  }
+  template <int64_t H, size_t... J>
+  __attribute__((always_inline)) static V High(V a, V b,
+                                               std::index_sequence<J...>) {
+    return __builtin_shufflevector(a, b, ((J & H) ? kN + J : J + H)...);
+  }
+
+  template <int64_t H = 1>
+  __attribute__((always_inline)) static void Run(V* r) {
+    if constexpr (H < kN) {
+      constexpr auto lanes = std::make_index_sequence<kN>();
+#pragma GCC unroll 16
+      for (int64_t i = 0; i < kN; ++i) {
+        if (i & H) continue;
+        const V a = r[i], b = r[i + H];
+        r[i] = Low<H>(a, b, lanes);
+        r[i + H] = High<H>(a, b, lanes);
+      }
+      Run<H * 2>(r);
+    }
+  }
 };
 
 // o[i * os] = (Bᵀ d)[i] for the 6-vector d[i * s] (lanes: separate tiles).
@@ -187,7 +233,6 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   template <typename T>
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
-    using V = typename Lanes<T>::V;
     constexpr int64_t L = Lanes<T>::kN;
     const Tiling tiling = TilingOf(g, sizeof(T));
     const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
@@ -196,7 +241,6 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     const T* b = bias<T>();
     T* v = static_cast<T*>(workspace);
     T* m = v + kPos * g.c * tiling.chunk;
-    const bool use_gemm = g.groups == 1 || g.cg * g.kg >= 64;
     const auto act = attrs_.activation.As<T>();
 
     for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
@@ -205,55 +249,28 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       const int64_t blocks = ntp / L;
 
       // V[pos][c][t] = Bᵀ d B, L tiles at a time. Lanes past the last tile
-      // transform zeros, so every row of V is fully written.
+      // transform zeros, so every row of V is fully written. In NHWC a
+      // pixel's channels are contiguous: L channels of L tiles are loaded a
+      // pixel at a time and transposed, instead of gathered lane by lane.
+      const Chunk chunk{t0, nt, ntp};
+      if (g.layout == Layout::kNHWC && g.c % L == 0) {
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t c = 0; c < g.c; ++c) {
-        for (int64_t blk = 0; blk < blocks; ++blk) {
-          const int64_t t = blk * L;
-          alignas(32) T d[kPos * L];  // [i][j][lane]
-          TileOrigin o = OriginOf(tiling, t0 + t);
-          for (int64_t l = 0; l < L; Advance(tiling, o), ++l) {
-            if (t + l >= nt) {
-              for (int64_t e = 0; e < kPos; ++e) d[e * L + l] = T(0);
-              continue;
-            }
-            const int64_t row0 = o.oh0 - g.ph, col0 = o.ow0 - g.pw;
-            // The part of the 6x6 tile inside the image; the rest is padding.
-            const int64_t i0 = std::max<int64_t>(0, -row0);
-            const int64_t i1 = std::min<int64_t>(kTile, g.h - row0);
-            const int64_t j0 = std::max<int64_t>(0, -col0);
-            const int64_t j1 = std::min<int64_t>(kTile, g.w - col0);
-            if (i0 > 0 || i1 < kTile || j0 > 0 || j1 < kTile) {
-              for (int64_t e = 0; e < kPos; ++e) d[e * L + l] = T(0);
-            }
-            // Offsets stay integers: row0/col0 may be negative, and a
-            // pointer before the tensor would be undefined even unread.
-            const T* xc = x + o.n * xs.n + c * xs.c;
-            for (int64_t i = i0; i < i1; ++i) {
-              const int64_t row = (row0 + i) * xs.h + col0 * xs.w;
-              for (int64_t j = j0; j < j1; ++j) {
-                d[(i * kTile + j) * L + l] = xc[row + j * xs.w];
-              }
-            }
+        for (int64_t c = 0; c < g.c; c += L) {
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            InputNhwc(g, tiling, chunk, xs, x, c, blk * L, v);
           }
-          V dv[kPos], tmp[kPos];  // d, then Bᵀ d: [i][j]
-          for (int64_t e = 0; e < kPos; ++e) dv[e] = Lanes<T>::Load(d + e * L);
-          for (int64_t j = 0; j < kTile; ++j) {
-            BtTransform<T>(dv + j, kTile, tmp + j, kTile);
-          }
-          // Row i of (Bᵀ d) B holds positions i*6 .. i*6+5.
-          for (int64_t i = 0; i < kTile; ++i) {
-            V o[kTile];
-            BtTransform<T>(tmp + i * kTile, 1, o, 1);
-            for (int64_t j = 0; j < kTile; ++j) {
-              Lanes<T>::Store(v + ((i * kTile + j) * g.c + c) * ntp + t, o[j]);
-            }
+        }
+      } else {
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int64_t c = 0; c < g.c; ++c) {
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            InputChannel(g, tiling, chunk, xs, x, c, blk * L, v);
           }
         }
       }
 
       // M[pos][k][t] = U[pos][group] x V[pos][group].
-      if (use_gemm) {
+      if (g.groups == 1 || g.cg * g.kg >= 64) {
         // One product after another, each threaded by BLIS. Side by side
         // (an OpenMP loop over the products, each Gemm then on its own
         // thread) measured 6-20% faster at batch 1 (1x512x7x7: 2.7 vs 3.3
@@ -261,8 +278,12 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
         // one-thread OpenMP region in every call, and libgomp mallocs a team
         // for each (//core:model_alloc_test: 288 allocations a forward, the
         // AI3_ALLOC_TRACE stacks ending in GOMP_parallel under bli_gemm_ex).
-        // A register-blocked product of our own (6x16 block, U unpacked)
-        // side by side was allocation free but no faster than this.
+        // A register-blocked product of our own over U packed once (12
+        // output channels x 32 tiles at AVX-512, one parallel loop over
+        // every position's blocks) was allocation free and up to 16% faster
+        // with few tiles (1x256x14x14: 0.48 against 0.57 ms), but 35-40%
+        // slower with many at 64 channels (1x64x56x56 0.94 against 0.70,
+        // 10x64x112x112 43 against 31 ms) on the 2-core EPYC, so BLIS stays.
         for (int64_t p = 0; p < kPos; ++p) {
           for (int64_t grp = 0; grp < g.groups; ++grp) {
             Gemm<T>(false, false, g.kg, nt, g.cg, T(1),
@@ -292,42 +313,21 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       }
 
       // y = Aᵀ M A + bias, L tiles at a time, clipped to the output. Lanes
-      // past nt read M's padding (never written by the GEMM) and are dropped.
+      // past nt read M's padding (not written by the plain loop) and are
+      // dropped. In NHWC L channels are transposed back to pixels and
+      // stored a pixel at a time.
+      if (g.layout == Layout::kNHWC && g.k % L == 0) {
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int64_t k = 0; k < g.k; ++k) {
-        for (int64_t blk = 0; blk < blocks; ++blk) {
-          const int64_t t = blk * L;
-          const int64_t ps = g.k * ntp;  // from one position to the next
-          const T* mk = m + k * ntp + t;
-          V mv[kPos], tmp[kOut * kTile];  // M, then Aᵀ M: [i][j]
-          for (int64_t p = 0; p < kPos; ++p)
-            mv[p] = Lanes<T>::Load(mk + p * ps);
-          for (int64_t j = 0; j < kTile; ++j) {
-            AtTransform<T>(mv + j, kTile, tmp + j, kTile);
+        for (int64_t k = 0; k < g.k; k += L) {
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            OutputNhwc(g, tiling, chunk, ys, m, b, act, k, blk * L, y);
           }
-          alignas(32) T out[kOut * kOut * L];  // [i][j][lane]
-          for (int64_t i = 0; i < kOut; ++i) {
-            V o[kOut];
-            AtTransform<T>(tmp + i * kTile, 1, o, 1);
-            for (int64_t j = 0; j < kOut; ++j) {
-              Lanes<T>::Store(out + (i * kOut + j) * L, o[j]);
-            }
-          }
-          const T bk = b ? b[k] : T(0);
-          for (int64_t e = 0; e < kOut * kOut * L; ++e) out[e] += bk;
-          ApplyActivation(act, out, kOut * kOut * L);  // vectorised
-          const int64_t lanes = std::min(L, nt - t);
-          TileOrigin o = OriginOf(tiling, t0 + t);
-          for (int64_t l = 0; l < lanes; Advance(tiling, o), ++l) {
-            const int64_t rows = std::min(kOut, g.oh - o.oh0);
-            const int64_t cols = std::min(kOut, g.ow - o.ow0);
-            T* yk = y + o.n * ys.n + k * ys.c;
-            for (int64_t i = 0; i < rows; ++i) {
-              T* row = yk + (o.oh0 + i) * ys.h + o.ow0 * ys.w;
-              for (int64_t j = 0; j < cols; ++j) {
-                row[j * ys.w] = out[(i * kOut + j) * L + l];
-              }
-            }
+        }
+      } else {
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int64_t k = 0; k < g.k; ++k) {
+          for (int64_t blk = 0; blk < blocks; ++blk) {
+            OutputChannel(g, tiling, chunk, ys, m, b, act, k, blk * L, y);
           }
         }
       }
@@ -335,6 +335,214 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   }
 
  private:
+  // The tiles of one chunk: from tile `first`, `count` tiles, V's and M's
+  // rows `stride` long.
+  struct Chunk {
+    int64_t first, count, stride;
+  };
+
+  // Where lane l's 6x6 input tile lies: its image and top-left corner
+  // (offsets from x, which may be negative) and the rows i0..i1, columns
+  // j0..j1 of it inside the image; the rest is padding. Lanes past the
+  // chunk's tiles are all padding.
+  struct LaneTile {
+    int64_t offset;
+    int64_t i0, i1, j0, j1;
+  };
+  template <int64_t L>
+  static void LaneTiles(const Conv2dGeometry& g, const Tiling& tiling,
+                        const Chunk& chunk, const ImageStrides& xs, int64_t t,
+                        LaneTile* lanes) {
+    TileOrigin o = OriginOf(tiling, chunk.first + t);
+    for (int64_t l = 0; l < L; Advance(tiling, o), ++l) {
+      if (t + l >= chunk.count) {
+        lanes[l] = {0, 0, 0, 0, 0};
+        continue;
+      }
+      const int64_t row0 = o.oh0 - g.ph, col0 = o.ow0 - g.pw;
+      // Offsets stay integers: row0/col0 may be negative, and a pointer
+      // before the tensor would be undefined even unread.
+      lanes[l] = {
+          o.n * xs.n + row0 * xs.h + col0 * xs.w, std::max<int64_t>(0, -row0),
+          std::min<int64_t>(kTile, g.h - row0), std::max<int64_t>(0, -col0),
+          std::min<int64_t>(kTile, g.w - col0)};
+    }
+  }
+
+  // BtTransform / AtTransform as function objects: a lambda's own type
+  // lets Transform2d inline them (a function pointer might stay a call).
+  template <typename T, typename V>
+  static auto Bt() {
+    return [](const V* d, int64_t s, V* o, int64_t os) {
+      BtTransform<T>(d, s, o, os);
+    };
+  }
+  template <typename T, typename V>
+  static auto At() {
+    return [](const V* m, int64_t s, V* o, int64_t os) {
+      AtTransform<T>(m, s, o, os);
+    };
+  }
+
+  // Xᵀ d X of the 6x6 vectors d ([i][j]) for a 1-D transform `apply` of
+  // 6-vectors to kN-vectors (Bᵀ: kN = 6, Aᵀ: kN = 4): the columns, then
+  // the rows; element (i, j) of the result goes to emit(i, j, vector).
+  template <int64_t kN, typename V, typename Apply, typename Emit>
+  static void Transform2d(const V* d, Apply apply, Emit emit) {
+    V tmp[kN * kTile];  // Xᵀ d: [i][j]
+    for (int64_t j = 0; j < kTile; ++j) apply(d + j, kTile, tmp + j, kTile);
+    for (int64_t i = 0; i < kN; ++i) {
+      V o[kN];
+      apply(tmp + i * kTile, 1, o, 1);
+      for (int64_t j = 0; j < kN; ++j) emit(i, j, o[j]);
+    }
+  }
+
+  // V rows of channel c, tiles t.. t+L: Bᵀ d B of the 36 vectors d.
+  template <typename T, typename V = typename Lanes<T>::V>
+  static void StoreInputTransform(const V* d, int64_t pos_stride, T* vc) {
+    Transform2d<kTile>(d, Bt<T, V>(), [&](int64_t i, int64_t j, V o) {
+      Lanes<T>::Store(vc + (i * kTile + j) * pos_stride, o);
+    });
+  }
+
+  // Channel c of L tiles from t, gathered lane by lane (any layout).
+  template <typename T>
+  static void InputChannel(const Conv2dGeometry& g, const Tiling& tiling,
+                           const Chunk& chunk, const ImageStrides& xs,
+                           const T* x, int64_t c, int64_t t, T* v) {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    LaneTile lanes[L];
+    LaneTiles<L>(g, tiling, chunk, xs, t, lanes);
+    alignas(32) T d[kPos * L];  // [i][j][lane]
+    const T* xc = x + c * xs.c;
+    for (int64_t l = 0; l < L; ++l) {
+      const LaneTile& lt = lanes[l];
+      if (lt.i0 > 0 || lt.i1 < kTile || lt.j0 > 0 || lt.j1 < kTile) {
+        for (int64_t e = 0; e < kPos; ++e) d[e * L + l] = T(0);
+      }
+      for (int64_t i = lt.i0; i < lt.i1; ++i) {
+        for (int64_t j = lt.j0; j < lt.j1; ++j) {
+          d[(i * kTile + j) * L + l] = xc[lt.offset + i * xs.h + j * xs.w];
+        }
+      }
+    }
+    V dv[kPos];
+    for (int64_t e = 0; e < kPos; ++e) dv[e] = Lanes<T>::Load(d + e * L);
+    StoreInputTransform<T>(dv, g.c * chunk.stride, v + c * chunk.stride + t);
+  }
+
+  // Channels c .. c+L of L tiles from t, NHWC: per position, each lane's
+  // pixel gives a vector of L channels; transposed, a vector per channel.
+  template <typename T>
+  static void InputNhwc(const Conv2dGeometry& g, const Tiling& tiling,
+                        const Chunk& chunk, const ImageStrides& xs, const T* x,
+                        int64_t c, int64_t t, T* v) {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    LaneTile lanes[L];
+    LaneTiles<L>(g, tiling, chunk, xs, t, lanes);
+    V d[L][kPos];  // [channel][i][j], lanes: tiles
+    for (int64_t i = 0; i < kTile; ++i) {
+      for (int64_t j = 0; j < kTile; ++j) {
+        V r[L];  // [lane], lanes: channels
+        for (int64_t l = 0; l < L; ++l) {
+          const LaneTile& lt = lanes[l];
+          const bool inside =
+              i >= lt.i0 && i < lt.i1 && j >= lt.j0 && j < lt.j1;
+          r[l] = inside
+                     ? Lanes<T>::Load(x + lt.offset + i * xs.h + j * xs.w + c)
+                     : V{};
+        }
+        Transposer<T>::Run(r);
+        for (int64_t q = 0; q < L; ++q) d[q][i * kTile + j] = r[q];
+      }
+    }
+    for (int64_t q = 0; q < L; ++q) {
+      StoreInputTransform<T>(d[q], g.c * chunk.stride,
+                             v + (c + q) * chunk.stride + t);
+    }
+  }
+
+  // out[i][j][lane] = (Aᵀ M A)[i][j] + bias, activated, for output channel
+  // k's M rows (mk: tiles t.., ps from one position to the next).
+  template <typename T>
+  static void OutputTransform(const T* mk, int64_t ps, T bias_k,
+                              const Activation::Bounds<T>& act, T* out) {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    V mv[kPos];  // [i][j]
+    for (int64_t p = 0; p < kPos; ++p) mv[p] = Lanes<T>::Load(mk + p * ps);
+    Transform2d<kOut>(mv, At<T, V>(), [&](int64_t i, int64_t j, V o) {
+      Lanes<T>::Store(out + (i * kOut + j) * L, o + bias_k);
+    });
+    ApplyActivation(act, out, kOut * kOut * L);  // vectorised
+  }
+
+  // Output channel k of L tiles from t, scattered lane by lane (any layout).
+  template <typename T>
+  static void OutputChannel(const Conv2dGeometry& g, const Tiling& tiling,
+                            const Chunk& chunk, const ImageStrides& ys,
+                            const T* m, const T* b,
+                            const Activation::Bounds<T>& act, int64_t k,
+                            int64_t t, T* y) {
+    constexpr int64_t L = Lanes<T>::kN;
+    alignas(32) T out[kOut * kOut * L];  // [i][j][lane]
+    OutputTransform<T>(m + k * chunk.stride + t, g.k * chunk.stride,
+                       b ? b[k] : T(0), act, out);
+    const int64_t lanes = std::min(L, chunk.count - t);
+    TileOrigin o = OriginOf(tiling, chunk.first + t);
+    for (int64_t l = 0; l < lanes; Advance(tiling, o), ++l) {
+      const int64_t rows = std::min(kOut, g.oh - o.oh0);
+      const int64_t cols = std::min(kOut, g.ow - o.ow0);
+      T* yk = y + o.n * ys.n + k * ys.c;
+      for (int64_t i = 0; i < rows; ++i) {
+        T* row = yk + (o.oh0 + i) * ys.h + o.ow0 * ys.w;
+        for (int64_t j = 0; j < cols; ++j) {
+          row[j * ys.w] = out[(i * kOut + j) * L + l];
+        }
+      }
+    }
+  }
+
+  // Output channels k .. k+L of L tiles from t, NHWC: per output pixel, the
+  // L channels' vectors of tiles are transposed to a vector of channels
+  // per tile, stored whole.
+  template <typename T>
+  static void OutputNhwc(const Conv2dGeometry& g, const Tiling& tiling,
+                         const Chunk& chunk, const ImageStrides& ys, const T* m,
+                         const T* b, const Activation::Bounds<T>& act,
+                         int64_t k, int64_t t, T* y) {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    alignas(32) T out[L][kOut * kOut * L];  // [channel][i][j][lane]
+    for (int64_t q = 0; q < L; ++q) {
+      OutputTransform<T>(m + (k + q) * chunk.stride + t, g.k * chunk.stride,
+                         b ? b[k + q] : T(0), act, out[q]);
+    }
+    const int64_t lanes = std::min(L, chunk.count - t);
+    TileOrigin origins[L];
+    TileOrigin o = OriginOf(tiling, chunk.first + t);
+    for (int64_t l = 0; l < lanes; Advance(tiling, o), ++l) origins[l] = o;
+    for (int64_t i = 0; i < kOut; ++i) {
+      for (int64_t j = 0; j < kOut; ++j) {
+        V r[L];  // [channel], lanes: tiles
+        for (int64_t q = 0; q < L; ++q) {
+          r[q] = Lanes<T>::Load(out[q] + (i * kOut + j) * L);
+        }
+        Transposer<T>::Run(r);  // [lane], lanes: channels
+        for (int64_t l = 0; l < lanes; ++l) {
+          const TileOrigin& ol = origins[l];
+          if (ol.oh0 + i >= g.oh || ol.ow0 + j >= g.ow) continue;
+          Lanes<T>::Store(
+              y + ol.n * ys.n + (ol.oh0 + i) * ys.h + (ol.ow0 + j) * ys.w + k,
+              r[l]);
+        }
+      }
+    }
+  }
+
   // U[pos][group][kg][cg] = (G g Gᵀ)[pos], computed in double.
   template <typename T>
   void TransformWeights() {
