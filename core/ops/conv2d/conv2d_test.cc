@@ -227,6 +227,10 @@ int Main() {
       {2, 4, 1, 1, 5, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, true},
       {1, 3, 5, 5, 2, 3, 1, 1, 2, 1, 1, 0, 0, 1, 1, 1, true},
       {1, 16, 20, 20, 32, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2, true},
+      // Winograd in NHWC: whole vectors of input channels (read a pixel at
+      // a time and transposed) with output channels that fill no float
+      // vector (written per channel in float32, transposed in float64).
+      {2, 16, 9, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
       // Dilation with stride and asymmetric padding; cg*kh*kw = 216 spans
       // more than one depth block of a blocked GEMM.
       {1, 24, 11, 13, 10, 3, 3, 2, 2, 2, 1, 2, 0, 2, 2, 1, true},

@@ -241,6 +241,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     const T* b = bias<T>();
     T* v = static_cast<T*>(workspace);
     T* m = v + kPos * g.c * tiling.chunk;
+    const bool use_gemm = g.groups == 1 || g.cg * g.kg >= 64;
     const auto act = attrs_.activation.As<T>();
 
     for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
@@ -270,7 +271,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       }
 
       // M[pos][k][t] = U[pos][group] x V[pos][group].
-      if (g.groups == 1 || g.cg * g.kg >= 64) {
+      if (use_gemm) {
         // One product after another, each threaded by BLIS. Side by side
         // (an OpenMP loop over the products, each Gemm then on its own
         // thread) measured 6-20% faster at batch 1 (1x512x7x7: 2.7 vs 3.3
@@ -313,8 +314,8 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       }
 
       // y = Aᵀ M A + bias, L tiles at a time, clipped to the output. Lanes
-      // past nt read M's padding (not written by the plain loop) and are
-      // dropped. In NHWC L channels are transposed back to pixels and
+      // past nt read M's padding (never written by the GEMM) and are dropped.
+      // In NHWC L channels are transposed back to pixels and
       // stored a pixel at a time.
       if (g.layout == Layout::kNHWC && g.k % L == 0) {
 #pragma omp parallel for collapse(2) schedule(static)
@@ -369,26 +370,19 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     }
   }
 
-  // BtTransform / AtTransform as function objects: a lambda's own type
-  // lets Transform2d inline them (a function pointer might stay a call).
-  template <typename T, typename V>
-  static auto Bt() {
-    return [](const V* d, int64_t s, V* o, int64_t os) {
-      BtTransform<T>(d, s, o, os);
+  // Xᵀ d X of the 6x6 vectors d ([i][j]): X = B (kN = 6, the input
+  // transform) or A (kN = 4, the output's), the columns, then the rows;
+  // element (i, j) of the result goes to emit(i, j, vector).
+  template <int64_t kN, typename T, typename V, typename Emit>
+  static void Transform2d(const V* d, Emit emit) {
+    static_assert(kN == kTile || kN == kOut, "Bᵀ d B or Aᵀ d A");
+    const auto apply = [](const V* in, int64_t s, V* o, int64_t os) {
+      if constexpr (kN == kTile) {
+        BtTransform<T>(in, s, o, os);
+      } else {
+        AtTransform<T>(in, s, o, os);
+      }
     };
-  }
-  template <typename T, typename V>
-  static auto At() {
-    return [](const V* m, int64_t s, V* o, int64_t os) {
-      AtTransform<T>(m, s, o, os);
-    };
-  }
-
-  // Xᵀ d X of the 6x6 vectors d ([i][j]) for a 1-D transform `apply` of
-  // 6-vectors to kN-vectors (Bᵀ: kN = 6, Aᵀ: kN = 4): the columns, then
-  // the rows; element (i, j) of the result goes to emit(i, j, vector).
-  template <int64_t kN, typename V, typename Apply, typename Emit>
-  static void Transform2d(const V* d, Apply apply, Emit emit) {
     V tmp[kN * kTile];  // Xᵀ d: [i][j]
     for (int64_t j = 0; j < kTile; ++j) apply(d + j, kTile, tmp + j, kTile);
     for (int64_t i = 0; i < kN; ++i) {
@@ -401,7 +395,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   // V rows of channel c, tiles t.. t+L: Bᵀ d B of the 36 vectors d.
   template <typename T, typename V = typename Lanes<T>::V>
   static void StoreInputTransform(const V* d, int64_t pos_stride, T* vc) {
-    Transform2d<kTile>(d, Bt<T, V>(), [&](int64_t i, int64_t j, V o) {
+    Transform2d<kTile, T>(d, [&](int64_t i, int64_t j, V o) {
       Lanes<T>::Store(vc + (i * kTile + j) * pos_stride, o);
     });
   }
@@ -474,7 +468,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     constexpr int64_t L = Lanes<T>::kN;
     V mv[kPos];  // [i][j]
     for (int64_t p = 0; p < kPos; ++p) mv[p] = Lanes<T>::Load(mk + p * ps);
-    Transform2d<kOut>(mv, At<T, V>(), [&](int64_t i, int64_t j, V o) {
+    Transform2d<kOut, T>(mv, [&](int64_t i, int64_t j, V o) {
       Lanes<T>::Store(out + (i * kOut + j) * L, o + bias_k);
     });
     ApplyActivation(act, out, kOut * kOut * L);  // vectorised
