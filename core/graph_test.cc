@@ -280,6 +280,22 @@ void ConcatBlock() {
   std::vector<double> want_rows = bd;
   want_rows.insert(want_rows.end(), bd.begin(), bd.end());
   CheckClose(by, want_rows, tag + " axis 0");
+
+  // A big concat along the last axis (NHWC channels at batch > 1: the
+  // threads share out whole rows, each copying every input of its rows).
+  Model pixels;
+  pixels.AddConcat({Model::kInput, Model::kInput}, -1, "cat_pixels");
+  std::vector<T> py(2 * bx.size());
+  pixels.Forward(Tensor{bx.data(), dtype, big},
+                 Tensor{py.data(), dtype, {3, 64, 40, 80}});
+  std::vector<double> want_pixels;
+  for (int64_t row = 0; row < 3 * 64 * 40; ++row) {
+    for (int rep = 0; rep < 2; ++rep) {
+      want_pixels.insert(want_pixels.end(), bd.begin() + row * 40,
+                         bd.begin() + (row + 1) * 40);
+    }
+  }
+  CheckClose(py, want_pixels, tag + " axis -1, threaded");
 }
 
 // Zero-copy concat (graph.h): at batch 1 in NCHW a channel slice is one

@@ -106,9 +106,20 @@ struct MaxPoolLoops {
         rows[r - r0] = x + n * g.xs.n + (hstart + r) * g.xs.h;
       }
       T* yrow = y + n * g.ys.n + oh * g.ys.h;
-      // One channel block (a vector, or a scalar lane) along the row.
-      auto walk = [&](auto lane, int64_t k) {
+      // kVecs adjacent channel blocks (vectors, or one scalar lane) along
+      // the row, together, so that a walk uses whole 64-byte lines of the
+      // window's rows. One vector per walk read each line once per vector
+      // in it, the rows having left L1 by the next walk (64 channels: 3
+      // rows of 112 pixels, 86 KB). ResNet's stem pool, 3x3 / 2 over
+      // 8x112x112x64 on the 2-core EPYC: 1.68 ms before, 0.85-1.18 after
+      // (PyTorch channels-last 1.5-2.6, ONNX Runtime in NCHW 2.3-3.4).
+      auto walk = [&](auto lane, auto vecs, int64_t k) {
         using L = decltype(lane);
+        constexpr int kVecs = decltype(vecs)::value;
+        constexpr int64_t kStep = std::is_same_v<L, T> ? 1 : Vec::kLanes;
+        struct Columns {
+          L v[kVecs];
+        };
         auto load = [&](const T* p) {
           if constexpr (std::is_same_v<L, T>) {
             return *p;
@@ -118,43 +129,58 @@ struct MaxPoolLoops {
         };
         const L none = op.template Init<L>();
         auto column = [&](int64_t w) {
-          L m = none;
+          Columns m;
+          for (int i = 0; i < kVecs; ++i) m.v[i] = none;
           if (w < 0 || w >= g.w) return m;
           for (int64_t r = 0; r < row_count; ++r) {
-            m = op.Combine(m, load(rows[r] + w * g.xs.w + k));
+            const T* p = rows[r] + w * g.xs.w + k;
+            for (int i = 0; i < kVecs; ++i) {
+              m.v[i] = op.Combine(m.v[i], load(p + i * kStep));
+            }
           }
           return m;
         };
-        auto store = [&](int64_t ow, L v) {
-          if constexpr (std::is_same_v<L, T>) {
-            yrow[ow * g.ys.w + k] = v;
-          } else {
-            Vec::Store(yrow + ow * g.ys.w + k, v);
+        auto store = [&](int64_t ow, const Columns& a, const Columns& b,
+                         const Columns& c) {
+          T* p = yrow + ow * g.ys.w + k;
+          for (int i = 0; i < kVecs; ++i) {
+            const L v = op.Combine(op.Combine(a.v[i], b.v[i]), c.v[i]);
+            if constexpr (std::is_same_v<L, T>) {
+              p[i] = v;
+            } else {
+              Vec::Store(p + i * kStep, v);
+            }
           }
         };
         const int64_t w0 = -g.pl;  // window ow covers w0 + ow * sw + {0,1,2}
         if (g.sw == 1) {
-          L a = column(w0), b = column(w0 + 1);
+          Columns a = column(w0), b = column(w0 + 1);
           for (int64_t ow = 0; ow < g.ow; ++ow) {
-            const L c = column(w0 + ow + 2);
-            store(ow, op.Combine(op.Combine(a, b), c));
+            const Columns c = column(w0 + ow + 2);
+            store(ow, a, b, c);
             a = b;
             b = c;
           }
         } else {
-          L a = column(w0);
+          Columns a = column(w0);
           for (int64_t ow = 0; ow < g.ow; ++ow) {
-            const L b = column(w0 + 2 * ow + 1), c = column(w0 + 2 * ow + 2);
-            store(ow, op.Combine(op.Combine(a, b), c));
+            const Columns b = column(w0 + 2 * ow + 1),
+                          c = column(w0 + 2 * ow + 2);
+            store(ow, a, b, c);
             a = c;
           }
         }
       };
+      using One = std::integral_constant<int, 1>;
+      using Four = std::integral_constant<int, 4>;
       int64_t k = 0;
-      for (; k + Vec::kLanes <= g.c; k += Vec::kLanes) {
-        walk(typename Vec::V{}, k);
+      for (; k + 4 * Vec::kLanes <= g.c; k += 4 * Vec::kLanes) {
+        walk(typename Vec::V{}, Four{}, k);
       }
-      for (; k < g.c; ++k) walk(T{}, k);
+      for (; k + Vec::kLanes <= g.c; k += Vec::kLanes) {
+        walk(typename Vec::V{}, One{}, k);
+      }
+      for (; k < g.c; ++k) walk(T{}, One{}, k);
     });
   }
 
