@@ -141,8 +141,18 @@ def ai3_breakdown(model: Any, x: Any, conv_kinds: dict[str, str], repeats: int =
     their op; the time outside every node is its own line."""
     p = model.profile(x, repeats=repeats)
     b = Breakdown("ai3.Model.profile (per-node clock)", p.forward_seconds)
-    for n in p.nodes:
-        kind = conv_kinds.get(n.name, n.op) if n.op == "conv2d" else n.op
+    kinds = [conv_kinds.get(n.name, n.op) if n.op == "conv2d" else n.op for n in p.nodes]
+    # A depthwise conv fused into the pointwise conv before it (core/graph.h)
+    # runs inside that node, which is labelled with both kinds.
+    inside = set()
+    for i, n in enumerate(p.nodes):
+        into = model._core.fused_into(i)
+        if n.op == "conv2d" and into >= 0 and p.nodes[into].op == "conv2d":
+            kinds[into] = f"{kinds[into]} + {kinds[i]}"
+            inside.add(i)
+    for i, (n, kind) in enumerate(zip(p.nodes, kinds)):
+        if i in inside:
+            continue
         _add(b.by_kind, kind, n.seconds)
         b.nodes.append((n.name, kind, n.algorithm, n.seconds))
     b.by_kind["(outside the nodes)"] = p.outside_seconds

@@ -13,6 +13,8 @@
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/batchnorm2d/scale_shift_kernel.h"
 #include "core/ops/concat/concat.h"
+#include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/pointwise_depthwise.h"
 #include "core/parallel.h"
 
 namespace ai3 {
@@ -407,6 +409,23 @@ std::vector<Shape> Model::OutputShapes(const std::vector<Shape>& inputs,
 
 // ---- Planning ---------------------------------------------------------------
 
+Model::NodeReaders Model::ReadersOf(const std::vector<bool>& live,
+                                    const std::vector<int>& root) const {
+  const int count = static_cast<int>(nodes_.size());
+  NodeReaders r{std::vector<int>(count, 0), std::vector<int>(count, -1),
+                std::vector<int>(count, 0)};
+  for (int i = 0; i < count; ++i) {
+    if (!live[i]) continue;
+    ++r.group_size[root[i]];
+    for (int input : nodes_[i].inputs) {
+      if (input < 0) continue;
+      ++r.count[input];
+      r.last[input] = i;
+    }
+  }
+  return r;
+}
+
 std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
                                    const std::vector<Shape>& shapes,
                                    const std::vector<char>& is_output,
@@ -421,17 +440,11 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   plan->placed_in.assign(count, -1);
   plan->in_place.assign(count, {});
   plan->concat_map.assign(count, nullptr);
+  plan->pointwise_depthwise.assign(count, {});
   if (!enabled) return root;
-  // How often each node is read by the live nodes, and by which (the last).
-  std::vector<int> readers(count, 0), reader(count, -1);
-  for (int i = 0; i < count; ++i) {
-    if (!live[i]) continue;
-    for (int input : nodes_[i].inputs) {
-      if (input < 0) continue;
-      ++readers[input];
-      reader[input] = i;
-    }
-  }
+  const NodeReaders node_readers = ReadersOf(live, root);
+  const std::vector<int>& readers = node_readers.count;
+  const std::vector<int>& reader = node_readers.last;
   // Only the core's own kernels: a user's "custom" add or relu keeps its
   // node (nobody promises what it computes).
   auto direct_layer = [&](int node, const char* op) {
@@ -472,7 +485,51 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   }
   PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
   FoldConcatBatchNorm(live, shapes, is_output, &root, plan);
+  FusePointwiseDepthwise(live, shapes, is_output, &root, plan);
   return root;
+}
+
+void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
+                                   const std::vector<Shape>& shapes,
+                                   const std::vector<char>& is_output,
+                                   std::vector<int>* root, Plan* plan) const {
+  const PointwiseDepthwiseMaker make = PointwiseDepthwiseFusion();
+  if (make == nullptr) return;
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int>& r = *root;
+  const NodeReaders readers = ReadersOf(live, r);
+  // A one-input conv2d layer running "guess" on the CPU, or null.
+  auto guess_conv = [&](int node) -> const Layer<Conv2dAttrs>* {
+    const Node& n = nodes_[node];
+    if (n.kind != Kind::kLayer || n.inputs.size() != 1 ||
+        n.layer->algorithm() != "guess" || n.layer->device() != Device::kCPU) {
+      return nullptr;
+    }
+    return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
+  };
+  for (int i = 0; i < count; ++i) {
+    // The pointwise node's result is only the depthwise node's input: in no
+    // other node's buffer and no output.
+    if (!live[i] || is_output[i] || readers.count[i] != 1 || r[i] != i ||
+        readers.group_size[i] != 1 || plan->fused_into[i] >= 0) {
+      continue;
+    }
+    const Layer<Conv2dAttrs>* pointwise = guess_conv(i);
+    const int u = readers.last[i];
+    const Layer<Conv2dAttrs>* depthwise = pointwise ? guess_conv(u) : nullptr;
+    if (depthwise == nullptr || plan->fused_into[u] >= 0) continue;
+    std::unique_ptr<PointwiseDepthwise> fused =
+        make(pointwise->attrs(), pointwise->weights(), depthwise->attrs(),
+             depthwise->weights(), shapes[ShapeIndex(nodes_[i].inputs[0])]);
+    if (!fused) continue;
+    // Nothing writes the pointwise node's result. Its node joins the
+    // depthwise node's buffer group, which the fused kernel writes, so that
+    // buffer is held from the fused node's run on (MakePlan sizes groups
+    // by the results that are written).
+    r[i] = r[u];
+    plan->fused_into[u] = i;
+    plan->pointwise_depthwise[i] = {std::move(fused), u};
+  }
 }
 
 void Model::FoldConcatBatchNorm(const std::vector<bool>& live,
@@ -481,17 +538,10 @@ void Model::FoldConcatBatchNorm(const std::vector<bool>& live,
                                 std::vector<int>* root, Plan* plan) const {
   const int count = static_cast<int>(nodes_.size());
   std::vector<int>& r = *root;
-  std::vector<int> readers(count, 0), reader(count, -1);
-  std::vector<int> group_size(count, 0);
-  for (int i = 0; i < count; ++i) {
-    if (!live[i]) continue;
-    ++group_size[r[i]];
-    for (int input : nodes_[i].inputs) {
-      if (input < 0) continue;
-      ++readers[input];
-      reader[input] = i;
-    }
-  }
+  const NodeReaders node_readers = ReadersOf(live, r);
+  const std::vector<int>& readers = node_readers.count;
+  const std::vector<int>& reader = node_readers.last;
+  const std::vector<int>& group_size = node_readers.group_size;
   for (int i = 0; i < count; ++i) {
     const Node& n = nodes_[i];
     if (!live[i] || n.kind != Kind::kConcat || is_output[i] ||
@@ -665,10 +715,14 @@ void Model::MakePlan(const Tensor* inputs) {
     if (!live[i]) continue;
     const int g = root[i];
     group_last_use[g] = std::max(group_last_use[g], last_use[i]);
-    group_bytes[g] = std::max(
-        group_bytes[g],
-        (static_cast<size_t>(plan.offset[i]) + NumElements(shapes[i])) *
-            SizeOf(dtypes[i]));
+    // A pointwise node fused with its depthwise reader writes only the
+    // depthwise node's result (FusePointwiseDepthwise).
+    if (!plan.pointwise_depthwise[i].kernel) {
+      group_bytes[g] = std::max(
+          group_bytes[g],
+          (static_cast<size_t>(plan.offset[i]) + NumElements(shapes[i])) *
+              SizeOf(dtypes[i]));
+    }
     if (group_first[g] < 0) group_first[g] = i;
   }
   const int out_root = root[out];
@@ -983,6 +1037,10 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
   const Node& n = nodes_[i];
   const Tensor& y = plan_.tensors[i];
   const bool f64 = y.dtype == DType::kFloat64;  // add and concat: float only
+  if (const Plan::FusedDepthwise& f = plan_.pointwise_depthwise[i]; f.kernel) {
+    f.kernel->Run(in(n.inputs[0]), plan_.tensors[f.depthwise]);
+    return;
+  }
   if (plan_.accumulate[i] != kNotFused) {  // in place over its input's result
     const Tensor& r = in(plan_.accumulate[i]);
     const bool relu = plan_.fused_relu[i] != 0;

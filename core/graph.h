@@ -59,6 +59,15 @@
 // concat's hold both). A concat whose buffer other nodes share (zero-copy
 // placements) keeps its layer.
 //
+// Pointwise -> depthwise (the same switch): a 1x1 conv2d whose only reader
+// is a 3x3 depthwise conv2d, both running "guess" in NHWC float32
+// (MobileNetV2's expand and depthwise), runs as one oneDNN convolution with
+// a depthwise post-op where oneDNN has a fused kernel for the shape (at
+// batch 8 on the large maps; core/ops/conv2d/guess.cc), so the expanded
+// tensor never reaches memory. The pointwise node runs the pair and writes
+// the depthwise node's result; the depthwise node does not run (its
+// NodeSeconds stay 0, FusedInto names the pointwise node).
+//
 // Several inputs and outputs (SetInputCount, SetOutputs): input k is the
 // node id InputId(k) = -1 - k (kInput is input 0); each has its own dtype,
 // all share one device. The first output writes straight into the caller's
@@ -91,7 +100,8 @@
 
 namespace ai3 {
 
-class ScaleShiftMap;  // core/ops/batchnorm2d/scale_shift_kernel.h
+class ScaleShiftMap;       // core/ops/batchnorm2d/scale_shift_kernel.h
+class PointwiseDepthwise;  // core/ops/conv2d/pointwise_depthwise.h
 
 class Model {
  public:
@@ -254,12 +264,29 @@ class Model {
     // Per concat node: the map of the batchnorm2d folded into it (null
     // when none), which it applies as it copies.
     std::vector<std::shared_ptr<const ScaleShiftMap>> concat_map;
+    // Per pointwise conv2d node fused with the depthwise conv2d reading it
+    // (null kernel when not): the fused pair, which writes the depthwise
+    // node's result, and that node.
+    struct FusedDepthwise {
+      std::shared_ptr<PointwiseDepthwise> kernel;
+      int depthwise = -1;
+    };
+    std::vector<FusedDepthwise> pointwise_depthwise;
     // The nodes whose result is the caller's output buffer (the output and
     // the nodes writing in place into it), set per call.
     std::vector<int> output_group;
   };
   // Not a node id nor a model input id (-1 - k), which accumulate may hold.
   static constexpr int kNotFused = INT32_MIN;
+
+  // Per node: how many live nodes read its result and the last that does;
+  // per group root (`root` maps each live node to its group's): how many
+  // live nodes the group has.
+  struct NodeReaders {
+    std::vector<int> count, last, group_size;
+  };
+  NodeReaders ReadersOf(const std::vector<bool>& live,
+                        const std::vector<int>& root) const;
 
   // The fusion of the plan for these shapes (none unless `enabled`): per
   // live node, the node whose buffer it writes (itself when not fused); and
@@ -279,6 +306,15 @@ class Model {
                            const std::vector<Shape>& shapes,
                            const std::vector<char>& is_output,
                            std::vector<int>* root, Plan* plan) const;
+
+  // The pointwise -> depthwise part: runs each 1x1 conv2d whose only
+  // reader is a 3x3 depthwise conv2d as one fused kernel with it where the
+  // registered maker takes the pair (core/ops/conv2d/pointwise_depthwise.h),
+  // updating `root` and the plan's fused_into / pointwise_depthwise.
+  void FusePointwiseDepthwise(const std::vector<bool>& live,
+                              const std::vector<Shape>& shapes,
+                              const std::vector<char>& is_output,
+                              std::vector<int>* root, Plan* plan) const;
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;

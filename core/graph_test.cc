@@ -6,6 +6,7 @@
 // (-> ReLU) folded into one pass.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <string>
@@ -408,6 +409,107 @@ void ZeroCopyConcat() {
   Check(last == 4, tag + ": node ids");
 }
 
+// Pointwise -> depthwise (graph.h): a 1x1 conv2d whose only reader is a
+// 3x3 depthwise conv2d, both "guess" in NHWC float32, against the same
+// layers with fusion off. MobileNetV2 shapes where oneDNN fuses the pair
+// (batch 8 on the large maps) and where it declines (batch 1), strides 1
+// and 2, an odd map, with and without biases, ReLU6 and HardSwish. Either
+// way the result is the unfused one; a fused depthwise node names the
+// pointwise node in FusedInto. A pointwise result that is also a model
+// output is never fused.
+void PointwiseDepthwiseBlock() {
+  struct Case {
+    int64_t n, c, e, hw, stride;
+    bool pw_bias, dw_bias;
+    Activation activation;
+  };
+  const Activation relu6 = Activation::Clamp(0, 6);
+  const Activation hardswish = Activation::Function(ActivationFn::kHardSwish);
+  const std::vector<Case> cases = {
+      {8, 16, 96, 112, 2, true, true, relu6},
+      {8, 24, 144, 56, 1, false, true, hardswish},
+      {8, 24, 144, 56, 2, true, false, relu6},
+      {2, 24, 40, 15, 2, true, true, relu6},
+      {1, 24, 144, 56, 1, true, true, Activation{}},
+  };
+  int fused = 0;
+  for (const Case& k : cases) {
+    const std::string tag = "pointwise -> depthwise " + std::to_string(k.n) +
+                            "x" + std::to_string(k.hw) + " " +
+                            std::to_string(k.c) + "->" + std::to_string(k.e) +
+                            " stride " + std::to_string(k.stride);
+    auto make = [&](const std::string& name, Conv2dAttrs a, Shape shape,
+                    std::vector<float>* weight, std::vector<float>* bias,
+                    uint32_t seed) {
+      a.dtype = DType::kFloat32;
+      a.layout = Layout::kNHWC;
+      a.activation = k.activation;
+      *weight =
+          testing::Cast<float>(testing::RandomVector(NumElements(shape), seed));
+      *bias =
+          testing::Cast<float>(testing::RandomVector(a.out_channels, seed + 1));
+      std::vector<Tensor> params = {Tensor{weight->data(), a.dtype, shape}};
+      if (a.has_bias) {
+        params.push_back(Tensor{bias->data(), a.dtype, {a.out_channels}});
+      }
+      return std::make_shared<Layer<Conv2dAttrs>>(name, a, params, "guess");
+    };
+    Conv2dAttrs pa;
+    pa.in_channels = k.c;
+    pa.out_channels = k.e;
+    pa.has_bias = k.pw_bias;
+    Conv2dAttrs da;
+    da.in_channels = da.out_channels = da.groups = k.e;
+    da.kernel_h = da.kernel_w = 3;
+    da.stride_h = da.stride_w = k.stride;
+    da.pad_top = da.pad_bottom = da.pad_left = da.pad_right = 1;
+    da.has_bias = k.dw_bias;
+    std::vector<float> pw_weight, pw_bias, dw_weight, dw_bias;
+    auto pointwise =
+        make("expand", pa, {k.e, k.c, 1, 1}, &pw_weight, &pw_bias, 61);
+    auto depthwise =
+        make("depthwise", da, {k.e, 1, 3, 3}, &dw_weight, &dw_bias, 67);
+    const Shape in_shape = {k.n, k.hw, k.hw, k.c};
+    auto x =
+        testing::Cast<float>(testing::RandomVector(NumElements(in_shape), 71));
+    const Tensor input{x.data(), DType::kFloat32, in_shape, {}, Layout::kNHWC};
+    Model plain, model, both;
+    for (Model* m : {&plain, &model, &both}) {
+      const int a = m->AddLayer(pointwise, Model::kInput);
+      const int b = m->AddLayer(depthwise, a);
+      if (m == &both) m->SetOutputs({b, a});
+    }
+    plain.SetFusion(false);
+    const Shape out_shape = model.OutputShape(in_shape, DType::kFloat32);
+    std::vector<float> want(NumElements(out_shape)), got(want.size());
+    plain.Forward(
+        input,
+        Tensor{want.data(), DType::kFloat32, out_shape, {}, Layout::kNHWC});
+    for (int call = 0; call < 2; ++call) {
+      model.Forward(
+          input,
+          Tensor{got.data(), DType::kFloat32, out_shape, {}, Layout::kNHWC});
+      CheckClose(got, std::vector<double>(want.begin(), want.end()),
+                 tag + (call ? ", second call" : ""));
+    }
+    const int into = model.FusedInto(1);
+    Check(into == 0 || into == -1, tag + ": FusedInto " + std::to_string(into));
+    fused += into == 0;
+
+    const Shape mid_shape = {k.n, k.hw, k.hw, k.e};
+    std::vector<float> got_b(want.size()), got_a(NumElements(mid_shape));
+    both.Forward(
+        {input},
+        {Tensor{got_b.data(), DType::kFloat32, out_shape, {}, Layout::kNHWC},
+         Tensor{got_a.data(), DType::kFloat32, mid_shape, {}, Layout::kNHWC}});
+    CheckClose(got_b, std::vector<double>(want.begin(), want.end()),
+               tag + ", both outputs");
+    Check(both.FusedInto(1) == -1, tag + ": an output pointwise was fused");
+  }
+  std::printf("pointwise -> depthwise: oneDNN fused %d of %zu pairs\n", fused,
+              cases.size());
+}
+
 // NHWC concat -> batchnorm2d with a fused ReLU, the batchnorm folded into
 // the concat's copy, and a residual add over its result (fused in place, so
 // the add, the batchnorm and the concat share one buffer):
@@ -633,6 +735,7 @@ int Main() {
   ZeroCopyConcat<double>();
   ConcatBatchNorm<float>();
   ConcatBatchNorm<double>();
+  PointwiseDepthwiseBlock();
   ReuseAndPruning();
   ErrorCases();
   return testing::Summary("graph");
