@@ -22,6 +22,7 @@ import torchvision
 import ai3
 import ai3.onnx
 import ai3.onnx.graph
+from ai3.onnx import session
 
 ALL_OPS = ("conv2d", "linear", "relu", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten")
 
@@ -564,8 +565,14 @@ def test_partition_splits_around_an_unsupported_op():
     assert [(n.domain, n.op_type) for n in model.graph.node] == [("ai3", "Layer"), ("", "Shrink"), ("ai3", "Layer")]
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
     ref = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
+    session.clear_cache()
+    held = ai3.onnx.InferenceSession(model)  # its regions' models stay cached while it lives
+    y = held.run(None, {"x": x})[0]
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+    # Each region's ai3.Model is built for the region's input shape, as
+    # swap_backend's is for its sample shape (what lets "auto" time the
+    # whole-model layout and fusion candidates).
+    assert sorted(m.sample_input_shape for m in session._cache.values()) == [(1, 3, 8, 8), (1, 4, 8, 8)]
     with pytest.raises(ai3.InvalidSelector):
         ai3.onnx.partition(original, lambda node: "gemm")
 
