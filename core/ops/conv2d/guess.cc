@@ -166,6 +166,19 @@ void AppendActivation(const Activation& a, dnnl::post_ops* ops) {
   }
 }
 
+// A copy of the float32 tensor at `data` (layout `from`) in layout `to`,
+// owned by the returned memory: weights reordered once, when a primitive
+// is planned.
+memory Reordered(const dnnl::engine& engine, dnnl::stream& stream,
+                 const memory::desc& from, const memory::desc& to,
+                 const void* data) {
+  memory user(from, engine, const_cast<void*>(data));
+  memory copy(to, engine);
+  dnnl::reorder(user, copy).execute(stream, user, copy);
+  stream.wait();
+  return copy;
+}
+
 class GuessKernel : public Conv2dKernelBase<GuessKernel> {
  public:
   GuessKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
@@ -379,15 +392,10 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   void ReorderWeights(const memory::desc& want) const {
     if (weights_ && weights_.get_desc() == want) return;
     weights_ = memory();
-    memory user(user_weights_md_, engine_, const_cast<float*>(weight<float>()));
-    if (want == user_weights_md_) {
-      weights_ = user;
-      return;
-    }
-    memory reordered(want, engine_);
-    dnnl::reorder(user, reordered).execute(stream_, user, reordered);
-    stream_.wait();
-    weights_ = reordered;
+    const float* w = weight<float>();
+    weights_ = want == user_weights_md_
+                   ? memory(user_weights_md_, engine_, const_cast<float*>(w))
+                   : Reordered(engine_, stream_, user_weights_md_, want, w);
   }
 
   // Points the plan's workspace memories into `workspace`.
@@ -514,13 +522,14 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
       return false;
     }
     conv_ = dnnl::convolution_forward(pd);
-    weights_ = Reordered(memory::desc({e, c, 1, 1}, f32, tag::oihw),
-                         pd.weights_desc(), pw_weights[0].data);
-    dw_weights_ =
-        Reordered(memory::desc({e, 1, 1, 3, 3}, f32, tag::goihw),
-                  pd.query_md(dnnl::query::exec_arg_md,
-                              DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS),
-                  dw_weights[0].data);
+    weights_ =
+        Reordered(engine_, stream_, memory::desc({e, c, 1, 1}, f32, tag::oihw),
+                  pd.weights_desc(), pw_weights[0].data);
+    dw_weights_ = Reordered(
+        engine_, stream_, memory::desc({e, 1, 1, 3, 3}, f32, tag::goihw),
+        pd.query_md(dnnl::query::exec_arg_md,
+                    DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS),
+        dw_weights[0].data);
     bias_ = Bias(pw, pw_weights);
     dw_bias_ = Bias(dw, dw_weights);
     workspace_ = Buffer(pd.scratchpad_desc().get_size());
@@ -546,17 +555,6 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
         a.has_bias ? static_cast<const float*>(weights[1].data) : nullptr;
     for (int64_t k = 0; k < a.out_channels; ++k) out[k] = in ? in[k] : 0.f;
     return bias;
-  }
-
-  // A copy of the float32 tensor at `data` (layout `from`) in layout `to`,
-  // owned by the returned memory.
-  memory Reordered(const memory::desc& from, const memory::desc& to,
-                   const void* data) {
-    memory user(from, engine_, const_cast<void*>(data));
-    memory copy(to, engine_);
-    dnnl::reorder(user, copy).execute(stream_, user, copy);
-    stream_.wait();
-    return copy;
   }
 
   dnnl::engine engine_;
