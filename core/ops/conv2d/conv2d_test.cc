@@ -231,6 +231,12 @@ int Main() {
       // a time and transposed) with output channels that fill no float
       // vector (written per channel in float32, transposed in float64).
       {2, 16, 9, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      // Winograd with channels in the lanes (NHWC, whole vectors of input
+      // and output channels): 27 tiles across three images, so a task of
+      // 24 and a last one of 3 (a partial register block), 24 output
+      // channels (in float32 a block of two vectors and one of one),
+      // asymmetric padding.
+      {3, 16, 10, 11, 24, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 1, true},
       // Dilation with stride and asymmetric padding; cg*kh*kw = 216 spans
       // more than one depth block of a blocked GEMM.
       {1, 24, 11, 13, 10, 3, 3, 2, 2, 2, 1, 2, 0, 2, 2, 1, true},

@@ -21,15 +21,27 @@
 //     M[pos][k][tile] = U[pos] (kg x cg) x V[pos] (cg x tiles), per group
 //                       (ai3::Gemm; a plain loop for tiny grouped matrices)
 //     y = Aᵀ M A + bias, tiles clipped at the right/bottom edges (OpenMP)
+// NHWC, ungrouped, with whole vectors of input and output channels (every
+// 3x3 layer of the torchvision CNNs once the layout pass moves it) runs
+// another way, with channels in the lanes instead of tiles: see
+// RunChannelsInLanes. Its product is a register-blocked kernel of ours fused
+// with the output transform, so M never reaches memory, and nothing is
+// transposed. Measured in one process against the path below (2-core EPYC,
+// float32, batch 1 / batch 8, ms inside a model): 64 ch at 56x56 0.41 /
+// 3.9 against 0.58 / 6.9; 128 at 28x28 0.41 / 3.5 against 0.58 / 4.7; 256
+// at 14x14 0.54 / 4.4 against 0.77 / 5.9 (oneDNN's guess: 0.98, 0.96, 0.93
+// at batch 1).
+//
 // Both transforms take a block of tiles at once, one vector register of T
 // per matrix element (tile axis = lanes), so V and M are read and written a
 // whole register at a time. Gathering the input tiles and scattering the
 // output tiles is done per tile, element by element, except in NHWC with
-// channel counts that fill whole vectors: there a pixel's channels are
-// contiguous, so each pixel of L tiles is one vector of L channels, and L
-// such vectors transposed in registers (Transposer) are L channels' vectors
-// of tiles (and back for the output). That took resnet50's 3x3 layers in
-// NHWC from 0.87-0.92 to 0.71-0.75 ms (128 channels at 28x28) and from
+// channel counts that fill whole vectors (grouped convs, since the
+// ungrouped ones run with channels in the lanes): there a pixel's channels
+// are contiguous, so each pixel of L tiles is one vector of L channels, and
+// L such vectors transposed in registers (Transposer) are L channels'
+// vectors of tiles (and back for the output). That took resnet50's 3x3 layers
+// in NHWC from 0.87-0.92 to 0.71-0.75 ms (128 channels at 28x28) and from
 // 1.03-1.10 to 0.62-0.64 ms (256 at 14x14), batch 1, inside the model, on
 // the 2-core EPYC (64 at 56x56: 0.82-0.89 before, 0.89-0.94 after). Padding
 // (any, asymmetric included) is read as zeros while gathering; both layouts
@@ -44,10 +56,13 @@
 // float32 (the transforms have entries up to 8 and the 1/6, 1/24 of G are not
 // exact in binary); the errors stay within the test's 1e-4 relative bound.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
+
+#include <immintrin.h>
 
 #include "core/buffer.h"
 #include "core/math/gemm.h"
@@ -157,6 +172,89 @@ inline void AtTransform(const V* m, int64_t s, V* o, int64_t os) {
   o[3 * os] = m1 - m2 + T(8) * (m3 - m4) + m5;
 }
 
+// The register operations of the channels-in-lanes product (below) as
+// intrinsics: GCC contracts a * b + c of vector extensions into an FMA only
+// under -ffp-contract=fast, which ISO C++ mode (-std=c++17) turns off.
+template <typename T>
+struct Simd;
+template <>
+struct Simd<float> {
+  using R = __m256;
+  static R Zero() { return _mm256_setzero_ps(); }
+  static R Load(const float* p) { return _mm256_loadu_ps(p); }
+  static void Store(float* p, R v) { _mm256_storeu_ps(p, v); }
+  static R Splat(float v) { return _mm256_set1_ps(v); }
+  static R Fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
+};
+template <>
+struct Simd<double> {
+  using R = __m256d;
+  static R Zero() { return _mm256_setzero_pd(); }
+  static R Load(const double* p) { return _mm256_loadu_pd(p); }
+  static void Store(double* p, R v) { _mm256_storeu_pd(p, v); }
+  static R Splat(double v) { return _mm256_set1_pd(v); }
+  static R Fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
+};
+
+// The channels-in-lanes product's register block: kRows tiles x
+// kColVecs vectors of output channels, 12 accumulators beside the 2
+// weight vectors and a broadcast tile value in AVX2's 16 registers.
+constexpr int64_t kRows = 6;
+constexpr int64_t kColVecs = 2;
+// The tiles of one task of the channels-in-lanes path, kRows at a time:
+// each block of U it reads serves all of them. Measured against 12, 18, 36
+// and 48 on the 2-core EPYC (64 to 256 channels, batch 1 and 8): 18 and up
+// within a few percent of each other, 6 and 12 up to 25% slower at 256
+// channels.
+constexpr int64_t kTaskTiles = 4 * kRows;
+static_assert(kTaskTiles % kRows == 0, "a task is whole register blocks");
+
+// c[i][0 .. NV*L) = sum over q < depth of a[i * lda + q] * b[q * ldb ..],
+// for the R rows (tiles) of a and NV vectors of b's row (output channels).
+template <typename T, int R, int NV>
+void TileProduct(const T* a, int64_t lda, const T* b, int64_t ldb,
+                 int64_t depth, T* c, int64_t ldc) {
+  using S = Simd<T>;
+  constexpr int64_t L = 32 / sizeof(T);
+  typename S::R acc[R][NV];
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) acc[i][j] = S::Zero();
+  for (int64_t q = 0; q < depth; ++q) {
+    typename S::R bv[NV];
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) bv[j] = S::Load(b + q * ldb + j * L);
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i) {
+      const typename S::R av = S::Splat(a[i * lda + q]);
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) acc[i][j] = S::Fma(av, bv[j], acc[i][j]);
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV; ++j) S::Store(c + i * ldc + j * L, acc[i][j]);
+}
+
+// TileProduct for r rows (1 .. kRows) and nv vectors (1 .. kColVecs).
+template <typename T>
+using TileProductFn = void (*)(const T*, int64_t, const T*, int64_t, int64_t,
+                               T*, int64_t);
+template <typename T, size_t... I>
+constexpr std::array<TileProductFn<T>, kRows * kColVecs> TileProducts(
+    std::index_sequence<I...>) {
+  return {&TileProduct<T, static_cast<int>(I / kColVecs) + 1,
+                       static_cast<int>(I % kColVecs) + 1>...};
+}
+template <typename T>
+TileProductFn<T> TileProductFor(int64_t r, int64_t nv) {
+  static constexpr auto kTable =
+      TileProducts<T>(std::make_index_sequence<kRows * kColVecs>());
+  return kTable[(r - 1) * kColVecs + (nv - 1)];
+}
+
 int64_t RoundUp(int64_t v, int64_t multiple) {
   return (v + multiple - 1) / multiple * multiple;
 }
@@ -211,10 +309,37 @@ Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
   return t;
 }
 
+// The channels-in-lanes path keeps V only ([tile][pos][c]; the product's
+// results stay in a small per-task block), so its chunk is V's alone.
+constexpr size_t kLanesChunkBudgetBytes = size_t{2} << 20;
+
+Tiling LanesTilingOf(const Conv2dGeometry& g, size_t elem_size) {
+  Tiling t;
+  t.th = (g.oh + kOut - 1) / kOut;
+  t.tw = (g.ow + kOut - 1) / kOut;
+  t.total = g.n * t.th * t.tw;
+  const int64_t per_tile = kPos * g.c * static_cast<int64_t>(elem_size);
+  const int64_t most = std::min(
+      t.total, std::max<int64_t>(kTaskTiles,
+                                 static_cast<int64_t>(kLanesChunkBudgetBytes) /
+                                     std::max<int64_t>(per_tile, 1)));
+  const int64_t chunks = most == 0 ? 0 : (t.total + most - 1) / most;
+  t.chunk = chunks == 0 ? 0 : (t.total + chunks - 1) / chunks;
+  return t;
+}
+
 class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
  public:
   WinogradKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
+    // NHWC with whole vectors of input and output channels, ungrouped: a
+    // pixel's channels are one vector, so the transforms and the product
+    // run with channels in the lanes (RunChannelsInLanes) and nothing is
+    // transposed.
+    const int64_t lanes = 32 / static_cast<int64_t>(SizeOf(attrs.dtype));
+    channels_in_lanes_ = attrs.layout == Layout::kNHWC && attrs.groups == 1 &&
+                         attrs.in_channels % lanes == 0 &&
+                         attrs.out_channels % lanes == 0;
     if (attrs.dtype == DType::kFloat64) {
       TransformWeights<double>();
     } else {
@@ -226,6 +351,10 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
     const size_t elem = SizeOf(attrs_.dtype);
+    if (channels_in_lanes_) {
+      return static_cast<size_t>(kPos * g.c * LanesTilingOf(g, elem).chunk) *
+             elem;
+    }
     const Tiling t = TilingOf(g, elem);
     return static_cast<size_t>(kPos * (g.c + g.k) * t.chunk) * elem;
   }
@@ -233,6 +362,10 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   template <typename T>
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
+    if (channels_in_lanes_) {
+      RunChannelsInLanes(g, x, y, static_cast<T*>(workspace));
+      return;
+    }
     constexpr int64_t L = Lanes<T>::kN;
     const Tiling tiling = TilingOf(g, sizeof(T));
     const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
@@ -537,6 +670,131 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     }
   }
 
+  // NHWC, channels in the lanes, per chunk of tiles:
+  //   V[tile][pos][c] = Bᵀ d B, a vector of channels at a time (OpenMP
+  //     over tiles);
+  //   per task (a block of kTaskTiles tiles x kColVecs vectors of output
+  //     channels; OpenMP over tasks): the 36 positions' products
+  //     M[pos][tile][k] = V[tile][pos][:] U[pos][:][k] in registers
+  //     (TileProduct) into a block on the stack, then y = Aᵀ M A + bias,
+  //     activated, a vector of channels per output pixel.
+  // M never leaves the task, and the tasks of a thread share a block of U
+  // (its static schedule walks tiles fastest).
+  template <typename T>
+  void RunChannelsInLanes(const Conv2dGeometry& g, const T* x, T* y,
+                          T* v) const {
+    constexpr int64_t L = Lanes<T>::kN;
+    constexpr int64_t kColWidth = kColVecs * L;
+    const Tiling tiling = LanesTilingOf(g, sizeof(T));
+    const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
+    const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
+    const T* u = u_.as<const T>();
+    const T* b = bias<T>();
+    const auto act = attrs_.activation.As<T>();
+    const int64_t col_blocks = (g.k + kColWidth - 1) / kColWidth;
+#pragma omp parallel
+    for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
+      const int64_t nt = std::min(tiling.chunk, tiling.total - t0);
+#pragma omp for schedule(static)
+      for (int64_t t = 0; t < nt; ++t) {
+        InputTileLanes(g, tiling, xs, x, t0 + t, v + t * kPos * g.c);
+      }
+      const int64_t tile_blocks = (nt + kTaskTiles - 1) / kTaskTiles;
+#pragma omp for collapse(2) schedule(static)
+      for (int64_t cb = 0; cb < col_blocks; ++cb) {
+        for (int64_t tb = 0; tb < tile_blocks; ++tb) {
+          ProductOutputLanes(g, tiling, ys, u, b, act, v, t0, nt,
+                             tb * kTaskTiles, cb * kColWidth, y);
+        }
+      }
+    }
+  }
+
+  // V[t][pos][:] of tile `tile` (numbered across the batch; vt: its row of
+  // V), a vector of channels at a time.
+  template <typename T>
+  static void InputTileLanes(const Conv2dGeometry& g, const Tiling& tiling,
+                             const ImageStrides& xs, const T* x, int64_t tile,
+                             T* vt) {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    const TileOrigin o = OriginOf(tiling, tile);
+    const int64_t row0 = o.oh0 - g.ph, col0 = o.ow0 - g.pw;
+    const int64_t i0 = std::max<int64_t>(0, -row0);
+    const int64_t i1 = std::min<int64_t>(kTile, g.h - row0);
+    const int64_t j0 = std::max<int64_t>(0, -col0);
+    const int64_t j1 = std::min<int64_t>(kTile, g.w - col0);
+    // Offsets stay integers: row0/col0 may be negative.
+    const int64_t origin = o.n * xs.n + row0 * xs.h + col0 * xs.w;
+    for (int64_t c = 0; c < g.c; c += L) {
+      V d[kPos];  // [i][j], lanes: channels
+      for (int64_t i = 0; i < kTile; ++i) {
+        for (int64_t j = 0; j < kTile; ++j) {
+          d[i * kTile + j] =
+              i >= i0 && i < i1 && j >= j0 && j < j1
+                  ? Lanes<T>::Load(x + origin + i * xs.h + j * xs.w + c)
+                  : V{};
+        }
+      }
+      Transform2d<kTile, T>(d, [&](int64_t i, int64_t j, V r) {
+        Lanes<T>::Store(vt + (i * kTile + j) * g.c + c, r);
+      });
+    }
+  }
+
+  // Tiles first .. first + kTaskTiles of the chunk (from tile t0, nt
+  // tiles) x output channels k0 .. k0 + kColWidth: the products of the 36
+  // positions, then the output transform of each tile and vector.
+  template <typename T>
+  void ProductOutputLanes(const Conv2dGeometry& g, const Tiling& tiling,
+                          const ImageStrides& ys, const T* u, const T* b,
+                          const Activation::Bounds<T>& act, const T* v,
+                          int64_t t0, int64_t nt, int64_t first, int64_t k0,
+                          T* y) const {
+    using V = typename Lanes<T>::V;
+    constexpr int64_t L = Lanes<T>::kN;
+    constexpr int64_t kColWidth = kColVecs * L;
+    const int64_t tiles = std::min(kTaskTiles, nt - first);
+    const int64_t nv = std::min<int64_t>(kColVecs, (g.k - k0) / L);
+    const int64_t col_blocks = (g.k + kColWidth - 1) / kColWidth;
+    // M[pos][tile][k] of the task.
+    alignas(64) T m[kPos * kTaskTiles * kColWidth];
+    for (int64_t p = 0; p < kPos; ++p) {
+      for (int64_t r = 0; r < tiles; r += kRows) {
+        const int64_t rows = std::min(kRows, tiles - r);
+        TileProductFor<T>(rows, nv)(
+            v + ((first + r) * kPos + p) * g.c, kPos * g.c,
+            u + (p * col_blocks + k0 / kColWidth) * g.c * kColWidth, kColWidth,
+            g.c, m + (p * kTaskTiles + r) * kColWidth, kColWidth);
+      }
+    }
+    for (int64_t r = 0; r < tiles; ++r) {
+      const TileOrigin o = OriginOf(tiling, t0 + first + r);
+      const int64_t rows = std::min(kOut, g.oh - o.oh0);
+      const int64_t cols = std::min(kOut, g.ow - o.ow0);
+      for (int64_t j = 0; j < nv; ++j) {
+        const int64_t k = k0 + j * L;
+        V mv[kPos];
+        for (int64_t p = 0; p < kPos; ++p) {
+          mv[p] = Lanes<T>::Load(m + (p * kTaskTiles + r) * kColWidth + j * L);
+        }
+        const V bias_k = b ? Lanes<T>::Load(b + k) : V{};
+        alignas(32) T out[kOut * kOut * L];  // [i][j][channel]
+        Transform2d<kOut, T>(mv, [&](int64_t i, int64_t jj, V o) {
+          Lanes<T>::Store(out + (i * kOut + jj) * L, o + bias_k);
+        });
+        ApplyActivation(act, out, kOut * kOut * L);
+        for (int64_t i = 0; i < rows; ++i) {
+          T* row = y + o.n * ys.n + (o.oh0 + i) * ys.h + o.ow0 * ys.w + k;
+          for (int64_t jj = 0; jj < cols; ++jj) {
+            std::memcpy(row + jj * ys.w, out + (i * kOut + jj) * L,
+                        L * sizeof(T));
+          }
+        }
+      }
+    }
+  }
+
   // U[pos][group][kg][cg] = (G g Gᵀ)[pos], computed in double.
   template <typename T>
   void TransformWeights() {
@@ -544,9 +802,18 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     const int64_t cg = attrs_.in_channels_per_group();
     const int64_t kg = attrs_.out_channels_per_group();
     const int64_t groups = attrs_.groups;
-    u_ = Buffer(static_cast<size_t>(kPos * k_total * cg) * sizeof(T));
+    // The channels-in-lanes product reads U a block of kColVecs vectors of
+    // output channels at a time: each block's rows are stored together
+    // (U[pos][block][c][kColWidth], zeros past the last channel), so the
+    // product streams it front to back.
+    const int64_t width = kColVecs * (32 / static_cast<int64_t>(sizeof(T)));
+    const int64_t blocks = (k_total + width - 1) / width;
+    const size_t count = static_cast<size_t>(
+        channels_in_lanes_ ? kPos * blocks * width * cg : kPos * k_total * cg);
+    u_ = Buffer(count * sizeof(T));
     const T* w = weight<T>();
     T* u = u_.as<T>();
+    std::fill(u, u + count, T(0));
 #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t k = 0; k < k_total; ++k) {
       for (int64_t c = 0; c < cg; ++c) {
@@ -565,14 +832,20 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
             double acc = 0;
             for (int s = 0; s < 3; ++s) acc += gg[a][s] * kG[bcol][s];
             const int64_t p = a * 6 + bcol;
-            u[((p * groups + grp) * kg + k % kg) * cg + c] =
-                static_cast<T>(acc);
+            // U[pos][block][c][k % width] for the channels-in-lanes product,
+            // else U[pos][group][kg][cg].
+            const int64_t at =
+                channels_in_lanes_
+                    ? ((p * blocks + k / width) * cg + c) * width + k % width
+                    : ((p * groups + grp) * kg + k % kg) * cg + c;
+            u[at] = static_cast<T>(acc);
           }
         }
       }
     }
   }
 
+  bool channels_in_lanes_ = false;
   Buffer u_;
 };
 
