@@ -26,7 +26,8 @@ run.
 
 Which plan runs is `plan`:
   "default" (None): the convolutions whose algorithm was measured faster
-           in the alternative layout (FASTER_IN: guess and direct, in NHWC)
+           in the alternative layout (FASTER_IN: guess, direct and
+           winograd with whole vectors of channels, in NHWC)
            run there, if that needs conversions at the model's ends only;
   "keep":  every layer in the model's layout (the framework's order);
   "convs": every convolution whose algorithm takes the alternative layout
@@ -84,7 +85,25 @@ PLANS = (DEFAULT, KEEP, CONVS)
 #   128->32 3x3 @28            0.87   1.02  0.78     1.71      1.04   1.09   1.16
 # direct and guess are faster in NHWC on every one; kn2row on 1x1 convs
 # only, the others nowhere, so they stay unless the plan is "convs".
-FASTER_IN = {"guess": "NHWC", "direct": "NHWC"}
+# winograd too where NHWC runs it with channels in the lanes (ungrouped,
+# channels in whole float32 vectors; see _faster_in). 2-core EPYC, one
+# process, NHWC / NCHW, batch 1: 64->64 3x3 @56 0.53, 128->128 @28 0.50,
+# 256->256 @14 0.75, 128->32 @28 0.32, 96->96 @35 0.57, 32->128 @27 0.43;
+# 64->64 @56 at batch 8 0.55.
+FASTER_IN = {"guess": "NHWC", "direct": "NHWC", "winograd": "NHWC"}
+
+
+def _faster_in(spec: LayerSpec, algorithm: str) -> str | None:
+    """The layout where `algorithm` was measured faster for this conv
+    (FASTER_IN), if any. winograd's NHWC gain is its channels-in-lanes path
+    (core/ops/conv2d/winograd.cc), which takes ungrouped convs whose input
+    and output channels fill whole vectors of 8."""
+    if algorithm == "winograd":
+        shape = np.shape(spec.weights.get("weight"))  # (out, in / groups, kh, kw)
+        if len(shape) != 4 or int(spec.attrs.get("groups", 1)) != 1 or shape[0] % 8 or shape[1] % 8:
+            return None
+    return FASTER_IN.get(algorithm)
+
 
 # Memory order of the alternative layout, as indices into the model's:
 # alt_tensor.shape[d] == model_tensor.shape[PERMS[layout][d]].
@@ -331,7 +350,8 @@ def choose(
         eligible = {
             i: name
             for i, name in chosen.items()
-            if specs[i].op == "conv2d" and FASTER_IN.get(_runs_there(specs[i], name, dtype, alt, make_layer)) == alt
+            if specs[i].op == "conv2d"
+            and _faster_in(specs[i], _runs_there(specs[i], name, dtype, alt, make_layer)) == alt
         }
     elif _auto_convs(algos):
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}

@@ -245,6 +245,18 @@ def test_default_plan_moves_only_convs_measured_faster_there() -> None:
     assert not _permutes(_build(module.double(), shape, None, dtype=np.float64))
 
 
+def test_default_plan_moves_winograd_where_channels_fill_vectors() -> None:
+    """winograd counts as faster in NHWC only where it runs there with
+    channels in the lanes (ungrouped, channels in whole vectors of 8): the
+    8-channel block moves whole; at 4 channels its winograd convs would stay
+    while the guess ones move, so the default plan keeps NCHW."""
+    names = ["winograd", "winograd", "guess", "guess"]  # conv1, conv2 (3x3 stride 1); conv3, down
+    shape = (1, 8, 9, 9)
+    module = ResBlock(8).eval()
+    assert _permutes(_build(module, shape, None, {"conv2d": names})) == _permutes(_build(module, shape, "convs"))
+    assert not _permutes(_build(ResBlock(4).eval(), (1, 4, 9, 9), None, {"conv2d": names}))
+
+
 def test_dynamic_batch() -> None:
     """Shapes with a symbolic batch (ONNX dynamic axes): the plan holds for
     every batch size."""

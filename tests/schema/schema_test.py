@@ -258,6 +258,7 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
         "smm",
         "implicit gemm",
         "winograd",
+        "winograd",
         "guess",
         "gemm",
         "implicit gemm",
@@ -295,7 +296,9 @@ def test_conv2d_default_follows_its_list(channels: int, stride: int, dtype: Any,
         (384, 384, 384, "NCHW", "smm"),  # wider NCHW depthwise: smm's one-channel block
         (32, 32, 32, "NHWC", "guess"),  # NHWC depthwise: oneDNN's
         (3, 64, 1, "NCHW", "implicit gemm"),  # an RGB first layer
-        (64, 64, 1, "NHWC", "guess"),  # winograd first on NCHW only
+        (64, 64, 1, "NHWC", "winograd"),  # NHWC winograd: channels in the lanes
+        (20, 64, 1, "NHWC", "guess"),  # channels that fill no float32 vector
+        (512, 512, 1, "NHWC", "guess"),  # U too big for NHWC winograd's rule
     ],
 )
 def test_conv2d_default_rules(cin: int, cout: int, groups: int, layout: str, want: str) -> None:

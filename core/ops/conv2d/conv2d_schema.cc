@@ -8,16 +8,28 @@ namespace {
 
 using A = Conv2dAttrs;
 
-// winograd F(4x4, 3x3) pays for its transforms only where the 36 position
-// products are big enough: at least 64 channels in and out per group.
-// (DenseNet's 3x3 convs, 128 -> 32, ran 1.7x slower in winograd than in
-// oneDNN's own choice; ResNet's 64 -> 64 ran 1.2x faster.) And only in NCHW:
-// on NHWC, oneDNN's convolution is faster (a 64 -> 64 3x3 conv at 56x56:
-// winograd 1.39 ms, guess 0.51 ms; winograd on NCHW 0.78 ms), which is what
-// lets the layout pass (ai3.layouts) move a network's convs to NHWC.
+// winograd F(4x4, 3x3) in NCHW pays for its transforms only where the 36
+// position products are big enough: at least 64 channels in and out per
+// group. (DenseNet's 3x3 convs, 128 -> 32, ran 1.7x slower in winograd than
+// in oneDNN's own choice; ResNet's 64 -> 64 ran 1.2x faster.)
 bool WideEnoughForWinograd(const A& a) {
   return a.layout == Layout::kNCHW && a.in_channels_per_group() >= 64 &&
          a.out_channels_per_group() >= 64;
+}
+
+// In NHWC, ungrouped, with whole vectors of channels, winograd runs with
+// channels in the lanes (winograd.cc) and beat oneDNN's convolution on
+// every 3x3 layer of the torchvision CNNs tried but the widest: in one
+// process, 2-core EPYC, batch 1, winograd / guess: 64 -> 64 at 56x56 0.39,
+// 128 -> 128 at 28 0.36, 256 -> 256 at 14 0.48, 128 -> 32 at 56/28/14/7
+// 0.46/0.50/0.73/0.76, 96 -> 96 at 35 0.38, 16 -> 64 at 55 0.58, 160 -> 320
+// at 7 0.56, batch 8 0.46-0.49; but 512 -> 512 at 7x7 1.76, where U (36
+// C K values, 38 MB) is read from memory for 4 tiles. Hence at most 256 x
+// 256 channels (9.4 MB of U). Multiples of 8 fill float32's vectors (and
+// float64's).
+bool ChannelsInLanesWinograd(const A& a) {
+  return a.layout == Layout::kNHWC && a.groups == 1 && a.in_channels % 8 == 0 &&
+         a.out_channels % 8 == 0 && a.in_channels * a.out_channels <= 256 * 256;
 }
 
 // smm for NCHW depthwise layers (one input and one output channel per
@@ -68,6 +80,10 @@ AI3_REGISTER_OP_SCHEMA(
                   {"winograd",
                    "NCHW, at least 64 channels in and out per group",
                    &WideEnoughForWinograd},
+                  {"winograd",
+                   "NHWC, ungrouped, channels in multiples of 8, at most "
+                   "256 x 256 of them",
+                   &ChannelsInLanesWinograd},
                   {"guess"},
                   {"gemm"},
                   {"implicit gemm"},
