@@ -4,7 +4,9 @@ ONNX Runtime.
 For the seed paper's single-convolution shapes (N, C, H, W) = (10,3,224,224),
 (10,64,112,112), (10,256,28,28), (10,512,14,14) and their batch-1 versions,
 a 3x3 convolution with padding 1 to max(C, 64) output channels, float32, on
-2 threads: the median time and GFLOP/s of each ai3 algorithm, of
+2 threads: the median time and GFLOP/s of each ai3 algorithm in NCHW and
+in NHWC (input and output in that order, as the layout pass runs a
+network's convs; no conversion timed), of
 torch.nn.functional.conv2d and of a one-Conv ONNX graph in ONNX Runtime, all
 in this one process, and the ratios to PyTorch and ORT (below 1: ai3 faster).
 
@@ -67,6 +69,7 @@ flags.DEFINE_bool("only_1x1", False, "Per-layer mode: time the 1x1 (pointwise, n
 
 SEED_SHAPES = [(3, 224, 224), (64, 112, 112), (256, 28, 28), (512, 14, 14)]
 TARGET_BATCH = 10  # issue 15's targets are for the seed's shapes at batch 10
+LAYOUTS = ("NCHW", "NHWC")
 ORT_RATIO_TARGET = 0.6
 CEILING_FRACTION_TARGET = 0.85
 
@@ -369,19 +372,26 @@ def main(argv: list[str]) -> None:
                 ],
             ]
             best_name, best_s = "-", math.inf
-            for algorithm in algorithms:
+            # Each algorithm in NCHW (the model's order), then in NHWC, the
+            # order the layout pass runs a network's convs in (converting at
+            # the network's ends only): input and output NHWC, no conversion
+            # timed. ORT's one-Conv graph pays its own NCHWc reorders.
+            x_nhwc = x.permute(0, 2, 3, 1).contiguous()
+            for algorithm, layout in ((a, lay) for a in algorithms for lay in LAYOUTS):
+                label = algorithm if layout == "NCHW" else f"{algorithm} ({layout})"
+                inputs, reference = (x, want) if layout == "NCHW" else (x_nhwc, want.permute(0, 2, 3, 1))
                 try:
-                    layer = ai3.layers.Conv2d(weight, bias, padding=1, algorithm=algorithm)
+                    layer = ai3.layers.Conv2d(weight, bias, padding=1, algorithm=algorithm, layout=layout)
                 except ai3.AlgorithmNotApplicable as e:
-                    rows.append([algorithm, "-", "-", "-", "-", "-", str(e).split(": ")[-1]])
+                    rows.append([label, "-", "-", "-", "-", "-", str(e).split(": ")[-1]])
                     continue
-                err = float(np.abs(layer(x).numpy() - want.numpy()).max())
-                seconds = timing.median_seconds(lambda: layer(x), FLAGS.reps)
+                err = float(np.abs(layer(inputs).numpy() - reference.numpy()).max())
+                seconds = timing.median_seconds(lambda: layer(inputs), FLAGS.reps)
                 if seconds < best_s:
-                    best_name, best_s = algorithm, seconds
+                    best_name, best_s = label, seconds
                 rows.append(
                     [
-                        algorithm,
+                        label,
                         f"{seconds * 1e3:.2f}",
                         f"{gflops(seconds):.1f}",
                         share(seconds),
