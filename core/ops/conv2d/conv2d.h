@@ -69,6 +69,14 @@ Conv2dGeometry GeometryOf(const Conv2dAttrs& attrs, const Shape& input_shape);
 std::string WhyNotUnitStrideDilation(const Conv2dAttrs& attrs,
                                      const std::string& who);
 
+// Whether winograd runs a layer with channels in the lanes (winograd.cc):
+// NHWC, ungrouped, input and output channels in whole vectors of `lanes`.
+// conv2d's "default" list (conv2d_schema.cc) prefers winograd there.
+inline bool WinogradChannelsInLanes(const Conv2dAttrs& attrs, int64_t lanes) {
+  return attrs.layout == Layout::kNHWC && attrs.groups == 1 &&
+         attrs.in_channels % lanes == 0 && attrs.out_channels % lanes == 0;
+}
+
 // The operands of one call that the packed CPU kernels (direct, implicit
 // gemm) share; each one's Problem adds its own. Filled by
 // Conv2dKernelBase::SetOperands.

@@ -28,8 +28,8 @@ bool WideEnoughForWinograd(const A& a) {
 // 256 channels (9.4 MB of U). Multiples of 8 fill float32's vectors (and
 // float64's).
 bool ChannelsInLanesWinograd(const A& a) {
-  return a.layout == Layout::kNHWC && a.groups == 1 && a.in_channels % 8 == 0 &&
-         a.out_channels % 8 == 0 && a.in_channels * a.out_channels <= 256 * 256;
+  return WinogradChannelsInLanes(a, 8) &&
+         a.in_channels * a.out_channels <= 256 * 256;
 }
 
 // smm for NCHW depthwise layers (one input and one output channel per

@@ -62,10 +62,9 @@
 #include <string>
 #include <utility>
 
-#include <immintrin.h>
-
 #include "core/buffer.h"
 #include "core/math/gemm.h"
+#include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
 
 namespace ai3 {
@@ -172,35 +171,15 @@ inline void AtTransform(const V* m, int64_t s, V* o, int64_t os) {
   o[3 * os] = m1 - m2 + T(8) * (m3 - m4) + m5;
 }
 
-// The register operations of the channels-in-lanes product (below) as
-// intrinsics: GCC contracts a * b + c of vector extensions into an FMA only
-// under -ffp-contract=fast, which ISO C++ mode (-std=c++17) turns off.
-template <typename T>
-struct Simd;
-template <>
-struct Simd<float> {
-  using R = __m256;
-  static R Zero() { return _mm256_setzero_ps(); }
-  static R Load(const float* p) { return _mm256_loadu_ps(p); }
-  static void Store(float* p, R v) { _mm256_storeu_ps(p, v); }
-  static R Splat(float v) { return _mm256_set1_ps(v); }
-  static R Fma(R a, R b, R c) { return _mm256_fmadd_ps(a, b, c); }
-};
-template <>
-struct Simd<double> {
-  using R = __m256d;
-  static R Zero() { return _mm256_setzero_pd(); }
-  static R Load(const double* p) { return _mm256_loadu_pd(p); }
-  static void Store(double* p, R v) { _mm256_storeu_pd(p, v); }
-  static R Splat(double v) { return _mm256_set1_pd(v); }
-  static R Fma(R a, R b, R c) { return _mm256_fmadd_pd(a, b, c); }
-};
-
 // The channels-in-lanes product's register block: kRows tiles x
 // kColVecs vectors of output channels, 12 accumulators beside the 2
 // weight vectors and a broadcast tile value in AVX2's 16 registers.
 constexpr int64_t kRows = 6;
 constexpr int64_t kColVecs = 2;
+// Output channels per block of that product (and of U's channels-in-lanes
+// order).
+template <typename T>
+constexpr int64_t kColWidth = kColVecs * Lanes<T>::kN;
 // The tiles of one task of the channels-in-lanes path, kRows at a time:
 // each block of U it reads serves all of them. Measured against 12, 18, 36
 // and 48 on the 2-core EPYC (64 to 256 channels, batch 1 and 8): 18 and up
@@ -214,28 +193,24 @@ static_assert(kTaskTiles % kRows == 0, "a task is whole register blocks");
 template <typename T, int R, int NV>
 void TileProduct(const T* a, int64_t lda, const T* b, int64_t ldb,
                  int64_t depth, T* c, int64_t ldc) {
-  using S = Simd<T>;
-  constexpr int64_t L = 32 / sizeof(T);
-  typename S::R acc[R][NV];
-#pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) acc[i][j] = S::Zero();
+  using Vec = Vectors<T, 32>;
+  constexpr int64_t L = Vec::kLanes;
+  typename Vec::V acc[R][NV] = {};
   for (int64_t q = 0; q < depth; ++q) {
-    typename S::R bv[NV];
+    typename Vec::V bv[NV];
 #pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) bv[j] = S::Load(b + q * ldb + j * L);
+    for (int j = 0; j < NV; ++j) bv[j] = Vec::Load(b + q * ldb + j * L);
 #pragma GCC unroll 8
     for (int i = 0; i < R; ++i) {
-      const typename S::R av = S::Splat(a[i * lda + q]);
+      const T ai = a[i * lda + q];
 #pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) acc[i][j] = S::Fma(av, bv[j], acc[i][j]);
+      for (int j = 0; j < NV; ++j) acc[i][j] += ai * bv[j];  // one FMA
     }
   }
 #pragma GCC unroll 8
   for (int i = 0; i < R; ++i)
 #pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) S::Store(c + i * ldc + j * L, acc[i][j]);
+    for (int j = 0; j < NV; ++j) Vec::Store(c + i * ldc + j * L, acc[i][j]);
 }
 
 // TileProduct for r rows (1 .. kRows) and nv vectors (1 .. kColVecs).
@@ -287,26 +262,34 @@ inline void Advance(const Tiling& t, TileOrigin& o) {
   ++o.n;
 }
 
-Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
+// The tiles of g, cut into equal chunks of at most about `budget` bytes
+// (per_tile bytes a tile), at least min_tiles each, rounded up to a
+// multiple of `multiple`. Equal chunks: every chunk reads all of U once, so
+// a small last chunk would pay that for few tiles (and multiply thin
+// matrices).
+Tiling ChunkedTiling(const Conv2dGeometry& g, int64_t per_tile, size_t budget,
+                     int64_t min_tiles, int64_t multiple) {
   Tiling t;
   t.th = (g.oh + kOut - 1) / kOut;
   t.tw = (g.ow + kOut - 1) / kOut;
   t.total = g.n * t.th * t.tw;
-  const int64_t lanes = 32 / static_cast<int64_t>(elem_size);
-  const int64_t per_tile = kPos * (g.c + g.k) * static_cast<int64_t>(elem_size);
-  const int64_t budget_tiles =
-      static_cast<int64_t>(kChunkBudgetBytes) / std::max<int64_t>(per_tile, 1);
   if (t.total == 0) {
     t.chunk = 0;
     return t;
   }
-  const int64_t most =
-      std::min(t.total, std::max(kMinChunkTiles, budget_tiles));
-  // Equal chunks: every chunk reads all of U once, so a small last chunk
-  // would pay that for few tiles (and multiply thin matrices).
+  const int64_t budget_tiles =
+      static_cast<int64_t>(budget) / std::max<int64_t>(per_tile, 1);
+  const int64_t most = std::min(t.total, std::max(min_tiles, budget_tiles));
   const int64_t chunks = (t.total + most - 1) / most;
-  t.chunk = RoundUp((t.total + chunks - 1) / chunks, lanes);
+  t.chunk = RoundUp((t.total + chunks - 1) / chunks, multiple);
   return t;
+}
+
+// V and M of a chunk, tiles in whole vectors of lanes.
+Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
+  const int64_t elem = static_cast<int64_t>(elem_size);
+  return ChunkedTiling(g, kPos * (g.c + g.k) * elem, kChunkBudgetBytes,
+                       kMinChunkTiles, 32 / elem);
 }
 
 // The channels-in-lanes path keeps V only ([tile][pos][c]; the product's
@@ -314,18 +297,8 @@ Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
 constexpr size_t kLanesChunkBudgetBytes = size_t{2} << 20;
 
 Tiling LanesTilingOf(const Conv2dGeometry& g, size_t elem_size) {
-  Tiling t;
-  t.th = (g.oh + kOut - 1) / kOut;
-  t.tw = (g.ow + kOut - 1) / kOut;
-  t.total = g.n * t.th * t.tw;
-  const int64_t per_tile = kPos * g.c * static_cast<int64_t>(elem_size);
-  const int64_t most = std::min(
-      t.total, std::max<int64_t>(kTaskTiles,
-                                 static_cast<int64_t>(kLanesChunkBudgetBytes) /
-                                     std::max<int64_t>(per_tile, 1)));
-  const int64_t chunks = most == 0 ? 0 : (t.total + most - 1) / most;
-  t.chunk = chunks == 0 ? 0 : (t.total + chunks - 1) / chunks;
-  return t;
+  return ChunkedTiling(g, kPos * g.c * static_cast<int64_t>(elem_size),
+                       kLanesChunkBudgetBytes, kTaskTiles, 1);
 }
 
 class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
@@ -336,10 +309,8 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     // pixel's channels are one vector, so the transforms and the product
     // run with channels in the lanes (RunChannelsInLanes) and nothing is
     // transposed.
-    const int64_t lanes = 32 / static_cast<int64_t>(SizeOf(attrs.dtype));
-    channels_in_lanes_ = attrs.layout == Layout::kNHWC && attrs.groups == 1 &&
-                         attrs.in_channels % lanes == 0 &&
-                         attrs.out_channels % lanes == 0;
+    channels_in_lanes_ = WinogradChannelsInLanes(
+        attrs, 32 / static_cast<int64_t>(SizeOf(attrs.dtype)));
     if (attrs.dtype == DType::kFloat64) {
       TransformWeights<double>();
     } else {
@@ -683,15 +654,14 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   template <typename T>
   void RunChannelsInLanes(const Conv2dGeometry& g, const T* x, T* y,
                           T* v) const {
-    constexpr int64_t L = Lanes<T>::kN;
-    constexpr int64_t kColWidth = kColVecs * L;
+    constexpr int64_t kWidth = kColWidth<T>;
     const Tiling tiling = LanesTilingOf(g, sizeof(T));
     const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
     const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
     const T* u = u_.as<const T>();
     const T* b = bias<T>();
     const auto act = attrs_.activation.As<T>();
-    const int64_t col_blocks = (g.k + kColWidth - 1) / kColWidth;
+    const int64_t col_blocks = (g.k + kWidth - 1) / kWidth;
 #pragma omp parallel
     for (int64_t t0 = 0; t0 < tiling.total; t0 += tiling.chunk) {
       const int64_t nt = std::min(tiling.chunk, tiling.total - t0);
@@ -704,7 +674,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
       for (int64_t cb = 0; cb < col_blocks; ++cb) {
         for (int64_t tb = 0; tb < tile_blocks; ++tb) {
           ProductOutputLanes(g, tiling, ys, u, b, act, v, t0, nt,
-                             tb * kTaskTiles, cb * kColWidth, y);
+                             tb * kTaskTiles, cb * kWidth, y);
         }
       }
     }
@@ -743,7 +713,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   }
 
   // Tiles first .. first + kTaskTiles of the chunk (from tile t0, nt
-  // tiles) x output channels k0 .. k0 + kColWidth: the products of the 36
+  // tiles) x output channels k0 .. k0 + kColWidth<T>: the products of the 36
   // positions, then the output transform of each tile and vector.
   template <typename T>
   void ProductOutputLanes(const Conv2dGeometry& g, const Tiling& tiling,
@@ -753,19 +723,19 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
                           T* y) const {
     using V = typename Lanes<T>::V;
     constexpr int64_t L = Lanes<T>::kN;
-    constexpr int64_t kColWidth = kColVecs * L;
+    constexpr int64_t kWidth = kColWidth<T>;
     const int64_t tiles = std::min(kTaskTiles, nt - first);
     const int64_t nv = std::min<int64_t>(kColVecs, (g.k - k0) / L);
-    const int64_t col_blocks = (g.k + kColWidth - 1) / kColWidth;
+    const int64_t col_blocks = (g.k + kWidth - 1) / kWidth;
     // M[pos][tile][k] of the task.
-    alignas(64) T m[kPos * kTaskTiles * kColWidth];
+    alignas(64) T m[kPos * kTaskTiles * kWidth];
     for (int64_t p = 0; p < kPos; ++p) {
       for (int64_t r = 0; r < tiles; r += kRows) {
         const int64_t rows = std::min(kRows, tiles - r);
         TileProductFor<T>(rows, nv)(
             v + ((first + r) * kPos + p) * g.c, kPos * g.c,
-            u + (p * col_blocks + k0 / kColWidth) * g.c * kColWidth, kColWidth,
-            g.c, m + (p * kTaskTiles + r) * kColWidth, kColWidth);
+            u + (p * col_blocks + k0 / kWidth) * g.c * kWidth, kWidth, g.c,
+            m + (p * kTaskTiles + r) * kWidth, kWidth);
       }
     }
     for (int64_t r = 0; r < tiles; ++r) {
@@ -776,7 +746,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
         const int64_t k = k0 + j * L;
         V mv[kPos];
         for (int64_t p = 0; p < kPos; ++p) {
-          mv[p] = Lanes<T>::Load(m + (p * kTaskTiles + r) * kColWidth + j * L);
+          mv[p] = Lanes<T>::Load(m + (p * kTaskTiles + r) * kWidth + j * L);
         }
         const V bias_k = b ? Lanes<T>::Load(b + k) : V{};
         alignas(32) T out[kOut * kOut * L];  // [i][j][channel]
@@ -804,9 +774,9 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     const int64_t groups = attrs_.groups;
     // The channels-in-lanes product reads U a block of kColVecs vectors of
     // output channels at a time: each block's rows are stored together
-    // (U[pos][block][c][kColWidth], zeros past the last channel), so the
+    // (U[pos][block][c][kColWidth<T>], zeros past the last channel), so the
     // product streams it front to back.
-    const int64_t width = kColVecs * (32 / static_cast<int64_t>(sizeof(T)));
+    constexpr int64_t width = kColWidth<T>;
     const int64_t blocks = (k_total + width - 1) / width;
     const size_t count = static_cast<size_t>(
         channels_in_lanes_ ? kPos * blocks * width * cg : kPos * k_total * cg);
