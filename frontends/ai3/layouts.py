@@ -97,7 +97,9 @@ def _faster_in(spec: LayerSpec, algorithm: str) -> str | None:
     """The layout where `algorithm` was measured faster for this conv
     (FASTER_IN), if any. winograd's NHWC gain is its channels-in-lanes path
     (core/ops/conv2d/winograd.cc), which takes ungrouped convs whose input
-    and output channels fill whole vectors of 8."""
+    and output channels fill whole vectors of 8: the core's
+    WinogradChannelsInLanes (core/ops/conv2d/conv2d.h), as conv2d's default
+    rule asks it, read here from the spec's weight shape."""
     if algorithm == "winograd":
         shape = np.shape(spec.weights.get("weight"))  # (out, in / groups, kh, kw)
         if len(shape) != 4 or int(spec.attrs.get("groups", 1)) != 1 or shape[0] % 8 or shape[1] % 8:
