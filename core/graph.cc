@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -486,7 +487,46 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
   FoldConcatBatchNorm(live, shapes, is_output, &root, plan);
   FusePointwiseDepthwise(live, shapes, is_output, &root, plan);
+  AliasViews(live, shapes, is_output, &root, plan);
   return root;
+}
+
+void Model::AliasViews(const std::vector<bool>& live,
+                       const std::vector<Shape>& shapes,
+                       const std::vector<char>& is_output,
+                       std::vector<int>* root, Plan* plan) const {
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int>& r = *root;
+  const std::vector<int> group_size = ReadersOf(live, r).group_size;
+  // Per group root: its last member in run order. Only a group's members
+  // write its buffer, so a view taken after the last one stays valid.
+  std::vector<int> last_member(count, -1);
+  for (int i = 0; i < count; ++i) {
+    if (live[i]) last_member[r[i]] = i;
+  }
+  for (int v = 0; v < count; ++v) {
+    const Node& n = nodes_[v];
+    // The view's own buffer would be written by nothing but itself: no add
+    // accumulates into it, no concat holds it. Its input is a node (the
+    // model's inputs are the caller's, set per call) and it is no output
+    // (the caller's buffer must receive the elements).
+    if (!live[v] || is_output[v] || n.kind != Kind::kLayer ||
+        n.inputs.size() != 1 || n.inputs[0] < 0 || r[v] != v ||
+        group_size[v] != 1 || plan->fused_into[v] >= 0 ||
+        plan->placed_in[v] >= 0) {
+      continue;
+    }
+    const int p = n.inputs[0];
+    const int g = r[p];
+    if (last_member[g] > v) continue;
+    const std::optional<int64_t> offset =
+        n.layer->ViewOffset(shapes[ShapeIndex(p)]);
+    if (!offset) continue;
+    r[v] = g;
+    plan->offset[v] = plan->offset[p] + *offset;
+    plan->fused_into[v] = p;
+    last_member[g] = v;
+  }
 }
 
 void Model::FusePointwiseDepthwise(const std::vector<bool>& live,

@@ -68,6 +68,15 @@
 // the depthwise node's result; the depthwise node does not run (its
 // NodeSeconds stay 0, FusedInto names the pointwise node).
 //
+// Views (the same switch): a reshape, flatten, slice of one contiguous
+// block or permute of size-1 dimensions (AnyLayer::ViewOffset, algorithm
+// "direct") whose result would be a block of its input's, in order, does
+// not run: its readers read the input's buffer at that offset, which lives
+// until they have run (a transformer's reshapes and q/k/v splits cost no
+// copy). Not for a model input or an output node, nor where a later node
+// writes the input's buffer (an add fused in place into it). FusedInto names
+// the input node.
+//
 // Several inputs and outputs (SetInputCount, SetOutputs): input k is the
 // node id InputId(k) = -1 - k (kInput is input 0); each has its own dtype,
 // all share one device. The first output writes straight into the caller's
@@ -207,7 +216,7 @@ class Model {
   // folded relu, the add that applies it; for a node written straight into
   // a concat's buffer (an input, or an earlier concat it extends), that
   // concat; for a batchnorm2d folded into the concat before it, that
-  // concat. For tests and reports.
+  // concat; for a view, its input. For tests and reports.
   int FusedInto(int node) const;
 
   // What the current plan holds, for tests and memory reports: the number of
@@ -315,6 +324,15 @@ class Model {
                               const std::vector<Shape>& shapes,
                               const std::vector<char>& is_output,
                               std::vector<int>* root, Plan* plan) const;
+
+  // The views (last, once every buffer is placed): each layer whose result
+  // is a block of its input's, in order (AnyLayer::ViewOffset: a reshape, a
+  // contiguous slice), joins its input's group at that offset and does not
+  // run, updating `root` and the plan's offset / fused_into.
+  void AliasViews(const std::vector<bool>& live,
+                  const std::vector<Shape>& shapes,
+                  const std::vector<char>& is_output, std::vector<int>* root,
+                  Plan* plan) const;
 
   // The nodes the output depends on (itself included).
   std::vector<bool> Live() const;

@@ -3,7 +3,8 @@
 // model input and two branches, buffer reuse across calls and shapes,
 // pruning of nodes the output does not need, and the errors a malformed
 // graph or input must raise, naming the node; an NHWC concat -> batchnorm2d
-// (-> ReLU) folded into one pass.
+// (-> ReLU) folded into one pass; reshapes, contiguous slices and
+// size-1 permutes read as views of their input's buffer.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -18,7 +19,10 @@
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/permute/permute.h"
 #include "core/ops/relu/relu.h"
+#include "core/ops/reshape/reshape.h"
+#include "core/ops/slice/slice.h"
 #include "core/testing/reference.h"
 
 namespace ai3 {
@@ -592,6 +596,100 @@ void ConcatBatchNorm() {
 
 // Long chains reuse two buffers; an add over many inputs sums them all;
 // nodes the output does not need never run, even ones that would fail.
+// Views: a reshape, a contiguous slice (of a view) and a permute moving a
+// size-1 dimension read their input's buffer; a strided slice, a view that
+// is an output, a view of a buffer a later node writes (a concat holding
+// its input) and a view an add accumulates into still run. Every result
+// matches with fusion on and off.
+void Views() {
+  auto layer = [](auto attrs, const char* name) -> std::shared_ptr<AnyLayer> {
+    return std::make_shared<Layer<decltype(attrs)>>(
+        name, attrs, std::vector<Tensor>{}, "direct");
+  };
+  auto relu = layer(ReluAttrs{}, "r");
+  auto slice = [&](int64_t axis, int64_t start, int64_t stop) {
+    SliceAttrs a;
+    a.axis = axis;
+    a.start = start;
+    a.stop = stop;
+    return layer(a, "slice");
+  };
+  const DType f32 = DType::kFloat32;
+  std::vector<float> x(24);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = (i % 3 == 0 ? -1.0f : 1.0f) * static_cast<float>(i);
+  }
+  std::vector<float> rx(x);  // relu(x)
+  for (float& v : rx) v = std::max(v, 0.0f);
+
+  Model m;
+  const int a = m.AddLayer(relu, Model::kInput);                        // 2x3x4
+  const int rows = m.AddLayer(layer(ReshapeAttrs{{6, 4}}, "rows"), a);  // 6x4
+  const int mid = m.AddLayer(slice(0, 2, 5), rows);                     // 3x4
+  const int strided = m.AddLayer(slice(2, 1, 3), a);                    // 2x3x2
+  const int line = m.AddLayer(layer(ReshapeAttrs{{1, 24}}, "line"), a);
+  const int column = m.AddLayer(layer(PermuteAttrs{{1, 0}}, "column"), line);
+  const int flat = m.AddLayer(layer(ReshapeAttrs{{24}}, "flat"), a);
+  const int o_mid = m.AddLayer(relu, mid);
+  const int o_strided = m.AddLayer(relu, strided);
+  const int o_column = m.AddLayer(relu, column);
+  m.SetOutputs({o_mid, o_strided, o_column, flat});
+  for (bool fusion : {true, false, true}) {
+    m.SetFusion(fusion);
+    std::vector<float> y_mid(12), y_strided(12), y_column(24), y_flat(24);
+    m.Forward(std::vector<Tensor>{Tensor{x.data(), f32, {2, 3, 4}}},
+              std::vector<Tensor>{Tensor{y_mid.data(), f32, {3, 4}},
+                                  Tensor{y_strided.data(), f32, {2, 3, 2}},
+                                  Tensor{y_column.data(), f32, {24, 1}},
+                                  Tensor{y_flat.data(), f32, {24}}});
+    const std::string what = fusion ? "views (fused)" : "views (unfused)";
+    Check(y_mid == std::vector<float>(rx.begin() + 8, rx.begin() + 20),
+          what + ": the slice of the reshape");
+    std::vector<float> want_strided;
+    for (int64_t row = 0; row < 6; ++row) {
+      want_strided.push_back(rx[row * 4 + 1]);
+      want_strided.push_back(rx[row * 4 + 2]);
+    }
+    Check(y_strided == want_strided, what + ": the strided slice");
+    Check(y_column == rx && y_flat == rx, what + ": the permute, the output");
+    Check(m.FusedInto(rows) == (fusion ? a : -1) &&
+              m.FusedInto(mid) == (fusion ? rows : -1) &&
+              m.FusedInto(line) == (fusion ? a : -1) &&
+              m.FusedInto(column) == (fusion ? line : -1),
+          what + ": reshape, slice and permute are views");
+    Check(m.FusedInto(strided) == -1 && m.FusedInto(flat) == -1,
+          what + ": the strided slice and the output view run");
+  }
+
+  // A concat at batch 1 holds relu(x)'s result in its buffer and writes its
+  // other slice after the reshape: the reshape copies. A reshape that an add
+  // accumulates into in place copies too (its buffer is written).
+  Model later;
+  const int first = later.AddLayer(relu, Model::kInput);  // 1x24
+  const int held = later.AddLayer(layer(ReshapeAttrs{{24}}, "held"), first);
+  const int second =
+      later.AddLayer(layer(ReshapeAttrs{{1, 24}}, "again"), Model::kInput);
+  const int cat = later.AddConcat({first, second}, 1, "cat");
+  const int sum_in = later.AddLayer(layer(ReshapeAttrs{{48}}, "sum_in"), cat);
+  const int sliced = later.AddLayer(slice(0, 0, 24), sum_in);
+  const int sum = later.AddAdd({sliced, held}, "sum");
+  later.SetOutputs({sum, cat});
+  std::vector<float> y_sum(24), y_cat(48);
+  later.Forward(std::vector<Tensor>{Tensor{x.data(), f32, {1, 24}}},
+                std::vector<Tensor>{Tensor{y_sum.data(), f32, {24}},
+                                    Tensor{y_cat.data(), f32, {1, 48}}});
+  std::vector<float> want_cat(rx);
+  want_cat.insert(want_cat.end(), x.begin(), x.end());
+  std::vector<float> want_sum(rx);
+  for (float& v : want_sum) v *= 2;
+  Check(y_cat == want_cat && y_sum == want_sum, "views beside writes");
+  Check(later.FusedInto(first) == cat && later.FusedInto(held) == -1,
+        "a view of a concat's input copies");
+  Check(later.FusedInto(sum_in) == cat && later.FusedInto(sum) == sliced &&
+            later.FusedInto(sliced) == -1,
+        "a view an add accumulates into copies");
+}
+
 void ReuseAndPruning() {
   auto relu = std::make_shared<Layer<ReluAttrs>>(
       "r", ReluAttrs{}, std::vector<Tensor>{}, "direct");
@@ -736,6 +834,7 @@ int Main() {
   ConcatBatchNorm<float>();
   ConcatBatchNorm<double>();
   PointwiseDepthwiseBlock();
+  Views();
   ReuseAndPruning();
   ErrorCases();
   return testing::Summary("graph");

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -67,6 +68,18 @@ class AnyLayer {
   virtual size_t InputWorkspaceBytes(const Tensor& input) const {
     (void)input;
     return 0;
+  }
+
+  // Where the layer's result for an input of this shape is that input's
+  // elements [offset, offset + numel) in their order -- a reshape, a
+  // flatten, a slice of one contiguous block, a permute that moves only
+  // dimensions of size 1 -- that offset; otherwise none. A Model then gives
+  // the layer's readers a view of its input's buffer instead of running it
+  // (core/graph.h). Only the core's own "direct" algorithm on the CPU
+  // promises this; a user's may compute anything.
+  virtual std::optional<int64_t> ViewOffset(const Shape& input) const {
+    (void)input;
+    return std::nullopt;
   }
 
   // The weights the layer copied when it was built (the present ones, in
@@ -170,6 +183,16 @@ struct AnyDType : std::false_type {};
 template <class Attrs>
 struct AnyDType<Attrs, std::void_t<decltype(Attrs::kAnyDType)>>
     : std::bool_constant<Attrs::kAnyDType> {};
+// Ops whose result can be a view of their input (a reshape, a contiguous
+// slice) declare `std::optional<int64_t> ViewOffset(const Shape&) const`
+// (AnyLayer::ViewOffset).
+template <class Attrs, class = void>
+struct HasViewOffset : std::false_type {};
+template <class Attrs>
+struct HasViewOffset<
+    Attrs,
+    std::void_t<decltype(std::declval<const Attrs&>().ViewOffset(Shape{}))>>
+    : std::true_type {};
 }  // namespace internal
 
 // What Layer and MultiLayer share: the name, attributes, a copy of the
@@ -301,6 +324,16 @@ class Layer : public LayerBase<Attrs> {
     } else {
       return input.dtype;
     }
+  }
+
+  std::optional<int64_t> ViewOffset(const Shape& input) const override {
+    if constexpr (internal::HasViewOffset<Attrs>::value) {
+      if (this->algorithm_ == "direct" && this->device_ == Device::kCPU) {
+        return this->attrs_.ViewOffset(input);
+      }
+    }
+    (void)input;
+    return std::nullopt;
   }
 
   size_t InputWorkspaceBytes(const Tensor& input) const override {

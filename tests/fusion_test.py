@@ -423,8 +423,9 @@ def test_densenet_block_concats_without_copies(dtype) -> None:
             # DenseNet has no residual adds: every fused node is a concat's
             # input or a concat taken into the next; each of the 58 dense
             # layers' features is one (and each block's first input).
+            # (The classifier's flatten reads the pool's buffer as a view.)
             fused = [i for i in range(len(model._core)) if model._core.fused_into(i) >= 0]
-            placed = sum(ops[i] != "batchnorm2d" for i in fused)
+            placed = sum(ops[i] not in ("batchnorm2d", "flatten") for i in fused)
             # (float64 keeps NCHW in the default plan too; in NHWC the last
             # block, at 1x1 pixels here, has contiguous channel slices.)
             in_nchw = "permute" not in ops

@@ -6,6 +6,7 @@
 #define AI3_CORE_OPS_FLATTEN_FLATTEN_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/ops/backward.h"
@@ -23,6 +24,11 @@ struct FlattenAttrs {
   void Validate(const std::vector<Tensor>& params) const;
   // Checks start_dim and end_dim against the input's rank.
   Shape OutputShape(const Tensor& input) const;
+  // Always 0: flattening keeps the elements in their order (core/layer.h).
+  std::optional<int64_t> ViewOffset(const Shape& input) const {
+    (void)input;
+    return 0;
+  }
 };
 
 // flatten_backward_data: dy's bytes in x's shape (flattening changes only

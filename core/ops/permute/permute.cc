@@ -39,6 +39,17 @@ void PermuteAttrs::Validate(const std::vector<Tensor>& params) const {
   }
 }
 
+std::optional<int64_t> PermuteAttrs::ViewOffset(const Shape& input) const {
+  if (input.size() != dims.size()) return std::nullopt;
+  int64_t previous = -1;
+  for (int64_t d : Normalized()) {
+    if (input[d] == 1) continue;
+    if (d < previous) return std::nullopt;
+    previous = d;
+  }
+  return 0;
+}
+
 Shape PermuteAttrs::OutputShape(const Tensor& input) const {
   if (input.rank() != static_cast<int64_t>(dims.size())) {
     Fail(ErrorKind::kShape, "dims ", ListString(dims), " permute ", dims.size(),

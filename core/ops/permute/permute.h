@@ -6,6 +6,7 @@
 #define AI3_CORE_OPS_PERMUTE_PERMUTE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -27,6 +28,10 @@ struct PermuteAttrs {
   Shape OutputShape(const Tensor& input) const;
   // dims with negative entries resolved.
   std::vector<int64_t> Normalized() const;
+  // 0 when the permutation keeps the dimensions larger than 1 in their
+  // order (it moves only dimensions of size 1, so every element stays
+  // where it was); otherwise none (core/layer.h).
+  std::optional<int64_t> ViewOffset(const Shape& input) const;
 };
 
 }  // namespace ai3

@@ -7,6 +7,7 @@
 #define AI3_CORE_OPS_RESHAPE_RESHAPE_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -25,6 +26,11 @@ struct ReshapeAttrs {
   // The target with -1 and 0 resolved; throws kShape when the element
   // counts differ.
   Shape OutputShape(const Tensor& input) const;
+  // Always 0: a reshape keeps the elements in their order (core/layer.h).
+  std::optional<int64_t> ViewOffset(const Shape& input) const {
+    (void)input;
+    return 0;
+  }
 };
 
 }  // namespace ai3

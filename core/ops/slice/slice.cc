@@ -45,6 +45,15 @@ SliceAttrs::Range SliceAttrs::RangeOf(const Shape& shape) const {
   return r;
 }
 
+std::optional<int64_t> SliceAttrs::ViewOffset(const Shape& input) const {
+  const Range r = RangeOf(input);
+  if (r.count == 0) return std::nullopt;
+  if (r.count == r.len && step == 1) return 0;  // the whole input
+  // Rows of `inner` elements, consecutive along the axis, in one block.
+  if (r.outer == 1 && (step == 1 || r.count == 1)) return r.first * r.inner;
+  return std::nullopt;
+}
+
 Shape SliceAttrs::OutputShape(const Tensor& input) const {
   CheckShape(input.shape, "input");
   const Range r = RangeOf(input.shape);

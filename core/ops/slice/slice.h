@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "core/tensor.h"
@@ -36,6 +37,10 @@ struct SliceAttrs {
   Shape OutputShape(const Tensor& input) const;
   // Throws kShape when the axis is out of range for `shape`.
   Range RangeOf(const Shape& shape) const;
+  // Where the slice is one contiguous block of the input (nothing outside
+  // the axis varies, or the whole axis is taken in order): its first
+  // element; otherwise none (core/layer.h).
+  std::optional<int64_t> ViewOffset(const Shape& input) const;
 };
 
 }  // namespace ai3
