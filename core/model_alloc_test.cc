@@ -251,7 +251,8 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
                  "fc", fc,
                  std::vector<Tensor>{Param(&store, {5, 4 * last * last}, 50),
                                      Param(&store, {5}, 51)},
-                 "default"),
+                 // Not "default": in float32 that is "guess", the exception.
+                 "gemm"),
              f);
 
   const Shape in_shape = {batch, 3, size, size};

@@ -9,7 +9,8 @@ namespace {
 using A = LinearAttrs;
 
 AI3_REGISTER_OP_SCHEMA(LinearDeclaration<A>("y = x W^T + b over the last dim")
-                           .Default(Device::kCPU, {{"gemm"}, {"direct"}})
+                           .Default(Device::kCPU,
+                                    {{"guess"}, {"gemm"}, {"direct"}})
                            .Default(Device::kCUDA, {{"gemm"}}));
 
 }  // namespace

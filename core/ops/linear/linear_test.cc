@@ -148,8 +148,19 @@ void ErrorCases() {
               [&] { Layer<LinearAttrs>("l", a, {wt, bt}, "winograd"); });
 
   Layer<LinearAttrs> layer("l", a, {wt, bt}, "default");
-  Check(layer.algorithm() == "gemm",
-        "default linear algorithm is gemm, got " + layer.algorithm());
+  Check(layer.algorithm() == "guess",
+        "default float32 linear algorithm is guess, got " + layer.algorithm());
+  {
+    std::vector<double> wd(12), bd(4);
+    LinearAttrs d = a;
+    d.dtype = DType::kFloat64;
+    Layer<LinearAttrs> f64("l", d,
+                           {Tensor{wd.data(), DType::kFloat64, {4, 3}},
+                            Tensor{bd.data(), DType::kFloat64, {4}}},
+                           "default");
+    Check(f64.algorithm() == "gemm",
+          "default float64 linear algorithm is gemm, got " + f64.algorithm());
+  }
   ExpectError("wrong in_features", ErrorKind::kShape,
               "last dimension is in_features=3, got shape (2, 5)", [&] {
                 layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 5}});

@@ -20,9 +20,19 @@
 //    49 x 3072 ->  768       155     267    360    252   (convnext_tiny fc2
 //    last)
 // With the AVX2 kernels forced (AI3_ISA=avx2, BLIS's are AVX2 already),
-// direct ran those products 1.0-1.5x slower than gemm. So "gemm" stays
-// linear's "default" (linear_schema.cc): allocation free, unlike guess, and
-// never far behind; "auto" times all three per layer.
+// direct ran those products 1.0-1.5x slower than gemm.
+//
+// On the 2-core AMD EPYC (Zen 4) machines, guess / gemm, same process,
+// interleaved, median of 7 (float32, 2 threads, bias on):
+//   197 x 768 -> 3072 0.88, 3072 -> 768 0.71-0.88, 768 -> 2304 0.83,
+//   768 -> 768 0.73; 3136 x 96 -> 384 0.91, 384 -> 96 0.89; 49 x 3072 ->
+//   768 0.71; 8 x 25088 -> 4096 0.74; 1 x 2048 -> 1000 0.88; and 1.00-1.03
+//   only at one row of a large weight (1 x 25088 -> 4096, 4096 -> 4096),
+//   where both stream the weight from memory. guess ran the vit shapes at
+//   218-222 GFLOP/s. So "guess" is linear's "default" for float32
+//   (linear_schema.cc) and "gemm" for float64, which oneDNN does not run.
+//   What guess costs: oneDNN's execute() allocates on each call
+//   (core/model_alloc_test.cc), as conv2d's guess does.
 #ifndef AI3_CORE_OPS_LINEAR_POINTWISE_CONV_KERNEL_H_
 #define AI3_CORE_OPS_LINEAR_POINTWISE_CONV_KERNEL_H_
 
