@@ -534,6 +534,13 @@ struct DirectCompute {
     for (int64_t r = rows.r_lo; r < rows.r_hi; ++r) {
       const T* xrow = rows.Row(r, g.dh) + ow0 * g.sw * cg;
       const T* w = wb + r * g.kw * cg * kBlock;
+      if (g.dw == 1) {
+        // Undilated, a row's taps (s, c) are kw * cg consecutive values of
+        // the strip row and of the packed weights: one sum of that depth
+        // instead of kw of depth cg (an RGB first layer's 3).
+        AccumulateChannels(xrow, off, w, g.kw * cg, acc);
+        continue;
+      }
       for (int64_t s = 0; s < g.kw; ++s, w += cg * kBlock) {
         AccumulateChannels(xrow + s * g.dw * cg, off, w, cg, acc);
       }
