@@ -42,53 +42,48 @@ inline void MaskScores(const AttentionGeometry& g, const T* mask, int64_t n,
   }
 }
 
-// The row's largest score (NaNs skipped, like std::max). In vector
-// registers, four of them side by side: GCC does not vectorise a float max
-// reduction without -ffast-math (`omp simd reduction(max)` compiled to one
-// chain of dependent vmaxss, 15% of flash attention's time at L = 512).
-// The order of the comparisons differs from a scalar loop's only where
-// +0 and -0 tie, which the exp(s - max) that follows cannot tell apart.
-template <typename T>
-inline T RowMax(const T* __restrict s, int64_t len) {
+// op folded over s[0, len) from `identity`, in four vectors of partial
+// results side by side, then their lanes, then the tail. GCC vectorises
+// neither reduction below on its own: `omp simd reduction(max)` compiled to
+// one chain of dependent vmaxss (no float max reduction without
+// -ffast-math), 15% of flash attention's time at L = 512, and
+// `reduction(+)` kept its partial sums on the stack, a store and reload per
+// iteration. `op` takes a pair of scalars or of vectors.
+template <typename T, typename Op>
+inline T RowReduce(const T* __restrict s, int64_t len, T identity, Op op) {
   using Vec = Vectors<T, 32>;  // these translation units build for AVX2
   using V = typename Vec::V;
   constexpr int64_t kLanes = Vec::kLanes;
-  const T lowest = -std::numeric_limits<T>::infinity();
-  auto bigger = [](auto m, auto v) { return m < v ? v : m; };
   int64_t j = 0;
-  T m = lowest;
+  T result = identity;
   if (len >= 4 * kLanes) {
-    V acc[4] = {V{} + lowest, V{} + lowest, V{} + lowest, V{} + lowest};
+    const V start = V{} + identity;
+    V acc[4] = {start, start, start, start};
     for (; j + 4 * kLanes <= len; j += 4 * kLanes) {
       for (int64_t u = 0; u < 4; ++u) {
-        acc[u] = bigger(acc[u], Vec::Load(s + j + u * kLanes));
+        acc[u] = op(acc[u], Vec::Load(s + j + u * kLanes));
       }
     }
-    const V all = bigger(bigger(acc[0], acc[1]), bigger(acc[2], acc[3]));
-    for (int64_t l = 0; l < kLanes; ++l) m = bigger(m, all[l]);
+    const V all = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
+    for (int64_t l = 0; l < kLanes; ++l) result = op(result, all[l]);
   }
-  for (; j < len; ++j) m = bigger(m, s[j]);
-  return m;
+  for (; j < len; ++j) result = op(result, s[j]);
+  return result;
 }
 
-// The sum of s[0, len), in four vectors of partial sums.
+// The row's largest score (NaNs skipped, like std::max). The order of the
+// comparisons differs from a scalar loop's only where +0 and -0 tie, which
+// the exp(s - max) that follows cannot tell apart.
+template <typename T>
+inline T RowMax(const T* __restrict s, int64_t len) {
+  return RowReduce(s, len, -std::numeric_limits<T>::infinity(),
+                   [](auto m, auto v) { return m < v ? v : m; });
+}
+
+// The sum of s[0, len).
 template <typename T>
 inline T RowSum(const T* __restrict s, int64_t len) {
-  using Vec = Vectors<T, 32>;
-  using V = typename Vec::V;
-  constexpr int64_t kLanes = Vec::kLanes;
-  int64_t j = 0;
-  T sum = 0;
-  if (len >= 4 * kLanes) {
-    V acc[4] = {};
-    for (; j + 4 * kLanes <= len; j += 4 * kLanes) {
-      for (int64_t u = 0; u < 4; ++u) acc[u] += Vec::Load(s + j + u * kLanes);
-    }
-    const V all = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-    for (int64_t l = 0; l < kLanes; ++l) sum += all[l];
-  }
-  for (; j < len; ++j) sum += s[j];
-  return sum;
+  return RowReduce(s, len, T(0), [](auto a, auto b) { return a + b; });
 }
 
 // s[j] = exp(s[j] - max) in place; returns the sum. `max` must be finite
@@ -101,9 +96,9 @@ inline T ExpRow(T* __restrict s, int64_t len, T max,
   // branches, which do not vectorise (see exp.h).
   vmath::ExpRange<T> opaque = range;
   asm("" : "+x"(opaque.lo), "+x"(opaque.hi));
-  // Two loops: under `omp simd reduction(+)` GCC kept the vector of partial
-  // sums on the stack, a store and reload per iteration that made the
-  // loop one long dependency chain (20% of flash attention's time).
+  // Two loops: the exp here, the sum in RowReduce (one `omp simd
+  // reduction(+)` loop kept its partial sums on the stack: 20% of flash
+  // attention's time).
 #pragma omp simd
   for (int64_t j = 0; j < len; ++j) s[j] = vmath::Exp(s[j] - max, opaque);
   return RowSum(s, len);
