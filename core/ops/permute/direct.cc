@@ -1,6 +1,7 @@
 // permute "direct": the output walked in order, each element read from the
 // input at the permuted strides. Output dimensions of size 1 are dropped and
-// neighbours whose input strides are contiguous with each other merged, so
+// neighbours whose input strides are contiguous with each other merged
+// (PermutePlanOf, permute.h), so
 // e.g. (N, C, H, W) -> (N, H, W, C) becomes a batch of 2-D transposes
 // [C, HW] -> [HW, C]. When the innermost output dimension is contiguous in
 // the input too, rows are copied whole; otherwise the last two merged
@@ -23,48 +24,10 @@ namespace {
 
 constexpr int64_t kParallelThreshold = 1 << 15;
 constexpr int64_t kTile = 32;
-constexpr int kMaxRank = 16;
-
-// The permutation as merged output dimensions and their input strides.
-struct Plan {
-  int rank = 0;
-  int64_t size[kMaxRank];
-  int64_t stride[kMaxRank];  // in the input, per output dimension
-};
-
-Plan MakePlan(const Shape& in, const std::vector<int64_t>& perm) {
-  const int r = static_cast<int>(in.size());
-  int64_t in_stride[kMaxRank];
-  int64_t s = 1;
-  for (int d = r - 1; d >= 0; --d) {
-    in_stride[d] = s;
-    s *= in[d];
-  }
-  Plan p;
-  for (int d = 0; d < r; ++d) {
-    const int64_t n = in[perm[d]];
-    const int64_t st = in_stride[perm[d]];
-    if (n == 1) continue;
-    if (p.rank > 0 && p.stride[p.rank - 1] == st * n) {
-      p.size[p.rank - 1] *= n;  // contiguous with the previous dimension
-      p.stride[p.rank - 1] = st;
-      continue;
-    }
-    p.size[p.rank] = n;
-    p.stride[p.rank] = st;
-    ++p.rank;
-  }
-  if (p.rank == 0) {
-    p.size[0] = 1;
-    p.stride[0] = 1;
-    p.rank = 1;
-  }
-  return p;
-}
 
 // The input offset of the first element of outer index `o` over the plan's
 // dimensions [0, dims).
-int64_t Offset(const Plan& p, int dims, int64_t o) {
+int64_t Offset(const PermutePlan& p, int dims, int64_t o) {
   int64_t off = 0;
   for (int d = dims - 1; d >= 0; --d) {
     off += (o % p.size[d]) * p.stride[d];
@@ -93,7 +56,8 @@ void InterleaveRange(const T* __restrict x, int64_t sb, T* __restrict y,
 constexpr int64_t kMaxInterleaved = 8;
 
 template <typename T>
-void Interleave(const Plan& p, const T* x, T* y, int64_t numel, bool parallel) {
+void Interleave(const PermutePlan& p, const T* x, T* y, int64_t numel,
+                bool parallel) {
   const int64_t a = p.size[p.rank - 2];
   const int64_t b = p.size[p.rank - 1], sb = p.stride[p.rank - 1];
   const int64_t batches = numel / (a * b);
@@ -120,7 +84,7 @@ void Interleave(const Plan& p, const T* x, T* y, int64_t numel, bool parallel) {
 }
 
 template <typename T>
-void Permute(const Plan& p, const T* x, T* y, int64_t numel) {
+void Permute(const PermutePlan& p, const T* x, T* y, int64_t numel) {
   const bool parallel = numel >= kParallelThreshold;
   const int64_t inner = p.size[p.rank - 1];
   if (p.stride[p.rank - 1] == 1) {  // rows stay rows
@@ -165,11 +129,11 @@ class DirectKernel : public Kernel {
       : perm_(attrs.Normalized()) {}
 
   void Run(const Tensor& input, const Tensor& output, void*) override {
-    if (input.rank() > kMaxRank) {
-      Fail(ErrorKind::kUnsupported, "permute 'direct' takes up to ", kMaxRank,
-           " dimensions, got ", input.rank());
+    if (input.rank() > PermutePlan::kMaxRank) {
+      Fail(ErrorKind::kUnsupported, "permute 'direct' takes up to ",
+           PermutePlan::kMaxRank, " dimensions, got ", input.rank());
     }
-    const Plan p = MakePlan(input.shape, perm_);
+    const PermutePlan p = PermutePlanOf(input.shape, perm_);
     DispatchAnyDType(input.dtype, [&](auto zero) {
       using T = decltype(zero);
       Permute<T>(p, input.data_as<const T>(), output.data_as<T>(),

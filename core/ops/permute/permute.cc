@@ -40,14 +40,43 @@ void PermuteAttrs::Validate(const std::vector<Tensor>& params) const {
 }
 
 std::optional<int64_t> PermuteAttrs::ViewOffset(const Shape& input) const {
-  if (input.size() != dims.size()) return std::nullopt;
-  int64_t previous = -1;
-  for (int64_t d : Normalized()) {
-    if (input[d] == 1) continue;
-    if (d < previous) return std::nullopt;
-    previous = d;
+  if (input.size() != dims.size() ||
+      input.size() > static_cast<size_t>(PermutePlan::kMaxRank)) {
+    return std::nullopt;
   }
-  return 0;
+  const PermutePlan p = PermutePlanOf(input, Normalized());
+  if (p.rank == 1 && p.stride[0] == 1) return 0;
+  return std::nullopt;
+}
+
+PermutePlan PermutePlanOf(const Shape& in, const std::vector<int64_t>& perm) {
+  const int r = static_cast<int>(in.size());
+  int64_t in_stride[PermutePlan::kMaxRank];
+  int64_t s = 1;
+  for (int d = r - 1; d >= 0; --d) {
+    in_stride[d] = s;
+    s *= in[d];
+  }
+  PermutePlan p;
+  for (int d = 0; d < r; ++d) {
+    const int64_t n = in[perm[d]];
+    const int64_t st = in_stride[perm[d]];
+    if (n == 1) continue;
+    if (p.rank > 0 && p.stride[p.rank - 1] == st * n) {
+      p.size[p.rank - 1] *= n;  // contiguous with the previous dimension
+      p.stride[p.rank - 1] = st;
+      continue;
+    }
+    p.size[p.rank] = n;
+    p.stride[p.rank] = st;
+    ++p.rank;
+  }
+  if (p.rank == 0) {
+    p.size[0] = 1;
+    p.stride[0] = 1;
+    p.rank = 1;
+  }
+  return p;
 }
 
 Shape PermuteAttrs::OutputShape(const Tensor& input) const {

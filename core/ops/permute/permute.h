@@ -34,6 +34,22 @@ struct PermuteAttrs {
   std::optional<int64_t> ViewOffset(const Shape& input) const;
 };
 
+// A permutation of an input shape as merged output dimensions and their
+// input strides: output dimensions of size 1 dropped, neighbours whose
+// input strides are contiguous with each other merged (at least one
+// dimension: size 1, stride 1 when every dimension is 1). What the "direct"
+// kernel walks, and what ViewOffset reads (one dimension of stride 1: the
+// elements stay in their order).
+struct PermutePlan {
+  static constexpr int kMaxRank = 16;
+  int rank = 0;
+  int64_t size[kMaxRank];
+  int64_t stride[kMaxRank];  // in the input, per output dimension
+};
+// `perm`: a full permutation of in's dimensions (PermuteAttrs::Normalized);
+// in.size() <= PermutePlan::kMaxRank.
+PermutePlan PermutePlanOf(const Shape& in, const std::vector<int64_t>& perm);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_PERMUTE_PERMUTE_H_
