@@ -8,6 +8,8 @@ core raises these through ai3._core's exception translator.
 
 from __future__ import annotations
 
+import re
+
 
 class Error(Exception):
     """Base class of every error ai3 raises on purpose."""
@@ -46,6 +48,24 @@ class InternalError(Error, RuntimeError):
     """A failure inside ai3 or a math library: a bug, please report it."""
 
 
+# How ai3's in-graph ops (the TensorFlow op, the native ONNX Runtime op) mark
+# an ai3 error in the framework's error message: "ai3.<ErrorClass>: <text>".
+_MARKER = re.compile(r"ai3\.(\w+): (.*)", re.S)
+
+
+def marked(message: str) -> tuple[type[Error], str] | None:
+    """The ai3.Error class and text that a framework's error message
+    carries (see _MARKER), or None if it carries none. An unknown class name
+    reads as InternalError."""
+    match = _MARKER.search(message)
+    if not match:
+        return None
+    cls = globals().get(match.group(1))
+    if not (isinstance(cls, type) and issubclass(cls, Error)):
+        cls = InternalError
+    return cls, match.group(2)
+
+
 __all__ = [
     "AlgorithmNotApplicable",
     "DTypeError",
@@ -56,4 +76,5 @@ __all__ = [
     "ShapeError",
     "UnknownAlgorithm",
     "UnsupportedOperation",
+    "marked",
 ]

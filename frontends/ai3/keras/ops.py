@@ -29,7 +29,6 @@ from ai3 import errors
 _LIBRARY: Any | None = None
 _LOCK = threading.Lock()
 _PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_tf_ops.so")
-_MARKER = re.compile(r"ai3\.(\w+): (.*)", re.S)
 # What TensorFlow appends after the op's message.
 _TF_SUFFIXES = (re.compile(r" \[Op:\w+\].*$", re.S), re.compile(r" for '\{\{node .*$", re.S))
 
@@ -58,14 +57,10 @@ def library() -> Any:
 
 def translate(error: BaseException) -> errors.Error | None:
     """The ai3.Error a TensorFlow error carries, or None if it is not ai3's."""
-    message = getattr(error, "message", None) or str(error)
-    match = _MARKER.search(message)
-    if not match:
+    found = errors.marked(getattr(error, "message", None) or str(error))
+    if found is None:
         return None
-    cls = getattr(errors, match.group(1), None)
-    if not (isinstance(cls, type) and issubclass(cls, errors.Error)):
-        cls = errors.InternalError
-    text = match.group(2)
+    cls, text = found
     for suffix in _TF_SUFFIXES:
         text = suffix.sub("", text)
     return cls(text.strip())
