@@ -7,7 +7,7 @@ torch.onnx.export(dynamo=False) at that batch), timed side by side in
 alternating rounds (timing.alternating_seconds): ONNX Runtime's latency on
 the original graph, the graph after ai3.onnx.swap_conv2d run in
 ONNX Runtime (ai3.onnx.InferenceSession, the convolutions as "ai3"-domain
-nodes), and the whole graph as an ai3.Model from ai3.onnx.swap_backend, all
+nodes run by ai3's native op library), and the whole graph as an ai3.Model from ai3.onnx.swap_backend, all
 in this one process, with ratios to ONNX Runtime (below 1: ai3 faster) and
 the largest output differences. Issue-15 targets, met / NOT met per row:
   - ai3.onnx.swap_backend <= 0.9x ORT;
@@ -234,8 +234,8 @@ def main(argv: list[str]) -> None:
             sections,
             [
                 f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
-                "The rewritten graph runs ai3's nodes inside ORT through onnxruntime-extensions' Python custom ops: "
-                "every ai3 node's call crosses into Python, whose cost per node //bench:overhead measures.",
+                "The rewritten graph runs each ai3 node inside ORT as ai3's native custom op (_ort_ops.so), on ORT's "
+                "own buffers in ORT's layout (NCHW), one layer per node; //bench:overhead measures its cost per node.",
             ],
         ),
         (
@@ -243,7 +243,7 @@ def main(argv: list[str]) -> None:
             entries,
             [
                 "ai3.Model side: the core's per-node clock. ORT sides: SessionOptions.enable_profiling kernel times, first run "
-                "dropped; in the rewritten graph an 'ai3 node' kernel time includes the crossing into Python and back."
+                "dropped; in the rewritten graph an 'ai3 node' kernel time is the native op's call of the node's core layer."
             ],
         ),
         ("ONNX models: latency (ms, lower is better)", groups, chart),

@@ -294,13 +294,12 @@ def test_bad_run_inputs_are_errors_not_crashes():
 
 
 def test_core_error_surfaces_as_ai3_error():
-    # winograd cannot take a stride-2 convolution: the core refuses when the
-    # layer is built inside the custom op; run() raises it naming the node.
-    sess = ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(model_of("resnet18"), "winograd"))
-    _, x, _ = exported("resnet18", 17)
-    with pytest.raises(ai3.Error) as info:
-        sess.run(None, {"input": x})
-    assert "ONNX node" in str(info.value)
+    # winograd cannot take a 7x7 convolution: the core refuses when the
+    # native op builds the layer, i.e. when ORT creates the node's kernel
+    # with the session, which raises it naming the node.
+    with pytest.raises(ai3.AlgorithmNotApplicable) as info:
+        ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(model_of("resnet18"), "winograd"))
+    assert "ONNX node '/conv1/Conv'" in str(info.value)
 
 
 def test_dynamic_batch():
@@ -609,9 +608,9 @@ def _one_conv_any_channels() -> onnx.ModelProto:
 
 
 def test_bad_input_to_a_prepared_node_is_an_ai3_error():
-    # After its first call a node runs its prepared core layer directly
-    # (ai3.onnx.session._bound); a wrong input then is still the core's
-    # ai3 error naming the node, and the node keeps working.
+    # In an ai3.onnx.InferenceSession the node runs as the native op, its
+    # layer built when the session is made; a wrong input then is still the
+    # core's ai3 error naming the node, and the node keeps working.
     original = _one_conv_any_channels()
     sess = ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(original, "default", sample_input_shape=[1, 4, 8, 8]))
     ref_sess = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"])
@@ -620,6 +619,38 @@ def test_bad_input_to_a_prepared_node_is_an_ai3_error():
     with pytest.raises(ai3.ShapeError, match="ONNX node 'conv'"):
         sess.run(None, {"x": x[:, :3]})
     np.testing.assert_allclose(sess.run(None, {"x": x})[0], ref_sess.run(None, {"x": x})[0], rtol=1e-5, atol=1e-6)
+
+
+def test_native_op_takes_single_layers_with_constant_weights():
+    # ai3.onnx.InferenceSession hands each single-layer node with a constant
+    # W to the native op (_ort_ops.so); a region node, and a node whose W a
+    # caller may feed (an initializer that is also a graph input), stay the
+    # Python op. Every route gives ORT's result.
+    from onnx import helper, numpy_helper
+
+    original = _one_conv_any_channels()
+    model = ai3.onnx.swap_conv2d(original, "default", sample_input_shape=[1, 4, 8, 8])
+    prepared, _ = session._prepare(model)
+    assert [n.domain for n in prepared.graph.node] == [session.NATIVE_DOMAIN]
+    x = np.random.default_rng(2).standard_normal((2, 4, 6, 6)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+
+    fed = onnx.ModelProto()
+    fed.CopyFrom(model)
+    w = fed.graph.node[0].input[1]
+    init = next(t for t in fed.graph.initializer if t.name == w)
+    fed.graph.input.append(helper.make_tensor_value_info(w, onnx.TensorProto.FLOAT, list(init.dims)))
+    prepared, _ = session._prepare(fed)
+    assert [n.domain for n in prepared.graph.node] == [ai3.onnx.rewrite.DOMAIN]
+    sess = ai3.onnx.InferenceSession(fed)
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-5, atol=1e-6)
+    twice = 2 * numpy_helper.to_array(init)
+    np.testing.assert_allclose(sess.run(None, {"x": x, w: twice})[0], 2 * want, rtol=1e-5, atol=1e-6)
+
+    region = ai3.onnx.partition(original, {"conv2d": "default"}, sample_input_shape=[1, 4, 8, 8])
+    prepared, held = session._prepare(region)
+    assert [n.domain for n in prepared.graph.node] == [ai3.onnx.rewrite.DOMAIN] and len(held) == 1
 
 
 def test_python_op_without_a_held_session_still_runs():

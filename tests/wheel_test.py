@@ -48,6 +48,7 @@ def test_wheel_installs_and_imports() -> None:
     )
     assert os.path.exists(os.path.join(target, "ai3", "_core.so"))
     assert os.path.exists(os.path.join(target, "ai3", "_tf_ops.so"))
+    assert os.path.exists(os.path.join(target, "ai3", "_ort_ops.so"))
     assert os.path.exists(os.path.join(target, "ai3", "libdnnl.so.3"))
     script = f"TARGET = {target!r}\n" + (
         "import numpy as np, ai3\n"

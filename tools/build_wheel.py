@@ -132,6 +132,7 @@ def main() -> None:
     parser.add_argument(
         "--tf_ops", help="the TensorFlow op library (links the pip TensorFlow's own library, which is not bundled)"
     )
+    parser.add_argument("--ort_ops", help="ai3's native ONNX Runtime op library (links no ONNX Runtime)")
     parser.add_argument("--url", required=True, help="the project's home page")
     parser.add_argument("--requirements", required=True, help="requirements.txt: the extras' pins")
     parser.add_argument("--readme", required=True, help="the long description")
@@ -153,6 +154,9 @@ def main() -> None:
         with open(args.tf_ops, "rb") as f:
             files["ai3/_tf_ops.so"] = f.read()
         build_info["tensorflow"] = built_tensorflow_version()
+    if args.ort_ops:
+        with open(args.ort_ops, "rb") as f:
+            files["ai3/_ort_ops.so"] = f.read()
     files["ai3/build_info.json"] = (json.dumps(build_info, indent=1, sort_keys=True) + "\n").encode()
     if args.stubs:
         with open(args.stubs, "rb") as f:

@@ -1,61 +1,60 @@
 """Running rewritten models in ONNX Runtime: the "ai3" domain's one node
-type, "ai3::Layer" (ai3.onnx.rewrite), as an onnxruntime-extensions Python
-op backed by ai3's core.
+type, "ai3::Layer" (ai3.onnx.rewrite), backed by ai3's core.
 
     sess = ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(model, "gemm"))
     y, = sess.run(None, {"input": x})
 
-How the op works, and what it costs:
-  - One kernel for every node: it builds the node's core layer (`op` and
-    its JSON `attrs`; for op "model", the region's ai3.Model) once and
-    caches it by the node's `node_key`; the weights are input W, a flat
-    float32 tensor that the `weights` attribute cuts into views.
-  - An ai3.onnx.InferenceSession takes each node's W out of the graph it
-    hands to ORT (W becomes one shared empty initializer) and holds the
-    weights by node_key, so nothing is copied, hashed or unpacked per
-    call. A plain onnxruntime.InferenceSession with `session_options()`
-    also runs the rewritten file: the extension then copies W into every
-    call, and the cache key adds a fingerprint of 64 evenly spaced values
-    of W (so a model whose initializers were edited gets new layers). The
-    held layers serve only calls whose W is the empty shared one, so a
-    plain session beside an ai3.onnx.InferenceSession of the same file
-    (same node keys) never runs the held weights in place of its own.
-    The cache is bounded (CACHE_LIMIT, least recently used first); an
-    InferenceSession drops its nodes' layers when it is collected, and
-    `clear_cache()` empties it.
-  - The floor of a call: once a held node's layer is built, the hook finds
-    its core object by (node_key, algorithm) in one dict and calls it on
-    ORT's array (no lock, no Python wrapper, no dtype conversion). What is
-    left per node is the extension's: its GIL acquire, the attribute dict
-    it builds per call, the input copied into a new NumPy array and the
-    output copied back (//bench:overhead measures it: ~10 us per node on a
-    tiny node, against ~1 us for ORT's own).
-  - Data per call: the extension copies each input ORT -> NumPy; the core
-    reads it in place and writes its output array, which the extension
-    copies NumPy -> ORT. The extension's stock invocation hook turns
-    outputs into Python lists (`tolist()`); ai3 installs a hook that
-    returns the array (about 30x faster on a 4 MB output) for ai3's op and
-    defers to the stock hook for every other Python op.
-  - Why a Python op and not a native custom-op library (a shared library
-    exporting RegisterCustomOps, built against ORT's C API): the library
-    needs onnxruntime_c_api.h, and none of the registries this project
-    builds from has it. The onnxruntime wheel (1.32) ships no headers;
-    Debian bookworm (main, updates, security) packages no onnxruntime;
-    the wheels of onnxruntime-extensions, onnxruntime-ep-webgpu,
-    onnxruntime-ep-amdgpu and onnxruntime-ggml hold only binaries (no
-    sdist of onnxruntime-extensions is published); npm's onnxruntime-node
-    1.30 holds the binaries and the Node binding only, and
-    onnxruntime-react-native only its own bridge headers. (ORT's NuGet
-    package has the headers, but NuGet is not a registry this build can
-    reach.) Writing the API's function table out by hand would copy ORT's
-    header, which the project does not do.
-  - A Python exception escaping an extension op terminates the process
-    (pybind11 error_already_set inside ORT), so the op never raises: it
-    records the error and returns an empty tensor. `InferenceSession.run`
-    re-raises the first recorded error as the same ai3.Error subclass,
-    naming the node. A plain onnxruntime.InferenceSession cannot: it
-    returns (wrong, empty) results and the error is only logged to the
-    `ai3.onnx` logger. The record is process-wide.
+Two ops run these nodes:
+  - ai3's native op, "ai3.native::Layer" (_ort_ops.so, built from
+    frontends/ai3/onnx/ort_op against ONNX Runtime's C API headers, which
+    ./bazelw takes from Debian's libonnxruntime-dev). An
+    ai3.onnx.InferenceSession hands it every single-layer node whose W is a
+    constant initializer (_prepare changes the node's domain). The op builds
+    the node's core layer once, when ORT creates its kernel, and a call runs
+    that layer on ORT's input and output buffers: no Python, no copies, no
+    hashing (//bench:overhead: ~0.4 us per trivial node, against ~0.2 us for
+    ORT's own and ~3.6 us for the Python op below). A layer the core refuses
+    fails when the session is made; a bad input fails the run; both reach
+    the caller as the ai3.Error the op marks in ORT's message.
+  - onnxruntime-extensions' Python op for the "ai3" domain: region nodes
+    ("model", an ai3.Model that Python's pipeline builds), nodes whose W is
+    computed in the graph or fed by the caller, and every ai3 node of a plain
+    onnxruntime.InferenceSession given `session_options()` (its model is
+    not ours to change). It builds the node's layer (`op` and its JSON
+    `attrs`; for op "model", the region's ai3.Model) once and caches it by
+    the node's `node_key`; the weights are input W, a flat float32 tensor
+    that the `weights` attribute cuts into views.
+    - An ai3.onnx.InferenceSession takes each region node's W out of the
+      graph it hands to ORT (W becomes one shared empty initializer) and
+      holds the weights by node_key, so nothing is copied, hashed or
+      unpacked per call. In a plain session the extension copies W into
+      every call, and the cache key adds a fingerprint of 64 evenly spaced
+      values of W (so a model whose initializers were edited gets new
+      layers). The held layers serve only calls whose W is the empty shared
+      one, so a plain session beside an ai3.onnx.InferenceSession of the
+      same file (same node keys) never runs the held weights in place of its
+      own. The cache is bounded (CACHE_LIMIT, least recently used first); an
+      InferenceSession drops its nodes' layers when it is collected, and
+      `clear_cache()` empties it.
+    - Once a held node's layer is built, the hook finds its core object by
+      (node_key, algorithm) in one dict and calls it on ORT's array. What is
+      left per node is the extension's: its GIL acquire, the attribute dict
+      it builds per call, the input copied into a new NumPy array and the
+      output copied back.
+    - The extension's stock invocation hook turns outputs into Python lists
+      (`tolist()`); ai3 installs a hook that returns the array (about 30x
+      faster on a 4 MB output) for ai3's op and defers to the stock hook for
+      every other Python op.
+    - A Python exception escaping an extension op terminates the process
+      (pybind11 error_already_set inside ORT), so the op never raises: it
+      records the error and returns an empty tensor.
+      `InferenceSession.run` re-raises the first recorded error as the same
+      ai3.Error subclass, naming the node. A plain
+      onnxruntime.InferenceSession cannot: it returns (wrong, empty) results
+      and the error is only logged to the `ai3.onnx` logger. The record is
+      process-wide.
+The two ops live in two domains because ORT refuses a domain that two
+libraries both register ("Domain already set in registry").
 """
 
 from __future__ import annotations
@@ -79,6 +78,10 @@ from onnxruntime_extensions import _ocos
 from ai3 import errors, layers
 from ai3.onnx import rewrite
 from ai3.onnx.rewrite import DOMAIN, NODE_TYPE
+
+# The native op's domain (frontends/ai3/onnx/ort_op/ops.cc): what a single-layer
+# "ai3" node becomes inside an ai3.onnx.InferenceSession (_prepare).
+NATIVE_DOMAIN = "ai3.native"
 
 _log = logging.getLogger("ai3.onnx")
 _lock = threading.Lock()
@@ -174,16 +177,28 @@ def _attr(node: onnx.NodeProto, name: str) -> str:
 
 
 def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
-    """A copy of `model` whose ai3 nodes with constant W read the shared
-    empty W instead (their weights held in _held), and the keys held."""
+    """A copy of `model` for ORT, and the node keys whose weights it holds:
+      - a single-layer node with a constant W runs as the native op
+        (NATIVE_DOMAIN, _ort_ops.so), which reads W once, when ORT creates
+        its kernel;
+      - a region node with a constant W reads the shared empty W instead,
+        its weights held in _held for the Python op.
+    A node whose W is computed in the graph, or is a graph input that a
+    caller may feed, stays the Python op and reads W per call."""
     prepared = onnx.ModelProto()
     prepared.CopyFrom(model)
     graph = prepared.graph
-    inits = {t.name: t for t in graph.initializer}
+    fed = {i.name for i in graph.input}
+    inits = {t.name: t for t in graph.initializer if t.name not in fed}
     keys: list[str] = []
+    native = False
     for node in graph.node:
         if node.domain != DOMAIN or node.op_type != NODE_TYPE or len(node.input) != 2 or node.input[1] not in inits:
             continue  # W computed inside the graph: the portable path
+        if _attr(node, "op") != rewrite.REGION:
+            node.domain = NATIVE_DOMAIN
+            native = True
+            continue
         key = _attr(node, "node_key")
         w = np.ascontiguousarray(numpy_helper.to_array(inits[node.input[1]]), dtype=np.float32)
         weights = rewrite.unpack(w, json.loads(_attr(node, "weights")))
@@ -192,6 +207,8 @@ def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
             _held[key] = (count + 1, weights)
         keys.append(key)
         node.input[1] = _NO_WEIGHTS
+    if native:
+        prepared.opset_import.append(onnx.helper.make_opsetid(NATIVE_DOMAIN, rewrite.DOMAIN_VERSION))
     if keys:
         used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
         kept = [t for t in graph.initializer if t.name in used]
@@ -256,11 +273,23 @@ def _register() -> None:
 
 
 _SPINNING = "session.intra_op.allow_spinning"
+_NATIVE_LIBRARY = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_ort_ops.so")
+
+
+def native_library() -> str:
+    """The path of ai3's native ONNX Runtime op library (_ort_ops.so)."""
+    if not os.path.exists(_NATIVE_LIBRARY):
+        raise errors.UnsupportedOperation(
+            f"ai3's ONNX Runtime op library is not in this build ({_NATIVE_LIBRARY} is missing); "
+            "build //frontends/ai3:_ort_ops.so (part of Bazel target //frontends/ai3:ai3)"
+        )
+    return _NATIVE_LIBRARY
 
 
 def session_options(sess_options: ort.SessionOptions | None = None) -> ort.SessionOptions:
     """SessionOptions (new, or the one given, which is modified) with the
-    extension library that runs the "ai3" domain registered. Safe to call
+    libraries that run ai3's nodes registered: the extension's, whose Python
+    op is the "ai3" domain, and ai3's native one (NATIVE_DOMAIN). Safe to call
     again on the same SessionOptions. (SessionOptions on which the library
     was registered by hand, not here, would get it twice and fail at session
     creation: pass those to onnxruntime.InferenceSession directly.)
@@ -275,6 +304,7 @@ def session_options(sess_options: ort.SessionOptions | None = None) -> ort.Sessi
     with _lock:
         if so not in _with_library:
             so.register_custom_ops_library(ortx.get_library_path())
+            so.register_custom_ops_library(native_library())
             _with_library.add(so)
         try:
             so.get_session_config_entry(_SPINNING)
@@ -288,6 +318,13 @@ def _take_pending() -> list[tuple[str, str, BaseException]]:
         found = list(_pending)
         _pending.clear()
     return found
+
+
+def _native_error(e: BaseException) -> errors.Error | None:
+    """The ai3.Error a native node's failure carries in ORT's message (the
+    op marks it "ai3.<ErrorClass>: ..." and names the layer), or None."""
+    found = errors.marked(str(e))
+    return None if found is None else found[0](found[1].strip())
 
 
 def _as_ai3_error(node: str, op_type: str, e: BaseException) -> errors.Error:
@@ -330,6 +367,9 @@ class InferenceSession(ort.InferenceSession):
             pending = _take_pending()
             if pending:
                 raise _as_ai3_error(*pending[0]) from e
+            native = _native_error(e)
+            if native is not None:
+                raise native from e
             raise errors.InvalidArgument(f"ONNX Runtime could not load the model: {e}") from e
 
     def run(self, output_names, input_feed, run_options=None):  # type: ignore[override]
@@ -340,6 +380,9 @@ class InferenceSession(ort.InferenceSession):
             pending = _take_pending()
             if pending:
                 raise _as_ai3_error(*pending[0]) from e
+            native = _native_error(e)
+            if native is not None:
+                raise native from e
             raise
         pending = _take_pending()
         if pending:
@@ -347,4 +390,4 @@ class InferenceSession(ort.InferenceSession):
         return result
 
 
-__all__ = ["InferenceSession", "clear_cache", "session_options"]
+__all__ = ["InferenceSession", "clear_cache", "native_library", "session_options"]
