@@ -25,9 +25,9 @@
 // ai3._core.make_layer and the TensorFlow op, so a new op needs nothing in
 // this file.
 //
-// Errors: an ai3::Error becomes an ORT status (INVALID_ARGUMENT; NOT_IMPLEMENTED
-// for kUnsupported; FAIL for kInternal) whose message starts with
-// "ai3.<ErrorClass>: ONNX node '<name>'"; ai3.onnx.InferenceSession
+// Errors: an ai3::Error becomes an ORT status (INVALID_ARGUMENT;
+// NOT_IMPLEMENTED for kUnsupported; FAIL for kInternal) whose message starts
+// with "ai3.<ErrorClass>: ONNX node '<name>'"; ai3.onnx.InferenceSession
 // re-raises it as that class. A layer the core refuses to build fails when
 // ORT creates the node's kernel, i.e. when the session is made; a bad input,
 // at run. Nothing throws across the C API.
@@ -112,8 +112,8 @@ WeightSlots CutWeights(const OpSchema& schema, const std::string& layout_json,
     const std::string& name = entry.list[0].s;
     const int index = schema.WeightIndex(name);
     if (index < 0) {
-      Fail(ErrorKind::kInvalidArgument, "op ", schema.op(),
-           " has no weight '", name, "'");
+      Fail(ErrorKind::kInvalidArgument, "op ", schema.op(), " has no weight '",
+           name, "'");
     }
     if (entry.list[1].kind == Json::kNull) continue;
     Tensor t;
@@ -123,8 +123,7 @@ WeightSlots CutWeights(const OpSchema& schema, const std::string& layout_json,
     const int64_t size = t.numel();
     if (size > w_size - offset) {
       Fail(ErrorKind::kShape, "the weights input holds ", w_size,
-           " values; weight '", name, "' ", ToString(t.shape),
-           " needs more");
+           " values; weight '", name, "' ", ToString(t.shape), " needs more");
     }
     t.data = const_cast<float*>(w + offset);
     offset += size;
