@@ -560,7 +560,9 @@ def test_onnx_in_graph_swaps_of_every_new_op() -> None:
         assert any(node.domain == "ai3" for node in model.graph.node), op
         np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], ref, atol=1e-4, err_msg=op)
         everything = ai3.onnx.swap_operation(op, everything, "default")
-    assert all(node.domain == "ai3" for node in everything.graph.node)
+    # Every node is ai3's, but for the Transposes into NHWC and back (the
+    # default layout) at the ends of the chain.
+    assert {node.op_type for node in everything.graph.node if node.domain != "ai3"} <= {"Transpose"}
     np.testing.assert_allclose(ai3.onnx.InferenceSession(everything).run(None, {"x": x})[0], ref, atol=1e-4)
     np.testing.assert_allclose(ai3.onnx.swap_backend(original)(x), ref, atol=1e-4)
 
