@@ -657,6 +657,10 @@ def time_alternately(
     return best
 
 
+# fastest() times the candidates within this factor of the fastest again.
+RETIME_MARGIN = 1.15
+
+
 def fastest(
     build: Callable[..., Any],
     specs: Sequence[LayerSpec],
@@ -704,8 +708,18 @@ def fastest(
                 )
             built[d.candidate] = model
     rounds = min(TIMING_ROUNDS, max(repeats, 1))
+    per_block = -(-max(repeats, 1) // rounds)
     calls = {label: functools.partial(m, sample_input) for label, m in built.items()}
-    seconds = time_alternately(calls, rounds, per_block=-(-max(repeats, 1) // rounds))
+    seconds = time_alternately(calls, rounds, per_block=per_block)
+    # Candidates within RETIME_MARGIN of the fastest are timed again and
+    # keep the lower of their two times (a busy moment only adds time): one
+    # timing of a near tie cached a plan 15-20% slower than another for
+    # densenet121 and efficientnet_b0 at batch 8 (stop 32).
+    best = min(seconds.values())
+    close = {label: call for label, call in calls.items() if seconds[label] <= best * RETIME_MARGIN}
+    if len(close) > 1:
+        again = time_alternately(close, rounds, per_block=per_block)
+        seconds.update({label: min(seconds[label], t) for label, t in again.items()})
     model = built[min(seconds, key=seconds.get)]
     model.layout_decision.seconds = seconds
     return model
