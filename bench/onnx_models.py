@@ -235,7 +235,9 @@ def main(argv: list[str]) -> None:
             [
                 f"issue 15 targets: {summary}; the rows not met are profiled in onnx_models_profiles.md.",
                 "The rewritten graph runs each ai3 node inside ORT as ai3's native custom op (_ort_ops.so), on ORT's "
-                "own buffers in ORT's layout (NCHW), one layer per node; //bench:overhead measures its cost per node.",
+                "own buffers, one layer per node; its convolutions run NHWC between Transposes that the rewrite "
+                "moves and cancels where it can (ai3.onnx.swap_operation's layout); //bench:overhead measures the "
+                "cost per node.",
             ],
         ),
         (
