@@ -144,6 +144,16 @@ class _Rewrite:
                 self.consumers[name] = self.consumers.get(name, 0) + 1
         for o in self.map.model.graph.output:
             self.consumers[o.name] = self.consumers.get(o.name, 0) + 1
+        # An ORT pool or batch norm node (by its output) -> its spec: what
+        # _sink_transposes may run as ai3's NHWC layer instead (nhwc_layer).
+        self.nhwc_specs: dict[str, LayerSpec] = {
+            g.nodes[0].output[0]: self.map.specs[g.specs[0]]
+            for g in self.map.groups
+            if len(g.nodes) == 1
+            and len(g.specs) == 1
+            and self.map.specs[g.specs[0]].op in _NHWC_OPS
+            and len(self.map.specs[g.specs[0]].inputs) == 1
+        }
         self.removed: set[str] = set()  # first outputs of the nodes replaced
         # first output of a replaced node -> the ai3 node there (with its Transposes)
         self.added: dict[str, list[onnx.NodeProto]] = {}
@@ -220,10 +230,16 @@ class _Rewrite:
             node_key=key,
         )
 
-    def nhwc_mean(self, x: str, y: str, label: str) -> onnx.NodeProto:
-        """An ai3 node averaging NHWC x over H and W into y (N, 1, 1, C)."""
-        attrs = {"output_size": [1, 1], "layout": "NHWC"}
-        return self.node(x, y, "adaptiveavgpool2d", attrs, {}, selection.DEFAULT, label)
+    def nhwc_layer(self, node: onnx.NodeProto, x: str, y: str) -> onnx.NodeProto | None:
+        """ai3's layer in NHWC in place of ORT's pool or batch norm `node`,
+        reading NHWC x into NHWC y, with `node`'s attributes and weights as
+        the mapping reads them; None for a node the mapping made no such
+        layer of."""
+        spec = self.nhwc_specs.get(node.output[0]) if len(node.output) == 1 else None
+        if spec is None:
+            return None
+        attrs = ai3_model.spec_attrs(spec, "NHWC")
+        return self.node(x, y, spec.op, attrs, spec.weights, selection.DEFAULT, node.name or node.output[0])
 
     def declare(self, name: str, shape: Sequence | None) -> None:
         """value_info for a tensor whose shape the rewrite knows (so a later
@@ -252,7 +268,7 @@ class _Rewrite:
             if len(live) == len(nodes):
                 break
             nodes = live
-        nodes = _sink_transposes(nodes, outputs, self.map.constants, self.map.shapes, self.declare, self.nhwc_mean)
+        nodes = _sink_transposes(nodes, outputs, self.map.constants, self.map.shapes, self.declare, self.nhwc_layer)
         del g.node[:]
         g.node.extend(nodes)
         read = {name for n in nodes for name in n.input} | outputs
@@ -265,6 +281,10 @@ class _Rewrite:
 
 
 TO_NHWC = [0, 2, 3, 1]
+# The ORT nodes (NCHW only in ORT) that _sink_transposes runs as ai3's
+# layer in NHWC where they read the NHWC chain, and those layers' ops.
+_NHWC_NODES = ("MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization")
+_NHWC_OPS = ("maxpool2d", "avgpool2d", "adaptiveavgpool2d", "batchnorm2d")
 TO_NCHW = [0, 3, 1, 2]
 # ONNX ops that act on each element alone (a scalar operand aside), so that
 # they commute with a Transpose of their tensor inputs.
@@ -287,7 +307,7 @@ def _sink_transposes(
     constants: Any,
     shapes: Any,
     declare: Callable[[str, Any], None],
-    nhwc_mean: Callable[[str, str, str], onnx.NodeProto],
+    nhwc_layer: Callable[[onnx.NodeProto, str, str], onnx.NodeProto | None],
 ) -> list:
     """`nodes` (in topological order) with the NHWC ai3 nodes' Transposes
     moved past elementwise ORT nodes and cancelled where two meet, so a
@@ -301,14 +321,17 @@ def _sink_transposes(
         follows it. (ResNet's first residual add reads a max pool's NCHW
         output beside a convolution's; DenseNet's concats, a pool's and
         convolutions'.)
-      - A GlobalAveragePool (NCHW only in ORT) of a Transpose to NCHW
-        becomes ai3's pool of the Transpose's input in NHWC (`nhwc_mean`
-        makes the node), then a Transpose to NCHW of the N x C result: the
+      - A MaxPool, AveragePool, GlobalAveragePool or inference
+        BatchNormalization (_NHWC_NODES, NCHW only in ORT) of a Transpose
+        to NCHW becomes ai3's layer of the Transpose's input in NHWC
+        (`nhwc_layer` makes the node; None leaves the node as it is), then a
+        Transpose to NCHW. So the max pools of ResNet, SqueezeNet and
+        GoogLeNet, DenseNet's pre-activation norms (which read its concats)
+        and average pools sit inside the NHWC chain, and the
         squeeze-excitation blocks of MobileNetV3 and EfficientNet pool the
-        tensor that their Mul scales, so their pool no longer keeps a full
-        transpose of it.
-      - An inference BatchNormalization of a Transpose to NCHW becomes a
-        per-channel Mul and Add on the Transpose's input (channel_affine).
+        tensor that their Mul scales without a Transpose of it (ORT's
+        ReduceMean over H and W of NHWC took 1.2-5x its GlobalAveragePool
+        on NCHW; ai3's pool the same time as the latter).
       - A Transpose whose input is the output of a Transpose with the
         inverse permutation is dropped: its readers read the first one's
         input. (Not for a graph output, whose name must stay.)
@@ -329,41 +352,6 @@ def _sink_transposes(
 
     to_nhwc: dict[str, str] = {}  # an NCHW tensor -> its NHWC Transpose's output
 
-    def mean_hw(pool: onnx.NodeProto, x: str) -> list[onnx.NodeProto]:
-        """A GlobalAveragePool of NHWC `x` as ai3's NHWC pool (`nhwc_mean`),
-        then the Transpose back (a copy of N x C values). (ORT's ReduceMean
-        over H and W of NHWC took 1.2-5x its GlobalAveragePool on NCHW:
-        efficientnet_b0's 112x112x96 520 us against 99; ai3's pool 98.)"""
-        y = pool.output[0]
-        mean = f"{y}/ai3_nhwc"
-        declare(mean, _nhwc_shape(shapes.get(y)))
-        back = helper.make_node("Transpose", [mean], [y], name=f"{pool.name}/to_nchw", perm=TO_NCHW)
-        return [nhwc_mean(x, mean, pool.name or y), back]
-
-    def channel_affine(norm: onnx.NodeProto, x: str) -> list[onnx.NodeProto]:
-        """An inference BatchNormalization (constant statistics) of NHWC `x`
-        as x * a + b with a and b of shape (C,), which broadcast along NHWC's
-        last axis, then the Transpose back. DenseNet's pre-activation norms
-        read concats: kept in NCHW, each took a Transpose before it."""
-        scale, bias, mean, var = (constants[name].astype(np.float64) for name in norm.input[1:5])
-        eps = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
-        a = scale / np.sqrt(var + eps)
-        y = norm.output[0]
-        names = (f"{y}/ai3_a", f"{y}/ai3_b", f"{y}/ai3_scaled", f"{y}/ai3_nhwc")
-        declare(names[3], _nhwc_shape(shapes.get(y)))
-        return [
-            helper.make_node("Constant", [], [names[0]], value=numpy_helper.from_array(a.astype(np.float32), names[0])),
-            helper.make_node(
-                "Constant",
-                [],
-                [names[1]],
-                value=numpy_helper.from_array((bias - mean * a).astype(np.float32), names[1]),
-            ),
-            helper.make_node("Mul", [x, names[0]], [names[2]], name=f"{norm.name}/scale"),
-            helper.make_node("Add", [names[2], names[1]], [names[3]], name=f"{norm.name}/shift"),
-            helper.make_node("Transpose", [names[3]], [y], name=f"{norm.name}/to_nchw", perm=TO_NCHW),
-        ]
-
     out: list[onnx.NodeProto] = []
     producer: dict[str, onnx.NodeProto] = {}
     renamed: dict[str, str] = {}  # a tensor -> the one its readers now read
@@ -379,28 +367,19 @@ def _sink_transposes(
                 continue
         if (
             n.domain in ("", "ai.onnx")
-            and n.op_type == "GlobalAveragePool"
+            and n.op_type in _NHWC_NODES
             and n.output[0] not in outputs
             and source is not None
             and perm(source) == TO_NCHW
         ):
-            mean = mean_hw(n, source.input[0])
-            out += mean
-            producer.update((m.output[0], m) for m in mean)
-            continue
-        if (
-            n.domain in ("", "ai.onnx")
-            and n.op_type == "BatchNormalization"
-            and len(n.output) == 1
-            and n.output[0] not in outputs
-            and source is not None
-            and perm(source) == TO_NCHW
-            and all(name in constants for name in n.input[1:5])
-        ):
-            affine = channel_affine(n, source.input[0])
-            out += affine
-            producer.update((m.output[0], m) for m in affine)
-            continue
+            y = n.output[0]
+            layer = nhwc_layer(n, source.input[0], f"{y}/ai3_nhwc")
+            if layer is not None:
+                declare(layer.output[0], _nhwc_shape(shapes.get(y)))
+                back = helper.make_node("Transpose", [layer.output[0]], [y], name=f"{y}/to_nchw", perm=TO_NCHW)
+                out += [layer, back]
+                producer[layer.output[0]], producer[y] = layer, back
+                continue
         if n.domain in ("", "ai.onnx") and n.op_type in _LAYOUT_FREE and n.output[0] not in outputs:
             ins = [producer.get(name) for name in n.input]
             moved = [k for k, m in enumerate(ins) if m is not None and perm(m) == TO_NCHW]
@@ -423,7 +402,7 @@ def _sink_transposes(
                 y = n.output[0]
                 n.output[0] = f"{y}/ai3_nhwc"
                 declare(n.output[0], _nhwc_shape(shapes.get(y)))
-                back = helper.make_node("Transpose", [n.output[0]], [y], name=f"{n.name}/to_nchw", perm=TO_NCHW)
+                back = helper.make_node("Transpose", [n.output[0]], [y], name=f"{y}/to_nchw", perm=TO_NCHW)
                 out += [n, back]
                 producer[n.output[0]], producer[y] = n, back
                 continue
@@ -463,10 +442,9 @@ def swap_operation(
     swapped, 2 threads: 4.3 ms against 6.2 in NCHW, ORT 3.7): each such node
     gets a Transpose into NHWC before it and one back after it, and the
     rewrite moves those past elementwise ORT nodes (residual adds,
-    activations), concats and inference batch norms (as a per-channel Mul
-    and Add) and cancels the pairs that meet, so a chain of them runs in
-    NHWC with one Transpose at each end; a global average pool reading the
-    chain becomes ai3's NHWC pool (_sink_transposes). "NCHW": ORT's own, no
+    activations) and concats and cancels the pairs that meet, so a chain of
+    them runs in NHWC with one Transpose at each end; a pool or batch norm
+    reading the chain becomes ai3's, in NHWC (_sink_transposes). "NCHW": ORT's own, no
     Transposes. "auto" selection times each layer in the layout it runs in."""
     if op not in _known_ops() or op in ai3_model.GRAPH_OPS:
         raise errors.UnsupportedOperation(
