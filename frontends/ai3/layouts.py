@@ -266,7 +266,9 @@ def _output_shape(
     return None
 
 
-def _permuted(shape: Sequence[int] | None, perm: Sequence[int]) -> tuple[int, ...] | None:
+def permuted_shape(shape: Sequence[int] | None, perm: Sequence[int]) -> tuple[int, ...] | None:
+    """A rank-4 shape read in the order `perm` (PERMS' meaning); another
+    rank as it is; None as None."""
     if shape is None or len(shape) != 4:
         return None if shape is None else tuple(shape)
     return tuple(shape[p] for p in perm)
@@ -408,7 +410,7 @@ def choose(
                 "permute",
                 [j],
                 {"dims": list(perm if to_alt else inverse)},
-                input_shape=None if shape is None else (shape if to_alt else _permuted(shape, perm)),
+                input_shape=None if shape is None else (shape if to_alt else permuted_shape(shape, perm)),
             )
             conversions[key] = conv
             before.setdefault(consumer, []).append(conv)
@@ -454,7 +456,7 @@ def choose(
             "permute",
             [new_output],
             {"dims": list(inverse), "layout_conversion": True},
-            input_shape=_permuted(shapes.get(output), perm),
+            input_shape=permuted_shape(shapes.get(output), perm),
         )
         new_chosen[len(order)] = selection.DEFAULT
         order.append(back)
@@ -573,7 +575,7 @@ def _rewrite(s: LayerSpec, perm: Sequence[int], alt: str, shapes: dict[int, tupl
         other = np.asarray(s.weights["other"])
         s.weights["other"] = np.ascontiguousarray(other.reshape((1,) * (4 - other.ndim) + other.shape).transpose(perm))
     s.attrs["memory_layout"] = alt
-    s.input_shape = _permuted(s.input_shape, perm)
+    s.input_shape = permuted_shape(s.input_shape, perm)
 
 
 def _retime_auto_convs(

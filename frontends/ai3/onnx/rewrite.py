@@ -57,7 +57,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from ai3 import _core, errors, frontend, fusion, layers, selection
+from ai3 import _core, errors, frontend, fusion, layers, layouts, selection
 from ai3 import model as ai3_model
 from ai3.onnx import graph
 from ai3.selection import Selector
@@ -280,12 +280,13 @@ class _Rewrite:
         return self.model
 
 
-TO_NHWC = [0, 2, 3, 1]
+# Transpose perms between ONNX's NCHW and ai3's NHWC (ai3.layouts.PERMS).
+TO_NHWC = list(layouts.PERMS["NCHW"])
+TO_NCHW = list(layouts.PERMS["NHWC"])
 # The ORT nodes (NCHW only in ORT) that _sink_transposes runs as ai3's
 # layer in NHWC where they read the NHWC chain, and those layers' ops.
 _NHWC_NODES = ("MaxPool", "AveragePool", "GlobalAveragePool", "BatchNormalization")
 _NHWC_OPS = ("maxpool2d", "avgpool2d", "adaptiveavgpool2d", "batchnorm2d")
-TO_NCHW = [0, 3, 1, 2]
 # ONNX ops that act on each element alone (a scalar operand aside), so that
 # they commute with a Transpose of their tensor inputs.
 _ELEMENTWISE = frozenset(
@@ -298,7 +299,7 @@ _LAYOUT_FREE = _ELEMENTWISE | {"Concat"}
 
 
 def _nhwc_shape(shape: Sequence | None) -> tuple | None:
-    return None if shape is None or len(shape) != 4 else tuple(shape[k] for k in TO_NHWC)
+    return layouts.permuted_shape(shape, TO_NHWC)
 
 
 def _sink_transposes(
@@ -444,8 +445,9 @@ def swap_operation(
     rewrite moves those past elementwise ORT nodes (residual adds,
     activations) and concats and cancels the pairs that meet, so a chain of
     them runs in NHWC with one Transpose at each end; a pool or batch norm
-    reading the chain becomes ai3's, in NHWC (_sink_transposes). "NCHW": ORT's own, no
-    Transposes. "auto" selection times each layer in the layout it runs in."""
+    reading the chain becomes ai3's, in NHWC (_sink_transposes). "NCHW":
+    ORT's own, no Transposes. "auto" selection times each layer in the
+    layout it runs in."""
     if op not in _known_ops() or op in ai3_model.GRAPH_OPS:
         raise errors.UnsupportedOperation(
             f"swap_operation: unknown op {op!r}; ai3.onnx swaps single-input layers of {_known_ops()}"
@@ -469,7 +471,7 @@ def swap_operation(
 
     candidates = [
         selection.spec_candidate(
-            dataclasses.replace(s, input_shape=tuple(np.take(s.input_shape, TO_NHWC))) if runs_nhwc(s) else s,
+            dataclasses.replace(s, input_shape=_nhwc_shape(s.input_shape)) if runs_nhwc(s) else s,
             ai3_model.make_layer,
             np.float32,
             "NHWC" if runs_nhwc(s) else "NCHW",

@@ -98,7 +98,7 @@ _with_library: weakref.WeakSet[ort.SessionOptions] = weakref.WeakSet()
 # node key -> (sessions holding it, its weights), see the module doc.
 _held: dict[str, tuple[int, dict]] = {}
 # (node key, algorithm) -> the core's own callable of a held node's layer
-# (see _bind): what _hook runs, with no other work, on every call after the
+# (held region nodes only, see _kernel): what _hook runs, with no other work, on every call after the
 # node's first.
 _bound: dict[tuple[str, str], Any] = {}
 _NO_WEIGHTS = "ai3_no_weights"
@@ -123,15 +123,6 @@ def _build(attrs: dict[str, Any], weights: dict) -> Any:
     if attrs["op"] == rewrite.REGION:
         return rewrite.region_model(core_attrs, weights, json.loads(attrs["algorithm"]))
     return layers.Layer(attrs["op"], core_attrs, weights, algorithm=attrs["algorithm"], name=attrs["node"])
-
-
-def _bind(layer: Any) -> Any:
-    """The core object behind an ai3.layers.Layer or an ai3.Model: called on
-    ORT's fresh, C-contiguous float32 input it validates it and returns a new
-    C-contiguous float32 array, which is all the op needs; the Python
-    wrappers' conversions (torch tensors, unbatched inputs, CUDA) cannot
-    apply here and cost more than the core's call on a small layer."""
-    return layer._core_layer if isinstance(layer, layers.Layer) else layer._core
 
 
 def _kernel(x: np.ndarray, w: np.ndarray, **attrs: Any) -> np.ndarray:
@@ -159,8 +150,11 @@ def _kernel(x: np.ndarray, w: np.ndarray, **attrs: Any) -> np.ndarray:
                 _cache.popitem(last=False)
             if held is not None and node_key in _held:
                 # Held weights cannot change: later calls go straight to the
-                # core (_hook); _release_session unbinds it.
-                _bound[key] = _bind(layer)
+                # core (_hook); _release_session unbinds it. Only region nodes
+                # are held (_prepare), so `layer` is an ai3.Model; its core
+                # object validates ORT's fresh C-contiguous float32 input and
+                # returns a new array, all the op needs.
+                _bound[key] = layer._core
     return layer(x)
 
 
