@@ -226,6 +226,17 @@ std::shared_ptr<AnyLayer> OpSchema::MakeLayer(const std::string& name,
   });
 }
 
+void OpSchema::CheckAlgorithm(const std::string& name, const AttrMap& attrs,
+                              const WeightSlots& weights,
+                              const std::string& algorithm,
+                              Device device) const {
+  InContext(internal::LayerContext(op_, name), [&] {
+    CheckWeights(*this, weights);
+    check_(Resolve(attrs), weights, algorithm, device);
+    return 0;
+  });
+}
+
 Shape OpSchema::OutputShape(const std::string& name, const AttrMap& attrs,
                             const WeightSlots& weights,
                             const std::vector<Tensor>& inputs) const {

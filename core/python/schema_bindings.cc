@@ -205,6 +205,36 @@ std::shared_ptr<AnyLayer> MakeLayer(const std::string& op,
   return schema.MakeLayer(name, attr_map, slots, algorithm, where);
 }
 
+// Weight slots of shapes only, for queries that read no weight: each given
+// shape becomes a Tensor of that shape and `type`, with no data.
+WeightSlots ProbeSlots(const OpSchema& schema, const py::object& weight_shapes,
+                       DType type) {
+  return SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
+    Tensor probe;  // a shape and a dtype: nothing is read or copied
+    probe.shape = v.cast<std::vector<int64_t>>();
+    probe.dtype = type;
+    return probe;
+  });
+}
+
+void CheckAlgorithm(const std::string& op, const std::string& algorithm,
+                    const std::optional<AttrDict>& attrs,
+                    const py::object& weight_shapes, const std::string& dtype,
+                    const std::string& name,
+                    const std::optional<std::string>& device) {
+  const OpSchema& schema = GetOpSchema(op);
+  WeightSlots slots;
+  AttrMap attr_map;
+  Device where = Device::kCPU;
+  Named(op, name, [&] {
+    attr_map = AttrMapOf(attrs);
+    where = DeviceOf(device);
+    slots = ProbeSlots(schema, weight_shapes, ParseDType(dtype));
+    return 0;
+  });
+  schema.CheckAlgorithm(name, attr_map, slots, algorithm, where);
+}
+
 std::vector<int64_t> OutputShape(
     const std::string& op, const std::optional<AttrDict>& attrs,
     const py::object& weight_shapes,
@@ -232,13 +262,7 @@ std::vector<int64_t> OutputShape(
            " input shapes but ", types.size(), " dtypes");
     }
     attr_map = AttrMapOf(attrs);
-    slots =
-        SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
-          Tensor probe;  // a shape and a dtype: nothing is read or copied
-          probe.shape = v.cast<std::vector<int64_t>>();
-          probe.dtype = type;
-          return probe;
-        });
+    slots = ProbeSlots(schema, weight_shapes, type);
     // The layout the layer would give its inputs (image ops say theirs).
     Layout layout = Layout::kNCHW;
     auto it = attr_map.find("layout");
@@ -308,6 +332,15 @@ void BindSchemas(py::module_& m) {
         "optional one), NumPy arrays copied into the layer. `device` None: "
         "the thread's layer device (ai3.cuda.layer_device). Errors name the "
         "op, the layer and what is wrong.");
+  m.def("check_algorithm", &CheckAlgorithm, py::arg("op"), py::arg("algorithm"),
+        py::arg("attrs") = py::none(), py::arg("weight_shapes") = py::none(),
+        py::arg("dtype") = "float32", py::arg("name") = "",
+        py::arg("device") = py::none(),
+        "Raises what make_layer would for a layer of `op` with these "
+        "attributes, weights of these shapes (a dict or list as make_layer's "
+        "weights) and `algorithm` (an unknown name, one that cannot take the "
+        "layer, an invalid attribute or shape); returns None if it would "
+        "build. No weight is copied and no kernel prepared.");
   m.def("output_shape", &OutputShape, py::arg("op"),
         py::arg("attrs") = py::none(), py::arg("weight_shapes") = py::none(),
         py::arg("input_shapes") = std::vector<std::vector<int64_t>>{},

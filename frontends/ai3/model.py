@@ -46,9 +46,17 @@ def _weight_array(w: Any, dtype: np.dtype) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def make_layer(spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str) -> layers.Layer:
+def make_layer(
+    spec: LayerSpec, algorithm: str, dtype: np.dtype, layout: str, *, check_only: bool = False
+) -> layers.Layer | None:
     """The core layer of any spec, from its op's declaration in the core;
-    float weights in the model's dtype, integer and bool ones as they are."""
+    float weights in the model's dtype, integer and bool ones as they are.
+    check_only: raise what building it would raise, and return None,
+    without copying a weight or preparing a kernel (_core.check_algorithm)."""
+    if check_only:
+        shapes = {k: None if w is None else tuple(np.shape(w)) for k, w in spec.weights.items()}
+        _core.check_algorithm(spec.op, algorithm, spec_attrs(spec, layout), shapes, np.dtype(dtype).name, spec.name)
+        return None
     weights = {k: None if w is None else _weight_array(w, dtype) for k, w in spec.weights.items()}
     return layers.Layer(spec.op, spec_attrs(spec, layout), weights, algorithm=algorithm, name=spec.name)
 

@@ -575,9 +575,10 @@ def choose(op: str, candidates: Sequence[Any], device: str = "cpu") -> list[Pred
 
 def _takes(c: Any, algorithm: str) -> bool:
     """Whether the core builds the layer with `algorithm` (it refuses
-    parameters an algorithm cannot take, e.g. winograd with stride 2)."""
+    parameters an algorithm cannot take, e.g. winograd with stride 2);
+    asked without building it where the candidate can (c.check)."""
     try:
-        c.make_layer(algorithm)
+        (c.check or c.make_layer)(algorithm)
     except errors.Error:
         return False
     return True

@@ -74,6 +74,9 @@ class Candidate:
     layout: str = "NCHW"
     via: str = "core"
     extra: tuple[str, ...] = ()  # more choices make_layer builds (see tuning.Tunable)
+    # Raises what make_layer(algorithm) would, without building the layer
+    # (ai3.predict checks its pick with it); None: build it to find out.
+    check: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -89,17 +92,22 @@ def spec_candidate(spec: Any, factory: Callable[..., Any] | None, dtype: Any, la
     (ai3.model.make_layer) makes: timed as the core layer it becomes.
     Specs of several inputs cannot be timed from one input shape."""
     dtype = np.dtype(dtype)
-    make_layer = None
+    make_layer = check = None
     if factory is not None and len(spec.inputs) == 1:
 
         def make_layer(algorithm: str) -> Any:
             return factory(spec, algorithm, dtype, layout)
 
+        def check(algorithm: str) -> None:
+            factory(spec, algorithm, dtype, layout, check_only=True)
+
     params = {
         "attrs": {k: v for k, v in spec.attrs.items() if not is_note(k)},  # names, not parameters
         "weights": {k: (None if w is None else tuple(np.shape(w))) for k, w in spec.weights.items()},
     }
-    return Candidate(spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core")
+    return Candidate(
+        spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core", check=check
+    )
 
 
 known_algorithms = tuning.known_algorithms

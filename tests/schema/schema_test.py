@@ -483,6 +483,40 @@ def test_output_shape_errors_name_the_layer() -> None:
     ]
 
 
+def _outcome(fn: Any) -> type | None:
+    try:
+        fn()
+    except ai3.Error as e:
+        return type(e)
+    return None
+
+
+@pytest.mark.parametrize(
+    "op, attrs, weight_shapes",
+    [
+        ("conv2d", {"padding": 1}, {"weight": (8, 4, 3, 3), "bias": (8,)}),
+        ("conv2d", {"stride": 2, "padding": 1}, {"weight": (8, 4, 3, 3)}),
+        ("conv2d", {"dilation": 2, "layout": "NHWC"}, {"weight": (8, 4, 3, 3)}),
+        ("conv2d", {"groups": 4, "padding": 2}, {"weight": (4, 1, 5, 5), "bias": (4,)}),
+        ("conv2d", {"groups": 3}, {"weight": (8, 4, 3, 3)}),  # 4 channels per group do not divide 8 outputs by 3
+        ("conv2d", {"stride": 0}, {"weight": (8, 4, 3, 3)}),
+        ("linear", {}, {"weight": (6, 5), "bias": (6,)}),
+        ("linear", {}, {"weight": (6, 5), "bias": (7,)}),
+        ("layernorm", {"normalized_shape": [5]}, {"weight": (5,), "bias": (5,)}),
+    ],
+)
+def test_check_algorithm_agrees_with_building_the_layer(op: str, attrs: dict[str, Any], weight_shapes: Any) -> None:
+    """_core.check_algorithm (what "predict" asks instead of building the
+    layer) raises what make_layer raises, for every algorithm and "default",
+    an unknown name and parameters no algorithm or only some take."""
+    rng = np.random.default_rng(0)
+    weights = {k: rng.standard_normal(s).astype(np.float32) for k, s in weight_shapes.items()}
+    for algorithm in [*ai3.algorithms().get(op, []), "default", "no_such_algorithm"]:
+        built = _outcome(lambda: _core.make_layer(op, attrs, weights, algorithm, "l"))
+        checked = _outcome(lambda: _core.check_algorithm(op, algorithm, attrs, weight_shapes, "float32", "l"))
+        assert checked == built, (op, attrs, algorithm, checked, built)
+
+
 def test_forms_keep_their_framework_style_arguments() -> None:
     w = np.random.default_rng(3).standard_normal((4, 2, 3, 3)).astype(np.float32)
     x = np.random.default_rng(4).standard_normal((1, 2, 6, 6)).astype(np.float32)
