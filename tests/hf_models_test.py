@@ -219,18 +219,32 @@ def test_onnx_export_matches_onnxruntime(name):
         output_names=["last_hidden_state"],
         dynamo=False,
         opset_version=17,
+        # Batch and lengths free, as a user exports for serving.
+        dynamic_axes={n: {0: "batch", 1: "decoder_length" if n.startswith("decoder") else "length"} for n in names},
     )
     model = ai3.onnx.swap_backend(buf.getvalue(), "default", sample_input_shape=[tuple(t.shape) for t in x])
     assert isinstance(model, ai3.Model), type(model)
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     # The ONNX frontend folds the export's shape arithmetic for the sample
-    # shape, so the model runs at that shape: two other inputs of it.
-    for seed, left in ((1, False), (2, True)):
-        feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=seed, left=left))}
+    # shapes; other batches and lengths run in models built for them
+    # (ai3.model.PerShape).
+    for seed, left, batch, length in (
+        (1, False, BATCH, LENGTH),
+        (2, True, BATCH, LENGTH),
+        (3, False, 3, 5),
+        (4, True, 1, 6),
+    ):
+        feeds = {n: t[:, :length].numpy() for n, t in zip(names, _inputs(names, batch, seed=seed, left=left))}
         want = session.run(None, feeds)[0]
         _close(model(*feeds.values()), want)
+    assert set(model.per_shape.models) == {
+        tuple((b, min(n, DECODER_LENGTH) if name.startswith("decoder") else n) for name in names)
+        for b, n in ((3, 5), (1, 6))
+    }
+    # And the export itself is the torch model's.
+    feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=2, left=True))}
     with torch.no_grad():
-        _close(want, net(*_inputs(names, seed=2, left=True)))
+        _close(session.run(None, feeds)[0], net(*_inputs(names, seed=2, left=True)))
 
 
 if __name__ == "__main__":

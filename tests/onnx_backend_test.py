@@ -159,6 +159,73 @@ def test_dynamic_batch_two_sizes(export_dir):
     assert specs[0].input_shape == (2, 3, size, size)
 
 
+def test_dynamic_batch_without_shape_reads_is_one_model(export_dir):
+    """resnet18's export reads no shapes (Flatten, not Shape -> Reshape):
+    the model built at one batch runs any other, with nothing rebuilt."""
+    path, size = exported(export_dir, "resnet18", 17, dynamic_batch=True)
+    assert graph.swap_backend(path, sample_input_shape=(2, 3, size, size)).per_shape is None
+
+
+def _shape_reading_graph() -> bytes:
+    """y = relu(reshape(x, concat(shape(x)[0], [-1]))) + range(L) for x of
+    symbolic shape (N, L): the shape arithmetic an export writes (and ai3
+    folds for the sample shape)."""
+    ints = lambda name, v: numpy_helper.from_array(np.asarray(v, np.int64), name)  # noqa: E731
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "i0"], ["n"], axis=0),
+        helper.make_node("Gather", ["s", "i1"], ["l"], axis=0),
+        helper.make_node("Concat", ["n", "minus1"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"]),
+        helper.make_node("Relu", ["flat"], ["r"]),
+        helper.make_node("Squeeze", ["l"], ["end"]),
+        helper.make_node("Range", ["zero", "end", "one"], ["pos"]),
+        helper.make_node("Cast", ["pos"], ["posf"], to=TensorProto.FLOAT),
+        helper.make_node("Add", ["r", "posf"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "L"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "L"])],
+        [ints("i0", [0]), ints("i1", [1]), ints("minus1", [-1]), ints("zero", 0), ints("one", 1)],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_shapes_folded_for_the_sample_rebuild_for_others():
+    """A graph that reads its input's shape is folded for the sample shape;
+    other shapes run in models built for them (ai3.model.PerShape), cached,
+    the least recently used dropped past PerShape.KEPT. Never in the model
+    built for the sample: its folded range(4) would broadcast a length-1
+    input into a wrong (N, 4) result."""
+    import copy
+
+    data = _shape_reading_graph()
+    session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    model = graph.swap_backend(data, sample_input_shape=(2, 4))
+    assert model.per_shape is not None and model.per_shape.shapes == [(2, 4)]
+    rng = np.random.default_rng(5)
+    for shape in [(2, 4), (3, 4), (2, 1), (1, 6), (3, 4)]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(model(x), session.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+    per_shape = model.per_shape
+    assert list(per_shape.models) == [((2, 1),), ((1, 6),), ((3, 4),)]  # (2, 4) is the model itself
+    again = per_shape.model_for([(3, 4)])
+    assert again is per_shape.models[((3, 4),)] and again.per_shape is None
+    for length in range(7, 7 + per_shape.KEPT):
+        per_shape.model_for([(1, length)])
+    assert len(per_shape.models) == per_shape.KEPT and ((3, 4),) not in per_shape.models
+    # Why: the sample's model itself, at length 1.
+    unguarded = copy.deepcopy(model)
+    unguarded.per_shape = None
+    assert np.shape(unguarded(np.ones((2, 1), np.float32))) == (2, 4)
+    # A copy keeps the rule (and builds its other shapes again on use).
+    copied = copy.deepcopy(model)
+    x = rng.standard_normal((2, 3)).astype(np.float32)
+    np.testing.assert_allclose(copied(x), session.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+
+
 def test_float64_and_algorithms(export_dir):
     path, size = exported(export_dir, "squeezenet1_1", 11)
     x = np.random.default_rng(3).standard_normal((1, 3, size, size)).astype(np.float32)

@@ -6,9 +6,10 @@ pass, no Python between layers. Every frontend's swap_backend ends here.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,10 @@ class Model:
         self.input_dtypes: list[np.dtype] = [self.dtype]
         self.output_names: list[str] | None = None  # a dict's keys, else None
         self.output_count = 1
+        # Set by a frontend that folded the sample input shapes into the
+        # model's constants (see PerShape); None: the model takes any shape
+        # its layers take.
+        self.per_shape: PerShape | None = None
 
     def _inputs(self, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
         """The call's inputs in the model's order, from positional and
@@ -155,6 +160,13 @@ class Model:
         return dtypes + [self.dtype] * (len(self.input_names) - len(dtypes))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        per_shape = self.__dict__.get("per_shape")  # (pickles from before it have none)
+        if per_shape is not None:
+            several = len(self.input_names) > 1 or kwargs or len(args) != 1
+            xs = self._inputs(args, kwargs) if several else args
+            other = per_shape.model_for([tuple(np.shape(x)) for x in xs])
+            if other is not None:
+                return other(*args, **kwargs)
         if self._input_dtypes()[0] != self.dtype:  # int64 ids: checked per input
             return self._call_several(args, kwargs)
         if len(self.input_names) > 1 or self.output_count > 1 or kwargs or len(args) != 1:
@@ -263,6 +275,41 @@ def _inference_only(x: Any, y: Any) -> Any:
         if torch.is_grad_enabled():
             return _inference_only_function().apply(x, y)
     return y
+
+
+@dataclasses.dataclass
+class PerShape:
+    """Where a frontend folded the sample input shapes into constants (an
+    ONNX export's Shape -> Gather -> Concat -> Reshape arithmetic, a Range
+    of positions), the model is right for those shapes only, though the
+    graph takes others: a call at other shapes runs in a model built again
+    for them by `rebuild` (same algorithm selectors; "auto" times the new
+    shapes' layers), never in this one. The KEPT most recently used of
+    those are kept, since each holds its own copy of the weights."""
+
+    shapes: list[tuple[int, ...]]  # what the model itself was built for
+    rebuild: Callable[[list[tuple[int, ...]]], Model]
+    models: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
+
+    KEPT = 4
+
+    def model_for(self, shapes: list[tuple[int, ...]]) -> Model | None:
+        """The model for inputs of these shapes; None for the built ones."""
+        if shapes == self.shapes:
+            return None
+        key = tuple(shapes)
+        if key in self.models:
+            self.models.move_to_end(key)
+            return self.models[key]
+        model = self.rebuild(shapes)
+        model.per_shape = None  # only ever called at these shapes
+        self.models[key] = model
+        while len(self.models) > self.KEPT:
+            self.models.popitem(last=False)
+        return model
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "models": collections.OrderedDict()}  # rebuilt on use
 
 
 @dataclasses.dataclass

@@ -88,6 +88,7 @@ from typing import Any
 import numpy as np
 
 from ai3 import errors, frontend, padding, selection
+from ai3 import model as ai3_model
 from ai3.onnx import fold, patterns
 from ai3.spec import MODEL_INPUT, OUTPUTS, LayerSpec, fold_zero_padding, model_input, prune_dead
 
@@ -2042,9 +2043,33 @@ def swap_backend(
     if several or any(i.type.tensor_type.elem_type in _INT_ELEMS for i in inputs):
         return _swap_backend_several(proto, algos, sample_input_shape, np_dtype, recorder)
     specs, output = _to_specs(proto, sample_input_shape)
-    return frontend.build_model(
+    built = frontend.build_model(
         specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape, recorder=recorder
     )
+    return _per_shape(built, proto, algos, sample_input_shape, np_dtype)
+
+
+# Ops whose output is a tensor's shape: _to_specs folds them, and what
+# follows from them, for the sample input shapes.
+_SHAPE_READERS = frozenset({"Shape", "Size"})
+
+
+def _per_shape(model: Any, proto: Any, algos: Any, sample_input_shape: Any, np_dtype: np.dtype) -> Any:
+    """`model`, told to run other input shapes than its sample ones in a
+    model built for them (ai3.model.PerShape) where its graph reads shapes:
+    those were folded into constants for the sample shapes, and at other
+    shapes would fail, or broadcast into a wrong result."""
+    if not any(n.op_type in _SHAPE_READERS for n in proto.graph.node):
+        return model
+    shapes = [shape for _, shape in _bound_inputs(proto, sample_input_shape)]
+    if any(shape is None for shape in shapes):  # folded for the graph's own fixed dims
+        return model
+
+    def rebuild(new: list[tuple[int, ...]]) -> Any:
+        return swap_backend(proto, algos, new if len(new) > 1 else new[0], dtype=np_dtype)
+
+    model.per_shape = ai3_model.PerShape(shapes, rebuild)
+    return model
 
 
 def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dtype: np.dtype, recorder: Any) -> Any:
@@ -2078,7 +2103,7 @@ def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dt
         input_dtypes=input_dtypes,
     )
     built.input_names = [inp.name for inp in inputs]
-    return built
+    return _per_shape(built, proto, algos, sample_input_shape, np_dtype)
 
 
 __all__ = [
