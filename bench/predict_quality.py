@@ -131,14 +131,18 @@ def evaluate(names: list[str], size: int, rounds: int) -> tuple[list[str], dict]
             for lp in pred.layers:
                 if lp.op not in ("conv2d", "linear") or lp.measured is None:
                     continue
-                hit = lp.choice == lp.measured
+                # The selector's pick for the layer, in the layout it runs in: what
+                # the model runs, unless the whole-model check kept conv2d's
+                # "default" algorithms instead (model._fastest_layout).
+                pick = lp.predicted or lp.choice
+                hit = pick == lp.measured
                 m_n += 1
                 m_agree += hit
                 m_default += lp.predicted is None
                 if _margin(lp) > predict.NEAR_TIE:
                     m_clear += 1
                     m_clear_agree += hit
-                mine, best = lp.time_of(lp.choice), lp.time_of(lp.measured)
+                mine, best = lp.time_of(pick), lp.time_of(lp.measured)
                 if mine is not None and best:
                     m_slow.append(mine / best)
             x = np.random.default_rng(0).standard_normal(loaded.shape).astype(np.float32)
@@ -290,7 +294,7 @@ def main() -> int:
         f"end predict/auto: geometric mean {result['e2e_geomean']:.3f}x, worst model {result['e2e_max']:.3f}x "
         f"(medians of {args.rounds} interleaved runs each).",
         f"Selecting: {rank_us:.0f} us per layer for the trees alone; per layer for predict.choose (features, "
-        f"trees, and the core building the layer with the pick to check it takes it, which packs its weights): "
+        f"trees, and the core's check that the layer takes the pick, _core.check_algorithm): "
         f"conv2d {result['choose_us']['conv2d']:.0f} us, linear {result['choose_us']['linear']:.0f} us "
         f"(medians over {result['choose_calls']} calls, one per model and op).",
         "",

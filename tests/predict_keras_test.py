@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import pytest_main
 from predict_rows import synthetic_dataset
-from tuning_fixtures import cache  # noqa: F401
+from tuning_fixtures import cache, per_layer_convs  # noqa: F401
 
 import ai3
 from ai3 import predict
@@ -42,7 +42,7 @@ def test_predict_in_place_keras():
     np.testing.assert_allclose(swapped(x).numpy(), want, rtol=1e-4, atol=1e-4)
 
 
-def test_predict_keras_swap_backend():
+def test_predict_keras_swap_backend(per_layer_convs):
     built = ai3.keras.swap_backend(small(), {"conv2d": "predict"}, sample_input_shape=SHAPE)
     assert sorted(a for _, op, a in built.layers() if op == "conv2d") == ["gemm", "winograd"]
 

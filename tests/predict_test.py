@@ -15,7 +15,7 @@ import pytest_main
 import torch
 from predict_rows import synthetic_dataset as _dataset
 from torch import nn
-from tuning_fixtures import cache, counting  # noqa: F401
+from tuning_fixtures import cache, counting, per_layer_convs  # noqa: F401
 
 import ai3
 from ai3 import predict, selection, sweep, tuning
@@ -115,7 +115,7 @@ def test_leaving_models_out():
     assert selector.data["layers"]["conv2d"] == 8
 
 
-def test_predict_in_swap_backend_and_plan(selector_file):
+def test_predict_in_swap_backend_and_plan(selector_file, per_layer_convs):
     net = Net().eval()
     model = ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
     chosen = {name: algorithm for name, op, algorithm in model.layers() if op == "conv2d"}
@@ -131,6 +131,23 @@ def test_predict_in_swap_backend_and_plan(selector_file):
     assert by_name["a"].measured is None  # nothing timed yet
     assert by_name["c"].predicted == "winograd" and by_name["c"].choice != "winograd"
     assert "predicted (p)" in str(plan)
+
+
+def test_predict_times_no_layer_and_chooses_the_plan_on_whole_passes(selector_file, counting):
+    """Without the per_layer_convs pin: "predict" times no layer, but like
+    "auto" builds the model under each layout plan (and with conv2d's
+    "default" algorithms) and keeps the fastest whole forward pass; the
+    plan still shows each layer's prediction."""
+    net = Net().eval()
+    model = ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
+    assert counting.calls == 0
+    assert len(model.layout_decision.seconds) >= 2
+    x = torch.randn(SHAPE)
+    with torch.no_grad():
+        torch.testing.assert_close(model(x), net(x), rtol=1e-3, atol=1e-3)
+    plan = ai3.plan(net, SHAPE, "predict")
+    assert all(lp.predicted is not None for lp in plan.layers if lp.op == "conv2d")
+    assert counting.calls == 0
 
 
 def test_plan_shows_the_measured_choice_beside_the_prediction(selector_file, counting):
@@ -159,7 +176,7 @@ def test_predict_in_place_torch(selector_file):
         torch.testing.assert_close(net(x), want, rtol=1e-3, atol=1e-3)
 
 
-def test_predict_onnx(selector_file, tmp_path):
+def test_predict_onnx(selector_file, per_layer_convs, tmp_path):
     net = Net().eval()
     path = tmp_path / "net.onnx"
     torch.onnx.export(net, (torch.zeros(SHAPE),), str(path), dynamo=False)
@@ -168,9 +185,17 @@ def test_predict_onnx(selector_file, tmp_path):
     assert "winograd" in algorithms and "gemm" in algorithms
 
 
-def test_another_machine_falls_back_to_default(selector_file, monkeypatch):
+@pytest.mark.parametrize(
+    "what,value",
+    [
+        ("isa", "not-this-one"),
+        # Another maker's CPU of the same ISA and cores.
+        ("cpu", "Intel(R) Xeon(R) Processor" if "amd" in predict.machine()["cpu"].lower() else "AMD EPYC 7B13"),
+    ],
+)
+def test_another_machine_falls_back_to_default(selector_file, what, value):
     data = json.loads(selector_file.read_text())
-    data["machine"]["isa"] = "not-this-one"
+    data["machine"][what] = value
     selector_file.write_text(json.dumps(data))
     net = Net().eval()
     with pytest.warns(RuntimeWarning, match="does not apply"):
@@ -256,7 +281,7 @@ def test_train_selector_command(tmp_path, capsys):
     assert predict.Selector.load(out).ops["conv2d"].classes == ["gemm", "winograd"]
 
 
-def test_features_agree_across_frontends(selector_file):
+def test_features_agree_across_frontends(selector_file, per_layer_convs):
     """A torch layer in place and the same layer in swap_backend give the same features."""
     net = Net().eval()
     seen = {}
@@ -272,7 +297,10 @@ def test_features_agree_across_frontends(selector_file):
     with unittest.mock.patch.object(predict, "candidate_features", spy):
         ai3.swap_backend(net, {"conv2d": "predict"}, sample_input_shape=SHAPE)
         ai3.swap_conv2d(Net().eval(), "predict", sample_input_shape=SHAPE)
-    assert seen["core"] == seen["torch"] and None not in seen["core"]
+    # swap_backend predicts once per layout plan it builds (model._fastest_layout),
+    # in NHWC too where the "convs" plan moves a conv: the in-place features
+    # are the model-layout ones among them.
+    assert set(seen["torch"]) <= set(seen["core"]) and None not in seen["core"]
     assert np.isfinite(np.array(seen["core"])).all()
 
 

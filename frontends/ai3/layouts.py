@@ -357,7 +357,7 @@ def choose(
             if specs[i].op == "conv2d"
             and _faster_in(specs[i], _runs_there(specs[i], name, dtype, alt, make_layer)) == alt
         }
-    elif _auto_convs(algos):
+    elif _per_layout_convs(algos):
         eligible = {i: selection.AUTO for i, s in enumerate(specs) if s.op == "conv2d"}
     else:
         eligible = chosen
@@ -464,7 +464,7 @@ def choose(
     for conv in conversions.values():
         conv.attrs["layout_conversion"] = True
     if plan == CONVS:
-        _retime_auto_convs(order, new_chosen, algos, dtype, make_layer, device, recorder)
+        _reselect_moved_convs(order, new_chosen, algos, dtype, make_layer, device, recorder)
     return order, new_output, new_chosen
 
 
@@ -578,7 +578,7 @@ def _rewrite(s: LayerSpec, perm: Sequence[int], alt: str, shapes: dict[int, tupl
     s.input_shape = permuted_shape(s.input_shape, perm)
 
 
-def _retime_auto_convs(
+def _reselect_moved_convs(
     specs: list[LayerSpec],
     chosen: dict[int, str],
     algos: Any,
@@ -587,24 +587,30 @@ def _retime_auto_convs(
     device: str,
     recorder: Any = None,
 ) -> None:
-    """Under the "auto" conv2d selector, the moved convolutions were timed
-    in the model's layout; time them again in the one they now run in (and
-    tell ai3.plan's recorder, whose later entries win)."""
-    if not _auto_convs(algos):
+    """Under the "auto" or "predict" conv2d selector, the moved convolutions
+    were chosen for the model's layout; choose again for the one they now
+    run in (timed again, or predicted from the new layout), and tell
+    ai3.plan's recorder, whose later entries win."""
+    selector = _per_layout_convs(algos)
+    if selector is None:
         return
     moved = [i for i, s in enumerate(specs) if s.op == "conv2d" and "layout" in s.attrs]
     if not moved:
         return
     candidates = [selection.spec_candidate(specs[i], make_layer, dtype, specs[i].attrs["layout"]) for i in moved]
-    names = selection.select("conv2d", selection.AUTO, candidates, allow_keep=False, device=device, recorder=recorder)
+    names = selection.select("conv2d", selector, candidates, allow_keep=False, device=device, recorder=recorder)
     chosen.update(zip(moved, names))
 
 
-def _auto_convs(algos: Any) -> bool:
-    """Whether swap_backend's `algos` gives conv2d the "auto" selector."""
+def _per_layout_convs(algos: Any) -> str | None:
+    """conv2d's selector where it answers per layer and layout ("auto" times
+    the layer there, "predict" reads the layout as a feature), so a conv the
+    "convs" plan moves may run anything and is chosen again where it
+    lands; None for other selectors, whose names stand."""
     if algos is None:
-        return False
-    return selection.conv2d_selector(algos) == selection.AUTO
+        return None
+    selector = selection.conv2d_selector(algos)
+    return selector if selector in (selection.AUTO, selection.PREDICT) else None
 
 
 def decision(specs: Sequence[LayerSpec], model: Any, plan: str, layout: str) -> LayoutDecision:
