@@ -135,6 +135,36 @@ def test_unsupported_forms_are_refused(forward, match) -> None:
         ai3.swap_backend(M().eval(), sample_input_shape=(1, 2, 5, 5))
 
 
+class Float32Island(nn.Module):
+    """A float64 model computing a statistic in float32, as T5's layer norm
+    does: numbers beside the float32 tensors (2, eps) and float64 * float32
+    (promoted to float64) as PyTorch types them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.linspace(0.5, 1.5, 8))
+
+    def forward(self, x):
+        variance = x.to(torch.float32).pow(2).mean(-1, keepdim=True)
+        y = x * torch.rsqrt(variance + 1e-6)
+        return self.scale * (y + variance.sqrt())
+
+
+def test_a_float32_island_in_a_float64_model() -> None:
+    net = Float32Island().double().eval()
+    x = torch.randn(3, 5, 8, dtype=torch.float64)
+    model = ai3.swap_backend(net, "default", sample_input_shape=tuple(x.shape))
+    assert str(model.dtype) == "float64"
+    ops = [op for _, op, _ in model.layers()]
+    assert ops.count("cast") == 3  # to float32, and each float32 operand back to float64 for its product/sum
+    with torch.no_grad():
+        want = net(x)
+    got = model(x)
+    assert got.dtype == torch.float64
+    # The statistic is float32 on both sides, rounded in each one's order.
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)
 

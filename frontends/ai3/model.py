@@ -58,7 +58,9 @@ def make_layer(
         shapes = {k: None if w is None else tuple(np.shape(w)) for k, w in spec.weights.items()}
         _core.check_algorithm(spec.op, algorithm, spec_attrs(spec, layout), shapes, np.dtype(dtype).name, spec.name)
         return None
-    weights = {k: None if w is None else _weight_array(w, dtype) for k, w in spec.weights.items()}
+    # A float island's constants keep the island's dtype (ai3.torch.fx).
+    float_dtype = np.dtype(spec.attrs.get("weights_dtype", dtype))
+    weights = {k: None if w is None else _weight_array(w, float_dtype) for k, w in spec.weights.items()}
     return layers.Layer(spec.op, spec_attrs(spec, layout), weights, algorithm=algorithm, name=spec.name)
 
 

@@ -46,7 +46,7 @@ class IndexMap(dict):
 # batchnorm was folded into a conv, which activation was fused, the memory
 # order the layout pass gave a tensor, which permutes it inserted), not as
 # parameters of the core layer.
-NOTE_PREFIXES = ("folded_", "fused_", "memory_layout", "layout_conversion")
+NOTE_PREFIXES = ("folded_", "fused_", "memory_layout", "layout_conversion", "weights_dtype")
 
 
 def is_note(attr: str) -> bool:

@@ -300,6 +300,8 @@ class _Mapper:
         self.consts: dict[fx.Node, torch.Tensor] = {}  # get_attr nodes
         self.expanded: dict[fx.Node, torch.Tensor] = {}  # a constant expanded along the batch, awaiting a concat
         self.aranges: set[fx.Node] = set()  # torch.arange of a batch-dependent size, kept only as an index
+        # The model's own float dtype: its float parameters' and buffers'.
+        self.float_dtype = next((t.dtype for t in (*gm.parameters(), *gm.buffers()) if t.is_floating_point()), None)
 
     # -- building blocks -------------------------------------------------
     def add(self, node: fx.Node, op: str, name: str, inputs: list[int], layer: Any, attrs=None, weights=None) -> int:
@@ -424,6 +426,44 @@ class _Mapper:
         vals = _values(a) if isinstance(a, fx.Node) else None
         return vals[0].dtype if vals is not None and isinstance(vals[0], torch.Tensor) else None
 
+    def island_dtype(self, node: fx.Node, a: Any) -> str | None:
+        """The core dtype of tensor argument `a` of `node` where it is a float
+        island, a float tensor of another dtype than the model's own (T5's
+        layer norm takes its variance in float32 even in a float64 model),
+        else None. ai3.Model runs float constants in the model's dtype; an
+        island's stay in the island's (LayerSpec attr "weights_dtype")."""
+        dtype = self.torch_dtype(node, a)
+        if dtype is None or not dtype.is_floating_point or self.float_dtype in (None, dtype):
+            return None
+        return _CORE_DTYPES.get(dtype)
+
+    def promoted(self, node: fx.Node, name: str, operands: Sequence[Any]) -> list[int]:
+        """The spec indices of tensor operands `operands` of an elementwise
+        `node`, those of a narrower float dtype than another cast to the
+        wider one first, as PyTorch's type promotion does (a float64 tensor
+        times a float32 one is float64)."""
+        dtypes = [self.torch_dtype(node, a) for a in operands]
+        indices = [self.tensor(node, a) for a in operands]
+        if any(d is None or not d.is_floating_point for d in dtypes) or len(set(dtypes)) == 1:
+            return indices
+        wide = dtypes[0]
+        for d in dtypes[1:]:
+            wide = torch.promote_types(wide, d)
+        return [
+            i
+            if d == wide
+            else self.emit(
+                node,
+                "cast",
+                f"{name}.to_{_CORE_DTYPES[wide]}{k}",
+                [i],
+                {"to": _CORE_DTYPES[wide]},
+                None,
+                _tensor_shape(a),
+            )
+            for k, (i, d, a) in enumerate(zip(indices, dtypes, operands))
+        ]
+
     def constant_like(self, node: fx.Node, value: Any, like: Any) -> np.ndarray | None:
         """constant(value) in the dtype of tensor argument `like` (a number
         beside int64 ids is an int64 constant); None when value is computed."""
@@ -542,10 +582,14 @@ class _Mapper:
         if cx is None and cy is None:
             if x in self.expanded or y in self.expanded:
                 raise unsupported(node, "a constant expanded along the batch as an operand")
-            self.add(node, op, name, [self.tensor(node, x), self.tensor(node, y)], node)
+            self.add(node, op, name, self.promoted(node, name, [x, y]), node)
         elif cx is None or cy is None:
             tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
-            self.add(node, op, name, [self.tensor(node, tensor)], node, {"reverse": reverse}, {"other": other})
+            attrs: dict[str, Any] = {"reverse": reverse}
+            island = self.island_dtype(node, tensor)
+            if island is not None and np.issubdtype(np.asarray(other).dtype, np.floating):
+                attrs["weights_dtype"] = island  # a number beside it takes its dtype, as in PyTorch
+            self.add(node, op, name, [self.tensor(node, tensor)], node, attrs, {"other": other})
         else:
             raise unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
 
