@@ -14,6 +14,7 @@ environment does not have, so it is not exercised here.
 from __future__ import annotations
 
 import os
+import pickle
 import warnings
 
 import numpy as np
@@ -220,10 +221,16 @@ def test_shapes_folded_for_the_sample_rebuild_for_others():
     unguarded = copy.deepcopy(model)
     unguarded.per_shape = None
     assert np.shape(unguarded(np.ones((2, 1), np.float32))) == (2, 4)
-    # A copy keeps the rule (and builds its other shapes again on use).
-    copied = copy.deepcopy(model)
+    # A copy, and a pickle, keep the rule (and build their other shapes again on use).
     x = rng.standard_normal((2, 3)).astype(np.float32)
-    np.testing.assert_allclose(copied(x), session.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+    for copied in (copy.deepcopy(model), pickle.loads(pickle.dumps(model))):
+        np.testing.assert_allclose(copied(x), session.run(None, {"x": x})[0], rtol=1e-6, atol=1e-6)
+    # A selector that does not pickle: the unpickled copy runs its own shapes, and says why not others.
+    by_lambda = graph.swap_backend(data, {"relu": lambda node: "direct"}, sample_input_shape=(2, 4))
+    restored = pickle.loads(pickle.dumps(by_lambda))
+    np.testing.assert_allclose(restored(np.ones((2, 4), np.float32)), by_lambda(np.ones((2, 4), np.float32)))
+    with pytest.raises(ai3.UnsupportedOperation, match=r"built for inputs of shapes \[\(2, 4\)\]"):
+        restored(x)
 
 
 def test_float64_and_algorithms(export_dir):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import pickle
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -290,7 +291,8 @@ class PerShape:
     those are kept, since each holds its own copy of the weights."""
 
     shapes: list[tuple[int, ...]]  # what the model itself was built for
-    rebuild: Callable[[list[tuple[int, ...]]], Model]
+    # None in a copy whose rebuild did not pickle (a lambda selector)
+    rebuild: Callable[[list[tuple[int, ...]]], Model] | None
     models: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
 
     KEPT = 4
@@ -303,6 +305,11 @@ class PerShape:
         if key in self.models:
             self.models.move_to_end(key)
             return self.models[key]
+        if self.rebuild is None:
+            raise errors.UnsupportedOperation(
+                f"this model was built for inputs of shapes {self.shapes}, not {shapes}, and this copy of it "
+                "cannot build another (its selector did not pickle): build it again with swap_backend"
+            )
         model = self.rebuild(shapes)
         model.per_shape = None  # only ever called at these shapes
         self.models[key] = model
@@ -311,7 +318,11 @@ class PerShape:
         return model
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "models": collections.OrderedDict()}  # rebuilt on use
+        try:
+            rebuild = self.rebuild if pickle.dumps(self.rebuild) else None
+        except (pickle.PicklingError, AttributeError, TypeError):
+            rebuild = None
+        return {**self.__dict__, "rebuild": rebuild, "models": collections.OrderedDict()}  # rebuilt on use
 
 
 @dataclasses.dataclass

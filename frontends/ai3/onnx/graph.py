@@ -80,6 +80,7 @@ ONNX op -> spec (see `_Mapper.node`):
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -2064,12 +2065,14 @@ def _per_shape(model: Any, proto: Any, algos: Any, sample_input_shape: Any, np_d
     shapes = [shape for _, shape in _bound_inputs(proto, sample_input_shape)]
     if any(shape is None for shape in shapes):  # folded for the graph's own fixed dims
         return model
-
-    def rebuild(new: list[tuple[int, ...]]) -> Any:
-        return swap_backend(proto, algos, new if len(new) > 1 else new[0], dtype=np_dtype)
-
-    model.per_shape = ai3_model.PerShape(shapes, rebuild)
+    model.per_shape = ai3_model.PerShape(shapes, functools.partial(_rebuilt, proto, algos, np_dtype))
     return model
+
+
+def _rebuilt(proto: Any, algos: Any, np_dtype: np.dtype, shapes: list[tuple[int, ...]]) -> Any:
+    """PerShape's rebuild: the model for inputs of these shapes (a
+    module-level function, so that a Model holding it pickles)."""
+    return swap_backend(proto, algos, shapes if len(shapes) > 1 else shapes[0], dtype=np_dtype)
 
 
 def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dtype: np.dtype, recorder: Any) -> Any:
