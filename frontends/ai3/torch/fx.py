@@ -449,18 +449,11 @@ class _Mapper:
         wide = dtypes[0]
         for d in dtypes[1:]:
             wide = torch.promote_types(wide, d)
+        to = _CORE_DTYPES.get(wide)
+        if to is None:  # a half-precision result, which the core lacks: its dtype check names it
+            return indices
         return [
-            i
-            if d == wide
-            else self.emit(
-                node,
-                "cast",
-                f"{name}.to_{_CORE_DTYPES[wide]}{k}",
-                [i],
-                {"to": _CORE_DTYPES[wide]},
-                None,
-                _tensor_shape(a),
-            )
+            i if d == wide else self.emit(node, "cast", f"{name}.{k}.to_{to}", [i], {"to": to}, None, _tensor_shape(a))
             for k, (i, d, a) in enumerate(zip(indices, dtypes, operands))
         ]
 
