@@ -677,6 +677,50 @@ def test_native_op_takes_single_layers_with_constant_weights():
     assert [n.domain for n in prepared.graph.node] == [ai3.onnx.rewrite.DOMAIN] and len(held) == 1
 
 
+def _conv_then_matmul(columns: int) -> onnx.ModelProto:
+    """conv (16 -> 16, 3x3, on 1x16x32x32) -> conv -> reshape to 512 rows
+    of 32 -> MatMul by a 32 x `columns` weight: ORT's one product after
+    ai3's two convs, of 2 * 512 * 32 * columns FLOPs."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    w = [numpy_helper.from_array(rng.standard_normal((16, 16, 3, 3)).astype(np.float32), f"w{k}") for k in (0, 1)]
+    m = numpy_helper.from_array(rng.standard_normal((32, columns)).astype(np.float32), "m")
+    rows = numpy_helper.from_array(np.asarray([-1, 32], np.int64), "rows")
+    nodes = [
+        helper.make_node("Conv", ["x", "w0"], ["c0"], pads=[1] * 4, name="conv0"),
+        helper.make_node("Conv", ["c0", "w1"], ["c1"], pads=[1] * 4, name="conv1"),
+        helper.make_node("Reshape", ["c1", "rows"], ["r"]),
+        helper.make_node("MatMul", ["r", "m"], ["y"]),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 16, 32, 32])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [512, columns])],
+        [*w, m, rows],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("columns,yields", [(4096, True), (4, False)])  # 134 and 0.1 MFLOP
+def test_native_nodes_yield_their_threads_before_heavy_ort_work(columns, yields):
+    """A native node whose following ORT work (up to the next ai3 node) is
+    at least YIELD_MIN_FLOPS gives its OpenMP threads back (yield_threads);
+    conv0, followed by ai3's conv1, never does. Results are ORT's either way."""
+    original = _conv_then_matmul(columns)
+    model = ai3.onnx.swap_conv2d(original, "default", sample_input_shape=[1, 16, 32, 32], layout="NCHW")
+    prepared, _ = session._prepare(model)
+    marked = {n.name: any(a.name == session.YIELD_THREADS for a in n.attribute) for n in prepared.graph.node}
+    layer_names = [n.name for n in prepared.graph.node if n.domain == session.NATIVE_DOMAIN]
+    assert [marked[name] for name in layer_names] == [False, yields]
+    x = np.random.default_rng(1).standard_normal((1, 16, 32, 32)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    sess = ai3.onnx.InferenceSession(model)
+    for _ in range(2):  # the second run makes the yielded threads again
+        np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-3)
+
+
 def test_python_op_without_a_held_session_still_runs():
     # The portable path: a plain onnxruntime.InferenceSession over the
     # rewritten file (W copied into every call, layers cached by node key

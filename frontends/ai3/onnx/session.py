@@ -15,7 +15,9 @@ Two ops run these nodes:
     hashing (//bench:overhead: ~0.4 us per trivial node, against ~0.2 us for
     ORT's own and ~3.6 us for the Python op below). A layer the core refuses
     fails when the session is made; a bad input fails the run; both reach
-    the caller as the ai3.Error the op marks in ORT's message.
+    the caller as the ai3.Error the op marks in ORT's message. A node that
+    heavy ORT work follows gives its OpenMP threads back after its layer
+    (YIELD_THREADS), instead of leaving them spinning beside ORT's.
   - onnxruntime-extensions' Python op for the "ai3" domain: region nodes
     ("model", an ai3.Model that Python's pipeline builds), nodes whose W is
     computed in the graph or fed by the caller, and every ai3 node of a plain
@@ -170,6 +172,87 @@ def _attr(node: onnx.NodeProto, name: str) -> str:
     return next(a.s.decode() for a in node.attribute if a.name == name)
 
 
+# The native op's attribute telling it to give its OpenMP threads back after
+# its layer (omp_pause_resource_all): ai3's OpenMP worker spins for about
+# 9 ms after each parallel region (libgomp's default), on a core that ORT's
+# own threads need where ORT's heavy nodes run next. convnext_tiny's
+# rewritten graph (ai3's depthwise convs, each followed by ORT's LayerNorm
+# and MatMuls) ran at 1.15-1.32x ORT, and at 1.02-1.04x with its nodes
+# yielding. Not after every node: the threads are made again at the next
+# ai3 node (about 50 us), which made efficientnet_b0 (ai3 nodes one after
+# the other, elementwise ORT nodes between) 1.9-2.7x.
+YIELD_THREADS = "yield_threads"
+# A node yields where ORT's own work before the next ai3 node is at least
+# this many floating-point operations (about 1 ms on 2 cores). Below it,
+# making the threads again costs more than their spinning: yielding before
+# the classifier Gemm at the end of mobilenet_v2 (2.6 MFLOP) made it
+# 2.0-3.6x ORT, since the next run's first ai3 node made its threads anew.
+YIELD_MIN_FLOPS = 1e8
+
+
+def _known_shapes(model: onnx.ModelProto) -> dict[str, tuple[int, ...]]:
+    """Every tensor's static shape that ONNX's shape inference finds (the
+    rewrite records its ai3 nodes' outputs), {} where it fails."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - a model inference cannot read: no estimates, no yielding
+        return {}
+    g = inferred.graph
+    shapes = {t.name: tuple(t.dims) for t in g.initializer}
+    for v in [*g.input, *g.value_info, *g.output]:
+        t = v.type.tensor_type
+        if v.type.HasField("tensor_type") and t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim):
+            shapes[v.name] = tuple(d.dim_value for d in t.shape.dim)
+    return shapes
+
+
+# Products whose shapes inference could not resolve (a transformer's
+# reshapes computed from Shape nodes): this many of them before the next ai3
+# node count as heavy work (a transformer block has four or more).
+_UNKNOWN_PRODUCTS = 4
+_PRODUCTS = frozenset({"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum"})
+
+
+def _flops(node: onnx.NodeProto, shapes: dict[str, tuple[int, ...]]) -> float | None:
+    """An ORT node's floating-point operations, where they are most of the
+    work (products, convolutions, normalisations); 0 for other nodes, None
+    for a product whose shapes are unknown."""
+    out = shapes.get(node.output[0]) if node.output else None
+    if node.domain not in ("", "ai.onnx"):
+        return 0.0
+    if out is None:
+        return None if node.op_type in _PRODUCTS else 0.0
+    numel = float(np.prod(out)) if out else 1.0
+    first = shapes.get(node.input[0]) if node.input else None
+    if node.op_type == "MatMul" and first:
+        return 2.0 * numel * first[-1]
+    if node.op_type == "Gemm" and first and len(first) == 2:
+        trans_a = any(a.name == "transA" and a.i for a in node.attribute)
+        return 2.0 * numel * first[0 if trans_a else 1]
+    if node.op_type in ("Conv", "ConvTranspose") and len(node.input) > 1 and shapes.get(node.input[1]):
+        return 2.0 * numel * float(np.prod(shapes[node.input[1]][1:]))
+    if node.op_type in ("LayerNormalization", "BatchNormalization", "InstanceNormalization", "Softmax"):
+        return 8.0 * numel
+    return 0.0
+
+
+def _heavy_work_follows(nodes: Sequence[onnx.NodeProto], i: int, shapes: dict[str, tuple[int, ...]]) -> bool:
+    """Whether ORT's nodes after node i, up to the next ai3 node in the
+    graph's order (ONNX's topological order, which ORT's sequential executor
+    follows closely), do at least YIELD_MIN_FLOPS, or hold _UNKNOWN_PRODUCTS
+    products of unknown shapes."""
+    work, unknown = 0.0, 0
+    for node in nodes[i + 1 :]:
+        if node.domain in (DOMAIN, NATIVE_DOMAIN):
+            break
+        flops = _flops(node, shapes)
+        if flops is None:
+            unknown += 1
+        else:
+            work += flops
+    return work >= YIELD_MIN_FLOPS or unknown >= _UNKNOWN_PRODUCTS
+
+
 def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
     """A copy of `model` for ORT, and the node keys whose weights it holds:
       - a single-layer node with a constant W runs as the native op
@@ -186,11 +269,17 @@ def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
     inits = {t.name: t for t in graph.initializer if t.name not in fed}
     keys: list[str] = []
     native = False
-    for node in graph.node:
+    nodes = list(graph.node)
+    shapes: dict[str, tuple[int, ...]] | None = None  # inferred once, if a native node asks
+    for i, node in enumerate(graph.node):
         if node.domain != DOMAIN or node.op_type != NODE_TYPE or len(node.input) != 2 or node.input[1] not in inits:
             continue  # W computed inside the graph: the portable path
         if _attr(node, "op") != rewrite.REGION:
             node.domain = NATIVE_DOMAIN
+            if shapes is None:
+                shapes = _known_shapes(model)
+            if _heavy_work_follows(nodes, i, shapes):
+                node.attribute.append(onnx.helper.make_attribute(YIELD_THREADS, 1))
             native = True
             continue
         key = _attr(node, "node_key")

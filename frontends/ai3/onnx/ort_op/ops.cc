@@ -14,6 +14,8 @@
 //     weights  JSON [[name, shape or null], ...]: how W holds the weights,
 //              in that order (ai3.onnx.rewrite's _pack)
 //     algorithm, node (the layer's name), node_key (unused here)
+//     yield_threads  optional int: 1 to give the OpenMP threads back after
+//              the layer (ai3.onnx.session's YIELD_THREADS says when)
 //
 // What a call costs: the layer is built once, when ORT creates the kernel
 // (weights copied into it then); a call wraps X's and Y's ORT buffers as
@@ -31,6 +33,8 @@
 // re-raises it as that class. A layer the core refuses to build fails when
 // ORT creates the node's kernel, i.e. when the session is made; a bad input,
 // at run. Nothing throws across the C API.
+#include <omp.h>
+
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -132,9 +136,25 @@ WeightSlots CutWeights(const OpSchema& schema, const std::string& layout_json,
   return slots;
 }
 
+// An optional int attribute of the node, 0 if absent (through the C API,
+// which reports absence as a status rather than an exception).
+int64_t OptionalInt(const OrtKernelInfo* info, const char* name) {
+  int64_t value = 0;
+  if (OrtStatus* status =
+          Ort::GetApi().KernelInfoGetAttribute_int64(info, name, &value)) {
+    Ort::GetApi().ReleaseStatus(status);
+    return 0;
+  }
+  return value;
+}
+
 struct LayerKernel {
   std::shared_ptr<AnyLayer> layer;
   std::string context;  // NodeContext, for messages
+  // Give the calling thread's OpenMP threads back after the layer, instead
+  // of leaving them spinning beside the heavy ORT nodes that run next
+  // (attribute yield_threads, set by ai3.onnx.session: see YIELD_THREADS).
+  bool yield_threads = false;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* raw) {
     return Guarded(context, [&] {
@@ -152,6 +172,7 @@ struct LayerKernel {
       out.shape = out_shape;
       out.data = y.GetTensorMutableData<float>();
       layer->Forward(in, out);
+      if (yield_threads) omp_pause_resource_all(omp_pause_soft);
     });
   }
 };
@@ -179,6 +200,7 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
                      w.GetTensorData<float>(), w_size);
       auto kernel_object = std::make_unique<LayerKernel>();
       kernel_object->context = context;
+      kernel_object->yield_threads = OptionalInt(raw, "yield_threads") != 0;
       kernel_object->layer = schema.MakeLayer(
           name, JsonAttrs(schema, info.GetAttribute<std::string>("attrs")),
           slots, info.GetAttribute<std::string>("algorithm"), Device::kCPU);
