@@ -177,6 +177,42 @@ auto Named(const std::string& op, const std::string& name, Fn&& fn) {
   }
 }
 
+// What make_layer and check_algorithm read from Python: the attributes,
+// the weight slots and the device, parsed under the layer's name so that
+// their errors name it. `slot_of()` gives the function that turns one given
+// weight into a Tensor (called inside, so that what it parses is named too).
+struct LayerRequest {
+  AttrMap attrs;
+  WeightSlots slots;
+  Device device = Device::kCPU;
+};
+template <class SlotOf>
+LayerRequest RequestOf(const OpSchema& schema, const std::string& name,
+                       const std::optional<AttrDict>& attrs,
+                       const py::object& weights,
+                       const std::optional<std::string>& device,
+                       SlotOf&& slot_of) {
+  LayerRequest request;
+  Named(schema.op(), name, [&] {
+    request.attrs = AttrMapOf(attrs);
+    request.device = DeviceOf(device);
+    request.slots = SlotsOf(schema, weights, slot_of());
+    return 0;
+  });
+  return request;
+}
+
+// A weight of a shape only, for queries that read no weight: a Tensor of
+// that shape and `type`, with no data.
+auto Probe(DType type) {
+  return [type](py::handle v, const std::string&) {
+    Tensor probe;  // a shape and a dtype: nothing is read or copied
+    probe.shape = v.cast<std::vector<int64_t>>();
+    probe.dtype = type;
+    return probe;
+  };
+}
+
 std::shared_ptr<AnyLayer> MakeLayer(const std::string& op,
                                     const std::optional<AttrDict>& attrs,
                                     const py::object& weights,
@@ -185,36 +221,20 @@ std::shared_ptr<AnyLayer> MakeLayer(const std::string& op,
                                     const std::optional<std::string>& device) {
   const OpSchema& schema = GetOpSchema(op);
   std::vector<py::array> keep;  // the arrays the tensors view, while copied
-  WeightSlots slots;
-  AttrMap attr_map;
-  Device where = Device::kCPU;
-  Named(op, name, [&] {
-    attr_map = AttrMapOf(attrs);
-    where = DeviceOf(device);
-    slots = SlotsOf(schema, weights, [&](py::handle v, const std::string& w) {
-      keep.push_back(py::array::ensure(v));
-      if (!keep.back()) {
-        Fail(ErrorKind::kInvalidArgument, "weight ", w,
-             " must be a NumPy array, got ", std::string(py::repr(v)));
-      }
-      return TensorOf(keep.back(), w.c_str());
-    });
-    return 0;
-  });
+  const LayerRequest request =
+      RequestOf(schema, name, attrs, weights, device, [&] {
+        return [&](py::handle v, const std::string& w) {
+          keep.push_back(py::array::ensure(v));
+          if (!keep.back()) {
+            Fail(ErrorKind::kInvalidArgument, "weight ", w,
+                 " must be a NumPy array, got ", std::string(py::repr(v)));
+          }
+          return TensorOf(keep.back(), w.c_str());
+        };
+      });
   // Weights come as host arrays; a CUDA layer copies them to its GPU.
-  return schema.MakeLayer(name, attr_map, slots, algorithm, where);
-}
-
-// Weight slots of shapes only, for queries that read no weight: each given
-// shape becomes a Tensor of that shape and `type`, with no data.
-WeightSlots ProbeSlots(const OpSchema& schema, const py::object& weight_shapes,
-                       DType type) {
-  return SlotsOf(schema, weight_shapes, [&](py::handle v, const std::string&) {
-    Tensor probe;  // a shape and a dtype: nothing is read or copied
-    probe.shape = v.cast<std::vector<int64_t>>();
-    probe.dtype = type;
-    return probe;
-  });
+  return schema.MakeLayer(name, request.attrs, request.slots, algorithm,
+                          request.device);
 }
 
 void CheckAlgorithm(const std::string& op, const std::string& algorithm,
@@ -223,16 +243,11 @@ void CheckAlgorithm(const std::string& op, const std::string& algorithm,
                     const std::string& name,
                     const std::optional<std::string>& device) {
   const OpSchema& schema = GetOpSchema(op);
-  WeightSlots slots;
-  AttrMap attr_map;
-  Device where = Device::kCPU;
-  Named(op, name, [&] {
-    attr_map = AttrMapOf(attrs);
-    where = DeviceOf(device);
-    slots = ProbeSlots(schema, weight_shapes, ParseDType(dtype));
-    return 0;
-  });
-  schema.CheckAlgorithm(name, attr_map, slots, algorithm, where);
+  const LayerRequest request =
+      RequestOf(schema, name, attrs, weight_shapes, device,
+                [&] { return Probe(ParseDType(dtype)); });
+  schema.CheckAlgorithm(name, request.attrs, request.slots, algorithm,
+                        request.device);
 }
 
 std::vector<int64_t> OutputShape(
@@ -262,7 +277,7 @@ std::vector<int64_t> OutputShape(
            " input shapes but ", types.size(), " dtypes");
     }
     attr_map = AttrMapOf(attrs);
-    slots = ProbeSlots(schema, weight_shapes, type);
+    slots = SlotsOf(schema, weight_shapes, Probe(type));
     // The layout the layer would give its inputs (image ops say theirs).
     Layout layout = Layout::kNCHW;
     auto it = attr_map.find("layout");
