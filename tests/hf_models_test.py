@@ -198,6 +198,43 @@ def test_torch_swap_backend_matches_torch(name, dtype):
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+def test_unwrapped_model_by_name_matches_torch(name):
+    """The Hugging Face model itself, no wrapper: its inputs named as a
+    tokenizer's output names them, its result the model's own ModelOutput
+    class with every field torch returns."""
+    build, wrapper, _ = MODELS[name]
+    torch.manual_seed(0)
+    net = build().eval()
+    names = tuple(inspect.signature(wrapper.forward).parameters)[1:]
+    model = ai3.swap_backend(net, "default", sample_input_shape=dict(zip(names, _inputs(names))))
+    assert model.input_names == list(names)
+    y = dict(zip(names, _inputs(names, 3, seed=1, left=True)))
+    got = model(**y)
+    with torch.no_grad():
+        want = net(**y)
+    assert type(got) is type(want)
+    assert list(got.keys()) == list(want.keys())
+    for field in want.keys():
+        _close(got[field], want[field])
+    assert getattr(got, MODELS[name][2]) is got[MODELS[name][2]]
+
+
+def test_unwrapped_bert_by_position_defaults_token_types():
+    """BertModel by position (its first two arguments): the token types
+    left at their default are a constant (its buffer of zeros) expanded
+    along the batch, whose embeddings become a constant operand."""
+    torch.manual_seed(0)
+    net = _bert().eval()
+    names = ("input_ids", "attention_mask")
+    model = ai3.swap_backend(net, "default", sample_input_shape=list(_inputs(names)))
+    for batch, seed in ((BATCH, 1), (3, 2)):
+        y = _inputs(names, batch, seed)
+        with torch.no_grad():
+            want = net(*y)
+        _close(model(*y).last_hidden_state, want.last_hidden_state)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
 def test_onnx_export_matches_onnxruntime(name):
     ort = pytest.importorskip("onnxruntime")
     net, names = _model(name)

@@ -10,6 +10,8 @@ Tolerance: tolerances.tolerance(dtype) relative to max|torch|.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 import pytest_main
@@ -129,6 +131,63 @@ def test_round_trips_keep_several_inputs_and_outputs(dtype):
         got = copied(x)
         assert list(got) == ["logits", "features"], how
         assert all(torch.equal(got[k], want[k]) for k in want), how
+
+
+class Outputs(dict):
+    """A dict subclass built from keywords, as Hugging Face's ModelOutput."""
+
+
+def _decorated(forward):
+    """A decorator taking (*args, **kwargs), as Hugging Face's forwards
+    have (merge_with_config_defaults): it reads a keyword argument."""
+
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        kwargs.setdefault("scale", None)
+        return forward(self, *args, **kwargs)
+
+    return wrapper
+
+
+class Decorated(TwoInputs):
+    @_decorated
+    def forward(self, x, y=None, scale=None):
+        h = F.relu(self.conv(x)) + (0 if y is None else self.fc(y))
+        return Outputs(h=h if scale is None else h * scale, conv=self.conv(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inputs_by_name_and_decorated_forward(dtype):
+    """A mapping sample_input_shape names forward's arguments (the others at
+    their defaults); a decorated forward traces as called; a dict subclass
+    comes back as that class, also through a round trip."""
+    net = Decorated().to(dtype).eval()
+    x, y = torch.randn(2, 3, 16, 16, dtype=dtype), torch.randn(2, 4, 16, 16, dtype=dtype)
+    with torch.no_grad():
+        want = net(x, y=y)
+    for sample in ({"y": (2, 4, 16, 16), "x": (2, 3, 16, 16)}, [(2, 3, 16, 16), (2, 4, 16, 16)]):
+        model = ai3.swap_backend(net, sample_input_shape=sample)
+        assert model.input_names == (["y", "x"] if isinstance(sample, dict) else ["x", "y"])
+        got = model(x=x, y=y)
+        assert type(got) is Outputs and list(got) == ["h", "conv"]
+        for k in want:
+            _close(got[k], want[k], dtype)
+    for how, copied in round_trips(model).items():
+        assert type(copied(x, y)) is Outputs, how
+    # One named input: y stays at its default.
+    only_x = ai3.swap_backend(net, sample_input_shape={"x": torch.randn(1, 3, 16, 16, dtype=dtype)})
+    with torch.no_grad():
+        _close(only_x(x=x)["h"], net(x)["h"], dtype)
+
+
+def test_inputs_by_name_refuse_bad_names():
+    net = TwoInputs().eval()
+    with pytest.raises(ai3.InvalidArgument, match="TwoInputs.forward has no argument 'z'; it takes x, y, scale"):
+        ai3.swap_backend(net, sample_input_shape={"x": (1, 3, 16, 16), "z": (1, 4, 16, 16)})
+    with pytest.raises(ai3.InvalidArgument, match="not an argument name"):
+        ai3.swap_backend(net, sample_input_shape={"x)": (1, 3, 16, 16)})
+    with pytest.raises(ai3.InvalidArgument, match="empty mapping"):
+        ai3.swap_backend(net, sample_input_shape={})
 
 
 def _onnx_two_inputs(dtype):

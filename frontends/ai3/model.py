@@ -109,6 +109,7 @@ class Model:
         self.input_names: list[str] = ["input"]
         self.input_dtypes: list[np.dtype] = [self.dtype]
         self.output_names: list[str] | None = None  # a dict's keys, else None
+        self.output_type: type | None = None  # the dict's class when not dict (_named)
         self.output_count = 1
         # Set by a frontend that folded the sample input shapes into the
         # model's constants (see PerShape); None: the model takes any shape
@@ -154,7 +155,7 @@ class Model:
             kinds.append(kind)
         outputs = [_inference_only(xs[0], _arrays.from_array(y, kinds[0])) for y in self._core.run(arrays)]
         if self.output_names is not None:
-            return dict(zip(self.output_names, outputs))
+            return self._named(outputs)
         return outputs[0] if self.output_count == 1 and len(outputs) == 1 else tuple(outputs)
 
     def _input_dtypes(self) -> list[np.dtype]:
@@ -177,7 +178,15 @@ class Model:
         y = self._call_one(args[0])
         # A forward that returned a dict of one tensor gets its dict back
         # (torchvision's segmentation models: {"out": ...}).
-        return {self.output_names[0]: y} if self.output_names else y
+        return self._named([y]) if self.output_names else y
+
+    def _named(self, outputs: list[Any]) -> Any:
+        """The outputs by name: in a dict, or in the dict subclass the
+        traced forward returned (a Hugging Face ModelOutput, which also
+        reads them as attributes)."""
+        named = dict(zip(self.output_names, outputs))
+        output_type = self.__dict__.get("output_type")  # (pickles from before it have none)
+        return output_type(**named) if output_type is not None else named
 
     def _call_one(self, x: Any) -> Any:
         if (

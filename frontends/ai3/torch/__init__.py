@@ -53,9 +53,14 @@ def swap_backend(
     A model of several inputs takes one shape per forward argument as
     sample_input_shape (`[(2, 16, 32), (2, 1, 16, 16)]`; later arguments
     stay at their defaults; an example tensor may stand for a shape, as
-    token ids must, since random samples are float), and its ai3.Model takes them by position or by
-    forward's argument names; a forward returning a tuple, list or dict of
-    tensors gives a model returning a tuple (a dict).
+    token ids must, since random samples are float), or a mapping from
+    forward's argument names to them (`{"input_ids": ids,
+    "attention_mask": mask}`, a tokenizer's output: the model is traced as
+    called with those by keyword, the others at their defaults). Its
+    ai3.Model takes them by position or by name; a forward returning a
+    tuple, list or dict of tensors gives a model returning a tuple (a dict,
+    of the same class when forward's was a dict subclass such as Hugging
+    Face's ModelOutput).
 
     fallback=True (with sample_input_shape): where some nodes have no ai3
     equivalent, the supported runs of the graph become ai3.Models and the
@@ -74,6 +79,7 @@ def swap_backend(
     # shape propagation runs on CPU sample inputs.
     device = next((p.device for p in module.parameters()), torch.device("cpu"))
     traced = copy.deepcopy(module).cpu() if device.type == "cuda" else module
+    traced, sample_input_shape = tracing.by_name(traced, sample_input_shape)
     if tracing.is_several_shapes(sample_input_shape):
         return _swap_backend_several(traced, algos, sample_input_shape, dtype=dtype, device=device, recorder=recorder)
     shape = selection.sample_shape(sample_input_shape)
@@ -127,6 +133,7 @@ def _built_several(
     )
     built.input_names = list(traced.input_names)
     built.output_names = traced.output_names
+    built.output_type = getattr(traced, "output_type", None)
     return built
 
 

@@ -132,6 +132,7 @@ def swap_backend(
         raise errors.InvalidArgument(
             "swap_backend(..., fallback=True) needs sample_input_shape (the islands are traced on the values they receive)"
         )
+    module, sample_input_shape = tracing.by_name(module, sample_input_shape)
     several = tracing.is_several_shapes(sample_input_shape)
     shapes = (
         [s if isinstance(s, torch.Tensor) else tuple(s) for s in sample_input_shape]

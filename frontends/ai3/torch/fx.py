@@ -48,15 +48,25 @@ def trace(module: nn.Module, sample_input_shape: Sequence[int] | None = None) ->
             and isinstance(e, (RuntimeError, ValueError, IndexError))
             and "fx" not in type(e).__module__
         ):
-            raise errors.ShapeError(
-                f"the model cannot run on an input of shape {tuple(sample_input_shape)}: {e}"
-            ) from e
+            raise errors.ShapeError(f"the model cannot run on {_described(sample_input_shape)}: {e}") from e
         hint = "" if sample_input_shape is not None else "; passing sample_input_shape lets ai3 trace shape arithmetic"
         raise errors.UnsupportedOperation(
             f"torch.fx could not trace {type(module).__name__} ({type(e).__name__}: {e}); "
             f"swap_backend needs a model torch.fx can trace (the in-place swap_<op> functions do not){hint}"
         ) from e
     return gm
+
+
+def _described(sample_input_shape: Any) -> str:
+    """A sample_input_shape in an error: its shapes, example tensors by
+    their shape and dtype."""
+    if isinstance(sample_input_shape, torch.Tensor):
+        return (
+            f"a {str(sample_input_shape.dtype).removeprefix('torch.')} input of shape {tuple(sample_input_shape.shape)}"
+        )
+    if tracing.is_several_shapes(sample_input_shape):
+        return "inputs " + ", ".join(_described(s).removeprefix("a ").removeprefix("an ") for s in sample_input_shape)
+    return f"an input of shape {tuple(sample_input_shape)}"
 
 
 def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:
@@ -572,9 +582,18 @@ class _Mapper:
         if node.op == "call_method" and node.target in ("__radd__", "__rmul__", "__rpow__"):
             x, y = y, x
         cx, cy = self.constant(node, x), self.constant(node, y)
+        if cx is None and cy is None and (x in self.expanded) != (y in self.expanded):
+            # A constant expanded along the batch (BERT's default token
+            # types' embeddings) beside a tensor of the result's shape: its
+            # unexpanded source broadcasts to the same result.
+            computed = y if x in self.expanded else x
+            if self.shapes(node, computed) != self.shapes(node, node):
+                raise unsupported(node, "a constant expanded along the batch beside a smaller operand")
+            expanded = self.expanded[x if x in self.expanded else y].detach().cpu().numpy()
+            cx, cy = (expanded, None) if x in self.expanded else (None, expanded)
         if cx is None and cy is None:
             if x in self.expanded or y in self.expanded:
-                raise unsupported(node, "a constant expanded along the batch as an operand")
+                raise unsupported(node, "two constants expanded along the batch as operands")
             self.add(node, op, name, self.promoted(node, name, [x, y]), node)
         elif cx is None or cy is None:
             tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
@@ -692,6 +711,12 @@ class _Mapper:
                 "nn.Embedding / F.embedding with max_norm renormalises its table in forward; ai3 has no equivalent",
             )
         table = self.weights(node, {"weight": weight}, ("weight",))["weight"]
+        if isinstance(ids, fx.Node) and ids in self.expanded:
+            # Constant ids expanded along the batch (BERT's default token
+            # types): the rows they pick, expanded the same way.
+            rows = torch.as_tensor(table)[self.expanded[ids].detach().cpu().long()]
+            self.expanded[node] = rows
+            return
         self.add(node, "gather", name, [self.tensor(node, ids)], node, {"axis": 0}, {"other": table})
 
     def _index_select(self, node: fx.Node, name: str) -> None:
@@ -1455,6 +1480,7 @@ class Traced(tuple):
     input_names: list[str]
     output_names: list[str] | None
     input_dtypes: list[np.dtype]  # per input, as traced (int64 token ids...)
+    output_type: type | None  # the dict subclass forward returned (tracing.output_type)
 
     @property
     def input_count(self) -> int:
@@ -1518,6 +1544,7 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     specs, output = prune_dead(mapper.specs, output)
     traced = Traced((specs, output, gm))
     traced.input_names, traced.output_names = input_names, output_names
+    traced.output_type = gm.meta.get(tracing.OUTPUT_TYPES)
     traced.input_dtypes = [np.dtype(_CORE_DTYPES[d]) if d in _CORE_DTYPES else None for d in input_dtypes]
     return traced
 

@@ -26,7 +26,10 @@ transformers, whose forward passes branch and compute on shapes
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+import copy
+import inspect
+import keyword
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -34,8 +37,11 @@ from torch import fx, nn
 from torch.fx import _symbolic_trace
 from torch.fx.node import map_aggregate
 
+from ai3 import errors
+
 VALUES = "ai3_values"  # node.meta key: (value on sample 1, value on sample 2)
 DEFAULTED = "ai3_defaulted"  # node.meta key of a placeholder left at its default
+OUTPUT_TYPES = "ai3_output_types"  # a called_by_name class's record of its results' types
 
 
 class _PathTracer(fx.Tracer):
@@ -231,8 +237,6 @@ def _defaulted_arguments(module: nn.Module, given: int) -> dict[str, Any]:
     """forward's parameters after the first `given`, at their defaults
     (Hugging Face's `token_type_ids=None, ...`): fx traces them as
     constants, not as inputs."""
-    import inspect
-
     try:
         params = list(inspect.signature(module.forward).parameters.values())
     except (TypeError, ValueError):  # a forward without a signature: traced as it is
@@ -247,10 +251,76 @@ def _defaulted_arguments(module: nn.Module, given: int) -> dict[str, Any]:
     return concrete
 
 
+def _decorated(module: nn.Module) -> bool:
+    """Whether forward is wrapped by a decorator (functools.wraps; Hugging
+    Face's `merge_with_config_defaults`, `can_return_tuple`, ...)."""
+    forward = type(module).forward
+    return inspect.unwrap(forward) is not forward
+
+
+def called_by_name(module: nn.Module, names: Sequence[str]) -> nn.Module:
+    """`module` as fx traces it when the inputs are forward's arguments
+    `names` (a model called as `model(input_ids=..., attention_mask=...)`):
+    a shallow copy (the same submodules and parameters, so the same paths)
+    whose forward takes exactly `names` and passes them by keyword to the
+    module's own forward. The others stay at forward's defaults, and
+    whatever decorates forward runs as it would in the user's call.
+
+    Why a generated forward: fx makes the graph's inputs from the code of
+    forward with its decorators unwrapped, then calls the decorated one
+    with them by position, which a decorator taking (*args, **kwargs)
+    misreads (GPT-2's second positional argument is not its mask either).
+
+    The class records the type of each result (OUTPUT_TYPES): fx keeps a
+    dict subclass (Hugging Face's ModelOutput) as a plain dict."""
+    cls = type(module)
+    try:
+        params = inspect.signature(cls.forward).parameters
+    except (TypeError, ValueError):
+        params = None
+    for name in names:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise errors.InvalidArgument(f"sample_input_shape names an input {name!r}, which is not an argument name")
+        if params is not None and name not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            takes = ", ".join(n for n in params if n != "self")
+            raise errors.InvalidArgument(f"{cls.__name__}.forward has no argument '{name}'; it takes {takes}")
+    source = (
+        f"def forward(self, {', '.join(names)}):\n"
+        f"    result = _forward(self, {', '.join(f'{n}={n}' for n in names)})\n"
+        "    _types.append(type(result))\n"
+        "    return result\n"
+    )
+    scope: dict[str, Any] = {"_forward": cls.forward, "_types": []}
+    exec(source, scope)  # names checked above: identifiers only
+    by_name = type(cls.__name__, (cls,), {"forward": scope["forward"], OUTPUT_TYPES: scope["_types"]})
+    by_name.__module__ = cls.__module__
+    root = copy.copy(module)
+    root.__class__ = by_name
+    return root
+
+
+def output_type(root: Any) -> type | None:
+    """The dict subclass a called_by_name root's forward returned (a
+    ModelOutput), or None: the ai3.Model returns its outputs in it."""
+    seen = getattr(type(root), OUTPUT_TYPES, None)
+    if not seen or not issubclass(seen[-1], dict) or seen[-1] is dict:
+        return None
+    return seen[-1]
+
+
 def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.GraphModule, Any]:
     """(GraphModule, the tracer's root) of `module`; with two `samples`
     (each a tensor, or a tuple of one per input), every node also carries
-    its values on them (see values())."""
+    its values on them (see values()). A decorated forward is traced
+    through called_by_name, its first arguments taking the samples."""
+    if samples is not None and _decorated(module) and OUTPUT_TYPES not in vars(type(module)):
+        given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
+        try:
+            names = [p.name for p in inspect.signature(type(module).forward).parameters.values()][1 : 1 + given]
+        except (TypeError, ValueError):
+            names = []
+        if len(names) == given:
+            module = called_by_name(module, names)
     if samples is None:
         tracer: _PathTracer = _PathTracer()
         graph = tracer.trace(module)
@@ -264,6 +334,7 @@ def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.G
             with _traced_through_torchvision_wraps():
                 graph = tracer.trace(module, concrete_args=concrete)
             gm = fx.GraphModule(tracer.root, graph)
+            gm.meta[OUTPUT_TYPES] = output_type(tracer.root)
         finally:
             # fx stores the constants it meets on the root as
             # _tensor_constant<N>; they live on in the GraphModule.
@@ -271,6 +342,18 @@ def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.G
                 delattr(module, added)
         return gm, tracer.root
     return fx.GraphModule(tracer.root, graph), tracer.root
+
+
+def by_name(module: nn.Module, sample_input_shape: Any) -> tuple[nn.Module, Any]:
+    """A sample_input_shape that maps forward's argument names to shapes or
+    example tensors (`{"input_ids": ids, "attention_mask": mask}`, a
+    tokenizer's output) as the called_by_name module and the values in
+    order; any other sample_input_shape, and the module, unchanged."""
+    if not isinstance(sample_input_shape, Mapping):
+        return module, sample_input_shape
+    if not sample_input_shape:
+        raise errors.InvalidArgument("sample_input_shape is an empty mapping; name at least one input")
+    return called_by_name(module, list(sample_input_shape)), list(sample_input_shape.values())
 
 
 def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
