@@ -22,6 +22,11 @@ Isa KernelIsa();
 // "avx2" or "avx512".
 const char* IsaName(Isa isa);
 
+// The size in bytes of the largest data cache the OS reports (the L3 on
+// these machines, else the L2), 0 when it reports none; read once. For
+// kernels choosing between keeping a tensor in cache and streaming it.
+long LastLevelCacheBytes();
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_CPU_H_

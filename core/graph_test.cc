@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/errors.h"
 #include "core/graph.h"
 #include "core/layer.h"
@@ -429,9 +430,14 @@ void PointwiseDepthwiseBlock() {
   };
   const Activation relu6 = Activation::Clamp(0, 6);
   const Activation hardswish = Activation::Function(ActivationFn::kHardSwish);
+  const Activation silu = Activation::Function(ActivationFn::kSilu);
   const std::vector<Case> cases = {
       {8, 16, 96, 112, 2, true, true, relu6},
       {8, 24, 144, 56, 1, false, true, hardswish},
+      // EfficientNet's SiLU: fused only where the expanded tensor outgrows
+      // the last-level cache (38.5 MB and 14.5 MB here).
+      {8, 16, 96, 112, 2, true, true, silu},
+      {8, 24, 144, 56, 1, true, true, silu},
       {8, 24, 144, 56, 2, true, false, relu6},
       {2, 24, 40, 15, 2, true, true, relu6},
       {1, 24, 144, 56, 1, true, true, Activation{}},
@@ -499,6 +505,13 @@ void PointwiseDepthwiseBlock() {
     const int into = model.FusedInto(1);
     Check(into == 0 || into == -1, tag + ": FusedInto " + std::to_string(into));
     fused += into == 0;
+    const double expanded_bytes = 4.0 * k.n * k.hw * k.hw * k.e;
+    if (k.activation.fn == ActivationFn::kSilu &&
+        expanded_bytes <= static_cast<double>(LastLevelCacheBytes())) {
+      Check(into == -1, tag +
+                            ": SiLU pair fused though its expanded tensor "
+                            "fits the last-level cache");
+    }
 
     const Shape mid_shape = {k.n, k.hw, k.hw, k.e};
     std::vector<float> got_b(want.size()), got_a(NumElements(mid_shape));
