@@ -251,7 +251,10 @@ def test_onnx_export_matches_onnxruntime(name):
         # Batch and lengths free, as a user exports for serving.
         dynamic_axes={n: {0: "batch", 1: "decoder_length" if n.startswith("decoder") else "length"} for n in names},
     )
-    model = ai3.onnx.swap_backend(buf.getvalue(), "default", sample_input_shape=[tuple(t.shape) for t in x])
+    # The inputs as ONNX Runtime's feeds name them.
+    model = ai3.onnx.swap_backend(
+        buf.getvalue(), "default", sample_input_shape={n: t.numpy() for n, t in zip(names, x)}
+    )
     assert isinstance(model, ai3.Model), type(model)
     session = ort.InferenceSession(buf.getvalue(), providers=["CPUExecutionProvider"])
     # The ONNX frontend folds the export's shape arithmetic for the sample

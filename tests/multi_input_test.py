@@ -243,6 +243,29 @@ def test_onnx_two_inputs_two_outputs_match_onnxruntime(dtype):
         ai3.onnx.swap_backend(proto, sample_input_shape=(2, 3, 8, 8))
 
 
+def test_onnx_inputs_by_name():
+    """sample_input_shape as ONNX Runtime's feeds: a mapping from the graph's
+    input names, in any order, of shapes or example arrays (also for a model
+    of one input); names it lacks or has too many are refused by name."""
+    proto = _onnx_two_inputs(np.float32)
+    x, y = np.ones((2, 3, 8, 8), np.float32), np.ones((2, 4, 8, 8), np.float32)
+    want = ai3.onnx.swap_backend(proto, sample_input_shape=[(2, 3, 8, 8), (2, 4, 8, 8)])(x, y)
+    for sample in ({"y": y, "x": x}, {"x": (2, 3, 8, 8), "y": (2, 4, 8, 8)}, [x, y]):
+        model = ai3.onnx.swap_backend(proto, sample_input_shape=sample)
+        assert model.input_names == ["x", "y"]
+        assert all(np.array_equal(g, w) for g, w in zip(model(x, y), want))
+    with pytest.raises(ai3.ShapeError, match="sample_input_shape leaves out 'y'; the model's inputs are 'x', 'y'"):
+        ai3.onnx.swap_backend(proto, sample_input_shape={"x": x})
+    with pytest.raises(ai3.ShapeError, match="sample_input_shape names no input 'z'"):
+        ai3.onnx.swap_backend(proto, sample_input_shape={"x": x, "y": y, "z": y})
+    one = _onnx_two_inputs(np.float32)
+    one.graph.node[1].input[1] = "c"  # conv(x) + conv(x): y is no longer read
+    del one.graph.input[1]
+    model = ai3.onnx.swap_backend(one, sample_input_shape={"x": x})
+    assert model(x)[0].shape == (2, 4, 8, 8)  # (its two outputs)
+    assert ai3.onnx.swap_backend(one, sample_input_shape=x)(x)[0].shape == (2, 4, 8, 8)
+
+
 def _relu():
     return layers.Layer("relu", {}, {}, algorithm="default", name="r")._core_layer
 

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -354,16 +354,33 @@ def graph_inputs(model: Any) -> list[Any]:
 
 def _bound_inputs(model: Any, sample_input_shape: Any) -> list[tuple[Any, tuple[int, ...] | None]]:
     """(input, its sample shape or None) per graph input; several inputs
-    take one shape each (or None)."""
+    take one shape each (or None), in order or as a mapping from the graph
+    inputs' names (as ONNX Runtime's feeds). An example array or tensor
+    stands for its shape."""
     from ai3.torch.tracing import is_several_shapes
 
     inputs = graph_inputs(model)
     if sample_input_shape is None:
         shapes: list[Any] = [None] * len(inputs)
-    elif is_several_shapes(sample_input_shape):
+    elif isinstance(sample_input_shape, Mapping):
+        names = [i.name for i in inputs]
+        unknown = [repr(k) for k in sample_input_shape if k not in names]
+        missing = [repr(n) for n in names if n not in sample_input_shape]
+        if unknown or missing:
+            problem = f"names no input {', '.join(unknown)}" if unknown else f"leaves out {', '.join(missing)}"
+            raise errors.ShapeError(
+                f"sample_input_shape {problem}; the model's inputs are {', '.join(repr(n) for n in names)}"
+            )
+        shapes = [sample_input_shape[n] for n in names]
+    elif hasattr(sample_input_shape, "shape"):  # one example array
+        shapes = [sample_input_shape]
+    elif is_several_shapes(sample_input_shape) or (
+        isinstance(sample_input_shape, (list, tuple)) and sample_input_shape and hasattr(sample_input_shape[0], "shape")
+    ):
         shapes = list(sample_input_shape)
     else:
         shapes = [sample_input_shape]
+    shapes = [tuple(s.shape) if hasattr(s, "shape") else s for s in shapes]
     if len(shapes) != len(inputs):
         names = ", ".join(f"'{i.name}'" for i in inputs)
         raise errors.ShapeError(
@@ -2027,17 +2044,20 @@ def swap_backend(
     Identity are dropped. dtype defaults to
     the model input's (float32 or float64).
 
-    A model of several inputs takes one sample shape per input, and its
+    A model of several inputs takes one sample shape per input (in order,
+    or a mapping from the graph's input names, as ONNX Runtime's feeds; an
+    example array stands for its shape), and its
     ai3.Model takes them by position or by name; several outputs come back
     as a tuple in the graph's order. fallback=True: where some nodes have
     no ai3 equivalent, the supported runs of the graph run in ai3 and the
     rest in ONNX Runtime (ai3.onnx.fallback.FallbackSession, whose
     fallbacks() names them)."""
+    proto = load(model)
+    sample_input_shape = _sample_shapes(proto, sample_input_shape)
     if fallback:
         from ai3.onnx import fallback as partitioned
 
-        return partitioned.swap_backend(model, algos, sample_input_shape, dtype=dtype, recorder=recorder)
-    proto = load(model)
+        return partitioned.swap_backend(proto, algos, sample_input_shape, dtype=dtype, recorder=recorder)
     np_dtype = model_dtype(proto, dtype)
     inputs = graph_inputs(proto)
     several = len(inputs) > 1 or len(proto.graph.output) > 1
@@ -2048,6 +2068,16 @@ def swap_backend(
         specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape, recorder=recorder
     )
     return _per_shape(built, proto, algos, sample_input_shape, np_dtype)
+
+
+def _sample_shapes(proto: Any, sample_input_shape: Any) -> Any:
+    """A sample_input_shape given as a mapping from input names, or with
+    example arrays for shapes (_bound_inputs), as the shape (one input) or
+    list of shapes (several) the rest of the frontend reads."""
+    if sample_input_shape is None:
+        return None
+    shapes = [shape for _, shape in _bound_inputs(proto, sample_input_shape)]
+    return shapes[0] if len(shapes) == 1 else shapes
 
 
 # Ops whose output is a tensor's shape: _to_specs folds them, and what
