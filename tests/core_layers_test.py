@@ -185,6 +185,34 @@ def test_conv2d_input_is_not_copied() -> None:
     assert kind == "torch" and array.ctypes.data == x.data_ptr()
 
 
+def test_large_results_reuse_memory_but_never_alias() -> None:
+    """A large result's memory comes from results freed before it (pages
+    already mapped: core/python/arrays.h's ResultMemory), never from one
+    still alive: each result is its own writable C-contiguous array, and
+    torch and NumPy views of it keep it alive."""
+    w = torch.randn(16, 3, 3, 3)
+    layer = ai3.layers.Conv2d(w, padding=1, algorithm="direct", layout="NHWC")
+    x1, x2 = torch.randn(2, 128, 128, 3), torch.randn(2, 128, 128, 3)  # 2 MB results
+    want1 = F.conv2d(x1.permute(0, 3, 1, 2), w, padding=1).permute(0, 2, 3, 1)
+    y1 = layer(x1)
+    y2 = layer(x2)  # y1 alive: another block
+    assert y1.data_ptr() != y2.data_ptr()
+    assert_close(y1, want1, 1e-4, "the first result, after a second call")
+    address = y1.data_ptr()
+    del y1
+    y3 = layer(x1)  # y1's block, freed, is the one a same-sized result takes
+    assert y3.data_ptr() == address and y3.is_contiguous()
+    assert_close(y3, want1, 1e-4, "a result in reused memory")
+    view = y3.numpy()[0]
+    del y3
+    y4 = layer(x2)  # y3 is still held through the view: not reused
+    assert y4.data_ptr() != address
+    assert_close(torch.from_numpy(view), want1[0], 1e-4, "a view of a freed tensor")
+    array = ai3.layers.Conv2d(w.numpy(), padding=1, algorithm="direct", layout="NHWC")(x1.numpy())
+    assert array.flags.c_contiguous and array.flags.writeable and array.dtype == np.float32
+    array[...] = 0  # the caller's to write
+
+
 # --------------------------------------------------------------------------
 # linear
 

@@ -7,6 +7,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <cstddef>
+#include <cstdlib>
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -50,19 +54,115 @@ inline Tensor TensorOf(const py::array& a, const char* what,
   return t;
 }
 
+// The memory of large result arrays, kept for the next ones. glibc serves
+// blocks this large with mmap and gives them back to the OS on free, so
+// each new result's first writes fault in fresh pages, which the kernel
+// zeroes: a 128 MB conv2d output (the seed's 10x64x224x224) took 13 ms to
+// fill fresh against 5 ms refilled, about as long again as the convolution
+// (ONNX Runtime's arena keeps its outputs' memory the same way). A freed
+// array's block waits here, mapped, for the next result that fits it.
+// Bounded: at most kHeldBlocks blocks and kHeldBytes bytes (the oldest go
+// first), so a process that stops calling holds little.
+class ResultMemory {
+ public:
+  static constexpr size_t kMinBytes = size_t{1} << 20;  // smaller: malloc's
+  static constexpr size_t kHeldBlocks = 8;
+  static constexpr size_t kHeldBytes = size_t{1} << 30;
+
+  // Never destroyed: arrays may be freed during interpreter shutdown.
+  static ResultMemory& Get() {
+    static ResultMemory* memory = new ResultMemory;
+    return *memory;
+  }
+
+  // A block of at least `bytes` (64-byte aligned), and its size: a held one
+  // of at most twice that, else a new one.
+  void* Take(size_t bytes, size_t* size) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      size_t best = held_.size();
+      for (size_t i = 0; i < held_.size(); ++i) {
+        const size_t s = held_[i].size;
+        if (s >= bytes && s <= 2 * bytes &&
+            (best == held_.size() || s < held_[best].size)) {
+          best = i;
+        }
+      }
+      if (best < held_.size()) {
+        const Block block = held_[best];
+        held_.erase(held_.begin() + static_cast<std::ptrdiff_t>(best));
+        held_bytes_ -= block.size;
+        *size = block.size;
+        return block.data;
+      }
+    }
+    *size = (bytes + 4095) / 4096 * 4096;
+    void* data = std::aligned_alloc(64, *size);
+    if (data == nullptr) throw std::bad_alloc();
+    return data;
+  }
+
+  // Keeps a freed result's block (or frees it when it is too small, or
+  // would stay alone over the bound).
+  void Give(void* data, size_t size) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (size < kMinBytes || size > kHeldBytes) {
+      std::free(data);
+      return;
+    }
+    held_.push_back({data, size});
+    held_bytes_ += size;
+    while (held_.size() > kHeldBlocks || held_bytes_ > kHeldBytes) {
+      held_bytes_ -= held_.front().size;
+      std::free(held_.front().data);
+      held_.erase(held_.begin());
+    }
+  }
+
+ private:
+  struct Block {
+    void* data;
+    size_t size;
+  };
+  std::mutex mutex_;
+  std::vector<Block> held_;  // oldest first
+  size_t held_bytes_ = 0;
+};
+
+// An uninitialised C-contiguous array for a result; large ones in memory
+// from ResultMemory, returned to it when the array is freed.
 inline py::array EmptyArray(DType dtype, const Shape& shape) {
   std::vector<py::ssize_t> dims(shape.begin(), shape.end());
+  py::dtype type = py::dtype::of<float>();
   switch (dtype) {
     case DType::kFloat64:
-      return py::array_t<double>(dims);
+      type = py::dtype::of<double>();
+      break;
     case DType::kInt64:
-      return py::array_t<int64_t>(dims);
+      type = py::dtype::of<int64_t>();
+      break;
     case DType::kBool:
-      return py::array_t<bool>(dims);
+      type = py::dtype::of<bool>();
+      break;
     case DType::kFloat32:
       break;
   }
-  return py::array_t<float>(dims);
+  const size_t bytes = static_cast<size_t>(NumElements(shape)) *
+                       static_cast<size_t>(SizeOf(dtype));
+  if (bytes < ResultMemory::kMinBytes) return py::array(type, dims);
+  struct Owned {
+    void* data;
+    size_t size;
+  };
+  size_t size = 0;
+  void* data = ResultMemory::Get().Take(bytes, &size);
+  auto* owned = new Owned{data, size};
+  py::capsule base(owned, [](void* p) {
+    auto* o = static_cast<Owned*>(p);
+    ResultMemory::Get().Give(o->data, o->size);
+    delete o;
+  });
+  return py::array(type, dims, {}, owned->data, base);
 }
 
 inline DType ParseDType(const std::string& dtype) {
