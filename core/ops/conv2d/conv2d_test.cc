@@ -237,6 +237,13 @@ int Main() {
       // channels (in float32 a block of two vectors and one of one),
       // asymmetric padding.
       {3, 16, 10, 11, 24, 3, 3, 1, 1, 2, 0, 1, 1, 1, 1, 1, true},
+      // ... and 200 tiles: more tasks than threads twice over, so each task
+      // runs all 3 blocks of output channels over its tiles' V, the last
+      // task a partial one (8 tiles).
+      {2, 16, 40, 40, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      // ... and more output channels (72: 4 blocks and a partial one) than
+      // tiles (8): the threads split the output channels (groups first).
+      {2, 16, 7, 7, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
       // Dilation with stride and asymmetric padding; cg*kh*kw = 216 spans
       // more than one depth block of a blocked GEMM.
       {1, 24, 11, 13, 10, 3, 3, 2, 2, 2, 1, 2, 0, 2, 2, 1, true},
