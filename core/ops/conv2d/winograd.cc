@@ -264,11 +264,6 @@ inline void Advance(const Tiling& t, TileOrigin& o) {
   ++o.n;
 }
 
-// The tiles of g, cut into equal chunks of at most about `budget` bytes
-// (per_tile bytes a tile), at least min_tiles each, rounded up to a
-// multiple of `multiple`. Equal chunks: every chunk reads all of U once, so
-// a small last chunk would pay that for few tiles (and multiply thin
-// matrices).
 // The tiles of g, in one chunk.
 Tiling TilesOf(const Conv2dGeometry& g) {
   Tiling t;
@@ -279,6 +274,11 @@ Tiling TilesOf(const Conv2dGeometry& g) {
   return t;
 }
 
+// The tiles of g, cut into equal chunks of at most about `budget` bytes
+// (per_tile bytes a tile), at least min_tiles each, rounded up to a
+// multiple of `multiple`. Equal chunks: every chunk reads all of U once, so
+// a small last chunk would pay that for few tiles (and multiply thin
+// matrices).
 Tiling ChunkedTiling(const Conv2dGeometry& g, int64_t per_tile, size_t budget,
                      int64_t min_tiles, int64_t multiple) {
   Tiling t = TilesOf(g);
