@@ -58,15 +58,17 @@ def trace(module: nn.Module, sample_input_shape: Sequence[int] | None = None) ->
 
 
 def _described(sample_input_shape: Any) -> str:
-    """A sample_input_shape in an error: its shapes, example tensors by
-    their shape and dtype."""
-    if isinstance(sample_input_shape, torch.Tensor):
-        return (
-            f"a {str(sample_input_shape.dtype).removeprefix('torch.')} input of shape {tuple(sample_input_shape.shape)}"
-        )
+    """A sample_input_shape in an error: its shapes (an example tensor's
+    with its dtype)."""
+
+    def shape(s: Any) -> str:
+        if isinstance(s, torch.Tensor):
+            return f"{tuple(s.shape)} ({str(s.dtype).removeprefix('torch.')})"
+        return str(tuple(s))
+
     if tracing.is_several_shapes(sample_input_shape):
-        return "inputs " + ", ".join(_described(s).removeprefix("a ").removeprefix("an ") for s in sample_input_shape)
-    return f"an input of shape {tuple(sample_input_shape)}"
+        return "inputs of shapes " + ", ".join(shape(s) for s in sample_input_shape)
+    return f"an input of shape {shape(sample_input_shape)}"
 
 
 def _bound(value: Any, default: float, node: fx.Node, what: str) -> float:

@@ -313,35 +313,33 @@ def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.G
     (each a tensor, or a tuple of one per input), every node also carries
     its values on them (see values()). A decorated forward is traced
     through called_by_name, its first arguments taking the samples."""
-    if samples is not None and _decorated(module) and OUTPUT_TYPES not in vars(type(module)):
-        given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
+    if samples is None:
+        tracer: _PathTracer = _PathTracer()
+        graph = tracer.trace(module)  # (sets tracer.root)
+        return fx.GraphModule(tracer.root, graph), tracer.root
+    given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
+    if _decorated(module):  # (called_by_name's own forward is not)
         try:
             names = [p.name for p in inspect.signature(type(module).forward).parameters.values()][1 : 1 + given]
         except (TypeError, ValueError):
             names = []
         if len(names) == given:
             module = called_by_name(module, names)
-    if samples is None:
-        tracer: _PathTracer = _PathTracer()
-        graph = tracer.trace(module)
-    else:
-        tracer = _ValueTracer(samples)
-        given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
-        concrete = _defaulted_arguments(module, given) or None
-        tracer.defaults = iter(list((concrete or {}).values()))
-        before = set(vars(module))
-        try:
-            with _traced_through_torchvision_wraps():
-                graph = tracer.trace(module, concrete_args=concrete)
-            gm = fx.GraphModule(tracer.root, graph)
-            gm.meta[OUTPUT_TYPES] = output_type(tracer.root)
-        finally:
-            # fx stores the constants it meets on the root as
-            # _tensor_constant<N>; they live on in the GraphModule.
-            for added in set(vars(module)) - before:
-                delattr(module, added)
-        return gm, tracer.root
-    return fx.GraphModule(tracer.root, graph), tracer.root
+    tracer = _ValueTracer(samples)
+    concrete = _defaulted_arguments(module, given) or None
+    tracer.defaults = iter(list((concrete or {}).values()))
+    before = set(vars(module))
+    try:
+        with _traced_through_torchvision_wraps():
+            graph = tracer.trace(module, concrete_args=concrete)
+        gm = fx.GraphModule(tracer.root, graph)
+        gm.meta[OUTPUT_TYPES] = output_type(tracer.root)
+    finally:
+        # fx stores the constants it meets on the root as
+        # _tensor_constant<N>; they live on in the GraphModule.
+        for added in set(vars(module)) - before:
+            delattr(module, added)
+    return gm, tracer.root
 
 
 def by_name(module: nn.Module, sample_input_shape: Any) -> tuple[nn.Module, Any]:
