@@ -6,21 +6,23 @@
 //   - a batch of small or medium products (attention per head and window):
 //     one library call per product threads each one poorly (measured 10x
 //     slower than torch for 96 products of 197x64x197), so the batch is
-//     split over OpenMP threads, each running a plain i-p-j loop whose inner
-//     loop is a vectorised stream over the output row (B's rows stay in
-//     L2 for such sizes).
+//     split over OpenMP threads, each running register-blocked products
+//     (small_product_kernel.h, AVX-512 where the CPU has it).
+#include <omp.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <vector>
 
+#include "core/cpu.h"
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
 #include "core/ops/binary/broadcast.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/matmul/matmul.h"
-#include "core/parallel.h"
+#include "core/ops/matmul/small_product_kernel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -30,23 +32,32 @@ namespace {
 // batch-parallel loop beats one library call per product.
 constexpr int64_t kSmallProduct = 256 * 256 * 256;
 
+// The padded copies of b the small products need per thread: enough for
+// either instruction set's vectors (AVX-512's lanes are a multiple of AVX2's).
 template <typename T>
-void SmallProduct(const T* __restrict a, const T* __restrict b, T* __restrict c,
-                  int64_t m, int64_t k, int64_t n) {
-  for (int64_t i = 0; i < m; ++i) {
-    T* __restrict ci = c + i * n;
-    for (int64_t j = 0; j < n; ++j) ci[j] = T(0);
-    for (int64_t p = 0; p < k; ++p) {
-      const T aip = a[i * k + p];
-      const T* __restrict bp = b + p * n;
-#pragma omp simd
-      for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
-    }
-  }
+int64_t PackedPerThread(const MatmulAttrs::Dims& d) {
+  return SmallProduct<T, 64>::PaddedColumns(d.n) * d.k;
+}
+bool SmallProducts(const MatmulAttrs::Dims& d) {
+  return d.k != 0 && NumElements(d.b_batch) != 1 &&
+         d.m * d.k * d.n <= kSmallProduct;
 }
 
 template <typename T>
-void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c) {
+void RunSmallProduct(const T* a, const T* b, T* c, int64_t m, int64_t k,
+                     int64_t n, T* packed) {
+  if (KernelIsa() == Isa::kAvx512) {
+    SmallProductAvx512(a, b, c, m, k, n, packed);
+  } else {
+    SmallProduct<T, 32>::Run(a, b, c, m, k, n, packed);
+  }
+}
+
+// `packed`: omp_get_max_threads() * PackedPerThread<T>(d) elements where
+// SmallProducts(d), as the kernel's workspace.
+template <typename T>
+void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c,
+            T* packed) {
   const int64_t m = d.m, k = d.k, n = d.n;
   if (k == 0) {  // an empty sum: zeros
     std::memset(c, 0, NumElements(d.out) * sizeof(T));
@@ -67,12 +78,21 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c) {
     *pa = a + (oa + i * ix.stride_a[ix.rank - 1]) * m * k;
     *pb = b + (ob + i * ix.stride_b[ix.rank - 1]) * k * n;
   };
-  if (m * k * n <= kSmallProduct) {
-    ParallelFor(0, count, count * m * k * n >= (1 << 16), [&](int64_t t) {
+  if (SmallProducts(d)) {
+    const int threads = omp_get_max_threads();  // as InputsWorkspaceBytes
+    const int64_t per_thread = PackedPerThread<T>(d);
+    auto product = [&](int64_t t, int slot) {
       const T *pa, *pb;
       operands(t, &pa, &pb);
-      SmallProduct<T>(pa, pb, c + t * m * n, m, k, n);
-    });
+      RunSmallProduct<T>(pa, pb, c + t * m * n, m, k, n,
+                         packed + slot * per_thread);
+    };
+    if (count > 1 && count * m * k * n >= (1 << 16)) {  // see core/parallel.h
+#pragma omp parallel for schedule(static) num_threads(threads)
+      for (int64_t t = 0; t < count; ++t) product(t, omp_get_thread_num());
+    } else {
+      for (int64_t t = 0; t < count; ++t) product(t, 0);
+    }
     return;
   }
   for (int64_t t = 0; t < count; ++t) {
@@ -86,8 +106,20 @@ class DirectKernel : public OperandsKernel<MatmulAttrs> {
  public:
   using OperandsKernel::OperandsKernel;
 
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
+    const MatmulAttrs::Dims d =
+        attrs_.DimsOf(inputs[0].shape, Other(inputs).shape);
+    if (!SmallProducts(d)) return 0;
+    return DispatchFloat(inputs[0].dtype, [&](auto zero) {
+      using T = decltype(zero);
+      return static_cast<size_t>(omp_get_max_threads()) *
+             PackedPerThread<T>(d) * sizeof(T);
+    });
+  }
+
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
-                 void*) override {
+                 void* workspace) override {
     const Tensor& a = inputs[0];
     const Tensor& b = Other(inputs);
     // The dims are kept for the last operand shapes (the layer runs one call
@@ -103,7 +135,7 @@ class DirectKernel : public OperandsKernel<MatmulAttrs> {
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       Matmul<T>(dims_, a.data_as<const T>(), b.data_as<const T>(),
-                output.data_as<T>());
+                output.data_as<T>(), static_cast<T*>(workspace));
     });
   }
 

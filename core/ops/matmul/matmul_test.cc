@@ -111,8 +111,19 @@ int Main() {
       {{0, 3, 5}, {5, 4}, {0, 3, 4}},
       {{0, 3, 5}, {0, 5, 4}, {0, 3, 4}},
   };
+  // Batches of small products (the register-blocked kernel): rows around
+  // its block of 6, columns around whole vectors (8 lanes for AVX2, 16 for
+  // AVX-512, panels of 2 or 4 vectors), so every edge block runs.
+  std::vector<C> all = cases;
+  for (int64_t m : {1, 5, 6, 7, 13}) {
+    for (int64_t n : {1, 7, 8, 16, 17, 33, 64, 65}) {
+      for (int64_t k : {1, 9}) {
+        all.push_back({{3, m, k}, {3, k, n}, {3, m, n}});
+      }
+    }
+  }
   int ran = 0;
-  for (const C& c : cases) {
+  for (const C& c : all) {
     for (int constant = 0; constant < 2; ++constant) {
       Case<float>(c.a, c.b, c.out, constant);
       Case<double>(c.a, c.b, c.out, constant);
