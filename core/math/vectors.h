@@ -12,6 +12,8 @@
 #ifndef AI3_CORE_MATH_VECTORS_H_
 #define AI3_CORE_MATH_VECTORS_H_
 
+#include <immintrin.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -29,6 +31,29 @@ struct Vectors {
 
   static V Load(const T* p) { return *reinterpret_cast<const Unaligned*>(p); }
   static void Store(T* p, V v) { *reinterpret_cast<Unaligned*>(p) = v; }
+  // A store that goes around the caches (a non-temporal store): for results
+  // too big to stay in cache, whose lines a plain store would first read
+  // from memory. `p` must be aligned to the vector's size. The stores are
+  // ordered with other threads' reads by a fence (FenceStreams) or the
+  // barrier at the end of an OpenMP region.
+  static void StreamStore(T* p, V v) {
+    if constexpr (kVectorBytes == 64 && sizeof(T) == 4) {
+      _mm512_stream_ps(reinterpret_cast<float*>(p),
+                       reinterpret_cast<__m512&>(v));
+    } else if constexpr (kVectorBytes == 64) {
+      _mm512_stream_pd(reinterpret_cast<double*>(p),
+                       reinterpret_cast<__m512d&>(v));
+    } else if constexpr (sizeof(T) == 4) {
+      _mm256_stream_ps(reinterpret_cast<float*>(p),
+                       reinterpret_cast<__m256&>(v));
+    } else {
+      _mm256_stream_pd(reinterpret_cast<double*>(p),
+                       reinterpret_cast<__m256d&>(v));
+    }
+  }
+  static bool Aligned(const T* p) {
+    return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0;
+  }
 
   // p[0], p[2], ..., p[2 * (kLanes - 1)]: two loads and one shuffle (a
   // stride-2 convolution's row) instead of kLanes scalar loads.
