@@ -120,12 +120,14 @@ inline void SafeSoftmaxRow(T* __restrict s, int64_t len,
 
 // Scaled scores of rows i0 .. i0 + rows - 1 of batch entry n against keys
 // 0 .. cols - 1 (row r at p + r * cols) -> attention probabilities, in
-// place. Threads over rows; call from outside a parallel region.
+// place. Threads over rows (call from outside a parallel region), unless
+// `threaded` is false (a caller that runs batch entries on its threads).
 template <typename T>
 void ScoresToProbabilities(const AttentionGeometry& g, const T* mask, int64_t n,
-                           int64_t i0, int64_t rows, int64_t cols, T* p) {
+                           int64_t i0, int64_t rows, int64_t cols, T* p,
+                           bool threaded = true) {
   const vmath::ExpRange<T> range;
-  ParallelFor(0, rows, rows * cols >= (1 << 14), [&](int64_t r) {
+  ParallelFor(0, rows, threaded && rows * cols >= (1 << 14), [&](int64_t r) {
     T* row = p + r * cols;
     MaskScores(g, mask, n, i0 + r, 0, cols, row);
     SafeSoftmaxRow(row, cols, range);

@@ -7,7 +7,7 @@
 //     one library call per product threads each one poorly (measured 10x
 //     slower than torch for 96 products of 197x64x197), so the batch is
 //     split over OpenMP threads, each running register-blocked products
-//     (small_product_kernel.h, AVX-512 where the CPU has it).
+//     (SmallGemm, core/math/small_gemm.h).
 #include <omp.h>
 
 #include <cstdint>
@@ -15,14 +15,13 @@
 #include <memory>
 #include <vector>
 
-#include "core/cpu.h"
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/math/gemm.h"
+#include "core/math/small_gemm.h"
 #include "core/ops/binary/broadcast.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/matmul/matmul.h"
-#include "core/ops/matmul/small_product_kernel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -32,25 +31,14 @@ namespace {
 // batch-parallel loop beats one library call per product.
 constexpr int64_t kSmallProduct = 256 * 256 * 256;
 
-// The padded copies of b the small products need per thread: enough for
-// either instruction set's vectors (AVX-512's lanes are a multiple of AVX2's).
+// The scratch SmallGemm needs per thread for these products.
 template <typename T>
 int64_t PackedPerThread(const MatmulAttrs::Dims& d) {
-  return SmallProduct<T, 64>::PaddedColumns(d.n) * d.k;
+  return SmallGemmPackedElements<T>(/*trans_b=*/false, d.k, d.n);
 }
 bool SmallProducts(const MatmulAttrs::Dims& d) {
   return d.k != 0 && NumElements(d.b_batch) != 1 &&
          d.m * d.k * d.n <= kSmallProduct;
-}
-
-template <typename T>
-void RunSmallProduct(const T* a, const T* b, T* c, int64_t m, int64_t k,
-                     int64_t n, T* packed) {
-  if (KernelIsa() == Isa::kAvx512) {
-    SmallProductAvx512(a, b, c, m, k, n, packed);
-  } else {
-    SmallProduct<T, 32>::Run(a, b, c, m, k, n, packed);
-  }
 }
 
 // `packed`: omp_get_max_threads() * PackedPerThread<T>(d) elements where
@@ -84,8 +72,8 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c,
     auto product = [&](int64_t t, int slot) {
       const T *pa, *pb;
       operands(t, &pa, &pb);
-      RunSmallProduct<T>(pa, pb, c + t * m * n, m, k, n,
-                         packed + slot * per_thread);
+      SmallGemm<T>(/*trans_b=*/false, m, n, k, T(1), pa, pb, c + t * m * n,
+                   packed + slot * per_thread);
     };
     if (count > 1 && count * m * k * n >= (1 << 16)) {  // see core/parallel.h
 #pragma omp parallel for schedule(static) num_threads(threads)
