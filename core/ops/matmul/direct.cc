@@ -75,7 +75,8 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c,
       SmallGemm<T>(/*trans_b=*/false, m, n, k, T(1), pa, pb, c + t * m * n,
                    packed + slot * per_thread);
     };
-    if (count > 1 && count * m * k * n >= (1 << 16)) {  // see core/parallel.h
+    // A team of one would be built on every call (core/parallel.h).
+    if (threads > 1 && count > 1 && count * m * k * n >= (1 << 16)) {
 #pragma omp parallel for schedule(static) num_threads(threads)
       for (int64_t t = 0; t < count; ++t) product(t, omp_get_thread_num());
     } else {
