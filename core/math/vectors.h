@@ -33,9 +33,9 @@ struct Vectors {
   static void Store(T* p, V v) { *reinterpret_cast<Unaligned*>(p) = v; }
   // A store that goes around the caches (a non-temporal store): for results
   // too big to stay in cache, whose lines a plain store would first read
-  // from memory. `p` must be aligned to the vector's size. The stores are
-  // ordered with other threads' reads by a fence (FenceStreams) or the
-  // barrier at the end of an OpenMP region.
+  // from memory. `p` must be aligned to the vector's size. Streamed stores
+  // are weakly ordered: the storing thread runs _mm_sfence() before other
+  // threads may read them (before the barrier at the end of its region).
   static void StreamStore(T* p, V v) {
     if constexpr (kVectorBytes == 64 && sizeof(T) == 4) {
       _mm512_stream_ps(reinterpret_cast<float*>(p),
