@@ -28,7 +28,6 @@ template int64_t SmallGemmPackedElements<double>(bool, int64_t, int64_t);
 template void SmallGemm<float>(bool, int64_t, int64_t, int64_t, float,
                                const float*, const float*, float*, float*);
 template void SmallGemm<double>(bool, int64_t, int64_t, int64_t, double,
-                                const double*, const double*, double*,
-                                double*);
+                                const double*, const double*, double*, double*);
 
 }  // namespace ai3
