@@ -1,8 +1,8 @@
 """The op packages under core/ops/: their one list, and the macros their
 BUILD files are made of."""
 
-load("//core:copts.bzl", "AI3_AVX512_COPTS", "AI3_COPTS")
-load("//core:defs.bzl", "ai3_cc_test")
+load("//core:copts.bzl", "AI3_COPTS")
+load("//core:defs.bzl", "ai3_avx512_library", "ai3_cc_test")
 load("//third_party/cuda:cuda.bzl", "cuda_library")
 
 # Every op package that is an ai3_op, as "<package under core/ops>" (its
@@ -126,20 +126,13 @@ def ai3_op(name, algorithm_deps = [], extra_hdrs = [], deps = [], test_deps = []
     avx512_srcs = native.glob(["*_avx512.cc"])
     avx512_deps = []
     if avx512_srcs:
-        native.cc_library(
+        ai3_avx512_library(
             name = "avx512",
             srcs = avx512_srcs,
             hdrs = native.glob(["*_kernel.h"]),
-            copts = AI3_COPTS + AI3_AVX512_COPTS,
             deps = [":" + name, "//core:base"],
         )
         avx512_deps = [":avx512"]
-        native.sh_test(
-            name = "avx512_symbols_test",
-            srcs = ["//core/ops:avx512_symbols_test.sh"],
-            args = ["$(locations :avx512)"],
-            data = [":avx512"],
-        )
     native.cc_library(
         name = "algorithms",
         srcs = native.glob(
