@@ -22,6 +22,7 @@
 #include "core/ops/binary/broadcast.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/matmul/matmul.h"
+#include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -69,19 +70,14 @@ void Matmul(const MatmulAttrs::Dims& d, const T* a, const T* b, T* c,
   if (SmallProducts(d)) {
     const int threads = omp_get_max_threads();  // as InputsWorkspaceBytes
     const int64_t per_thread = PackedPerThread<T>(d);
-    auto product = [&](int64_t t, int slot) {
-      const T *pa, *pb;
-      operands(t, &pa, &pb);
-      SmallGemm<T>(/*trans_b=*/false, m, n, k, T(1), pa, pb, c + t * m * n,
-                   packed + slot * per_thread);
-    };
-    // A team of one would be built on every call (core/parallel.h).
-    if (threads > 1 && count > 1 && count * m * k * n >= (1 << 16)) {
-#pragma omp parallel for schedule(static) num_threads(threads)
-      for (int64_t t = 0; t < count; ++t) product(t, omp_get_thread_num());
-    } else {
-      for (int64_t t = 0; t < count; ++t) product(t, 0);
-    }
+    ParallelFor(
+        0, count, threads > 1 && count > 1 && count * m * k * n >= (1 << 16),
+        [&](int64_t t) {
+          const T *pa, *pb;
+          operands(t, &pa, &pb);
+          SmallGemm<T>(/*trans_b=*/false, m, n, k, T(1), pa, pb, c + t * m * n,
+                       packed + omp_get_thread_num() * per_thread);
+        });
     return;
   }
   for (int64_t t = 0; t < count; ++t) {
