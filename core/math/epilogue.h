@@ -130,9 +130,11 @@ struct Activation {
     AI3_EPILOGUE_INLINE T Function(T v) const {
       switch (fn) {
         case ActivationFn::kSilu:
-          return v / (T(1) + vmath::Exp(-v, range));
+          return v /
+                 (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-v, range));
         case ActivationFn::kSigmoid:
-          return T(1) / (T(1) + vmath::Exp(-v, range));
+          return T(1) /
+                 (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-v, range));
         case ActivationFn::kHardSwish: {
           T g = v + T(3);  // NaN compares false: it stays
           g = g < T(0) ? T(0) : g;

@@ -38,7 +38,7 @@ AI3_GELU_INLINE float Erfc(float x, const vmath::ExpRange<float>& range) {
   p = p * t + 0.37409196f;
   p = p * t + 1.00002368f;
   p = p * t - 1.26551223f;
-  const float e = t * vmath::Exp<float>(p - z * z, range);
+  const float e = t * vmath::Exp(p - z * z, range);
   // e for x >= 0, 2 - e for x < 0, by arithmetic on the sign bit: a
   // select on x < 0 kept GCC from vectorising the loop on OpenMP's
   // parallel path. (e is returned exactly where it is tiny.)
@@ -65,7 +65,8 @@ AI3_GELU_INLINE T GeluErf(T x, const vmath::ExpRange<T>& range) {
 template <typename T>
 AI3_GELU_INLINE T GeluTanh(T x, const vmath::ExpRange<T>& range) {
   const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
-  return x / (T(1) + vmath::Exp(T(-2) * u, range));
+  return x /
+         (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(T(-2) * u, range));
 }
 
 }  // namespace ai3

@@ -13,7 +13,10 @@ namespace {
 template <typename T>
 struct SigmoidFn {
   explicit SigmoidFn(const SigmoidAttrs&) {}
-  T operator()(T x) const { return T(1) / (T(1) + vmath::Exp(-x, range)); }
+  T operator()(T x) const {
+    return T(1) /
+           (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-x, range));
+  }
   vmath::ExpRange<T> range;  // a member, not literals: see exp.h
 };
 

@@ -13,7 +13,9 @@ namespace {
 template <typename T>
 struct SiluFn {
   explicit SiluFn(const SiluAttrs&) {}
-  T operator()(T x) const { return x / (T(1) + vmath::Exp(-x, range)); }
+  T operator()(T x) const {
+    return x / (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-x, range));
+  }
   vmath::ExpRange<T> range;  // a member, not literals: see exp.h
 };
 
