@@ -52,11 +52,53 @@ AI3_GELU_INLINE double Erfc(double x, const vmath::ExpRange<double>&) {
   return std::erfc(x);
 }
 
-// The exact form, y = x/2 erfc(-x / sqrt(2)). erfc rather than 1 + erf keeps
-// its relative accuracy for negative x, where 1 + erf(x) cancels.
-template <typename T>
-AI3_GELU_INLINE T GeluErf(T x, const vmath::ExpRange<T>& range) {
-  return T(0.5) * x * Erfc(-x * T(M_SQRT1_2), range);
+// erf in float32 as one rational function, u P(u^2) / Q(u^2) with P of
+// degree 6 and Q of degree 4, on u clamped to [-4, 4] (erf(4) is 1 -
+// 1.5e-8, 1 in float). The coefficients are a fit of ours to erf on [0, 4]
+// for the least largest error (linearised least squares, iteratively
+// reweighted): 5.5e-8 in exact arithmetic, 3.5e-7 at most evaluated in
+// float (about 3 ulp of 1). One division and 11 multiply-adds, against
+// Erfc's division, 10 multiply-adds and an exp: erf's GELU over 1M floats in
+// cache, 1 thread, AVX-512, 0.78-0.82 ns an element with Erfc, 0.42-0.43 with
+// this.
+// NaN stays NaN (the clamps compare false).
+AI3_GELU_INLINE float Erf(float u) {
+  float a = u < -4.0f ? -4.0f : u;
+  a = a > 4.0f ? 4.0f : a;
+  const float s = a * a;
+  float p = 1.9216481e-08f;
+  p = p * s - 1.9904244e-06f;
+  p = p * s + 1.5556526e-04f;
+  p = p * s + 4.2942381e-03f;
+  p = p * s + 5.2437242e-02f;
+  p = p * s + 2.1397242e-01f;
+  p = p * s + 1.1283786e+00f;
+  float q = 1.0983248e-03f;
+  q = q * s + 1.5553505e-02f;
+  q = q * s + 1.2081117e-01f;
+  q = q * s + 5.2295578e-01f;
+  q = q * s + 1.0f;
+  // The quotient passes -1 by an ulp near u = -4: bounded there, so that
+  // 1 + erf(-inf) is 0 (GELU(-inf) is then NaN, as the definition's
+  // -inf * 0), not a tiny negative. (Past 1 near u = 4 it only scales
+  // x by 1 + 6e-8.)
+  const float e = a * p / q;
+  return e < -1.0f ? -1.0f : e;
+}
+
+// The exact form, y = x/2 (1 + erf(x / sqrt(2))), as PyTorch computes it.
+// In float through Erf above: its absolute error, |x| 1.8e-7 at most, is
+// what the sum's rounding leaves anyway; for negative x, where 1 + erf
+// cancels, y keeps that absolute accuracy, not a relative one (PyTorch's
+// own GELU has the same cancellation). ViT-B/16 and ConvNeXt-T run 7-9M of
+// these per image. float64 keeps the erfc form, y = x/2 erfc(-x/sqrt(2)),
+// relative to the last bits.
+AI3_GELU_INLINE float GeluErf(float x, const vmath::ExpRange<float>&) {
+  return 0.5f * x * (1.0f + Erf(x * static_cast<float>(M_SQRT1_2)));
+}
+
+AI3_GELU_INLINE double GeluErf(double x, const vmath::ExpRange<double>& range) {
+  return 0.5 * x * Erfc(-x * M_SQRT1_2, range);
 }
 
 // The tanh form, y = x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
