@@ -1,7 +1,8 @@
-// GELU's two forms and the erfc of its exact one, in forms whose loops
-// vectorise: for the gelu op's algorithms (its forward and its gradient,
-// whose Phi(x) = erfc(-x / sqrt(2)) / 2) and for the GELU that conv2d and
-// linear fuse into their epilogue (math/epilogue.h), one definition for both.
+// GELU's two forms, the erf of its exact one (float forward) and the erfc
+// (float64, and the gradient's Phi(x) = erfc(-x / sqrt(2)) / 2), in forms
+// whose loops vectorise: for the gelu op's algorithms and for the GELU that
+// conv2d and linear fuse into their epilogue (math/epilogue.h), one
+// definition for both.
 #ifndef AI3_CORE_MATH_GELU_H_
 #define AI3_CORE_MATH_GELU_H_
 
