@@ -130,11 +130,9 @@ struct Activation {
     AI3_EPILOGUE_INLINE T Function(T v) const {
       switch (fn) {
         case ActivationFn::kSilu:
-          return v /
-                 (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-v, range));
+          return v / vmath::OnePlusExp(-v, range);
         case ActivationFn::kSigmoid:
-          return T(1) /
-                 (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-v, range));
+          return T(1) / vmath::OnePlusExp(-v, range);
         case ActivationFn::kHardSwish: {
           T g = v + T(3);  // NaN compares false: it stays
           g = g < T(0) ? T(0) : g;

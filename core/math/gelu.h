@@ -108,8 +108,7 @@ AI3_GELU_INLINE double GeluErf(double x, const vmath::ExpRange<double>& range) {
 template <typename T>
 AI3_GELU_INLINE T GeluTanh(T x, const vmath::ExpRange<T>& range) {
   const T u = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
-  return x /
-         (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(T(-2) * u, range));
+  return x / vmath::OnePlusExp(T(-2) * u, range);
 }
 
 }  // namespace ai3

@@ -33,9 +33,7 @@ struct GeluTanhGradFn {
   T operator()(T dy, T x, T) const {
     const T beta = T(0.7978845608028654), kappa = T(0.044715);
     const T u = beta * (x + kappa * x * x * x);
-    const T one_plus_t =
-        T(2) /
-        (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(T(-2) * u, range));
+    const T one_plus_t = T(2) / vmath::OnePlusExp(T(-2) * u, range);
     const T one_minus_t2 = one_plus_t * (T(2) - one_plus_t);  // 1 - t^2
     return dy * (T(0.5) * one_plus_t + T(0.5) * x * one_minus_t2 * beta *
                                            (T(1) + T(3) * kappa * x * x));

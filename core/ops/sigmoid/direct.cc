@@ -13,10 +13,7 @@ namespace {
 template <typename T>
 struct SigmoidFn {
   explicit SigmoidFn(const SigmoidAttrs&) {}
-  T operator()(T x) const {
-    return T(1) /
-           (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-x, range));
-  }
+  T operator()(T x) const { return T(1) / vmath::OnePlusExp(-x, range); }
   vmath::ExpRange<T> range;  // a member, not literals: see exp.h
 };
 

@@ -62,7 +62,7 @@ struct ExpRange {
 // What Exp returns for x below its range (file comment).
 enum class ExpUnderflow {
   kZero,  // 0, as exp(x) rounds there (softmax of -inf, masked scores)
-  // exp(range.lo), about 1e-38 in float, for 1 + exp(x) (sigmoid, SiLU),
+  // exp(range.lo), about 1e-38 in float, for 1 + exp(x) (OnePlusExp),
   // where it rounds away: no select and multiply to flush it. SiLU over 1M
   // floats in cache, 1 thread of the 2-core EPYC, ns an element, degree-7
   // Taylor and flushed before, degree 5 and this after: AVX-512 0.36 ->
@@ -127,6 +127,14 @@ template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename T>
     const T keep = x < lo ? T(0) : T(1);
     return y * keep;
   }
+}
+
+// 1 + exp(x), the denominator of the sigmoid-shaped functions (sigmoid,
+// SiLU, the tanh form of GELU and their gradients): below the range exp is
+// lost in the sum, so it is not flushed (ExpUnderflow::kSmallest).
+template <typename T>
+[[gnu::always_inline]] inline T OnePlusExp(T x, const ExpRange<T>& range) {
+  return T(1) + Exp<ExpUnderflow::kSmallest>(x, range);
 }
 
 }  // namespace vmath

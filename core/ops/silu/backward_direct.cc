@@ -12,8 +12,7 @@ namespace {
 template <typename T>
 struct SiluGradFn {
   T operator()(T dy, T x, T) const {
-    const T s =
-        T(1) / (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-x, range));
+    const T s = T(1) / vmath::OnePlusExp(-x, range);
     return dy * s * (T(1) + x * (T(1) - s));
   }
   vmath::ExpRange<T> range;  // a member, not literals: see exp.h

@@ -13,9 +13,7 @@ namespace {
 template <typename T>
 struct SiluFn {
   explicit SiluFn(const SiluAttrs&) {}
-  T operator()(T x) const {
-    return x / (T(1) + vmath::Exp<vmath::ExpUnderflow::kSmallest>(-x, range));
-  }
+  T operator()(T x) const { return x / vmath::OnePlusExp(-x, range); }
   vmath::ExpRange<T> range;  // a member, not literals: see exp.h
 };
 
