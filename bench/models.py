@@ -7,9 +7,8 @@ rounds, timing.alternating_seconds) of PyTorch eager, of ONNX Runtime
 on the model's own ONNX export at that batch, of the PyTorch model after
 ai3.swap_conv2d and of the whole network as an ai3.Model from
 ai3.swap_backend (both with --algos, "auto" by default: each conv measured
-on its real shape, results cached on disk; swap_backend gives linear the
-same selector, since linear layers are most of a transformer's time), the
-ratios and the largest
+on its real shape, results cached on disk; swap_backend gives linear and the attention ops
+the same selector, bench.zoo.swap_algos), the ratios and the largest
 output differences. Target columns, met / NOT met per row:
   - issue 15: swap_backend <= 0.9x ONNX Runtime;
   - issue 6: swap_conv2d never slower than the unswapped model (<= 1.0x).
@@ -57,14 +56,6 @@ flags.DEFINE_string(
 ORT_TARGET = 0.9  # issue 15: swap_backend <= 0.9x ONNX Runtime
 SWAP_CONV2D_TARGET = 1.0  # issue 6: swap_conv2d <= 1.0x the unswapped model
 NAN = float("nan")
-
-
-def linear_selector() -> str:
-    """--algos for linear where linear has it (a selector such as "auto",
-    or a linear algorithm), else "default": --algos=winograd is conv2d's."""
-    import ai3
-
-    return FLAGS.algos if FLAGS.algos in ("auto", "default", "predict", *ai3.algorithms()["linear"]) else "default"
 
 
 def main(argv: list[str]) -> None:
@@ -139,9 +130,7 @@ def main(argv: list[str]) -> None:
             backend = timing.attempt(
                 notes,
                 "swap_backend",
-                lambda: ai3.swap_backend(
-                    model, {"conv2d": FLAGS.algos, "linear": linear_selector()}, sample_input_shape=shape
-                ),
+                lambda: ai3.swap_backend(model, zoo.swap_algos(FLAGS.algos), sample_input_shape=shape),
             )
             if backend is not None:
                 # "auto" chose both end to end
@@ -219,7 +208,8 @@ def main(argv: list[str]) -> None:
         f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)",
         "note",
     ]
-    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: linear '{linear_selector()}' too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
+    others = ", ".join(f"{op} '{selector}'" for op, selector in zoo.swap_algos(FLAGS.algos).items() if op != "conv2d")
+    title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: {others} too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))
     met_count = sum(r[12] == "met" for r in rows)

@@ -7,8 +7,9 @@ torch.onnx.export(dynamo=False) at that batch), timed side by side in
 alternating rounds (timing.alternating_seconds): ONNX Runtime's latency on
 the original graph, the graph after ai3.onnx.swap_conv2d run in
 ONNX Runtime (ai3.onnx.InferenceSession, the convolutions as "ai3"-domain
-nodes run by ai3's native op library), and the whole graph as an ai3.Model from ai3.onnx.swap_backend, all
-in this one process, with ratios to ONNX Runtime (below 1: ai3 faster) and
+nodes run by ai3's native op library), and the whole graph as an ai3.Model
+from ai3.onnx.swap_backend (--conv2d for conv2d, linear and the attention
+ops: bench.zoo.swap_algos), all in this one process, with ratios to ONNX Runtime (below 1: ai3 faster) and
 the largest output differences. Issue-15 targets, met / NOT met per row:
   - ai3.onnx.swap_backend <= 0.9x ORT;
   - the rewritten graph in ORT <= 1.1x ORT.
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> None:
             backend = timing.attempt(
                 notes,
                 "swap_backend",
-                lambda: ai3.onnx.swap_backend(data, {"conv2d": FLAGS.conv2d}, sample_input_shape=shape),
+                lambda: ai3.onnx.swap_backend(data, zoo.swap_algos(FLAGS.conv2d), sample_input_shape=shape),
             )
             if backend is not None:
                 err_sb = float(np.abs(np.asarray(backend(x.numpy())) - want).max())
@@ -213,9 +214,10 @@ def main(argv: list[str]) -> None:
         "/ORT",
         "note",
     ]
+    others = ", ".join(f"{op} '{selector}'" for op, selector in zoo.swap_algos(FLAGS.conv2d).items() if op != "conv2d")
     title = (
-        f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}'; "
-        f"ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
+        f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}' "
+        f"(swap_backend: {others} too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
     )
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))

@@ -58,3 +58,27 @@ def export_onnx(model: Any, x: Any, opset: int = 17) -> bytes:
             model, (x,), buf, opset_version=opset, dynamo=False, input_names=["input"], output_names=["output"]
         )
     return buf.getvalue()
+
+
+# The ops besides conv2d that the benches' swap_backend gives the conv2d
+# selector, where the op takes it: linear, and the attention ops, since they
+# are most of a transformer's time (ViT-B/16 at batch 1: "auto" picks naive
+# attention over the default flash, 172 against 178 ms, ORT 196 ms, in one
+# process; through ONNX 181 against 188 ms, ORT 189).
+SELECTED_OPS = ("linear", "multihead_attention", "attention")
+
+
+def swap_algos(selector: str) -> dict[str, str]:
+    """swap_backend's `algos` for a bench's conv2d selector: it for conv2d,
+    and for each of SELECTED_OPS where that op has it (a selector such as
+    "auto", or one of its algorithms), else "default" (--algos=winograd is
+    conv2d's alone)."""
+    import ai3
+
+    names = ai3.algorithms()
+    return {
+        "conv2d": selector,
+        **{
+            op: selector if selector in ("auto", "default", "predict", *names[op]) else "default" for op in SELECTED_OPS
+        },
+    }

@@ -309,5 +309,40 @@ def test_a_close_runner_up_is_timed_again(monkeypatch):
     assert all(timer.log.count(a) == tuning.ROUNDS for a in others)
 
 
+class ProjectedAttention(nn.Module):
+    """Attention over three projections of one input: a layer of three
+    inputs, q, k and v (v narrower), as exported transformers have."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.q, self.k, self.v = nn.Linear(32, 32), nn.Linear(32, 32), nn.Linear(32, 24)
+
+    def forward(self, x):
+        return nn.functional.scaled_dot_product_attention(self.q(x), self.k(x), self.v(x))
+
+
+def test_auto_times_a_layer_of_several_inputs_and_plans_it(counting, cache, tmp_path):
+    model = ProjectedAttention().eval()
+    shape = (2, 4, 16, 32)
+    x = torch.randn(shape)
+    built = ai3.swap_backend(model, {"attention": "auto"}, sample_input_shape=shape)
+    timed = {a for a in counting.algorithms if a in ai3.algorithms()["attention"]}
+    assert timed == set(ai3.algorithms()["attention"])  # every one, on q, k and v of their own shapes
+    np.testing.assert_allclose(built(x.numpy()), model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+    entries = [p for p in cache.rglob("*.json") if p.parent.name == "attention"]
+    assert len(entries) == 1
+    key = json.loads(entries[0].read_text())["key"]
+    assert key["params"]["input_shapes"] == [[2, 4, 16, 32], [2, 4, 16, 32], [2, 4, 16, 24]]
+    plan = ai3.plan(model, shape, {"attention": "auto"})
+    [(name, choice)] = [(n, c) for n, _, c in plan.choices("attention")]
+    assert name == "scaled_dot_product_attention" and choice in timed
+    plan.save(tmp_path / "a.json")
+    calls = counting.calls
+    again = ai3.swap_backend(model, ai3.Plan.load(tmp_path / "a.json"), sample_input_shape=shape)
+    assert counting.calls == calls
+    assert [(op, a) for _, op, a in again.layers() if op == "attention"] == [("attention", choice)]
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)

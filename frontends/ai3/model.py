@@ -464,6 +464,39 @@ def _choose_projections(
         s.attrs["in_projection"], s.attrs["out_projection"] = names
 
 
+def _input_shapes(
+    specs: list[LayerSpec], sample_input_shape: Sequence[Any] | None, dtype: np.dtype, layout: str
+) -> dict[int, list[tuple[int, ...]]]:
+    """Every input shape of each spec whose inputs' shapes follow from the
+    model's (one) input shape through the core's shape rules: what "auto"
+    times a layer of several inputs on (attention's q, k, v). A spec whose
+    shape cannot be worked out here (an integer input, an op the rules
+    refuse) is left out, and so is everything after it."""
+    if sample_input_shape is None or None in tuple(sample_input_shape):
+        return {}
+    out: dict[int, tuple[int, ...]] = {MODEL_INPUT: tuple(int(d) for d in sample_input_shape)}
+    found: dict[int, list[tuple[int, ...]]] = {}
+    for i, s in enumerate(specs):
+        if s.op == OUTPUTS or any(j not in out for j in s.inputs):
+            continue
+        shapes = [out[j] for j in s.inputs]
+        try:
+            if s.op == "concat":
+                axis = s.attrs["axis"] % len(shapes[0])
+                shape = list(shapes[0])
+                shape[axis] = sum(x[axis] for x in shapes)
+                out[i] = tuple(shape)
+            elif _is_graph_node(s):  # an add of 3+ inputs of one shape
+                out[i] = shapes[0]
+            else:
+                weights = {k: None if w is None else tuple(np.shape(w)) for k, w in s.weights.items()}
+                out[i] = layers.output_shape(s.op, spec_attrs(s, layout), weights, shapes, np.dtype(dtype).name, s.name)
+        except (errors.Error, KeyError, ZeroDivisionError):
+            continue
+        found[i] = shapes
+    return found
+
+
 def build(
     specs: list[LayerSpec],
     output: int,
@@ -498,10 +531,30 @@ def build(
         return _fastest_layout(specs, output, algos, dtype, layout, sample_input_shape, device, recorder)
     selectors = selection.per_op_selectors(algos, _core_ops())
     chosen: dict[int, str] = {}
+    # The input shapes of layers of several inputs where there is a choice
+    # to time: their op's selector measures and the op has several
+    # algorithms (attention's). The others (add, where, gather: one
+    # algorithm each) keep it untimed, so no random stand-in for an integer
+    # or bool input is ever fed to one. On the CPU: the stand-ins are NumPy.
+    several_inputs = [
+        i
+        for i, s in enumerate(specs)
+        if len(s.inputs) > 1
+        and not _is_graph_node(s)
+        and selection.wants_shapes(selectors.get(s.op), True)
+        and len(tuning.known_algorithms(s.op, device_type)) > 1
+    ]
+    shapes = {}
+    if device_type == "cpu" and several_inputs:
+        found = _input_shapes(specs, sample_input_shape if input_count == 1 else None, dtype, layout)
+        shapes = {i: found[i] for i in several_inputs if i in found}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
         indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
         candidates = [
-            selection.spec_candidate(specs[i], make_layer if op in CORE_OPS else None, dtype, layout) for i in indices
+            selection.spec_candidate(
+                specs[i], make_layer if op in CORE_OPS else None, dtype, layout, input_shapes=shapes.get(i)
+            )
+            for i in indices
         ]
         names = selection.select(
             op, selectors.get(op), candidates, allow_keep=False, device=device_type, recorder=recorder

@@ -79,6 +79,25 @@ class Candidate:
     check: Callable[[str], None] | None = None
 
 
+class _OtherInputsFixed:
+    """A layer of several inputs as "auto" times it: called on its first
+    input, with the other inputs fixed random arrays of their shapes (made
+    once, as tuning makes the first)."""
+
+    def __init__(self, layer: Any, input_shapes: Sequence[Sequence[int]], dtype: np.dtype):
+        self.layer = layer
+        self.algorithm = getattr(layer, "algorithm", None)
+        self.input_shapes = [list(s) for s in input_shapes]
+        rng = np.random.default_rng(0)
+        self.others = [rng.standard_normal(tuple(s)).astype(dtype) for s in input_shapes[1:]]
+
+    def __call__(self, x: Any) -> Any:
+        return self.layer(x, *self.others)
+
+    def workspace_bytes(self, input_shape: Sequence[int], dtype: str = "float32") -> int:
+        return self.layer.workspace_bytes([list(input_shape), *self.input_shapes[1:]], dtype)
+
+
 @dataclass(frozen=True)
 class EveryOp:
     """swap_backend's `algos` giving one selector to every op, e.g.
@@ -87,16 +106,26 @@ class EveryOp:
     selector: Any
 
 
-def spec_candidate(spec: Any, factory: Callable[..., Any] | None, dtype: Any, layout: str) -> Candidate:
+def spec_candidate(
+    spec: Any,
+    factory: Callable[..., Any] | None,
+    dtype: Any,
+    layout: str,
+    input_shapes: Sequence[Sequence[int]] | None = None,
+) -> Candidate:
     """The Candidate for a LayerSpec whose core layers `factory`
-    (ai3.model.make_layer) makes: timed as the core layer it becomes.
-    Specs of several inputs cannot be timed from one input shape."""
+    (ai3.model.make_layer) makes: timed as the core layer it becomes. A spec
+    of several inputs is timed where `input_shapes` gives all of theirs
+    (ai3.model works them out): on its first input, with the others fixed
+    random ones of their shapes; otherwise it cannot be timed."""
     dtype = np.dtype(dtype)
     make_layer = check = None
-    if factory is not None and len(spec.inputs) == 1:
+    several = len(spec.inputs) > 1
+    if factory is not None and (not several or input_shapes is not None):
 
         def make_layer(algorithm: str) -> Any:
-            return factory(spec, algorithm, dtype, layout)
+            layer = factory(spec, algorithm, dtype, layout)
+            return _OtherInputsFixed(layer, input_shapes, dtype) if several else layer
 
         def check(algorithm: str) -> None:
             factory(spec, algorithm, dtype, layout, check_only=True)
@@ -105,6 +134,8 @@ def spec_candidate(spec: Any, factory: Callable[..., Any] | None, dtype: Any, la
         "attrs": {k: v for k, v in spec.attrs.items() if not is_note(k)},  # names, not parameters
         "weights": {k: (None if w is None else tuple(np.shape(w))) for k, w in spec.weights.items()},
     }
+    if several and input_shapes is not None:  # the others' shapes key the cache too
+        params["input_shapes"] = [tuple(int(d) for d in shape) for shape in input_shapes]
     return Candidate(
         spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core", check=check
     )
