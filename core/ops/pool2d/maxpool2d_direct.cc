@@ -5,6 +5,7 @@
 // row) with the channels in vector lanes, kept in registers over the window
 // (ReduceTapsNhwc), or for 3-wide windows over a sliding run of column
 // maxima (Sliding3Nhwc).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -37,6 +38,10 @@ struct MaxPoolLoops {
   template <typename T>
   static void Nchw(const MaxPool2dAttrs&, const Pool2dGeometry& g, const T* x,
                    T* y) {
+    if (g.kw == 3 && g.dw == 1 && g.dh == 1 && (g.sw == 1 || g.sw == 2)) {
+      Sliding3Nchw(g, x, y);
+      return;
+    }
     ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
       for (int64_t oh = 0; oh < g.oh; ++oh) {
         const int64_t hstart = oh * g.sh - g.pt;
@@ -58,6 +63,93 @@ struct MaxPoolLoops {
               const T m = yrow[ow];
               yrow[ow] = (v > m || v != v) ? v : m;  // NaN propagates
             }
+          }
+        }
+      }
+    });
+  }
+
+  // Output columns Sliding3Nchw fills its column buffer for at once.
+  static constexpr int64_t kColumnChunk = 256;
+
+  // NCHW, a window 3 columns wide at column stride 1 or 2, undilated
+  // (GoogLeNet's and Inception's pools where the layout plan keeps NCHW).
+  // Per output row, a chunk of columns at a time: each input column's max
+  // over the window's rows (its "column max") goes into a buffer, whole
+  // vectors along the row, with -inf for the columns outside the input
+  // (padding never wins); then each vector of outputs is the max of three
+  // loads from the buffer, shifted by 0, 1 and 2 columns at stride 1, or
+  // the even lanes at those offsets at stride 2 (LoadStride2). The per-tap
+  // loop above read the input at stride 2 an element at a time: 3x3 / 2
+  // (ceil) over 1x64x111x111 on the 2-core EPYC took 0.31 ms, ONNX Runtime
+  // 0.094 and NHWC 0.062.
+  template <typename T>
+  static void Sliding3Nchw(const Pool2dGeometry& g, const T* x, T* y) {
+    using Vec = Vectors<T, 32>;  // AVX2's width: these TUs build for AVX2
+    using V = typename Vec::V;
+    constexpr int64_t kLanes = Vec::kLanes;
+    // The last vector at stride 2 reads 2 * kLanes columns from its first.
+    constexpr int64_t kBuffer = 2 * kColumnChunk + 2 * kLanes + 2;
+    const MaxOp<T> op;
+    const T none = op.template Init<T>();
+    const int64_t sw = g.sw;
+    ForEachPlane(g, x, y, [&](const T* xp, T* yp) {
+      alignas(64) T cols[kBuffer];
+      for (int64_t oh = 0; oh < g.oh; ++oh) {
+        const int64_t hstart = oh * g.sh - g.pt;
+        int64_t r0, r1;
+        PoolTapRange(hstart, g.kh, 1, g.h, &r0, &r1);
+        T* yrow = yp + oh * g.ow;
+        for (int64_t o0 = 0; o0 < g.ow; o0 += kColumnChunk) {
+          const int64_t count = std::min(kColumnChunk, g.ow - o0);
+          // cols[i] is input column w0 + i; the outputs read up to
+          // (count - 1) * sw + 2, the vector loads a little past it.
+          const int64_t w0 = o0 * sw - g.pl;
+          const int64_t filled = (count - 1) * sw + 3 + kLanes * sw;
+          const int64_t lo = std::clamp<int64_t>(-w0, 0, filled);
+          const int64_t hi = std::clamp<int64_t>(g.w - w0, lo, filled);
+          for (int64_t i = 0; i < lo; ++i) cols[i] = none;
+          for (int64_t i = hi; i < filled; ++i) cols[i] = none;
+          const T* first = xp + (hstart + r0) * g.w + w0;
+          int64_t i = lo;
+          for (; i + kLanes <= hi; i += kLanes) {
+            V m = Vec::Load(first + i);
+            for (int64_t r = 1; r < r1 - r0; ++r) {
+              m = op.Combine(m, Vec::Load(first + r * g.w + i));
+            }
+            Vec::Store(cols + i, m);
+          }
+          for (; i < hi; ++i) {
+            T m = first[i];
+            for (int64_t r = 1; r < r1 - r0; ++r) {
+              m = op.Combine(m, first[r * g.w + i]);
+            }
+            cols[i] = m;
+          }
+          if (r1 == r0) {  // no row in bounds (not with PyTorch's padding)
+            for (int64_t j = 0; j < filled; ++j) cols[j] = none;
+          }
+          T* out = yrow + o0;
+          int64_t j = 0;
+          if (sw == 1) {
+            for (; j + kLanes <= count; j += kLanes) {
+              Vec::Store(out + j,
+                         op.Combine(op.Combine(Vec::Load(cols + j),
+                                               Vec::Load(cols + j + 1)),
+                                    Vec::Load(cols + j + 2)));
+            }
+          } else {
+            for (; j + kLanes <= count; j += kLanes) {
+              const T* c = cols + 2 * j;
+              Vec::Store(out + j,
+                         op.Combine(op.Combine(Vec::LoadStride2(c),
+                                               Vec::LoadStride2(c + 1)),
+                                    Vec::LoadStride2(c + 2)));
+            }
+          }
+          for (; j < count; ++j) {
+            const T* c = cols + j * sw;
+            out[j] = op.Combine(op.Combine(c[0], c[1]), c[2]);
           }
         }
       }

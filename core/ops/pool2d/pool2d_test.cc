@@ -484,6 +484,13 @@ int Main() {
       {1, 43, 7, 9, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true},
       {2, 19, 9, 8, 3, 3, 2, 2, 0, 0, 0, 0, 1, 1, true},
       {1, 9, 6, 7, 2, 3, 1, 2, 0, 1, 1, 0, 1, 1, false},
+      // NCHW's sliding 3-wide windows fill a buffer 256 output columns at a
+      // time: rows across that chunk at stride 2 and 1 (two chunks and a
+      // tail), a 5-row window, and uneven padding.
+      {1, 2, 5, 600, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, true},
+      {1, 2, 4, 530, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {1, 2, 9, 40, 5, 3, 2, 1, 2, 2, 1, 1, 1, 1, false},
+      {1, 3, 7, 21, 3, 3, 1, 2, 0, 1, 0, 1, 1, 1, true},
   };
   const std::vector<ImageDims> adaptive_inputs = {
       {1, 3, 8, 8},  {2, 4, 7, 9},    {1, 2, 5, 5}, {1, 3, 4, 4},
