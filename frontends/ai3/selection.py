@@ -134,11 +134,11 @@ def spec_candidate(
         "attrs": {k: v for k, v in spec.attrs.items() if not is_note(k)},  # names, not parameters
         "weights": {k: (None if w is None else tuple(np.shape(w))) for k, w in spec.weights.items()},
     }
+    input_shape = spec.input_shape
     if several and input_shapes is not None:  # the others' shapes key the cache too
         params["input_shapes"] = [tuple(int(d) for d in shape) for shape in input_shapes]
-    return Candidate(
-        spec.name, spec.layer, spec.input_shape, make_layer, params, dtype.name, layout, "core", check=check
-    )
+        input_shape = params["input_shapes"][0]  # what the fixed others were made to go with
+    return Candidate(spec.name, spec.layer, input_shape, make_layer, params, dtype.name, layout, "core", check=check)
 
 
 known_algorithms = tuning.known_algorithms
