@@ -106,7 +106,10 @@ struct MaxPoolLoops {
           // (count - 1) * sw + 2, the vector loads a little past it.
           const int64_t w0 = o0 * sw - g.pl;
           const int64_t filled = (count - 1) * sw + 3 + kLanes * sw;
-          const int64_t lo = std::clamp<int64_t>(-w0, 0, filled);
+          // No row in bounds (not with PyTorch's padding): all -inf, and
+          // nothing of the input is read.
+          const int64_t lo =
+              r1 == r0 ? filled : std::clamp<int64_t>(-w0, 0, filled);
           const int64_t hi = std::clamp<int64_t>(g.w - w0, lo, filled);
           for (int64_t i = 0; i < lo; ++i) cols[i] = none;
           for (int64_t i = hi; i < filled; ++i) cols[i] = none;
@@ -125,9 +128,6 @@ struct MaxPoolLoops {
               m = op.Combine(m, first[r * g.w + i]);
             }
             cols[i] = m;
-          }
-          if (r1 == r0) {  // no row in bounds (not with PyTorch's padding)
-            for (int64_t j = 0; j < filled; ++j) cols[j] = none;
           }
           T* out = yrow + o0;
           int64_t j = 0;
