@@ -208,7 +208,7 @@ def main(argv: list[str]) -> None:
         f"swap_conv2d <= {SWAP_CONV2D_TARGET}x torch (issue 6)",
         "note",
     ]
-    others = ", ".join(f"{op} '{selector}'" for op, selector in zoo.swap_algos(FLAGS.algos).items() if op != "conv2d")
+    others = zoo.other_selectors(FLAGS.algos)
     title = f"torchvision models, float32, {FLAGS.threads} threads, conv2d '{FLAGS.algos}' (swap_backend: {others} too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"
     print(f"\n{title}\n")
     print(timing.format_table(headers, rows))

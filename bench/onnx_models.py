@@ -214,7 +214,7 @@ def main(argv: list[str]) -> None:
         "/ORT",
         "note",
     ]
-    others = ", ".join(f"{op} '{selector}'" for op, selector in zoo.swap_algos(FLAGS.conv2d).items() if op != "conv2d")
+    others = zoo.other_selectors(FLAGS.conv2d)
     title = (
         f"torchvision models via ONNX (opset {FLAGS.opset}), float32, {FLAGS.threads} threads, conv2d '{FLAGS.conv2d}' "
         f"(swap_backend: {others} too); ms: the fastest of {FLAGS.rounds} alternating blocks' medians of {FLAGS.reps}"

@@ -82,3 +82,8 @@ def swap_algos(selector: str) -> dict[str, str]:
             op: selector if selector in ("auto", "default", "predict", *names[op]) else "default" for op in SELECTED_OPS
         },
     }
+
+
+def other_selectors(selector: str) -> str:
+    """What swap_algos gives the ops besides conv2d, for a table's title."""
+    return ", ".join(f"{op} '{chosen}'" for op, chosen in swap_algos(selector).items() if op != "conv2d")

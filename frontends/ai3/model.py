@@ -536,15 +536,15 @@ def build(
     # algorithms (attention's). The others (add, where, gather: one
     # algorithm each) keep it untimed, so no random stand-in for an integer
     # or bool input is ever fed to one. On the CPU: the stand-ins are NumPy.
-    with_choice = {
-        s.op
-        for s in specs
-        if len(s.inputs) > 1 and not _is_graph_node(s) and selection.wants_shapes(selectors.get(s.op), True)
-    }
-    with_choice = {op for op in with_choice if len(tuning.known_algorithms(op, device_type)) > 1}
     several_inputs = [
-        i for i, s in enumerate(specs) if len(s.inputs) > 1 and not _is_graph_node(s) and s.op in with_choice
+        i
+        for i, s in enumerate(specs)
+        if len(s.inputs) > 1 and not _is_graph_node(s) and selection.wants_shapes(selectors.get(s.op), True)
     ]
+    with_choice = {
+        op for op in {specs[i].op for i in several_inputs} if len(tuning.known_algorithms(op, device_type)) > 1
+    }
+    several_inputs = [i for i in several_inputs if specs[i].op in with_choice]
     shapes = {}
     if device_type == "cpu" and several_inputs:
         found = _input_shapes(specs, sample_input_shape if input_count == 1 else None, dtype, layout)

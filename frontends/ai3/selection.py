@@ -82,14 +82,13 @@ class Candidate:
 class _OtherInputsFixed:
     """A layer of several inputs as "auto" times it: called on its first
     input, with the other inputs fixed random arrays of their shapes (made
-    once, as tuning makes the first)."""
+    once, by tuning's input maker, as it makes the first)."""
 
     def __init__(self, layer: Any, input_shapes: Sequence[Sequence[int]], dtype: np.dtype):
         self.layer = layer
         self.algorithm = getattr(layer, "algorithm", None)
         self.input_shapes = [list(s) for s in input_shapes]
-        rng = np.random.default_rng(0)
-        self.others = [rng.standard_normal(tuple(s)).astype(dtype) for s in input_shapes[1:]]
+        self.others = [tuning.random_input(s, dtype.name) for s in input_shapes[1:]]
 
     def __call__(self, x: Any) -> Any:
         return self.layer(x, *self.others)

@@ -347,7 +347,7 @@ def measure(layer: Callable[[Any], Any], x: Any, best: float | None = None) -> t
     return float(np.median(samples)), len(samples), False
 
 
-def _random_input(shape: Sequence[int], dtype: str) -> np.ndarray:
+def random_input(shape: Sequence[int], dtype: str) -> np.ndarray:
     # Fixed seed: every algorithm (and every run) sees the same data.
     rng = np.random.default_rng(0)
     return rng.standard_normal(tuple(shape), dtype=np.float64).astype(dtype)
@@ -375,7 +375,7 @@ def _on_device(device: str) -> tuple[Callable[[], Any], Callable[..., Any], Call
     layers are prepared there and timed with CUDA events (ai3.cuda_timing),
     since wall-clock time would only see the kernel launches."""
     if device == "cpu":
-        return contextlib.nullcontext, _random_input, measure
+        return contextlib.nullcontext, random_input, measure
     from ai3 import cuda, cuda_timing
 
     return (
@@ -558,6 +558,7 @@ __all__ = [
     "build_id",
     "cache_dir",
     "measure",
+    "random_input",
     "tune",
     "tune_all",
 ]
