@@ -252,6 +252,12 @@ int Main() {
       // ... and more output channels (72: 4 blocks and a partial one) than
       // tiles (8): the threads split the output channels (groups first).
       {2, 16, 7, 7, 72, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      // The same two orders with AVX-512's lanes (channels in whole 16-float
+      // vectors; 24 and 72 above run AVX2's there): 144 output channels are
+      // two 64-channel blocks and a partial one (one vector), split by the
+      // threads over 8 tiles; then 64 tiles in 3 tasks over 80 channels.
+      {2, 32, 7, 7, 144, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
+      {1, 32, 30, 30, 80, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, true},
       // Dilation with stride and asymmetric padding; cg*kh*kw = 216 spans
       // more than one depth block of a blocked GEMM.
       {1, 24, 11, 13, 10, 3, 3, 2, 2, 2, 1, 2, 0, 2, 2, 1, true},

@@ -65,16 +65,15 @@
 #include <utility>
 
 #include "core/buffer.h"
+#include "core/cpu.h"
 #include "core/math/gemm.h"
 #include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/conv2d/winograd_kernel.h"
 
 namespace ai3 {
 namespace {
 
-constexpr int64_t kTile = 6;  // input tile side (m + r - 1)
-constexpr int64_t kOut = 4;   // output tile side (m)
-constexpr int64_t kPos = 36;  // positions per transformed tile
 // V and M of one chunk. Each chunk reads all of U (36 * C * K values, 36 MB
 // at C = K = 512), so fewer, larger chunks save that traffic until V and M
 // outgrow the 32 MB L3. Measured on the 2-core EPYC (ms, best of 2 runs of
@@ -91,24 +90,6 @@ constexpr double kG[6][3] = {
     {1.0 / 24, 1.0 / 12, 1.0 / 6},
     {1.0 / 24, -1.0 / 12, 1.0 / 6},
     {0, 0, 1},
-};
-
-// L tiles go through the transforms at once, as one AVX2 register of T (8
-// floats, 4 doubles) per matrix element: V and M keep the tile axis
-// innermost, so each element of L tiles is one contiguous vector there. GCC
-// and Clang vector extensions make that whole-register arithmetic whatever
-// the optimiser decides about loops, from one template for both dtypes.
-template <typename T>
-struct Lanes {
-  typedef T V __attribute__((vector_size(32)));
-  static constexpr int64_t kN = 32 / sizeof(T);
-  // memcpy: unaligned and alias-safe; one vmovups/vmovupd.
-  static V Load(const T* p) {
-    V v;
-    std::memcpy(&v, p, sizeof(V));
-    return v;
-  }
-  static void Store(T* p, const V& v) { std::memcpy(p, &v, sizeof(V)); }
 };
 
 // r[i][j] becomes r[j][i]: L vectors of L lanes transposed in registers, in
@@ -150,128 +131,9 @@ struct Transposer {
 };
 
 // o[i * os] = (Bᵀ d)[i] for the 6-vector d[i * s] (lanes: separate tiles).
-template <typename T, typename V = typename Lanes<T>::V>
-inline void BtTransform(const V* d, int64_t s, V* o, int64_t os) {
-  const V d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s],
-          d5 = d[5 * s];
-  o[0] = T(4) * d0 - T(5) * d2 + d4;
-  o[os] = -T(4) * d1 - T(4) * d2 + d3 + d4;
-  o[2 * os] = T(4) * d1 - T(4) * d2 - d3 + d4;
-  o[3 * os] = -T(2) * d1 - d2 + T(2) * d3 + d4;
-  o[4 * os] = T(2) * d1 - d2 - T(2) * d3 + d4;
-  o[5 * os] = T(4) * d1 - T(5) * d3 + d5;
-}
-
-// o[i * os] = (Aᵀ m)[i], a 6-vector to a 4-vector, strided as BtTransform.
-template <typename T, typename V = typename Lanes<T>::V>
-inline void AtTransform(const V* m, int64_t s, V* o, int64_t os) {
-  const V m0 = m[0], m1 = m[s], m2 = m[2 * s], m3 = m[3 * s], m4 = m[4 * s],
-          m5 = m[5 * s];
-  o[0] = m0 + m1 + m2 + m3 + m4;
-  o[os] = m1 - m2 + T(2) * (m3 - m4);
-  o[2 * os] = m1 + m2 + T(4) * (m3 + m4);
-  o[3 * os] = m1 - m2 + T(8) * (m3 - m4) + m5;
-}
-
-// The channels-in-lanes product's register block: kRows tiles x
-// kColVecs vectors of output channels, 12 accumulators beside the 2
-// weight vectors and a broadcast tile value in AVX2's 16 registers.
-constexpr int64_t kRows = 6;
-constexpr int64_t kColVecs = 2;
-// Output channels per block of that product (and of U's channels-in-lanes
-// order).
-template <typename T>
-constexpr int64_t kColWidth = kColVecs * Lanes<T>::kN;
-// The tiles of one task of the channels-in-lanes path, kRows at a time:
-// each block of U it reads serves all of them. Measured against 12, 18, 36
-// and 48 on the 2-core EPYC (64 to 256 channels, batch 1 and 8): 18 and up
-// within a few percent of each other, 6 and 12 up to 25% slower at 256
-// channels.
-constexpr int64_t kTaskTiles = 4 * kRows;
-static_assert(kTaskTiles % kRows == 0, "a task is whole register blocks");
-
-// c[i][0 .. NV*L) = sum over q < depth of a[i * lda + q] * b[q * ldb ..],
-// for the R rows (tiles) of a and NV vectors of b's row (output channels).
-template <typename T, int R, int NV>
-void TileProduct(const T* a, int64_t lda, const T* b, int64_t ldb,
-                 int64_t depth, T* c, int64_t ldc) {
-  using Vec = Vectors<T, 32>;
-  constexpr int64_t L = Vec::kLanes;
-  typename Vec::V acc[R][NV] = {};
-  for (int64_t q = 0; q < depth; ++q) {
-    typename Vec::V bv[NV];
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) bv[j] = Vec::Load(b + q * ldb + j * L);
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i) {
-      const T ai = a[i * lda + q];
-#pragma GCC unroll 4
-      for (int j = 0; j < NV; ++j) acc[i][j] += ai * bv[j];  // one FMA
-    }
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-    for (int j = 0; j < NV; ++j) Vec::Store(c + i * ldc + j * L, acc[i][j]);
-}
-
-// TileProduct for r rows (1 .. kRows) and nv vectors (1 .. kColVecs).
-template <typename T>
-using TileProductFn = void (*)(const T*, int64_t, const T*, int64_t, int64_t,
-                               T*, int64_t);
-template <typename T, size_t... I>
-constexpr std::array<TileProductFn<T>, kRows * kColVecs> TileProducts(
-    std::index_sequence<I...>) {
-  return {&TileProduct<T, static_cast<int>(I / kColVecs) + 1,
-                       static_cast<int>(I % kColVecs) + 1>...};
-}
-template <typename T>
-TileProductFn<T> TileProductFor(int64_t r, int64_t nv) {
-  static constexpr auto kTable =
-      TileProducts<T>(std::make_index_sequence<kRows * kColVecs>());
-  return kTable[(r - 1) * kColVecs + (nv - 1)];
-}
 
 int64_t RoundUp(int64_t v, int64_t multiple) {
   return (v + multiple - 1) / multiple * multiple;
-}
-
-struct Tiling {
-  int64_t th, tw;  // tiles per image, down and across
-  int64_t total;   // tiles in the batch
-  int64_t chunk;   // tiles per chunk (a multiple of the lanes)
-};
-
-// Where tile `tile` (numbered across the whole batch) starts: its image and
-// the top-left output pixel of its 4x4 block.
-struct TileOrigin {
-  int64_t n, oh0, ow0;
-};
-inline TileOrigin OriginOf(const Tiling& t, int64_t tile) {
-  const int64_t per_image = t.th * t.tw;
-  const int64_t rem = tile % per_image;
-  return {tile / per_image, (rem / t.tw) * kOut, (rem % t.tw) * kOut};
-}
-// The tile after o: the lanes of a block step through tiles this way, one
-// division per block instead of two per lane.
-inline void Advance(const Tiling& t, TileOrigin& o) {
-  o.ow0 += kOut;
-  if (o.ow0 < t.tw * kOut) return;
-  o.ow0 = 0;
-  o.oh0 += kOut;
-  if (o.oh0 < t.th * kOut) return;
-  o.oh0 = 0;
-  ++o.n;
-}
-
-// The tiles of g, in one chunk.
-Tiling TilesOf(const Conv2dGeometry& g) {
-  Tiling t;
-  t.th = (g.oh + kOut - 1) / kOut;
-  t.tw = (g.ow + kOut - 1) / kOut;
-  t.total = g.n * t.th * t.tw;
-  t.chunk = t.total;
-  return t;
 }
 
 // The tiles of g, cut into equal chunks of at most about `budget` bytes
@@ -301,85 +163,40 @@ Tiling TilingOf(const Conv2dGeometry& g, size_t elem_size) {
                        kMinChunkTiles, 32 / elem);
 }
 
-// The channels-in-lanes path (RunChannelsInLanes) keeps only V ([tile][pos][c];
-// the product's results stay in a small per-task block), and only a task's:
-// each task transforms its kTaskTiles tiles' input into its thread's block of V
-// and runs the products and output transforms of its output channels over it at
-// once, so V stays in the thread's L2 instead of a chunk of V being written by
-// all threads, then read back once per block of output channels after a
-// barrier. 2-core EPYC, alternating the two builds (medians): 10x64x112x112 ->
-// 64, 18.9-19.3 ms chunked (and 31 ms in one run of four) against 17.1 fused;
-// 8x64x56x56 3.77 against 3.35; batch 1 and the smaller maps at batch 8 within
-// 4% either way.
-//
-// The tasks: the tiles cut into `blocks` blocks of at
-// most kTaskTiles, of near-equal sizes (32 tiles: 16 + 16, not 24 + 8),
-// and the output channels into `groups` groups of column blocks; a task is
-// one block's products for one group. Two orders, by which operand is the
-// larger:
-//   tiles first (V, the tiles' inputs, is: large maps): a thread's tasks
-//     are whole tile blocks, each transformed once for all its groups; one
-//     group unless the tasks are too few to share among the threads within
-//     1/8 of even (then each group transforms its tiles again, about a
-//     thirteenth of its product's work at C = K);
-//   groups first (U, the weights, is: more output channels than tiles, the
-//     small maps at the end of a network): a thread's tasks are its group's
-//     blocks, so each thread reads only its share of U (at 512 channels U
-//     is 38 MB, more than the L3), and the tiles are transformed once per
-//     group. 512@7x7, batch 8, 2-core EPYC: tiles first read U twice over,
-//     6.4 ms against 5.9 chunked.
-struct LanesTasks {
-  int64_t blocks, tiles_per_block, groups, blocks_per_group;
-  bool groups_first;
-};
-
-LanesTasks LanesTasksOf(int64_t total_tiles, int64_t out_channels,
-                        int64_t col_blocks, int threads) {
-  LanesTasks t;
-  t.blocks = std::max<int64_t>(1, (total_tiles + kTaskTiles - 1) / kTaskTiles);
-  t.tiles_per_block = (total_tiles + t.blocks - 1) / t.blocks;
-  t.groups_first = out_channels > total_tiles && col_blocks >= threads;
-  if (t.groups_first) {
-    t.groups = threads;
-  } else {
-    t.groups = std::max<int64_t>(1, col_blocks);
-    for (int64_t g = 1; g <= col_blocks; ++g) {
-      const int64_t tasks = t.blocks * g;
-      const int64_t rounds = (tasks + threads - 1) / threads;
-      if (tasks >= threads && 8 * (rounds * threads - tasks) <= tasks) {
-        t.groups = g;
-        break;
-      }
-    }
-  }
-  t.blocks_per_group = (col_blocks + t.groups - 1) / t.groups;
-  return t;
-}
-
 class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
  public:
   WinogradKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
     // NHWC with whole vectors of input and output channels, ungrouped: a
     // pixel's channels are one vector, so the transforms and the product
-    // run with channels in the lanes (RunChannelsInLanes) and nothing is
-    // transposed.
-    channels_in_lanes_ = WinogradChannelsInLanes(
-        attrs, 32 / static_cast<int64_t>(SizeOf(attrs.dtype)));
-    if (attrs.dtype == DType::kFloat64) {
-      TransformWeights<double>();
-    } else {
-      TransformWeights<float>();
-    }
+    // run with channels in the lanes (winograd_kernel.h) and nothing is
+    // transposed. In AVX-512 vectors where the CPU has them and the
+    // channels fill them, else in AVX2's.
+    const int64_t elem = static_cast<int64_t>(SizeOf(attrs.dtype));
+    channels_in_lanes_ = WinogradChannelsInLanes(attrs, 32 / elem);
+    lanes_bytes_ = channels_in_lanes_ && KernelIsa() == Isa::kAvx512 &&
+                           WinogradChannelsInLanes(attrs, 64 / elem)
+                       ? 64
+                       : 32;
+    DispatchFloat(attrs.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      TransformWeights<T>(lanes_bytes_ == 64 ? kColWidth<T, 64>
+                                             : kColWidth<T, 32>);
+    });
   }
 
   // V and M of one chunk, the tile axis padded to whole lanes.
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     const Conv2dGeometry g = GeometryOf(attrs_, input_shape);
     const size_t elem = SizeOf(attrs_.dtype);
-    if (channels_in_lanes_) {  // a task's V per thread
-      return static_cast<size_t>(omp_get_max_threads()) * kTaskTiles * kPos *
-             static_cast<size_t>(g.c) * elem;
+    if (channels_in_lanes_) {  // a task's V and M per thread
+      const int64_t per_thread = DispatchFloat(attrs_.dtype, [&](auto zero) {
+        using T = decltype(zero);
+        return lanes_bytes_ == 64 ? LanesThreadElements<T, 64>(g.c)
+                                  : LanesThreadElements<T, 32>(g.c);
+      });
+      return static_cast<size_t>(omp_get_max_threads()) *
+             static_cast<size_t>(per_thread) * elem;
     }
     const Tiling t = TilingOf(g, elem);
     return static_cast<size_t>(kPos * (g.c + g.k) * t.chunk) * elem;
@@ -389,7 +206,17 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   void RunTyped(const Conv2dGeometry& g, const T* x, T* y,
                 void* workspace) const {
     if (channels_in_lanes_) {
-      RunChannelsInLanes(g, x, y, static_cast<T*>(workspace));
+      WinogradLanesProblem<T> p;
+      // omp_get_max_threads() as in WorkspaceBytes, called just before Run
+      // in the same context.
+      SetOperands(p, g, x, y, u_.as<const T>(), bias<T>(),
+                  omp_get_max_threads());
+      p.workspace = workspace;
+      if (lanes_bytes_ == 64) {
+        WinogradLanesAvx512(p);
+      } else {
+        RunChannelsInLanes<T, 32>(p);
+      }
       return;
     }
     constexpr int64_t L = Lanes<T>::kN;
@@ -526,28 +353,6 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
           o.n * xs.n + row0 * xs.h + col0 * xs.w, std::max<int64_t>(0, -row0),
           std::min<int64_t>(kTile, g.h - row0), std::max<int64_t>(0, -col0),
           std::min<int64_t>(kTile, g.w - col0)};
-    }
-  }
-
-  // Xᵀ d X of the 6x6 vectors d ([i][j]): X = B (kN = 6, the input
-  // transform) or A (kN = 4, the output's), the columns, then the rows;
-  // element (i, j) of the result goes to emit(i, j, vector).
-  template <int64_t kN, typename T, typename V, typename Emit>
-  static void Transform2d(const V* d, Emit emit) {
-    static_assert(kN == kTile || kN == kOut, "Bᵀ d B or Aᵀ d A");
-    const auto apply = [](const V* in, int64_t s, V* o, int64_t os) {
-      if constexpr (kN == kTile) {
-        BtTransform<T>(in, s, o, os);
-      } else {
-        AtTransform<T>(in, s, o, os);
-      }
-    };
-    V tmp[kN * kTile];  // Xᵀ d: [i][j]
-    for (int64_t j = 0; j < kTile; ++j) apply(d + j, kTile, tmp + j, kTile);
-    for (int64_t i = 0; i < kN; ++i) {
-      V o[kN];
-      apply(tmp + i * kTile, 1, o, 1);
-      for (int64_t j = 0; j < kN; ++j) emit(i, j, o[j]);
     }
   }
 
@@ -696,161 +501,18 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
     }
   }
 
-  // NHWC, channels in the lanes, per chunk of tiles:
-  //   V[tile][pos][c] = Bᵀ d B, a vector of channels at a time (OpenMP
-  //     over tiles);
-  //   per task (a block of kTaskTiles tiles x kColVecs vectors of output
-  //     channels; OpenMP over tasks): the 36 positions' products
-  //     M[pos][tile][k] = V[tile][pos][:] U[pos][:][k] in registers
-  //     (TileProduct) into a block on the stack, then y = Aᵀ M A + bias,
-  //     activated, a vector of channels per output pixel.
-  // M never leaves the task, and the tasks of a thread share a block of U
-  // (its static schedule walks tiles fastest).
+  // U[pos][group][kg][cg] = (G g Gᵀ)[pos], computed in double; in the
+  // channels-in-lanes order for blocks of `width` output channels there.
   template <typename T>
-  void RunChannelsInLanes(const Conv2dGeometry& g, const T* x, T* y,
-                          T* v) const {
-    constexpr int64_t kWidth = kColWidth<T>;
-    const Tiling tiling = TilesOf(g);
-    const ImageStrides xs = ImageStridesOf({g.n, g.c, g.h, g.w}, g.layout);
-    const ImageStrides ys = ImageStridesOf({g.n, g.k, g.oh, g.ow}, g.layout);
-    const T* u = u_.as<const T>();
-    const T* b = bias<T>();
-    const auto act = attrs_.activation.As<T>();
-    const int64_t col_blocks = (g.k + kWidth - 1) / kWidth;
-    // threads must match WorkspaceBytes, called just before Run in the same
-    // context.
-    const int threads = omp_get_max_threads();
-    const LanesTasks tasks =
-        LanesTasksOf(tiling.total, g.k, col_blocks, threads);
-#pragma omp parallel num_threads(threads)
-    {
-      // This thread's V block: its task's tiles, transformed once for all
-      // the output channels it computes.
-      T* vt = v + omp_get_thread_num() * kTaskTiles * kPos * g.c;
-      int64_t transformed = -1;  // the tile block vt holds
-#pragma omp for schedule(static)
-      for (int64_t task = 0; task < tasks.blocks * tasks.groups; ++task) {
-        const int64_t tb =
-            tasks.groups_first ? task % tasks.blocks : task / tasks.groups;
-        const int64_t group =
-            tasks.groups_first ? task / tasks.blocks : task % tasks.groups;
-        const int64_t first = tb * tasks.tiles_per_block;
-        const int64_t nt =
-            std::min(tasks.tiles_per_block, tiling.total - first);
-        if (nt <= 0) continue;
-        if (transformed != tb) {
-          for (int64_t t = 0; t < nt; ++t) {
-            InputTileLanes(g, tiling, xs, x, first + t, vt + t * kPos * g.c);
-          }
-          transformed = tb;
-        }
-        const int64_t per_group = tasks.blocks_per_group;
-        const int64_t cb_end = std::min(col_blocks, (group + 1) * per_group);
-        for (int64_t cb = group * per_group; cb < cb_end; ++cb) {
-          ProductOutputLanes(g, tiling, ys, u, b, act, vt, first, nt, 0,
-                             cb * kWidth, y);
-        }
-      }
-    }
-  }
-
-  // V[t][pos][:] of tile `tile` (numbered across the batch; vt: its row of
-  // V), a vector of channels at a time.
-  template <typename T>
-  static void InputTileLanes(const Conv2dGeometry& g, const Tiling& tiling,
-                             const ImageStrides& xs, const T* x, int64_t tile,
-                             T* vt) {
-    using V = typename Lanes<T>::V;
-    constexpr int64_t L = Lanes<T>::kN;
-    const TileOrigin o = OriginOf(tiling, tile);
-    const int64_t row0 = o.oh0 - g.ph, col0 = o.ow0 - g.pw;
-    const int64_t i0 = std::max<int64_t>(0, -row0);
-    const int64_t i1 = std::min<int64_t>(kTile, g.h - row0);
-    const int64_t j0 = std::max<int64_t>(0, -col0);
-    const int64_t j1 = std::min<int64_t>(kTile, g.w - col0);
-    // Offsets stay integers: row0/col0 may be negative.
-    const int64_t origin = o.n * xs.n + row0 * xs.h + col0 * xs.w;
-    for (int64_t c = 0; c < g.c; c += L) {
-      V d[kPos];  // [i][j], lanes: channels
-      for (int64_t i = 0; i < kTile; ++i) {
-        for (int64_t j = 0; j < kTile; ++j) {
-          d[i * kTile + j] =
-              i >= i0 && i < i1 && j >= j0 && j < j1
-                  ? Lanes<T>::Load(x + origin + i * xs.h + j * xs.w + c)
-                  : V{};
-        }
-      }
-      Transform2d<kTile, T>(d, [&](int64_t i, int64_t j, V r) {
-        Lanes<T>::Store(vt + (i * kTile + j) * g.c + c, r);
-      });
-    }
-  }
-
-  // Tiles first .. first + kTaskTiles of the chunk (from tile t0, nt
-  // tiles) x output channels k0 .. k0 + kColWidth<T>: the products of the 36
-  // positions, then the output transform of each tile and vector.
-  template <typename T>
-  void ProductOutputLanes(const Conv2dGeometry& g, const Tiling& tiling,
-                          const ImageStrides& ys, const T* u, const T* b,
-                          const Activation::Bounds<T>& act, const T* v,
-                          int64_t t0, int64_t nt, int64_t first, int64_t k0,
-                          T* y) const {
-    using V = typename Lanes<T>::V;
-    constexpr int64_t L = Lanes<T>::kN;
-    constexpr int64_t kWidth = kColWidth<T>;
-    const int64_t tiles = std::min(kTaskTiles, nt - first);
-    const int64_t nv = std::min<int64_t>(kColVecs, (g.k - k0) / L);
-    const int64_t col_blocks = (g.k + kWidth - 1) / kWidth;
-    // M[pos][tile][k] of the task.
-    alignas(64) T m[kPos * kTaskTiles * kWidth];
-    for (int64_t p = 0; p < kPos; ++p) {
-      for (int64_t r = 0; r < tiles; r += kRows) {
-        const int64_t rows = std::min(kRows, tiles - r);
-        TileProductFor<T>(rows, nv)(
-            v + ((first + r) * kPos + p) * g.c, kPos * g.c,
-            u + (p * col_blocks + k0 / kWidth) * g.c * kWidth, kWidth, g.c,
-            m + (p * kTaskTiles + r) * kWidth, kWidth);
-      }
-    }
-    for (int64_t r = 0; r < tiles; ++r) {
-      const TileOrigin o = OriginOf(tiling, t0 + first + r);
-      const int64_t rows = std::min(kOut, g.oh - o.oh0);
-      const int64_t cols = std::min(kOut, g.ow - o.ow0);
-      for (int64_t j = 0; j < nv; ++j) {
-        const int64_t k = k0 + j * L;
-        V mv[kPos];
-        for (int64_t p = 0; p < kPos; ++p) {
-          mv[p] = Lanes<T>::Load(m + (p * kTaskTiles + r) * kWidth + j * L);
-        }
-        const V bias_k = b ? Lanes<T>::Load(b + k) : V{};
-        alignas(32) T out[kOut * kOut * L];  // [i][j][channel]
-        Transform2d<kOut, T>(mv, [&](int64_t i, int64_t jj, V o) {
-          Lanes<T>::Store(out + (i * kOut + jj) * L, o + bias_k);
-        });
-        ApplyActivation(act, out, kOut * kOut * L);
-        for (int64_t i = 0; i < rows; ++i) {
-          T* row = y + o.n * ys.n + (o.oh0 + i) * ys.h + o.ow0 * ys.w + k;
-          for (int64_t jj = 0; jj < cols; ++jj) {
-            std::memcpy(row + jj * ys.w, out + (i * kOut + jj) * L,
-                        L * sizeof(T));
-          }
-        }
-      }
-    }
-  }
-
-  // U[pos][group][kg][cg] = (G g Gᵀ)[pos], computed in double.
-  template <typename T>
-  void TransformWeights() {
+  void TransformWeights(int64_t width) {
     const int64_t k_total = attrs_.out_channels;
     const int64_t cg = attrs_.in_channels_per_group();
     const int64_t kg = attrs_.out_channels_per_group();
     const int64_t groups = attrs_.groups;
     // The channels-in-lanes product reads U a block of kColVecs vectors of
     // output channels at a time: each block's rows are stored together
-    // (U[pos][block][c][kColWidth<T>], zeros past the last channel), so the
+    // (U[pos][block][c][width], zeros past the last channel), so the
     // product streams it front to back.
-    constexpr int64_t width = kColWidth<T>;
     const int64_t blocks = (k_total + width - 1) / width;
     const size_t count = static_cast<size_t>(
         channels_in_lanes_ ? kPos * blocks * width * cg : kPos * k_total * cg);
@@ -890,6 +552,7 @@ class WinogradKernel : public Conv2dKernelBase<WinogradKernel> {
   }
 
   bool channels_in_lanes_ = false;
+  int lanes_bytes_ = 32;  // the vector width the lanes path runs with
   Buffer u_;
 };
 
