@@ -60,6 +60,8 @@ struct Lanes {
   static void Store(T* p, const V& v) { std::memcpy(p, &v, sizeof(V)); }
 };
 
+// o[i * os] = (Bᵀ d)[i] for the 6-vector d[i * s] (each lane a separate tile
+// or channel).
 template <typename T, typename V = typename Lanes<T>::V>
 inline void BtTransform(const V* d, int64_t s, V* o, int64_t os) {
   const V d0 = d[0], d1 = d[s], d2 = d[2 * s], d3 = d[3 * s], d4 = d[4 * s],
@@ -104,7 +106,6 @@ void Transform2d(const V* d, Emit emit) {
     for (int64_t j = 0; j < kN; ++j) emit(i, j, o[j]);
   }
 }
-
 
 // The channels-in-lanes product's register block: kRows tiles x
 // kColVecs<kBytes> vectors of output channels. AVX2: 12 accumulators
@@ -159,8 +160,8 @@ template <typename T>
 using TileProductFn = void (*)(const T*, int64_t, const T*, int64_t, int64_t,
                                T*, int64_t);
 template <typename T, int kBytes, size_t... I>
-constexpr std::array<TileProductFn<T>, kRows * kColVecs<kBytes>>
-TileProducts(std::index_sequence<I...>) {
+constexpr std::array<TileProductFn<T>, kRows * kColVecs<kBytes>> TileProducts(
+    std::index_sequence<I...>) {
   constexpr int64_t nv = kColVecs<kBytes>;
   return {&TileProduct<T, kBytes, static_cast<int>(I / nv) + 1,
                        static_cast<int>(I % nv) + 1>...};
@@ -293,10 +294,9 @@ void InputTileLanes(const Conv2dGeometry& g, const Tiling& tiling,
     V d[kPos];  // [i][j], lanes: channels
     for (int64_t i = 0; i < kTile; ++i) {
       for (int64_t j = 0; j < kTile; ++j) {
-        d[i * kTile + j] =
-            i >= i0 && i < i1 && j >= j0 && j < j1
-                ? Vec::Load(x + origin + i * xs.h + j * xs.w + c)
-                : V{};
+        d[i * kTile + j] = i >= i0 && i < i1 && j >= j0 && j < j1
+                               ? Vec::Load(x + origin + i * xs.h + j * xs.w + c)
+                               : V{};
       }
     }
     Transform2d<kTile, T>(d, [&](int64_t i, int64_t j, V r) {
@@ -387,8 +387,7 @@ void RunChannelsInLanes(const WinogradLanesProblem<T>& p) {
       const int64_t group =
           tasks.groups_first ? task / tasks.blocks : task % tasks.groups;
       const int64_t first = tb * tasks.tiles_per_block;
-      const int64_t nt =
-          std::min(tasks.tiles_per_block, tiling.total - first);
+      const int64_t nt = std::min(tasks.tiles_per_block, tiling.total - first);
       if (nt <= 0) continue;
       if (transformed != tb) {
         for (int64_t t = 0; t < nt; ++t) {
