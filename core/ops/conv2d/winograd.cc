@@ -51,7 +51,9 @@
 // The workspace holds V and M for one chunk: 36 * (C + K) * chunk_tiles
 // elements, the chunk sized to about kChunkBudgetBytes (at least
 // kMinChunkTiles tiles, at most every tile of the batch, rounded up to whole
-// vectors; lanes past the last tile are computed and dropped).
+// vectors; lanes past the last tile are computed and dropped). The
+// channels-in-lanes path's holds each thread's V and M blocks instead
+// (LanesThreadElements).
 //
 // Accuracy: F(4x4,3x3) loses a few bits against direct convolution in
 // float32 (the transforms have entries up to 8 and the 1/6, 1/24 of G are not
@@ -59,16 +61,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <array>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <utility>
 
 #include "core/buffer.h"
 #include "core/cpu.h"
 #include "core/math/gemm.h"
-#include "core/math/vectors.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/winograd_kernel.h"
 
