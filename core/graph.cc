@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,7 @@
 #include "core/ops/concat/concat.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/pointwise_depthwise.h"
+#include "core/ops/conv2d/residual_conv.h"
 #include "core/parallel.h"
 
 namespace ai3 {
@@ -442,6 +444,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   plan->in_place.assign(count, {});
   plan->concat_map.assign(count, nullptr);
   plan->pointwise_depthwise.assign(count, {});
+  plan->residual.assign(count, nullptr);
   if (!enabled) return root;
   const NodeReaders node_readers = ReadersOf(live, root);
   const std::vector<int>& readers = node_readers.count;
@@ -487,6 +490,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
   FoldConcatBatchNorm(live, shapes, is_output, &root, plan);
   FusePointwiseDepthwise(live, shapes, is_output, &root, plan);
+  FuseResidualConvs(live, shapes, is_output, OutputNodes()[0], &root, plan);
   AliasViews(live, shapes, is_output, &root, plan);
   return root;
 }
@@ -569,6 +573,88 @@ void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
     r[i] = r[u];
     plan->fused_into[u] = i;
     plan->pointwise_depthwise[i] = {std::move(fused), u};
+  }
+}
+
+void Model::FuseResidualConvs(const std::vector<bool>& live,
+                              const std::vector<Shape>& shapes,
+                              const std::vector<char>& is_output, int out,
+                              std::vector<int>* root, Plan* plan) const {
+  const ResidualConvMaker make = ResidualConvFusion();
+  if (make == nullptr) return;
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int>& r = *root;
+  const NodeReaders readers = ReadersOf(live, r);
+  // A one-input conv2d layer running "guess" on the CPU (the maker's
+  // kernel is oneDNN's: a layer of another algorithm keeps it) whose result
+  // nothing but `add` reads, in a group of its own (with the add and its
+  // relu), or null.
+  auto lone_conv = [&](int node, int add) -> const Layer<Conv2dAttrs>* {
+    if (node < 0 || !live[node] || is_output[node] ||
+        readers.count[node] != 1 || readers.last[node] != add ||
+        plan->placed_in[node] >= 0 || plan->offset[node] != 0 ||
+        plan->pointwise_depthwise[node].kernel) {
+      return nullptr;
+    }
+    const Node& n = nodes_[node];
+    if (n.kind != Kind::kLayer || n.inputs.size() != 1 ||
+        n.layer->algorithm() != "guess" || n.layer->device() != Device::kCPU) {
+      return nullptr;
+    }
+    return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
+  };
+  for (int a = 0; a < count; ++a) {
+    if (!live[a] || plan->accumulate[a] == kNotFused || is_output[a]) continue;
+    // The add's operands: the conv that runs last adds into the other.
+    const int x = plan->fused_into[a], y = plan->accumulate[a];
+    const int conv = std::max(x, y), residual = std::min(x, y);
+    const Layer<Conv2dAttrs>* layer = lone_conv(conv, a);
+    if (layer == nullptr || residual < 0 || is_output[residual] ||
+        plan->placed_in[residual] >= 0 || plan->offset[residual] != 0) {
+      continue;
+    }
+    const int relu = plan->fused_relu[a] ? readers.last[a] : -1;
+    if (relu >= 0 && is_output[relu]) continue;
+    // The residual's buffer becomes the sum: its group must end with it
+    // (nothing else writes that buffer after it, the add and its relu
+    // aside), be no concat's nor the output's (nor may the add's be: the
+    // caller's buffer), and nothing may read it after the conv runs -- nor
+    // may the conv read it.
+    const int g = r[residual];
+    const int input = nodes_[conv].inputs[0];
+    bool free = g != r[out] && r[a] != r[out] &&
+                nodes_[g].kind != Kind::kConcat && (input < 0 || r[input] != g);
+    for (int m = 0; m < count && free; ++m) {
+      if (!live[m] || m == a || m == relu || m == conv) continue;
+      if (r[m] == g &&
+          (m > residual || plan->placed_in[m] >= 0 || plan->offset[m] != 0)) {
+        free = false;
+      }
+      for (int in : nodes_[m].inputs) {
+        // (The sum itself, the add's or its relu's, is read after it.)
+        if (m > conv && in >= 0 && r[in] == g && in != a && in != relu) {
+          free = false;
+        }
+      }
+    }
+    if (!free) continue;
+    const Activation after =
+        plan->fused_relu[a]
+            ? Activation::Clamp(0, std::numeric_limits<double>::infinity())
+            : Activation{};
+    std::unique_ptr<ResidualConv> fused = make(
+        layer->attrs(), layer->weights(), after, shapes[ShapeIndex(input)]);
+    if (!fused) continue;
+    // The conv, the add and its relu join the residual's group: the conv
+    // writes the sum there; the add and the relu do not run.
+    const int old_group = r[a];
+    for (int m = 0; m < count; ++m) {
+      if (live[m] && (r[m] == old_group || m == conv)) r[m] = g;
+    }
+    plan->residual[conv] = std::move(fused);
+    plan->accumulate[a] = kNotFused;
+    plan->fused_relu[a] = 0;
+    plan->fused_into[a] = conv;
   }
 }
 
@@ -1079,6 +1165,10 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
   const bool f64 = y.dtype == DType::kFloat64;  // add and concat: float only
   if (const Plan::FusedDepthwise& f = plan_.pointwise_depthwise[i]; f.kernel) {
     f.kernel->Run(in(n.inputs[0]), plan_.tensors[f.depthwise]);
+    return;
+  }
+  if (ResidualConv* fused = plan_.residual[i].get()) {
+    fused->Run(in(n.inputs[0]), y);
     return;
   }
   if (plan_.accumulate[i] != kNotFused) {  // in place over its input's result

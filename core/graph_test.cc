@@ -527,6 +527,117 @@ void PointwiseDepthwiseBlock() {
               cases.size());
 }
 
+// Conv -> residual add (-> relu) (graph.h, "Fusion"; core/ops/conv2d/
+// residual_conv.h): "guess" convs in NHWC and NCHW, batch 1 and 8, with and
+// without biases, against the same graph unfused:
+//   a = relu(c2(relu(c1(x0))) + x0)    a bottleneck's tail: c2 adds into x0
+//   b = relu(c3(a) + c4(a))            a downsample: c4 runs last, adds into c3
+//   out = relu(c5(b) + b) + c6(b)      b is read after c5: not fused into
+// where x0 = c0(x) (a node: the model input itself is the caller's buffer).
+// In NHWC oneDNN runs these 1x1 convs in its JIT kernels, which take the
+// sum: there the adds must be fused.
+void ResidualConvBlock() {
+  struct Case {
+    int64_t n, c, hw;
+    Layout layout;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {1, 32, 14, Layout::kNHWC, true},
+      {8, 16, 9, Layout::kNHWC, false},
+      {2, 24, 7, Layout::kNCHW, true},
+  };
+  for (const Case& k : cases) {
+    const std::string tag = std::string("conv -> residual add ") +
+                            Name(k.layout) + " " + std::to_string(k.n) + "x" +
+                            std::to_string(k.c) + "x" + std::to_string(k.hw) +
+                            (k.bias ? "" : " no bias");
+    std::vector<std::vector<float>> weights;
+    auto conv = [&](const std::string& name, uint32_t seed, bool relu,
+                    const char* algorithm = "guess") {
+      Conv2dAttrs a;
+      a.in_channels = a.out_channels = k.c;
+      a.has_bias = k.bias;
+      a.dtype = DType::kFloat32;
+      a.layout = k.layout;
+      if (relu) {
+        a.activation =
+            Activation::Clamp(0, std::numeric_limits<double>::infinity());
+      }
+      weights.push_back(
+          testing::Cast<float>(testing::RandomVector(k.c * k.c, seed)));
+      std::vector<Tensor> params = {
+          Tensor{weights.back().data(), a.dtype, {k.c, k.c, 1, 1}}};
+      weights.push_back(
+          testing::Cast<float>(testing::RandomVector(k.c, seed + 1)));
+      if (k.bias) params.push_back({weights.back().data(), a.dtype, {k.c}});
+      return std::make_shared<Layer<Conv2dAttrs>>(name, a, params, algorithm);
+    };
+    weights.reserve(16);  // the layers keep pointers into them
+    auto relu = std::make_shared<Layer<ReluAttrs>>(
+        "r", ReluAttrs{}, std::vector<Tensor>{}, "direct");
+    auto c0 = conv("c0", 11, false), c1 = conv("c1", 13, true),
+         c2 = conv("c2", 17, false), c3 = conv("c3", 19, false),
+         c4 = conv("c4", 23, false), c5 = conv("c5", 29, false),
+         c6 = conv("c6", 31, false);
+    // c2 of another algorithm: the maker's kernel would replace it.
+    auto c2_direct = conv("c2", 17, false, "direct");
+    Model plain, model, other;
+    int add_a = 0, ra = 0, v4 = 0, add_b = 0, rb = 0, v5 = 0, add_c = 0;
+    for (Model* m : {&plain, &model, &other}) {
+      const int x0 = m->AddLayer(c0, Model::kInput);
+      const int v2 =
+          m->AddLayer(m == &other ? c2_direct : c2, m->AddLayer(c1, x0));
+      add_a = m->AddAdd({v2, x0}, "a");
+      ra = m->AddLayer(relu, add_a);
+      const int v3 = m->AddLayer(c3, ra);
+      v4 = m->AddLayer(c4, ra);
+      add_b = m->AddAdd({v3, v4}, "b");
+      rb = m->AddLayer(relu, add_b);
+      v5 = m->AddLayer(c5, rb);
+      add_c = m->AddAdd({v5, rb}, "c");
+      const int rc = m->AddLayer(relu, add_c);
+      m->AddAdd({rc, m->AddLayer(c6, rb)}, "out");
+    }
+    plain.SetFusion(false);
+    const Shape shape = k.layout == Layout::kNHWC ? Shape{k.n, k.hw, k.hw, k.c}
+                                                  : Shape{k.n, k.c, k.hw, k.hw};
+    auto x =
+        testing::Cast<float>(testing::RandomVector(NumElements(shape), 37));
+    const Tensor input{x.data(), DType::kFloat32, shape, {}, k.layout};
+    std::vector<float> want(x.size()), got(x.size());
+    plain.Forward(input,
+                  Tensor{want.data(), DType::kFloat32, shape, {}, k.layout});
+    // Profiled: an add fused into its conv does not run (NodeSeconds 0);
+    // one that adds into its operand's buffer does.
+    model.SetProfiling(true);
+    for (int call = 0; call < 2; ++call) {
+      model.Forward(input,
+                    Tensor{got.data(), DType::kFloat32, shape, {}, k.layout});
+      CheckClose(got, std::vector<double>(want.begin(), want.end()),
+                 tag + (call ? ", second call" : ""));
+    }
+    if (k.layout == Layout::kNHWC) {
+      Check(model.FusedInto(add_a) == add_a - 1 &&
+                model.NodeSeconds(add_a) == 0 && model.FusedInto(ra) == add_a,
+            tag + ": c2 adds into x0 and applies the relu");
+      Check(model.FusedInto(add_b) == v4 && model.NodeSeconds(add_b) == 0 &&
+                model.FusedInto(rb) == add_b,
+            tag + ": c4 adds into c3's result");
+    }
+    Check(model.FusedInto(add_c) == v5 && model.NodeSeconds(add_c) > 0,
+          tag + ": b is read after c5: c adds into c5's result itself");
+    model.SetProfiling(false);
+    other.SetProfiling(true);
+    other.Forward(input,
+                  Tensor{got.data(), DType::kFloat32, shape, {}, k.layout});
+    CheckClose(got, std::vector<double>(want.begin(), want.end()),
+               tag + ", c2 direct");
+    Check(other.NodeSeconds(add_a) > 0,
+          tag + ": a direct c2 keeps its algorithm; its add runs");
+  }
+}
+
 // NHWC concat -> batchnorm2d with a fused ReLU, the batchnorm folded into
 // the concat's copy, and a residual add over its result (fused in place, so
 // the add, the batchnorm and the concat share one buffer):
@@ -847,6 +958,7 @@ int Main() {
   ConcatBatchNorm<float>();
   ConcatBatchNorm<double>();
   PointwiseDepthwiseBlock();
+  ResidualConvBlock();
   Views();
   ReuseAndPruning();
   ErrorCases();

@@ -42,8 +42,9 @@
 // with a clip post-op against 0.81 ms without (oneDNN 3.2 as in 2.6). Where
 // the primitive stays gemm-based, it is built without the post-op and the
 // kernel clamps the output itself, vectorised, while it is still in cache.
-// A fused residual sum (oneDNN's sum post-op) needs the graph to hand a
-// conv its residual; Conv2dAttrs has no such input yet.
+// A residual add after the conv is oneDNN's sum post-op, in a kernel of
+// its own that the graph makes when it fuses the pair (GuessResidualConv,
+// residual_conv.h).
 //
 // Memory. The scratchpad is user-managed and, with the blocked activations,
 // lives in the layer's workspace (WorkspaceBytes): nothing oneDNN needs is
@@ -82,6 +83,7 @@
 #include "core/math/epilogue.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/pointwise_depthwise.h"
+#include "core/ops/conv2d/residual_conv.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace ai3 {
@@ -180,6 +182,62 @@ memory Reordered(const dnnl::engine& engine, dnnl::stream& stream,
   return copy;
 }
 
+// The weights' dims as oneDNN takes them: (g, O/g, I/g, kh, kw) grouped,
+// (O, I, kh, kw) not.
+memory::dims WeightDims(const Conv2dAttrs& a) {
+  return a.groups > 1
+             ? memory::dims{a.groups, a.out_channels_per_group(),
+                            a.in_channels_per_group(), a.kernel_h, a.kernel_w}
+             : memory::dims{a.out_channels, a.in_channels_per_group(),
+                            a.kernel_h, a.kernel_w};
+}
+
+// The weights as the layer holds them (PyTorch's OIHW).
+memory::desc UserWeightsDesc(const Conv2dAttrs& a) {
+  return memory::desc(WeightDims(a), memory::data_type::f32,
+                      a.groups > 1 ? tag::goihw : tag::oihw);
+}
+
+// The convolution of `a` from src to dst (weights in the layout oneDNN
+// picks), with `attr`'s post-ops and scratchpad mode.
+ConvPd ConvDesc(const dnnl::engine& engine, const Conv2dAttrs& a,
+                const Conv2dGeometry& g, const memory::desc& src,
+                const memory::desc& dst, const dnnl::primitive_attr& attr) {
+  const memory::dims strides = {g.sh, g.sw}, dilates = {g.dh - 1, g.dw - 1},
+                     pad_l = {g.ph, g.pw}, pad_r = {a.pad_bottom, a.pad_right};
+  const auto prop = dnnl::prop_kind::forward_inference;
+  const auto alg = dnnl::algorithm::convolution_auto;
+  const memory::desc weights(WeightDims(a), memory::data_type::f32, tag::any);
+  return a.has_bias ? ConvPd(engine, prop, alg, src, weights,
+                             memory::desc({a.out_channels},
+                                          memory::data_type::f32, tag::a),
+                             dst, strides, dilates, pad_l, pad_r, attr)
+                    : ConvPd(engine, prop, alg, src, weights, dst, strides,
+                             dilates, pad_l, pad_r, attr);
+}
+
+// Whether oneDNN picked its gemm-based implementation (im2col + sgemm).
+bool IsGemmBased(const ConvPd& pd) {
+  return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
+}
+
+// The plain layout of the layer's activations.
+tag ActivationTag(Layout layout) {
+  return layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
+}
+
+// A copy of a layer's bias, zeros for a layer without one.
+memory BiasCopy(const dnnl::engine& engine, const Conv2dAttrs& a,
+                const std::vector<Tensor>& weights) {
+  memory bias(memory::desc({a.out_channels}, memory::data_type::f32, tag::a),
+              engine);
+  float* out = static_cast<float*>(bias.get_data_handle());
+  const float* in =
+      a.has_bias ? static_cast<const float*>(weights[1].data) : nullptr;
+  for (int64_t k = 0; k < a.out_channels; ++k) out[k] = in ? in[k] : 0.f;
+  return bias;
+}
+
 class GuessKernel : public Conv2dKernelBase<GuessKernel> {
  public:
   GuessKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
@@ -190,21 +248,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
                      [] { dnnl::set_primitive_cache_capacity(0); });
       engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
       stream_ = dnnl::stream(engine_);
-      const int64_t g = attrs_.groups;
-      memory::dims wdims =
-          g > 1 ? memory::dims{g, attrs_.out_channels_per_group(),
-                               attrs_.in_channels_per_group(), attrs_.kernel_h,
-                               attrs_.kernel_w}
-                : memory::dims{attrs_.out_channels,
-                               attrs_.in_channels_per_group(), attrs_.kernel_h,
-                               attrs_.kernel_w};
-      user_weights_md_ = memory::desc(wdims, memory::data_type::f32,
-                                      g > 1 ? tag::goihw : tag::oihw);
-      any_weights_md_ = memory::desc(wdims, memory::data_type::f32, tag::any);
-      if (attrs_.has_bias) {
-        bias_md_ =
-            memory::desc({attrs_.out_channels}, memory::data_type::f32, tag::a);
-      }
+      user_weights_md_ = UserWeightsDesc(attrs_);
     });
   }
 
@@ -270,10 +314,6 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
     std::vector<dnnl_exec_arg_t> conv_args, to_blocked_args, from_blocked_args;
   };
 
-  static bool IsGemmBased(const ConvPd& pd) {
-    return std::string(pd.impl_info_str()).find("gemm") != std::string::npos;
-  }
-
   // A user-managed scratchpad (see the file comment), and the layer's
   // activation as a post-op when `with_activation`.
   dnnl::primitive_attr Attr(bool with_activation) const {
@@ -289,16 +329,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 
   ConvPd PrimitiveDesc(const Conv2dGeometry& g, const memory::desc& src,
                        const memory::desc& dst, bool with_activation) const {
-    const memory::dims strides = {g.sh, g.sw}, dilates = {g.dh - 1, g.dw - 1},
-                       pad_l = {g.ph, g.pw},
-                       pad_r = {attrs_.pad_bottom, attrs_.pad_right};
-    const auto prop = dnnl::prop_kind::forward_inference;
-    const auto alg = dnnl::algorithm::convolution_auto;
-    return attrs_.has_bias
-               ? ConvPd(engine_, prop, alg, src, any_weights_md_, bias_md_, dst,
-                        strides, dilates, pad_l, pad_r, Attr(with_activation))
-               : ConvPd(engine_, prop, alg, src, any_weights_md_, dst, strides,
-                        dilates, pad_l, pad_r, Attr(with_activation));
+    return ConvDesc(engine_, attrs_, g, src, dst, Attr(with_activation));
   }
 
   // The plan for this input shape, built when the shape changes. Caller
@@ -317,7 +348,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 
   std::unique_ptr<Plan> Make(const Conv2dGeometry& g) const {
     auto p = std::make_unique<Plan>();
-    const tag act = g.layout == Layout::kNHWC ? tag::nhwc : tag::nchw;
+    const tag act = ActivationTag(g.layout);
     const auto f32 = memory::data_type::f32;
     const memory::dims src_dims = {g.n, g.c, g.h, g.w},
                        dst_dims = {g.n, g.k, g.oh, g.ow};
@@ -383,7 +414,8 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
                     {DNNL_ARG_DST, p->dst.get()},
                     {DNNL_ARG_SCRATCHPAD, p->scratchpad.get()}};
     if (attrs_.has_bias) {
-      p->bias = memory(bias_md_, engine_, const_cast<float*>(bias<float>()));
+      p->bias =
+          memory(pd.bias_desc(), engine_, const_cast<float*>(bias<float>()));
       p->conv_args.push_back({DNNL_ARG_BIAS, p->bias.get()});
     }
     return p;
@@ -412,7 +444,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 
   dnnl::engine engine_;
   mutable dnnl::stream stream_;
-  memory::desc user_weights_md_, any_weights_md_, bias_md_;
+  memory::desc user_weights_md_;
   // The per-shape cache, built by the const WorkspaceBytes query too.
   mutable std::mutex mutex_;
   mutable memory weights_;  // in the current plan's layout
@@ -547,8 +579,8 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
         pd.query_md(dnnl::query::exec_arg_md,
                     DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS),
         dw_weights[0].data);
-    bias_ = Bias(pw, pw_weights);
-    dw_bias_ = Bias(dw, dw_weights);
+    bias_ = BiasCopy(engine_, pw, pw_weights);
+    dw_bias_ = BiasCopy(engine_, dw, dw_weights);
     workspace_ = Buffer(pd.scratchpad_desc().get_size());
     scratchpad_ = memory(pd.scratchpad_desc(), engine_, workspace_.data());
     src_ = memory(src_md, engine_, DNNL_MEMORY_NONE);
@@ -563,17 +595,6 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
     return true;
   }
 
-  // A copy of a layer's bias, zeros for a layer without one.
-  memory Bias(const Conv2dAttrs& a, const std::vector<Tensor>& weights) {
-    memory bias(memory::desc({a.out_channels}, memory::data_type::f32, tag::a),
-                engine_);
-    float* out = static_cast<float*>(bias.get_data_handle());
-    const float* in =
-        a.has_bias ? static_cast<const float*>(weights[1].data) : nullptr;
-    for (int64_t k = 0; k < a.out_channels; ++k) out[k] = in ? in[k] : 0.f;
-    return bias;
-  }
-
   dnnl::engine engine_;
   dnnl::stream stream_;
   dnnl::convolution_forward conv_;
@@ -585,6 +606,104 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
 
 const bool kPointwiseDepthwiseRegistered = [] {
   PointwiseDepthwiseFusion() = &GuessPointwiseDepthwise::Make;
+  return true;
+}();
+
+// A conv2d that adds its result into a residual in place
+// (residual_conv.h): oneDNN's sum post-op, then the activation after the
+// add (a clamp: ResNet's relu) as an eltwise post-op, in the epilogue of
+// the JIT kernel, so the add's own pass over memory is gone. Declined
+// where oneDNN would run its gemm-based implementation (post-ops there are
+// slow element-wise passes, file comment), a reference one, or blocked
+// activations (the residual is in the layer's plain layout), and for
+// exp-based activations (which guess runs itself, file comment).
+class GuessResidualConv final : public ResidualConv {
+ public:
+  static std::unique_ptr<ResidualConv> Make(const Conv2dAttrs& conv,
+                                            const std::vector<Tensor>& weights,
+                                            const Activation& after,
+                                            const Shape& input_shape) {
+    if (conv.dtype != DType::kFloat32 || conv.activation.enabled ||
+        !after.IsClamp() || input_shape.size() != 4 ||
+        NumElements(input_shape) == 0) {
+      return nullptr;
+    }
+    std::unique_ptr<GuessResidualConv> fused(new GuessResidualConv);
+    bool built = false;
+    Guarded("planning a convolution fused with a residual add",
+            [&] { built = fused->Build(conv, weights, after, input_shape); });
+    if (!built) return nullptr;
+    return fused;
+  }
+
+  void Run(const Tensor& input, const Tensor& accumulator) override {
+    Guarded("running a convolution fused with a residual add", [&] {
+      src_.set_data_handle(input.data);
+      dst_.set_data_handle(accumulator.data);
+      Execute(stream_, conv_, args_);
+      stream_.wait();
+    });
+  }
+
+ private:
+  GuessResidualConv() = default;
+
+  bool Build(const Conv2dAttrs& a, const std::vector<Tensor>& weights,
+             const Activation& after, const Shape& input_shape) {
+    engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+    stream_ = dnnl::stream(engine_);
+    const Conv2dGeometry g = GeometryOf(a, input_shape);
+    if (g.k * g.oh * g.ow == 0) return false;
+    const auto f32 = memory::data_type::f32;
+    const memory::desc src_md({g.n, g.c, g.h, g.w}, f32,
+                              ActivationTag(g.layout)),
+        dst_md({g.n, g.k, g.oh, g.ow}, f32, ActivationTag(g.layout));
+    dnnl::post_ops ops;
+    ops.append_sum(1.f);
+    AppendActivation(after, &ops);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_post_ops(ops);
+    ConvPd pd;
+    try {
+      pd = ConvDesc(engine_, a, g, src_md, dst_md, attr);
+    } catch (const dnnl::error&) {
+      return false;  // no implementation takes the sum
+    }
+    if (IsGemmBased(pd) ||
+        std::string(pd.impl_info_str()).find("ref") != std::string::npos ||
+        pd.src_desc() != src_md || pd.dst_desc() != dst_md) {
+      return false;
+    }
+    conv_ = dnnl::convolution_forward(pd);
+    weights_ = Reordered(engine_, stream_, UserWeightsDesc(a),
+                         pd.weights_desc(), weights[0].data);
+    workspace_ = Buffer(pd.scratchpad_desc().get_size());
+    scratchpad_ = memory(pd.scratchpad_desc(), engine_, workspace_.data());
+    src_ = memory(src_md, engine_, DNNL_MEMORY_NONE);
+    dst_ = memory(dst_md, engine_, DNNL_MEMORY_NONE);
+    args_ = {{DNNL_ARG_SRC, src_.get()},
+             {DNNL_ARG_WEIGHTS, weights_.get()},
+             {DNNL_ARG_DST, dst_.get()},
+             {DNNL_ARG_SCRATCHPAD, scratchpad_.get()}};
+    if (a.has_bias) {
+      bias_ = BiasCopy(engine_, a, weights);
+      args_.push_back({DNNL_ARG_BIAS, bias_.get()});
+    }
+    return true;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  dnnl::convolution_forward conv_;
+  memory src_, dst_;  // the caller's tensors (handles per call)
+  memory weights_, bias_, scratchpad_;
+  Buffer workspace_;  // the scratchpad's memory
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
+const bool kResidualConvRegistered = [] {
+  ResidualConvFusion() = &GuessResidualConv::Make;
   return true;
 }();
 
