@@ -582,12 +582,12 @@ void ResidualConvBlock() {
          c6 = conv("c6", 31, false);
     // c2 of another algorithm: the maker's kernel would replace it.
     auto c2_direct = conv("c2", 17, false, "direct");
-    Model plain, model, other;
+    Model plain, model, other, plain_other;
     int add_a = 0, ra = 0, v4 = 0, add_b = 0, rb = 0, v5 = 0, add_c = 0;
-    for (Model* m : {&plain, &model, &other}) {
+    for (Model* m : {&plain, &model, &other, &plain_other}) {
+      const bool direct = m == &other || m == &plain_other;
       const int x0 = m->AddLayer(c0, Model::kInput);
-      const int v2 =
-          m->AddLayer(m == &other ? c2_direct : c2, m->AddLayer(c1, x0));
+      const int v2 = m->AddLayer(direct ? c2_direct : c2, m->AddLayer(c1, x0));
       add_a = m->AddAdd({v2, x0}, "a");
       ra = m->AddLayer(relu, add_a);
       const int v3 = m->AddLayer(c3, ra);
@@ -600,6 +600,7 @@ void ResidualConvBlock() {
       m->AddAdd({rc, m->AddLayer(c6, rb)}, "out");
     }
     plain.SetFusion(false);
+    plain_other.SetFusion(false);
     const Shape shape = k.layout == Layout::kNHWC ? Shape{k.n, k.hw, k.hw, k.c}
                                                   : Shape{k.n, k.c, k.hw, k.hw};
     auto x =
@@ -628,6 +629,9 @@ void ResidualConvBlock() {
     Check(model.FusedInto(add_c) == v5 && model.NodeSeconds(add_c) > 0,
           tag + ": b is read after c5: c adds into c5's result itself");
     model.SetProfiling(false);
+    // (Against its own unfused run: direct and guess round differently.)
+    plain_other.Forward(
+        input, Tensor{want.data(), DType::kFloat32, shape, {}, k.layout});
     other.SetProfiling(true);
     other.Forward(input,
                   Tensor{got.data(), DType::kFloat32, shape, {}, k.layout});
