@@ -533,6 +533,15 @@ void Model::AliasViews(const std::vector<bool>& live,
   }
 }
 
+const Layer<Conv2dAttrs>* Model::GuessConv(int node) const {
+  const Node& n = nodes_[node];
+  if (n.kind != Kind::kLayer || n.inputs.size() != 1 ||
+      n.layer->algorithm() != "guess" || n.layer->device() != Device::kCPU) {
+    return nullptr;
+  }
+  return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
+}
+
 void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
                                    const std::vector<Shape>& shapes,
                                    const std::vector<char>& is_output,
@@ -542,15 +551,6 @@ void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
   const int count = static_cast<int>(nodes_.size());
   std::vector<int>& r = *root;
   const NodeReaders readers = ReadersOf(live, r);
-  // A one-input conv2d layer running "guess" on the CPU, or null.
-  auto guess_conv = [&](int node) -> const Layer<Conv2dAttrs>* {
-    const Node& n = nodes_[node];
-    if (n.kind != Kind::kLayer || n.inputs.size() != 1 ||
-        n.layer->algorithm() != "guess" || n.layer->device() != Device::kCPU) {
-      return nullptr;
-    }
-    return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
-  };
   for (int i = 0; i < count; ++i) {
     // The pointwise node's result is only the depthwise node's input: in no
     // other node's buffer and no output.
@@ -558,9 +558,9 @@ void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
         readers.group_size[i] != 1 || plan->fused_into[i] >= 0) {
       continue;
     }
-    const Layer<Conv2dAttrs>* pointwise = guess_conv(i);
+    const Layer<Conv2dAttrs>* pointwise = GuessConv(i);
     const int u = readers.last[i];
-    const Layer<Conv2dAttrs>* depthwise = pointwise ? guess_conv(u) : nullptr;
+    const Layer<Conv2dAttrs>* depthwise = pointwise ? GuessConv(u) : nullptr;
     if (depthwise == nullptr || plan->fused_into[u] >= 0) continue;
     std::unique_ptr<PointwiseDepthwise> fused =
         make(pointwise->attrs(), pointwise->weights(), depthwise->attrs(),
@@ -585,10 +585,9 @@ void Model::FuseResidualConvs(const std::vector<bool>& live,
   const int count = static_cast<int>(nodes_.size());
   std::vector<int>& r = *root;
   const NodeReaders readers = ReadersOf(live, r);
-  // A one-input conv2d layer running "guess" on the CPU (the maker's
-  // kernel is oneDNN's: a layer of another algorithm keeps it) whose result
-  // nothing but `add` reads, in a group of its own (with the add and its
-  // relu), or null.
+  // A "guess" conv2d layer (GuessConv: the maker's kernel is oneDNN's, a
+  // layer of another algorithm keeps its own) whose result nothing but
+  // `add` reads, in a group of its own (with the add and its relu), or null.
   auto lone_conv = [&](int node, int add) -> const Layer<Conv2dAttrs>* {
     if (node < 0 || !live[node] || is_output[node] ||
         readers.count[node] != 1 || readers.last[node] != add ||
@@ -596,12 +595,7 @@ void Model::FuseResidualConvs(const std::vector<bool>& live,
         plan->pointwise_depthwise[node].kernel) {
       return nullptr;
     }
-    const Node& n = nodes_[node];
-    if (n.kind != Kind::kLayer || n.inputs.size() != 1 ||
-        n.layer->algorithm() != "guess" || n.layer->device() != Device::kCPU) {
-      return nullptr;
-    }
-    return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
+    return GuessConv(node);
   };
   for (int a = 0; a < count; ++a) {
     if (!live[a] || plan->accumulate[a] == kNotFused || is_output[a]) continue;

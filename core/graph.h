@@ -122,6 +122,7 @@
 
 namespace ai3 {
 
+struct Conv2dAttrs;        // core/ops/conv2d/conv2d.h
 class ScaleShiftMap;       // core/ops/batchnorm2d/scale_shift_kernel.h
 class PointwiseDepthwise;  // core/ops/conv2d/pointwise_depthwise.h
 class ResidualConv;        // core/ops/conv2d/residual_conv.h
@@ -334,6 +335,10 @@ class Model {
                            const std::vector<Shape>& shapes,
                            const std::vector<char>& is_output,
                            std::vector<int>* root, Plan* plan) const;
+
+  // Node `node` as a one-input conv2d layer running "guess" on the CPU
+  // (what the oneDNN fusions below take), or null.
+  const Layer<Conv2dAttrs>* GuessConv(int node) const;
 
   // The pointwise -> depthwise part: runs each 1x1 conv2d whose only
   // reader is a 3x3 depthwise conv2d as one fused kernel with it where the

@@ -452,6 +452,59 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   mutable std::array<int64_t, 4> plan_shape_{};
 };
 
+// What a fused oneDNN convolution made for one input shape holds and runs
+// (GuessPointwiseDepthwise, GuessResidualConv): its primitive, the caller's
+// tensors as memories whose handles are set per call, copies of the
+// weights and bias, the scratchpad, and the argument array, built once.
+class FusedConvPrimitive {
+ protected:
+  // A new T, built (T::Build(args...), false where T declines the layers),
+  // or null; oneDNN's own failures become ai3::Error naming `what`.
+  template <typename T, typename... Args>
+  static std::unique_ptr<T> MakeBuilt(const char* what, const Args&... args) {
+    std::unique_ptr<T> fused;
+    Guarded(what, [&] {
+      fused.reset(new T);
+      if (!fused->Build(args...)) fused.reset();
+    });
+    return fused;
+  }
+
+  // conv_ from `pd`, reading and writing the caller's tensors of these
+  // descriptions, with its scratchpad; args_ names src, weights_, dst and
+  // the scratchpad (a caller appends the rest).
+  void Bind(const ConvPd& pd, const memory::desc& src,
+            const memory::desc& dst) {
+    conv_ = dnnl::convolution_forward(pd);
+    workspace_ = Buffer(pd.scratchpad_desc().get_size());
+    scratchpad_ = memory(pd.scratchpad_desc(), engine_, workspace_.data());
+    src_ = memory(src, engine_, DNNL_MEMORY_NONE);
+    dst_ = memory(dst, engine_, DNNL_MEMORY_NONE);
+    args_ = {{DNNL_ARG_SRC, src_.get()},
+             {DNNL_ARG_WEIGHTS, weights_.get()},
+             {DNNL_ARG_DST, dst_.get()},
+             {DNNL_ARG_SCRATCHPAD, scratchpad_.get()}};
+  }
+
+  // One run of conv_ from `input` into `output`.
+  void RunOn(const char* what, const Tensor& input, const Tensor& output) {
+    Guarded(what, [&] {
+      src_.set_data_handle(input.data);
+      dst_.set_data_handle(output.data);
+      Execute(stream_, conv_, args_);
+      stream_.wait();
+    });
+  }
+
+  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream_{engine_};
+  dnnl::convolution_forward conv_;
+  memory src_, dst_;  // the caller's tensors (handles per call)
+  memory weights_, bias_, scratchpad_;
+  Buffer workspace_;  // the scratchpad's memory
+  std::vector<dnnl_exec_arg_t> args_;
+};
+
 // A 1x1 conv2d and the 3x3 depthwise conv2d reading it
 // (pointwise_depthwise.h) as one oneDNN convolution with a depthwise
 // post-op: its JIT kernel keeps a few rows of the expanded tensor in cache
@@ -465,32 +518,25 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
 // For most batch-1 pairs oneDNN has only ref_fused_convolution, its two
 // primitives run through a buffer, which gains nothing: Make declines
 // those, and the layers run apart as before.
-class GuessPointwiseDepthwise final : public PointwiseDepthwise {
+class GuessPointwiseDepthwise final : public PointwiseDepthwise,
+                                      FusedConvPrimitive {
  public:
   static std::unique_ptr<PointwiseDepthwise> Make(
       const Conv2dAttrs& pw, const std::vector<Tensor>& pw_weights,
       const Conv2dAttrs& dw, const std::vector<Tensor>& dw_weights,
       const Shape& input_shape) {
     if (!Takes(pw, dw, input_shape)) return nullptr;
-    std::unique_ptr<GuessPointwiseDepthwise> fused(new GuessPointwiseDepthwise);
-    bool built = false;
-    Guarded("planning a fused pointwise and depthwise convolution", [&] {
-      built = fused->Build(pw, pw_weights, dw, dw_weights, input_shape);
-    });
-    if (!built) return nullptr;
-    return fused;
+    return MakeBuilt<GuessPointwiseDepthwise>(
+        "planning a fused pointwise and depthwise convolution", pw, pw_weights,
+        dw, dw_weights, input_shape);
   }
 
   void Run(const Tensor& input, const Tensor& output) override {
-    Guarded("running a fused pointwise and depthwise convolution", [&] {
-      src_.set_data_handle(input.data);
-      dst_.set_data_handle(output.data);
-      Execute(stream_, conv_, args_);
-      stream_.wait();
-    });
+    RunOn("running a fused pointwise and depthwise convolution", input, output);
   }
 
  private:
+  friend class FusedConvPrimitive;  // MakeBuilt
   GuessPointwiseDepthwise() = default;
 
   // What oneDNN's depthwise post-op takes (a 3x3 depthwise, stride 1 or 2,
@@ -536,8 +582,6 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
   bool Build(const Conv2dAttrs& pw, const std::vector<Tensor>& pw_weights,
              const Conv2dAttrs& dw, const std::vector<Tensor>& dw_weights,
              const Shape& input_shape) {
-    engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
-    stream_ = dnnl::stream(engine_);
     const auto f32 = memory::data_type::f32;
     const int64_t n = input_shape[0], h = input_shape[1], w = input_shape[2];
     const int64_t c = pw.in_channels, e = pw.out_channels, s = dw.stride_h;
@@ -570,7 +614,6 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
         pd.dst_desc() != dst_md) {
       return false;
     }
-    conv_ = dnnl::convolution_forward(pd);
     weights_ =
         Reordered(engine_, stream_, memory::desc({e, c, 1, 1}, f32, tag::oihw),
                   pd.weights_desc(), pw_weights[0].data);
@@ -581,27 +624,16 @@ class GuessPointwiseDepthwise final : public PointwiseDepthwise {
         dw_weights[0].data);
     bias_ = BiasCopy(engine_, pw, pw_weights);
     dw_bias_ = BiasCopy(engine_, dw, dw_weights);
-    workspace_ = Buffer(pd.scratchpad_desc().get_size());
-    scratchpad_ = memory(pd.scratchpad_desc(), engine_, workspace_.data());
-    src_ = memory(src_md, engine_, DNNL_MEMORY_NONE);
-    dst_ = memory(dst_md, engine_, DNNL_MEMORY_NONE);
-    args_ = {{DNNL_ARG_SRC, src_.get()},
-             {DNNL_ARG_WEIGHTS, weights_.get()},
-             {DNNL_ARG_DST, dst_.get()},
-             {DNNL_ARG_SCRATCHPAD, scratchpad_.get()},
-             {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, dw_weights_.get()},
-             {DNNL_ARG_BIAS, bias_.get()},
-             {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_bias_.get()}};
+    Bind(pd, src_md, dst_md);
+    args_.insert(
+        args_.end(),
+        {{DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, dw_weights_.get()},
+         {DNNL_ARG_BIAS, bias_.get()},
+         {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_bias_.get()}});
     return true;
   }
 
-  dnnl::engine engine_;
-  dnnl::stream stream_;
-  dnnl::convolution_forward conv_;
-  memory src_, dst_;  // the caller's tensors (handles per call)
-  memory weights_, bias_, dw_weights_, dw_bias_, scratchpad_;
-  Buffer workspace_;  // the scratchpad's memory
-  std::vector<dnnl_exec_arg_t> args_;
+  memory dw_weights_, dw_bias_;  // the depthwise post-op's
 };
 
 const bool kPointwiseDepthwiseRegistered = [] {
@@ -617,7 +649,7 @@ const bool kPointwiseDepthwiseRegistered = [] {
 // slow element-wise passes, file comment), a reference one, or blocked
 // activations (the residual is in the layer's plain layout), and for
 // exp-based activations (which guess runs itself, file comment).
-class GuessResidualConv final : public ResidualConv {
+class GuessResidualConv final : public ResidualConv, FusedConvPrimitive {
  public:
   static std::unique_ptr<ResidualConv> Make(const Conv2dAttrs& conv,
                                             const std::vector<Tensor>& weights,
@@ -628,30 +660,22 @@ class GuessResidualConv final : public ResidualConv {
         NumElements(input_shape) == 0) {
       return nullptr;
     }
-    std::unique_ptr<GuessResidualConv> fused(new GuessResidualConv);
-    bool built = false;
-    Guarded("planning a convolution fused with a residual add",
-            [&] { built = fused->Build(conv, weights, after, input_shape); });
-    if (!built) return nullptr;
-    return fused;
+    return MakeBuilt<GuessResidualConv>(
+        "planning a convolution fused with a residual add", conv, weights,
+        after, input_shape);
   }
 
   void Run(const Tensor& input, const Tensor& accumulator) override {
-    Guarded("running a convolution fused with a residual add", [&] {
-      src_.set_data_handle(input.data);
-      dst_.set_data_handle(accumulator.data);
-      Execute(stream_, conv_, args_);
-      stream_.wait();
-    });
+    RunOn("running a convolution fused with a residual add", input,
+          accumulator);
   }
 
  private:
+  friend class FusedConvPrimitive;  // MakeBuilt
   GuessResidualConv() = default;
 
   bool Build(const Conv2dAttrs& a, const std::vector<Tensor>& weights,
              const Activation& after, const Shape& input_shape) {
-    engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
-    stream_ = dnnl::stream(engine_);
     const Conv2dGeometry g = GeometryOf(a, input_shape);
     if (g.k * g.oh * g.ow == 0) return false;
     const auto f32 = memory::data_type::f32;
@@ -675,31 +699,15 @@ class GuessResidualConv final : public ResidualConv {
         pd.src_desc() != src_md || pd.dst_desc() != dst_md) {
       return false;
     }
-    conv_ = dnnl::convolution_forward(pd);
     weights_ = Reordered(engine_, stream_, UserWeightsDesc(a),
                          pd.weights_desc(), weights[0].data);
-    workspace_ = Buffer(pd.scratchpad_desc().get_size());
-    scratchpad_ = memory(pd.scratchpad_desc(), engine_, workspace_.data());
-    src_ = memory(src_md, engine_, DNNL_MEMORY_NONE);
-    dst_ = memory(dst_md, engine_, DNNL_MEMORY_NONE);
-    args_ = {{DNNL_ARG_SRC, src_.get()},
-             {DNNL_ARG_WEIGHTS, weights_.get()},
-             {DNNL_ARG_DST, dst_.get()},
-             {DNNL_ARG_SCRATCHPAD, scratchpad_.get()}};
+    Bind(pd, src_md, dst_md);
     if (a.has_bias) {
       bias_ = BiasCopy(engine_, a, weights);
       args_.push_back({DNNL_ARG_BIAS, bias_.get()});
     }
     return true;
   }
-
-  dnnl::engine engine_;
-  dnnl::stream stream_;
-  dnnl::convolution_forward conv_;
-  memory src_, dst_;  // the caller's tensors (handles per call)
-  memory weights_, bias_, scratchpad_;
-  Buffer workspace_;  // the scratchpad's memory
-  std::vector<dnnl_exec_arg_t> args_;
 };
 
 const bool kResidualConvRegistered = [] {
