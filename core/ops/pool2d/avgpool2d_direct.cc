@@ -37,24 +37,6 @@ struct AvgPoolLoops {
     });
   }
 
-  // The window's sum divided by its divisor (as a division, like PyTorch).
-  template <typename T>
-  struct AvgOp {
-    T divisor;
-    template <typename V>
-    V Init() const {
-      return V{} + T(0);
-    }
-    template <typename V>
-    V Combine(V acc, V v) const {
-      return acc + v;
-    }
-    template <typename V>
-    V Finish(V acc) const {
-      return acc / (V{} + divisor);
-    }
-  };
-
   template <typename T>
   static void Nhwc(const AvgPool2dAttrs& a, const Pool2dGeometry& g, const T* x,
                    T* y) {
