@@ -19,8 +19,6 @@
 #include <cstdint>
 #include <tuple>
 
-#include <omp.h>
-
 #include "core/math/dispatch.h"
 #include "core/math/vectors.h"
 #include "core/ops/pool2d/pool2d.h"
@@ -49,28 +47,6 @@ void ForEachOutputRow(const Pool2dGeometry& g, Fn fn) {
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t oh = 0; oh < g.oh; ++oh) fn(n, oh);
-  }
-}
-
-// NHWC: fn(n, oh, ow, c0, c1) for each output pixel and channel range
-// [c0, c1) of it. Where the pixels are fewer than the threads (a global pool
-// at batch 1 has one), each pixel's channels are also split over the threads,
-// in whole cache lines: a row-per-thread split would leave all but one idle.
-template <typename T, class Fn>
-void ForEachOutputPixelChannels(const Pool2dGeometry& g, Fn fn) {
-  const int64_t pixels = g.n * g.oh * g.ow;
-  const int64_t threads = omp_get_max_threads();
-  constexpr int64_t kLine = 64 / sizeof(T);
-  const int64_t lines = (g.c + kLine - 1) / kLine;
-  const int64_t pieces = std::clamp<int64_t>(
-      pixels >= threads ? 1 : (threads + pixels - 1) / pixels, 1, lines);
-#pragma omp parallel for schedule(static)
-  for (int64_t item = 0; item < pixels * pieces; ++item) {
-    const int64_t pixel = item / pieces, piece = item % pieces;
-    const int64_t c0 = std::min(g.c, piece * lines / pieces * kLine);
-    const int64_t c1 = std::min(g.c, (piece + 1) * lines / pieces * kLine);
-    const int64_t ow = pixel % g.ow, rows = pixel / g.ow;
-    fn(rows / g.oh, rows % g.oh, ow, c0, c1);
   }
 }
 
