@@ -28,8 +28,12 @@ struct AdaptiveAvgPoolLoops {
         for (int64_t ow = 0; ow < g.ow; ++ow) {
           const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
           T sum = 0;
-          for (int64_t ih = h0; ih < h1; ++ih) {
-            for (int64_t iw = w0; iw < w1; ++iw) sum += xp[ih * g.w + iw];
+          if (w0 == 0 && w1 == g.w) {  // whole rows: one contiguous run
+            sum = SumContiguous(xp + h0 * g.w, (h1 - h0) * g.w);
+          } else {
+            for (int64_t ih = h0; ih < h1; ++ih) {
+              sum += SumContiguous(xp + ih * g.w + w0, w1 - w0);
+            }
           }
           yp[oh * g.ow + ow] = sum / static_cast<T>((h1 - h0) * (w1 - w0));
         }
