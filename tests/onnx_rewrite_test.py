@@ -129,6 +129,60 @@ def test_conv2d_default(name, opset):
     run_and_compare(model, name, opset, 1e-4)
 
 
+def conv_bn_activation_model(activation: str) -> onnx.ModelProto:
+    """Conv -> BatchNormalization -> `activation` ("Relu", or "SiLU" written
+    out as x * Sigmoid(x)) -> Conv: a pre-activation batch norm between two
+    convolutions, as DenseNet's."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def const(name, *shape, lo=-1.0, hi=1.0):
+        return numpy_helper.from_array(rng.uniform(lo, hi, shape).astype(np.float32), name)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]),
+        n("BatchNormalization", ["c1", "s", "b", "m", "v"], ["bn"], epsilon=1e-5),
+    ]
+    if activation == "Relu":
+        nodes.append(n("Relu", ["bn"], ["act"]))
+    else:
+        nodes += [n("Sigmoid", ["bn"], ["sg"]), n("Mul", ["bn", "sg"], ["act"])]
+    nodes.append(n("Conv", ["act", "w2"], ["y"]))
+    inits = [const("w1", 6, 3, 3, 3), const("s", 6), const("b", 6), const("m", 6), const("v", 6, lo=0.5, hi=1.5)]
+    inits.append(const("w2", 5, 6, 1, 1))
+    graph = helper.make_graph(
+        nodes,
+        "conv_bn_act",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 8, 8])],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("activation", ["Relu", "SiLU"])
+def test_conv2d_folds_the_activation_after_a_batch_norm_in_nhwc(activation):
+    # The batch norm reads the NHWC chain, so it runs as ai3's layer in NHWC
+    # (rewrite._sink_transposes), and the activation after it, read by
+    # nothing else, is folded into it: no ORT node between the two convs.
+    original = conv_bn_activation_model(activation)
+    model = ai3.onnx.swap_conv2d(original, "default")
+    onnx.checker.check_model(model)
+    assert [n.op_type for n in model.graph.node if n.domain != "ai3"] == ["Transpose", "Transpose"]
+    norms = [attrs_of(n) for n in ai3_nodes(model) if attrs_of(n)["op"] == "batchnorm2d"]
+    fused = json.loads(norms[0]["attrs"]) if len(norms) == 1 else {}
+    if activation == "Relu":  # a clamp to [0, inf)
+        assert fused.get("activation") == [0.0, float("inf")]
+    else:
+        assert fused.get("activation_fn") == "silu"
+    x = np.random.default_rng(4).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    ref = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
+    np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["resnet18", "googlenet", "mobilenet_v2"])
 def test_conv2d_gemm(name):
     run_and_compare(ai3.onnx.swap_conv2d(model_of(name), "gemm"), name, 17, 1e-4)
@@ -153,10 +207,11 @@ def test_every_op(name):
         model = ai3.onnx.swap_operation(op, model, "default")
     assert {n.op_type for n in ai3_nodes(model)} == {"Layer"}
     assert {"conv2d", "linear", "adaptiveavgpool2d", "flatten"} <= set(ai3_ops(model))
-    # Each ReLU is an ai3 relu node or folded into the conv before it
-    # (inception_v3's every ReLU follows a conv).
+    # Each ReLU is an ai3 relu node or folded into the conv or batch norm
+    # before it (inception_v3's every ReLU follows a conv, densenet121's a
+    # conv or a batch norm).
     assert "Relu" not in {n.op_type for n in model.graph.node}
-    assert "relu" in ai3_ops(model) or name == "inception_v3"
+    assert "relu" in ai3_ops(model) or name in ("inception_v3", "densenet121")
     run_and_compare(model, name, 17, 1e-4)
 
 
