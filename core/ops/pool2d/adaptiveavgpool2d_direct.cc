@@ -71,10 +71,10 @@ struct AdaptiveAvgPoolLoops {
     // ran slower on 2 threads than on 1 (efficientnet_b0's 17 pools, b1:
     // 0.32 ms against 0.17).
     constexpr int64_t kPartialBytes = 32 << 10;  // on the caller's stack
-    const int64_t pieces = pixels >= threads ? 1 : (threads + pixels - 1) / pixels;
-    if (pieces > 1 &&
-        pixels * pieces * g.c * static_cast<int64_t>(sizeof(T)) <=
-            kPartialBytes) {
+    const int64_t pieces =
+        pixels >= threads ? 1 : (threads + pixels - 1) / pixels;
+    if (pieces > 1 && pixels * pieces * g.c * static_cast<int64_t>(sizeof(T)) <=
+                          kPartialBytes) {
       alignas(64) T partial[kPartialBytes / sizeof(T)];
 #pragma omp parallel for schedule(static)
       for (int64_t item = 0; item < pixels * pieces; ++item) {

@@ -493,11 +493,19 @@ int Main() {
       {1, 3, 7, 21, 3, 3, 1, 2, 0, 1, 0, 1, 1, 1, true},
   };
   const std::vector<ImageDims> adaptive_inputs = {
-      {1, 3, 8, 8},  {2, 4, 7, 9},    {1, 2, 5, 5}, {1, 3, 4, 4},
-      {2, 5, 10, 7}, {1, 16, 13, 11}, {1, 1, 1, 1}, {2, 8, 56, 56},
+      {1, 3, 8, 8},
+      {2, 4, 7, 9},
+      {1, 2, 5, 5},
+      {1, 3, 4, 4},
+      {2, 5, 10, 7},
+      {1, 16, 13, 11},
+      {1, 1, 1, 1},
+      {2, 8, 56, 56},
       // Channels over several cache lines, with vector and scalar tails:
       // NHWC splits one pixel's channels over the threads.
-      {1, 40, 6, 5}, {1, 96, 7, 7}, {3, 37, 4, 4},
+      {1, 40, 6, 5},
+      {1, 96, 7, 7},
+      {3, 37, 4, 4},
   };
   const std::vector<std::pair<int64_t, int64_t>> adaptive_outputs = {
       {1, 1}, {2, 2}, {3, 4}, {7, 7}, {5, 3}, {8, 8}};
