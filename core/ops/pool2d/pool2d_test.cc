@@ -501,8 +501,8 @@ int Main() {
       {1, 16, 13, 11},
       {1, 1, 1, 1},
       {2, 8, 56, 56},
-      // Channels over several cache lines, with vector and scalar tails:
-      // NHWC splits one pixel's channels over the threads.
+      // Vector and scalar channel tails, where NHWC splits a global pool's
+      // window by rows over the threads (batch 1) or not (batch 3).
       {1, 40, 6, 5},
       {1, 96, 7, 7},
       {3, 37, 4, 4},
