@@ -41,14 +41,27 @@ struct AdaptiveAvgPoolLoops {
     });
   }
 
-  // The window of output pixel (n, oh, ow), rows [r0, r1) of it only,
-  // summed into y[0, c) and divided by `divisor`.
+  // Output pixel `pixel` (flat over images, rows and columns): where it is
+  // and the input window it averages.
+  struct Window {
+    int64_t n, oh, ow;
+    PoolSpan h, w;
+    int64_t size() const { return (h.end - h.begin) * (w.end - w.begin); }
+  };
+  static Window WindowOf(const Pool2dGeometry& g, int64_t pixel) {
+    const int64_t ow = pixel % g.ow, oh = pixel / g.ow % g.oh;
+    return {pixel / g.ow / g.oh, oh, ow, AdaptiveSpan(oh, g.oh, g.h),
+            AdaptiveSpan(ow, g.ow, g.w)};
+  }
+
+  // Rows [r0, r1) of window `win` only, summed into y[0, c) and divided by
+  // `divisor`.
   template <typename T>
-  static void SumWindowRows(const Pool2dGeometry& g, const T* x, int64_t n,
-                            int64_t oh, int64_t ow, int64_t r0, int64_t r1,
+  static void SumWindowRows(const Pool2dGeometry& g, const T* x,
+                            const Window& win, int64_t r0, int64_t r1,
                             T divisor, T* y) {
-    const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
-    const T* image = x + n * g.xs.n;
+    const int64_t w0 = win.w.begin, w1 = win.w.end;
+    const T* image = x + win.n * g.xs.n;
     ReduceTapsNhwc(g.c, y, AvgOp<T>{divisor}, [&](auto&& fn) {
       for (int64_t ih = r0; ih < r1; ++ih) {
         for (int64_t iw = w0; iw < w1; ++iw) {
@@ -78,22 +91,18 @@ struct AdaptiveAvgPoolLoops {
       alignas(64) T partial[kPartialBytes / sizeof(T)];
 #pragma omp parallel for schedule(static)
       for (int64_t item = 0; item < pixels * pieces; ++item) {
-        const int64_t pixel = item / pieces, piece = item % pieces;
-        const int64_t ow = pixel % g.ow, n = pixel / g.ow / g.oh;
-        const int64_t oh = pixel / g.ow % g.oh;
-        const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
-        const int64_t r0 = h0 + (h1 - h0) * piece / pieces;
-        const int64_t r1 = h0 + (h1 - h0) * (piece + 1) / pieces;
-        SumWindowRows(g, x, n, oh, ow, r0, r1, T(1), partial + item * g.c);
+        const int64_t piece = item % pieces;
+        const Window win = WindowOf(g, item / pieces);
+        const int64_t rows = win.h.end - win.h.begin;
+        SumWindowRows(g, x, win, win.h.begin + rows * piece / pieces,
+                      win.h.begin + rows * (piece + 1) / pieces, T(1),
+                      partial + item * g.c);
       }
       for (int64_t pixel = 0; pixel < pixels; ++pixel) {
-        const int64_t ow = pixel % g.ow, n = pixel / g.ow / g.oh;
-        const int64_t oh = pixel / g.ow % g.oh;
-        const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
-        const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
-        const T divisor = static_cast<T>((h1 - h0) * (w1 - w0));
+        const Window win = WindowOf(g, pixel);
+        const T divisor = static_cast<T>(win.size());
         const T* sums = partial + pixel * pieces * g.c;
-        T* yp = y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w;
+        T* yp = y + win.n * g.ys.n + win.oh * g.ys.h + win.ow * g.ys.w;
         for (int64_t k = 0; k < g.c; ++k) {
           T sum = sums[k];
           for (int64_t piece = 1; piece < pieces; ++piece) {
@@ -105,11 +114,10 @@ struct AdaptiveAvgPoolLoops {
       return;
     }
     ForEachOutputRow(g, [&](int64_t n, int64_t oh) {
-      const auto [h0, h1] = AdaptiveSpan(oh, g.oh, g.h);
       for (int64_t ow = 0; ow < g.ow; ++ow) {
-        const auto [w0, w1] = AdaptiveSpan(ow, g.ow, g.w);
-        SumWindowRows(g, x, n, oh, ow, h0, h1,
-                      static_cast<T>((h1 - h0) * (w1 - w0)),
+        const Window win = WindowOf(g, (n * g.oh + oh) * g.ow + ow);
+        SumWindowRows(g, x, win, win.h.begin, win.h.end,
+                      static_cast<T>(win.size()),
                       y + n * g.ys.n + oh * g.ys.h + ow * g.ys.w);
       }
     });
