@@ -99,6 +99,21 @@ def attrs_of(node: onnx.NodeProto) -> dict:
     return {a.name: onnx.helper.get_attribute_value(a).decode() for a in node.attribute}
 
 
+def one_io_model(nodes: list, inits: list, x_shape: list, y_shape: list, opset: int = 17) -> onnx.ModelProto:
+    """A float32 model of `nodes` and initializers `inits`, reading input
+    "x" of x_shape and writing output "y" of y_shape (dims may be names)."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)],
+        inits,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
 def ai3_ops(model: onnx.ModelProto) -> list[str]:
     """The core op each ai3 node runs (the one node type's `op`)."""
     return [attrs_of(n)["op"] for n in ai3_nodes(model)]
@@ -133,7 +148,7 @@ def conv_bn_activation_model(activation: str) -> onnx.ModelProto:
     """Conv -> BatchNormalization -> `activation` ("Relu", or "SiLU" written
     out as x * Sigmoid(x)) -> Conv: a pre-activation batch norm between two
     convolutions, as DenseNet's."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     rng = np.random.default_rng(3)
 
@@ -152,14 +167,7 @@ def conv_bn_activation_model(activation: str) -> onnx.ModelProto:
     nodes.append(n("Conv", ["act", "w2"], ["y"]))
     inits = [const("w1", 6, 3, 3, 3), const("s", 6), const("b", 6), const("m", 6), const("v", 6, lo=0.5, hi=1.5)]
     inits.append(const("w2", 5, 6, 1, 1))
-    graph = helper.make_graph(
-        nodes,
-        "conv_bn_act",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 5, 8, 8])],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return one_io_model(nodes, inits, [2, 3, 8, 8], [2, 5, 8, 8])
 
 
 @pytest.mark.parametrize("activation", ["Relu", "SiLU"])
@@ -450,7 +458,7 @@ def test_session_options_reuse_and_plain_ort():
 
 @pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
 def test_auto_pad(auto_pad):
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     rng = np.random.default_rng(0)
     w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
@@ -459,14 +467,7 @@ def test_auto_pad(auto_pad):
         helper.make_node("MaxPool", ["c"], ["p"], name="pool", auto_pad=auto_pad, kernel_shape=[2, 2], strides=[2, 2]),
         helper.make_node("AveragePool", ["p"], ["y"], name="avg", auto_pad=auto_pad, kernel_shape=[3, 3]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 19, 20])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, "h", "w"])],
-        [w],
-    )
-    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    original = one_io_model(nodes, [w], [1, 3, 19, 20], [1, 4, "h", "w"])
     x = rng.standard_normal((1, 3, 19, 20)).astype(np.float32)
     ref = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     model = original
@@ -480,7 +481,7 @@ def test_auto_pad(auto_pad):
 def single_layer_ops_model() -> onnx.ModelProto:
     """A chain through every ONNX op the mapping turns into one core layer
     of one input (opset 20, for Gelu)."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     rng = np.random.default_rng(0)
 
@@ -546,14 +547,7 @@ def single_layer_ops_model() -> onnx.ModelProto:
     inits[6] = const("k", 1, 8, 1, 1)
     nodes.insert(20, n("LayerNormalization", ["f", "ln_s", "ln_b"], ["ln"]))
     nodes[21] = n("Softmax", ["ln"], ["sm"])
-    graph = helper.make_graph(
-        nodes,
-        "every_op",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 9, 9])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 7])],
-        inits,
-    )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    return one_io_model(nodes, inits, [2, 4, 9, 9], [2, 7], opset=20)
 
 
 def test_every_single_layer_op_matches_ort():
@@ -617,7 +611,7 @@ def test_partition_whole_model_is_one_node(name):
 
 
 def test_partition_splits_around_an_unsupported_op():
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     rng = np.random.default_rng(0)
     inits = [
@@ -631,14 +625,7 @@ def test_partition_splits_around_an_unsupported_op():
         helper.make_node("Conv", ["s", "w2"], ["c2"]),
         helper.make_node("Relu", ["c2"], ["y"]),
     ]
-    graph = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
-        inits,
-    )
-    original = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    original = one_io_model(nodes, inits, [1, 3, 8, 8], [1, 4, 8, 8])
     model = ai3.onnx.partition(original, {"conv2d": "gemm"})
     assert [(n.domain, n.op_type) for n in model.graph.node] == [("ai3", "Layer"), ("", "Shrink"), ("ai3", "Layer")]
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
@@ -673,17 +660,15 @@ def test_swap_conv2d_folds_the_activation_after_a_conv(name):
 def _one_conv_any_channels() -> onnx.ModelProto:
     """A 1x1 Conv 4 -> 4 whose input's dims are all symbolic, so ORT passes
     an input of any channel count on to the node."""
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import helper, numpy_helper
 
     w = numpy_helper.from_array(np.full((4, 4, 1, 1), 0.25, np.float32), "w")
-    graph = helper.make_graph(
+    return one_io_model(
         [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", kernel_shape=[1, 1])],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", "c", "h", "w"])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4, "h", "w"])],
         [w],
+        ["n", "c", "h", "w"],
+        ["n", 4, "h", "w"],
     )
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
 def test_bad_input_to_a_prepared_node_is_an_ai3_error():
@@ -748,14 +733,7 @@ def _conv_then_matmul(columns: int) -> onnx.ModelProto:
         helper.make_node("Reshape", ["c1", "rows"], ["r"]),
         helper.make_node("MatMul", ["r", "m"], ["y"]),
     ]
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 16, 32, 32])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [512, columns])],
-        [*w, m, rows],
-    )
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return one_io_model(nodes, [*w, m, rows], [1, 16, 32, 32], [512, columns])
 
 
 @pytest.mark.parametrize("columns,yields", [(4096, True), (4, False)])  # 134 and 0.1 MFLOP
