@@ -40,29 +40,6 @@ void CheckModelTensor(const Tensor& t, const char* what) {
   }
 }
 
-// A fused residual add (see graph.h): y[i] += r[i], then the folded relu,
-// in one pass over y while P's result is still in cache. Threads take
-// contiguous ranges above the threshold ops/add uses.
-template <typename T>
-void AccumulateInPlace(T* y, const T* r, int64_t n, bool relu) {
-  constexpr int64_t kParallelThreshold = 1 << 15;
-  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
-    T* __restrict yp = y;
-    const T* __restrict rp = r;
-    if (relu) {
-      // v < 0 ? 0 : v keeps NaN as NaN, like the relu layer.
-#pragma omp simd
-      for (int64_t i = lo; i < hi; ++i) {
-        const T v = yp[i] + rp[i];
-        yp[i] = v < T(0) ? T(0) : v;
-      }
-    } else {
-#pragma omp simd
-      for (int64_t i = lo; i < hi; ++i) yp[i] += rp[i];
-    }
-  });
-}
-
 }  // namespace
 
 // ---- Building ---------------------------------------------------------------
@@ -1169,11 +1146,10 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
     const Tensor& r = in(plan_.accumulate[i]);
     const bool relu = plan_.fused_relu[i] != 0;
     if (f64) {
-      AccumulateInPlace(y.data_as<double>(), r.data_as<const double>(),
-                        y.numel(), relu);
+      AddInPlace(y.data_as<double>(), r.data_as<const double>(), y.numel(),
+                 relu);
     } else {
-      AccumulateInPlace(y.data_as<float>(), r.data_as<const float>(), y.numel(),
-                        relu);
+      AddInPlace(y.data_as<float>(), r.data_as<const float>(), y.numel(), relu);
     }
     return;
   }

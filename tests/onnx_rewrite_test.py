@@ -213,13 +213,14 @@ def test_every_op(name):
     model = model_of(name)
     for op in ALL_OPS:
         model = ai3.onnx.swap_operation(op, model, "default")
-    assert {n.op_type for n in ai3_nodes(model)} == {"Layer"}
+    assert {n.op_type for n in ai3_nodes(model)} <= {"Layer", "ResidualLayer"}
     assert {"conv2d", "linear", "adaptiveavgpool2d", "flatten"} <= set(ai3_ops(model))
-    # Each ReLU is an ai3 relu node or folded into the conv or batch norm
-    # before it (inception_v3's every ReLU follows a conv, densenet121's a
-    # conv or a batch norm).
+    # Each ReLU is folded into the conv, batch norm or residual add before
+    # it (inception_v3's every ReLU follows a conv, densenet121's a conv or
+    # a batch norm, resnet18's a conv or a residual add), so none is left
+    # for swap_relu.
     assert "Relu" not in {n.op_type for n in model.graph.node}
-    assert "relu" in ai3_ops(model) or name in ("inception_v3", "densenet121")
+    assert "relu" not in ai3_ops(model)
     run_and_compare(model, name, 17, 1e-4)
 
 
@@ -652,9 +653,87 @@ def test_swap_conv2d_folds_the_activation_after_a_conv(name):
     fused = [json.loads(attrs_of(n)["attrs"]).get("activation") for n in ai3_nodes(model)]
     if name == "mobilenet_v2":  # every Clip follows a conv
         assert "Clip" not in kinds and fused.count([0.0, 6.0]) == 35
-    else:  # the stem's and each block's first ReLU; the ReLUs after an Add stay ORT's
-        assert kinds.count("Relu") == 8 and sum(a is not None for a in fused) == 9
+    else:  # the stem's and each block's first ReLU; each Add and the ReLU after it join the conv before the Add
+        assert "Relu" not in kinds and "Add" not in kinds and sum(a is not None for a in fused) == 9
+        assert [attrs_of(n)["after"] for n in ai3_nodes(model) if n.op_type == "ResidualLayer"] == ["relu"] * 8
     run_and_compare(model, name, 17, 1e-4)
+
+
+def residual_model() -> onnx.ModelProto:
+    """Three residual adds over 1x1 and 3x3 convs of 6 channels:
+    r1 = relu(conv_b(c1) + c1), c1 = conv_a(x)   (the conv's Add, then its Relu)
+    r2 = conv_p(r1) + conv_q(r1)                 (two convs: the later one takes the Add)
+    y  = conv_z(r2 + s), s of shape (1, 6, 1, 1) (a broadcast: stays ORT's)"""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(5)
+
+    def const(name, *shape):
+        return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "wa"], ["c1"], pads=[1, 1, 1, 1]),
+        n("Conv", ["c1", "wb", "bb"], ["c2"], pads=[1, 1, 1, 1]),
+        n("Add", ["c2", "c1"], ["a1"]),
+        n("Relu", ["a1"], ["r1"]),
+        n("Conv", ["r1", "wp"], ["p"]),
+        n("Conv", ["r1", "wq"], ["q"], pads=[1, 1, 1, 1]),
+        n("Add", ["p", "q"], ["r2"]),
+        n("Add", ["r2", "s"], ["r3"]),
+        n("Conv", ["r3", "wz"], ["y"]),
+    ]
+    inits = [const("wa", 6, 3, 3, 3), const("wb", 6, 6, 3, 3), const("bb", 6), const("wp", 6, 6, 1, 1)]
+    inits += [const("wq", 6, 6, 3, 3), const("s", 1, 6, 1, 1), const("wz", 4, 6, 1, 1)]
+    return one_io_model(nodes, inits, [2, 3, 7, 7], [2, 4, 7, 7])
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("algorithm", ["guess", "direct", "gemm"])
+def test_swap_conv2d_folds_residual_adds_into_the_conv_before(algorithm, layout):
+    # An Add that alone reads a conv's result (and the Relu after it) runs
+    # inside the conv's node: a "guess" conv adds into R in its own kernel
+    # (oneDNN's sum post-op), other algorithms add R in one pass after. The
+    # same results through the native op, the Python op, and ORT's own graph.
+    original = residual_model()
+    model = ai3.onnx.swap_conv2d(original, algorithm, layout=layout)
+    onnx.checker.check_model(model)
+    residual = [n for n in ai3_nodes(model) if n.op_type == "ResidualLayer"]
+    # (R by its NCHW name: in NHWC it is "<name>/ai3_nhwc".)
+    assert [(n.input[2].split("/")[0], attrs_of(n)["after"]) for n in residual] == [("c1", "relu"), ("p", "")]
+    assert [n.op_type for n in model.graph.node if n.domain != "ai3"].count("Add") == 1  # the broadcast
+    assert "Relu" not in [n.op_type for n in model.graph.node]
+    x = np.random.default_rng(6).standard_normal((2, 3, 7, 7)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    native = ai3.onnx.InferenceSession(model)
+    assert {n.domain for n in session._prepare(model)[0].graph.node if n.op_type == "ResidualLayer"} == {
+        session.NATIVE_DOMAIN
+    }
+    np.testing.assert_allclose(native.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(native.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)  # a second run: same
+    plain = ort.InferenceSession(
+        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
+    )
+    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_residual_node_with_a_wrong_residual_is_an_ai3_error():
+    # A ResidualLayer whose R does not match the layer's output (a hand-edited
+    # model) fails the run with the core's error naming the node, in both ops.
+    from onnx import helper
+
+    model = ai3.onnx.swap_conv2d(residual_model(), "default", layout="NCHW")
+    node = next(n for n in model.graph.node if n.op_type == "ResidualLayer")
+    node.input[2] = "x"  # (2, 3, 7, 7) against the conv's (2, 6, 7, 7)
+    del model.graph.value_info[:]
+    x = np.zeros((2, 3, 7, 7), np.float32)
+    with pytest.raises(ai3.ShapeError, match="residual R"):
+        ai3.onnx.InferenceSession(model).run(None, {"x": x})
+    fed = onnx.ModelProto()
+    fed.CopyFrom(model)
+    fed.graph.input.append(helper.make_tensor_value_info(node.input[1], onnx.TensorProto.FLOAT, None))
+    with pytest.raises(ai3.ShapeError, match="residual R"):  # W fed: the Python op
+        ai3.onnx.InferenceSession(fed).run(None, {"x": x})
 
 
 def _one_conv_any_channels() -> onnx.ModelProto:

@@ -19,6 +19,13 @@ namespace ai3 {
 void AddForward(const float* const* x, int count, int64_t n, float* y);
 void AddForward(const double* const* x, int count, int64_t n, double* y);
 
+// A residual add fused after the layer that wrote y: y[i] += r[i], then
+// relu if `relu`, in one pass over y while it is still in cache (ai3::Model's
+// in-place residual add, core/graph.h, and the ONNX Runtime op's residual
+// node, frontends/ai3/onnx/ort_op). y and r must not overlap.
+void AddInPlace(float* y, const float* r, int64_t n, bool relu);
+void AddInPlace(double* y, const double* r, int64_t n, bool relu);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_ADD_ADD_H_

@@ -40,6 +40,27 @@ void AddN(const T* const* x, int count, int64_t n, T* y) {
   });
 }
 
+template <typename T>
+void AddInPlaceOf(T* y, const T* r, int64_t n, bool relu) {
+  // Threads take contiguous ranges, whose ends the thread that wrote them
+  // most likely holds in cache.
+  ParallelRanges(0, n, n >= kParallelThreshold, [=](int64_t lo, int64_t hi) {
+    T* __restrict yp = y;
+    const T* __restrict rp = r;
+    if (relu) {
+      // v < 0 ? 0 : v keeps NaN as NaN, like the relu layer.
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) {
+        const T v = yp[i] + rp[i];
+        yp[i] = v < T(0) ? T(0) : v;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = lo; i < hi; ++i) yp[i] += rp[i];
+    }
+  });
+}
+
 }  // namespace
 
 void AddForward(const float* const* x, int count, int64_t n, float* y) {
@@ -48,6 +69,14 @@ void AddForward(const float* const* x, int count, int64_t n, float* y) {
 
 void AddForward(const double* const* x, int count, int64_t n, double* y) {
   AddN(x, count, n, y);
+}
+
+void AddInPlace(float* y, const float* r, int64_t n, bool relu) {
+  AddInPlaceOf(y, r, n, relu);
+}
+
+void AddInPlace(double* y, const double* r, int64_t n, bool relu) {
+  AddInPlaceOf(y, r, n, relu);
 }
 
 }  // namespace ai3

@@ -24,10 +24,13 @@ here with no other code.
 swap_conv2d (and swap_linear) also folds the activation after the layer
 into it where ai3.fusion would (a ReLU / Clip / SiLU ... that nothing else
 reads): one ai3 node, one crossing into ai3, instead of an ai3 node and an
-ORT node.
+ORT node. Likewise a residual Add that alone reads an ai3 layer's result
+(and the Relu after the Add) becomes part of that layer's node, as
+ai3.Model fuses it (_fold_residual_adds).
 
-Every ai3 node has the one node type "ai3::Layer" with inputs (X, W) and
-string attributes
+An ai3 node has the node type "ai3::Layer", with inputs (X, W), or
+"ai3::ResidualLayer", with inputs (X, W, R) and one more attribute `after`
+("relu" or ""): after(layer(X) + R). Both have the string attributes
   - `op`: the core op ("conv2d", ...), or "model" for a region;
   - `attrs`: canonical JSON of the core attributes (padding resolved at
     rewrite time from the shapes; an unknown size that SAME padding needs
@@ -66,6 +69,9 @@ from ai3.spec import MODEL_INPUT, LayerSpec
 DOMAIN = "ai3"
 DOMAIN_VERSION = 1
 NODE_TYPE = "Layer"
+# A Layer node with a residual Add (and its Relu) folded in: inputs (X, W, R).
+RESIDUAL_NODE_TYPE = "ResidualLayer"
+NODE_TYPES = (NODE_TYPE, RESIDUAL_NODE_TYPE)
 REGION = "model"  # the `op` of a region node
 
 ModelLike = onnx.ModelProto | str | os.PathLike | bytes
@@ -257,6 +263,16 @@ class _Rewrite:
             dims = [d if d is not None else "?" for d in shape]
             self.model.graph.value_info.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
 
+    def known_shape(self, name: str) -> tuple | None:
+        """A tensor's static shape, as the mapping or the rewrite's own
+        value_info (the NHWC tensors) has it; None where a dim is unknown."""
+        shape = self.map.shapes.get(name)
+        if shape is None:
+            info = next((v for v in self.model.graph.value_info if v.name == name), None)
+            dims = info.type.tensor_type.shape.dim if info is not None else ()
+            shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in dims) if dims else None
+        return tuple(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
+
     def finish(self) -> onnx.ModelProto:
         g = self.model.graph
         if not self.added:
@@ -278,6 +294,7 @@ class _Rewrite:
                 break
             nodes = live
         nodes = _sink_transposes(nodes, outputs, self.map.constants, self.map.shapes, self.declare, self.nhwc_layer)
+        nodes = _fold_residual_adds(nodes, outputs, self.known_shape)
         del g.node[:]
         g.node.extend(nodes)
         read = {name for n in nodes for name in n.input} | outputs
@@ -431,6 +448,76 @@ def _sink_transposes(
         if len(live) == len(out):
             return out
         out = live
+
+
+def _fold_residual_adds(nodes: list, outputs: set[str], shape_of: Callable[[str], tuple | None]) -> list:
+    """`nodes` (in topological order) with each residual Add folded into the
+    ai3 node that feeds it, as ai3.Model fuses a ResNet block's tail:
+      - an ORT Add of two tensors of one known shape (no broadcasting), one
+        of them the result of a single-layer ai3 node that nothing else
+        reads, becomes one ResidualLayer node: that node's X and W, and the
+        Add's other input as R (where both inputs are such results, the
+        later node's, since the other is ready where it runs);
+      - a Relu that alone reads the Add's result goes in too (after="relu").
+    The node runs where the Add (or its Relu) ran, when X and R are both
+    ready, and writes that node's output. ai3's native op runs a "guess"
+    conv2d there as one kernel that adds into R (ResNet-50's rewritten graph
+    spent 11% of its time in ORT's Adds and Relus); every other layer, as
+    the layer and one pass adding R (ai3.onnx.session)."""
+    reads: dict[str, list[onnx.NodeProto]] = {}
+    for n in nodes:
+        for name in n.input:
+            reads.setdefault(name, []).append(n)
+    producer = {o: n for n in nodes for o in n.output}
+    order = {id(n): i for i, n in enumerate(nodes)}
+
+    def only_reader(name: str) -> onnx.NodeProto | None:
+        found = reads.get(name, [])
+        return found[0] if len(found) == 1 and name not in outputs else None
+
+    def foldable(name: str) -> bool:
+        p = producer.get(name)
+        return (
+            p is not None
+            and p.domain == DOMAIN
+            and p.op_type == NODE_TYPE
+            and node_attr(p, "op") != REGION
+            and only_reader(name) is not None
+        )
+
+    gone: set[int] = set()
+    placed: dict[int, onnx.NodeProto] = {}  # id of the node whose place the fused node takes -> it
+    for n in nodes:
+        if n.domain not in ("", "ai.onnx") or n.op_type != "Add" or len(n.input) != 2 or n.input[0] == n.input[1]:
+            continue
+        shape = shape_of(n.input[0])
+        fed = [k for k in (0, 1) if foldable(n.input[k])]
+        if shape is None or shape != shape_of(n.input[1]) or not fed:
+            continue
+        k = max(fed, key=lambda k: order[id(producer[n.input[k]])])
+        layer = producer[n.input[k]]
+        last, after = n, ""
+        relu = only_reader(n.output[0])
+        if relu is not None and relu.domain in ("", "ai.onnx") and relu.op_type == "Relu":
+            last, after = relu, "relu"
+            gone.add(id(n))
+        fused = helper.make_node(
+            RESIDUAL_NODE_TYPE,
+            [layer.input[0], layer.input[1], n.input[1 - k]],
+            [last.output[0]],
+            name=layer.name,
+            domain=DOMAIN,
+            after=after,
+        )
+        fused.attribute.extend(layer.attribute)
+        gone.add(id(layer))
+        placed[id(last)] = fused
+    return [placed.get(id(n), n) for n in nodes if id(n) not in gone]
+
+
+def node_attr(node: onnx.NodeProto, name: str) -> str:
+    """A string attribute of an ai3 node."""
+    return next(a.s.decode() for a in node.attribute if a.name == name)
 
 
 def _known_ops() -> list[str]:
@@ -661,4 +748,4 @@ swap_flatten = _swapper("flatten")
 # What ai3.onnx re-exports from here (its __all__ is made from this).
 ROUTES = ("partition", "swap_operation", *(f"swap_{op}" for op in frontend.SWAP_SHORTHANDS))
 
-__all__ = ["DOMAIN", "NODE_TYPE", *ROUTES]
+__all__ = ["DOMAIN", "NODE_TYPE", "RESIDUAL_NODE_TYPE", *ROUTES]

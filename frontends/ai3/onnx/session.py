@@ -1,11 +1,12 @@
-"""Running rewritten models in ONNX Runtime: the "ai3" domain's one node
-type, "ai3::Layer" (ai3.onnx.rewrite), backed by ai3's core.
+"""Running rewritten models in ONNX Runtime: the "ai3" domain's node
+types, "ai3::Layer" and "ai3::ResidualLayer" (ai3.onnx.rewrite), backed by
+ai3's core.
 
     sess = ai3.onnx.InferenceSession(ai3.onnx.swap_conv2d(model, "gemm"))
     y, = sess.run(None, {"input": x})
 
 Two ops run these nodes:
-  - ai3's native op, "ai3.native::Layer" (_ort_ops.so, built from
+  - ai3's native ops, "ai3.native::Layer" and "ResidualLayer" (_ort_ops.so, built from
     frontends/ai3/onnx/ort_op against ONNX Runtime's C API headers, which
     ./bazelw takes from Debian's libonnxruntime-dev). An
     ai3.onnx.InferenceSession hands it every single-layer node whose W is a
@@ -79,7 +80,7 @@ from onnxruntime_extensions import _ocos
 
 from ai3 import errors, layers
 from ai3.onnx import rewrite
-from ai3.onnx.rewrite import DOMAIN, NODE_TYPE
+from ai3.onnx.rewrite import DOMAIN, NODE_TYPE, NODE_TYPES, RESIDUAL_NODE_TYPE, node_attr
 
 # The native op's domain (frontends/ai3/onnx/ort_op/ops.cc): what a single-layer
 # "ai3" node becomes inside an ai3.onnx.InferenceSession (_prepare).
@@ -92,7 +93,7 @@ _cache: collections.OrderedDict[tuple, Any] = collections.OrderedDict()
 CACHE_LIMIT = 4096
 _pending: list[tuple[str, str, BaseException]] = []  # (node, op type, error)
 _registered = False
-_ai3_ids: set[int] = set()
+_ai3_ops: dict[int, Any] = {}  # the extension's id of each of ai3's Python ops -> its function
 _stock_hook = _ocos._on_pyop_invocation
 # SessionOptions that already have the library (registering it twice on one
 # SessionOptions fails at session creation with "Conflicting ... kernel").
@@ -160,16 +161,26 @@ def _kernel(x: np.ndarray, w: np.ndarray, **attrs: Any) -> np.ndarray:
     return layer(x)
 
 
+def _residual_kernel(x: np.ndarray, w: np.ndarray, r: np.ndarray, after: str = "", **attrs: Any) -> np.ndarray:
+    """A ResidualLayer node: after(layer(x) + r) (ai3.onnx.rewrite's
+    _fold_residual_adds; the native op fuses the sum into the layer)."""
+    y = np.array(_kernel(x, w, **attrs), dtype=np.float32)
+    if r.shape != y.shape:
+        raise errors.ShapeError(f"the residual R is {tuple(r.shape)}; the layer's output is {tuple(y.shape)}")
+    y += r
+    if after == "relu":
+        np.maximum(y, 0, out=y)
+    elif after:
+        raise errors.InvalidArgument(f"attribute after must be 'relu' or empty, got {after!r}")
+    return y
+
+
 def _read(model: Any) -> onnx.ModelProto:
     if isinstance(model, onnx.ModelProto):
         return model
     if isinstance(model, str):
         return onnx.load(model)
     return onnx.load_from_string(bytes(model))
-
-
-def _attr(node: onnx.NodeProto, name: str) -> str:
-    return next(a.s.decode() for a in node.attribute if a.name == name)
 
 
 # The native op's attribute telling it to give its OpenMP threads back after
@@ -272,9 +283,12 @@ def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
     nodes = list(graph.node)
     shapes: dict[str, tuple[int, ...]] | None = None  # inferred once, if a native node asks
     for i, node in enumerate(graph.node):
-        if node.domain != DOMAIN or node.op_type != NODE_TYPE or len(node.input) != 2 or node.input[1] not in inits:
+        arity = 3 if node.op_type == RESIDUAL_NODE_TYPE else 2
+        if node.domain != DOMAIN or node.op_type not in NODE_TYPES or len(node.input) != arity:
+            continue
+        if node.input[1] not in inits:
             continue  # W computed inside the graph: the portable path
-        if _attr(node, "op") != rewrite.REGION:
+        if node_attr(node, "op") != rewrite.REGION:
             node.domain = NATIVE_DOMAIN
             if shapes is None:
                 shapes = _known_shapes(model)
@@ -282,9 +296,9 @@ def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
                 node.attribute.append(onnx.helper.make_attribute(YIELD_THREADS, 1))
             native = True
             continue
-        key = _attr(node, "node_key")
+        key = node_attr(node, "node_key")
         w = np.ascontiguousarray(numpy_helper.to_array(inits[node.input[1]]), dtype=np.float32)
-        weights = rewrite.unpack(w, json.loads(_attr(node, "weights")))
+        weights = rewrite.unpack(w, json.loads(node_attr(node, "weights")))
         with _lock:
             count, _ = _held.get(key, (0, weights))
             _held[key] = (count + 1, weights)
@@ -319,7 +333,8 @@ def _release_session(node_keys: frozenset) -> None:
 def _hook(k_id: int, feed: Any, attributes: Any) -> tuple:
     """The extension's invocation hook: ai3's op returns NumPy arrays (not
     lists) and never raises; every other Python op goes to the stock hook."""
-    if k_id not in _ai3_ids:
+    kernel = _ai3_ops.get(k_id)
+    if kernel is None:
         return _stock_hook(k_id, feed, attributes)
     attrs: dict[str, Any] = attributes
     try:
@@ -327,7 +342,7 @@ def _hook(k_id: int, feed: Any, attributes: Any) -> tuple:
         if run is not None:  # the floor: one dict look-up, then the core
             out = run(feed[0])
             return (k_id, out.shape, out.reshape(-1))
-        out = np.ascontiguousarray(_kernel(*feed, **attributes), dtype=np.float32)
+        out = np.ascontiguousarray(kernel(*feed, **attributes), dtype=np.float32)
     except BaseException as e:  # noqa: B902 -- must not escape into ORT
         node = attrs.get("node", "?") if isinstance(attrs, dict) else "?"
         op = attrs.get("op", "?") if isinstance(attrs, dict) else "?"
@@ -344,13 +359,17 @@ def _register() -> None:
         if _registered:
             return
         dt = ortx.PyOp
-        opdef = ortx.onnx_op(
-            op_type=f"{DOMAIN}::{NODE_TYPE}",
-            inputs=[dt.dt_float, dt.dt_float],
-            outputs=[dt.dt_float],
-            attrs={a: dt.dt_string for a in _ATTRS},
-        )(_kernel)
-        _ai3_ids.add(id(opdef))
+        for node_type, kernel, inputs, attrs in (
+            (NODE_TYPE, _kernel, 2, _ATTRS),
+            (RESIDUAL_NODE_TYPE, _residual_kernel, 3, (*_ATTRS, "after")),
+        ):
+            opdef = ortx.onnx_op(
+                op_type=f"{DOMAIN}::{node_type}",
+                inputs=[dt.dt_float] * inputs,
+                outputs=[dt.dt_float],
+                attrs={a: dt.dt_string for a in attrs},
+            )(kernel)
+            _ai3_ops[id(opdef)] = kernel
         dt.install_hooker(_hook)
         _registered = True
 

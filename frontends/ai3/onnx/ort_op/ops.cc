@@ -17,6 +17,18 @@
 //     yield_threads  optional int: 1 to give the OpenMP threads back after
 //              the layer (ai3.onnx.session's YIELD_THREADS says when)
 //
+//   ai3.native::ResidualLayer(X, W, R) -> Y = after(layer(X) + R)
+//     the same attributes, and
+//     R        the residual, of the layer's output shape (ai3.onnx.rewrite
+//              folds a residual Add, and the Relu after it, into the layer
+//              whose result only that Add reads: _fold_residual_adds)
+//     after    "relu", or "" for none
+//   A "guess" conv2d adds into R inside its own kernel (oneDNN's sum
+//   post-op, core/ops/conv2d/residual_conv.h, as ai3::Model fuses it), so
+//   the add's own pass over memory is gone; ORT may hand Y R's buffer (the
+//   op declares that it may run in place), else Y starts as a copy of R.
+//   Any other layer writes Y, then adds R (and the relu) in one pass.
+//
 // What a call costs: the layer is built once, when ORT creates the kernel
 // (weights copied into it then); a call wraps X's and Y's ORT buffers as
 // core tensors (no copy) and runs the layer's Forward, which writes Y in
@@ -36,8 +48,11 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -45,6 +60,8 @@
 #include "core/json_attrs.h"
 #include "core/layer.h"
 #include "core/op_schema.h"
+#include "core/ops/add/add.h"
+#include "core/ops/conv2d/residual_conv.h"
 #include "core/tensor.h"
 
 #define ORT_API_MANUAL_INIT
@@ -57,6 +74,7 @@ namespace {
 
 constexpr const char* kDomain = "ai3.native";
 constexpr const char* kNodeType = "Layer";
+constexpr const char* kResidualNodeType = "ResidualLayer";
 
 OrtErrorCode CodeOf(ErrorKind kind) {
   switch (kind) {
@@ -155,29 +173,115 @@ struct LayerKernel {
   // of leaving them spinning beside the heavy ORT nodes that run next
   // (attribute yield_threads, set by ai3.onnx.session: see YIELD_THREADS).
   bool yield_threads = false;
+  // A ResidualLayer node: input 2 is R, and `relu` follows the sum.
+  bool residual = false;
+  bool relu = false;
 
   OrtStatusPtr ComputeV2(OrtKernelContext* raw) {
     return Guarded(context, [&] {
       Ort::KernelContext ctx(raw);
-      Ort::ConstValue x = ctx.GetInput(0);
-      Ort::TensorTypeAndShapeInfo info = x.GetTensorTypeAndShapeInfo();
-      Tensor in;
-      in.dtype = DType::kFloat32;  // the op's declared input type
-      in.shape = info.GetShape();
-      in.layout = layer->layout();
-      in.data = const_cast<float*>(x.GetTensorData<float>());
+      const Tensor in = InputTensor(ctx, 0, "input X");
       const Shape out_shape = layer->OutputShape(in);  // validates `in`
       Ort::UnownedValue y = ctx.GetOutput(0, out_shape);
       Tensor out = in;
       out.shape = out_shape;
       out.data = y.GetTensorMutableData<float>();
-      layer->Forward(in, out);
+      if (residual) {
+        AddIntoResidual(in, out, InputTensor(ctx, 2, "the residual R"));
+      } else {
+        layer->Forward(in, out);
+      }
       if (yield_threads) omp_pause_resource_all(omp_pause_soft);
     });
   }
+
+ private:
+  // Input `index` as a core tensor over ORT's buffer, in the layer's layout.
+  Tensor InputTensor(Ort::KernelContext& ctx, size_t index, const char* what) {
+    Ort::ConstValue x = ctx.GetInput(index);
+    if (!x) Fail(ErrorKind::kInvalidArgument, what, " is missing");
+    Tensor t;
+    t.dtype = DType::kFloat32;  // the op's declared input type
+    t.shape = x.GetTensorTypeAndShapeInfo().GetShape();
+    t.layout = layer->layout();
+    t.data = const_cast<float*>(x.GetTensorData<float>());
+    return t;
+  }
+
+  // out = after(layer(in) + r).
+  void AddIntoResidual(const Tensor& in, const Tensor& out, const Tensor& r) {
+    if (r.shape != out.shape) {
+      Fail(ErrorKind::kShape, "the residual R is ", ToString(r.shape),
+           "; the layer's output is ", ToString(out.shape));
+    }
+    const int64_t n = out.numel();
+    float* y = out.data_as<float>();
+    const float* r_data = r.data_as<const float>();
+    std::lock_guard<std::mutex> hold(mu_);
+    // ORT may hand Y R's buffer only, but X may be R too (x + conv(x)):
+    // then the layer must read X before anything writes Y.
+    ResidualConv* fused = y != in.data ? FusedFor(in.shape) : nullptr;
+    if (fused != nullptr) {
+      // The fused conv accumulates into Y: Y must hold R first.
+      if (y != r_data) std::memcpy(y, r_data, sizeof(float) * n);
+      fused->Run(in, out);
+      return;
+    }
+    if (y != r_data) {
+      layer->Forward(in, out);
+      AddInPlace(y, r_data, n, relu);
+      return;
+    }
+    // Y is R's buffer: the layer writes aside first.
+    scratch_.resize(n);
+    Tensor aside = out;
+    aside.data = scratch_.data();
+    layer->Forward(in, aside);
+    AddInPlace(y, scratch_.data(), n, relu);
+  }
+
+  // The conv that adds into its output itself, for this input shape, or
+  // null where there is none (not a "guess" conv2d, or its maker declines).
+  ResidualConv* FusedFor(const Shape& input_shape) {
+    if (fused_tried_ && fused_shape_ == input_shape) return fused_.get();
+    fused_tried_ = true;
+    fused_shape_ = input_shape;
+    fused_.reset();
+    const ResidualConvMaker make = ResidualConvFusion();
+    const auto* conv = dynamic_cast<const Layer<Conv2dAttrs>*>(layer.get());
+    if (make != nullptr && conv != nullptr && conv->algorithm() == "guess") {
+      const Activation after =
+          relu ? Activation::Clamp(0, std::numeric_limits<double>::infinity())
+               : Activation{};
+      fused_ = make(conv->attrs(), conv->weights(), after, input_shape);
+    }
+    return fused_.get();
+  }
+
+  std::mutex mu_;  // ORT may run a session from several threads
+  std::unique_ptr<ResidualConv> fused_;
+  Shape fused_shape_;
+  bool fused_tried_ = false;
+  std::vector<float> scratch_;
 };
 
+// The two node types: Layer(X, W) and ResidualLayer(X, W, R).
 struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
+  explicit LayerOp(bool residual) : residual_(residual) {
+    if (residual_) {
+      // Y may take R's buffer where nothing else reads R (ORT decides).
+      OrtCustomOp::GetMayInplace = [](int** input_index, int** output_index) {
+        *input_index = new int[1]{2};
+        *output_index = new int[1]{0};
+        return size_t{1};
+      };
+      OrtCustomOp::ReleaseMayInplace = [](int* input_index, int* output_index) {
+        delete[] input_index;
+        delete[] output_index;
+      };
+    }
+  }
+
   OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* raw,
                               void** kernel) const {
     *kernel = nullptr;
@@ -201,6 +305,15 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
       auto kernel_object = std::make_unique<LayerKernel>();
       kernel_object->context = context;
       kernel_object->yield_threads = OptionalInt(raw, "yield_threads") != 0;
+      kernel_object->residual = residual_;
+      if (residual_) {
+        const std::string after = info.GetAttribute<std::string>("after");
+        if (after != "relu" && !after.empty()) {
+          Fail(ErrorKind::kInvalidArgument,
+               "attribute after must be 'relu' or empty, got '", after, "'");
+        }
+        kernel_object->relu = after == "relu";
+      }
       kernel_object->layer = schema.MakeLayer(
           name, JsonAttrs(schema, info.GetAttribute<std::string>("attrs")),
           slots, info.GetAttribute<std::string>("algorithm"), Device::kCPU);
@@ -208,8 +321,10 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
     });
   }
 
-  const char* GetName() const { return kNodeType; }
-  size_t GetInputTypeCount() const { return 2; }
+  const char* GetName() const {
+    return residual_ ? kResidualNodeType : kNodeType;
+  }
+  size_t GetInputTypeCount() const { return residual_ ? 3 : 2; }
   ONNXTensorElementDataType GetInputType(size_t) const {
     return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
   }
@@ -217,6 +332,9 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
   ONNXTensorElementDataType GetOutputType(size_t) const {
     return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
   }
+
+ private:
+  bool residual_;
 };
 
 }  // namespace
@@ -235,10 +353,11 @@ extern "C" OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
         ORT_FAIL, "ai3's ONNX Runtime op library needs onnxruntime >= 1.21");
   }
   Ort::InitApi(api);
-  static ai3::ort_op::LayerOp op;
+  static ai3::ort_op::LayerOp op(/*residual=*/false);
+  static ai3::ort_op::LayerOp residual_op(/*residual=*/true);
   try {
     static Ort::CustomOpDomain domain(ai3::ort_op::kDomain);
-    static const bool added = (domain.Add(&op), true);
+    static const bool added = (domain.Add(&op), domain.Add(&residual_op), true);
     (void)added;
     Ort::UnownedSessionOptions(options).Add(domain);
   } catch (const Ort::Exception& e) {
