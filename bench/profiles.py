@@ -78,11 +78,17 @@ def onnx_conv_kinds(model: Any) -> dict[str, str]:
 
 
 def _ai3_node_ops(model: Any) -> dict[str, str]:
-    """Node name -> core op of every node of ai3's one node type."""
+    """Node name -> core op of every ai3 node: the layer nodes' `op`, and
+    "concat" for the native concats the rewrite writes (ai3.native::Concat,
+    which ORT's profile names by op type alone, as its own Concat)."""
     import onnx
 
     proto = onnx.load_from_string(model) if isinstance(model, (bytes, bytearray)) else model
-    return {n.name: a.s.decode() for n in proto.graph.node if n.domain == "ai3" for a in n.attribute if a.name == "op"}
+    ops = {n.name: "concat" for n in proto.graph.node if n.domain == "ai3.native" and n.op_type == "Concat"}
+    ops.update(
+        {n.name: a.s.decode() for n in proto.graph.node if n.domain == "ai3" for a in n.attribute if a.name == "op"}
+    )
+    return ops
 
 
 def keras_conv_kinds(model: Any) -> dict[str, str]:
@@ -159,13 +165,15 @@ def ai3_breakdown(model: Any, x: Any, conv_kinds: dict[str, str], repeats: int =
     return b
 
 
-def _ort_kind(op: str, inputs: list[Any], ai3_ops: frozenset[str], known: str | None = None) -> str:
+def _ort_kind(
+    op: str, inputs: list[Any], ai3_ops: frozenset[str], known: str | None = None, ai3_node: bool = False
+) -> str:
     """ORT profile node -> kind. Convs (plain, fused, NCHWc, ai3's) are told
     apart by the weight shape ORT records as the second input; an ai3 node
     (whose session may hold its weights) by `known`, its kind from the
     model's node attributes."""
     shapes = [next(iter(i.values()), None) if isinstance(i, dict) else None for i in inputs]
-    prefix = "ai3 node: " if op in ai3_ops or op.removesuffix("_prepared") in ai3_ops else ""
+    prefix = "ai3 node: " if ai3_node or op in ai3_ops or op.removesuffix("_prepared") in ai3_ops else ""
     op = op.removesuffix("_prepared") if prefix else op
     if prefix and known is not None:
         return prefix + known
@@ -199,7 +207,8 @@ def ort_breakdown(
     import onnxruntime as ort
 
     ops = frozenset(ai3_ops)
-    kinds = {**_ai3_node_ops(model), **onnx_conv_kinds(model)} if ops else {}
+    ai3_nodes = _ai3_node_ops(model) if ops else {}
+    kinds = {**ai3_nodes, **onnx_conv_kinds(model)} if ops else {}
     with tempfile.TemporaryDirectory() as tmp:
         so = options()
         so.enable_profiling = True
@@ -223,7 +232,9 @@ def ort_breakdown(
             continue
         args = e.get("args", {})
         name = e["name"][: -len("_kernel_time")]
-        kind = _ort_kind(args.get("op_name", "?"), args.get("input_type_shape", []), ops, kinds.get(name))
+        kind = _ort_kind(
+            args.get("op_name", "?"), args.get("input_type_shape", []), ops, kinds.get(name), name in ai3_nodes
+        )
         entry = per_node.setdefault(name, [kind, args.get("provider", ""), 0.0])
         entry[2] += e["dur"] * 1e-6 / len(timed)
     for name, (kind, provider, seconds) in per_node.items():

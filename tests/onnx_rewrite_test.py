@@ -717,6 +717,65 @@ def test_swap_conv2d_folds_residual_adds_into_the_conv_before(algorithm, layout)
     np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
 
 
+def concat_model() -> onnx.ModelProto:
+    """Two convs of x (4 and 5 channels) joined along the channels with x
+    itself, then a 1x1 conv: an Inception / DenseNet block's join."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(7)
+    inits = [
+        numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+        for name, shape in (("wa", (4, 3, 3, 3)), ("wb", (5, 3, 1, 1)), ("wz", (2, 12, 1, 1)))
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "wa"], ["a"], pads=[1, 1, 1, 1]),
+        n("Conv", ["x", "wb"], ["b"]),
+        n("Concat", ["a", "x", "b"], ["c"], axis=1),
+        n("Conv", ["c", "wz"], ["y"]),
+    ]
+    return one_io_model(nodes, inits, [2, 3, 5, 6], [2, 2, 5, 6])
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_nhwc_channel_concat_runs_as_ai3s(layout):
+    # In the NHWC chain a channel concat joins short rows (one per pixel and
+    # input), ai3's concat's case: it becomes ai3.native::Concat on the last
+    # axis, which every session with ai3's libraries runs. In NCHW it stays
+    # ORT's.
+    original = concat_model()
+    model = ai3.onnx.swap_conv2d(original, "default", layout=layout)
+    onnx.checker.check_model(model)
+    concats = [(n.domain, n.attribute[0].i) for n in model.graph.node if n.op_type == "Concat"]
+    assert concats == ([(ai3.onnx.rewrite.NATIVE_DOMAIN, 3)] if layout == "NHWC" else [("", 1)])
+    x = np.random.default_rng(8).standard_normal((2, 3, 5, 6)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    plain = ort.InferenceSession(
+        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
+    )
+    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_native_concat_of_mismatched_inputs_is_an_ai3_error():
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Concat", ["a", "b"], ["y"], name="join", domain=ai3.onnx.rewrite.NATIVE_DOMAIN, axis=-1)],
+        "g",
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["n", "h", "w", "c"]) for v in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ai3.onnx.rewrite.NATIVE_DOMAIN, 1)]
+    )
+    sess = ai3.onnx.InferenceSession(model)
+    a = np.ones((1, 2, 3, 4), np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"a": a, "b": 2 * a[..., :1]})[0][..., 4], 2)
+    with pytest.raises(ai3.ShapeError, match="ONNX node 'join'.*may differ along axis 3 only"):
+        sess.run(None, {"a": a, "b": a[:, :, :2]})
+
+
 def test_residual_node_with_a_wrong_residual_is_an_ai3_error():
     # A ResidualLayer whose R does not match the layer's output (a hand-edited
     # model) fails the run with the core's error naming the node, in both ops.

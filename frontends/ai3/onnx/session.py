@@ -80,11 +80,7 @@ from onnxruntime_extensions import _ocos
 
 from ai3 import errors, layers
 from ai3.onnx import rewrite
-from ai3.onnx.rewrite import DOMAIN, NODE_TYPE, NODE_TYPES, RESIDUAL_NODE_TYPE, node_attr
-
-# The native op's domain (frontends/ai3/onnx/ort_op/ops.cc): what a single-layer
-# "ai3" node becomes inside an ai3.onnx.InferenceSession (_prepare).
-NATIVE_DOMAIN = "ai3.native"
+from ai3.onnx.rewrite import DOMAIN, NATIVE_DOMAIN, NODE_TYPE, NODE_TYPES, RESIDUAL_NODE_TYPE, node_attr
 
 _log = logging.getLogger("ai3.onnx")
 _lock = threading.Lock()
@@ -304,7 +300,7 @@ def _prepare(model: onnx.ModelProto) -> tuple[onnx.ModelProto, frozenset]:
             _held[key] = (count + 1, weights)
         keys.append(key)
         node.input[1] = _NO_WEIGHTS
-    if native:
+    if native and not any(o.domain == NATIVE_DOMAIN for o in prepared.opset_import):
         prepared.opset_import.append(onnx.helper.make_opsetid(NATIVE_DOMAIN, rewrite.DOMAIN_VERSION))
     if keys:
         used = {name for node in graph.node for name in node.input} | {o.name for o in graph.output}
