@@ -530,7 +530,7 @@ def single_layer_ops_model() -> onnx.ModelProto:
         n("Slice", ["tr", "s0", "s1", "sa"], ["sl"]),
         n("Gelu", ["sl"], ["ge"]),
         n("GlobalMaxPool", ["ge"], ["gmp"]),
-        n("Sub", ["ge", "gmp"], ["sub"]),  # two tensors: not a single-input layer, stays ORT's
+        n("Sub", ["ge", "gmp"], ["sub"]),  # two tensors: not a single-input layer
         n("GlobalAveragePool", ["sub"], ["gap"]),
         n("Flatten", ["gap"], ["f"]),
         n("Softmax", ["f"], ["sm"]),
@@ -591,8 +591,13 @@ def test_every_single_layer_op_matches_ort():
         y = ai3.onnx.InferenceSession(model).run(None, {"x": x})[0]
         np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5, err_msg=op)
         everything = ai3.onnx.swap_operation(op, everything, "default")
-    # ORT keeps the two-tensor Sub and the shape-keeping Reshape (an identity to ai3).
-    assert [n.op_type for n in everything.graph.node if n.domain != "ai3"] == ["Sub", "Reshape"]
+    # ORT keeps the shape-keeping Reshape (an identity to ai3). The
+    # two-tensor Sub of [N,H,W,C] by [N,1,1,C] reads the NHWC chain, so it
+    # runs as ai3's broadcasting sub (_sink_transposes).
+    assert [(n.domain, n.op_type) for n in everything.graph.node if n.domain != "ai3"] == [
+        (ai3.onnx.rewrite.NATIVE_DOMAIN, "MultiLayer"),
+        ("", "Reshape"),
+    ]
     y = ai3.onnx.InferenceSession(everything).run(None, {"x": x})[0]
     np.testing.assert_allclose(y, ref, rtol=1e-4, atol=1e-5)
 
@@ -755,6 +760,76 @@ def test_nhwc_channel_concat_runs_as_ai3s(layout):
         model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
     )
     np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+
+
+def squeeze_excitation_model() -> onnx.ModelProto:
+    """conv -> squeeze-excitation (global pool, 1x1 conv, sigmoid, Mul of
+    the conv's [N,C,H,W] by [N,C,1,1]) -> conv, as EfficientNet's blocks."""
+    from onnx import helper, numpy_helper
+
+    rng = np.random.default_rng(9)
+    inits = [
+        numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(np.float32), name)
+        for name, shape in (("wa", (6, 3, 3, 3)), ("ws", (6, 6, 1, 1)), ("wz", (4, 6, 1, 1)))
+    ]
+    n = helper.make_node
+    nodes = [
+        n("Conv", ["x", "wa"], ["c"], pads=[1, 1, 1, 1]),
+        n("GlobalAveragePool", ["c"], ["p"]),
+        n("Conv", ["p", "ws"], ["s"]),
+        n("Sigmoid", ["s"], ["g"]),
+        n("Mul", ["c", "g"], ["m"]),
+        n("Conv", ["m", "wz"], ["y"]),
+    ]
+    return one_io_model(nodes, inits, [2, 3, 5, 6], [2, 4, 5, 6])
+
+
+@pytest.mark.parametrize("layout", ["NHWC", "NCHW"])
+def test_nhwc_broadcasting_mul_runs_as_ai3s(layout):
+    # The squeeze-excitation Mul of [N,H,W,C] by [N,1,1,C] in the NHWC chain
+    # becomes ai3's mul layer (ai3.native::MultiLayer); in NCHW it stays ORT's.
+    original = squeeze_excitation_model()
+    model = ai3.onnx.swap_conv2d(original, "default", layout=layout)
+    onnx.checker.check_model(model)
+    muls = [(n.domain, n.op_type) for n in model.graph.node if n.op_type in ("Mul", "MultiLayer")]
+    assert muls == ([(ai3.onnx.rewrite.NATIVE_DOMAIN, "MultiLayer")] if layout == "NHWC" else [("", "Mul")])
+    x = np.random.default_rng(10).standard_normal((2, 3, 5, 6)).astype(np.float32)
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    plain = ort.InferenceSession(
+        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
+    )
+    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+
+
+def test_native_multi_input_layer_errors_are_ai3_errors():
+    # ai3.native::MultiLayer: a shape the layer refuses fails the run with
+    # the core's error naming the node; an op the core lacks fails the
+    # session's creation.
+    from onnx import TensorProto, helper
+
+    def model(op):
+        node = helper.make_node(
+            "MultiLayer", ["a", "b"], ["y"], name="scale", domain=ai3.onnx.rewrite.NATIVE_DOMAIN,
+            op=op, attrs="{}", algorithm="default", node="scale",
+        )  # fmt: skip
+        graph = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["n", "h", "w", "c"]) for v in "ab"],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        )
+        return helper.make_model(
+            graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ai3.onnx.rewrite.NATIVE_DOMAIN, 1)]
+        )
+
+    sess = ai3.onnx.InferenceSession(model("mul"))
+    a = np.full((1, 2, 3, 4), 3, np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"a": a, "b": np.full((1, 1, 1, 4), 2, np.float32)})[0], 6)
+    with pytest.raises(ai3.ShapeError, match="ONNX node 'scale'"):
+        sess.run(None, {"a": a, "b": a[:, :, :2, :3]})
+    with pytest.raises(ai3.UnsupportedOperation):
+        ai3.onnx.InferenceSession(model("no_such_op"))
 
 
 def test_native_concat_of_mismatched_inputs_is_an_ai3_error():

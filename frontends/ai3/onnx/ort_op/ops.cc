@@ -38,6 +38,14 @@
 //   (DenseNet-121's 62 concats: 7.7 ms against 4.0). It has no weights, so
 //   the rewrite writes it in this domain directly (_native_concats).
 //
+//   ai3.native::MultiLayer(X1, ..., Xn) -> Y
+//     a core layer without weights on several float32 inputs (a
+//     broadcasting mul, add, ...), attributes op, attrs, algorithm, node as
+//     Layer's. ai3.onnx.rewrite writes it directly (no weights to hold) for
+//     a broadcasting elementwise node of the NHWC chain (_sink_transposes):
+//     a squeeze-excitation block's Mul of [N,H,W,C] by [N,1,1,C], which ORT
+//     runs at 2-3x its time in NCHW.
+//
 // What a call costs: the layer is built once, when ORT creates the kernel
 // (weights copied into it then); a call wraps X's and Y's ORT buffers as
 // core tensors (no copy) and runs the layer's Forward, which writes Y in
@@ -86,6 +94,7 @@ constexpr const char* kDomain = "ai3.native";
 constexpr const char* kNodeType = "Layer";
 constexpr const char* kResidualNodeType = "ResidualLayer";
 constexpr const char* kConcatNodeType = "Concat";
+constexpr const char* kMultiNodeType = "MultiLayer";
 
 OrtErrorCode CodeOf(ErrorKind kind) {
   switch (kind) {
@@ -175,6 +184,24 @@ int64_t OptionalInt(const OrtKernelInfo* info, const char* name) {
     return 0;
   }
   return value;
+}
+
+// The schema of the node's `op`; `context` becomes NodeContext.
+const OpSchema& NodeSchema(const Ort::ConstKernelInfo& info,
+                           std::string* context) {
+  const std::string op = info.GetAttribute<std::string>("op");
+  *context = NodeContext(info.GetAttribute<std::string>("node"), op);
+  return GetOpSchema(op);
+}
+
+// The node's core layer, from its attributes and these weights.
+std::shared_ptr<AnyLayer> MakeNodeLayer(const Ort::ConstKernelInfo& info,
+                                        const OpSchema& schema,
+                                        const WeightSlots& slots) {
+  return schema.MakeLayer(
+      info.GetAttribute<std::string>("node"),
+      JsonAttrs(schema, info.GetAttribute<std::string>("attrs")), slots,
+      info.GetAttribute<std::string>("algorithm"), Device::kCPU);
 }
 
 struct LayerKernel {
@@ -299,10 +326,7 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
     std::string context;
     return Guarded(context, [&] {
       Ort::ConstKernelInfo info(raw);
-      const std::string op = info.GetAttribute<std::string>("op");
-      const std::string name = info.GetAttribute<std::string>("node");
-      context = NodeContext(name, op);
-      const OpSchema& schema = GetOpSchema(op);
+      const OpSchema& schema = NodeSchema(info, &context);
       int is_constant = 0;
       Ort::ConstValue w = info.GetTensorConstantInput(1, &is_constant);
       if (!is_constant) {
@@ -325,9 +349,7 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
         }
         kernel_object->relu = after == "relu";
       }
-      kernel_object->layer = schema.MakeLayer(
-          name, JsonAttrs(schema, info.GetAttribute<std::string>("attrs")),
-          slots, info.GetAttribute<std::string>("algorithm"), Device::kCPU);
+      kernel_object->layer = MakeNodeLayer(info, schema, slots);
       *kernel = kernel_object.release();
     });
   }
@@ -346,6 +368,64 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
 
  private:
   bool residual_;
+};
+
+struct MultiLayerKernel {
+  std::shared_ptr<AnyLayer> layer;
+  std::string context;
+
+  OrtStatusPtr ComputeV2(OrtKernelContext* raw) {
+    return Guarded(context, [&] {
+      Ort::KernelContext ctx(raw);
+      std::vector<Tensor> inputs(ctx.GetInputCount());
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        Ort::ConstValue x = ctx.GetInput(k);
+        if (!x) Fail(ErrorKind::kInvalidArgument, "input ", k, " is missing");
+        inputs[k].dtype = DType::kFloat32;  // the op's declared input type
+        inputs[k].shape = x.GetTensorTypeAndShapeInfo().GetShape();
+        inputs[k].layout = layer->layout();
+        inputs[k].data = const_cast<float*>(x.GetTensorData<float>());
+      }
+      // Validates the count, shapes and dtypes.
+      const Shape out_shape = layer->OutputShape(inputs);
+      Ort::UnownedValue y = ctx.GetOutput(0, out_shape);
+      Tensor out = inputs[0];
+      out.shape = out_shape;
+      out.data = y.GetTensorMutableData<float>();
+      layer->Forward(inputs, out);
+    });
+  }
+};
+
+struct MultiLayerOp : Ort::CustomOpBase<MultiLayerOp, MultiLayerKernel,
+                                        /*WithStatus=*/true> {
+  OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* raw,
+                              void** kernel) const {
+    *kernel = nullptr;
+    std::string context;
+    return Guarded(context, [&] {
+      Ort::ConstKernelInfo info(raw);
+      const OpSchema& schema = NodeSchema(info, &context);
+      auto kernel_object = std::make_unique<MultiLayerKernel>();
+      kernel_object->context = context;
+      kernel_object->layer =
+          MakeNodeLayer(info, schema, WeightSlots(schema.weights().size()));
+      *kernel = kernel_object.release();
+    });
+  }
+
+  const char* GetName() const { return kMultiNodeType; }
+  size_t GetInputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetInputType(size_t) const {
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  }
+  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const {
+    return INPUT_OUTPUT_VARIADIC;
+  }
+  size_t GetOutputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetOutputType(size_t) const {
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  }
 };
 
 struct ConcatKernel {
@@ -446,10 +526,12 @@ extern "C" OrtStatus* ORT_API_CALL RegisterCustomOps(OrtSessionOptions* options,
   static ai3::ort_op::LayerOp op(/*residual=*/false);
   static ai3::ort_op::LayerOp residual_op(/*residual=*/true);
   static ai3::ort_op::ConcatOp concat_op;
+  static ai3::ort_op::MultiLayerOp multi_op;
   try {
     static Ort::CustomOpDomain domain(ai3::ort_op::kDomain);
-    static const bool added = (domain.Add(&op), domain.Add(&residual_op),
-                               domain.Add(&concat_op), true);
+    static const bool added =
+        (domain.Add(&op), domain.Add(&residual_op), domain.Add(&concat_op),
+         domain.Add(&multi_op), true);
     (void)added;
     Ort::UnownedSessionOptions(options).Add(domain);
   } catch (const Ort::Exception& e) {
