@@ -802,26 +802,35 @@ def test_nhwc_broadcasting_mul_runs_as_ai3s(layout):
     np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
 
 
+def native_node_model(node: onnx.NodeProto) -> onnx.ModelProto:
+    """A model of one ai3 native node reading inputs "a" and "b" (4-D, any
+    shape) and writing "y"."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["n", "h", "w", "c"]) for v in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ai3.onnx.rewrite.NATIVE_DOMAIN, 1)]
+    )
+
+
 def test_native_multi_input_layer_errors_are_ai3_errors():
     # ai3.native::MultiLayer: a shape the layer refuses fails the run with
     # the core's error naming the node; an op the core lacks fails the
     # session's creation.
-    from onnx import TensorProto, helper
+    from onnx import helper
 
     def model(op):
-        node = helper.make_node(
-            "MultiLayer", ["a", "b"], ["y"], name="scale", domain=ai3.onnx.rewrite.NATIVE_DOMAIN,
-            op=op, attrs="{}", algorithm="default", node="scale",
+        return native_node_model(
+            helper.make_node(
+                "MultiLayer", ["a", "b"], ["y"], name="scale", domain=ai3.onnx.rewrite.NATIVE_DOMAIN,
+                op=op, attrs="{}", algorithm="default", node="scale",
+            )
         )  # fmt: skip
-        graph = helper.make_graph(
-            [node],
-            "g",
-            [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["n", "h", "w", "c"]) for v in "ab"],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-        )
-        return helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ai3.onnx.rewrite.NATIVE_DOMAIN, 1)]
-        )
 
     sess = ai3.onnx.InferenceSession(model("mul"))
     a = np.full((1, 2, 3, 4), 3, np.float32)
@@ -833,18 +842,10 @@ def test_native_multi_input_layer_errors_are_ai3_errors():
 
 
 def test_native_concat_of_mismatched_inputs_is_an_ai3_error():
-    from onnx import TensorProto, helper
+    from onnx import helper
 
-    graph = helper.make_graph(
-        [helper.make_node("Concat", ["a", "b"], ["y"], name="join", domain=ai3.onnx.rewrite.NATIVE_DOMAIN, axis=-1)],
-        "g",
-        [helper.make_tensor_value_info(v, TensorProto.FLOAT, ["n", "h", "w", "c"]) for v in "ab"],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
-    )
-    model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ai3.onnx.rewrite.NATIVE_DOMAIN, 1)]
-    )
-    sess = ai3.onnx.InferenceSession(model)
+    node = helper.make_node("Concat", ["a", "b"], ["y"], name="join", domain=ai3.onnx.rewrite.NATIVE_DOMAIN, axis=-1)
+    sess = ai3.onnx.InferenceSession(native_node_model(node))
     a = np.ones((1, 2, 3, 4), np.float32)
     np.testing.assert_array_equal(sess.run(None, {"a": a, "b": 2 * a[..., :1]})[0][..., 4], 2)
     with pytest.raises(ai3.ShapeError, match="ONNX node 'join'.*may differ along axis 3 only"):

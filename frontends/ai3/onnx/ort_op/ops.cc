@@ -204,6 +204,19 @@ std::shared_ptr<AnyLayer> MakeNodeLayer(const Ort::ConstKernelInfo& info,
       info.GetAttribute<std::string>("algorithm"), Device::kCPU);
 }
 
+// Input `index` as a core tensor over ORT's buffer (float32, the ops'
+// declared input type), in `layout`.
+Tensor InputTensor(Ort::KernelContext& ctx, size_t index, Layout layout) {
+  Ort::ConstValue x = ctx.GetInput(index);
+  if (!x) Fail(ErrorKind::kInvalidArgument, "input ", index, " is missing");
+  Tensor t;
+  t.dtype = DType::kFloat32;
+  t.shape = x.GetTensorTypeAndShapeInfo().GetShape();
+  t.layout = layout;
+  t.data = const_cast<float*>(x.GetTensorData<float>());
+  return t;
+}
+
 struct LayerKernel {
   std::shared_ptr<AnyLayer> layer;
   std::string context;  // NodeContext, for messages
@@ -218,14 +231,14 @@ struct LayerKernel {
   OrtStatusPtr ComputeV2(OrtKernelContext* raw) {
     return Guarded(context, [&] {
       Ort::KernelContext ctx(raw);
-      const Tensor in = InputTensor(ctx, 0, "input X");
+      const Tensor in = InputTensor(ctx, 0, layer->layout());
       const Shape out_shape = layer->OutputShape(in);  // validates `in`
       Ort::UnownedValue y = ctx.GetOutput(0, out_shape);
       Tensor out = in;
       out.shape = out_shape;
       out.data = y.GetTensorMutableData<float>();
       if (residual) {
-        AddIntoResidual(in, out, InputTensor(ctx, 2, "the residual R"));
+        AddIntoResidual(in, out, InputTensor(ctx, 2, layer->layout()));
       } else {
         layer->Forward(in, out);
       }
@@ -234,18 +247,6 @@ struct LayerKernel {
   }
 
  private:
-  // Input `index` as a core tensor over ORT's buffer, in the layer's layout.
-  Tensor InputTensor(Ort::KernelContext& ctx, size_t index, const char* what) {
-    Ort::ConstValue x = ctx.GetInput(index);
-    if (!x) Fail(ErrorKind::kInvalidArgument, what, " is missing");
-    Tensor t;
-    t.dtype = DType::kFloat32;  // the op's declared input type
-    t.shape = x.GetTensorTypeAndShapeInfo().GetShape();
-    t.layout = layer->layout();
-    t.data = const_cast<float*>(x.GetTensorData<float>());
-    return t;
-  }
-
   // out = after(layer(in) + r).
   void AddIntoResidual(const Tensor& in, const Tensor& out, const Tensor& r) {
     if (r.shape != out.shape) {
@@ -370,6 +371,22 @@ struct LayerOp : Ort::CustomOpBase<LayerOp, LayerKernel, /*WithStatus=*/true> {
   bool residual_;
 };
 
+// An op of any number (at least 1) of float32 inputs and one float32 output.
+template <class Op, class Kernel>
+struct VariadicOp : Ort::CustomOpBase<Op, Kernel, /*WithStatus=*/true> {
+  size_t GetInputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetInputType(size_t) const {
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  }
+  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const {
+    return INPUT_OUTPUT_VARIADIC;
+  }
+  size_t GetOutputTypeCount() const { return 1; }
+  ONNXTensorElementDataType GetOutputType(size_t) const {
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+  }
+};
+
 struct MultiLayerKernel {
   std::shared_ptr<AnyLayer> layer;
   std::string context;
@@ -379,12 +396,7 @@ struct MultiLayerKernel {
       Ort::KernelContext ctx(raw);
       std::vector<Tensor> inputs(ctx.GetInputCount());
       for (size_t k = 0; k < inputs.size(); ++k) {
-        Ort::ConstValue x = ctx.GetInput(k);
-        if (!x) Fail(ErrorKind::kInvalidArgument, "input ", k, " is missing");
-        inputs[k].dtype = DType::kFloat32;  // the op's declared input type
-        inputs[k].shape = x.GetTensorTypeAndShapeInfo().GetShape();
-        inputs[k].layout = layer->layout();
-        inputs[k].data = const_cast<float*>(x.GetTensorData<float>());
+        inputs[k] = InputTensor(ctx, k, layer->layout());
       }
       // Validates the count, shapes and dtypes.
       const Shape out_shape = layer->OutputShape(inputs);
@@ -397,8 +409,7 @@ struct MultiLayerKernel {
   }
 };
 
-struct MultiLayerOp : Ort::CustomOpBase<MultiLayerOp, MultiLayerKernel,
-                                        /*WithStatus=*/true> {
+struct MultiLayerOp : VariadicOp<MultiLayerOp, MultiLayerKernel> {
   OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* raw,
                               void** kernel) const {
     *kernel = nullptr;
@@ -415,17 +426,6 @@ struct MultiLayerOp : Ort::CustomOpBase<MultiLayerOp, MultiLayerKernel,
   }
 
   const char* GetName() const { return kMultiNodeType; }
-  size_t GetInputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetInputType(size_t) const {
-    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  }
-  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const {
-    return INPUT_OUTPUT_VARIADIC;
-  }
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const {
-    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  }
 };
 
 struct ConcatKernel {
@@ -436,30 +436,27 @@ struct ConcatKernel {
     return Guarded(context, [&] {
       Ort::KernelContext ctx(raw);
       const size_t count = ctx.GetInputCount();
-      std::vector<Ort::ConstValue> xs;
-      std::vector<Shape> shapes;
+      std::vector<Tensor> xs(count);
       for (size_t k = 0; k < count; ++k) {
-        xs.push_back(ctx.GetInput(k));
-        if (!xs.back())
-          Fail(ErrorKind::kInvalidArgument, "input ", k, " is missing");
-        shapes.push_back(xs.back().GetTensorTypeAndShapeInfo().GetShape());
+        xs[k] = InputTensor(ctx, k, Layout::kNCHW);  // (no layout: a copy)
       }
-      const int64_t rank = static_cast<int64_t>(shapes[0].size());
+      const Shape& first = xs[0].shape;
+      const int64_t rank = static_cast<int64_t>(first.size());
       const int64_t a = axis < 0 ? axis + rank : axis;
       if (a < 0 || a >= rank) {
         Fail(ErrorKind::kShape, "axis ", axis, " is outside rank ", rank);
       }
-      Shape out_shape = shapes[0];
+      Shape out_shape = first;
       out_shape[a] = 0;
       for (size_t k = 0; k < count; ++k) {
-        Shape rest = shapes[k];
-        if (static_cast<int64_t>(rest.size()) == rank) rest[a] = shapes[0][a];
-        if (rest != shapes[0]) {
-          Fail(ErrorKind::kShape, "input ", k, " is ", ToString(shapes[k]),
-               "; input 0 is ", ToString(shapes[0]), " (they may differ along ",
+        Shape rest = xs[k].shape;
+        if (static_cast<int64_t>(rest.size()) == rank) rest[a] = first[a];
+        if (rest != first) {
+          Fail(ErrorKind::kShape, "input ", k, " is ", ToString(xs[k].shape),
+               "; input 0 is ", ToString(first), " (they may differ along ",
                "axis ", a, " only)");
         }
-        out_shape[a] += shapes[k][a];
+        out_shape[a] += xs[k].shape[a];
       }
       int64_t outer = 1, inner = 1;
       for (int64_t d = 0; d < a; ++d) outer *= out_shape[d];
@@ -467,8 +464,8 @@ struct ConcatKernel {
       std::vector<const float*> data(count);
       std::vector<int64_t> widths(count);
       for (size_t k = 0; k < count; ++k) {
-        data[k] = xs[k].GetTensorData<float>();
-        widths[k] = shapes[k][a] * inner;
+        data[k] = xs[k].data_as<const float>();
+        widths[k] = xs[k].shape[a] * inner;
       }
       Ort::UnownedValue y = ctx.GetOutput(0, out_shape);
       if (outer * inner == 0 || out_shape[a] == 0) return;
@@ -478,8 +475,7 @@ struct ConcatKernel {
   }
 };
 
-struct ConcatOp
-    : Ort::CustomOpBase<ConcatOp, ConcatKernel, /*WithStatus=*/true> {
+struct ConcatOp : VariadicOp<ConcatOp, ConcatKernel> {
   OrtStatusPtr CreateKernelV2(const OrtApi&, const OrtKernelInfo* raw,
                               void** kernel) const {
     *kernel = nullptr;
@@ -494,17 +490,6 @@ struct ConcatOp
   }
 
   const char* GetName() const { return kConcatNodeType; }
-  size_t GetInputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetInputType(size_t) const {
-    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  }
-  OrtCustomOpInputOutputCharacteristic GetInputCharacteristic(size_t) const {
-    return INPUT_OUTPUT_VARIADIC;
-  }
-  size_t GetOutputTypeCount() const { return 1; }
-  ONNXTensorElementDataType GetOutputType(size_t) const {
-    return ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
-  }
 };
 
 }  // namespace
