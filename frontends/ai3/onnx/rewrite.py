@@ -70,7 +70,8 @@ DOMAIN = "ai3"
 DOMAIN_VERSION = 1
 # The native ops' domain (frontends/ai3/onnx/ort_op/ops.cc): what an "ai3"
 # layer node becomes inside an ai3.onnx.InferenceSession (ai3.onnx.session),
-# and where the rewrite writes the NHWC concats (_sink_transposes).
+# and where the rewrite writes its weightless nodes, the NHWC concats and
+# broadcasting elementwise layers (_sink_transposes).
 NATIVE_DOMAIN = "ai3.native"
 NODE_TYPE = "Layer"
 # A Layer node with a residual Add (and its Relu) folded in: inputs (X, W, R).
@@ -410,7 +411,7 @@ def _sink_transposes(
     def rank4(name: str) -> bool:
         return name not in constants and len(shapes.get(name) or ()) == 4
 
-    def others_scalar(n: onnx.NodeProto) -> bool:
+    def any_scalar(n: onnx.NodeProto) -> bool:
         return any(scalar(name) for name in n.input)
 
     to_nhwc: dict[str, str] = {}  # an NCHW tensor -> its NHWC Transpose's output
@@ -464,7 +465,7 @@ def _sink_transposes(
                         out.append(t)
                         producer[to_nhwc[name]] = t
                     n.input[k] = to_nhwc[name]
-                if n.op_type in _BROADCASTING and len(n.input) == 2 and not others_scalar(n):
+                if n.op_type in _BROADCASTING and len(n.input) == 2 and not any_scalar(n):
                     a_shape, b_shape = (shapes.get(name) for name in nchw_inputs)
                     if len(a_shape or ()) == len(b_shape or ()) == 4 and tuple(a_shape) != tuple(b_shape):
                         _as_native_layer(n, _BROADCASTING[n.op_type])

@@ -56,6 +56,10 @@ Two ops run these nodes:
       onnxruntime.InferenceSession cannot: it returns (wrong, empty) results
       and the error is only logged to the `ai3.onnx` logger. The record is
       process-wide.
+The rewrite also writes weightless nodes straight into the native domain
+(ai3.native::Concat and ::MultiLayer, see ai3.onnx.rewrite._sink_transposes):
+with nothing to hold or feed, every session with session_options() runs
+them natively.
 The two ops live in two domains because ORT refuses a domain that two
 libraries both register ("Domain already set in registry").
 """
@@ -334,7 +338,8 @@ def _hook(k_id: int, feed: Any, attributes: Any) -> tuple:
         return _stock_hook(k_id, feed, attributes)
     attrs: dict[str, Any] = attributes
     try:
-        run = _bound.get((attrs["node_key"], attrs["algorithm"])) if feed[1].size == 0 else None
+        held = kernel is _kernel and feed[1].size == 0  # (only region nodes are held)
+        run = _bound.get((attrs["node_key"], attrs["algorithm"])) if held else None
         if run is not None:  # the floor: one dict look-up, then the core
             out = run(feed[0])
             return (k_id, out.shape, out.reshape(-1))

@@ -1,10 +1,11 @@
-// ai3's native ONNX Runtime custom-op library: the node type "Layer" of the
-// domain "ai3.native", any single core layer on one float32 input, run
-// inside ONNX Runtime without Python. ai3.onnx.InferenceSession hands the
-// nodes that ai3.onnx.swap_operation wrote ("ai3::Layer", one layer each,
-// with a constant W) to this op; a region ("model") node still runs as the
-// Python op (frontends/ai3/onnx/session.py), since building an ai3.Model is
-// Python's pipeline.
+// ai3's native ONNX Runtime custom-op library: the node types of the domain
+// "ai3.native", which run core layers inside ONNX Runtime without Python.
+// ai3.onnx.InferenceSession hands the layer nodes that ai3.onnx.rewrite
+// wrote ("ai3::Layer" and "ai3::ResidualLayer", one layer each, with a
+// constant W) to the first two; the rewrite writes the weightless Concat
+// and MultiLayer nodes in this domain itself. A region ("model") node still
+// runs as the Python op (frontends/ai3/onnx/session.py), since building an
+// ai3.Model is Python's pipeline.
 //
 //   ai3.native::Layer(X, W) -> Y
 //     X        the layer's input, float32, as the layer's layout has it
@@ -36,7 +37,7 @@
 //   runs an NHWC channel concat with, one short row per pixel and input,
 //   which ORT's own Concat copies at about half the speed of its NCHW one
 //   (DenseNet-121's 62 concats: 7.7 ms against 4.0). It has no weights, so
-//   the rewrite writes it in this domain directly (_native_concats).
+//   the rewrite writes it in this domain directly (_sink_transposes).
 //
 //   ai3.native::MultiLayer(X1, ..., Xn) -> Y
 //     a core layer without weights on several float32 inputs (a
