@@ -9,8 +9,8 @@ ai3.keras.swap_conv2d (every keras.layers.Conv2D on ai3's op with the chosen
 algorithm; other layers stay Keras'), and of the whole model as an
 ai3.Model from ai3.keras.swap_backend (NHWC), with ratios (below 1: ai3
 faster) and the largest output differences relative to the output's scale.
-All in this one process with the same thread settings and
-OMP_WAIT_POLICY=PASSIVE (see main). Issue-15 targets, met / NOT met per row:
+All in this one process with the same thread settings and libgomp's
+default wait policy (see main). Issue-15 targets, met / NOT met per row:
   - swap_backend <= 0.8x Keras;
   - swap_conv2d <= 1.0x Keras.
 Every row not met is profiled: ai3.Model.profile of the swap_backend model
@@ -54,11 +54,14 @@ NAN = float("nan")
 def main(argv: list[str]) -> None:
     del argv
     os.environ.setdefault("OMP_NUM_THREADS", str(FLAGS.threads))
-    # ai3's OpenMP threads and TensorFlow's own pool share the cores: with
-    # OpenMP's default active waiting, each side's idle threads spin while
-    # the other works (a 1x1 conv measured 19 ms instead of 3 ms in a
-    # tf.function). Must be set before libgomp loads (import ai3).
-    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    # ai3's OpenMP threads and TensorFlow's own pool share the cores.
+    # libgomp's default wait (spin a bounded while, then sleep) is left as
+    # it is: OMP_WAIT_POLICY=PASSIVE, which this bench used to set, woke the
+    # team from sleep at every swapped layer (swap_conv2d, same process and
+    # scheme, 2-core Xeon: MobileNetV2 0.88-1.04x Keras against 0.73-0.86x
+    # by default, EfficientNetB0 0.92-1.01x against 0.68-0.80x, ResNet50,
+    # VGG16 and DenseNet121 unchanged); ACTIVE spins without end beside
+    # TensorFlow's threads. ai3.keras's module doc says the same to users.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import keras
     import numpy as np

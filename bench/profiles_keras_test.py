@@ -8,7 +8,6 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # as bench/keras_models.py
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402

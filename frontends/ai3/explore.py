@@ -23,8 +23,7 @@ and writes into --out:
   <name>.plan.json  the plan (ai3.Plan.load it and pass it as a selector).
 
 With --keras, TensorFlow's thread pool and ai3's OpenMP threads share the
-cores; run with OMP_WAIT_POLICY=PASSIVE (as for any swapped Keras model,
-see ai3.keras) or each side's idle threads spin while the other works.
+cores; leave libgomp's default wait policy (see ai3.keras).
 """
 
 from __future__ import annotations

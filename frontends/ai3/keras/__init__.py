@@ -56,9 +56,11 @@ BatchNormalization called with training=True runs Keras' own
 batch-statistics forward (ai3.keras.layers.Layer); inference runs ai3.
 
 Performance: ai3's kernels use OpenMP beside TensorFlow's own thread pool.
-With OpenMP's default active waiting, idle threads of each side spin while
-the other works; set OMP_WAIT_POLICY=PASSIVE (before `import ai3`) when
-running swapped models (bench/keras_models.py does).
+Leave libgomp's default wait policy (its idle threads spin a bounded while,
+then sleep): OMP_WAIT_POLICY=PASSIVE wakes ai3's threads from sleep at every
+swapped layer (MobileNetV2 with its convs swapped ran at 0.88-1.04x Keras'
+time under it, 0.73-0.86x by default, 2 cores), and OMP_WAIT_POLICY=ACTIVE
+spins without end beside TensorFlow's threads (bench/keras_models.py).
 
 Every conv2d algorithm takes NHWC, Keras's layout; winograd needs 3x3,
 stride 1, dilation 1 and no groups.
