@@ -37,6 +37,9 @@ class Gradient:
     ties: bool = False
     # x scaled, to reach the activations' flat and curved parts alike.
     scale: float = 3.0
+    # Where x is drawn from: the draw mapped into the function's domain and
+    # away from its poles (log's x > 0, asin's |x| < 1); None: the draw.
+    domain: Callable[[np.ndarray], np.ndarray] | None = None
 
     @property
     def nhwc(self) -> bool:
@@ -51,12 +54,73 @@ class Gradient:
 
 
 def _unary(
-    op: str, fn: Callable[[torch.Tensor, dict[str, Any]], torch.Tensor], grid: tuple[dict[str, Any], ...] = ({},)
+    op: str,
+    fn: Callable[[torch.Tensor, dict[str, Any]], torch.Tensor],
+    grid: tuple[dict[str, Any], ...] = ({},),
+    domain: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> list[Gradient]:
     # 3300 elements: past the kernels' threading threshold; () and (0, 4):
     # rank 0 and empty.
     shapes = [(2, 3, 5), (7,), (), (0, 4), (3, 1100)]
-    return [Gradient(op, a, s, lambda x, w, a=a: fn(x, a)) for a in grid for s in shapes]
+    return [Gradient(op, a, s, lambda x, w, a=a: fn(x, a), domain=domain) for a in grid for s in shapes]
+
+
+def _positive(x: np.ndarray) -> np.ndarray:
+    return np.abs(x) + 0.5
+
+
+def _inside_one(x: np.ndarray) -> np.ndarray:
+    return 0.9 * np.tanh(x)
+
+
+def _math() -> list[Gradient]:
+    """The elementwise functions and activations of core/ops/unary (issue
+    17's ops), each on inputs inside its domain and off its poles."""
+    plain = {
+        "exp": torch.exp,
+        "neg": torch.neg,
+        "abs": torch.abs,
+        "erf": torch.erf,
+        "floor": torch.floor,
+        "ceil": torch.ceil,
+        "sign": torch.sign,
+        "sin": torch.sin,
+        "cos": torch.cos,
+        "atan": torch.atan,
+        "sinh": torch.sinh,
+        "cosh": torch.cosh,
+        "asinh": torch.asinh,
+        "softsign": F.softsign,
+        "mish": F.mish,
+        "selu": F.selu,
+    }
+    within = {
+        "log": (torch.log, _positive),
+        "sqrt": (torch.sqrt, _positive),
+        "reciprocal": (torch.reciprocal, lambda x: np.sign(x) * _positive(x)),
+        "tan": (torch.tan, lambda x: 1.4 * np.tanh(x)),
+        "asin": (torch.asin, _inside_one),
+        "acos": (torch.acos, _inside_one),
+        "atanh": (torch.atanh, _inside_one),
+        "acosh": (torch.acosh, lambda x: np.abs(x) + 1.5),
+    }
+    cases = [c for op, fn in plain.items() for c in _unary(op, lambda x, a, fn=fn: fn(x))]
+    cases += [c for op, (fn, d) in within.items() for c in _unary(op, lambda x, a, fn=fn: fn(x), domain=d)]
+    return (
+        cases
+        + _unary("elu", lambda x, a: F.elu(x, a.get("alpha", 1.0)), ({}, {"alpha": 0.5}))
+        + _unary("celu", lambda x, a: F.celu(x, a.get("alpha", 1.0)), ({}, {"alpha": 2.0}))
+        + _unary(
+            "softplus",
+            lambda x, a: F.softplus(x, a.get("beta", 1.0), a.get("threshold", 20.0)),
+            ({}, {"beta": 2.0, "threshold": 5.0}, {"threshold": float("inf")}),
+        )
+        + _unary(
+            "thresholded_relu",
+            lambda x, a: torch.where(x > a.get("alpha", 1.0), x, torch.zeros_like(x)),
+            ({}, {"alpha": 0.5}),
+        )
+    )
 
 
 def _activations() -> list[Gradient]:
@@ -224,7 +288,7 @@ def _shapes_ops() -> list[Gradient]:
 
 
 def cases() -> list[Gradient]:
-    return _activations() + _pools() + _axis_ops() + _norms() + _shapes_ops()
+    return _activations() + _math() + _pools() + _axis_ops() + _norms() + _shapes_ops()
 
 
 # The forward ops whose gradients these cases cover.
@@ -236,7 +300,8 @@ def inputs(case: Gradient, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     if case.ties:
         return np.asarray(rng.integers(0, 3, case.x_shape), np.float64)
-    return np.asarray(rng.standard_normal(case.x_shape) * case.scale)
+    x = np.asarray(rng.standard_normal(case.x_shape) * case.scale)
+    return x if case.domain is None else np.asarray(case.domain(x), np.float64)
 
 
 def _to_nchw(t: torch.Tensor, nhwc: bool) -> torch.Tensor:

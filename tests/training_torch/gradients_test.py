@@ -119,6 +119,12 @@ GRADCHECK = [
     ("tanh", {}, (2, 5), []),
     ("gelu", {"approximate": "tanh"}, (2, 5), []),
     ("silu", {}, (2, 5), []),
+    # issue 17's elementwise ops (core/ops/unary)
+    ("elu", {"alpha": 0.5}, (2, 5), []),
+    ("softplus", {"beta": 2.0, "threshold": 20.0}, (2, 5), []),
+    ("mish", {}, (2, 5), []),
+    ("sin", {}, (2, 5), []),
+    ("atan", {}, (2, 5), []),
     ("softmax", {"axis": -1}, (2, 5), []),
     ("log_softmax", {"axis": 1}, (2, 5), []),
     (

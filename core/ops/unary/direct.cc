@@ -52,9 +52,7 @@ AI3_UNARY_DIRECT(Asinh, std::asinh(x));
 AI3_UNARY_DIRECT(Acosh, std::acosh(x));
 AI3_UNARY_DIRECT(Atanh, std::atanh(x));
 AI3_UNARY_DIRECT(Softsign, x / (T(1) + std::fabs(x)));
-// x tanh(softplus(x)), softplus without overflow as below.
-AI3_UNARY_DIRECT(Mish, x* std::tanh(std::fmax(x, T(0)) +
-                                    std::log1p(std::exp(-std::fabs(x)))));
+AI3_UNARY_DIRECT(Mish, x* TanhSoftplus(x));
 AI3_UNARY_DIRECT(Elu, x > T(0) ? x : static_cast<T>(a.alpha) * (Exp(x) - T(1)));
 // max(0, x) + min(0, alpha (exp(x / alpha) - 1)) as one select, for
 // either sign of alpha, so that NaN passes (fmax would drop it).
@@ -78,6 +76,36 @@ AI3_UNARY_DIRECT(
 AI3_UNARY_DIRECT(ThresholdedRelu, x > static_cast<T>(a.alpha) ? x : T(0));
 
 #undef AI3_UNARY_DIRECT
+
+// The gradients' "direct"s (unary.h), threaded from the forwards' threshold.
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Exp, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Log, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Sqrt, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Neg, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Abs, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Erf, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Reciprocal, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Floor, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Ceil, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Sign, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Sin, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Cos, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Tan, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Asin, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Acos, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Atan, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Sinh, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Cosh, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Asinh, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Acosh, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Atanh, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Softsign, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Mish, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Elu, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Celu, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Selu, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(Softplus, (1 << 13));
+AI3_REGISTER_ELEMENTWISE_GRADIENT_DIRECT(ThresholdedRelu, (1 << 13));
 
 }  // namespace
 }  // namespace ai3

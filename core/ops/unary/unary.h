@@ -127,6 +127,69 @@ struct ThresholdedReluAttrs : FiniteAttrs<ThresholdedReluAttrs> {
   }
 };
 
+// tanh(softplus(x)), the softplus without overflow: mish's factor.
+template <typename T>
+inline T TanhSoftplus(T x) {
+  return std::tanh(std::fmax(x, T(0)) + std::log1p(std::exp(-std::fabs(x))));
+}
+
+// mish's input gradient, as torch's mish_backward: d/dx x tanh(sp(x)) =
+// tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2).
+template <typename T>
+inline T MishGradient(T dy, T x) {
+  const T t = TanhSoftplus(x);
+  return dy * (t + x / (T(1) + std::exp(-x)) * (T(1) - t * t));
+}
+
+// The input gradients (<op>_backward_data: dx from dy, x and y, as
+// torch's autograd formulas), each from whichever of x and y gives it
+// exactly and cheaply. floor, ceil and sign have 0 (torch's too).
+AI3_ELEMENTWISE_GRADIENT(Exp, "exp", dy* y);
+AI3_ELEMENTWISE_GRADIENT(Log, "log", dy / x);
+AI3_ELEMENTWISE_GRADIENT(Sqrt, "sqrt", dy / (T(2) * y));
+AI3_ELEMENTWISE_GRADIENT(Neg, "neg", -dy);
+// sign(x) dy: 0 at 0, as torch's abs_backward.
+AI3_ELEMENTWISE_GRADIENT(Abs, "abs",
+                         x > T(0) ? dy : (x < T(0) ? -dy : T(0) * dy));
+AI3_ELEMENTWISE_GRADIENT(Erf, "erf",
+                         dy* T(1.12837916709551257390) * std::exp(-x * x));
+AI3_ELEMENTWISE_GRADIENT(Reciprocal, "reciprocal", -dy * y * y);
+AI3_ELEMENTWISE_GRADIENT(Floor, "floor", T(0) * dy);
+AI3_ELEMENTWISE_GRADIENT(Ceil, "ceil", T(0) * dy);
+AI3_ELEMENTWISE_GRADIENT(Sign, "sign", T(0) * dy);
+AI3_ELEMENTWISE_GRADIENT(Sin, "sin", dy* std::cos(x));
+AI3_ELEMENTWISE_GRADIENT(Cos, "cos", -dy* std::sin(x));
+AI3_ELEMENTWISE_GRADIENT(Tan, "tan", dy*(T(1) + y * y));
+AI3_ELEMENTWISE_GRADIENT(Asin, "asin", dy / std::sqrt(T(1) - x * x));
+AI3_ELEMENTWISE_GRADIENT(Acos, "acos", -dy / std::sqrt(T(1) - x * x));
+AI3_ELEMENTWISE_GRADIENT(Atan, "atan", dy / (T(1) + x * x));
+AI3_ELEMENTWISE_GRADIENT(Sinh, "sinh", dy* std::cosh(x));
+AI3_ELEMENTWISE_GRADIENT(Cosh, "cosh", dy* std::sinh(x));
+AI3_ELEMENTWISE_GRADIENT(Asinh, "asinh", dy / std::sqrt(x * x + T(1)));
+AI3_ELEMENTWISE_GRADIENT(Acosh, "acosh", dy / std::sqrt(x * x - T(1)));
+AI3_ELEMENTWISE_GRADIENT(Atanh, "atanh", dy / (T(1) - x * x));
+AI3_ELEMENTWISE_GRADIENT(Softsign, "softsign",
+                         dy / ((T(1) + std::fabs(x)) * (T(1) + std::fabs(x))));
+AI3_ELEMENTWISE_GRADIENT(Mish, "mish", MishGradient(dy, x));
+AI3_ELEMENTWISE_GRADIENT(Elu, "elu",
+                         x > T(0) ? dy
+                                  : dy * static_cast<T>(alpha) * std::exp(x));
+AI3_ELEMENTWISE_GRADIENT(Celu, "celu",
+                         x > T(0) ? dy
+                                  : dy * std::exp(x / static_cast<T>(alpha)));
+AI3_ELEMENTWISE_GRADIENT(Selu, "selu",
+                         dy* static_cast<T>(gamma) *
+                             (x > T(0) ? T(1)
+                                       : static_cast<T>(alpha) * std::exp(x)));
+// dy sigmoid(beta x), and dy where beta x > threshold (the identity there).
+AI3_ELEMENTWISE_GRADIENT(Softplus, "softplus",
+                         x* static_cast<T>(beta) > static_cast<T>(threshold)
+                             ? dy
+                             : dy / (T(1) +
+                                     std::exp(-x * static_cast<T>(beta))));
+AI3_ELEMENTWISE_GRADIENT(ThresholdedRelu, "thresholded_relu",
+                         x > static_cast<T>(alpha) ? dy : T(0) * dy);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_UNARY_UNARY_H_
