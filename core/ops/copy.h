@@ -10,6 +10,10 @@
 #include <cstdint>
 #include <cstring>
 
+#include <vector>
+
+#include "core/layer.h"
+#include "core/ops/backward.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 #include "core/tensor.h"
@@ -33,6 +37,19 @@ class CopyKernel : public Kernel {
   // Bytes per thread chunk (a multiple of the cache line, so threads never
   // share one); below two chunks one thread copies.
   static constexpr int64_t kChunk = 1 << 18;
+};
+
+// The input gradient of such an op (flatten_backward_data,
+// reshape_backward_data): dy's bytes in x's shape, copied as above.
+class GradOutputCopyKernel : public MultiInputKernel {
+ public:
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void* workspace) override {
+    copy_.Run(inputs[kGradOutput], output, workspace);
+  }
+
+ private:
+  CopyKernel copy_;
 };
 
 }  // namespace ai3

@@ -276,6 +276,27 @@ def _shapes_ops() -> list[Gradient]:
         Gradient("flatten", {"start_dim": s, "end_dim": e}, (2, 3, 4, 5), lambda x, w, s=s, e=e: torch.flatten(x, s, e))
         for s, e in ((1, -1), (0, -1), (1, 2), (-2, -1))
     ]
+    for dims in ((0, 2, 3, 1), (3, 1, 0, 2), (-1, 0, 1, 2), (0, 1, 2, 3)):
+        cases.append(Gradient("permute", {"dims": list(dims)}, (2, 3, 4, 5), lambda x, w, d=dims: x.permute(*d)))
+    for shape in ((2, -1), (0, 3, 20), (6, 20), (1, 120)):
+        # ONNX's 0 (the input's dim there) written out for torch.
+        cases.append(
+            Gradient(
+                "reshape",
+                {"shape": list(shape)},
+                (2, 3, 4, 5),
+                lambda x, w, t=shape: x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(t)]),
+            )
+        )
+    for shifts, axes in (((1,), (0,)), ((2, -1), (1, 3)), ((7,), (-1,)), ((1, 1), (2, 2))):
+        cases.append(
+            Gradient(
+                "roll",
+                {"shifts": list(shifts), "axes": list(axes)},
+                (2, 3, 4, 5),
+                lambda x, w, s=shifts, a=axes: torch.roll(x, s, a),
+            )
+        )
     for pad in ((0, 0, 0, 0), (1, 2, 3, 0), (2, 2, 2, 2)):
         t, b, l, r = pad
         cases += _image(

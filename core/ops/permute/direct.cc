@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/permute/permute.h"
 #include "core/parallel.h"
@@ -148,6 +149,37 @@ class DirectKernel : public Kernel {
 using Direct = KernelAlgorithm<PermuteAttrs, DirectKernel>;
 
 AI3_REGISTER_ALGORITHM(PermuteAttrs, "direct", Device::kCPU, Direct);
+
+// The permutation that undoes `attrs`': output dim d of the forward is its
+// input dim dims[d], so the gradient's output dim dims[d] is dy's dim d.
+PermuteAttrs Inverse(const PermuteAttrs& attrs) {
+  const std::vector<int64_t> dims = attrs.Normalized();
+  PermuteAttrs inverse;
+  inverse.dims.resize(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    inverse.dims[dims[d]] = static_cast<int64_t>(d);
+  }
+  return inverse;
+}
+
+// permute_backward_data's "direct": the forward's kernel on dy, with the
+// inverse permutation.
+class DataKernel : public MultiInputKernel {
+ public:
+  explicit DataKernel(const PermuteBackwardDataAttrs& attrs)
+      : inverse_(Inverse(attrs)) {}
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void* workspace) override {
+    inverse_.Run(inputs[kGradOutput], output, workspace);
+  }
+
+ private:
+  DirectKernel inverse_;
+};
+
+AI3_REGISTER_ALGORITHM(PermuteBackwardDataAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<PermuteBackwardDataAttrs, DataKernel>);
 
 }  // namespace
 }  // namespace ai3

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -32,6 +33,14 @@ struct PermuteAttrs {
   // order (it moves only dimensions of size 1, so every element stays
   // where it was); otherwise none (core/layer.h).
   std::optional<int64_t> ViewOffset(const Shape& input) const;
+};
+
+// permute_backward_data: dy permuted back, by the inverse permutation
+// (direct.cc).
+struct PermuteBackwardDataAttrs : DataGradientAttrs<PermuteAttrs> {
+  static constexpr char kOp[] = "permute_backward_data";
+  // Gradients are float32 or float64, as the other gradient ops'.
+  static constexpr bool kAnyDType = false;
 };
 
 // A permutation of an input shape as merged output dimensions and their

@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -31,6 +32,14 @@ struct ReshapeAttrs {
     (void)input;
     return 0;
   }
+};
+
+// reshape_backward_data: dy's bytes in x's shape (a reshape changes only
+// the shape), direct.cc.
+struct ReshapeBackwardDataAttrs : DataGradientAttrs<ReshapeAttrs> {
+  static constexpr char kOp[] = "reshape_backward_data";
+  // Gradients are float32 or float64, as the other gradient ops'.
+  static constexpr bool kAnyDType = false;
 };
 
 }  // namespace ai3

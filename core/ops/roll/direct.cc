@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/layer.h"
 #include "core/ops/function_kernel.h"
 #include "core/ops/roll/roll.h"
 #include "core/parallel.h"
@@ -51,6 +52,25 @@ void Direct(const RollAttrs& attrs, const Tensor& input, const Tensor& output) {
 
 AI3_REGISTER_ALGORITHM(RollAttrs, "direct", Device::kCPU,
                        FunctionAlgorithm<RollAttrs, Direct>);
+
+// roll_backward_data's "direct": the forward on dy, shifted back.
+class DataKernel : public MultiInputKernel {
+ public:
+  explicit DataKernel(const RollBackwardDataAttrs& attrs) : back_(attrs) {
+    for (int64_t& shift : back_.shifts) shift = -shift;
+  }
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    Direct(back_, inputs[kGradOutput], output);
+  }
+
+ private:
+  RollAttrs back_;
+};
+
+AI3_REGISTER_ALGORITHM(RollBackwardDataAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<RollBackwardDataAttrs, DataKernel>);
 
 }  // namespace
 }  // namespace ai3

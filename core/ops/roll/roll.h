@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -24,6 +25,11 @@ struct RollAttrs {
   // The shift of each dimension of `shape`, in [0, size); throws kShape for
   // an axis out of range.
   std::vector<int64_t> ShiftPerDim(const Shape& shape) const;
+};
+
+// roll_backward_data: dy rolled back, by the negated shifts (direct.cc).
+struct RollBackwardDataAttrs : DataGradientAttrs<RollAttrs> {
+  static constexpr char kOp[] = "roll_backward_data";
 };
 
 }  // namespace ai3
