@@ -271,6 +271,33 @@ def _norms() -> list[Gradient]:
     return cases
 
 
+def _depth_to_space(a: dict[str, Any]) -> Fn:
+    """ONNX DepthToSpace on NCHW: CRD is torch's pixel_shuffle; DCR takes
+    the block index before the channel."""
+    b = a["blocksize"]
+    if a["mode"] == "CRD":
+        return lambda x, w: F.pixel_shuffle(x, b)
+
+    def dcr(x: torch.Tensor, w: Any) -> torch.Tensor:
+        n, c, h, wd = x.shape
+        return x.reshape(n, b, b, c // (b * b), h, wd).permute(0, 3, 4, 1, 5, 2).reshape(n, c // (b * b), h * b, wd * b)
+
+    return dcr
+
+
+def _space_to_depth(a: dict[str, Any]) -> Fn:
+    """ONNX SpaceToDepth on NCHW, the inverse of _depth_to_space's map."""
+    b = a["blocksize"]
+    if a["mode"] == "CRD":
+        return lambda x, w: F.pixel_unshuffle(x, b)
+
+    def dcr(x: torch.Tensor, w: Any) -> torch.Tensor:
+        n, c, h, wd = x.shape
+        return x.reshape(n, c, h // b, b, wd // b, b).permute(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, wd // b)
+
+    return dcr
+
+
 def _shapes_ops() -> list[Gradient]:
     cases = [
         Gradient("flatten", {"start_dim": s, "end_dim": e}, (2, 3, 4, 5), lambda x, w, s=s, e=e: torch.flatten(x, s, e))
@@ -296,6 +323,13 @@ def _shapes_ops() -> list[Gradient]:
                 (2, 3, 4, 5),
                 lambda x, w, s=shifts, a=axes: torch.roll(x, s, a),
             )
+        )
+    for b, mode in ((2, "DCR"), (2, "CRD"), (3, "DCR")):
+        cases += _image(
+            "depth_to_space", [{"blocksize": b, "mode": mode}], lambda a: _depth_to_space(a), [(2, 2 * b * b, 3, 4)]
+        )
+        cases += _image(
+            "space_to_depth", [{"blocksize": b, "mode": mode}], lambda a: _space_to_depth(a), [(2, 3, 2 * b, 3 * b)]
         )
     for pad in ((0, 0, 0, 0), (1, 2, 3, 0), (2, 2, 2, 2)):
         t, b, l, r = pad

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/layer.h"
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -33,6 +35,12 @@ struct DepthToSpaceAttrs : BlockShuffleAttrs {
   Shape OutputShape(const Tensor& input) const;
 };
 
+// depth_to_space_backward_data: dy's blocks moved back into the channels
+// (the same shuffle, space to depth), direct.cc.
+struct DepthToSpaceBackwardDataAttrs : DataGradientAttrs<DepthToSpaceAttrs> {
+  static constexpr char kOp[] = "depth_to_space_backward_data";
+};
+
 // The two sides of the map: the depth side (N, C*b*b, H, W) and the space
 // side (N, C, H*b, W*b), in elements; `to_space` copies depth to space
 // (depth_to_space), else space to depth.
@@ -47,6 +55,27 @@ struct BlockShuffle {
 // large enough).
 void RunBlockShuffle(const BlockShuffle& s, bool to_space, DType dtype,
                      const void* from, void* to);
+
+// The input gradient of depth_to_space (kToSpace false: dy, the space side,
+// shuffled to the depth side) or of space_to_depth (kToSpace true: dy, the
+// depth side, to x's space side): the forward's copy the other way.
+template <class Attrs, bool kToSpace>
+class BlockShuffleDataKernel : public MultiInputKernel {
+ public:
+  explicit BlockShuffleDataKernel(const Attrs& attrs) : attrs_(attrs) {}
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    const Tensor& dy = inputs[kGradOutput];
+    const Tensor& space = kToSpace ? output : dy;
+    const BlockShuffle s{ImageDimsOf(space.shape, attrs_.layout),
+                         attrs_.blocksize, attrs_.crd, attrs_.layout};
+    RunBlockShuffle(s, kToSpace, dy.dtype, dy.data, output.data);
+  }
+
+ private:
+  Attrs attrs_;
+};
 
 }  // namespace ai3
 

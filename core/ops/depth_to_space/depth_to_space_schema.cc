@@ -6,6 +6,8 @@ namespace {
 
 AI3_REGISTER_OP_SCHEMA(BlockShuffleDeclaration<DepthToSpaceAttrs>(
     "channels into b x b spatial blocks (DepthToSpace, PixelShuffle)"));
+AI3_REGISTER_OP_SCHEMA(BlockShuffleDeclaration<DepthToSpaceBackwardDataAttrs>(
+    "depth_to_space's input gradient: dy's blocks back into the channels"));
 
 }  // namespace
 }  // namespace ai3

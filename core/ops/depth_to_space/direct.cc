@@ -23,5 +23,12 @@ class DirectKernel : public Kernel {
 AI3_REGISTER_ALGORITHM(DepthToSpaceAttrs, "direct", Device::kCPU,
                        KernelAlgorithm<DepthToSpaceAttrs, DirectKernel>);
 
+// The input gradient's "direct": dy shuffled back (depth_to_space.h).
+AI3_REGISTER_ALGORITHM(
+    DepthToSpaceBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<DepthToSpaceBackwardDataAttrs,
+                    BlockShuffleDataKernel<DepthToSpaceBackwardDataAttrs,
+                                           /*to_space=*/false>>);
+
 }  // namespace
 }  // namespace ai3

@@ -23,5 +23,12 @@ class DirectKernel : public Kernel {
 AI3_REGISTER_ALGORITHM(SpaceToDepthAttrs, "direct", Device::kCPU,
                        KernelAlgorithm<SpaceToDepthAttrs, DirectKernel>);
 
+// The input gradient's "direct": dy shuffled back (depth_to_space.h).
+AI3_REGISTER_ALGORITHM(
+    SpaceToDepthBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<SpaceToDepthBackwardDataAttrs,
+                    BlockShuffleDataKernel<SpaceToDepthBackwardDataAttrs,
+                                           /*to_space=*/true>>);
+
 }  // namespace
 }  // namespace ai3

@@ -15,6 +15,12 @@ struct SpaceToDepthAttrs : BlockShuffleAttrs {
   Shape OutputShape(const Tensor& input) const;
 };
 
+// space_to_depth_backward_data: dy's channels moved back into the blocks
+// (the same shuffle, depth to space), direct.cc.
+struct SpaceToDepthBackwardDataAttrs : DataGradientAttrs<SpaceToDepthAttrs> {
+  static constexpr char kOp[] = "space_to_depth_backward_data";
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_SPACE_TO_DEPTH_SPACE_TO_DEPTH_H_

@@ -8,6 +8,8 @@ namespace {
 
 AI3_REGISTER_OP_SCHEMA(BlockShuffleDeclaration<SpaceToDepthAttrs>(
     "b x b spatial blocks into channels (SpaceToDepth, PixelUnshuffle)"));
+AI3_REGISTER_OP_SCHEMA(BlockShuffleDeclaration<SpaceToDepthBackwardDataAttrs>(
+    "space_to_depth's input gradient: dy's channels back into the blocks"));
 
 }  // namespace
 }  // namespace ai3
