@@ -256,18 +256,26 @@ def _norms() -> list[Gradient]:
         )
     for shape, axes in (((4, 10), 1), ((2, 3, 300), 1), ((2, 3, 4, 5), 2), ((0, 6), 1), ((3, 7), 2)):
         tail = shape[len(shape) - axes :]
-        for present in (("weight", "bias"), ("weight",), ("bias",), ()):
-            weights = {k: rng.standard_normal(tail) for k in present}
-            cases.append(
-                Gradient(
-                    "layernorm",
-                    {"axes": axes, "eps": 1e-5},
-                    shape,
-                    lambda x, w, tail=tail: F.layer_norm(x, tail, w.get("weight"), w.get("bias"), 1e-5),
-                    weights=weights,
-                    trainable=present,
+        # layernorm with and without each weight; rmsnorm (no bias) likewise.
+        norms = {
+            "layernorm": (
+                (("weight", "bias"), ("weight",), ("bias",), ()),
+                lambda x, w, tail: F.layer_norm(x, tail, w.get("weight"), w.get("bias"), 1e-5),
+            ),
+            "rmsnorm": ((("weight",), ()), lambda x, w, tail: F.rms_norm(x, tail, w.get("weight"), 1e-5)),
+        }
+        for op, (presences, fn) in norms.items():
+            for present in presences:
+                cases.append(
+                    Gradient(
+                        op,
+                        {"axes": axes, "eps": 1e-5},
+                        shape,
+                        lambda x, w, tail=tail, fn=fn: fn(x, w, tail),
+                        weights={k: rng.standard_normal(tail) for k in present},
+                        trainable=present,
+                    )
                 )
-            )
     return cases
 
 

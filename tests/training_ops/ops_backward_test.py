@@ -77,7 +77,11 @@ def test_every_gradient_is_declared_with_direct_and_covered() -> None:
         if op in gradients.OPS:
             assert (op, target) in covered, name
     # The gradients of the ops with weights: every trainable one.
-    for op, targets in (("batchnorm2d", ("weight", "bias")), ("layernorm", ("weight", "bias"))):
+    for op, targets in (
+        ("batchnorm2d", ("weight", "bias")),
+        ("layernorm", ("weight", "bias")),
+        ("rmsnorm", ("weight",)),
+    ):
         for t in targets:
             assert f"{op}_backward_{t}" in table
     # Each declaration takes exactly its forward's attributes and weights.
@@ -121,6 +125,7 @@ BAD = [
         r"has 4 channels, the layer expects 3",
     ),
     ("layernorm", {}, {"weight": (3,)}, [(2, 4), (2, 4), (2, 4)], ai3.ShapeError, r"ends in \(4,\)"),
+    ("rmsnorm", {}, {"weight": (3,)}, [(2, 4), (2, 4), (2, 4)], ai3.ShapeError, r"ends in \(4,\)"),
     (
         "pad2d",
         {"padding": 1},
@@ -163,6 +168,8 @@ def test_weight_gradients_need_the_weight() -> None:
         layers.Layer("layernorm_backward_weight", {}, {"bias": np.ones(3, np.float32)}, name="g")
     with pytest.raises(ai3.InvalidArgument, match=r"layernorm_backward_bias layer 'g'.*no bias"):
         layers.Layer("layernorm_backward_bias", {}, {"weight": np.ones(3, np.float32)}, name="g")
+    with pytest.raises(ai3.InvalidArgument, match=r"rmsnorm_backward_weight layer 'g'.*no weight"):
+        layers.Layer("rmsnorm_backward_weight", {}, {}, name="g")
     with pytest.raises(ai3.Error, match=r"batchnorm2d_backward_weight layer 'g'"):
         layers.Layer("batchnorm2d_backward_weight", {}, {"weight": np.ones(3, np.float32)}, name="g")
 

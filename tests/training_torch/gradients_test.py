@@ -150,6 +150,7 @@ GRADCHECK = [
     ),
     ("adaptiveavgpool2d", {"output_size": [2, 3]}, (1, 2, 5, 7), []),
     ("layernorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,), (4,)]),
+    ("rmsnorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,)]),
 ]
 
 

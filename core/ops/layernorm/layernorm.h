@@ -52,12 +52,13 @@ inline int64_t NormalizedSize(const Shape& x, int64_t axes) {
 struct LayerNormBackwardDataAttrs : DataGradientAttrs<LayerNormAttrs> {
   static constexpr char kOp[] = "layernorm_backward_data";
 };
-// Shaped like the normalised dims.
-struct LayerNormParamGradientAttrs : GradientAttrs<LayerNormAttrs> {
+// Shaped like the normalised dims (layernorm's and rmsnorm's).
+template <class Norm>
+struct NormParamGradientAttrs : GradientAttrs<Norm> {
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
-    CheckGradientInputs(inputs);
+    this->CheckGradientInputs(inputs);
     const Shape& x = inputs[kForwardInput].shape;
-    return Shape(x.end() - axes, x.end());
+    return Shape(x.end() - this->axes, x.end());
   }
   void CheckHas(bool present, const char* what) const {
     if (!present) {
@@ -66,14 +67,14 @@ struct LayerNormParamGradientAttrs : GradientAttrs<LayerNormAttrs> {
     }
   }
 };
-struct LayerNormBackwardWeightAttrs : LayerNormParamGradientAttrs {
+struct LayerNormBackwardWeightAttrs : NormParamGradientAttrs<LayerNormAttrs> {
   static constexpr char kOp[] = "layernorm_backward_weight";
   void Validate(const std::vector<Tensor>& params) const {
     LayerNormAttrs::Validate(params);
     CheckHas(has_weight, "weight");
   }
 };
-struct LayerNormBackwardBiasAttrs : LayerNormParamGradientAttrs {
+struct LayerNormBackwardBiasAttrs : NormParamGradientAttrs<LayerNormAttrs> {
   static constexpr char kOp[] = "layernorm_backward_bias";
   void Validate(const std::vector<Tensor>& params) const {
     LayerNormAttrs::Validate(params);

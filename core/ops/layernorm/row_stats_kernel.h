@@ -17,8 +17,16 @@ struct RowStats {
   T mean, rstd;
 };
 
-template <typename T>
+// kCentered false: rmsnorm's statistics, mean 0 and rstd = 1 / sqrt(mean(x^2)
+// + eps).
+template <typename T, bool kCentered = true>
 RowStats<T> RowStatsOf(const T* __restrict xr, int64_t d, T eps) {
+  if constexpr (!kCentered) {
+    T sq = 0;
+#pragma omp simd reduction(+ : sq)
+    for (int64_t i = 0; i < d; ++i) sq += xr[i] * xr[i];
+    return {T(0), T(1) / std::sqrt(sq / T(d) + eps)};
+  }
   T sum = 0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = 0; i < d; ++i) sum += xr[i];

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/math/dispatch.h"
+#include "core/ops/layernorm/norm_gradients.h"
 #include "core/ops/rmsnorm/rmsnorm.h"
 #include "core/parallel.h"
 #include "core/registry.h"
@@ -59,6 +60,16 @@ class DirectKernel : public Kernel {
 
 AI3_REGISTER_ALGORITHM(RmsNormAttrs, "direct", Device::kCPU,
                        KernelAlgorithm<RmsNormAttrs, DirectKernel>);
+
+// The gradients' "direct"s: layernorm's kernels without the mean
+// (core/ops/layernorm/norm_gradients.h).
+AI3_REGISTER_ALGORITHM(RmsNormBackwardDataAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<RmsNormBackwardDataAttrs,
+                                       NormDataKernel</*kCentered=*/false>>);
+AI3_REGISTER_ALGORITHM(
+    RmsNormBackwardWeightAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<RmsNormBackwardWeightAttrs,
+                    ColumnSumKernel</*kXhat=*/true, /*kCentered=*/false>>);
 
 }  // namespace
 }  // namespace ai3

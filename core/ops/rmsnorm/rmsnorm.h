@@ -25,6 +25,22 @@ struct RmsNormAttrs : LayerNormAttrs {
   }
 };
 
+// The gradients (core/ops/backward.h), layernorm's without the mean, with
+// xhat = x * rstd per row:
+//   rmsnorm_backward_data:   g = dy * weight (dy without one), then
+//                            dx = rstd (g - xhat mean(g xhat))
+//   rmsnorm_backward_weight: sum over the rows of dy xhat (needs the weight)
+struct RmsNormBackwardDataAttrs : DataGradientAttrs<RmsNormAttrs> {
+  static constexpr char kOp[] = "rmsnorm_backward_data";
+};
+struct RmsNormBackwardWeightAttrs : NormParamGradientAttrs<RmsNormAttrs> {
+  static constexpr char kOp[] = "rmsnorm_backward_weight";
+  void Validate(const std::vector<Tensor>& params) const {
+    RmsNormAttrs::Validate(params);
+    CheckHas(has_weight, "weight");
+  }
+};
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_RMSNORM_RMSNORM_H_

@@ -1,18 +1,15 @@
 // rmsnorm's declaration (core/op_schema.h): layernorm's axes and eps, and
-// one optional weight.
+// one optional weight; its gradients take them as they are.
 #include <optional>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/rmsnorm/rmsnorm.h"
 
 namespace ai3 {
 namespace {
 
-using A = RmsNormAttrs;
-
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("root-mean-square normalisation over the last `axes` "
-                     "dims (nn.RMSNorm)")
+AI3_DECLARE_ATTRIBUTES(
         .Attr(
             [] {
               AttrDecl d{"axes", AttrType::kInt};
@@ -37,8 +34,16 @@ AI3_REGISTER_OP_SCHEMA(
                   ? internal::As<int64_t>(axes)
                   : (a.has_weight ? static_cast<int64_t>(w[0]->shape.size())
                                   : 1);
-        })
+        }));
+
+AI3_REGISTER_OP_SCHEMA(
+    Declare<RmsNormAttrs>("root-mean-square normalisation over the last "
+                          "`axes` dims (nn.RMSNorm)")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(
+    Declare<RmsNormBackwardDataAttrs>("rmsnorm's input gradient"));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<RmsNormBackwardWeightAttrs>(
+    "rmsnorm's weight gradient: sum of dy xhat over the rows"));
 
 }  // namespace
 }  // namespace ai3
