@@ -254,6 +254,21 @@ def _norms() -> list[Gradient]:
             weights=weights,
             trainable=("weight", "bias"),
         )
+    # groups 0: one per channel (instance norm); (2, 4, 48, 50): past the
+    # kernels' threading threshold.
+    for shape in ((2, 4, 3, 5), (2, 4, 48, 50)):
+        for groups in (1, 2, 0):
+            for present in (("weight", "bias"), ("weight",), ()):
+                cases += _image(
+                    "groupnorm",
+                    [{"groups": groups, "eps": 1e-5}],
+                    lambda a: (
+                        lambda x, w: F.group_norm(x, a["groups"] or x.shape[1], w.get("weight"), w.get("bias"), 1e-5)
+                    ),
+                    [shape],
+                    weights={k: rng.standard_normal(shape[1]) for k in present},
+                    trainable=present,
+                )
     for shape, axes in (((4, 10), 1), ((2, 3, 300), 1), ((2, 3, 4, 5), 2), ((0, 6), 1), ((3, 7), 2)):
         tail = shape[len(shape) - axes :]
         # layernorm with and without each weight; rmsnorm (no bias) likewise.

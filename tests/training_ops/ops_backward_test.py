@@ -170,6 +170,8 @@ def test_weight_gradients_need_the_weight() -> None:
         layers.Layer("layernorm_backward_bias", {}, {"weight": np.ones(3, np.float32)}, name="g")
     with pytest.raises(ai3.InvalidArgument, match=r"rmsnorm_backward_weight layer 'g'.*no weight"):
         layers.Layer("rmsnorm_backward_weight", {}, {}, name="g")
+    with pytest.raises(ai3.InvalidArgument, match=r"groupnorm_backward_bias layer 'g'.*no bias"):
+        layers.Layer("groupnorm_backward_bias", {"groups": 2}, {"weight": np.ones(4, np.float32)}, name="g")
     with pytest.raises(ai3.Error, match=r"batchnorm2d_backward_weight layer 'g'"):
         layers.Layer("batchnorm2d_backward_weight", {}, {"weight": np.ones(3, np.float32)}, name="g")
 

@@ -151,6 +151,7 @@ GRADCHECK = [
     ("adaptiveavgpool2d", {"output_size": [2, 3]}, (1, 2, 5, 7), []),
     ("layernorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,), (4,)]),
     ("rmsnorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,)]),
+    ("groupnorm", {"groups": 2, "eps": 1e-5}, (2, 4, 3, 3), [(4,), (4,)]),
 ]
 
 

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/errors.h"
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -40,6 +42,47 @@ struct GroupNormDims {
   int64_t n, c, s;
 };
 GroupNormDims GroupNormDimsOf(const Shape& shape, Layout layout);
+
+// The gradients (core/ops/backward.h; the weights are the forward's), with
+// xhat = (x - mean) * rstd per (image, group) as the forward computes it,
+// backward_direct.cc:
+//   groupnorm_backward_data:   g = dy * weight[c] (dy without one), then
+//                              dx = rstd (g - mean(g) - xhat mean(g xhat))
+//                              over the group
+//   groupnorm_backward_weight: per channel, the sum of dy xhat over the
+//                              images and positions
+//   groupnorm_backward_bias:   per channel, the sum of dy
+// A weight's or the bias's gradient needs the layer to have that weight.
+struct GroupNormBackwardDataAttrs : DataGradientAttrs<GroupNormAttrs> {
+  static constexpr char kOp[] = "groupnorm_backward_data";
+};
+// Shaped (C,).
+struct GroupNormParamGradientAttrs : GradientAttrs<GroupNormAttrs> {
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    CheckGradientInputs(inputs);
+    return {GroupNormDimsOf(inputs[kForwardInput].shape, layout).c};
+  }
+  void CheckHas(bool present, const char* what) const {
+    if (!present) {
+      Fail(ErrorKind::kInvalidArgument, "the layer has no ", what,
+           " to take the gradient of");
+    }
+  }
+};
+struct GroupNormBackwardWeightAttrs : GroupNormParamGradientAttrs {
+  static constexpr char kOp[] = "groupnorm_backward_weight";
+  void Validate(const std::vector<Tensor>& params) const {
+    GroupNormAttrs::Validate(params);
+    CheckHas(has_weight, "weight");
+  }
+};
+struct GroupNormBackwardBiasAttrs : GroupNormParamGradientAttrs {
+  static constexpr char kOp[] = "groupnorm_backward_bias";
+  void Validate(const std::vector<Tensor>& params) const {
+    GroupNormAttrs::Validate(params);
+    CheckHas(has_bias, "bias");
+  }
+};
 
 }  // namespace ai3
 
