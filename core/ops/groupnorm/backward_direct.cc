@@ -61,9 +61,8 @@ struct Walk {
     ForGroup(n, g, [&](int64_t i, int64_t) { sum += x[i]; });
     const double mean = sum / count;
     double sq = 0;
-    ForGroup(n, g, [&](int64_t i, int64_t) {
-      sq += (x[i] - mean) * (x[i] - mean);
-    });
+    ForGroup(n, g,
+             [&](int64_t i, int64_t) { sq += (x[i] - mean) * (x[i] - mean); });
     return {mean, 1.0 / std::sqrt(sq / count + eps)};
   }
 };
@@ -94,29 +93,28 @@ class DataKernel : public MultiInputKernel {
       const T* x = inputs[kForwardInput].data_as<const T>();
       const T* weight = static_cast<const T*>(params_.weight);
       T* dx = output.data_as<T>();
-      ParallelFor(0, w.d.n * w.groups,
-                  w.d.n * w.d.c * w.d.s >= kParallelThreshold,
-                  [&](int64_t ng) {
-                    const int64_t n = ng / w.groups, g = ng % w.groups;
-                    const GroupStats st = w.StatsOf(x, n, g, attrs_.eps);
-                    auto gradient = [&](int64_t i, int64_t c) {
-                      return weight ? double(dy[i]) * weight[c] : double(dy[i]);
-                    };
-                    double sum_g = 0, sum_gx = 0;
-                    w.ForGroup(n, g, [&](int64_t i, int64_t c) {
-                      const double gi = gradient(i, c);
-                      sum_g += gi;
-                      sum_gx += gi * (x[i] - st.mean) * st.rstd;
-                    });
-                    const double count = double(w.cg * w.d.s);
-                    const double mean_g = sum_g / count;
-                    const double mean_gx = sum_gx / count;
-                    w.ForGroup(n, g, [&](int64_t i, int64_t c) {
-                      const double xhat = (x[i] - st.mean) * st.rstd;
-                      dx[i] = T(st.rstd *
-                                (gradient(i, c) - mean_g - xhat * mean_gx));
-                    });
-                  });
+      ParallelFor(
+          0, w.d.n * w.groups, w.d.n * w.d.c * w.d.s >= kParallelThreshold,
+          [&](int64_t ng) {
+            const int64_t n = ng / w.groups, g = ng % w.groups;
+            const GroupStats st = w.StatsOf(x, n, g, attrs_.eps);
+            auto gradient = [&](int64_t i, int64_t c) {
+              return weight ? double(dy[i]) * weight[c] : double(dy[i]);
+            };
+            double sum_g = 0, sum_gx = 0;
+            w.ForGroup(n, g, [&](int64_t i, int64_t c) {
+              const double gi = gradient(i, c);
+              sum_g += gi;
+              sum_gx += gi * (x[i] - st.mean) * st.rstd;
+            });
+            const double count = double(w.cg * w.d.s);
+            const double mean_g = sum_g / count;
+            const double mean_gx = sum_gx / count;
+            w.ForGroup(n, g, [&](int64_t i, int64_t c) {
+              const double xhat = (x[i] - st.mean) * st.rstd;
+              dx[i] = T(st.rstd * (gradient(i, c) - mean_g - xhat * mean_gx));
+            });
+          });
     });
   }
 
@@ -150,8 +148,7 @@ class ChannelSumKernel : public MultiInputKernel {
       auto* stats = static_cast<GroupStats*>(workspace);
       if constexpr (kXhat) {
         ParallelFor(0, w.d.n * w.groups, parallel, [&](int64_t ng) {
-          stats[ng] =
-              w.StatsOf(x, ng / w.groups, ng % w.groups, attrs_.eps);
+          stats[ng] = w.StatsOf(x, ng / w.groups, ng % w.groups, attrs_.eps);
         });
       }
       ParallelFor(0, w.d.c, parallel, [&](int64_t c) {
