@@ -338,6 +338,26 @@ def _shapes_ops() -> list[Gradient]:
                 lambda x, w, t=shape: x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(t)]),
             )
         )
+    # Python's slice semantics (clamped bounds, negative steps, an empty
+    # slice) through index_select of the indices Python's own slice picks.
+    for axis, start, stop, step in (
+        (1, 0, 2, 1),
+        (-1, 1, None, 2),
+        (2, None, None, -1),
+        (3, -2, 100, 1),
+        (0, 5, 9, 1),
+        (2, 3, 0, -2),
+    ):
+        cases.append(
+            Gradient(
+                "slice",
+                {"axis": axis, "start": start, "stop": stop, "step": step},
+                (2, 3, 4, 5),
+                lambda x, w, a=axis, sl=slice(start, stop, step): torch.index_select(
+                    x, a, torch.tensor(list(range(x.shape[a]))[sl], dtype=torch.long)
+                ),
+            )
+        )
     for shifts, axes in (((1,), (0,)), ((2, -1), (1, 3)), ((7,), (-1,)), ((1, 1), (2, 2))):
         cases.append(
             Gradient(

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/layer.h"
 #include "core/ops/function_kernel.h"
 #include "core/ops/slice/slice.h"
 #include "core/parallel.h"
@@ -32,6 +33,37 @@ void Direct(const SliceAttrs& attrs, const Tensor& input,
 
 AI3_REGISTER_ALGORITHM(SliceAttrs, "direct", Device::kCPU,
                        FunctionAlgorithm<SliceAttrs, Direct>);
+
+// slice_backward_data's "direct": dx zeroed, then each of dy's rows copied
+// back to the input row the forward read it from (the same row map), rows
+// split over OpenMP threads when there is enough to copy.
+class DataKernel : public MultiInputKernel {
+ public:
+  explicit DataKernel(const SliceBackwardDataAttrs& attrs) : attrs_(attrs) {}
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) override {
+    const SliceAttrs::Range r = attrs_.RangeOf(output.shape);
+    const int64_t row = r.inner * SizeOf(output.dtype);
+    const char* dy = static_cast<const char*>(inputs[kGradOutput].data);
+    char* dx = static_cast<char*>(output.data);
+    const int64_t bytes = output.numel() * SizeOf(output.dtype);
+    if (bytes == 0) return;
+    std::memset(dx, 0, bytes);
+    const int64_t rows = r.outer * r.count;
+    ParallelFor(0, rows, rows * row >= kParallelBytes, [&](int64_t t) {
+      const int64_t o = t / r.count, k = t % r.count;
+      const int64_t dst = o * r.len + r.first + k * attrs_.step;
+      std::memcpy(dx + dst * row, dy + t * row, row);
+    });
+  }
+
+ private:
+  SliceBackwardDataAttrs attrs_;
+};
+
+AI3_REGISTER_ALGORITHM(SliceBackwardDataAttrs, "direct", Device::kCPU,
+                       KernelAlgorithm<SliceBackwardDataAttrs, DataKernel>);
 
 }  // namespace
 }  // namespace ai3

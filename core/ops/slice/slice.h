@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -41,6 +42,14 @@ struct SliceAttrs {
   // the axis varies, or the whole axis is taken in order): its first
   // element; otherwise none (core/layer.h).
   std::optional<int64_t> ViewOffset(const Shape& input) const;
+};
+
+// slice_backward_data: x's shape, dy's rows where the slice took them and
+// zeros elsewhere (direct.cc).
+struct SliceBackwardDataAttrs : DataGradientAttrs<SliceAttrs> {
+  static constexpr char kOp[] = "slice_backward_data";
+  // Gradients are float32 or float64, as the other gradient ops'.
+  static constexpr bool kAnyDType = false;
 };
 
 }  // namespace ai3

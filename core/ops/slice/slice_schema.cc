@@ -2,12 +2,12 @@
 #include <limits>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/slice/slice.h"
 
 namespace ai3 {
 namespace {
 
-using A = SliceAttrs;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
@@ -20,9 +20,8 @@ AttrDecl Bound(const char* name, const char* doc) {
   return d;
 }
 
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("x[..., start:stop:step, ...] along axis, with Python's "
-                     "slice semantics (clamped)")
+// slice's attributes, which its gradient takes as they are.
+AI3_DECLARE_ATTRIBUTES(
         .Field("axis", &A::axis, "memory-order axis (negative from the end)")
         .Required()
         .Field("step", &A::step, "!= 0; negative walks backwards")
@@ -35,8 +34,14 @@ AI3_REGISTER_OP_SCHEMA(
               [](A& a, const AttrValue& v) {
                 a.stop = internal::IsNone(v) ? (a.step > 0 ? kMax : kMin)
                                              : internal::As<int64_t>(v);
-              })
+              }));
+
+AI3_REGISTER_OP_SCHEMA(
+    Declare<SliceAttrs>("x[..., start:stop:step, ...] along axis, with "
+                        "Python's slice semantics (clamped)")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<SliceBackwardDataAttrs>(
+    "slice's input gradient: dy's rows where the slice took them, else 0"));
 
 }  // namespace
 }  // namespace ai3
