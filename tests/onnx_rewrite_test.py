@@ -664,6 +664,22 @@ def test_swap_conv2d_folds_the_activation_after_a_conv(name):
     run_and_compare(model, name, 17, 1e-4)
 
 
+def runs_like_ort(original: onnx.ModelProto, model: onnx.ModelProto, x: np.ndarray, runs: int = 1) -> None:
+    """The rewritten `model` gives ORT's result for the original on x (fed as
+    "x"): `runs` times in an ai3.onnx.InferenceSession (the native ops), and
+    in a plain ORT session given ai3.onnx.session_options() (the Python op
+    for "ai3" nodes)."""
+    feed = {"x": x}
+    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    native = ai3.onnx.InferenceSession(model)
+    for _ in range(runs):
+        np.testing.assert_allclose(native.run(None, feed)[0], want, rtol=1e-4, atol=1e-5)
+    plain = ort.InferenceSession(
+        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
+    )
+    np.testing.assert_allclose(plain.run(None, feed)[0], want, rtol=1e-4, atol=1e-5)
+
+
 def residual_model() -> onnx.ModelProto:
     """Three residual adds over 1x1 and 3x3 convs of 6 channels:
     r1 = relu(conv_b(c1) + c1), c1 = conv_a(x)   (the conv's Add, then its Relu)
@@ -709,17 +725,10 @@ def test_swap_conv2d_folds_residual_adds_into_the_conv_before(algorithm, layout)
     assert [n.op_type for n in model.graph.node if n.domain != "ai3"].count("Add") == 1  # the broadcast
     assert "Relu" not in [n.op_type for n in model.graph.node]
     x = np.random.default_rng(6).standard_normal((2, 3, 7, 7)).astype(np.float32)
-    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    native = ai3.onnx.InferenceSession(model)
     assert {n.domain for n in session._prepare(model)[0].graph.node if n.op_type == "ResidualLayer"} == {
         session.NATIVE_DOMAIN
     }
-    np.testing.assert_allclose(native.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(native.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)  # a second run: same
-    plain = ort.InferenceSession(
-        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
-    )
-    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    runs_like_ort(original, model, x, runs=2)  # a second run: the same
 
 
 def concat_model() -> onnx.ModelProto:
@@ -754,12 +763,7 @@ def test_nhwc_channel_concat_runs_as_ai3s(layout):
     concats = [(n.domain, n.attribute[0].i) for n in model.graph.node if n.op_type == "Concat"]
     assert concats == ([(ai3.onnx.rewrite.NATIVE_DOMAIN, 3)] if layout == "NHWC" else [("", 1)])
     x = np.random.default_rng(8).standard_normal((2, 3, 5, 6)).astype(np.float32)
-    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
-    plain = ort.InferenceSession(
-        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
-    )
-    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    runs_like_ort(original, model, x)
 
 
 def squeeze_excitation_model() -> onnx.ModelProto:
@@ -794,12 +798,7 @@ def test_nhwc_broadcasting_mul_runs_as_ai3s(layout):
     muls = [(n.domain, n.op_type) for n in model.graph.node if n.op_type in ("Mul", "MultiLayer")]
     assert muls == ([(ai3.onnx.rewrite.NATIVE_DOMAIN, "MultiLayer")] if layout == "NHWC" else [("", "Mul")])
     x = np.random.default_rng(10).standard_normal((2, 3, 5, 6)).astype(np.float32)
-    want = ort.InferenceSession(original.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    np.testing.assert_allclose(ai3.onnx.InferenceSession(model).run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
-    plain = ort.InferenceSession(
-        model.SerializeToString(), ai3.onnx.session_options(), providers=["CPUExecutionProvider"]
-    )
-    np.testing.assert_allclose(plain.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-5)
+    runs_like_ort(original, model, x)
 
 
 def native_node_model(node: onnx.NodeProto) -> onnx.ModelProto:

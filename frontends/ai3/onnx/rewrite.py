@@ -268,15 +268,22 @@ class _Rewrite:
             dims = [d if d is not None else "?" for d in shape]
             self.model.graph.value_info.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, dims))
 
-    def known_shape(self, name: str) -> tuple | None:
+    def known_shapes(self) -> Callable[[str], tuple | None]:
         """A tensor's static shape, as the mapping or the rewrite's own
-        value_info (the NHWC tensors) has it; None where a dim is unknown."""
-        shape = self.map.shapes.get(name)
-        if shape is None:
-            info = next((v for v in self.model.graph.value_info if v.name == name), None)
-            dims = info.type.tensor_type.shape.dim if info is not None else ()
-            shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in dims) if dims else None
-        return tuple(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
+        value_info (the NHWC tensors, as declared so far) has it; None where
+        a dim is unknown."""
+        declared = {
+            v.name: tuple(d.dim_value if d.HasField("dim_value") else None for d in v.type.tensor_type.shape.dim)
+            for v in self.model.graph.value_info
+        }
+
+        def shape_of(name: str) -> tuple | None:
+            shape = self.map.shapes.get(name)
+            if shape is None:
+                shape = declared.get(name) or None
+            return tuple(shape) if shape is not None and all(isinstance(d, int) for d in shape) else None
+
+        return shape_of
 
     def finish(self) -> onnx.ModelProto:
         g = self.model.graph
@@ -299,7 +306,7 @@ class _Rewrite:
                 break
             nodes = live
         nodes = _sink_transposes(nodes, outputs, self.map.constants, self.map.shapes, self.declare, self.nhwc_layer)
-        nodes = _fold_residual_adds(nodes, outputs, self.known_shape)
+        nodes = _fold_residual_adds(nodes, outputs, self.known_shapes())
         del g.node[:]
         g.node.extend(nodes)
         read = {name for n in nodes for name in n.input} | outputs
