@@ -232,6 +232,58 @@ def _axis_ops() -> list[Gradient]:
     return cases
 
 
+def _over(fn: Callable[[torch.Tensor, tuple[int, ...], bool], torch.Tensor]) -> Fn:
+    return lambda x, w, a: fn(x, tuple(a["axes"]) or tuple(range(x.ndim)), a["keepdim"])
+
+
+def _prod(x: torch.Tensor, dims: tuple[int, ...], keepdim: bool) -> torch.Tensor:
+    """torch.prod over several dims (it takes one at a time)."""
+    dims = tuple(sorted({d % x.ndim for d in dims}))
+    for d in dims:
+        x = torch.prod(x, d, keepdim=True)
+    return x if keepdim or not dims else x.squeeze(dims)
+
+
+# The reductions of core/ops/mean: torch's function over explicit dims (all
+# of them for ai3's empty axes).
+REDUCTIONS: dict[str, Callable[[torch.Tensor, tuple[int, ...], bool], torch.Tensor]] = {
+    "mean": lambda x, d, k: torch.mean(x, d, k),
+    "reduce_sum": lambda x, d, k: torch.sum(x, d, k),
+    "reduce_prod": _prod,
+    "reduce_max": lambda x, d, k: torch.amax(x, d, k),
+    "reduce_min": lambda x, d, k: torch.amin(x, d, k),
+    "reduce_l1": lambda x, d, k: torch.sum(torch.abs(x), d, k),
+    "reduce_l2": lambda x, d, k: torch.linalg.vector_norm(x, 2, d, k),
+    "reduce_sum_square": lambda x, d, k: torch.sum(x * x, d, k),
+    "reduce_log_sum_exp": lambda x, d, k: torch.logsumexp(x, d, k) if x.ndim else x,
+}
+
+
+def _reductions() -> list[Gradient]:
+    """Every reduction over kept and reduced blocks in every arrangement
+    (inner axis reduced or kept, NCHW's and NHWC's spatial axes, all axes),
+    keepdim both ways, rank 0, empty inputs (over an empty axis too), a shape
+    past the threading threshold; max and min on tied values, prod on zeros
+    (none, one or several per output)."""
+    grid = [((2, 3, 4, 5), axes) for axes in ([], [1], [-1], [0, 2], [1, 2, 3], [2, 3], [1, 2])] + [
+        ((), []),
+        ((0, 4), [1]),
+        ((0, 4), [0]),
+        ((4, 9000), [1]),
+        ((9000, 4), [0]),
+    ]
+    cases = []
+    for op, fn in REDUCTIONS.items():
+        for (shape, axes), keepdim in itertools.product(grid, (False, True)):
+            if op in ("reduce_max", "reduce_min") and shape == (0, 4) and axes == [0]:
+                continue  # torch's amax refuses an empty reduced axis (ai3 gives -inf)
+            attrs = {"axes": axes, "keepdim": keepdim}
+            cases.append(Gradient(op, attrs, shape, lambda x, w, a=attrs, fn=fn: _over(fn)(x, w, a)))
+            if op in ("reduce_max", "reduce_min", "reduce_prod") and shape == (2, 3, 4, 5):
+                cases.append(Gradient(op, attrs, shape, lambda x, w, a=attrs, fn=fn: _over(fn)(x, w, a), ties=True))
+    return cases
+
+
 def _norms() -> list[Gradient]:
     rng = np.random.default_rng(0)
     cases: list[Gradient] = []
@@ -386,7 +438,7 @@ def _shapes_ops() -> list[Gradient]:
 
 
 def cases() -> list[Gradient]:
-    return _activations() + _math() + _pools() + _axis_ops() + _norms() + _shapes_ops()
+    return _activations() + _math() + _pools() + _axis_ops() + _reductions() + _norms() + _shapes_ops()
 
 
 # The forward ops whose gradients these cases cover.

@@ -152,6 +152,11 @@ GRADCHECK = [
     ("layernorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,), (4,)]),
     ("rmsnorm", {"axes": 1, "eps": 1e-5}, (3, 4), [(4,)]),
     ("groupnorm", {"groups": 2, "eps": 1e-5}, (2, 4, 3, 3), [(4,), (4,)]),
+    ("mean", {"axes": [2, 3], "keepdim": True}, (2, 3, 4, 4), []),
+    ("reduce_prod", {"axes": [1], "keepdim": False}, (2, 3, 4), []),
+    ("reduce_max", {"axes": [-1], "keepdim": False}, (3, 5), []),
+    ("reduce_l2", {"axes": [], "keepdim": False}, (3, 5), []),
+    ("reduce_log_sum_exp", {"axes": [0, 2], "keepdim": True}, (2, 3, 4), []),
 ]
 
 

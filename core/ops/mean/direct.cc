@@ -1,7 +1,5 @@
-// "direct" of every reduction (mean.h): the input's dimensions merged into
-// alternating blocks of kept and reduced ones (size-1 dims dropped), e.g.
-// NCHW over (H, W) is [kept NC, reduced HW] and NHWC over (H, W) is [kept
-// N, reduced HW, kept C]. The input is read once, in order, as rows of its
+// "direct" of every reduction (mean.h): the input, walked in blocks of kept
+// and reduced dims (reduce_kernel.h), is read once, in order, as rows of its
 // innermost block: a reduced innermost block folds along the row into one
 // output element, a kept one folds the row into a run of outputs (both
 // vectorised where the fold is a sum or a product). Each output then gets
@@ -17,6 +15,7 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/mean/mean.h"
+#include "core/ops/mean/reduce_kernel.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
@@ -24,41 +23,9 @@ namespace ai3 {
 namespace {
 
 constexpr int64_t kParallelThreshold = 1 << 15;
-constexpr int kMaxBlocks = 32;
-
-struct Blocks {
-  int count = 0;
-  int64_t size[kMaxBlocks];
-  bool reduced[kMaxBlocks];
-  int64_t out_stride[kMaxBlocks];  // 0 for reduced blocks
-  int64_t reduce_count = 1;        // elements folded per output
-};
-
-Blocks MakeBlocks(const Shape& shape, const std::vector<bool>& reduced) {
-  Blocks b;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (reduced[i]) b.reduce_count *= shape[i];
-    if (shape[i] == 1) continue;
-    if (b.count > 0 && b.reduced[b.count - 1] == reduced[i]) {
-      b.size[b.count - 1] *= shape[i];
-      continue;
-    }
-    b.size[b.count] = shape[i];
-    b.reduced[b.count] = reduced[i];
-    ++b.count;
-  }
-  if (b.count == 0) {  // one element
-    b.size[0] = 1;
-    b.reduced[0] = false;
-    b.count = 1;
-  }
-  int64_t s = 1;
-  for (int i = b.count - 1; i >= 0; --i) {
-    b.out_stride[i] = b.reduced[i] ? 0 : s;
-    if (!b.reduced[i]) s *= b.size[i];
-  }
-  return b;
-}
+using reduce::Blocks;
+using reduce::kMaxBlocks;
+using reduce::MakeBlocks;
 
 // What a reduction folds: acc = Combine(acc, Map(x, shift)) from Init(),
 // then y = Finish(acc, count, shift). `shift` is log_sum_exp's maximum (0
@@ -114,11 +81,7 @@ void Accumulate(const Blocks& b, int first, const T* x, T* acc,
   int64_t rows = 1;
   for (int i = first; i < b.count - 1; ++i) rows *= b.size[i];
   for (int64_t r = 0; r < rows; ++r) {
-    int64_t rest = r, off = 0;
-    for (int i = b.count - 2; i >= first; --i) {
-      off += (rest % b.size[i]) * b.out_stride[i];
-      rest /= b.size[i];
-    }
+    const int64_t off = reduce::OutputOffset(b, first, r);
     const T* __restrict xr = x + r * inner;
     T* __restrict ar = acc + off;
     if (b.reduced[b.count - 1]) {

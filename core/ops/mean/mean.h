@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -63,6 +64,25 @@ struct ReduceAttrs : ReduceAxes {
   static constexpr const char* kOp = ReductionName(R);
   static constexpr Reduction kReduction = R;
   void Validate(const std::vector<Tensor>& params) const;
+};
+
+// <reduction>_backward_data: x's shape, dy of the output each element folds
+// into times that output's derivative in the element (backward_direct.cc).
+constexpr const char* ReductionGradientName(Reduction r) {
+  return r == Reduction::kMean        ? "mean_backward_data"
+         : r == Reduction::kSum       ? "reduce_sum_backward_data"
+         : r == Reduction::kProd      ? "reduce_prod_backward_data"
+         : r == Reduction::kMax       ? "reduce_max_backward_data"
+         : r == Reduction::kMin       ? "reduce_min_backward_data"
+         : r == Reduction::kL1        ? "reduce_l1_backward_data"
+         : r == Reduction::kL2        ? "reduce_l2_backward_data"
+         : r == Reduction::kSumSquare ? "reduce_sum_square_backward_data"
+                                      : "reduce_log_sum_exp_backward_data";
+}
+
+template <Reduction R>
+struct ReduceBackwardDataAttrs : DataGradientAttrs<ReduceAttrs<R>> {
+  static constexpr const char* kOp = ReductionGradientName(R);
 };
 
 using MeanAttrs = ReduceAttrs<Reduction::kMean>;
