@@ -410,6 +410,35 @@ def _shapes_ops() -> list[Gradient]:
                 ),
             )
         )
+    for shape, repeats in (
+        ((2, 3, 4), [2, 1, 3]),
+        ((2, 3, 4), [2]),
+        ((2, 3, 4), [2, 1, 1, 2]),
+        ((2, 3, 4), [1, 0, 2]),
+        ((0, 3), [2, 2]),
+        ((), [3]),
+        ((5, 700), [1, 10]),
+    ):
+        cases.append(Gradient("tile", {"repeats": repeats}, shape, lambda x, w, r=repeats: torch.tile(x, r)))
+    # expand: NumPy broadcasting both ways (ONNX Expand), -1 keeping the size.
+    for shape, target in (
+        ((3, 1, 4), [2, 3, 5, 4]),
+        ((1, 4), [3, -1]),
+        ((3, 1), [1, 6]),
+        ((1,), [4000, 9]),
+        ((), [2, 3]),
+        ((2, 0), [3, 2, 0]),
+    ):
+        cases.append(
+            Gradient(
+                "expand",
+                {"shape": target},
+                shape,
+                lambda x, w, t=target: x.expand(
+                    *np.broadcast_shapes(tuple(x.shape), tuple(1 if d == -1 else d for d in t))
+                ),
+            )
+        )
     for shifts, axes in (((1,), (0,)), ((2, -1), (1, 3)), ((7,), (-1,)), ((1, 1), (2, 2))):
         cases.append(
             Gradient(

@@ -157,6 +157,8 @@ GRADCHECK = [
     ("reduce_max", {"axes": [-1], "keepdim": False}, (3, 5), []),
     ("reduce_l2", {"axes": [], "keepdim": False}, (3, 5), []),
     ("reduce_log_sum_exp", {"axes": [0, 2], "keepdim": True}, (2, 3, 4), []),
+    ("tile", {"repeats": [2, 1, 3]}, (2, 3, 2), []),
+    ("expand", {"shape": [2, 3, 4]}, (3, 1), []),
 ]
 
 

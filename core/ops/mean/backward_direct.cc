@@ -1,6 +1,6 @@
 // "direct" of every reduction's input gradient (mean.h): each element of x
 // gets dy of the output it folds into times that output's derivative in it,
-// walking x as the forward does (reduce_kernel.h), rows split over OpenMP
+// walking x as the forward does (reduce_walk.h), rows split over OpenMP
 // threads (each writes its own elements of dx):
 //   mean dy / count, sum dy, sum_square 2 x dy, l1 sign(x) dy,
 //   l2 x / y dy (0 where y is 0, as torch's norm), log_sum_exp exp(x - y) dy;
@@ -17,19 +17,16 @@
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/mean/mean.h"
-#include "core/ops/mean/reduce_kernel.h"
+#include "core/ops/mean/reduce_walk.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
-constexpr int64_t kParallelThreshold = 1 << 15;
-
 // Reductions whose gradient needs the counting pass.
 constexpr bool Counts(Reduction r) {
-  return r == Reduction::kMax || r == Reduction::kMin ||
-         r == Reduction::kProd;
+  return r == Reduction::kMax || r == Reduction::kMin || r == Reduction::kProd;
 }
 
 // Per output o: count[o] the elements tied with y[o] (max, min) or the zero
@@ -91,7 +88,7 @@ void Backward(const reduce::Blocks& b, const T* dy, const T* x, const T* y,
   const T scale = T(1) / T(b.reduce_count);
   const int64_t inner = b.size[b.count - 1];
   const bool folded = b.reduced[b.count - 1];
-  ParallelFor(0, in_numel / inner, in_numel >= kParallelThreshold,
+  ParallelFor(0, in_numel / inner, in_numel >= reduce::kParallelElements,
               [&](int64_t r) {
                 const int64_t off = reduce::OutputOffset(b, 0, r);
                 const T* xr = x + r * inner;
@@ -111,7 +108,8 @@ class BackwardKernel : public MultiInputKernel {
   using Attrs = ReduceBackwardDataAttrs<R>;
   explicit BackwardKernel(const Attrs& attrs) : attrs_(attrs) {}
 
-  size_t InputsWorkspaceBytes(const std::vector<Tensor>& inputs) const override {
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
     if (!Counts(R)) return 0;
     return 2 * static_cast<size_t>(inputs[kGradOutput].numel()) *
            sizeof(double);
@@ -128,12 +126,11 @@ class BackwardKernel : public MultiInputKernel {
         reduce::MakeBlocks(x.shape, attrs_.Reduced(x.shape));
     DispatchFloat(x.dtype, [&](auto zero) {
       using T = decltype(zero);
-      Backward<R, T>(b, inputs[kGradOutput].data_as<const T>(),
-                     x.data_as<const T>(),
-                     inputs[kForwardOutput].data_as<const T>(),
-                     output.data_as<T>(), x.numel(),
-                     inputs[kGradOutput].numel(),
-                     static_cast<double*>(workspace));
+      Backward<R, T>(
+          b, inputs[kGradOutput].data_as<const T>(), x.data_as<const T>(),
+          inputs[kForwardOutput].data_as<const T>(), output.data_as<T>(),
+          x.numel(), inputs[kGradOutput].numel(),
+          static_cast<double*>(workspace));
     });
   }
 
@@ -158,10 +155,10 @@ AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kL1>, "direct",
                        Device::kCPU, Direct<Reduction::kL1>);
 AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kL2>, "direct",
                        Device::kCPU, Direct<Reduction::kL2>);
-AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kSumSquare>,
-                       "direct", Device::kCPU, Direct<Reduction::kSumSquare>);
-AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kLogSumExp>,
-                       "direct", Device::kCPU, Direct<Reduction::kLogSumExp>);
+AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kSumSquare>, "direct",
+                       Device::kCPU, Direct<Reduction::kSumSquare>);
+AI3_REGISTER_ALGORITHM(ReduceBackwardDataAttrs<Reduction::kLogSumExp>, "direct",
+                       Device::kCPU, Direct<Reduction::kLogSumExp>);
 
 }  // namespace
 }  // namespace ai3

@@ -1,5 +1,5 @@
 // "direct" of every reduction (mean.h): the input, walked in blocks of kept
-// and reduced dims (reduce_kernel.h), is read once, in order, as rows of its
+// and reduced dims (reduce_walk.h), is read once, in order, as rows of its
 // innermost block: a reduced innermost block folds along the row into one
 // output element, a kept one folds the row into a run of outputs (both
 // vectorised where the fold is a sum or a product). Each output then gets
@@ -15,125 +15,22 @@
 
 #include "core/math/dispatch.h"
 #include "core/ops/mean/mean.h"
-#include "core/ops/mean/reduce_kernel.h"
+#include "core/ops/mean/reduce_walk.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
-constexpr int64_t kParallelThreshold = 1 << 15;
 using reduce::Blocks;
+using reduce::FoldInto;
 using reduce::kMaxBlocks;
 using reduce::MakeBlocks;
-
-// What a reduction folds: acc = Combine(acc, Map(x, shift)) from Init(),
-// then y = Finish(acc, count, shift). `shift` is log_sum_exp's maximum (0
-// for the others).
-template <Reduction R, typename T>
-struct Fold {
-  static constexpr bool kSum = R == Reduction::kMean || R == Reduction::kSum ||
-                               R == Reduction::kL1 || R == Reduction::kL2 ||
-                               R == Reduction::kSumSquare ||
-                               R == Reduction::kLogSumExp;
-  static T Init() {
-    if constexpr (R == Reduction::kProd) return T(1);
-    if constexpr (R == Reduction::kMax) {
-      return -std::numeric_limits<T>::infinity();
-    }
-    if constexpr (R == Reduction::kMin) {
-      return std::numeric_limits<T>::infinity();
-    }
-    return T(0);
-  }
-  static T Map(T x, T shift) {
-    (void)shift;
-    if constexpr (R == Reduction::kL1) return std::fabs(x);
-    if constexpr (R == Reduction::kL2 || R == Reduction::kSumSquare) {
-      return x * x;
-    }
-    if constexpr (R == Reduction::kLogSumExp) return std::exp(x - shift);
-    return x;
-  }
-  // NaN wins in max and min: a compare with NaN is false.
-  static T Combine(T acc, T v) {
-    if constexpr (R == Reduction::kProd) return acc * v;
-    if constexpr (R == Reduction::kMax) return acc != acc || acc > v ? acc : v;
-    if constexpr (R == Reduction::kMin) return acc != acc || acc < v ? acc : v;
-    return acc + v;
-  }
-  static T Finish(T acc, T scale, T shift) {
-    if constexpr (R == Reduction::kMean) return acc * scale;
-    if constexpr (R == Reduction::kL2) return std::sqrt(acc);
-    if constexpr (R == Reduction::kLogSumExp) return shift + std::log(acc);
-    return acc;
-  }
-};
-
-// Folds the rows of blocks [first, count) starting at x into acc (offsets
-// relative to the outermost index handled by the caller); shift (log_sum_exp
-// only, else null) is read at acc's offsets.
-template <Reduction R, typename T>
-void Accumulate(const Blocks& b, int first, const T* x, T* acc,
-                const T* shift) {
-  using F = Fold<R, T>;
-  const int64_t inner = b.size[b.count - 1];
-  int64_t rows = 1;
-  for (int i = first; i < b.count - 1; ++i) rows *= b.size[i];
-  for (int64_t r = 0; r < rows; ++r) {
-    const int64_t off = reduce::OutputOffset(b, first, r);
-    const T* __restrict xr = x + r * inner;
-    T* __restrict ar = acc + off;
-    if (b.reduced[b.count - 1]) {
-      const T s = shift != nullptr ? shift[off] : T(0);
-      T v = F::Init();
-      if constexpr (F::kSum) {
-#pragma omp simd reduction(+ : v)
-        for (int64_t i = 0; i < inner; ++i) v += F::Map(xr[i], s);
-      } else if constexpr (R == Reduction::kProd) {
-#pragma omp simd reduction(* : v)
-        for (int64_t i = 0; i < inner; ++i) v *= xr[i];
-      } else {
-        for (int64_t i = 0; i < inner; ++i) v = F::Combine(v, xr[i]);
-      }
-      ar[0] = F::Combine(ar[0], v);
-    } else if constexpr (R == Reduction::kLogSumExp) {
-      const T* __restrict sr = shift + off;
-#pragma omp simd
-      for (int64_t i = 0; i < inner; ++i) ar[i] += F::Map(xr[i], sr[i]);
-    } else {
-#pragma omp simd
-      for (int64_t i = 0; i < inner; ++i) {
-        ar[i] = F::Combine(ar[i], F::Map(xr[i], T(0)));
-      }
-    }
-  }
-}
-
-// acc = the fold of x over the reduced blocks (from Init()), outputs split
-// over threads by the outermost kept block.
-template <Reduction R, typename T>
-void FoldInto(const Blocks& b, const T* x, T* acc, const T* shift,
-              int64_t in_numel, int64_t out_numel) {
-  const T init = Fold<R, T>::Init();
-  for (int64_t i = 0; i < out_numel; ++i) acc[i] = init;
-  if (in_numel == 0) return;
-  if (!b.reduced[0] && b.count > 1) {
-    const int64_t per = in_numel / b.size[0];
-    ParallelFor(0, b.size[0], in_numel >= kParallelThreshold, [&](int64_t o) {
-      const int64_t at = o * b.out_stride[0];
-      Accumulate<R, T>(b, 1, x + o * per, acc + at,
-                       shift != nullptr ? shift + at : nullptr);
-    });
-  } else {
-    Accumulate<R, T>(b, 0, x, acc, shift);
-  }
-}
 
 template <Reduction R, typename T>
 void Reduce(const Blocks& b, const T* x, T* y, T* workspace, int64_t in_numel,
             int64_t out_numel) {
-  using F = Fold<R, T>;
+  using F = reduce::Fold<R, T>;
   const T scale = T(1) / T(b.reduce_count);  // mean: inf for none, so NaN
   if constexpr (R == Reduction::kLogSumExp) {
     FoldInto<Reduction::kMax, T>(b, x, y, nullptr, in_numel, out_numel);

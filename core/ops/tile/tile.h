@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -39,6 +40,18 @@ struct ExpandAttrs {
 
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// tile_backward_data / expand_backward_data: x's shape, each element the
+// sum of dy over the positions it was copied to (backward_direct.cc).
+struct TileBackwardDataAttrs : DataGradientAttrs<TileAttrs> {
+  static constexpr char kOp[] = "tile_backward_data";
+  // Gradients are float32 or float64, as the other gradient ops'.
+  static constexpr bool kAnyDType = false;
+};
+struct ExpandBackwardDataAttrs : DataGradientAttrs<ExpandAttrs> {
+  static constexpr char kOp[] = "expand_backward_data";
+  static constexpr bool kAnyDType = false;
 };
 
 // The input's shape with leading 1s up to the output's rank.
