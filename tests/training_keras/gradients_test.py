@@ -350,18 +350,18 @@ def test_bad_backward_selectors(op: str) -> None:
 
 
 def test_no_gradient_op_names_the_layer() -> None:
-    """An op without a core gradient (resize): the forward runs, a gradient
-    through it is an ai3.UnsupportedOperation naming the layer."""
-    assert "data" not in core_layers.backward_ops("resize")
-    model = keras.Sequential([keras.Input((4, 6, 3)), keras.layers.UpSampling2D(2, name="up")])
-    swapped = ai3.keras.swap_operation("resize", model, "default")
+    """An op without a core gradient (conv_transpose2d): the forward runs, a
+    gradient through it is an ai3.UnsupportedOperation naming the layer."""
+    assert "data" not in core_layers.backward_ops("conv_transpose2d")
+    model = keras.Sequential([keras.Input((4, 6, 3)), keras.layers.Conv2DTranspose(2, 3, name="up")])
+    swapped = ai3.keras.swap_operation("conv_transpose2d", model, "default")
     x = np.ones((2, 4, 6, 3), np.float32)
-    with pytest.raises(ai3.UnsupportedOperation, match="resize layer 'up'.*data"):
-        util.gradients(swapped, x, np.ones((2, 8, 12, 3), np.float32))
+    with pytest.raises(ai3.UnsupportedOperation, match="conv_transpose2d layer 'up'.*data"):
+        util.gradients(swapped, x, np.ones((2, 6, 8, 2), np.float32))
     # and it takes no backward algorithm name: none would run
     with pytest.raises(ai3.UnknownAlgorithm, match="backward 'nope'.*it has none"):
-        ai3.keras.swap_operation("resize", model, "default", backward="nope")
-    ai3.keras.swap_operation("resize", model, "default", backward="default")
+        ai3.keras.swap_operation("conv_transpose2d", model, "default", backward="nope")
+    ai3.keras.swap_operation("conv_transpose2d", model, "default", backward="default")
 
 
 def test_bad_gradient_input_raises_ai3_error() -> None:

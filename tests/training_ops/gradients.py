@@ -439,6 +439,34 @@ def _shapes_ops() -> list[Gradient]:
                 ),
             )
         )
+    # resize as F.interpolate asks for it (ai3.torch's mapping: params.resize),
+    # up and down, by size and by scale, in both layouts.
+    interpolations = [
+        ("nearest", {"scale_factor": 2.0}, ("asymmetric", "floor")),
+        ("nearest", {"size": (3, 5)}, ("asymmetric", "floor")),
+        ("nearest-exact", {"size": (7, 9)}, ("half_pixel", "round_prefer_ceil")),
+        ("bilinear", {"scale_factor": 2.0}, ("half_pixel", "floor")),
+        ("bilinear", {"size": (3, 4)}, ("half_pixel", "floor")),
+        ("bilinear", {"size": (7, 9), "align_corners": True}, ("align_corners", "floor")),
+        ("bilinear", {"scale_factor": (1.5, 2.5)}, ("half_pixel", "floor")),
+    ]
+    for mode, how, (coordinates, rounding) in interpolations:
+        attrs = {
+            "mode": "linear" if mode == "bilinear" else "nearest",
+            "coordinate_transformation_mode": coordinates,
+            "nearest_mode": rounding,
+        }
+        if "size" in how:
+            attrs["size"] = list(how["size"])
+        else:
+            sf = how["scale_factor"]
+            attrs["scale"] = list(sf) if isinstance(sf, tuple) else [sf, sf]
+        cases += _image(
+            "resize",
+            [attrs],
+            lambda a, mode=mode, how=how: lambda x, w: F.interpolate(x, mode=mode, **how),
+            [(2, 3, 4, 6)] + ([(2, 8, 32, 32)] if "scale_factor" in how else []),
+        )
     for shifts, axes in (((1,), (0,)), ((2, -1), (1, 3)), ((7,), (-1,)), ((1, 1), (2, 2))):
         cases.append(
             Gradient(

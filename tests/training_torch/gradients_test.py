@@ -159,6 +159,7 @@ GRADCHECK = [
     ("reduce_log_sum_exp", {"axes": [0, 2], "keepdim": True}, (2, 3, 4), []),
     ("tile", {"repeats": [2, 1, 3]}, (2, 3, 2), []),
     ("expand", {"shape": [2, 3, 4]}, (3, 1), []),
+    ("resize", {"mode": "linear", "size": [5, 3]}, (1, 2, 3, 4), []),
 ]
 
 

@@ -4,9 +4,11 @@
 // its input tap (nearest) or the blend of its four (linear):
 //   NCHW: along the row, one element per column;
 //   NHWC: one pixel of C contiguous channels per column, vectorised.
+// Its input gradient (resize_backward_data) runs the same taps backwards.
 #include <cstdint>
 #include <vector>
 
+#include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/resize/resize.h"
 #include "core/parallel.h"
@@ -47,6 +49,22 @@ void Resize(const ImageDims& in, const ImageDims& out, Layout layout,
   });
 }
 
+// The taps of every output row and column, into `taps` (out.h rows, then
+// out.w columns: TapsBytes).
+size_t TapsBytes(const ImageDims& out) {
+  return static_cast<size_t>(out.h + out.w) * sizeof(ResizeTap);
+}
+template <typename T>
+void ComputeTaps(const ResizeAttrs& a, const ImageDims& in,
+                 const ImageDims& out, ResizeTap* taps) {
+  for (int64_t i = 0; i < out.h; ++i) {
+    taps[i] = ResizeTapOf<T>(a, i, in.h, out.h, a.scale_h);
+  }
+  for (int64_t i = 0; i < out.w; ++i) {
+    taps[out.h + i] = ResizeTapOf<T>(a, i, in.w, out.w, a.scale_w);
+  }
+}
+
 class DirectKernel : public Kernel {
  public:
   explicit DirectKernel(const ResizeAttrs& attrs) : attrs_(attrs) {}
@@ -54,26 +72,19 @@ class DirectKernel : public Kernel {
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     const Shape out =
         attrs_.OutputShape(Tensor{nullptr, DType::kFloat32, input_shape});
-    const ImageDims d = ImageDimsOf(out, attrs_.layout);
-    return static_cast<size_t>(d.h + d.w) * sizeof(ResizeTap);
+    return TapsBytes(ImageDimsOf(out, attrs_.layout));
   }
 
   void Run(const Tensor& input, const Tensor& output,
            void* workspace) override {
     const ImageDims in = ImageDimsOf(input.shape, attrs_.layout);
     const ImageDims out = ImageDimsOf(output.shape, attrs_.layout);
-    ResizeTap* rows = static_cast<ResizeTap*>(workspace);
-    ResizeTap* cols = rows + out.h;
+    ResizeTap* taps = static_cast<ResizeTap*>(workspace);
     DispatchFloat(input.dtype, [&](auto zero) {
       using T = decltype(zero);
-      for (int64_t i = 0; i < out.h; ++i) {
-        rows[i] = ResizeTapOf<T>(attrs_, i, in.h, out.h, attrs_.scale_h);
-      }
-      for (int64_t i = 0; i < out.w; ++i) {
-        cols[i] = ResizeTapOf<T>(attrs_, i, in.w, out.w, attrs_.scale_w);
-      }
-      Resize<T>(in, out, attrs_.layout, rows, cols, input.data_as<const T>(),
-                output.data_as<T>());
+      ComputeTaps<T>(attrs_, in, out, taps);
+      Resize<T>(in, out, attrs_.layout, taps, taps + out.h,
+                input.data_as<const T>(), output.data_as<T>());
     });
   }
 
@@ -81,8 +92,83 @@ class DirectKernel : public Kernel {
   ResizeAttrs attrs_;
 };
 
+// resize_backward_data's "direct": dx zeroed, then each output's dy added
+// back to its four taps (one, nearest) with the forward's weights. Planes
+// of rows of pixels (NCHW: one per image and channel; NHWC: one per image,
+// its pixels' C channels vectorised) own disjoint parts of dx and are split
+// over OpenMP threads; within a plane the outputs go in order, since
+// neighbouring outputs share taps.
+template <typename T>
+void ResizeGradient(const ImageDims& in, const ImageDims& out, Layout layout,
+                    const ResizeTap* rows, const ResizeTap* cols, const T* dy,
+                    T* dx) {
+  const bool nhwc = layout == Layout::kNHWC;
+  const int64_t unit = nhwc ? in.c : 1;
+  const int64_t planes = nhwc ? in.n : in.n * in.c;
+  const int64_t plane_in = in.h * in.w * unit, plane_out = out.h * out.w * unit;
+  ParallelFor(0, planes, planes * plane_out >= (1 << 15), [&](int64_t p) {
+    T* __restrict dxp = dx + p * plane_in;
+    for (int64_t i = 0; i < plane_in; ++i) dxp[i] = T(0);
+    for (int64_t oh = 0; oh < out.h; ++oh) {
+      const ResizeTap& t = rows[oh];
+      T* x0 = dxp + t.i0 * in.w * unit;
+      T* x1 = dxp + t.i1 * in.w * unit;
+      const T wy = T(t.weight);
+      const T* dyr = dy + p * plane_out + oh * out.w * unit;
+      for (int64_t ow = 0; ow < out.w; ++ow) {
+        const ResizeTap& c = cols[ow];
+        const T wx = T(c.weight);
+        const T* g = dyr + ow * unit;
+        T* a = x0 + c.i0 * unit;
+        T* b = x0 + c.i1 * unit;
+        T* d = x1 + c.i0 * unit;
+        T* e = x1 + c.i1 * unit;
+        // (a, b, d and e may be one element: nearest's, or a clamped edge.)
+        for (int64_t k = 0; k < unit; ++k) {
+          const T top = g[k] * (T(1) - wy), bottom = g[k] * wy;
+          a[k] += top * (T(1) - wx);
+          b[k] += top * wx;
+          d[k] += bottom * (T(1) - wx);
+          e[k] += bottom * wx;
+        }
+      }
+    }
+  });
+}
+
+class BackwardKernel : public MultiInputKernel {
+ public:
+  explicit BackwardKernel(const ResizeBackwardDataAttrs& attrs)
+      : attrs_(attrs) {}
+
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
+    return TapsBytes(ImageDimsOf(inputs[kGradOutput].shape, attrs_.layout));
+  }
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void* workspace) override {
+    const ImageDims in = ImageDimsOf(output.shape, attrs_.layout);
+    const ImageDims out = ImageDimsOf(inputs[kGradOutput].shape, attrs_.layout);
+    ResizeTap* taps = static_cast<ResizeTap*>(workspace);
+    DispatchFloat(output.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      ComputeTaps<T>(attrs_, in, out, taps);
+      ResizeGradient<T>(in, out, attrs_.layout, taps, taps + out.h,
+                        inputs[kGradOutput].data_as<const T>(),
+                        output.data_as<T>());
+    });
+  }
+
+ private:
+  ResizeBackwardDataAttrs attrs_;
+};
+
 AI3_REGISTER_ALGORITHM(ResizeAttrs, "direct", Device::kCPU,
                        KernelAlgorithm<ResizeAttrs, DirectKernel>);
+AI3_REGISTER_ALGORITHM(
+    ResizeBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<ResizeBackwardDataAttrs, BackwardKernel>);
 
 }  // namespace
 }  // namespace ai3

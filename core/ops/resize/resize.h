@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -51,6 +52,12 @@ struct ResizeAttrs {
   // No parameter tensors; a size (both > 0) or a scale (both > 0, finite).
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// resize_backward_data: x's shape, each output's dy spread back over the
+// input taps it read, by the weights it read them with (direct.cc).
+struct ResizeBackwardDataAttrs : DataGradientAttrs<ResizeAttrs> {
+  static constexpr char kOp[] = "resize_backward_data";
 };
 
 // Where output index x of `out` reads along a dim of `in`: the two input

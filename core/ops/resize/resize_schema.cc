@@ -1,15 +1,14 @@
-// resize's declaration (core/op_schema.h).
+// resize's declaration (core/op_schema.h), and its input gradient's.
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/resize/resize.h"
 
 namespace ai3 {
 namespace {
-
-using A = ResizeAttrs;
 
 // A string attribute of `choices` (the first its default), stored as the
 // index of its value in an enum listing them in that order.
@@ -40,8 +39,7 @@ const AttrDecl kRounding =
            {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
            "how nearest rounds the coordinate (ONNX's names)");
 
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("nearest or bilinear resampling of H and W")
+AI3_DECLARE_ATTRIBUTES(
         .Attr(
             [] {
               AttrDecl d{"size", AttrType::kInts};
@@ -82,8 +80,13 @@ AI3_REGISTER_OP_SCHEMA(
               [](A& a, const AttrValue& v) {
                 SetChoice(&a.rounding, kRounding, v);
               })
-        .LayoutAttr()
+        .LayoutAttr());
+
+AI3_REGISTER_OP_SCHEMA(
+    Declare<ResizeAttrs>("nearest or bilinear resampling of H and W")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(Declare<ResizeBackwardDataAttrs>(
+    "resize's input gradient: dy spread back over each output's taps"));
 
 }  // namespace
 }  // namespace ai3
