@@ -346,6 +346,46 @@ def _norms() -> list[Gradient]:
     return cases
 
 
+def _conv_transpose2d() -> list[Gradient]:
+    """nn.ConvTranspose2d's forms: stride, padding, output_padding above and
+    below the padding (the adjoint conv2d then reads a crop of dy), dilation,
+    groups, with and without a bias, and a shape past the threading
+    thresholds."""
+    rng = np.random.default_rng(5)
+    cases = []
+    for c, k, kernel, stride, pad, out_pad, dilation, groups, bias, hw in (
+        (3, 4, 3, 1, 0, 0, 1, 1, True, (5, 6)),
+        (4, 6, 3, 2, 1, 1, 1, 2, True, (4, 5)),
+        (3, 2, 3, 2, 0, 1, 1, 1, False, (4, 4)),
+        (2, 4, 4, 2, 1, 0, 1, 1, True, (3, 5)),
+        (4, 4, 3, 3, (1, 2), (2, 0), 2, 4, True, (3, 4)),
+        (16, 8, 2, 2, 0, 0, 1, 1, True, (20, 20)),
+    ):
+        ph, pw = pad if isinstance(pad, tuple) else (pad, pad)
+        oh, ow = out_pad if isinstance(out_pad, tuple) else (out_pad, out_pad)
+        attrs = {
+            "stride": [stride, stride],
+            "padding": [ph, ph, pw, pw],
+            "output_padding": [oh, ow],
+            "dilation": [dilation, dilation],
+            "groups": groups,
+        }
+        weights = {"weight": rng.standard_normal((c, k // groups, kernel, kernel))}
+        if bias:
+            weights["bias"] = rng.standard_normal(k)
+        cases += _image(
+            "conv_transpose2d",
+            [attrs],
+            lambda a, s=stride, p=(ph, pw), o=(oh, ow), d=dilation, g=groups: (
+                lambda x, w: F.conv_transpose2d(x, w["weight"], w.get("bias"), s, p, o, g, d)
+            ),
+            [(2, c, *hw)],
+            weights=weights,
+            trainable=tuple(weights),
+        )
+    return cases
+
+
 def _depth_to_space(a: dict[str, Any]) -> Fn:
     """ONNX DepthToSpace on NCHW: CRD is torch's pixel_shuffle; DCR takes
     the block index before the channel."""
@@ -495,7 +535,16 @@ def _shapes_ops() -> list[Gradient]:
 
 
 def cases() -> list[Gradient]:
-    return _activations() + _math() + _pools() + _axis_ops() + _reductions() + _norms() + _shapes_ops()
+    return (
+        _activations()
+        + _math()
+        + _pools()
+        + _axis_ops()
+        + _reductions()
+        + _norms()
+        + _conv_transpose2d()
+        + _shapes_ops()
+    )
 
 
 # The forward ops whose gradients these cases cover.

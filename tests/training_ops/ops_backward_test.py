@@ -31,13 +31,18 @@ def test_gradients_match_torch(case: gradients.Gradient, dtype: type) -> None:
     y_ref, want, dy = gradients.reference(case, x.astype(np.float64), lambda s: rng.standard_normal(s))
     y = gradients.forward(case, x)  # y as F's forward produced it
     dy = np.asarray(dy, dtype)
+    table = ai3.algorithms("cpu")
     for target in case.targets:
-        layer = gradients.layer(case, target, dtype)
-        assert layer.algorithm == "direct"
-        got = layer(dy, x, y)
-        assert got.dtype == dtype and got.shape == want[target].shape, target
-        scale = max(1.0, float(np.abs(want[target]).max(initial=0)))
-        np.testing.assert_allclose(got, want[target], rtol=0, atol=TOL[dtype] * scale, err_msg=f"{case} {target}")
+        # Every algorithm of the gradient op (most have "direct" alone).
+        for algorithm in (a for a in table[f"{case.op}_backward_{target}"] if a != "custom"):
+            layer = gradients.layer(case, target, dtype, algorithm)
+            assert layer.algorithm == algorithm
+            got = layer(dy, x, y)
+            assert got.dtype == dtype and got.shape == want[target].shape, target
+            scale = max(1.0, float(np.abs(want[target]).max(initial=0)))
+            np.testing.assert_allclose(
+                got, want[target], rtol=0, atol=TOL[dtype] * scale, err_msg=f"{case} {target} {algorithm}"
+            )
         # The shape rule answers without a layer, from F's attributes and weights.
         weight_shapes = {k: v.shape for k, v in case.weights.items()}
         shapes = [dy.shape, x.shape, y.shape]

@@ -160,6 +160,12 @@ GRADCHECK = [
     ("tile", {"repeats": [2, 1, 3]}, (2, 3, 2), []),
     ("expand", {"shape": [2, 3, 4]}, (3, 1), []),
     ("resize", {"mode": "linear", "size": [5, 3]}, (1, 2, 3, 4), []),
+    (
+        "conv_transpose2d",
+        {"stride": [2, 2], "padding": [1, 1, 0, 0], "output_padding": [1, 1], "dilation": [1, 1], "groups": 1},
+        (1, 3, 3, 4),
+        [(3, 2, 3, 3), (2,)],
+    ),
 ]
 
 

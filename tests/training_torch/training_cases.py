@@ -52,6 +52,13 @@ CASES: dict[str, list[tuple[nn.Module, tuple[int, ...]]]] = {
     "layernorm": [(nn.LayerNorm(8), (2, 3, 8)), (nn.LayerNorm((3, 8), elementwise_affine=False), (2, 3, 8))],
     "pad2d": [(nn.ZeroPad2d((1, 2, 0, 1)), (2, 3, 4, 4)), (nn.ConstantPad2d(1, 0.5), (2, 3, 3))],
     "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4))],  # eval mode: the core's inference form
+    "conv_transpose2d": [
+        (nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 5)),
+        (nn.ConvTranspose2d(4, 6, 2, stride=2, groups=2, bias=False), (1, 4, 3, 4)),
+    ],
+    "resize": [(nn.Upsample(scale_factor=2, mode="bilinear"), (2, 3, 4, 5)), (nn.Upsample(size=(5, 7)), (1, 2, 3, 4))],
+    "groupnorm": [(nn.GroupNorm(2, 4), (2, 4, 3, 3))],
+    "lrn": [(nn.LocalResponseNorm(3), (2, 5, 4, 4))],  # no gradient yet: the backward must raise
 }
 
 

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
+#include "core/ops/conv2d/backward/gradient_kernel.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/tensor.h"
 
@@ -52,6 +54,34 @@ struct ConvTranspose2dAttrs {
   // op's output and its output this op's input.
   Conv2dAttrs DataGradientOf() const;
 };
+
+// conv_transpose2d's gradients, each on the conv2d C this op is the data
+// gradient of (DataGradientOf; via_conv2d_kernel.h): the input gradient is
+// C's forward on dy (backward_data.cc), the weight gradient C's weight
+// gradient with dy as C's input and x as its output's gradient
+// (backward_weight.cc), the bias gradient dy summed per channel
+// (backward_bias.cc). Output: x's shape, the weight's or the bias's.
+template <GradientTarget kTarget>
+struct ConvTranspose2dGradientAttrs : GradientAttrs<ConvTranspose2dAttrs> {
+  static constexpr const char* kOp = GradientOpName(
+      kTarget, "conv_transpose2d_backward_data",
+      "conv_transpose2d_backward_weight", "conv_transpose2d_backward_bias");
+
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    this->CheckGradientInputs(inputs);
+    if (kTarget == GradientTarget::kData) return inputs[kForwardInput].shape;
+    if (kTarget == GradientTarget::kWeight) {
+      return {in_channels, out_channels / groups, kernel_h, kernel_w};
+    }
+    return {out_channels};
+  }
+};
+using ConvTranspose2dBackwardDataAttrs =
+    ConvTranspose2dGradientAttrs<GradientTarget::kData>;
+using ConvTranspose2dBackwardWeightAttrs =
+    ConvTranspose2dGradientAttrs<GradientTarget::kWeight>;
+using ConvTranspose2dBackwardBiasAttrs =
+    ConvTranspose2dGradientAttrs<GradientTarget::kBias>;
 
 }  // namespace ai3
 
