@@ -346,6 +346,40 @@ def _norms() -> list[Gradient]:
     return cases
 
 
+def _lrn(x: torch.Tensor, a: dict[str, Any]) -> torch.Tensor:
+    """lrn as lrn.h defines it, for any window start (torch's
+    F.local_response_norm fixes it at size // 2)."""
+    size, before, channels = a["size"], a["before"], x.shape[1]
+    sq = x * x
+    sums = torch.stack(
+        [sq[:, max(0, c - before) : min(channels, c - before + size)].sum(1) for c in range(channels)], 1
+    )
+    return x * (a["bias"] + a["alpha"] / size * sums) ** -a["beta"]
+
+
+def _lrns() -> list[Gradient]:
+    """Windows odd and even, starting where torch and where ONNX start them,
+    wider than the channels, of one channel; rank 3 and 4, both layouts, a
+    shape past the threading threshold; one case through torch's own
+    F.local_response_norm."""
+    cases = []
+    for size, before, alpha, beta, bias in (
+        (3, 1, 1e-2, 0.75, 1.0),
+        (4, 2, 0.5, 0.75, 2.0),
+        (4, 1, 0.5, 0.5, 1.0),
+        (1, 0, 0.1, 1.5, 0.5),
+        (7, 3, 0.3, 0.75, 1.0),
+    ):
+        attrs = {"size": size, "before": before, "alpha": alpha, "beta": beta, "bias": bias}
+        cases += _image("lrn", [attrs], lambda a: lambda x, w, a=a: _lrn(x, a), [(2, 5, 4, 3)])
+        cases.append(Gradient("lrn", attrs, (2, 5, 6), lambda x, w, a=attrs: _lrn(x, a)))
+    attrs = {"size": 5, "before": 2, "alpha": 1e-3, "beta": 0.75, "bias": 2.0}
+    cases += _image(
+        "lrn", [attrs], lambda a: lambda x, w: F.local_response_norm(x, 5, 1e-3, 0.75, 2.0), [(2, 16, 16, 16)]
+    )
+    return cases
+
+
 def _conv_transpose2d() -> list[Gradient]:
     """nn.ConvTranspose2d's forms: stride, padding, output_padding above and
     below the padding (the adjoint conv2d then reads a crop of dy), dilation,
@@ -542,6 +576,7 @@ def cases() -> list[Gradient]:
         + _axis_ops()
         + _reductions()
         + _norms()
+        + _lrns()
         + _conv_transpose2d()
         + _shapes_ops()
     )

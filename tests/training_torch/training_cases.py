@@ -58,7 +58,7 @@ CASES: dict[str, list[tuple[nn.Module, tuple[int, ...]]]] = {
     ],
     "resize": [(nn.Upsample(scale_factor=2, mode="bilinear"), (2, 3, 4, 5)), (nn.Upsample(size=(5, 7)), (1, 2, 3, 4))],
     "groupnorm": [(nn.GroupNorm(2, 4), (2, 4, 3, 3))],
-    "lrn": [(nn.LocalResponseNorm(3), (2, 5, 4, 4))],  # no gradient yet: the backward must raise
+    "lrn": [(nn.LocalResponseNorm(3), (2, 5, 4, 4)), (nn.LocalResponseNorm(4, k=2.0), (2, 6, 5))],
 }
 
 

@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -29,6 +30,16 @@ struct LrnAttrs {
   // beta and bias.
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// lrn_backward_data: x's shape (backward_direct.cc). With d_c the divisor's
+// base bias + alpha / size * (window sum of x^2) of channel c, so that
+// y_c = x_c d_c^-beta:
+//   dx_i = dy_i d_i^-beta
+//          - 2 alpha beta / size * x_i * sum of dy_j y_j / d_j
+//            over the channels j whose window holds i.
+struct LrnBackwardDataAttrs : DataGradientAttrs<LrnAttrs> {
+  static constexpr char kOp[] = "lrn_backward_data";
 };
 
 }  // namespace ai3

@@ -1,15 +1,12 @@
-// lrn's declaration (core/op_schema.h).
+// lrn's declaration (core/op_schema.h), and its input gradient's.
 #include "core/op_schema.h"
+#include "core/ops/elementwise_schema.h"
 #include "core/ops/lrn/lrn.h"
 
 namespace ai3 {
 namespace {
 
-using A = LrnAttrs;
-
-AI3_REGISTER_OP_SCHEMA(
-    OpDeclaration<A>("local response normalisation across channels "
-                     "(nn.LocalResponseNorm, ONNX LRN)")
+AI3_DECLARE_ATTRIBUTES(
         .Field("size", &A::size, "channels in the window")
         .Required()
         .Field("alpha", &A::alpha, "scale of the window's mean square")
@@ -29,8 +26,14 @@ AI3_REGISTER_OP_SCHEMA(
               a.before = internal::IsNone(v) ? (a.size - 1) / 2
                                              : internal::As<int64_t>(v);
             })
-        .LayoutAttr()
+        .LayoutAttr());
+
+AI3_REGISTER_OP_SCHEMA(
+    Declare<LrnAttrs>("local response normalisation across channels "
+                      "(nn.LocalResponseNorm, ONNX LRN)")
         .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_GRADIENT_SCHEMA(
+    Declare<LrnBackwardDataAttrs>("lrn's input gradient"));
 
 }  // namespace
 }  // namespace ai3
