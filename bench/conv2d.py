@@ -97,48 +97,6 @@ def ort_conv(weight, bias, threads: int):
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
-def best_seconds(fn, reps: int) -> float:
-    """The fastest of `reps` runs after one warm-up: a ceiling is what the
-    machine can do, so the best run, not the median, is kept."""
-    import time
-
-    fn()
-    best = math.inf
-    for _ in range(max(1, reps)):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def sgemm_ceiling(size: int, reps: int) -> list[list[str]]:
-    """Rows (library, ms, GFLOP/s) of a square float32 GEMM of `size`
-    through NumPy's BLAS, torch.mm and ai3's linear "gemm", in this process
-    with this process's thread settings."""
-    import numpy as np
-    import torch
-
-    import ai3
-
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((size, size), dtype=np.float32)
-    b = rng.standard_normal((size, size), dtype=np.float32)
-    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    # ai3's linear computes x @ weight.T: weight b.T gives a @ b.
-    linear = ai3.layers.Linear(np.ascontiguousarray(b.T), algorithm="gemm", name="ceiling")
-    flops = 2.0 * size**3
-    rows = []
-    with torch.inference_mode():
-        for label, fn in (
-            ("numpy matmul (its BLAS)", lambda: a @ b),
-            ("torch.mm", lambda: torch.mm(ta, tb)),
-            ("ai3 linear 'gemm'", lambda: linear(a)),
-        ):
-            s = best_seconds(fn, reps)
-            rows.append([label, f"{s * 1e3:.2f}", f"{flops / s / 1e9:.1f}"])
-    return rows
-
-
 def interleaved_seconds(calls: dict[str, Any], rounds: int) -> dict[str, float]:
     """Median seconds per call of each callable, from `rounds` rounds in
     which every callable runs once, the order rotated each round: a burst
@@ -324,8 +282,8 @@ def main(argv: list[str]) -> None:
         f"ai3 conv2d vs PyTorch {torch.__version__} and ONNX Runtime {onnxruntime.__version__}, float32, "
         f"{FLAGS.threads} threads, 3x3 kernel, padding 1\n"
     )
-    ceiling_rows = sgemm_ceiling(FLAGS.ceiling_size, FLAGS.ceiling_reps)
-    ceiling = max(float(r[2]) for r in ceiling_rows)
+    ceiling_rows = timing.sgemm_ceiling(FLAGS.ceiling_size, FLAGS.ceiling_reps)
+    ceiling = timing.ceiling_gflops(ceiling_rows)
     n = FLAGS.ceiling_size
     ceiling_title = f"SGEMM ceiling: {n}x{n} @ {n}x{n} float32, {FLAGS.threads} threads, best of {FLAGS.ceiling_reps}: {ceiling:.1f} GFLOP/s"
     ceiling_headers = ["library", "ms", "GFLOP/s"]

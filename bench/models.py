@@ -187,7 +187,9 @@ def main(argv: list[str]) -> None:
                         "ONNX Runtime profile",
                     ),
                 ]
-                entries.append(profiles.Entry(title, sides))
+                entries.append(
+                    profiles.Entry(title, sides, profiles.torch_conv_flops(model, x), profiles.sgemm_ceiling_gflops())
+                )
                 print(profiles.render(entries[-1]), flush=True)
             backend = None  # frees it before the next model
             print(f"{name} batch {batch} done", flush=True)

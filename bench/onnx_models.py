@@ -193,7 +193,14 @@ def main(argv: list[str]) -> None:
                         lambda: profiles.ort_breakdown(data, feed, options, FLAGS.profile_reps), "ONNX Runtime profile"
                     )
                 )
-                entries.append(profiles.Entry(f"{name}, batch {batch}: " + ", ".join(missed), sides))
+                entries.append(
+                    profiles.Entry(
+                        f"{name}, batch {batch}: " + ", ".join(missed),
+                        sides,
+                        profiles.onnx_conv_flops(data),
+                        profiles.sgemm_ceiling_gflops(),
+                    )
+                )
                 print(profiles.render(entries[-1]), flush=True)
             backend = rewritten_model = None  # frees it before the next model
             print(f"{name} batch {batch} done", flush=True)

@@ -15,7 +15,9 @@ ai3.Model keeps, so no frontend internals are needed.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -47,6 +49,50 @@ def torch_conv_kinds(module: Any) -> dict[str, str]:
             kh, kw = m.kernel_size
             kinds[name] = conv_kind(kh, kw, m.groups, m.in_channels // m.groups)
     return kinds
+
+
+def torch_conv_flops(module: Any, x: Any) -> float:
+    """2 x the multiply-adds of every nn.Conv2d of `module` in a forward
+    pass on x (a direct convolution's count: winograd does fewer, so its
+    rate is an effective one)."""
+    import torch
+
+    total = [0.0]
+
+    def count(m: Any, inputs: Any, y: Any) -> None:
+        kh, kw = m.kernel_size
+        total[0] += 2.0 * y.numel() * (m.in_channels // m.groups) * kh * kw
+
+    hooks = [m.register_forward_hook(count) for m in module.modules() if isinstance(m, torch.nn.Conv2d)]
+    try:
+        with torch.inference_mode():
+            module(x)
+    finally:
+        for h in hooks:
+            h.remove()
+    return total[0]
+
+
+def onnx_conv_flops(model: Any) -> float:
+    """The same count for the Conv nodes of an ONNX model (bytes or
+    ModelProto), their output shapes from ONNX's shape inference."""
+    import onnx
+
+    proto = onnx.load_from_string(model) if isinstance(model, (bytes, bytearray)) else model
+    proto = onnx.shape_inference.infer_shapes(proto)
+    shapes = {t.name: tuple(t.dims) for t in proto.graph.initializer}
+    for v in [*proto.graph.value_info, *proto.graph.output]:
+        shapes[v.name] = tuple(d.dim_value for d in v.type.tensor_type.shape.dim)
+    total = 0.0
+    for node in proto.graph.node:
+        if node.op_type != "Conv" or len(node.input) < 2:
+            continue
+        weight, out = shapes.get(node.input[1]), shapes.get(node.output[0])
+        if not weight or len(weight) != 4 or not out or not all(out):
+            continue
+        # The weight's second dim is the channels per group.
+        total += 2.0 * math.prod(out) * weight[1] * weight[2] * weight[3]
+    return total
 
 
 def onnx_conv_kinds(model: Any) -> dict[str, str]:
@@ -116,6 +162,12 @@ class Breakdown:
 
     def top(self, k: int = 5) -> list[tuple[str, str, str, float]]:
         return sorted(self.nodes, key=lambda n: -n[3])[:k]
+
+    @property
+    def conv_seconds(self) -> float:
+        """Seconds per forward in convolution nodes (every conv kind; a
+        node with a depthwise conv fused in counts once)."""
+        return sum(s for kind, s in self.by_kind.items() if kind.endswith("conv") or kind.endswith("conv2d"))
 
     def summary(self, k: int = 4) -> str:
         """'3x3 conv 61%, 1x1 conv 20%, ...' of the forward time."""
@@ -411,17 +463,52 @@ class Entry:
 
     title: str  # e.g. "mobilenet_v2, batch 1: swap_backend 1.8x ORT (target <= 0.9x)"
     sides: list[Breakdown]
+    # The model's convolution FLOPs (torch_conv_flops) and the SGEMM ceiling
+    # measured in the same process (timing.sgemm_ceiling), GFLOP/s: with
+    # them each side's convolutions get a rate, which says whether the row
+    # is bound by the machine (convolutions near the ceiling on both sides)
+    # or by what runs between them.
+    conv_flops: float = float("nan")
+    ceiling_gflops: float = float("nan")
+
+    def conv_rates(self) -> list[str]:
+        """Per side: 'ai3.Model.profile: convolutions 3.2 GFLOP in 11.4 ms,
+        281 GFLOP/s = 86% of the SGEMM ceiling' (effective, as winograd
+        does fewer), or nothing without the FLOPs."""
+        if self.conv_flops != self.conv_flops or self.conv_flops <= 0:
+            return []
+        out = []
+        for b in self.sides:
+            if not b.conv_seconds > 0:
+                continue
+            rate = self.conv_flops / b.conv_seconds / 1e9
+            share = f" = {rate / self.ceiling_gflops:.0%} of the {self.ceiling_gflops:.0f} GFLOP/s SGEMM ceiling"
+            out.append(
+                f"{b.source.split(' (')[0]}: convolutions {self.conv_flops / 1e9:.2f} GFLOP in "
+                f"{b.conv_seconds * 1e3:.2f} ms, {rate:.0f} GFLOP/s effective"
+                + (share if self.ceiling_gflops == self.ceiling_gflops else "")
+            )
+        return out
+
+
+@functools.cache
+def sgemm_ceiling_gflops() -> float:
+    """This process's SGEMM ceiling (timing.sgemm_ceiling), measured once,
+    when the first missed row needs it."""
+    return timing.ceiling_gflops(timing.sgemm_ceiling())
 
 
 def summary_line(entry: Entry) -> str:
-    return f"{entry.title}: " + "; ".join(
+    line = f"{entry.title}: " + "; ".join(
         f"{b.source.split(' (')[0]} {b.forward_seconds * 1e3:.1f} ms: {b.summary()}" for b in entry.sides
     )
+    rates = entry.conv_rates()
+    return line + (f" ({'; '.join(rates)})" if rates else "")
 
 
 def render(entry: Entry) -> str:
     """The printed form: per side, the kinds table and the top-5 nodes."""
-    out = [f"== {entry.title}"]
+    out = [f"== {entry.title}", *entry.conv_rates()]
     if len(entry.sides) > 1:
         out.append(timing.format_table(compare_headers(entry.sides), compare_rows(entry.sides)))
     for b in entry.sides:
@@ -445,6 +532,8 @@ def write(path: str, title: str, entries: list[Entry], notes: list[str]) -> None
     out.append("")
     for e in entries:
         out += [f"## {e.title}", ""]
+        if e.conv_rates():
+            out += [f"- {r}" for r in e.conv_rates()] + [""]
         if len(e.sides) > 1:
             out += [
                 "Side by side (ms per forward):",

@@ -98,6 +98,15 @@ def test_onnx_kinds_name_the_nodes_of_onnx_swap_backend(onnx_bytes) -> None:
     assert {name for name, op, _ in model.layers() if op == "conv2d"} <= set(kinds)
 
 
+# 2 x multiply-adds at 16x16: stem 8x3x9, depthwise 8x1x9, 1x1 16x8, grouped 16x4x9 per pixel.
+WANT_FLOPS = 2.0 * 256 * (8 * 3 * 9 + 8 * 9 + 16 * 8 + 16 * 4 * 9)
+
+
+def test_conv_flops_from_torch_and_from_onnx(net, onnx_bytes) -> None:
+    assert profiles.torch_conv_flops(net, torch.randn(*SHAPE)) == WANT_FLOPS
+    assert profiles.onnx_conv_flops(onnx_bytes) == WANT_FLOPS
+
+
 def test_ai3_breakdown_accounts_for_the_forward(net) -> None:
     model = ai3.swap_backend(net, {"conv2d": "default"}, sample_input_shape=SHAPE)
     b = profiles.ai3_breakdown(model, torch.randn(*SHAPE), profiles.torch_conv_kinds(net), repeats=3)
@@ -130,6 +139,14 @@ def test_render_and_write(tmp_path, net) -> None:
     )
     text = profiles.render(entry)
     assert "depthwise 3x3 conv" in text and "top 5 nodes" in text
+    assert "GFLOP/s" not in text  # no FLOPs given, no rate
+    # With the FLOPs and a ceiling, each side's convolutions get a rate.
+    entry.conv_flops, entry.ceiling_gflops = WANT_FLOPS, 100.0
+    (rate,) = entry.conv_rates()
+    seconds = entry.sides[0].conv_seconds
+    assert 0 < seconds <= entry.sides[0].forward_seconds
+    assert f"{WANT_FLOPS / seconds / 1e9:.0f} GFLOP/s effective" in rate and "SGEMM ceiling" in rate
+    assert rate in profiles.render(entry) and rate in profiles.summary_line(entry)
     path = tmp_path / "p.md"
     profiles.write(str(path), "title", [entry], ["a note"])
     written = path.read_text()
