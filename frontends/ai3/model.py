@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ai3 import _arrays, _core, cuda, errors, fusion, layers, layouts, profile, selection, tuning
-from ai3.spec import MODEL_INPUT, OUTPUTS, Fallback, IndexMap, LayerSpec, is_note
+from ai3.spec import MODEL_INPUT, OUTPUTS, Fallback, IndexMap, LayerSpec, consumers, is_note
 
 
 def spec_attrs(spec: LayerSpec, layout: str) -> dict[str, Any]:
@@ -642,6 +642,9 @@ def _fastest_layout(
     # Each plan also with conv2d's "default" algorithms: per-layer timing
     # can pick a conv that wins alone and loses inside the model (ai3.layouts).
     alternatives = {selection.DEFAULT: selection.with_conv2d(algos, selection.DEFAULT, _core_ops())}
+    residual = _residual_conv_selector(specs, selection.conv2d_selector(algos))
+    if residual is not None:
+        alternatives[RESIDUAL_DEFAULT] = selection.with_conv2d(algos, residual, _core_ops())
     candidates = [layouts.candidate_label(p, c) for c in ("", *alternatives) for p in layouts.PLANS]
     # Like every "auto" answer, the choice is cached on disk (ai3.tuning),
     # keyed by the whole model, so a second build times nothing.
@@ -675,6 +678,39 @@ def _fastest_layout(
         recorder.predicted.extend(timed.predicted)  # "predict"'s picks, likewise
         recorder.selected.extend(seen.selected)
     return model
+
+
+# The whole-model candidate whose convs are "auto"'s picks but for those
+# a residual add reads, which run "default"'s (_residual_conv_selector).
+RESIDUAL_DEFAULT = "default where a residual add follows"
+
+
+def _residual_conv_selector(specs: Sequence[LayerSpec], conv2d: Any) -> list[str] | None:
+    """conv2d's selector as a list, one name per conv2d layer in the order
+    the selection layer asks (spec order): "default" for each conv whose
+    only reader is a 2-input add, conv2d's own ("auto", "predict")
+    elsewhere; None where conv2d's selector is not one of those or no conv
+    feeds an add.
+
+    The core fuses such an add (and its relu) into the conv, writing the
+    sum in place, when the conv runs "guess" (core/graph.h,
+    FuseResidualConvs); per-layer timing cannot see that, and another
+    algorithm that times faster alone costs the add's pass over memory
+    inside the model. So "auto" is also tried with "default" there and
+    its own picks elsewhere: resnet50 at batch 8 (2-core Xeon) ran its
+    1x1 convs better in "default" (guess, fused) and its 512-channel 3x3
+    convs better in winograd, which "default" leaves to guess at that width."""
+    if conv2d not in (selection.AUTO, selection.PREDICT):
+        return None
+    readers = consumers(list(specs))
+    convs = [i for i, s in enumerate(specs) if s.op == "conv2d" and not _is_graph_node(s)]
+    residual = [
+        len(readers.get(i, [])) == 1 and specs[readers[i][0]].op == "add" and len(specs[readers[i][0]].inputs) == 2
+        for i in convs
+    ]
+    if not any(residual):
+        return None
+    return [selection.DEFAULT if r else conv2d for r in residual]
 
 
 def _layout_key(

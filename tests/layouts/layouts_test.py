@@ -427,6 +427,52 @@ def test_auto_keeps_default_conv_algorithms_where_they_run_the_model_faster(tmp_
     np.testing.assert_allclose(replayed(x), want, rtol=1e-4, atol=1e-4)
 
 
+def test_auto_also_tries_default_for_the_convs_a_residual_add_reads(tmp_path, monkeypatch) -> None:
+    """ "auto" also builds each plan with its own conv picks but "default"'s
+    for every conv whose only reader is a residual add (the core fuses that
+    add into a "guess" conv, which per-layer timing cannot see); where that
+    build runs the model fastest it is kept, and the choice is cached."""
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    module = Net().eval()
+    shape = (1, 3, 16, 16)
+    x = np.random.default_rng(13).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    select = layouts.selection.select
+
+    # Per-layer "auto" answers "gemm" for every conv, also where the
+    # selector lists "auto" per layer.
+    def gemm_for_auto(op, selector, candidates, **kwargs):
+        if op == "conv2d" and (selector == "auto" or isinstance(selector, list)):
+            wanted = selector if isinstance(selector, list) else ["auto"] * len(candidates)
+            default = select(op, "default", candidates, **kwargs)
+            return ["gemm" if w == "auto" else d for w, d in zip(wanted, default)]
+        return select(op, selector, candidates, **kwargs)
+
+    def residual_is_faster(calls, *args, **kwargs):
+        return {label: 1e-3 if label.endswith(ai3_model.RESIDUAL_DEFAULT) else 2e-3 for label in calls}
+
+    monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
+    monkeypatch.setattr(layouts, "time_alternately", residual_is_faster)
+    model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    d = model.layout_decision
+    assert d.conv2d == ai3_model.RESIDUAL_DEFAULT
+    convs = {name: algorithm for name, op, algorithm in model.layers() if op == "conv2d"}
+    # The convs each add reads: block.conv2 (+ x), block.conv3 and block.down (+ each other).
+    residual = {"block.conv2", "block.conv3", "block.down"}
+    assert residual < set(convs)
+    assert all(convs[n] != "gemm" for n in residual), convs
+    assert all(a == "gemm" for n, a in convs.items() if n not in residual), convs
+    np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
+
+    def no_timing(*args, **kwargs):
+        raise AssertionError("the whole-model choice was cached")
+
+    monkeypatch.setattr(layouts, "time_alternately", no_timing)
+    again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    assert again.layout_decision.conv2d == ai3_model.RESIDUAL_DEFAULT and again.layers() == model.layers()
+
+
 def _fused_nodes(model: ai3.Model) -> list[int]:
     """The nodes the core's graph fusion moved (after a forward pass)."""
     return [i for i in range(len(model._core)) if model._core.fused_into(i) >= 0]
