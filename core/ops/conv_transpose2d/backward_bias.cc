@@ -37,10 +37,9 @@ class BiasKernel : public MultiInputKernel {
   bool nhwc_;
 };
 
-AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardBiasAttrs, "direct",
-                       Device::kCPU,
-                       KernelAlgorithm<ConvTranspose2dBackwardBiasAttrs,
-                                       BiasKernel>);
+AI3_REGISTER_ALGORITHM(
+    ConvTranspose2dBackwardBiasAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<ConvTranspose2dBackwardBiasAttrs, BiasKernel>);
 
 }  // namespace
 }  // namespace ai3

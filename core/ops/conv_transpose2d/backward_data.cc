@@ -21,9 +21,11 @@ class DataKernel : public MultiInputKernel {
     conv_ = conv.Prepare(input_.conv(), {params[0]});
   }
 
-  size_t InputsWorkspaceBytes(const std::vector<Tensor>& inputs) const override {
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
     const Tensor& dy = inputs[kGradOutput];
-    return input_.CropBytes(dy) + conv_->WorkspaceBytes(input_.ShapeOf(dy.shape));
+    return input_.CropBytes(dy) +
+           conv_->WorkspaceBytes(input_.ShapeOf(dy.shape));
   }
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
@@ -42,13 +44,13 @@ class DataKernel : public MultiInputKernel {
 constexpr char kGemm[] = "gemm";
 constexpr char kDirect[] = "direct";
 template <const char* kName>
-using Via = ViaConv2d<ConvTranspose2dBackwardDataAttrs, Conv2dAttrs,
-                      DataKernel, kName>;
+using Via =
+    ViaConv2d<ConvTranspose2dBackwardDataAttrs, Conv2dAttrs, DataKernel, kName>;
 
 AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardDataAttrs, "gemm", Device::kCPU,
                        Via<kGemm>);
-AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardDataAttrs, "direct",
-                       Device::kCPU, Via<kDirect>);
+AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardDataAttrs, "direct", Device::kCPU,
+                       Via<kDirect>);
 
 }  // namespace
 }  // namespace ai3

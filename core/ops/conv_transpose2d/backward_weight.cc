@@ -27,7 +27,8 @@ class WeightKernel : public MultiInputKernel {
     conv_inputs_.assign(3, Tensor{nullptr, attrs.dtype, Shape(4)});
   }
 
-  size_t InputsWorkspaceBytes(const std::vector<Tensor>& inputs) const override {
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
     const Tensor& dy = inputs[kGradOutput];
     const Tensor& x = inputs[kForwardInput];
     const Tensor in{nullptr, dy.dtype, input_.ShapeOf(dy.shape)};
@@ -41,9 +42,9 @@ class WeightKernel : public MultiInputKernel {
     const Tensor& dy = inputs[kGradOutput];
     const Tensor& x = inputs[kForwardInput];
     const Tensor in = input_.Of(dy, workspace);
-    conv_inputs_[0] = x;  // C's output gradient
+    conv_inputs_[0] = x;   // C's output gradient
     conv_inputs_[1] = in;  // C's input
-    conv_inputs_[2] = x;  // C's output (only its shape is read: no activation)
+    conv_inputs_[2] = x;   // C's output (only its shape is read: no activation)
     static_cast<MultiInputKernel&>(*gradient_)
         .RunInputs(conv_inputs_, output,
                    static_cast<char*>(workspace) + input_.CropBytes(dy));
@@ -61,8 +62,8 @@ template <const char* kName>
 using Via = ViaConv2d<ConvTranspose2dBackwardWeightAttrs,
                       Conv2dBackwardWeightAttrs, WeightKernel, kName>;
 
-AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardWeightAttrs, "gemm",
-                       Device::kCPU, Via<kGemm>);
+AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardWeightAttrs, "gemm", Device::kCPU,
+                       Via<kGemm>);
 AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardWeightAttrs, "direct",
                        Device::kCPU, Via<kDirect>);
 

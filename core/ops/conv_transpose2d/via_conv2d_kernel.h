@@ -26,7 +26,7 @@ namespace ai3 {
 namespace {
 
 struct AdjointConv {
-  Conv2dAttrs conv;         // C, its pads >= 0
+  Conv2dAttrs conv;        // C, its pads >= 0
   int64_t crop_h, crop_w;  // rows / columns of dy C does not read
 };
 
@@ -46,7 +46,8 @@ constexpr size_t kWorkspaceAlign = 64;
 // (CropBytes bytes at its start; the rest is the conv's).
 class AdjointInput {
  public:
-  explicit AdjointInput(const ConvTranspose2dAttrs& a) : adjoint_(AdjointOf(a)) {}
+  explicit AdjointInput(const ConvTranspose2dAttrs& a)
+      : adjoint_(AdjointOf(a)) {}
 
   const Conv2dAttrs& conv() const { return adjoint_.conv; }
 
@@ -61,8 +62,8 @@ class AdjointInput {
 
   size_t CropBytes(const Tensor& dy) const {
     if (!Cropped()) return 0;
-    const size_t bytes = static_cast<size_t>(NumElements(ShapeOf(dy.shape))) *
-                         SizeOf(dy.dtype);
+    const size_t bytes =
+        static_cast<size_t>(NumElements(ShapeOf(dy.shape))) * SizeOf(dy.dtype);
     return (bytes + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
   }
 
@@ -83,8 +84,8 @@ class AdjointInput {
     char* dst = static_cast<char*>(workspace);
     ParallelFor(0, planes * kept.h, out.numel() >= (1 << 15), [&](int64_t r) {
       const int64_t p = r / kept.h, h = r % kept.h;
-      std::memcpy(dst + r * row,
-                  src + ((p * in.h + h) * in.w * unit) * size, row);
+      std::memcpy(dst + r * row, src + ((p * in.h + h) * in.w * unit) * size,
+                  row);
     });
     return out;
   }

@@ -59,7 +59,8 @@ class BackwardKernel : public MultiInputKernel {
   explicit BackwardKernel(const LrnBackwardDataAttrs& attrs) : attrs_(attrs) {}
 
   // d and t, each shaped like x.
-  size_t InputsWorkspaceBytes(const std::vector<Tensor>& inputs) const override {
+  size_t InputsWorkspaceBytes(
+      const std::vector<Tensor>& inputs) const override {
     const Tensor& x = inputs[kForwardInput];
     return 2 * static_cast<size_t>(x.numel()) * SizeOf(x.dtype);
   }
