@@ -139,6 +139,29 @@ BAD = [
         ai3.ShapeError,
         r"forward gives \(1, 1, 4, 4\)",
     ),
+    # This session's gradients: each checks x with its forward's rule and y,
+    # dy against the forward's output for x.
+    ("mean", {"axes": [1]}, {}, [(2,), (2, 3), (2, 3)], ai3.ShapeError, r"forward gives \(2,\)"),
+    ("reduce_max", {"axes": [3]}, {}, [(2,), (2, 3), (2,)], ai3.ShapeError, r"axis 3"),
+    ("tile", {"repeats": [2]}, {}, [(2, 3), (2, 3), (2, 6)], ai3.ShapeError, r"input 0 \(grad_output\) is \(2, 3\)"),
+    ("expand", {"shape": [4, 3]}, {}, [(4, 3), (2, 3), (4, 3)], ai3.ShapeError, r"broadcast|incompatible"),
+    (
+        "resize",
+        {"size": [4, 4]},
+        {},
+        [(1, 1, 4, 5), (1, 1, 2, 2), (1, 1, 4, 4)],
+        ai3.ShapeError,
+        r"input 0 \(grad_output\) is \(1, 1, 4, 5\)",
+    ),
+    ("lrn", {"size": 3}, {}, [(2, 4), (2, 4), (2, 4)], ai3.ShapeError, r"rank"),
+    (
+        "conv_transpose2d",
+        {"stride": [2, 2]},
+        {"weight": (3, 2, 3, 3)},
+        [(1, 2, 9, 9), (1, 4, 4, 4), (1, 2, 9, 9)],
+        ai3.ShapeError,
+        r"channels",
+    ),
 ]
 
 
