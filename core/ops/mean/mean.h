@@ -14,6 +14,7 @@
 #ifndef AI3_CORE_OPS_MEAN_MEAN_H_
 #define AI3_CORE_OPS_MEAN_MEAN_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,16 +35,27 @@ enum class Reduction {
   kLogSumExp
 };
 
+// Each reduction's op name and its input gradient's, in Reduction's order.
+struct ReductionOpNames {
+  const char* op;
+  const char* gradient;
+};
+inline constexpr ReductionOpNames kReductionOpNames[] = {
+    {"mean", "mean_backward_data"},
+    {"reduce_sum", "reduce_sum_backward_data"},
+    {"reduce_prod", "reduce_prod_backward_data"},
+    {"reduce_max", "reduce_max_backward_data"},
+    {"reduce_min", "reduce_min_backward_data"},
+    {"reduce_l1", "reduce_l1_backward_data"},
+    {"reduce_l2", "reduce_l2_backward_data"},
+    {"reduce_sum_square", "reduce_sum_square_backward_data"},
+    {"reduce_log_sum_exp", "reduce_log_sum_exp_backward_data"}};
+static_assert(sizeof(kReductionOpNames) / sizeof(kReductionOpNames[0]) ==
+                  static_cast<size_t>(Reduction::kLogSumExp) + 1,
+              "one pair of names per Reduction");
+
 constexpr const char* ReductionName(Reduction r) {
-  return r == Reduction::kMean        ? "mean"
-         : r == Reduction::kSum       ? "reduce_sum"
-         : r == Reduction::kProd      ? "reduce_prod"
-         : r == Reduction::kMax       ? "reduce_max"
-         : r == Reduction::kMin       ? "reduce_min"
-         : r == Reduction::kL1        ? "reduce_l1"
-         : r == Reduction::kL2        ? "reduce_l2"
-         : r == Reduction::kSumSquare ? "reduce_sum_square"
-                                      : "reduce_log_sum_exp";
+  return kReductionOpNames[static_cast<int>(r)].op;
 }
 
 // What every reduction's attributes are, whatever it computes.
@@ -68,21 +80,10 @@ struct ReduceAttrs : ReduceAxes {
 
 // <reduction>_backward_data: x's shape, dy of the output each element folds
 // into times that output's derivative in the element (backward_direct.cc).
-constexpr const char* ReductionGradientName(Reduction r) {
-  return r == Reduction::kMean        ? "mean_backward_data"
-         : r == Reduction::kSum       ? "reduce_sum_backward_data"
-         : r == Reduction::kProd      ? "reduce_prod_backward_data"
-         : r == Reduction::kMax       ? "reduce_max_backward_data"
-         : r == Reduction::kMin       ? "reduce_min_backward_data"
-         : r == Reduction::kL1        ? "reduce_l1_backward_data"
-         : r == Reduction::kL2        ? "reduce_l2_backward_data"
-         : r == Reduction::kSumSquare ? "reduce_sum_square_backward_data"
-                                      : "reduce_log_sum_exp_backward_data";
-}
-
 template <Reduction R>
 struct ReduceBackwardDataAttrs : DataGradientAttrs<ReduceAttrs<R>> {
-  static constexpr const char* kOp = ReductionGradientName(R);
+  static constexpr const char* kOp =
+      kReductionOpNames[static_cast<int>(R)].gradient;
 };
 
 using MeanAttrs = ReduceAttrs<Reduction::kMean>;

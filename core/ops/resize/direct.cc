@@ -95,9 +95,10 @@ class DirectKernel : public Kernel {
 // resize_backward_data's "direct": dx zeroed, then each output's dy added
 // back to its four taps (one, nearest) with the forward's weights. Planes
 // of rows of pixels (NCHW: one per image and channel; NHWC: one per image,
-// its pixels' C channels vectorised) own disjoint parts of dx and are split
-// over OpenMP threads; within a plane the outputs go in order, since
-// neighbouring outputs share taps.
+// a pixel's C channels the inner loop) own disjoint parts of dx and are
+// split over OpenMP threads; within a plane the outputs go in order, since
+// neighbouring outputs share taps. (The inner loop is not vectorised: its
+// four taps may be one element, nearest's or a clamped edge's.)
 template <typename T>
 void ResizeGradient(const ImageDims& in, const ImageDims& out, Layout layout,
                     const ResizeTap* rows, const ResizeTap* cols, const T* dy,
@@ -123,7 +124,6 @@ void ResizeGradient(const ImageDims& in, const ImageDims& out, Layout layout,
         T* b = x0 + c.i1 * unit;
         T* d = x1 + c.i0 * unit;
         T* e = x1 + c.i1 * unit;
-        // (a, b, d and e may be one element: nearest's, or a clamped edge.)
         for (int64_t k = 0; k < unit; ++k) {
           const T top = g[k] * (T(1) - wy), bottom = g[k] * wy;
           a[k] += top * (T(1) - wx);
