@@ -532,8 +532,9 @@ def write(path: str, title: str, entries: list[Entry], notes: list[str]) -> None
     out.append("")
     for e in entries:
         out += [f"## {e.title}", ""]
-        if e.conv_rates():
-            out += [f"- {r}" for r in e.conv_rates()] + [""]
+        rates = e.conv_rates()
+        if rates:
+            out += [f"- {r}" for r in rates] + [""]
         if len(e.sides) > 1:
             out += [
                 "Side by side (ms per forward):",

@@ -70,6 +70,12 @@ CORE_OPS: frozenset[str] = frozenset(s["op"] for s in _core.op_schemas())
 GRAPH_OPS = ("add", "concat")  # run by the core's Model itself
 
 
+def _selected_layers(specs: Sequence[LayerSpec], op: str) -> list[int]:
+    """The specs of `op` the selection layer picks algorithms for, in the
+    order it asks (a selector given as a list names one per entry)."""
+    return [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
+
+
 def _is_graph_node(spec: LayerSpec) -> bool:
     """concat, and an add of 3+ inputs (same shapes), are nodes of the core
     Model itself; a 2-input or constant add is a broadcasting add layer.
@@ -550,7 +556,7 @@ def build(
         found = _input_shapes(specs, sample_input_shape if input_count == 1 else None, dtype, layout)
         shapes = {i: found[i] for i in several_inputs if i in found}
     for op in sorted({s.op for s in specs if not _is_graph_node(s)}):
-        indices = [i for i, s in enumerate(specs) if s.op == op and not _is_graph_node(s)]
+        indices = _selected_layers(specs, op)
         candidates = [
             selection.spec_candidate(
                 specs[i], make_layer if op in CORE_OPS else None, dtype, layout, input_shapes=shapes.get(i)
@@ -703,7 +709,7 @@ def _residual_conv_selector(specs: Sequence[LayerSpec], conv2d: Any) -> list[str
     if conv2d not in (selection.AUTO, selection.PREDICT):
         return None
     readers = consumers(list(specs))
-    convs = [i for i, s in enumerate(specs) if s.op == "conv2d" and not _is_graph_node(s)]
+    convs = _selected_layers(specs, "conv2d")
     residual = [
         len(readers.get(i, [])) == 1 and specs[readers[i][0]].op == "add" and len(specs[readers[i][0]].inputs) == 2
         for i in convs

@@ -371,32 +371,54 @@ def test_auto_chooses_the_layout_plan_end_to_end(tmp_path, monkeypatch) -> None:
     assert replayed.layout_decision.layouts == plan.layout["layouts"]
 
 
+def _net_and_output(seed: int) -> tuple[nn.Module, tuple[int, ...], np.ndarray, np.ndarray]:
+    """Net, its input shape, an input and torch's output for it."""
+    module = Net().eval()
+    shape = (1, 3, 16, 16)
+    x = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    with torch.no_grad():
+        want = module(torch.from_numpy(x)).numpy()
+    return module, shape, x, want
+
+
+def _auto_answers_gemm(monkeypatch) -> None:
+    """Per-layer "auto" answers "gemm" for every conv, so that builds with
+    "default"'s convs differ from its own; also where a selector lists
+    "auto" per layer (the residual variant), whose "default" entries keep
+    their answer."""
+    select = layouts.selection.select
+
+    def gemm_for_auto(op, selector, candidates, **kwargs):
+        if op == "conv2d" and selector == "auto":
+            return ["gemm"] * len(candidates)
+        if op == "conv2d" and isinstance(selector, list):
+            default = select(op, "default", candidates, **kwargs)
+            return ["gemm" if w == "auto" else d for w, d in zip(selector, default)]
+        return select(op, selector, candidates, **kwargs)
+
+    monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
+
+
+def _clock_favouring(suffix: str):
+    """A whole-model clock (time_alternately's stand-in) by which the
+    candidates whose label ends in `suffix` are the faster (which one is,
+    here, is the clock's business)."""
+    return lambda calls, *args, **kwargs: {label: 1e-3 if label.endswith(suffix) else 2e-3 for label in calls}
+
+
+def _no_timing(*args, **kwargs):
+    raise AssertionError("the whole-model choice was cached")
+
+
 def test_auto_keeps_default_conv_algorithms_where_they_run_the_model_faster(tmp_path, monkeypatch) -> None:
     """Under "auto" each layout plan is built a second time with conv2d's
     "default" algorithms; where that build runs the whole model faster it is
     the one kept, and the choice is cached, recorded by ai3.plan and
     replayed from the plan."""
     monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    module = Net().eval()
-    shape = (1, 3, 16, 16)
-    x = np.random.default_rng(12).standard_normal(shape).astype(np.float32)
-    with torch.no_grad():
-        want = module(torch.from_numpy(x)).numpy()
-    select = layouts.selection.select
-
-    # Per-layer "auto" answers "gemm" for every conv, so that the build with
-    # the default algorithms differs from it; and the whole-model clock says
-    # the default build is faster (which one is, here, is the clock's
-    # business).
-    def gemm_for_auto(op, selector, candidates, **kwargs):
-        if op == "conv2d" and selector == "auto":
-            return ["gemm"] * len(candidates)
-        return select(op, selector, candidates, **kwargs)
-
-    def default_is_faster(calls, *args, **kwargs):
-        return {label: 1e-3 if label.endswith(", conv2d default") else 2e-3 for label in calls}
-
-    monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
+    module, shape, x, want = _net_and_output(12)
+    _auto_answers_gemm(monkeypatch)
+    default_is_faster = _clock_favouring(", conv2d default")
     monkeypatch.setattr(layouts, "time_alternately", default_is_faster)
     model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     d = model.layout_decision
@@ -412,10 +434,7 @@ def test_auto_keeps_default_conv_algorithms_where_they_run_the_model_faster(tmp_
     assert convs(model) == convs(default_build) and "gemm" not in convs(model).values()
     np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
 
-    def no_timing(*args, **kwargs):
-        raise AssertionError("the whole-model choice was cached")
-
-    monkeypatch.setattr(layouts, "time_alternately", no_timing)
+    monkeypatch.setattr(layouts, "time_alternately", _no_timing)
     again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     assert again.layout_decision.conv2d == "default" and again.layers() == model.layers()
     monkeypatch.setattr(layouts, "time_alternately", default_is_faster)  # ai3.plan's algos key another entry
@@ -433,27 +452,9 @@ def test_auto_also_tries_default_for_the_convs_a_residual_add_reads(tmp_path, mo
     add into a "guess" conv, which per-layer timing cannot see); where that
     build runs the model fastest it is kept, and the choice is cached."""
     monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
-    module = Net().eval()
-    shape = (1, 3, 16, 16)
-    x = np.random.default_rng(13).standard_normal(shape).astype(np.float32)
-    with torch.no_grad():
-        want = module(torch.from_numpy(x)).numpy()
-    select = layouts.selection.select
-
-    # Per-layer "auto" answers "gemm" for every conv, also where the
-    # selector lists "auto" per layer.
-    def gemm_for_auto(op, selector, candidates, **kwargs):
-        if op == "conv2d" and (selector == "auto" or isinstance(selector, list)):
-            wanted = selector if isinstance(selector, list) else ["auto"] * len(candidates)
-            default = select(op, "default", candidates, **kwargs)
-            return ["gemm" if w == "auto" else d for w, d in zip(wanted, default)]
-        return select(op, selector, candidates, **kwargs)
-
-    def residual_is_faster(calls, *args, **kwargs):
-        return {label: 1e-3 if label.endswith(ai3_model.RESIDUAL_DEFAULT) else 2e-3 for label in calls}
-
-    monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
-    monkeypatch.setattr(layouts, "time_alternately", residual_is_faster)
+    module, shape, x, want = _net_and_output(13)
+    _auto_answers_gemm(monkeypatch)
+    monkeypatch.setattr(layouts, "time_alternately", _clock_favouring(ai3_model.RESIDUAL_DEFAULT))
     model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     d = model.layout_decision
     assert d.conv2d == ai3_model.RESIDUAL_DEFAULT
@@ -465,10 +466,7 @@ def test_auto_also_tries_default_for_the_convs_a_residual_add_reads(tmp_path, mo
     assert all(a == "gemm" for n, a in convs.items() if n not in residual), convs
     np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
 
-    def no_timing(*args, **kwargs):
-        raise AssertionError("the whole-model choice was cached")
-
-    monkeypatch.setattr(layouts, "time_alternately", no_timing)
+    monkeypatch.setattr(layouts, "time_alternately", _no_timing)
     again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     assert again.layout_decision.conv2d == ai3_model.RESIDUAL_DEFAULT and again.layers() == model.layers()
 
