@@ -44,8 +44,8 @@ class DataKernel : public MultiInputKernel {
 constexpr char kGemm[] = "gemm";
 constexpr char kDirect[] = "direct";
 template <const char* kName>
-using Via =
-    ViaConv2d<ConvTranspose2dBackwardDataAttrs, Conv2dAttrs, DataKernel, kName>;
+using Via = ViaConv2d<ConvTranspose2dBackwardDataAttrs, Conv2dAttrs, DataKernel,
+                      kName, &AdjointConvOf>;
 
 AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardDataAttrs, "gemm", Device::kCPU,
                        Via<kGemm>);

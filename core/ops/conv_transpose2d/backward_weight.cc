@@ -59,8 +59,9 @@ class WeightKernel : public MultiInputKernel {
 constexpr char kGemm[] = "gemm";
 constexpr char kDirect[] = "direct";
 template <const char* kName>
-using Via = ViaConv2d<ConvTranspose2dBackwardWeightAttrs,
-                      Conv2dBackwardWeightAttrs, WeightKernel, kName>;
+using Via =
+    ViaConv2d<ConvTranspose2dBackwardWeightAttrs, Conv2dBackwardWeightAttrs,
+              WeightKernel, kName, &AdjointConvOf>;
 
 AI3_REGISTER_ALGORITHM(ConvTranspose2dBackwardWeightAttrs, "gemm", Device::kCPU,
                        Via<kGemm>);

@@ -18,16 +18,17 @@
 #include "core/math/dispatch.h"
 #include "core/ops/conv2d/backward/data/conv2d_backward_data.h"
 #include "core/ops/conv_transpose2d/conv_transpose2d.h"
+#include "core/ops/conv_transpose2d/via_conv2d_kernel.h"
 #include "core/parallel.h"
 #include "core/registry.h"
 
 namespace ai3 {
 namespace {
 
-inline Conv2dBackwardDataAttrs GradientAttrsOf(const ConvTranspose2dAttrs& a) {
-  Conv2dBackwardDataAttrs g;
-  static_cast<Conv2dAttrs&>(g) = a.DataGradientOf();
-  return g;
+// C, the conv2d this op is the data gradient of, as it is (its pads may
+// be negative: conv2d_backward_data's kernels read only the top/left ones).
+inline Conv2dAttrs DataGradientConvOf(const ConvTranspose2dAttrs& a) {
+  return a.DataGradientOf();
 }
 
 // y[n, o, ...] += bias[o] in either layout.
@@ -58,7 +59,9 @@ class ViaDataGradientKernel : public Kernel {
                         const Algorithm<Conv2dBackwardDataAttrs>& gradient)
       : attrs_(attrs),
         bias_(attrs.has_bias ? params[1].data : nullptr),
-        gradient_(gradient.Prepare(GradientAttrsOf(attrs), {params[0]})) {
+        gradient_(gradient.Prepare(
+            AsOp<Conv2dBackwardDataAttrs>(attrs.DataGradientOf()),
+            {params[0]})) {
     // [grad_output, x, y] of the gradient kernel, kept so that a call
     // allocates nothing (the shapes are overwritten in place).
     inputs_.assign(3, Tensor{nullptr, attrs.dtype, Shape(4)});
@@ -99,30 +102,9 @@ class ViaDataGradientKernel : public Kernel {
 
 // conv_transpose2d's algorithm running conv2d_backward_data's `kGradient`.
 template <const char* kGradient>
-class ViaDataGradient : public Algorithm<ConvTranspose2dAttrs> {
- public:
-  std::string WhyNot(const ConvTranspose2dAttrs& a) const override {
-    try {
-      Gradient(a);
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return {};
-  }
-  std::unique_ptr<Kernel> Prepare(
-      const ConvTranspose2dAttrs& a,
-      const std::vector<Tensor>& params) const override {
-    return std::make_unique<ViaDataGradientKernel>(a, params, Gradient(a));
-  }
-
- private:
-  static const Algorithm<Conv2dBackwardDataAttrs>& Gradient(
-      const ConvTranspose2dAttrs& a) {
-    std::string resolved;
-    return Registry<Conv2dBackwardDataAttrs>::Get().Resolve(
-        kGradient, Device::kCPU, GradientAttrsOf(a), &resolved);
-  }
-};
+using ViaDataGradient =
+    ViaConv2d<ConvTranspose2dAttrs, Conv2dBackwardDataAttrs,
+              ViaDataGradientKernel, kGradient, &DataGradientConvOf>;
 
 }  // namespace
 }  // namespace ai3

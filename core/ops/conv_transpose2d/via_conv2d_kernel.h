@@ -1,6 +1,8 @@
-// What conv_transpose2d's gradients share (conv_transpose2d.h): the conv2d
-// C it is the data gradient of, as a conv2d layer can run it, and dy as C's
-// input.
+// What conv_transpose2d's algorithms share: ViaConv2d, an algorithm that
+// runs one of a conv2d op's algorithms. The forward runs conv2d_backward_data
+// on the conv2d C it is the data gradient of (data_gradient_kernel.h); the
+// gradients (conv_transpose2d.h) run conv2d's and conv2d_backward_weight's
+// on C as a conv2d layer can run it, with dy as C's input.
 //
 // C's bottom / right pads are pad - output_padding, negative where
 // output_padding is the larger. conv2d takes no negative pad, but a pad of
@@ -14,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -96,29 +99,30 @@ class AdjointInput {
   AdjointConv adjoint_;
 };
 
-// The algorithm `kName` of conv2d's op OpAttrs (conv2d or one of its
-// gradients) for C, or an Error saying why it cannot run C.
+// C for the gradients: pads clamped at 0, dy cropped (above).
+inline Conv2dAttrs AdjointConvOf(const ConvTranspose2dAttrs& a) {
+  return AdjointOf(a).conv;
+}
+
+// c as the attributes of OpAttrs, conv2d or one of its gradient ops.
 template <class OpAttrs>
 OpAttrs AsOp(const Conv2dAttrs& c) {
   OpAttrs op;
   static_cast<Conv2dAttrs&>(op) = c;
   return op;
 }
-template <class OpAttrs>
-const Algorithm<OpAttrs>& ResolveFor(const char* name, const Conv2dAttrs& c) {
-  std::string resolved;
-  return Registry<OpAttrs>::Get().Resolve(name, Device::kCPU, AsOp<OpAttrs>(c),
-                                          &resolved);
-}
 
-// A conv_transpose2d gradient's algorithm: Kernel(attrs, params, the conv2d
-// op's algorithm `kName` for C).
-template <class Attrs, class ConvOpAttrs, class Kernel, const char* kName>
+// A conv_transpose2d algorithm (Attrs: the op's or one of its gradients')
+// that runs the algorithm `kName` of ConvOpAttrs's op (conv2d, or one of
+// its gradients) on the conv2d kConvOf gives for the layer: Kernel(attrs,
+// params, that algorithm). Its WhyNot is that algorithm's, for that conv.
+template <class Attrs, class ConvOpAttrs, class Kernel, const char* kName,
+          Conv2dAttrs (*kConvOf)(const ConvTranspose2dAttrs&)>
 class ViaConv2d : public Algorithm<Attrs> {
  public:
   std::string WhyNot(const Attrs& a) const override {
     try {
-      ResolveFor<ConvOpAttrs>(kName, AdjointOf(a).conv);
+      Resolve(a);
     } catch (const Error& e) {
       return e.what();
     }
@@ -126,8 +130,14 @@ class ViaConv2d : public Algorithm<Attrs> {
   }
   std::unique_ptr<ai3::Kernel> Prepare(
       const Attrs& a, const std::vector<Tensor>& params) const override {
-    return std::make_unique<Kernel>(
-        a, params, ResolveFor<ConvOpAttrs>(kName, AdjointOf(a).conv));
+    return std::make_unique<Kernel>(a, params, Resolve(a));
+  }
+
+ private:
+  static const Algorithm<ConvOpAttrs>& Resolve(const Attrs& a) {
+    std::string resolved;
+    return Registry<ConvOpAttrs>::Get().Resolve(
+        kName, Device::kCPU, AsOp<ConvOpAttrs>(kConvOf(a)), &resolved);
   }
 };
 
