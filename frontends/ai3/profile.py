@@ -34,9 +34,8 @@ class Profile:
     nodes: list[NodeTime]
     forward_seconds: float  # median wall time of a whole call, from Python
     repeats: int
-    # The median over the calls of each call's time outside its nodes
-    # (None: the median call's less the nodes' medians).
-    outside: float | None = None
+    # The median over the calls of each call's time outside its nodes.
+    outside: float
 
     @property
     def node_seconds(self) -> float:
@@ -50,9 +49,7 @@ class Profile:
         less the sum of the nodes' medians counted the spread of a noisy
         machine as time outside the nodes (squeezenet: 0.3-0.6 ms "outside"
         of 2.9 ms, 0.04 ms per call)."""
-        if self.outside is not None:
-            return self.outside
-        return max(self.forward_seconds - self.node_seconds, 0.0)
+        return self.outside
 
     def by_op(self) -> dict[str, float]:
         totals: dict[str, float] = {}
