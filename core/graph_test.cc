@@ -646,12 +646,15 @@ void ResidualConvBlock() {
 // the concat's copy, and a residual add over its result (fused in place, so
 // the add, the batchnorm and the concat share one buffer):
 //   cat = concat(relu(x), x); y = bn_relu(cat); out = y + concat(x, x)
+// with c channels in x: 5 (the map's per-element tail alone), or 37 (its
+// blocks of 32 or 16 channels, then the tail) over more pixels than one
+// run of its rows.
 template <typename T>
-void ConcatBatchNorm() {
-  const std::string tag =
-      std::string("concat -> batchnorm2d ") + Name(DTypeOf<T>());
+void ConcatBatchNorm(int64_t c, int64_t h, int64_t w) {
+  const std::string tag = std::string("concat -> batchnorm2d ") +
+                          Name(DTypeOf<T>()) + " c " + std::to_string(c);
   const DType dtype = DTypeOf<T>();
-  const int64_t c = 5, h = 3, w = 4, cc = 2 * c;
+  const int64_t cc = 2 * c;
   auto relu = std::make_shared<Layer<ReluAttrs>>(
       "relu", ReluAttrs{}, std::vector<Tensor>{}, "direct");
   auto wd = testing::RandomVector(cc, 81), bd = testing::RandomVector(cc, 82),
@@ -959,8 +962,11 @@ int Main() {
   ConcatBlock<double>();
   ZeroCopyConcat<float>();
   ZeroCopyConcat<double>();
-  ConcatBatchNorm<float>();
-  ConcatBatchNorm<double>();
+  for (int64_t c : {5, 37}) {
+    const int64_t h = c == 5 ? 3 : 9, w = c == 5 ? 4 : 8;
+    ConcatBatchNorm<float>(c, h, w);
+    ConcatBatchNorm<double>(c, h, w);
+  }
   PointwiseDepthwiseBlock();
   ResidualConvBlock();
   Views();

@@ -5,6 +5,7 @@
 #ifndef AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
 #define AI3_CORE_OPS_BATCHNORM2D_SCALE_SHIFT_KERNEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,7 @@
 #include "core/buffer.h"
 #include "core/math/dispatch.h"
 #include "core/math/epilogue.h"
+#include "core/math/vectors.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/parallel.h"
 #include "core/tensor.h"
@@ -107,6 +109,13 @@ class ScaleShiftMap {
   // memory instead of two). x[k] holds widths[k] channels per pixel, y their
   // sum (the layer's channels) per pixel, for `pixels` pixels; threads split
   // the pixels.
+  //
+  // Each thread maps its pixels one input at a time, a block of channels at
+  // a time (MapColumns), with the block's scale and shift in registers.
+  // Why: DenseNet's inputs are 32 channels wide, so a loop per (pixel,
+  // input), as before, did 4 vectors of work per setup of pointers, loop
+  // bounds and remainder, and ran at 1.2 G elements/s a thread on data in
+  // L2 (DenseNet-121, b1, 2-core Xeon: 3.6 ms of its 25 ms a forward).
   template <typename T>
   void ApplyConcatNhwc(const T* const* x, const int64_t* widths, int count,
                        int64_t pixels, T* y) const {
@@ -114,16 +123,41 @@ class ScaleShiftMap {
     const T* shift = scale + attrs_.channels;
     const Activation::Bounds<T> act = attrs_.activation.As<T>();
     const int64_t c = attrs_.channels;
-    ParallelFor(0, pixels, pixels * c >= kScaleShiftThreshold, [&](int64_t p) {
-      int64_t offset = 0;
-      for (int k = 0; k < count; ++k) {
-        const int64_t w = widths[k];
-        const T* __restrict xp = x[k] + p * w;
-        const T* __restrict s = scale + offset;
-        const T* __restrict b = shift + offset;
-        WriteActivated(y + p * c + offset, w, act,
-                       [=](int64_t i) { return xp[i] * s[i] + b[i]; });
-        offset += w;
+    const bool parallel = pixels * c >= kScaleShiftThreshold;
+    if (act.enabled && act.fn != ActivationFn::kIdentity) {
+      // A function (SiLU, ...): WriteActivated's second pass over each span.
+      ParallelFor(0, pixels, parallel, [&](int64_t p) {
+        int64_t offset = 0;
+        for (int k = 0; k < count; ++k) {
+          const int64_t w = widths[k];
+          const T* __restrict xp = x[k] + p * w;
+          const T* __restrict s = scale + offset;
+          const T* __restrict b = shift + offset;
+          WriteActivated(y + p * c + offset, w, act,
+                         [=](int64_t i) { return xp[i] * s[i] + b[i]; });
+          offset += w;
+        }
+      });
+      return;
+    }
+    // A clamp (ReLU, ReLU6) or nothing: bounds that change no value.
+    const T lo = act.enabled ? act.lo : -std::numeric_limits<T>::infinity();
+    const T hi = act.enabled ? act.hi : std::numeric_limits<T>::infinity();
+    // Runs of pixels whose output rows fit in L1, so that the inputs fill
+    // their lines there (mapping all of a thread's pixels one input at a
+    // time left each line part-written until the last input came to it).
+    const int64_t run = std::max<int64_t>(
+        8, kConcatRunBytes / (c * static_cast<int64_t>(sizeof(T))));
+    ParallelRanges(0, pixels, parallel, [=](int64_t lo_pixel, int64_t end) {
+      for (int64_t p0 = lo_pixel; p0 < end; p0 += run) {
+        const int64_t rows = std::min(run, end - p0);
+        int64_t offset = 0;
+        for (int k = 0; k < count; ++k) {
+          const int64_t w = widths[k];
+          MapColumns(x[k] + p0 * w, w, rows, scale + offset, shift + offset,
+                     lo, hi, y + p0 * c + offset, c);
+          offset += w;
+        }
       }
     });
   }
@@ -131,6 +165,51 @@ class ScaleShiftMap {
   const BatchNorm2dAttrs& attrs() const { return attrs_; }
 
  private:
+  static constexpr int64_t kConcatRunBytes = 16 << 10;
+
+  // dst[r * ld + j] = clamp(src[r * w + j] * s[j] + b[j], lo, hi) for rows
+  // r < rows and columns j < w: kBlockVectors vectors of columns at a time,
+  // their scale and shift loaded once for all the rows, then the columns
+  // left over, a row at a time. The clamp keeps NaN, as WriteActivated's.
+  template <typename T>
+  static void MapColumns(const T* __restrict src, int64_t w, int64_t rows,
+                         const T* __restrict s, const T* __restrict b, T lo,
+                         T hi, T* __restrict dst, int64_t ld) {
+    using Vec = Vectors<T, 32>;  // AVX2's width: graph.cc builds for AVX2
+    using V = typename Vec::V;
+    constexpr int64_t kBlockVectors = 4;
+    constexpr int64_t kBlock = kBlockVectors * Vec::kLanes;
+    const V vlo = V{} + lo, vhi = V{} + hi;
+    int64_t j0 = 0;
+    for (; j0 + kBlock <= w; j0 += kBlock) {
+      V scale[kBlockVectors], shift[kBlockVectors];
+      for (int64_t v = 0; v < kBlockVectors; ++v) {
+        scale[v] = Vec::Load(s + j0 + v * Vec::kLanes);
+        shift[v] = Vec::Load(b + j0 + v * Vec::kLanes);
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* in = src + r * w + j0;
+        T* out = dst + r * ld + j0;
+        for (int64_t v = 0; v < kBlockVectors; ++v) {
+          V m = Vec::Load(in + v * Vec::kLanes) * scale[v] + shift[v];
+          m = m < vlo ? vlo : m;
+          Vec::Store(out + v * Vec::kLanes, m > vhi ? vhi : m);
+        }
+      }
+    }
+    if (j0 == w) return;
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* in = src + r * w;
+      T* out = dst + r * ld;
+#pragma omp simd
+      for (int64_t j = j0; j < w; ++j) {
+        const T m = in[j] * s[j] + b[j];
+        const T c = m < lo ? lo : m;
+        out[j] = c > hi ? hi : c;
+      }
+    }
+  }
+
   BatchNorm2dAttrs attrs_;
   Buffer folded_;  // scale[channels], then shift[channels], of attrs_.dtype
 };
