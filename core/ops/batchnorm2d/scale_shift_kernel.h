@@ -154,8 +154,8 @@ class ScaleShiftMap {
         int64_t offset = 0;
         for (int k = 0; k < count; ++k) {
           const int64_t w = widths[k];
-          MapColumns(x[k] + p0 * w, w, rows, scale + offset, shift + offset,
-                     lo, hi, y + p0 * c + offset, c);
+          MapColumns(x[k] + p0 * w, w, rows, scale + offset, shift + offset, lo,
+                     hi, y + p0 * c + offset, c);
           offset += w;
         }
       }
