@@ -733,6 +733,81 @@ def fastest(
     return model
 
 
+# The whole-model candidate whose convs each run, of two builds' algorithms,
+# the one that ran faster inside the model (compose_in_model; ai3.model).
+IN_MODEL = "faster inside the model"
+
+# A conv keeps the picks model's algorithm unless the other model's node ran
+# it at most this fraction of the picks' time inside the model (per-node
+# medians carry a few percent of noise).
+IN_MODEL_MARGIN = 0.95
+
+
+_VIEW_OPS = ("reshape", "flatten", "slice", "permute")
+
+
+def node_seconds(model: Any, x: np.ndarray, repeats: int) -> dict[str, float]:
+    """Each node's median seconds inside whole forward passes (ai3.profile),
+    by name; nodes another node's kernel runs (a residual add fused into its
+    conv, a depthwise conv fused into its pointwise one) and nodes that
+    such a node is fused into are left out: their times are not their own."""
+    from ai3 import profile
+
+    p = profile.profile(model, x, repeats)  # planned: fused_into answers
+    layers = model.layers()
+    mixed = set()
+    for i, (name, op, _) in enumerate(layers):
+        into = model._core.fused_into(i)
+        # A view, or a result written into its slice of a concat, does its
+        # own work only.
+        if into < 0 or op in _VIEW_OPS or layers[into][1] == "concat":
+            continue
+        mixed.update((name, layers[into][0]))
+    return {n.name: n.seconds for n in p.nodes if n.name not in mixed and n.seconds > 0}
+
+
+def compose_in_model(
+    picks: Any, other: Any, names: Sequence[str], x: np.ndarray, repeats: int = 10
+) -> dict[str, str] | None:
+    """Per-layer choice made inside the model: `picks` and `other` are two
+    builds of one model under one layout plan whose layers `names` ran
+    different algorithms (e.g. "auto"'s picks, timed per layer alone, and
+    "default"'s). Each build is profiled twice, alternately, and each layer
+    keeps the lower of its two per-node medians; a layer takes `other`'s
+    algorithm where that ran it in at most IN_MODEL_MARGIN of the picks'
+    time. Returns {name: algorithm} for every one of `names` both builds
+    have, or None when no layer would change.
+
+    Why: a layer timed alone runs with its weights and workspace hot in
+    cache; inside a forward pass its weights come back from L3 or memory,
+    and winograd's transformed weights are 4x the raw ones. googlenet at
+    b1 (2-core Xeon): inception4e's 3x3 conv ran winograd in 0.36-0.41 ms
+    alone and 0.74 ms inside the model, where ORT's ran 0.65; with guess
+    for it and 4c the model ran 10.38-10.66 ms a forward against
+    10.54-11.07. densenet121 at b1 kept the mixed build: 23.03 ms against
+    23.48 for "auto"'s own picks."""
+    algorithm = [{n: a for n, _, a in m.layers()} for m in (picks, other)]
+    both = [n for n in names if n in algorithm[0] and n in algorithm[1]]
+    differ = {n for n in both if algorithm[0][n] != algorithm[1][n]}
+    if not differ:
+        return None
+    seconds: list[dict[str, float]] = [{}, {}]
+    for _ in range(2):
+        for m, best in zip((picks, other), seconds):
+            for name, t in node_seconds(m, x, repeats).items():
+                best[name] = min(t, best.get(name, t))
+    chosen: dict[str, str] = {}
+    changed = False
+    for name in both:
+        mine, theirs = algorithm[0][name], algorithm[1][name]
+        chosen[name] = mine
+        t_mine, t_theirs = seconds[0].get(name), seconds[1].get(name)
+        if name in differ and t_mine and t_theirs and t_theirs <= IN_MODEL_MARGIN * t_mine:
+            chosen[name] = theirs
+            changed = True
+    return chosen if changed else None
+
+
 # The graph fusion choices "auto" measures (choose_fusion), as cached.
 FUSION_CHOICES = ("on", "off")
 # Off is kept only when it measured this much faster than on (its time

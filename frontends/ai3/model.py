@@ -9,6 +9,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import functools
+import math
 import pickle
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -651,13 +652,17 @@ def _fastest_layout(
     residual = _residual_conv_selector(specs, selection.conv2d_selector(algos))
     if residual is not None:
         alternatives[RESIDUAL_DEFAULT] = selection.with_conv2d(algos, residual, _core_ops())
-    candidates = [layouts.candidate_label(p, c) for c in ("", *alternatives) for p in layouts.PLANS]
+    candidates = [layouts.candidate_label(p, c) for c in ("", *alternatives, layouts.IN_MODEL) for p in layouts.PLANS]
     # Like every "auto" answer, the choice is cached on disk (ai3.tuning),
     # keyed by the whole model, so a second build times nothing.
     key = _layout_key(specs, output, algos, dtype, layout, sample_input_shape)
     cached = tuning.cache_load(key, candidates)
+    if cached is not None and cached.choice.endswith(layouts.IN_MODEL) and cached.selection is None:
+        cached = None  # (written before the per-layer list was stored)
     if cached is not None:
         plan, conv2d = layouts.parse_candidate(cached.choice)
+        if conv2d == layouts.IN_MODEL:
+            alternatives[conv2d] = selection.with_conv2d(algos, cached.selection, _core_ops())
         chosen_algos = alternatives[conv2d] if conv2d else algos
         model = build_one(layouts.copy_specs(specs), output, chosen_algos, layout_plan=plan, **kwargs)
         model.layout_decision.conv2d = conv2d
@@ -665,9 +670,16 @@ def _fastest_layout(
     else:
         x = np.random.default_rng(0).standard_normal(tuple(int(d) for d in sample_input_shape)).astype(dtype)
         model = layouts.fastest(build_one, specs, output, algos, x, conv2d_alternatives=alternatives, **kwargs)
+        model = _faster_inside_the_model(model, build_one, specs, output, algos, alternatives, x, kwargs)
         seconds = model.layout_decision.seconds
         measured = [tuning.Measurement(c, seconds.get(c), 1 if c in seconds else 0) for c in candidates]
-        tuning.cache_store(key, tuning.TuneResult(model.layout_decision.candidate, measured))
+        in_model = alternatives.get(layouts.IN_MODEL) if model.layout_decision.conv2d == layouts.IN_MODEL else None
+        tuning.cache_store(
+            key,
+            tuning.TuneResult(
+                model.layout_decision.candidate, measured, selection=in_model["conv2d"] if in_model else None
+            ),
+        )
     # Graph fusion is the other whole-model choice per-layer timing cannot see.
     layouts.choose_fusion(model, key, sample_input_shape, dtype)
     if recorder is not None:
@@ -684,6 +696,60 @@ def _fastest_layout(
         recorder.predicted.extend(timed.predicted)  # "predict"'s picks, likewise
         recorder.selected.extend(seen.selected)
     return model
+
+
+def _faster_inside_the_model(
+    model: Model,
+    build_one: Any,
+    specs: list[LayerSpec],
+    output: int,
+    algos: Any,
+    alternatives: dict[str, Any],
+    x: np.ndarray,
+    kwargs: dict[str, Any],
+) -> Model:
+    """The kept build of the whole-model choice (`model`, conv2d from
+    "auto"'s or "predict"'s picks), or one more candidate where it runs
+    faster: under the same plan, each conv runs whichever of the kept
+    build's algorithm and "default"'s ran it faster inside the model
+    (layouts.compose_in_model, from both builds' per-node profiles). The
+    convs are chosen per layer alone, with their weights hot in cache, and
+    that misses what a forward pass costs them; a build that mixes the two
+    is kept only if whole forward passes of it are faster. Adds
+    layouts.IN_MODEL to `alternatives` (its per-conv list) when it is built."""
+    d = model.layout_decision
+    if selection.conv2d_selector(algos) not in (selection.AUTO, selection.PREDICT) or d.conv2d == selection.DEFAULT:
+        return model
+    default = build_one(
+        layouts.copy_specs(specs), output, alternatives[selection.DEFAULT], layout_plan=d.plan, **kwargs
+    )
+    names = [specs[i].name for i in _selected_layers(specs, "conv2d")]
+    chosen = layouts.compose_in_model(model, default, names, x)
+    if chosen is None:
+        return model
+    per_conv = [chosen.get(n, selection.DEFAULT) for n in names]
+    alternatives[layouts.IN_MODEL] = selection.with_conv2d(algos, per_conv, _core_ops())
+    copies = layouts.copy_specs(specs)
+    mixed = build_one(copies, output, alternatives[layouts.IN_MODEL], layout_plan=d.plan, **kwargs)
+    mixed.layout_decision = layouts.decision(copies, mixed, d.plan, kwargs["layout"])
+    mixed.layout_decision.conv2d = layouts.IN_MODEL
+    if not np.allclose(np.asarray(mixed(x)), np.asarray(model(x)), rtol=1e-3, atol=1e-3):
+        raise errors.InternalError("the convs chosen inside the model changed its output; this is a bug in ai3")
+    label = mixed.layout_decision.candidate
+    seconds = layouts.time_alternately(
+        {d.candidate: functools.partial(model, x), label: functools.partial(mixed, x)},
+        layouts.TIMING_ROUNDS,
+        per_block=2,
+    )
+    # Decided on this timing alone, both builds timed side by side; the kept
+    # build's time shown is the lower of its two.
+    faster = seconds[label] < seconds[d.candidate]
+    d.seconds[d.candidate] = min(d.seconds.get(d.candidate, math.inf), seconds[d.candidate])
+    d.seconds[label] = seconds[label]
+    if not faster:
+        return model
+    mixed.layout_decision.seconds = d.seconds
+    return mixed
 
 
 # The whole-model candidate whose convs are "auto"'s picks but for those

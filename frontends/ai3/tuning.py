@@ -110,16 +110,26 @@ class TuneResult:
     choice: str
     measurements: list[Measurement] = field(default_factory=list)
     cached: bool = False
+    # A whole-model choice's algorithm per layer of one op, where the choice
+    # is such a list (ai3.layouts.IN_MODEL's convs); else None.
+    selection: list[str] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"choice": self.choice, "measurements": [asdict(m) for m in self.measurements]}
+        data: dict[str, Any] = {"choice": self.choice, "measurements": [asdict(m) for m in self.measurements]}
+        if self.selection is not None:
+            data["selection"] = list(self.selection)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any], cached: bool = False) -> TuneResult:
+        selection = data.get("selection")
+        if selection is not None and not (isinstance(selection, list) and all(isinstance(a, str) for a in selection)):
+            raise ValueError(f"its selection {selection!r} is not a list of algorithm names")
         return cls(
             choice=str(data["choice"]),
             measurements=[Measurement(**m) for m in data["measurements"]],
             cached=cached,
+            selection=selection,
         )
 
 

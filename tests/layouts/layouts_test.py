@@ -385,7 +385,7 @@ def _auto_answers_gemm(monkeypatch) -> None:
     """Per-layer "auto" answers "gemm" for every conv, so that builds with
     "default"'s convs differ from its own; also where a selector lists
     "auto" per layer (the residual variant), whose "default" entries keep
-    their answer."""
+    their answer and whose algorithm names (the mixed build's) their own."""
     select = layouts.selection.select
 
     def gemm_for_auto(op, selector, candidates, **kwargs):
@@ -393,7 +393,7 @@ def _auto_answers_gemm(monkeypatch) -> None:
             return ["gemm"] * len(candidates)
         if op == "conv2d" and isinstance(selector, list):
             default = select(op, "default", candidates, **kwargs)
-            return ["gemm" if w == "auto" else d for w, d in zip(selector, default)]
+            return ["gemm" if w == "auto" else d if w == "default" else w for w, d in zip(selector, default)]
         return select(op, selector, candidates, **kwargs)
 
     monkeypatch.setattr(layouts.selection, "select", gemm_for_auto)
@@ -469,6 +469,70 @@ def test_auto_also_tries_default_for_the_convs_a_residual_add_reads(tmp_path, mo
     monkeypatch.setattr(layouts, "time_alternately", _no_timing)
     again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     assert again.layout_decision.conv2d == ai3_model.RESIDUAL_DEFAULT and again.layers() == model.layers()
+
+
+def test_auto_also_tries_each_conv_with_the_algorithm_that_ran_it_faster_inside_the_model(
+    tmp_path, monkeypatch
+) -> None:
+    """Under the kept plan, "auto" profiles its build and "default"'s node
+    by node, and builds the model once more with each conv running
+    whichever of the two algorithms ran it faster there; where that build
+    runs the model fastest it is kept, its per-conv list cached (a second
+    build times nothing) and recorded by ai3.plan, which replays it."""
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    module, shape, x, want = _net_and_output(14)
+    _auto_answers_gemm(monkeypatch)
+
+    def stem_faster_without_gemm(model, x, repeats):
+        """The per-node profile's stand-in: "default"'s stem ran in half
+        gemm's time; every other node ran as fast in either build."""
+        return {n: 0.5e-3 if n == "stem" and a != "gemm" else 1e-3 for n, _, a in model.layers()}
+
+    mixed_is_faster = _clock_favouring(layouts.IN_MODEL)
+    monkeypatch.setattr(layouts, "node_seconds", stem_faster_without_gemm)
+    monkeypatch.setattr(layouts, "time_alternately", mixed_is_faster)
+    model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    d = model.layout_decision
+    assert d.conv2d == layouts.IN_MODEL and d.candidate in d.seconds
+    assert "conv2d algorithms of 'faster inside the model'" in str(d)
+
+    def convs(m: ai3.Model) -> dict[str, str]:
+        return {name: algorithm for name, op, algorithm in m.layers() if op == "conv2d"}
+
+    assert convs(model)["stem"] != "gemm"
+    assert all(a == "gemm" for n, a in convs(model).items() if n != "stem"), convs(model)
+    np.testing.assert_allclose(model(x), want, rtol=1e-4, atol=1e-4)
+
+    monkeypatch.setattr(layouts, "time_alternately", _no_timing)
+    monkeypatch.setattr(layouts, "node_seconds", _no_timing)
+    again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    assert again.layout_decision.conv2d == layouts.IN_MODEL and again.layers() == model.layers()
+
+    monkeypatch.setattr(layouts, "time_alternately", mixed_is_faster)  # ai3.plan's algos key another entry
+    monkeypatch.setattr(layouts, "node_seconds", stem_faster_without_gemm)
+    plan = ai3.plan(module, shape, {"conv2d": "auto"})
+    assert plan.layout["conv2d"] == layouts.IN_MODEL
+    assert {lp.name: lp.choice for lp in plan.layers if lp.op == "conv2d"} == convs(model)
+    replayed = ai3.swap_backend(module, plan)
+    assert convs(replayed) == convs(model)
+    np.testing.assert_allclose(replayed(x), want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_mixed_build_is_not_kept_where_it_runs_the_model_slower(tmp_path, monkeypatch) -> None:
+    """The mixed build is one more candidate, not a given: where whole
+    forward passes of it are slower, the kept build stays."""
+    monkeypatch.setenv("AI3_CACHE_DIR", str(tmp_path / "cache"))
+    module, shape, _, _ = _net_and_output(15)
+    _auto_answers_gemm(monkeypatch)
+    monkeypatch.setattr(
+        layouts, "node_seconds", lambda m, x, r: {n: 0.5e-3 if a != "gemm" else 1e-3 for n, _, a in m.layers()}
+    )
+    slower = lambda calls, *a, **k: {label: 2e-3 if label.endswith(layouts.IN_MODEL) else 1e-3 for label in calls}  # noqa: E731
+    monkeypatch.setattr(layouts, "time_alternately", slower)
+    model = ai3.swap_backend(module, "auto", sample_input_shape=shape)
+    d = model.layout_decision
+    assert d.conv2d != layouts.IN_MODEL
+    assert any(label.endswith(layouts.IN_MODEL) for label in d.seconds)  # built and timed
 
 
 def _fused_nodes(model: ai3.Model) -> list[int]:
