@@ -657,8 +657,12 @@ def _fastest_layout(
     # keyed by the whole model, so a second build times nothing.
     key = _layout_key(specs, output, algos, dtype, layout, sample_input_shape)
     cached = tuning.cache_load(key, candidates)
-    if cached is not None and cached.choice.endswith(layouts.IN_MODEL) and cached.selection is None:
-        cached = None  # (written before the per-layer list was stored)
+    if cached is not None and cached.choice.endswith(layouts.IN_MODEL):
+        names = set(tuning.known_algorithms("conv2d", "cpu")) | {selection.DEFAULT}
+        convs = len(_selected_layers(specs, "conv2d"))
+        listed = cached.selection
+        if listed is None or len(listed) != convs or not set(listed) <= names:
+            cached = None  # not a list of this model's convs and this build's algorithms: timed again
     if cached is not None:
         plan, conv2d = layouts.parse_candidate(cached.choice)
         if conv2d == layouts.IN_MODEL:

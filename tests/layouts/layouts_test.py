@@ -4,6 +4,7 @@ every op the pass carries or converts for, with few conversions."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -508,8 +509,17 @@ def test_auto_also_tries_each_conv_with_the_algorithm_that_ran_it_faster_inside_
     again = ai3.swap_backend(module, "auto", sample_input_shape=shape)
     assert again.layout_decision.conv2d == layouts.IN_MODEL and again.layers() == model.layers()
 
-    monkeypatch.setattr(layouts, "time_alternately", mixed_is_faster)  # ai3.plan's algos key another entry
+    monkeypatch.setattr(layouts, "time_alternately", mixed_is_faster)
     monkeypatch.setattr(layouts, "node_seconds", stem_faster_without_gemm)
+    # A cached list naming no algorithm of this build is timed again, not obeyed.
+    (path,) = [p for p in (tmp_path / "cache").rglob("*.json") if '"selection"' in p.read_text()]
+    data = json.loads(path.read_text())
+    data["result"]["selection"][0] = "no such algorithm"
+    path.write_text(json.dumps(data))
+    assert convs(ai3.swap_backend(module, "auto", sample_input_shape=shape)) == convs(model)
+    assert "no such algorithm" not in path.read_text()  # rewritten
+
+    # ai3.plan's algos key another entry.
     plan = ai3.plan(module, shape, {"conv2d": "auto"})
     assert plan.layout["conv2d"] == layouts.IN_MODEL
     assert {lp.name: lp.choice for lp in plan.layers if lp.op == "conv2d"} == convs(model)
