@@ -669,6 +669,36 @@ def time_alternately(
 RETIME_MARGIN = 1.15
 
 
+def build_candidate(
+    build: Callable[..., Any],
+    specs: Sequence[LayerSpec],
+    output: int,
+    algos: Any,
+    plan: str,
+    conv2d: str = "",
+    **build_kwargs: Any,
+) -> Any:
+    """One candidate of the whole-model choice: `build` (ai3.model.build)
+    on a copy of the specs under layout plan `plan`, with its
+    LayoutDecision, whose conv2d names where its convs' algorithms came
+    from ("" for `algos`' own selector)."""
+    copies = copy_specs(specs)
+    model = build(copies, output, algos, layout_plan=plan, **build_kwargs)
+    model.layout_decision = decision(copies, model, plan, build_kwargs.get("layout", "NCHW"))
+    model.layout_decision.conv2d = conv2d
+    return model
+
+
+def check_same_output(reference: np.ndarray, y: np.ndarray, label: str) -> None:
+    """A candidate's output must be the first candidate's: a layout plan or
+    an algorithm choice that changed the result would be a bug, not a
+    speed-up."""
+    if reference.shape != y.shape or not np.allclose(reference, y, rtol=1e-3, atol=1e-3):
+        raise errors.InternalError(
+            f"layout candidate '{label}' changed the model's output; this is a bug in ai3.layouts"
+        )
+
+
 def fastest(
     build: Callable[..., Any],
     specs: Sequence[LayerSpec],
@@ -698,10 +728,7 @@ def fastest(
     seen: list[Any] = []
     for conv2d, variant in variants:
         for p in plans:
-            copies = copy_specs(specs)
-            model = build(copies, output, variant, layout_plan=p, **build_kwargs)
-            model.layout_decision = decision(copies, model, p, build_kwargs.get("layout", "NCHW"))
-            model.layout_decision.conv2d = conv2d
+            model = build_candidate(build, specs, output, variant, p, conv2d, **build_kwargs)
             d = model.layout_decision
             same_as = (d.layouts, d.elided, model.layers())
             if same_as in seen:  # the same model as an earlier candidate's
@@ -710,10 +737,8 @@ def fastest(
             y = np.asarray(model(sample_input))
             if reference is None:
                 reference = y
-            elif reference.shape != y.shape or not np.allclose(reference, y, rtol=1e-3, atol=1e-3):
-                raise errors.InternalError(
-                    f"layout candidate '{d.candidate}' changed the model's output; this is a bug in ai3.layouts"
-                )
+            else:
+                check_same_output(reference, y, d.candidate)
             built[d.candidate] = model
     rounds = min(TIMING_ROUNDS, max(repeats, 1))
     per_block = -(-max(repeats, 1) // rounds)

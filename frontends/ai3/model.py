@@ -733,12 +733,10 @@ def _faster_inside_the_model(
         return model
     per_conv = [chosen.get(n, selection.DEFAULT) for n in names]
     alternatives[layouts.IN_MODEL] = selection.with_conv2d(algos, per_conv, _core_ops())
-    copies = layouts.copy_specs(specs)
-    mixed = build_one(copies, output, alternatives[layouts.IN_MODEL], layout_plan=d.plan, **kwargs)
-    mixed.layout_decision = layouts.decision(copies, mixed, d.plan, kwargs["layout"])
-    mixed.layout_decision.conv2d = layouts.IN_MODEL
-    if not np.allclose(np.asarray(mixed(x)), np.asarray(model(x)), rtol=1e-3, atol=1e-3):
-        raise errors.InternalError("the convs chosen inside the model changed its output; this is a bug in ai3")
+    mixed = layouts.build_candidate(
+        build_one, specs, output, alternatives[layouts.IN_MODEL], d.plan, layouts.IN_MODEL, **kwargs
+    )
+    layouts.check_same_output(np.asarray(model(x)), np.asarray(mixed(x)), layouts.IN_MODEL)
     label = mixed.layout_decision.candidate
     seconds = layouts.time_alternately(
         {d.candidate: functools.partial(model, x), label: functools.partial(mixed, x)},
