@@ -37,7 +37,9 @@ Isa DetectIsa() {
 // sysconf derives the L3 from CPUID and reported 320 MiB on the 2-core EPYC
 // VMs, whose L3 is 32 MiB (what sysfs and lscpu say). sysconf where sysfs
 // has nothing; it answers -1 or 0 for a level it does not know.
-long DetectLastLevelCache() {
+// The size in bytes of CPU 0's data (or unified) cache of level `want`,
+// or with want = 0 of its highest level; 0 where sysfs lists none.
+long SysfsCacheBytes(long want) {
   long best_level = 0, best_bytes = 0;
   for (int index = 0; index < 8; ++index) {
     const std::string dir =
@@ -54,14 +56,30 @@ long DetectLastLevelCache() {
     long bytes = std::strtol(size.c_str(), &end, 10);
     if (*end == 'K') bytes <<= 10;
     if (*end == 'M') bytes <<= 20;
-    if (level > best_level && bytes > 0) {
-      best_level = level;
-      best_bytes = bytes;
+    if (want != 0 ? level == want : level > best_level) {
+      if (bytes > 0) {
+        best_level = level;
+        best_bytes = bytes;
+      }
     }
   }
-  if (best_bytes > 0) return best_bytes;
+  return best_bytes;
+}
+
+long DetectLastLevelCache() {
+  const long bytes = SysfsCacheBytes(0);
+  if (bytes > 0) return bytes;
   return std::max(
       {0L, sysconf(_SC_LEVEL3_CACHE_SIZE), sysconf(_SC_LEVEL2_CACHE_SIZE)});
+}
+
+// The L2, else sysconf's, else the 512 KiB of the Zen 3 cores these
+// kernels were first tuned on.
+long DetectL2Cache() {
+  const long bytes = SysfsCacheBytes(2);
+  if (bytes > 0) return bytes;
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return reported > 0 ? reported : 512L << 10;
 }
 
 }  // namespace
@@ -75,6 +93,11 @@ const char* IsaName(Isa isa) { return isa == Isa::kAvx512 ? "avx512" : "avx2"; }
 
 long LastLevelCacheBytes() {
   static const long bytes = DetectLastLevelCache();
+  return bytes;
+}
+
+long L2CacheBytes() {
+  static const long bytes = DetectL2Cache();
   return bytes;
 }
 

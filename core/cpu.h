@@ -27,6 +27,10 @@ const char* IsaName(Isa isa);
 // kernels choosing between keeping a tensor in cache and streaming it.
 long LastLevelCacheBytes();
 
+// The size in bytes of one core's L2 cache (512 KiB where the OS reports
+// none); read once. For kernels sizing the block of data they reuse.
+long L2CacheBytes();
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_CPU_H_

@@ -1,0 +1,87 @@
+// linear "packed": ai3's own product for linear layers, with the weights
+// packed once into panels (packed_kernel.h) and the next panel prefetched
+// while one runs, so that weights streamed from memory inside a whole model
+// arrive while the arithmetic goes on. float32 and float64, any activation
+// linear fuses; no workspace, so a call allocates nothing.
+//
+// Measured on ViT-B/16's MLP linears (2-core AVX-512 Xeon, 2 threads):
+// fc1 (197 x 768 -> 3072) ran in 2.92 ms hot and 3.04 ms after 256 MB had
+// been written elsewhere (standalone build of this kernel), against
+// oneDNN's ("guess") 2.69-2.74 ms hot and 3.19-3.24 ms so.
+#include <omp.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/cpu.h"
+#include "core/math/dispatch.h"
+#include "core/ops/linear/linear.h"
+#include "core/ops/linear/packed_kernel.h"
+#include "core/registry.h"
+
+namespace ai3 {
+namespace {
+
+class PackedKernel : public Kernel {
+ public:
+  PackedKernel(const LinearAttrs& attrs, const std::vector<Tensor>& params)
+      : attrs_(attrs), avx512_(KernelIsa() == Isa::kAvx512) {
+    DispatchFloat(attrs.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      if (avx512_) {
+        Pack<PackedLinear<T, 64>, T>(params);
+      } else {
+        Pack<PackedLinear<T, 32>, T>(params);
+      }
+    });
+  }
+
+  void Run(const Tensor& input, const Tensor& output, void*) override {
+    DispatchFloat(attrs_.dtype, [&](auto zero) {
+      using T = decltype(zero);
+      PackedLinearProblem<T> p;
+      p.x = input.data_as<const T>();
+      p.packed = packed_.as<const T>();
+      p.bias = attrs_.has_bias ? bias_.as<const T>() : nullptr;
+      p.y = output.data_as<T>();
+      p.in = attrs_.in_features;
+      p.out = attrs_.out_features;
+      p.rows = input.numel() / p.in;
+      p.act = attrs_.activation.As<T>();
+      p.l2_bytes = L2CacheBytes();
+      p.threads = omp_get_max_threads();
+      if (avx512_) {
+        PackedLinearAvx512(p);
+      } else {
+        PackedLinear<T, 32>::Run(p);
+      }
+    });
+  }
+
+ private:
+  // The weights (and bias) in `Layout`'s panels, for the vector width the
+  // CPU runs.
+  template <class Layout, typename T>
+  void Pack(const std::vector<Tensor>& params) {
+    const int64_t in = attrs_.in_features, out = attrs_.out_features;
+    packed_ = Buffer(CheckedBytes(Layout::PackedElements(in, out), sizeof(T),
+                                  "linear's packed weights"));
+    Layout::Pack(params[0].data_as<const T>(), in, out, packed_.as<T>());
+    if (attrs_.has_bias) {
+      bias_ = Buffer(Layout::PackedBiasElements(out) * sizeof(T));
+      Layout::PackBias(params[1].data_as<const T>(), out, bias_.as<T>());
+    }
+  }
+
+  LinearAttrs attrs_;
+  bool avx512_;
+  Buffer packed_, bias_;
+};
+
+AI3_REGISTER_ALGORITHM(LinearAttrs, "packed", Device::kCPU,
+                       KernelAlgorithm<LinearAttrs, PackedKernel>);
+
+}  // namespace
+}  // namespace ai3
