@@ -268,7 +268,7 @@ def test_schemas_describe_attributes_weights_and_default() -> None:
         "direct",
     ]
     assert conv["default"]["cpu"][0][1]  # the condition in words
-    assert [name for name, _ in SCHEMAS["linear"]["default"]["cpu"]] == ["guess", "gemm", "direct"]
+    assert [name for name, _ in SCHEMAS["linear"]["default"]["cpu"]] == ["packed", "guess", "gemm", "direct"]
     assert [name for name, _ in SCHEMAS["attention"]["default"]["cpu"]] == ["flash", "chunked", "naive"]
     for op, s in SCHEMAS.items():
         assert s["doc"] and s["default"].get("cpu"), op

@@ -1,7 +1,7 @@
 // linear "gemm": y[M, out] = x[M, in] * W^T through ai3::Gemm (BLIS), with
 // the bias broadcast into y first and accumulated by the GEMM (beta = 1). The
-// default in float64 (float32's is oneDNN's "guess", which measured faster:
-// pointwise_conv_kernel.h).
+// default in float64 outside "packed"'s range (linear_schema.cc); float32's
+// there is oneDNN's "guess", which measured faster (pointwise_conv_kernel.h).
 #include <cstdint>
 #include <memory>
 #include <vector>

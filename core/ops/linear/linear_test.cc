@@ -161,6 +161,19 @@ void ErrorCases() {
     Check(f64.algorithm() == "gemm",
           "default float64 linear algorithm is gemm, got " + f64.algorithm());
   }
+  // From 256 to 8192 input features "default" is packed, in both dtypes.
+  for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+    LinearAttrs wide = a;
+    wide.in_features = 256;
+    wide.dtype = dtype;
+    std::vector<double> wd(4 * 256), bd(4);
+    const Tensor w_wide{wd.data(), dtype, {4, 256}},
+        b_wide{bd.data(), dtype, {4}};
+    Layer<LinearAttrs> l("l", wide, {w_wide, b_wide}, "default");
+    Check(l.algorithm() == "packed",
+          "default linear algorithm at 256 input features is packed, got " +
+              l.algorithm());
+  }
   ExpectError("wrong in_features", ErrorKind::kShape,
               "last dimension is in_features=3, got shape (2, 5)", [&] {
                 layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 5}});
@@ -190,17 +203,24 @@ void ErrorCases() {
 int Main() {
   const std::vector<Case> cases = {
       // lead        in   out  bias
-      {{1}, 1, 1, true},         {{}, 7, 5, true},  // rank-1 input
-      {{4}, 16, 8, false},       {{3}, 5, 9, true},
+      {{1}, 1, 1, true},
+      {{}, 7, 5, true},  // rank-1 input
+      {{4}, 16, 8, false},
+      {{3}, 5, 9, true},
       {{2, 3}, 6, 4, true},  // rank-3 input: two batch dimensions
-      {{2, 1, 3}, 10, 7, false}, {{17}, 33, 31, true},
-      {{64}, 128, 100, true},    {{5}, 300, 1, true},
-      {{1}, 1000, 10, true},     {{130}, 257, 65, false},
+      {{2, 1, 3}, 10, 7, false},
+      {{17}, 33, 31, true},
+      {{64}, 128, 100, true},
+      {{5}, 300, 1, true},
+      {{1}, 1000, 10, true},
+      {{130}, 257, 65, false},
+      // x over twice a 2 MiB L2: packed takes its rows in chunks.
+      {{1100}, 1000, 70, true},
   };
   int ran = 0;
   const std::vector<std::string> names =
       Registry<LinearAttrs>::Get().Names(Device::kCPU);
-  for (const char* want : {"gemm", "direct", "guess"}) {
+  for (const char* want : {"gemm", "direct", "guess", "packed"}) {
     bool found = false;
     for (const std::string& n : names) found |= n == want;
     Check(found, std::string("linear algorithm '") + want + "' registered");

@@ -30,7 +30,8 @@
 //   only at one row of a large weight (1 x 25088 -> 4096, 4096 -> 4096),
 //   where both stream the weight from memory. guess ran the vit shapes at
 //   218-222 GFLOP/s. So "guess" is linear's "default" for float32
-//   (linear_schema.cc) and "gemm" for float64, which oneDNN does not run.
+//   (linear_schema.cc) and "gemm" for float64, which oneDNN does not run,
+//   outside 256-8192 input features, where ai3's "packed" is (packed.cc).
 //   What guess costs: oneDNN's execute() allocates on each call
 //   (core/model_alloc_test.cc), as conv2d's guess does.
 #ifndef AI3_CORE_OPS_LINEAR_POINTWISE_CONV_KERNEL_H_
