@@ -28,7 +28,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <utility>
 
 #include "core/math/epilogue.h"
 #include "core/math/vectors.h"
@@ -180,30 +182,17 @@ struct PackedLinear {
     int64_t prefetch_lines;
   };
 
+  // Block<rows>, for 1 <= rows <= kRows (a block's row count is a
+  // constant, so its accumulators stay in registers).
   static void RowsBlock(int rows, const Operands& o) {
-    static_assert(kRows == 6 || kRows == 8);
-    switch (rows) {
-      case 8:
-        if constexpr (kRows >= 8) return Block<8>(o);
-        return;
-      case 7:
-        if constexpr (kRows >= 7) return Block<7>(o);
-        return;
-      case 6:
-        return Block<6>(o);
-      case 5:
-        return Block<5>(o);
-      case 4:
-        return Block<4>(o);
-      case 3:
-        return Block<3>(o);
-      case 2:
-        return Block<2>(o);
-      case 1:
-        return Block<1>(o);
-      default:
-        return;
-    }
+    static constexpr auto kBlocks =
+        BlockTable(std::make_integer_sequence<int, kRows>{});
+    kBlocks[rows - 1](o);
+  }
+  template <int... I>
+  static constexpr std::array<void (*)(const Operands&), sizeof...(I)>
+  BlockTable(std::integer_sequence<int, I...>) {
+    return {&Block<I + 1>...};
   }
 
   // y[kR rows, columns] = act(x[kR rows, in] panel + bias), the panel's
