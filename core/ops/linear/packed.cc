@@ -5,9 +5,9 @@
 // linear fuses; no workspace, so a call allocates nothing.
 //
 // Measured on ViT-B/16's MLP linears (2-core AVX-512 Xeon, 2 threads):
-// fc1 (197 x 768 -> 3072) ran in 2.92 ms hot and 3.04 ms after 256 MB had
-// been written elsewhere (standalone build of this kernel), against
-// oneDNN's ("guess") 2.69-2.74 ms hot and 3.19-3.24 ms so.
+// fc1 (197 x 768 -> 3072) ran in 2.61-2.71 ms hot and 2.81-2.99 ms after
+// 256 MB had been written elsewhere, against oneDNN's ("guess") 2.70-2.80
+// and 3.26-3.48 ms; ViT-B/16 whole in 116.5-118.4 ms against 128.6-129.5.
 #include <omp.h>
 
 #include <cstdint>

@@ -8,7 +8,7 @@
 // outputs reads its weights as whole aligned vectors, one step of c after
 // another. Each thread takes a contiguous range of panels and runs every
 // row block against a panel before moving on, so it reads each weight once
-// per chunk of rows (Chunk: as many rows as keep their x in half the L2).
+// per chunk of rows (Chunk: every row while x fits in twice the L2).
 //
 // Why: inside a whole model a layer's weights come from memory. ViT-B/16's
 // MLP linears hold 9.4 MB each; oneDNN ("guess") ran fc1 (197 x 768 -> 3072)
@@ -17,7 +17,7 @@
 // weight stream (at 23 GB/s here) was not overlapped with the arithmetic
 // (bench/onednn:gemm --cold shows the same for its matmul). Here, while a
 // panel runs, each row block prefetches its share of the thread's next panel
-// into L2 (a few lines every kPrefetchSteps steps of its sum), so the next
+// into L2 (a line every kPrefetchSteps steps of its sum), so the next
 // weights arrive while these are being used.
 //
 // In an unnamed namespace on purpose: each instruction set's translation
@@ -65,8 +65,8 @@ struct PackedLinear {
   static constexpr int64_t kLanes = Vec::kLanes;
   // kRows * kVectors accumulators, kVectors of weights and a broadcast:
   // 28 of AVX-512's 32 registers, 15 of AVX2's 16. Of the AVX-512 blocks
-  // measured on ViT's fc1 (6x4, 8x3, 12x2, 14x2), 8x3 ran fastest: 318
-  // GFLOP/s hot, 306 cold.
+  // measured on ViT's fc1 in a standalone build (6x4, 8x3, 12x2, 14x2),
+  // 8x3 ran fastest: 318 GFLOP/s hot, 306 cold.
   static constexpr int kRows = kVectorBytes == 64 ? 8 : 6;
   static constexpr int kVectors = kVectorBytes == 64 ? 3 : 2;
   static constexpr int64_t kColumns = kVectors * kLanes;
