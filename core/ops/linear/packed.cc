@@ -11,7 +11,6 @@
 #include <omp.h>
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/buffer.h"
@@ -24,58 +23,58 @@
 namespace ai3 {
 namespace {
 
-class PackedKernel : public Kernel {
+// LinearKernelBase dispatches the dtype and counts the rows; the weights
+// it hands RunTyped are the caller's; RunTyped reads them packed instead.
+class PackedKernel : public LinearKernelBase<PackedKernel> {
  public:
   PackedKernel(const LinearAttrs& attrs, const std::vector<Tensor>& params)
-      : attrs_(attrs), avx512_(KernelIsa() == Isa::kAvx512) {
+      : LinearKernelBase(attrs, params), avx512_(KernelIsa() == Isa::kAvx512) {
     DispatchFloat(attrs.dtype, [&](auto zero) {
       using T = decltype(zero);
       if (avx512_) {
-        Pack<PackedLinear<T, 64>, T>(params);
+        Pack<PackedLinear<T, 64>, T>();
       } else {
-        Pack<PackedLinear<T, 32>, T>(params);
+        Pack<PackedLinear<T, 32>, T>();
       }
     });
   }
 
-  void Run(const Tensor& input, const Tensor& output, void*) override {
-    DispatchFloat(attrs_.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      PackedLinearProblem<T> p;
-      p.x = input.data_as<const T>();
-      p.packed = packed_.as<const T>();
-      p.bias = attrs_.has_bias ? bias_.as<const T>() : nullptr;
-      p.y = output.data_as<T>();
-      p.in = attrs_.in_features;
-      p.out = attrs_.out_features;
-      p.rows = input.numel() / p.in;
-      p.act = attrs_.activation.As<T>();
-      p.l2_bytes = L2CacheBytes();
-      p.threads = omp_get_max_threads();
-      if (avx512_) {
-        PackedLinearAvx512(p);
-      } else {
-        PackedLinear<T, 32>::Run(p);
-      }
-    });
+  template <typename T>
+  void RunTyped(const T* x, const T* /*w: packed_*/, const T* /*b: bias_*/,
+                T* y, int64_t rows, int64_t in, int64_t out) const {
+    PackedLinearProblem<T> p;
+    p.x = x;
+    p.packed = packed_.as<const T>();
+    p.bias = attrs_.has_bias ? bias_.as<const T>() : nullptr;
+    p.y = y;
+    p.rows = rows;
+    p.in = in;
+    p.out = out;
+    p.act = attrs_.activation.As<T>();
+    p.l2_bytes = L2CacheBytes();
+    p.threads = omp_get_max_threads();
+    if (avx512_) {
+      PackedLinearAvx512(p);
+    } else {
+      PackedLinear<T, 32>::Run(p);
+    }
   }
 
  private:
   // The weights (and bias) in `Layout`'s panels, for the vector width the
   // CPU runs.
   template <class Layout, typename T>
-  void Pack(const std::vector<Tensor>& params) {
+  void Pack() {
     const int64_t in = attrs_.in_features, out = attrs_.out_features;
     packed_ = Buffer(CheckedBytes(Layout::PackedElements(in, out), sizeof(T),
                                   "linear's packed weights"));
-    Layout::Pack(params[0].data_as<const T>(), in, out, packed_.as<T>());
+    Layout::Pack(weight<T>(), in, out, packed_.as<T>());
     if (attrs_.has_bias) {
       bias_ = Buffer(Layout::PackedBiasElements(out) * sizeof(T));
-      Layout::PackBias(params[1].data_as<const T>(), out, bias_.as<T>());
+      Layout::PackBias(bias<T>(), out, bias_.as<T>());
     }
   }
 
-  LinearAttrs attrs_;
   bool avx512_;
   Buffer packed_, bias_;
 };
