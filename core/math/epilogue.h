@@ -164,6 +164,14 @@ struct Activation {
 };
 
 namespace internal {
+// The widest vector of the instruction set this translation unit is built
+// for (the AVX-512 kernels' files, or the AVX2 baseline).
+#if defined(__AVX512F__)
+constexpr int64_t kEpilogueVectorBytes = 64;
+#else
+constexpr int64_t kEpilogueVectorBytes = 32;
+#endif
+
 // y = act(y) over n elements: one loop per function, so that each one
 // vectorises (no switch inside it).
 template <typename T, ActivationFn kFn>
@@ -172,11 +180,38 @@ AI3_EPILOGUE_INLINE void ActivateRun(const Activation::Bounds<T>& act, T* p,
   Activation::Bounds<T> a = act;
   a.fn = kFn;
   const T lo = a.lo, hi = a.hi;
+  int64_t i = 0;
+  if constexpr (kFn == ActivationFn::kSilu || kFn == ActivationFn::kSigmoid) {
+    // Written in whole vectors (the remainder goes through the loop below):
+    // the compiler's own vectorisation of that loop ran SiLU at 0.37 ns an
+    // element, the same arithmetic in vectors at 0.24 (AVX-512; AVX2 0.44
+    // and 0.36), one thread of the 2-core Xeon, 4096 floats in L1. SiLU
+    // was 1.1 ms of efficientnet_b0's 5.6 ms forward (ReLU in its place).
+    typedef T V __attribute__((vector_size(kEpilogueVectorBytes)));
+    typedef T Unaligned __attribute__((vector_size(kEpilogueVectorBytes),
+                                       aligned(sizeof(T)), may_alias));
+    constexpr int64_t kLanes = kEpilogueVectorBytes / sizeof(T);
+    // The clamp in vector selects cost as much again at AVX2 (0.57 ns):
+    // only where a bound is finite (GCC unswitches the loop on it).
+    const V vlo = V{} + lo, vhi = V{} + hi;
+    const bool clamp = lo > -std::numeric_limits<T>::infinity() ||
+                       hi < std::numeric_limits<T>::infinity();
+    for (const int64_t whole = n - n % kLanes; i < whole; i += kLanes) {
+      const V x = *reinterpret_cast<const Unaligned*>(p + i);
+      const V e = vmath::OnePlusExp(-x, a.range);
+      V y = (kFn == ActivationFn::kSilu ? x : V{} + T(1)) / e;
+      if (clamp) {
+        y = y < vlo ? vlo : y;
+        y = y > vhi ? vhi : y;
+      }
+      *reinterpret_cast<Unaligned*>(p + i) = y;
+    }
+  }
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    const T v = a.Function(p[i]);
+  for (int64_t j = i; j < n; ++j) {
+    const T v = a.Function(p[j]);
     const T c = v < lo ? lo : v;
-    p[i] = c > hi ? hi : c;
+    p[j] = c > hi ? hi : c;
   }
 }
 }  // namespace internal

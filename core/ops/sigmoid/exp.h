@@ -17,6 +17,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
+#include <utility>
 
 namespace ai3 {
 namespace vmath {
@@ -70,23 +72,62 @@ enum class ExpUnderflow {
   kSmallest,
 };
 
+// Lane<X>: the element type of X, a scalar float or double or a GCC vector
+// of them (core/math/vectors.h). Exp and OnePlusExp take either: the
+// scalar form runs inside `#pragma omp simd` loops, which the compiler
+// vectorises; the vector form serves loops written in vectors, where those
+// loops lost time (core/math/epilogue.h, ActivateRun).
+template <typename X, typename = void>
+struct LaneOf {
+  using type = X;
+};
+template <typename X>
+struct LaneOf<X, std::void_t<decltype(std::declval<X&>()[0])>> {
+  using type = std::remove_cv_t<
+      std::remove_reference_t<decltype(std::declval<X&>()[0])>>;
+};
+template <typename X>
+using Lane = typename LaneOf<X>::type;
+
+// X's bits: the unsigned integer of T's size, or a vector of them.
+template <typename X, bool = std::is_same_v<X, Lane<X>>>
+struct BitsOf {
+  using type = typename ExpConstants<X>::Bits;
+};
+template <typename X>
+struct BitsOf<X, false> {
+  typedef typename ExpConstants<Lane<X>>::Bits type
+      __attribute__((vector_size(sizeof(X))));
+};
+
+// c in every lane of X (c itself for a scalar).
+template <typename X>
+[[gnu::always_inline]] inline X Splat(Lane<X> c) {
+  if constexpr (std::is_same_v<X, Lane<X>>) {
+    return c;
+  } else {
+    return X{} + c;
+  }
+}
+
 // Always inlined: it runs inside the AVX-512 kernels too (the conv2d
 // epilogue), which must emit no weak copy another ISA's code could be linked
 // to (see core/math/epilogue.h).
-template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename T>
-[[gnu::always_inline]] inline T Exp(T x, const ExpRange<T>& range) {
+template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename X>
+[[gnu::always_inline]] inline X Exp(X x, const ExpRange<Lane<X>>& range) {
+  using T = Lane<X>;
   using C = ExpConstants<T>;
-  using Bits = typename C::Bits;
-  const T lo = range.lo, hi = range.hi;
-  T v = x < lo ? lo : x;  // NaN compares false: it stays
+  using Bits = typename BitsOf<X>::type;
+  const X lo = Splat<X>(range.lo), hi = Splat<X>(range.hi);
+  X v = x < lo ? lo : x;  // NaN compares false: it stays
   v = v > hi ? hi : v;
   // k = round(v / ln2), read back from the low mantissa bits of t.
-  const T t = v * C::kLog2e + C::kShifter;
-  const T kf = t - C::kShifter;
-  const T r = (v - kf * C::kLn2Hi) - kf * C::kLn2Lo;
-  T p;
+  const X t = v * C::kLog2e + C::kShifter;
+  const X kf = t - C::kShifter;
+  const X r = (v - kf * C::kLn2Hi) - kf * C::kLn2Lo;
+  X p;
   if constexpr (sizeof(T) == 8) {
-    p = 1.0 / 6227020800.0;  // 1/13!
+    p = Splat<X>(1.0 / 6227020800.0);  // 1/13!
     p = p * r + 1.0 / 479001600.0;
     p = p * r + 1.0 / 39916800.0;
     p = p * r + 1.0 / 3628800.0;
@@ -101,7 +142,7 @@ template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename T>
     p = p * r + 1.0;
     p = p * r + 1.0;
   } else {
-    p = 0.008290314115583897f;  // the fit (file comment)
+    p = Splat<X>(0.008290314115583897f);  // the fit (file comment)
     p = p * r + 0.04189793020486832f;
     p = p * r + 0.1666763573884964f;
     p = p * r + 0.4999915063381195f;
@@ -110,21 +151,22 @@ template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename T>
   }
   // 2^(k - 1) from k's bits: (k - 1 + bias) << mantissa; then * 2, so that
   // k = max exponent + 1 (x near kHi) still overflows to inf correctly.
-  Bits tb, sb;
-  std::memcpy(&tb, &t, sizeof(T));
+  Bits tb;
+  typename C::Bits sb;
+  std::memcpy(&tb, &t, sizeof(X));
   const T shifter = C::kShifter;
   std::memcpy(&sb, &shifter, sizeof(T));
   const Bits scale_bits = (tb - sb + C::kBias - 1) << C::kMantissa;
-  T scale;
-  std::memcpy(&scale, &scale_bits, sizeof(T));
-  const T y = p * scale * T(2);
+  X scale;
+  std::memcpy(&scale, &scale_bits, sizeof(X));
+  const X y = p * scale * T(2);
   if constexpr (kUnderflow == ExpUnderflow::kSmallest) {
     return y;
   } else {
     // 0 where the result flushes to 0: a select of constants and a
     // multiply, which the compiler keeps branch-free (it must not skip the
     // arithmetic); y is finite there.
-    const T keep = x < lo ? T(0) : T(1);
+    const X keep = x < lo ? Splat<X>(0) : Splat<X>(1);
     return y * keep;
   }
 }
@@ -132,9 +174,10 @@ template <ExpUnderflow kUnderflow = ExpUnderflow::kZero, typename T>
 // 1 + exp(x), the denominator of the sigmoid-shaped functions (sigmoid,
 // SiLU, the tanh form of GELU and their gradients): below the range exp is
 // lost in the sum, so it is not flushed (ExpUnderflow::kSmallest).
-template <typename T>
-[[gnu::always_inline]] inline T OnePlusExp(T x, const ExpRange<T>& range) {
-  return T(1) + Exp<ExpUnderflow::kSmallest>(x, range);
+template <typename X>
+[[gnu::always_inline]] inline X OnePlusExp(X x,
+                                           const ExpRange<Lane<X>>& range) {
+  return Lane<X>(1) + Exp<ExpUnderflow::kSmallest>(x, range);
 }
 
 }  // namespace vmath
