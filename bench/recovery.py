@@ -14,9 +14,10 @@ bench's window sees part of that. This prints, per model:
   - ai3's --top nodes whose first calls exceed their last the most (the
     core's per-node clock, Model.set_profiling), with each call's time.
 
-Measured with it (squeezenet1_1, b1): the winograd 3x3 convs at 13x13 come
-back from 2x their steady time, and the same convs run by "guess" from 1.1x;
-winograd keeps its weights transformed, 4x the raw ones.
+Measured with it (squeezenet1_1, b1, "auto"): the winograd 3x3 convs at
+13x13 come back from about 2x their steady time; winograd keeps its weights
+transformed, 4x the raw ones. (Run by "guess", the same convs came back
+from about 1.1x, in a run of this per-node clock outside the bench.)
 
 Writes bench/results/recovery.md.
 """
