@@ -27,9 +27,14 @@ this measurement); then
      end to end predict/auto from --rounds runs interleaved in this
      process;
   4. the time "predict" takes to select, per layer.
-It writes bench/results/sweep.md (with the machine, the load averages and
-the command), bench/results/sweep.png, and with --ship the selector
-trained on all the models into frontends/ai3/data/selector.json.
+It writes bench/results/sweep_<class>.md (with the machine, the load
+averages and the command) and sweep_<class>.png, and with --ship the
+selector trained on all the models into
+frontends/ai3/data/selector_<class>.json, where <class> is this machine's
+(ai3.predict.machine_class: CPU maker, vector ISA, core count; e.g.
+intel_avx512_2). Each class keeps its own files: a selector's timings do
+not carry over to another class, and the package ships one per class that
+was swept.
 
 A reduced run (what to try on a loaded machine; its numbers are the
 load's, so write them elsewhere):
@@ -69,7 +74,6 @@ MODELS = (
 HOLDOUT = ("mobilenet_v3_large", "shufflenet_v2_x0_5", "mnasnet1_0")
 # The source tree (under `bazel run`, the workspace it was run from): where the results and the selector go.
 ROOT = Path(os.environ.get("BUILD_WORKSPACE_DIRECTORY") or Path(__file__).resolve().parent.parent)
-SHIPPED = ROOT / "frontends/ai3/data/selector.json"
 
 
 def _geomean(xs: list[float]) -> float:
@@ -195,6 +199,11 @@ def evaluate(names: list[str], size: int, rounds: int) -> tuple[list[str], dict]
 
 
 def main() -> int:
+    from ai3 import predict, sweep
+
+    # This machine's class names the results and the shipped selector.
+    machine_class = predict.machine_class(predict.machine())
+    shipped_path = ROOT / "frontends/ai3/data" / predict.packaged_path().name
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", action="append", help=f"models to sweep (repeatable; default {', '.join(MODELS)})")
     p.add_argument("--holdout", action="append", help=f"models left out of training (default {', '.join(HOLDOUT)})")
@@ -202,8 +211,8 @@ def main() -> int:
     p.add_argument("--reps", type=int, default=2, help="independent 'auto' runs per model in the sweep (default 2)")
     p.add_argument("--rounds", type=int, default=30, help="interleaved end-to-end runs per held-out model")
     p.add_argument("--work", default="/tmp/ai3_sweep_protocol", help="the dataset and tuning cache live here")
-    p.add_argument("--md", default=str(ROOT / "bench/results/sweep.md"))
-    p.add_argument("--png", default=str(ROOT / "bench/results/sweep.png"))
+    p.add_argument("--md", default=str(ROOT / f"bench/results/sweep_{machine_class}.md"))
+    p.add_argument("--png", default=str(ROOT / f"bench/results/sweep_{machine_class}.png"))
     p.add_argument("--ship", action="store_true", help="write the selector trained on all models into ai3/data")
     p.add_argument("--in-place", action="store_true", help="also sweep the in-place swaps' cache keys (slower)")
     args = p.parse_args()
@@ -215,8 +224,6 @@ def main() -> int:
     os.environ.setdefault("AI3_NO_PROGRESS", "1")
     command = " ".join(["python", "bench/predict_quality.py", *sys.argv[1:]])
     started, load_start = time.perf_counter(), _load()
-
-    from ai3 import predict, sweep
 
     dataset = work / "sweep.csv"
     # The in-place swaps' keys serve a later in-place "auto", not this measurement: off unless asked for.
@@ -255,8 +262,10 @@ def main() -> int:
     shipped = ""
     if args.ship:
         full = predict.train(rows, kind=kind)
-        full.save(SHIPPED)
-        shipped = f"Shipped selector (`frontends/ai3/data/selector.json`): {kind}, trained on all {len(models)} models."
+        full.save(shipped_path)
+        shipped = (
+            f"Shipped selector (`frontends/ai3/data/{shipped_path.name}`): {kind}, trained on all {len(models)} models."
+        )
     mach = selector.machine
     total_s = time.perf_counter() - started
     lines = [
@@ -268,7 +277,7 @@ def main() -> int:
         "",
         f"Swept: {', '.join(models)}; batch 1, 3x{args.size}x{args.size}, float32, {args.reps} independent "
         f'"auto" runs per model (the label: each algorithm\'s median). {len(rows)} dataset rows; '
-        f"{len(every)} distinct conv2d/linear layers. `sweep.png`: per conv2d layer the fastest algorithm by "
+        f"{len(every)} distinct conv2d/linear layers. `{Path(args.png).name}`: per conv2d layer the fastest algorithm by "
         "input channels and output pixels (kernel kind as the marker, NHWC outlined), linear by features, wins "
         "per algorithm.",
         "",
@@ -311,7 +320,7 @@ def main() -> int:
     print(text)
     Path(args.md).parent.mkdir(parents=True, exist_ok=True)
     Path(args.md).write_text(text, encoding="utf-8")
-    print(f"wrote {args.md}, {args.png}" + (f", {SHIPPED}" if args.ship else ""))
+    print(f"wrote {args.md}, {args.png}" + (f", {shipped_path}" if args.ship else ""))
     return 0
 
 

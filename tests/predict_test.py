@@ -225,7 +225,7 @@ def test_unsure_falls_back_to_default(selector_file):
 
 def test_no_selector_model_is_default(monkeypatch, tmp_path):
     monkeypatch.setenv(predict.ENV_SELECTOR, "")
-    monkeypatch.setattr(predict, "PACKAGED", tmp_path / "absent.json")
+    monkeypatch.setattr(predict, "PACKAGED", tmp_path / "absent")
     model = ai3.swap_backend(Net().eval(), {"conv2d": "predict"}, sample_input_shape=SHAPE)
     default = ai3.swap_backend(Net().eval(), {"conv2d": "default"}, sample_input_shape=SHAPE)
     assert [a for _, _, a in model.layers()] == [a for _, _, a in default.layers()]
@@ -254,11 +254,29 @@ def test_selecting_takes_under_a_millisecond_per_layer(selector_file):
     print(f"predict: {per_layer * 1e6:.0f} us per layer")  # reported, not asserted: timings under load vary
 
 
-def test_the_packaged_selector_records_where_it_came_from():
-    shipped = predict.Selector.load(predict.PACKAGED)
-    assert {"conv2d", "linear"} <= set(shipped.ops)
-    assert shipped.machine["isa"] and shipped.machine["cores"] >= 1 and shipped.data["trained_on"]
-    assert shipped.algorithms["conv2d"]  # the build's list it was trained against
+def test_the_packaged_selectors_record_where_they_came_from():
+    paths = sorted(predict.PACKAGED.glob("selector_*.json"))
+    assert paths
+    for path in paths:
+        shipped = predict.Selector.load(path)
+        assert {"conv2d", "linear"} <= set(shipped.ops)
+        assert shipped.machine["isa"] and shipped.machine["cores"] >= 1 and shipped.data["trained_on"]
+        assert shipped.algorithms["conv2d"]  # the build's list it was trained against
+        # Each is named for the machine class it was trained on, which is
+        # how "predict" finds this machine's.
+        assert path == predict.packaged_path(shipped.machine)
+
+
+def test_predict_takes_the_packaged_selector_of_this_machines_class(monkeypatch, tmp_path):
+    monkeypatch.setenv(predict.ENV_SELECTOR, "")
+    monkeypatch.setattr(predict, "PACKAGED", tmp_path)
+    here = predict.machine()
+    other = dict(here, cpu="Some Other CPU", isa="avx2" if here["isa"] == "avx512" else "avx512")
+    for m in (other, here):
+        predict.Selector({"format": predict.SELECTOR_FORMAT, "machine": m, "ops": {}}).save(predict.packaged_path(m))
+    assert predict.current().machine == here
+    predict.packaged_path(here).unlink()  # none of this class: another's, whose mismatch says why
+    assert predict.current().machine == other
 
 
 def test_train_selector_command(tmp_path, capsys):

@@ -21,8 +21,9 @@ regret there (see `_pick_kind` for why that measure).
     AI3_SELECTOR=selector.json python ...     # use another selector model
 
 Which selector model "predict" uses: $AI3_SELECTOR if set, else the one
-shipped in the package (ai3/data/selector.json), trained on the sweep of
-the machine it records. "predict" answers "default" for a layer where
+shipped in the package for this machine's class (CPU maker, vector ISA,
+core count: ai3/data/selector_<class>.json, e.g. selector_intel_avx512_2),
+trained on the sweep of the machine it records. "predict" answers "default" for a layer where
   - no selector model is found, or it has no trees for the layer's op;
   - it was trained on another machine class or build: the op's list of
     algorithms differs, or the CPU's vector ISA (AVX-512 or not) or core
@@ -59,7 +60,8 @@ DEFAULT_THRESHOLD = 0.5
 # third algorithm the sweep did not score, so by default it never falls back.
 REGRESSOR_THRESHOLD = 0.0
 OUT_OF_RANGE = 4.0  # a size feature this many times past the training range: "default"
-PACKAGED = Path(__file__).resolve().parent / "data" / "selector.json"
+# The shipped selector models, one per machine class (packaged_path).
+PACKAGED = Path(__file__).resolve().parent / "data"
 
 
 # ---- The machine a selector was trained on ------------------------------------
@@ -88,6 +90,29 @@ def _vendor(cpu: str) -> str:
     "" if neither (another architecture, or no name)."""
     name = cpu.lower()
     return "amd" if "amd" in name else "intel" if "intel" in name else ""
+
+
+def machine_class(m: dict[str, Any]) -> str:
+    """What a selector model's timings carry over between (Selector.mismatch):
+    the CPU's maker, its vector ISA and the core count, as a file name's
+    part, e.g. "intel_avx512_2"."""
+    return f"{_vendor(m.get('cpu', '')) or 'other'}_{m.get('isa')}_{m.get('cores')}"
+
+
+def packaged_path(m: dict[str, Any] | None = None) -> Path:
+    """Where the package keeps the selector model of machine `m`'s class
+    (this machine's by default)."""
+    return PACKAGED / f"selector_{machine_class(m or machine())}.json"
+
+
+def _packaged() -> str:
+    """The shipped selector model of this machine's class; else any shipped
+    one, whose mismatch() then says why it does not apply; else ""."""
+    mine = packaged_path()
+    if mine.exists():
+        return str(mine)
+    shipped = sorted(PACKAGED.glob("selector_*.json"))
+    return str(shipped[0]) if shipped else ""
 
 
 # ---- Features: one vector per layer ------------------------------------------------
@@ -512,8 +537,8 @@ def _load_cached(path: str, mtime: float) -> Selector:
 
 def current() -> Selector | None:
     """The selector model "predict" uses ($AI3_SELECTOR, else the packaged
-    one), or None when there is none."""
-    path = os.environ.get(ENV_SELECTOR) or (str(PACKAGED) if PACKAGED.exists() else "")
+    one of this machine's class), or None when there is none."""
+    path = os.environ.get(ENV_SELECTOR) or _packaged()
     if not path:
         return None
     try:
