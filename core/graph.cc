@@ -18,6 +18,7 @@
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/conv2d/pointwise_depthwise.h"
 #include "core/ops/conv2d/residual_conv.h"
+#include "core/ops/conv2d/scaled_input_conv.h"
 #include "core/parallel.h"
 
 namespace ai3 {
@@ -421,6 +422,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   plan->in_place.assign(count, {});
   plan->concat_map.assign(count, nullptr);
   plan->pointwise_depthwise.assign(count, {});
+  plan->gated_conv.assign(count, {});
   plan->residual.assign(count, nullptr);
   if (!enabled) return root;
   const NodeReaders node_readers = ReadersOf(live, root);
@@ -467,6 +469,7 @@ std::vector<int> Model::PlanFusion(const std::vector<bool>& live,
   PlaceConcatInputs(live, shapes, OutputNodes()[0], &root, plan);
   FoldConcatBatchNorm(live, shapes, is_output, &root, plan);
   FusePointwiseDepthwise(live, shapes, is_output, &root, plan);
+  FuseGatedConvs(live, shapes, is_output, &root, plan);
   FuseResidualConvs(live, shapes, is_output, OutputNodes()[0], &root, plan);
   AliasViews(live, shapes, is_output, &root, plan);
   return root;
@@ -553,6 +556,60 @@ void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
   }
 }
 
+void Model::FuseGatedConvs(const std::vector<bool>& live,
+                           const std::vector<Shape>& shapes,
+                           const std::vector<char>& is_output,
+                           std::vector<int>* root, Plan* plan) const {
+  const ScaledInputConvMaker make = ScaledInputConvFusion();
+  if (make == nullptr) return;
+  const int count = static_cast<int>(nodes_.size());
+  std::vector<int>& r = *root;
+  const NodeReaders readers = ReadersOf(live, r);
+  for (int i = 0; i < count; ++i) {
+    // The product is only the conv's input: in no other node's buffer and
+    // no output. Only the core's own mul (a user's "custom" one keeps its
+    // node: nobody promises what it computes).
+    const Node& n = nodes_[i];
+    if (!live[i] || is_output[i] || readers.count[i] != 1 || r[i] != i ||
+        readers.group_size[i] != 1 || plan->fused_into[i] >= 0 ||
+        n.kind != Kind::kLayer || n.inputs.size() != 2 ||
+        n.inputs[0] == n.inputs[1] || std::strcmp(n.layer->op(), "mul") != 0 ||
+        n.layer->algorithm() != "direct" || n.layer->device() != Device::kCPU) {
+      continue;
+    }
+    const int u = readers.last[i];
+    const Layer<Conv2dAttrs>* conv = GuessConv(u);
+    if (conv == nullptr || plan->fused_into[u] >= 0 ||
+        plan->pointwise_depthwise[u].kernel) {
+      continue;
+    }
+    const Shape& product = shapes[i];
+    if (product.size() != 4) continue;
+    const bool nhwc = conv->attrs().layout == Layout::kNHWC;
+    const int64_t channels = product[nhwc ? 3 : 1];
+    for (int k = 0; k < 2; ++k) {
+      // Input k the gate, of (N or 1) x C values; the other x itself.
+      const Shape& x = shapes[ShapeIndex(n.inputs[1 - k])];
+      const Shape& gate = shapes[ShapeIndex(n.inputs[k])];
+      const int64_t images = gate.size() == 4 ? gate[0] : 0;
+      if (x != product || (images != 1 && images != product[0]) ||
+          gate != (nhwc ? Shape{images, 1, 1, channels}
+                        : Shape{images, channels, 1, 1})) {
+        continue;
+      }
+      std::unique_ptr<ScaledInputConv> fused =
+          make(conv->attrs(), conv->weights(), x, images);
+      if (!fused) break;
+      // As for a pointwise conv fused with its depthwise reader: the mul
+      // node writes nothing of its own and joins the conv's buffer group.
+      r[i] = r[u];
+      plan->fused_into[u] = i;
+      plan->gated_conv[i] = {std::move(fused), u, k};
+      break;
+    }
+  }
+}
+
 void Model::FuseResidualConvs(const std::vector<bool>& live,
                               const std::vector<Shape>& shapes,
                               const std::vector<char>& is_output, int out,
@@ -569,7 +626,7 @@ void Model::FuseResidualConvs(const std::vector<bool>& live,
     if (node < 0 || !live[node] || is_output[node] ||
         readers.count[node] != 1 || readers.last[node] != add ||
         plan->placed_in[node] >= 0 || plan->offset[node] != 0 ||
-        plan->pointwise_depthwise[node].kernel) {
+        plan->fused_into[node] >= 0 || plan->pointwise_depthwise[node].kernel) {
       return nullptr;
     }
     return GuessConv(node);
@@ -813,8 +870,9 @@ void Model::MakePlan(const Tensor* inputs) {
     const int g = root[i];
     group_last_use[g] = std::max(group_last_use[g], last_use[i]);
     // A pointwise node fused with its depthwise reader writes only the
-    // depthwise node's result (FusePointwiseDepthwise).
-    if (!plan.pointwise_depthwise[i].kernel) {
+    // depthwise node's result (FusePointwiseDepthwise); a mul fused with
+    // its conv reader, the conv's (FuseGatedConvs).
+    if (!plan.pointwise_depthwise[i].kernel && !plan.gated_conv[i].kernel) {
       group_bytes[g] = std::max(
           group_bytes[g],
           (static_cast<size_t>(plan.offset[i]) + NumElements(shapes[i])) *
@@ -1136,6 +1194,11 @@ void Model::RunNode(int i, const Tensor* model_inputs, GraphBackend* backend) {
   const bool f64 = y.dtype == DType::kFloat64;  // add and concat: float only
   if (const Plan::FusedDepthwise& f = plan_.pointwise_depthwise[i]; f.kernel) {
     f.kernel->Run(in(n.inputs[0]), plan_.tensors[f.depthwise]);
+    return;
+  }
+  if (const Plan::GatedConv& f = plan_.gated_conv[i]; f.kernel) {
+    f.kernel->Run(in(n.inputs[1 - f.gate_input]), in(n.inputs[f.gate_input]),
+                  plan_.tensors[f.conv]);
     return;
   }
   if (ResidualConv* fused = plan_.residual[i].get()) {

@@ -81,6 +81,17 @@
 // the depthwise node's result; the depthwise node does not run (its
 // NodeSeconds stay 0, FusedInto names the pointwise node).
 //
+// Gate -> conv (the same switch): a two-input "direct" mul of a tensor x
+// and a gate s of one value per image and channel ((N, 1, 1, C) in NHWC,
+// (N, C, 1, 1) in NCHW: the squeeze-excitation of EfficientNet and
+// MobileNetV3), whose only reader is a conv2d running "guess" on the CPU,
+// runs as that conv on x with its weights scaled by s where the registered
+// maker takes the pair (core/ops/conv2d/scaled_input_conv.h; it declines
+// where the weights outnumber the activation), so x * s never reaches
+// memory. The mul node runs the conv and writes the conv node's result;
+// the conv node does not run (its NodeSeconds stay 0, FusedInto names the
+// mul node).
+//
 // Views (the same switch): a reshape, flatten, slice of one contiguous
 // block or permute of size-1 dimensions (AnyLayer::ViewOffset, algorithm
 // "direct") whose result would be a block of its input's, in order, does
@@ -126,6 +137,7 @@ struct Conv2dAttrs;        // core/ops/conv2d/conv2d.h
 class ScaleShiftMap;       // core/ops/batchnorm2d/scale_shift_kernel.h
 class PointwiseDepthwise;  // core/ops/conv2d/pointwise_depthwise.h
 class ResidualConv;        // core/ops/conv2d/residual_conv.h
+class ScaledInputConv;     // core/ops/conv2d/scaled_input_conv.h
 
 class Model {
  public:
@@ -296,6 +308,15 @@ class Model {
       int depthwise = -1;
     };
     std::vector<FusedDepthwise> pointwise_depthwise;
+    // Per mul node fused with the conv2d reading it (null kernel when not):
+    // the fused conv, which writes the conv node's result, that node, and
+    // which of the mul's inputs is the gate (the other is x).
+    struct GatedConv {
+      std::shared_ptr<ScaledInputConv> kernel;
+      int conv = -1;
+      int gate_input = 1;
+    };
+    std::vector<GatedConv> gated_conv;
     // Per conv2d node fused with the residual add reading it (null when
     // not): the fused conv, which adds into the add's other operand's
     // buffer (its own, shared with that operand's group) and applies the
@@ -348,6 +369,16 @@ class Model {
                               const std::vector<Shape>& shapes,
                               const std::vector<char>& is_output,
                               std::vector<int>* root, Plan* plan) const;
+
+  // The gate -> conv part: runs each mul of a tensor by a per-image,
+  // per-channel gate whose only reader is a "guess" conv2d as that conv
+  // with scaled weights where the registered maker takes it
+  // (core/ops/conv2d/scaled_input_conv.h), updating `root` and the plan's
+  // fused_into / gated_conv.
+  void FuseGatedConvs(const std::vector<bool>& live,
+                      const std::vector<Shape>& shapes,
+                      const std::vector<char>& is_output,
+                      std::vector<int>* root, Plan* plan) const;
 
   // The conv -> residual add part (after the others, so that it sees every
   // group): a fused add whose operands are a conv2d read by nothing else

@@ -19,6 +19,7 @@
 #include "core/graph.h"
 #include "core/layer.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
+#include "core/ops/binary/binary.h"
 #include "core/ops/conv2d/conv2d.h"
 #include "core/ops/permute/permute.h"
 #include "core/ops/relu/relu.h"
@@ -527,6 +528,120 @@ void PointwiseDepthwiseBlock() {
               cases.size());
 }
 
+// Gate -> conv (graph.h; core/ops/conv2d/scaled_input_conv.h): x times a
+// gate of one value per image and channel, read only by a "guess" conv2d,
+// against the same model with fusion off. EfficientNet's squeeze-excitation
+// shapes where the maker fuses (its projecting 1x1 convs), batch 1 and 2, a
+// gate of one image over two, the gate as either operand, a clamp fused into
+// the conv; shapes oneDNN may or may not take (a 3x3 conv, NCHW), checked
+// for the result alone; where the maker declines (more weights than a
+// quarter of an image's input: 1152 -> 320 at 7x7); and where the graph
+// must not fuse (the product also a model output). A fused conv node names
+// the mul in FusedInto and does not run.
+void GatedConvBlock() {
+  using Mul = BinaryAttrs<BinaryOp::kMul>;
+  enum Expect { kNo, kYes, kEither };
+  struct Case {
+    int64_t n, gate_n, c, k, hw, kernel;
+    Layout layout;
+    bool gate_first;
+    Activation activation;
+    Expect fused;
+  };
+  const Activation relu6 = Activation::Clamp(0, 6);
+  const Layout nhwc = Layout::kNHWC, nchw = Layout::kNCHW;
+  const std::vector<Case> cases = {
+      {1, 1, 32, 16, 28, 1, nhwc, false, Activation{}, kYes},
+      {2, 2, 96, 24, 14, 1, nhwc, true, Activation{}, kYes},
+      {2, 1, 144, 40, 14, 1, nhwc, false, relu6, kYes},
+      {1, 1, 24, 8, 28, 3, nhwc, true, relu6, kEither},
+      {2, 2, 16, 8, 12, 1, nchw, false, Activation{}, kEither},
+      {1, 1, 1152, 320, 7, 1, nhwc, false, Activation{}, kNo},
+  };
+  for (const Case& k : cases) {
+    const std::string tag =
+        "gate -> conv " + std::to_string(k.n) + "x" + std::to_string(k.hw) +
+        " " + std::to_string(k.c) + "->" + std::to_string(k.k) + " " +
+        std::to_string(k.kernel) + "x" + std::to_string(k.kernel) +
+        (k.layout == nhwc ? " NHWC" : " NCHW") + ", gate of " +
+        std::to_string(k.gate_n) + (k.gate_first ? ", gate first" : "");
+    Conv2dAttrs a;
+    a.in_channels = k.c;
+    a.out_channels = k.k;
+    a.kernel_h = a.kernel_w = k.kernel;
+    a.pad_top = a.pad_bottom = a.pad_left = a.pad_right = k.kernel / 2;
+    a.has_bias = true;
+    a.dtype = DType::kFloat32;
+    a.layout = k.layout;
+    a.activation = k.activation;
+    const Shape w_shape = {k.k, k.c, k.kernel, k.kernel};
+    auto weight =
+        testing::Cast<float>(testing::RandomVector(NumElements(w_shape), 81));
+    auto bias = testing::Cast<float>(testing::RandomVector(k.k, 82));
+    auto conv = std::make_shared<Layer<Conv2dAttrs>>(
+        "project", a,
+        std::vector<Tensor>{Tensor{weight.data(), a.dtype, w_shape},
+                            Tensor{bias.data(), a.dtype, {k.k}}},
+        "guess");
+    auto mul = std::make_shared<MultiLayer<Mul>>(
+        "se.mul", Mul{}, std::vector<Tensor>{}, "direct");
+    const bool channels_last = k.layout == nhwc;
+    const Shape x_shape = channels_last ? Shape{k.n, k.hw, k.hw, k.c}
+                                        : Shape{k.n, k.c, k.hw, k.hw};
+    const Shape s_shape =
+        channels_last ? Shape{k.gate_n, 1, 1, k.c} : Shape{k.gate_n, k.c, 1, 1};
+    auto x =
+        testing::Cast<float>(testing::RandomVector(NumElements(x_shape), 83));
+    auto s =
+        testing::Cast<float>(testing::RandomVector(NumElements(s_shape), 84));
+    const std::vector<Tensor> inputs = {
+        Tensor{x.data(), DType::kFloat32, x_shape, {}, k.layout},
+        Tensor{s.data(), DType::kFloat32, s_shape, {}, k.layout}};
+    Model plain, model, both;
+    for (Model* m : {&plain, &model, &both}) {
+      m->SetInputCount(2);
+      const int gated =
+          k.gate_first ? m->AddLayer(mul, {Model::InputId(1), Model::kInput})
+                       : m->AddLayer(mul, {Model::kInput, Model::InputId(1)});
+      const int out = m->AddLayer(conv, gated);
+      if (m == &both) m->SetOutputs({out, gated});
+    }
+    plain.SetFusion(false);
+    const Shape out_shape =
+        model.OutputShapes({x_shape, s_shape}, DType::kFloat32)[0];
+    std::vector<float> want(NumElements(out_shape)), got(want.size());
+    auto out = [&](std::vector<float>* y) {
+      return Tensor{y->data(), DType::kFloat32, out_shape, {}, k.layout};
+    };
+    plain.Forward(inputs, {out(&want)});
+    model.SetProfiling(true);
+    for (int call = 0; call < 2; ++call) {
+      model.Forward(inputs, {out(&got)});
+      CheckClose(got, std::vector<double>(want.begin(), want.end()),
+                 tag + (call ? ", second call" : ""));
+    }
+    const int into = model.FusedInto(1);
+    Check(into == 0 || into == -1, tag + ": FusedInto " + std::to_string(into));
+    std::printf("%s: %s\n", tag.c_str(), into == 0 ? "fused" : "apart");
+    if (k.fused != kEither) {
+      Check((into == 0) == (k.fused == kYes),
+            tag + (k.fused == kYes ? ": not fused" : ": fused"));
+    }
+    if (into == 0) {
+      Check(model.NodeSeconds(1) == 0 && model.NodeSeconds(0) > 0,
+            tag + ": the fused conv node ran");
+    }
+    std::vector<float> got_product(NumElements(x_shape)), got_both(want.size());
+    both.Forward(
+        inputs,
+        {out(&got_both),
+         Tensor{got_product.data(), DType::kFloat32, x_shape, {}, k.layout}});
+    CheckClose(got_both, std::vector<double>(want.begin(), want.end()),
+               tag + ", both outputs");
+    Check(both.FusedInto(1) == -1, tag + ": an output product was fused");
+  }
+}
+
 // Conv -> residual add (-> relu) (graph.h, "Fusion"; core/ops/conv2d/
 // residual_conv.h): "guess" convs in NHWC and NCHW, batch 1 and 8, with and
 // without biases, against the same graph unfused:
@@ -968,6 +1083,7 @@ int Main() {
     ConcatBatchNorm<double>(c, h, w);
   }
   PointwiseDepthwiseBlock();
+  GatedConvBlock();
   ResidualConvBlock();
   Views();
   ReuseAndPruning();
