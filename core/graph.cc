@@ -522,6 +522,14 @@ const Layer<Conv2dAttrs>* Model::GuessConv(int node) const {
   return dynamic_cast<const Layer<Conv2dAttrs>*>(n.layer.get());
 }
 
+bool Model::FeedsOnlyItsReader(int i, const std::vector<bool>& live,
+                               const std::vector<char>& is_output,
+                               const std::vector<int>& root,
+                               const NodeReaders& readers, const Plan& plan) {
+  return live[i] && !is_output[i] && readers.count[i] == 1 && root[i] == i &&
+         readers.group_size[i] == 1 && plan.fused_into[i] < 0;
+}
+
 void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
                                    const std::vector<Shape>& shapes,
                                    const std::vector<char>& is_output,
@@ -532,12 +540,8 @@ void Model::FusePointwiseDepthwise(const std::vector<bool>& live,
   std::vector<int>& r = *root;
   const NodeReaders readers = ReadersOf(live, r);
   for (int i = 0; i < count; ++i) {
-    // The pointwise node's result is only the depthwise node's input: in no
-    // other node's buffer and no output.
-    if (!live[i] || is_output[i] || readers.count[i] != 1 || r[i] != i ||
-        readers.group_size[i] != 1 || plan->fused_into[i] >= 0) {
-      continue;
-    }
+    // The pointwise node's result is only the depthwise node's input.
+    if (!FeedsOnlyItsReader(i, live, is_output, r, readers, *plan)) continue;
     const Layer<Conv2dAttrs>* pointwise = GuessConv(i);
     const int u = readers.last[i];
     const Layer<Conv2dAttrs>* depthwise = pointwise ? GuessConv(u) : nullptr;
@@ -566,12 +570,10 @@ void Model::FuseGatedConvs(const std::vector<bool>& live,
   std::vector<int>& r = *root;
   const NodeReaders readers = ReadersOf(live, r);
   for (int i = 0; i < count; ++i) {
-    // The product is only the conv's input: in no other node's buffer and
-    // no output. Only the core's own mul (a user's "custom" one keeps its
-    // node: nobody promises what it computes).
+    // The product is only the conv's input. Only the core's own mul (a
+    // user's "custom" one keeps its node: nobody promises what it computes).
     const Node& n = nodes_[i];
-    if (!live[i] || is_output[i] || readers.count[i] != 1 || r[i] != i ||
-        readers.group_size[i] != 1 || plan->fused_into[i] >= 0 ||
+    if (!FeedsOnlyItsReader(i, live, is_output, r, readers, *plan) ||
         n.kind != Kind::kLayer || n.inputs.size() != 2 ||
         n.inputs[0] == n.inputs[1] || std::strcmp(n.layer->op(), "mul") != 0 ||
         n.layer->algorithm() != "direct" || n.layer->device() != Device::kCPU) {

@@ -357,6 +357,15 @@ class Model {
                            const std::vector<char>& is_output,
                            std::vector<int>* root, Plan* plan) const;
 
+  // Whether node `i`'s result has one live reader and lies in no other
+  // node's buffer, no output, and no fusion yet: what a fusion that runs
+  // `i` together with that reader, never writing `i`'s result, needs
+  // (FusePointwiseDepthwise, FuseGatedConvs).
+  static bool FeedsOnlyItsReader(int i, const std::vector<bool>& live,
+                                 const std::vector<char>& is_output,
+                                 const std::vector<int>& root,
+                                 const NodeReaders& readers, const Plan& plan);
+
   // Node `node` as a one-input conv2d layer running "guess" on the CPU
   // (what the oneDNN fusions below take), or null.
   const Layer<Conv2dAttrs>* GuessConv(int node) const;
