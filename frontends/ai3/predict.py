@@ -67,9 +67,11 @@ PACKAGED = Path(__file__).resolve().parent / "data"
 # ---- The machine a selector was trained on ------------------------------------
 
 
-def machine() -> dict[str, Any]:
-    """What timings depend on besides the layer: the CPU, its vector ISA
-    and the cores ai3 may use."""
+@functools.lru_cache(maxsize=1)
+def _cpu() -> tuple[str, str]:
+    """The CPU's model name and vector ISA, from /proc/cpuinfo read once:
+    neither changes while the process runs, and "predict" asks for them
+    per call (current(), Selector.mismatch): about 30 us a read."""
     model, flags = "", set()
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as f:
@@ -81,8 +83,15 @@ def machine() -> dict[str, Any]:
     except OSError:
         pass
     isa = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else platform.machine()
+    return model or platform.processor(), isa
+
+
+def machine() -> dict[str, Any]:
+    """What timings depend on besides the layer: the CPU, its vector ISA
+    and the cores ai3 may use (asked each time: the affinity may change)."""
+    cpu, isa = _cpu()
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return {"cpu": model or platform.processor(), "isa": isa, "cores": cores}
+    return {"cpu": cpu, "isa": isa, "cores": cores}
 
 
 def _vendor(cpu: str) -> str:
