@@ -489,6 +489,37 @@ class FusedConvPrimitive {
              {DNNL_ARG_SCRATCHPAD, scratchpad_.get()}};
   }
 
+  // The convolution of `a` at `g` on the caller's plain tensors (the
+  // layer's layout), with `ops` as post-ops, into *pd and its tensors'
+  // descriptions; false where oneDNN has no implementation for it, or only
+  // a gemm-based or reference one, or would want other layouts: where the
+  // fused kernel would not pay (GuessResidualConv, GuessScaledInputConv).
+  bool PlainConv(const Conv2dAttrs& a, const Conv2dGeometry& g,
+                 const dnnl::post_ops& ops, ConvPd* pd, memory::desc* src,
+                 memory::desc* dst) {
+    const auto f32 = memory::data_type::f32;
+    *src = memory::desc({g.n, g.c, g.h, g.w}, f32, ActivationTag(g.layout));
+    *dst = memory::desc({g.n, g.k, g.oh, g.ow}, f32, ActivationTag(g.layout));
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    attr.set_post_ops(ops);
+    try {
+      *pd = ConvDesc(engine_, a, g, *src, *dst, attr);
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    return !IsGemmBased(*pd) &&
+           std::string(pd->impl_info_str()).find("ref") == std::string::npos &&
+           pd->src_desc() == *src && pd->dst_desc() == *dst;
+  }
+
+  // A copy of the layer's bias, if it has one, as conv_'s bias argument.
+  void BindBias(const Conv2dAttrs& a, const std::vector<Tensor>& weights) {
+    if (!a.has_bias) return;
+    bias_ = BiasCopy(engine_, a, weights);
+    args_.push_back({DNNL_ARG_BIAS, bias_.get()});
+  }
+
   // One run of conv_ from `input` into `output`.
   void RunOn(const char* what, const Tensor& input, const Tensor& output) {
     Guarded(what, [&] {
@@ -681,34 +712,16 @@ class GuessResidualConv final : public ResidualConv, FusedConvPrimitive {
              const Activation& after, const Shape& input_shape) {
     const Conv2dGeometry g = GeometryOf(a, input_shape);
     if (g.k * g.oh * g.ow == 0) return false;
-    const auto f32 = memory::data_type::f32;
-    const memory::desc src_md({g.n, g.c, g.h, g.w}, f32,
-                              ActivationTag(g.layout)),
-        dst_md({g.n, g.k, g.oh, g.ow}, f32, ActivationTag(g.layout));
     dnnl::post_ops ops;
     ops.append_sum(1.f);
     AppendActivation(after, &ops);
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    attr.set_post_ops(ops);
     ConvPd pd;
-    try {
-      pd = ConvDesc(engine_, a, g, src_md, dst_md, attr);
-    } catch (const dnnl::error&) {
-      return false;  // no implementation takes the sum
-    }
-    if (IsGemmBased(pd) ||
-        std::string(pd.impl_info_str()).find("ref") != std::string::npos ||
-        pd.src_desc() != src_md || pd.dst_desc() != dst_md) {
-      return false;
-    }
+    memory::desc src_md, dst_md;
+    if (!PlainConv(a, g, ops, &pd, &src_md, &dst_md)) return false;
     weights_ = Reordered(engine_, stream_, UserWeightsDesc(a),
                          pd.weights_desc(), weights[0].data);
     Bind(pd, src_md, dst_md);
-    if (a.has_bias) {
-      bias_ = BiasCopy(engine_, a, weights);
-      args_.push_back({DNNL_ARG_BIAS, bias_.get()});
-    }
+    BindBias(a, weights);
     return true;
   }
 };
@@ -790,27 +803,11 @@ class GuessScaledInputConv final : public ScaledInputConv, FusedConvPrimitive {
     Shape image = input_shape;
     image[0] = 1;  // one primitive per image: each has its own weights
     const Conv2dGeometry g = GeometryOf(a, image);
-    const auto f32 = memory::data_type::f32;
-    const memory::desc src_md({1, g.c, g.h, g.w}, f32, ActivationTag(g.layout)),
-        dst_md({1, g.k, g.oh, g.ow}, f32, ActivationTag(g.layout));
-    dnnl::primitive_attr attr;
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    if (a.activation.enabled) {
-      dnnl::post_ops ops;
-      AppendActivation(a.activation, &ops);
-      attr.set_post_ops(ops);
-    }
+    dnnl::post_ops ops;
+    AppendActivation(a.activation, &ops);  // a clamp, or nothing (Make)
     ConvPd pd;
-    try {
-      pd = ConvDesc(engine_, a, g, src_md, dst_md, attr);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    if (IsGemmBased(pd) ||
-        std::string(pd.impl_info_str()).find("ref") != std::string::npos ||
-        pd.src_desc() != src_md || pd.dst_desc() != dst_md) {
-      return false;
-    }
+    memory::desc src_md, dst_md;
+    if (!PlainConv(a, g, ops, &pd, &src_md, &dst_md)) return false;
     const memory::desc user = UserWeightsDesc(a), blocked = pd.weights_desc();
     base_ = Reordered(engine_, stream_, user, blocked, weights[0].data);
     // Each weight's input channel plus one (OIHW: rows of kh * kw taps, C
@@ -833,10 +830,7 @@ class GuessScaledInputConv final : public ScaledInputConv, FusedConvPrimitive {
     gate_.assign(g.c + 1, 0.f);
     weights_ = memory(blocked, engine_);
     Bind(pd, src_md, dst_md);
-    if (a.has_bias) {
-      bias_ = BiasCopy(engine_, a, weights);
-      args_.push_back({DNNL_ARG_BIAS, bias_.get()});
-    }
+    BindBias(a, weights);
     images_ = input_shape[0];
     gate_images_ = gate_images;
     channels_ = g.c;
