@@ -81,6 +81,8 @@ def ort_conv(weight, bias, threads: int):
     import onnxruntime as ort
     from onnx import helper, numpy_helper
 
+    from bench import timing
+
     k, c = weight.shape[:2]
     node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
     graph = helper.make_graph(
@@ -91,10 +93,9 @@ def ort_conv(weight, bias, threads: int):
         [numpy_helper.from_array(weight, "w"), numpy_helper.from_array(bias, "b")],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    so.inter_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return ort.InferenceSession(
+        model.SerializeToString(), timing.ort_options(threads), providers=["CPUExecutionProvider"]
+    )
 
 
 def interleaved_seconds(calls: dict[str, Any], rounds: int) -> dict[str, float]:
@@ -124,9 +125,8 @@ def ort_conv_node_seconds(onnx_bytes: bytes, feed: dict[str, Any], threads: int,
     node is matched to the graph's Conv through the chain of single-use
     nodes that follows the conv."""
     import onnx
-    import onnxruntime as ort
 
-    from bench import profiles
+    from bench import profiles, timing
 
     proto = onnx.load_from_string(onnx_bytes)
     shapes = {t.name: tuple(t.dims) for t in proto.graph.initializer}
@@ -150,11 +150,7 @@ def ort_conv_node_seconds(onnx_bytes: bytes, feed: dict[str, Any], threads: int,
             out = nxt[0].output[0]
         owner[out] = index
 
-    def options() -> Any:
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = threads
-        so.inter_op_num_threads = 1
-        return so
+    options = functools.partial(timing.ort_options, threads)
 
     seconds = [0.0] * len(convs)
     b = profiles.ort_breakdown(onnx_bytes, feed, options, repeats=reps)

@@ -65,11 +65,7 @@ def main(argv: list[str]) -> None:
 
     torch.set_num_threads(FLAGS.threads)
 
-    def options(so: Any = None) -> Any:
-        so = so or ort.SessionOptions()
-        so.intra_op_num_threads = FLAGS.threads
-        so.inter_op_num_threads = 1
-        return so
+    options = functools.partial(timing.ort_options, FLAGS.threads)
 
     ms = lambda s: "-" if math.isnan(s) else f"{s * 1e3:.1f}"  # noqa: E731
     ratio = lambda a, b: "-" if math.isnan(a) or math.isnan(b) else f"{a / b:.2f}"  # noqa: E731

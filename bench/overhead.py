@@ -136,12 +136,9 @@ def chain_model(op: str, count: int) -> Any:
 
 
 def onnx_options() -> Any:
-    import onnxruntime as ort
+    from bench import timing
 
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = FLAGS.threads
-    so.inter_op_num_threads = 1
-    return so
+    return timing.ort_options(FLAGS.threads)
 
 
 def onnx_rows(count: int, reps: int, options: Callable[[], Any] = onnx_options) -> list[list[str]]:

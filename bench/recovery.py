@@ -4,10 +4,12 @@ gap, ai3 beside ONNX Runtime, call by call and (for ai3) node by node.
 The model benches time each side in blocks that start after an idle gap of
 timing.PAUSE_S, then make one warm-up call and keep the median of the next
 five (timing.alternating_seconds). After any gap, whatever ran in it, both
-runtimes run slower for a few calls: on the shared 2-core VMs a model's
-weights come back from farther away than they do back to back. A runtime
-that touches more bytes per forward recovers over more calls, and the
-bench's window sees part of that. This prints, per model:
+runtimes run slower for a few calls, and the bench's window sees part of
+that. It is not the caches alone: with one core kept busy through the gap
+and nothing evicted, efficientnet_b0 still recovered over 4-5 calls in
+both runtimes, by about the same amounts (2-core Xeon VM); the idle core,
+the hypervisor or both. A runtime that touches more bytes per forward
+pays more on top. This prints, per model:
   - each call's time after the gap, the mean over --rounds gaps, for ORT and
     ai3 (swap_backend with --algos), beside the window the model benches
     keep (the median of calls 2 to 6) and the last call's time;
@@ -86,10 +88,9 @@ def main(argv: list[str]) -> None:
         model = zoo.build(name)
         shape = zoo.input_shape(name, FLAGS.batch)
         x = torch.randn(*shape)
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = FLAGS.threads
-        so.inter_op_num_threads = 1
-        session = ort.InferenceSession(zoo.export_onnx(model, x), so, providers=["CPUExecutionProvider"])
+        session = ort.InferenceSession(
+            zoo.export_onnx(model, x), timing.ort_options(FLAGS.threads), providers=["CPUExecutionProvider"]
+        )
         ort_call = functools.partial(session.run, None, {"input": x.numpy()})
         backend = ai3.swap_backend(model, zoo.swap_algos(FLAGS.algos), sample_input_shape=shape)
         ai3_call = functools.partial(backend, x)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def median_seconds(fn: Callable[[], object], repeats: int = 5, warmup: int = 1, budget_s: float = 10.0) -> float:
@@ -95,6 +96,18 @@ def alternating_seconds(calls: dict[str, Callable[[], object]], repeats: int = 5
     from ai3 import layouts
 
     return layouts.time_alternately(calls, rounds, repeats, warmup=1, pause_s=PAUSE_S)
+
+
+def ort_options(threads: int) -> Any:
+    """ONNX Runtime's session options as every bench runs it: `threads`
+    threads inside an op, and the graph's nodes one at a time (as ai3
+    runs them)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    return so
 
 
 def conv2d_flops(n: int, c: int, h: int, w: int, k: int, kh: int, kw: int, oh: int, ow: int, groups: int = 1) -> float:
