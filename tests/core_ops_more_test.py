@@ -376,6 +376,48 @@ def test_fold_batchnorm_into_linear(dtype):
     assert [s.op for s in kept] == ["linear", "reshape", "batchnorm2d", "reshape", "relu"]
 
 
+class _ScaledBlock(torch.nn.Module):
+    """A layer scale (a constant times a conv's or linear's output
+    features) in the forms spec.fold_constant_scale folds, and forms it
+    must leave alone."""
+
+    def __init__(self, form: str):
+        super().__init__()
+        self.form = form
+        self.conv = torch.nn.Conv2d(4, 6, 3, padding=1)
+        self.fc = torch.nn.Linear(6, 6)
+        g = torch.Generator().manual_seed(1)
+        shapes = {"spatial": (1, 5, 5), "scalar": ()}
+        self.gamma = torch.nn.Parameter(torch.rand(shapes.get(form, (6, 1, 1)), generator=g) + 0.5)
+
+    def forward(self, x):
+        y = self.conv(x)
+        if self.form in ("conv", "spatial", "scalar"):
+            return self.gamma * y + 1.0  # conv -> mul -> add
+        z = self.fc(y.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)  # ConvNeXt's channels-last linear
+        if self.form == "read twice":  # the linear's output also feeds the add: no fold
+            return self.gamma * z + z
+        return self.gamma * z + y
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize(
+    "form, folds", [("linear", True), ("conv", True), ("scalar", True), ("spatial", False), ("read twice", False)]
+)
+def test_fold_constant_scale(dtype, form, folds):
+    """A constant scale of a conv's or linear's output features (also through
+    permutes) becomes part of its weights, and the model still matches
+    torch; a scale over other dims, or of an output something else reads,
+    stays a mul."""
+    m = _ScaledBlock(form).to(torch.float64 if dtype == np.float64 else torch.float32).eval()
+    ai = ai3.swap_backend(m, "default", sample_input_shape=(2, 4, 5, 5), dtype=dtype)
+    assert ("mul" not in {op for _, op, _ in ai.layers()}) == folds
+    x = rand((2, 4, 5, 5), dtype)
+    with torch.no_grad():
+        want = m.to(torch.float64)(torch.from_numpy(x).double()).numpy()
+    close(ai(x), want, dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", [(3, 4), (3, 4, 5)])
 @pytest.mark.parametrize("layout", ["NCHW", "NHWC"])

@@ -121,10 +121,12 @@ def prepare_specs(specs: list[LayerSpec], output: int, layout: str) -> tuple[lis
     """The spec passes every frontend's trace goes through, in one order:
     identities (dropout, contiguous, ...) dropped, zero pads feeding only a
     convolution folded into its padding, batch norms folded into the
-    convolution or linear before them."""
+    convolution or linear before them, and so are constant multiplications
+    of their output features (layer scale)."""
     specs, output = spec.remove_identities(specs, output)
     specs, output = spec.fold_zero_padding(specs, output)
-    return spec.fold_batchnorm(specs, output, layout=layout)
+    specs, output = spec.fold_batchnorm(specs, output, layout=layout)
+    return spec.fold_constant_scale(specs, output, layout=layout)
 
 
 def build_model(

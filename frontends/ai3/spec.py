@@ -157,16 +157,76 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
         if conv.weights["weight"].shape[0] != bn["running_mean"].shape[0]:
             continue
         scale = bn["weight"] / np.sqrt(bn["running_var"] + spec.attrs["eps"])
-        weight = conv.weights["weight"]
-        bias = conv.weights.get("bias")
-        if bias is None:
-            bias = np.zeros(weight.shape[0], dtype=weight.dtype)
-        conv.weights["weight"] = (weight * scale.reshape((-1,) + (1,) * (weight.ndim - 1))).astype(weight.dtype)
-        conv.weights["bias"] = ((bias - bn["running_mean"]) * scale + bn["bias"]).astype(weight.dtype)
+        _scale_outputs(conv, scale, bn["bias"] - bn["running_mean"] * scale)
         conv.attrs["folded_batchnorm"] = spec.name
         folded_into[i] = j
     specs, output = _remove(specs, output, folded_into)
     return _batchnorm1d_as_2d(specs, output, layout)
+
+
+def _scale_outputs(producer: LayerSpec, scale: np.ndarray, shift: np.ndarray | None = None) -> None:
+    """A conv2d's or linear's weights and bias changed so that each output
+    feature o comes out as out[o] * scale[o] + shift[o]: weight row o (the
+    first dim of both ops' weights) times scale[o], the bias likewise, plus
+    shift[o]."""
+    weight = producer.weights["weight"]
+    bias = producer.weights.get("bias")
+    if bias is None:
+        bias = np.zeros(weight.shape[0], dtype=weight.dtype)
+    producer.weights["weight"] = (weight * scale.reshape((-1,) + (1,) * (weight.ndim - 1))).astype(weight.dtype)
+    producer.weights["bias"] = (bias * scale + (0 if shift is None else shift)).astype(weight.dtype)
+
+
+def fold_constant_scale(specs: list[LayerSpec], output: int, layout: str = "NCHW") -> tuple[list[LayerSpec], int]:
+    """Folds each multiplication by a constant that scales only the output
+    features of a conv2d or linear into that layer's weights and bias, as
+    fold_batchnorm folds a batchnorm's scale: ConvNeXt's and CaiT's layer
+    scale (torch `gamma * block(x)`, Keras LayerScale, ONNX Mul by an
+    initializer), one elementwise pass over the block's output saved. The
+    mul may read the layer through permutes (ConvNeXt's linears run
+    channels-last, and the block permutes back before the scale). Every
+    node on the way must feed only the next (the layer's output changes),
+    and the layer must have no fused activation. `layout` places a conv's
+    channel axis (1 for NCHW, last for NHWC)."""
+    used = consumers(specs)
+    folded: dict[int, int] = {}
+    for i, s in enumerate(specs):
+        other = s.weights.get("other")
+        if s.op != "mul" or len(s.inputs) != 1 or other is None or s.input_shape is None or i in folded:
+            continue
+        shape = tuple(s.input_shape)
+        # The chain of permutes back to the producer, each read only by the next.
+        chain, j, ok = [], s.inputs[0], True
+        while not is_model_input(j) and specs[j].op == "permute":
+            ok = ok and used.get(j) == [chain[-1] if chain else i] and j != output
+            chain.append(j)
+            j = specs[j].inputs[0]
+        if not ok or is_model_input(j) or used.get(j) != [chain[-1] if chain else i] or j == output:
+            continue
+        producer = specs[j]
+        if producer.op not in ("conv2d", "linear") or producer.attrs.get("activation") is not None:
+            continue
+        rank = len(shape)
+        if producer.op == "conv2d":
+            if rank != 4:
+                continue
+            axis = 1 if layout == "NCHW" else 3
+        else:
+            axis = rank - 1
+        for p in reversed(chain):  # the feature axis' place after each permute
+            dims = [d % rank for d in specs[p].attrs["dims"]]
+            axis = dims.index(axis)
+        features = producer.weights["weight"].shape[0]
+        if shape[axis] != features or other.ndim > rank:
+            continue
+        aligned = (1,) * (rank - other.ndim) + tuple(other.shape)
+        if any(n != 1 and k != axis for k, n in enumerate(aligned)) or aligned[axis] not in (1, features):
+            continue
+        scale = np.broadcast_to(np.asarray(other).reshape(aligned[axis]), (features,))
+        _scale_outputs(producer, scale)
+        producer.attrs["folded_scale"] = s.name
+        folded[i] = s.inputs[0]
+    return _remove(specs, output, folded)
 
 
 def _batchnorm1d_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tuple[list[LayerSpec], int]:
