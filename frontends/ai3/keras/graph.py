@@ -26,9 +26,8 @@ in-place swaps of ai3.keras use as well):
   GroupNormalization       groupnorm over the channels (gamma, beta)
   UpSampling2D, Resizing   resize (nearest repeats / bilinear half-pixel;
                            Resizing as tf.image.resize)
-  Dense (rank-2 input)     linear ([in,out] -> [out,in]), + activation
-  Dense (rank > 2)         matmul by the kernel (+ add of the bias), as
-                           Keras applies it to the last axis
+  Dense                    linear ([in,out] -> [out,in]) over the last
+                           axis, any rank, + activation
   BatchNormalization       batchnorm2d (inference statistics)
   LayerNormalization       layernorm over the trailing axes (gamma, beta)
   Activation / activation= relu, relu6 -> clamp(0,6), sigmoid, silu/swish,
@@ -798,18 +797,15 @@ def _separable(layer: Any, shape: tuple) -> list[Step]:
 
 
 def _dense(layer: Any, shape: tuple) -> list[Step]:
-    """Dense: linear on a rank-2 input ([in, out] read as [out, in]); on a
-    higher rank, matmul by the kernel (+ add of the bias), as Keras applies
-    it to the last axis; + its activation."""
+    """Dense: linear ([in, out] read as [out, in]) over the last axis, as
+    Keras applies it, at any rank (the core's linear takes (..., in), as
+    torch's does); + its activation. A higher rank once ran as a matmul by
+    the kernel and an add of the bias: neither a linear algorithm nor the
+    bias and activation fusions reached it (Keras ConvNeXt's and
+    transformers' Dense layers)."""
     if getattr(layer, "lora_enabled", False):
         raise _unsupported(layer, "LoRA-enabled Dense")
-    if len(_ranked(layer, shape)) == 2:
-        steps = [Step("linear", {}, {"weight": Var("kernel", (1, 0)), "bias": _bias(layer)})]
-    else:
-        steps = [Step("matmul", {}, {"other": Var("kernel")})]
-        if layer.use_bias:
-            out = (*shape[:-1], int(layer.kernel.shape[1]))
-            steps.append(Step("add", {"reverse": False}, {"other": Var("bias")}, "/bias", out))
+    steps = [Step("linear", {}, {"weight": Var("kernel", (1, 0)), "bias": _bias(layer)})]
     return [*steps, *_fused_activation(layer, shape)]
 
 
