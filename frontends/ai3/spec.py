@@ -192,7 +192,7 @@ def fold_constant_scale(specs: list[LayerSpec], output: int, layout: str = "NCHW
     folded: dict[int, int] = {}
     for i, s in enumerate(specs):
         other = s.weights.get("other")
-        if s.op != "mul" or len(s.inputs) != 1 or other is None or s.input_shape is None or i in folded:
+        if s.op != "mul" or len(s.inputs) != 1 or other is None or s.input_shape is None:
             continue
         shape = tuple(s.input_shape)
         # The chain of permutes back to the producer, each read only by the next.
