@@ -195,13 +195,12 @@ def fold_constant_scale(specs: list[LayerSpec], output: int, layout: str = "NCHW
         if s.op != "mul" or len(s.inputs) != 1 or other is None or s.input_shape is None:
             continue
         shape = tuple(s.input_shape)
-        # The chain of permutes back to the producer, each read only by the next.
-        chain, j, ok = [], s.inputs[0], True
-        while not is_model_input(j) and specs[j].op == "permute":
-            ok = ok and used.get(j) == [chain[-1] if chain else i] and j != output
+        # Back through permutes to the producer, each node read only by the next.
+        chain, reader, j = [], i, s.inputs[0]
+        while not is_model_input(j) and used.get(j) == [reader] and j != output and specs[j].op == "permute":
             chain.append(j)
-            j = specs[j].inputs[0]
-        if not ok or is_model_input(j) or used.get(j) != [chain[-1] if chain else i] or j == output:
+            reader, j = j, specs[j].inputs[0]
+        if is_model_input(j) or used.get(j) != [reader] or j == output:
             continue
         producer = specs[j]
         if producer.op not in ("conv2d", "linear") or producer.attrs.get("activation") is not None:
