@@ -1,8 +1,10 @@
 // Buffer and CheckedBytes on sizes that would wrap around size_t: each must
 // throw an ai3::Error instead of handing out a buffer smaller than recorded
-// (which the copy or kernel after it would overrun). And a layer refuses a
-// weight that claims elements but has no data, instead of copying from null.
+// (which the copy or kernel after it would overrun); Buffer's alignment. And
+// a layer refuses a weight that claims elements but has no data, instead of
+// copying from null.
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -37,6 +39,15 @@ void Sizes() {
   Check(grown.size() == 100 && grown.data() != nullptr, "Reserve(100)");
   grown.Reserve(10);
   Check(grown.size() == 100, "Reserve never shrinks");
+  Check(reinterpret_cast<uintptr_t>(grown.data()) % 64 == 0, "64-aligned");
+  // From 2 MiB on: whole huge pages (buffer.h), every byte writable.
+  const size_t big = (size_t{2} << 20) + 1;
+  Buffer huge(big);
+  Check(huge.size() == big, "a 2 MiB + 1 buffer keeps its size");
+  Check(reinterpret_cast<uintptr_t>(huge.data()) % (size_t{2} << 20) == 0,
+        "a 2 MiB + 1 buffer starts on a 2 MiB boundary");
+  std::memset(huge.data(), 1, big);
+  Check(huge.as<unsigned char>()[big - 1] == 1, "its last byte holds");
 }
 
 void WeightWithoutData() {
