@@ -66,13 +66,16 @@ class Buffer {
   // and ask Linux for transparent huge pages (madvise; in the kernel's usual
   // THP mode, "madvise", no allocation gets them without asking). A Model's
   // activations and workspaces are walked end to end every forward, after
-  // other layers' data has evicted them from the caches, and on 4 KiB pages
-  // each 4 KiB of that walk is a TLB miss. DenseNet-121 at batch 1 on the
-  // 2-core EPYC (Zen 4), 2 threads, ai3 against ONNX Runtime in one process
-  // (three rounds of alternating blocks): 27.8-28.2 ms before, 25.1-25.3
-  // after, ONNX Runtime 30.0-30.4 in both. Weights (many buffers under
+  // other layers' data has evicted them from the caches; on 4 KiB pages
+  // that walk leaves the TLB's reach (the likely cause: TLB misses were not
+  // counted). DenseNet-121 at batch 1 on the 2-core EPYC (Zen 4), 2
+  // threads, ai3 against ONNX Runtime in one process (three rounds of
+  // alternating blocks): 27.8-28.2 ms before, 25.1-25.3 after, ONNX Runtime
+  // 30.0-30.4 in both. Weights (many buffers under
   // 2 MiB) gained nothing measurable on huge pages (glibc's
-  // malloc.hugetlb=1 tunable, which asks for every allocation).
+  // malloc.hugetlb=1 tunable, which asks for every allocation). The cost:
+  // a huge page is backed whole once touched, so a buffer uses up to 2 MiB
+  // more memory than it holds (at most twice its size, just over 2 MiB).
   static constexpr size_t kHugePage = size_t{2} << 20;
   std::unique_ptr<void, Free> data_;
   size_t size_ = 0;
