@@ -67,6 +67,14 @@ ONNX op -> spec (see `_Mapper.node`):
                             folded into its padding); other axes through a
                             reshape to put the axis where pad2d pads
   Cast (to a float type)    identity (ai3 computes in the model's dtype)
+  CastLike                  Cast to its second input's type; of a constant,
+                            a constant
+  Attention (23+)           attention (4-D q, k, v; 3-D ones reshaped and
+                            permuted to heads and back; grouped-query k, v
+                            repeated per head by reshape + expand); a bool
+                            mask as 0 / -inf, a float one as given; past_key
+                            / past_value concatenated before, present_key /
+                            present_value the concatenations
   ConvTranspose             conv_transpose2d (pads from auto_pad /
                             output_shape as the spec computes them)
   Resize                    resize (nearest / linear, by constant scales or
@@ -107,9 +115,11 @@ _DOMAINS = ("", "ai.onnx")
 # node on constants only (shape arithmetic, masks) is folded away first.
 SUPPORTED_OPS = (
     "Add",
+    "Attention",
     "AveragePool",
     "BatchNormalization",
     "Cast",
+    "CastLike",
     "Clip",
     "Concat",
     "Constant",
@@ -860,6 +870,10 @@ class _Mapper:
             return self.output(node, self.where(node))
         if op == "Gather" and node.input[1] not in self.constants:
             return self.output(node, self.gather_by_tensor(node, a))
+        if op == "CastLike":
+            return self.cast_like(node)
+        if op == "Attention":
+            return self.output(node, self.attention(node, a))
         x = self.tensor(node, node.input[0])
         if op in _UNARY:
             return self.output(node, self.add(_UNARY[op], node, [x]))
@@ -1800,10 +1814,27 @@ class _Mapper:
         return self.add("tile", node, [x], {"repeats": repeats})
 
     def op_Cast(self, node, a, x):
+        return self.cast_to(node, x, int(a["to"]))
+
+    def cast_like(self, node: Any) -> None:
+        """CastLike(x, like): Cast to like's element type. The exported
+        functions' CastLike(constant, x) (a scale or an epsilon in x's type)
+        stays a constant."""
+        x, like = node.input[:2]
+        if like in self.constants:
+            target = self.constants[like].dtype
+        else:
+            target = self.int_dtypes.get(like, self.float_dtype)
+        if x in self.constants:
+            self.constants[node.output[0]] = np.asarray(self.constants[x]).astype(target)
+            return
+        to = self.onnx.helper.np_dtype_to_tensor_dtype(np.dtype(target))
+        self.output(node, self.cast_to(node, self.tensor(node, x), to))
+
+    def cast_to(self, node: Any, x: int, to: int) -> int:
         """To int64 / bool: a cast. To a float type: a cast of an int64 /
         bool tensor to the model's float dtype (in which ai3 computes every
         float tensor), else nothing."""
-        to = int(a["to"])
         source = self.int_dtypes.get(node.input[0])
         if to in _INT_ELEMS:
             target = np.dtype(_INT_ELEMS[to])
@@ -1868,13 +1899,121 @@ class _Mapper:
         cx, cy = self.constants[x], self.constants[y]
         if cx.dtype.kind != "f" or cy.dtype.kind != "f":
             raise _unsupported(node, f"Where with two constant {cy.dtype} branches (ai3 maps float ones)")
+        return self.select_constants(node, cond, cx, cy)
+
+    def select_constants(self, node: Any, cond: str, cx: Any, cy: Any, suffix: str = "") -> int:
+        """Where(cond, cx, cy) of a computed bool `cond` and two float
+        constants (see where_constants), in the model's float dtype."""
         dtype = self.float_dtype
         shape = self.shapes.get(cond)
-        c = self.add("cast", node, [self.tensor(node, cond)], {"to": str(np.dtype(dtype))}, suffix="/cast")
-        zero = self.add("mul", node, [c], {"reverse": False}, {"other": np.zeros((), dtype)}, "/zero", shape)
-        other = self.add("add", node, [zero], {"reverse": False}, {"other": np.asarray(cy, dtype)}, "/other", shape)
+        c = self.add("cast", node, [self.tensor(node, cond)], {"to": str(np.dtype(dtype))}, suffix=f"{suffix}/cast")
+        zero = self.add("mul", node, [c], {"reverse": False}, {"other": np.zeros((), dtype)}, f"{suffix}/zero", shape)
+        other = self.add(
+            "add", node, [zero], {"reverse": False}, {"other": np.asarray(cy, dtype)}, f"{suffix}/other", shape
+        )
         inputs = [self.tensor(node, cond), other]
-        return self.add("where", node, inputs, {"other_is_x": True}, {"other": np.asarray(cx, dtype)}, shape=shape)
+        attrs = {"other_is_x": True}
+        return self.add("where", node, inputs, attrs, {"other": np.asarray(cx, dtype)}, suffix, shape=shape)
+
+    def attention(self, node: Any, a: dict) -> int:
+        """ONNX's Attention (opset 23): the core's attention on (B, H, L, D)
+        heads. 3-D q, k, v (B, L, heads * D) are reshaped and permuted to
+        heads (q_num_heads, kv_num_heads) and the output back; grouped-query
+        k and v (fewer heads than q) repeat each head in place, as ONNX's
+        [h0, h0, h1, h1, ...]; past_key / past_value are concatenated before
+        k / v along the sequence, and present_key / present_value are those
+        concatenations. What the core's attention cannot express is refused:
+        softcap, sliding windows, nonpad_kv_seqlen, a causal mask offset by
+        a KV cache (ONNX aligns it bottom-right, the core top-left), a mask
+        shorter than the keys, and the qk_matmul_output output."""
+        names = list(node.input) + [""] * (7 - len(node.input))
+        q_name, k_name, v_name, mask_name, past_k, past_v, nonpad = names[:7]
+        causal = bool(int(a.get("is_causal", 0)))
+        if float(a.get("softcap", 0.0)) != 0.0:
+            raise _unsupported(node, f"softcap={a['softcap']}; ai3's attention has no score cap")
+        if int(a.get("left_window_size", -1)) != -1 or int(a.get("right_window_size", -1)) != -1:
+            raise _unsupported(node, "a sliding window; ai3's attention masks by causal and mask only")
+        if nonpad:
+            raise _unsupported(node, "nonpad_kv_seqlen (a static KV cache); ai3 takes past_key / past_value only")
+        if bool(past_k) != bool(past_v):
+            raise _unsupported(node, "past_key without past_value or the reverse")
+        if causal and past_k:
+            raise _unsupported(
+                node, "is_causal with a KV cache: ONNX aligns that mask bottom-right, ai3's attention top-left"
+            )
+        q_shape = self.shape(q_name)
+        rank = None if q_shape is None else len(q_shape)
+        if rank not in (3, 4):
+            raise _unsupported(node, f"q of shape {q_shape}; ONNX's Attention takes rank-3 or rank-4 q, k, v")
+
+        def heads(name: str, count: Any, what: str) -> int:
+            """(B, H, S, D) of a rank-4 input, or of a rank-3 (B, S, H * D) one."""
+            x = self.tensor(node, name)
+            if rank == 4:
+                return x
+            if count is None:
+                raise _unsupported(node, f"rank-3 inputs without {what}_num_heads")
+            split = self.add("reshape", node, [x], {"shape": [0, 0, int(count), -1]}, suffix=f"/{name}/split")
+            return self.add("permute", node, [split], {"dims": [0, 2, 1, 3]}, suffix=f"/{name}/heads")
+
+        q = heads(q_name, a.get("q_num_heads"), "q")
+        k = heads(k_name, a.get("kv_num_heads"), "kv")
+        v = heads(v_name, a.get("kv_num_heads"), "kv")
+        if past_k:
+            k = self.add("concat", node, [self.tensor(node, past_k), k], {"axis": 2}, suffix="/present_key")
+            v = self.add("concat", node, [self.tensor(node, past_v), v], {"axis": 2}, suffix="/present_value")
+        for index, present in ((1, k), (2, v)):
+            if len(node.output) > index and node.output[index] and self.uses.get(node.output[index]):
+                self.tensors[node.output[index]] = self.add("identity", node, [present], suffix=f"/output{index}")
+        k_shape, v_shape = self.shape(k_name), self.shape(v_name)
+        if k_shape is None or v_shape is None or len(k_shape) != rank or len(v_shape) != rank:
+            raise _unsupported(node, f"k {k_shape} and v {v_shape} for a rank-{rank} q")
+        q_heads = int(a["q_num_heads"]) if rank == 3 else q_shape[1]
+        kv_heads = int(a["kv_num_heads"]) if rank == 3 else k_shape[1]
+        if q_heads != kv_heads:
+            if not q_heads or not kv_heads or q_heads % kv_heads:
+                raise _unsupported(node, f"{q_heads} query heads over {kv_heads} key heads (not a multiple)")
+            reps = q_heads // kv_heads
+
+            def repeat(x: int, shape: tuple, what: str) -> int:
+                size = shape[3] if rank == 4 else (None if shape[2] is None else shape[2] // kv_heads)
+                if size is None:
+                    raise _unsupported(node, f"grouped-query {what} of unknown head size")
+                one = self.add("reshape", node, [x], {"shape": [0, 0, 1, -1, size]}, suffix=f"/{what}/one")
+                wide = self.add("expand", node, [one], {"shape": [-1, -1, reps, -1, -1]}, suffix=f"/{what}/repeat")
+                return self.add("reshape", node, [wide], {"shape": [0, q_heads, -1, size]}, suffix=f"/{what}/heads")
+
+            k, v = repeat(k, k_shape, "k"), repeat(v, v_shape, "v")
+        inputs = [q, k, v]
+        if mask_name:
+            seq = k_shape[2 if rank == 4 else 1]
+            past = (self.shape(past_k) or (None,) * 4)[2] if past_k else 0
+            keys = None if seq is None or past is None else seq + past
+            inputs.append(self.attention_mask(node, mask_name, keys))
+        scale = a.get("scale")
+        attrs = {"causal": causal, "scale": None if scale is None else float(scale)}
+        out = self.add("attention", node, inputs, attrs, suffix="/heads" if rank == 3 else "")
+        if rank == 4:
+            return out
+        rows = self.add("permute", node, [out], {"dims": [0, 2, 1, 3]}, suffix="/rows")
+        return self.add("reshape", node, [rows], {"shape": [0, 0, -1]})
+
+    def attention_mask(self, node: Any, name: str, keys: int | None) -> int:
+        """Attention's attn_mask over `keys` keys as the core's additive
+        float mask: a bool mask (True: attend) as 0 / -inf, a float one as
+        it is."""
+        shape = self.shape(name)
+        if shape is None or keys is None or shape[-1] != keys:
+            raise _unsupported(
+                node, f"an attn_mask of shape {shape} for {keys} keys; ai3 takes a mask as long as the keys"
+            )
+        if name in self.constants:
+            raise _unsupported(node, "a constant attn_mask; ai3's attention takes its mask as a computed input")
+        if self.int_dtypes.get(name) == np.dtype(np.bool_):
+            return self.select_constants(node, name, np.zeros(()), np.asarray(-np.inf), suffix="/mask")
+        if name in self.int_dtypes:
+            raise _unsupported(node, f"an attn_mask of type {self.int_dtypes[name]}; ONNX's is bool or float")
+        return self.tensor(node, name)
 
     def op_IsNaN(self, node, a, x):
         """IsNaN(x) as Not(Equal(x, x)): NaN is the one value unequal to
