@@ -233,5 +233,37 @@ def test_swap_backend(algorithm):
         assert any(op in ("attention", "multihead_attention") and algo == algorithm for _, op, algo in model.layers())
 
 
+class GroupedQueryNet(nn.Module):
+    """sdpa with enable_gqa: fewer key/value heads (dim -3) than query
+    heads; causal, or a constant (buffer) mask."""
+
+    def __init__(self, kv_heads: int, length: int, constant_mask: bool):
+        super().__init__()
+        self.kv_heads = kv_heads
+        self.register_buffer("mask", torch.randn(length, length) if constant_mask else None)
+
+    def forward(self, x):
+        k = x[:, : self.kv_heads]
+        v = x[:, -self.kv_heads :] * 2.0
+        return F.scaled_dot_product_attention(
+            x, k, v, attn_mask=self.mask, is_causal=self.mask is None, enable_gqa=True
+        )
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize(
+    "shape,kv_heads", [((2, 4, 9, 8), 2), ((2, 6, 9, 8), 1), ((1, 6, 5, 16), 3), ((2, 4, 9, 8), 4)]
+)
+@pytest.mark.parametrize("constant_mask", [False, True])
+def test_swap_backend_grouped_query(algorithm, shape, kv_heads, constant_mask):
+    torch.manual_seed(1)
+    net = GroupedQueryNet(kv_heads, shape[-2], constant_mask).eval()
+    x = torch.randn(shape)
+    with torch.no_grad():
+        want = net(x)
+    model = ai3.swap_backend(net, {"attention": algorithm}, sample_input_shape=shape)
+    check(model(x), want, torch.float32, f"grouped-query sdpa {shape} over {kv_heads} heads, {algorithm}")
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)

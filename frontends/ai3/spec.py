@@ -114,6 +114,20 @@ class LayerSpec:
     input_shape: tuple[int, ...] | None = None
 
 
+def repeat_heads_steps(rank: int, q_heads: int, kv_heads: int, head_size: int) -> list[tuple[str, dict[str, Any]]]:
+    """The (op, attrs) specs, in order, that repeat each head of a rank-`rank`
+    (*batch, kv_heads, S, head_size) key or value q_heads // kv_heads times
+    in place ([h0, h0, h1, h1, ...]: grouped-query attention, as torch's
+    enable_gqa and ONNX's Attention repeat them): a reshape adding a unit
+    axis after the heads, an expand along it, a reshape merging it back."""
+    lead = [0] * (rank - 3)
+    return [
+        ("reshape", {"shape": [*lead, 0, 1, -1, head_size]}),
+        ("expand", {"shape": [-1] * (rank - 2) + [q_heads // kv_heads, -1, -1]}),
+        ("reshape", {"shape": [*lead, q_heads, -1, head_size]}),
+    ]
+
+
 def consumers(specs: list[LayerSpec]) -> dict[int, list[int]]:
     used: dict[int, list[int]] = {}
     for i, spec in enumerate(specs):

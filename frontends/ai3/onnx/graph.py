@@ -99,7 +99,15 @@ import numpy as np
 from ai3 import errors, frontend, padding, selection
 from ai3 import model as ai3_model
 from ai3.onnx import fold, patterns
-from ai3.spec import MODEL_INPUT, OUTPUTS, LayerSpec, fold_zero_padding, model_input, prune_dead
+from ai3.spec import (
+    MODEL_INPUT,
+    OUTPUTS,
+    LayerSpec,
+    fold_zero_padding,
+    model_input,
+    prune_dead,
+    repeat_heads_steps,
+)
 
 MIN_OPSET = 11
 MAX_OPSET = 28
@@ -1973,15 +1981,14 @@ class _Mapper:
         if q_heads != kv_heads:
             if not q_heads or not kv_heads or q_heads % kv_heads:
                 raise _unsupported(node, f"{q_heads} query heads over {kv_heads} key heads (not a multiple)")
-            reps = q_heads // kv_heads
 
             def repeat(x: int, shape: tuple, what: str) -> int:
                 size = shape[3] if rank == 4 else (None if shape[2] is None else shape[2] // kv_heads)
                 if size is None:
                     raise _unsupported(node, f"grouped-query {what} of unknown head size")
-                one = self.add("reshape", node, [x], {"shape": [0, 0, 1, -1, size]}, suffix=f"/{what}/one")
-                wide = self.add("expand", node, [one], {"shape": [-1, -1, reps, -1, -1]}, suffix=f"/{what}/repeat")
-                return self.add("reshape", node, [wide], {"shape": [0, q_heads, -1, size]}, suffix=f"/{what}/heads")
+                for step, (op, attrs) in enumerate(repeat_heads_steps(4, q_heads, kv_heads, size)):
+                    x = self.add(op, node, [x], attrs, suffix=f"/{what}/repeat{step}")
+                return x
 
             k, v = repeat(k, k_shape, "k"), repeat(v, v_shape, "v")
         inputs = [q, k, v]

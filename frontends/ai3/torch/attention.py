@@ -4,7 +4,8 @@ F.scaled_dot_product_attention.
 - swap_backend (ai3.torch.fx calls map_module / map_function): an
   nn.MultiheadAttention node becomes one "multihead_attention" spec (inputs
   x, or q, k, v; weights in torch's layout), an SDPA call one "attention"
-  spec (q, k, v[, mask]). A mask must be a computed float tensor (it becomes
+  spec (q, k, v[, mask]; with enable_gqa, k and v first repeated to the
+  query's heads). A mask must be a computed float tensor (it becomes
   the layer's last input); boolean or constant masks are refused naming the
   node (the core's graph takes additive float masks only).
 - In place: swap_attention(module, algos) replaces every
@@ -37,6 +38,7 @@ from torch import fx, nn
 
 from ai3 import errors, selection
 from ai3.selection import Selector
+from ai3.spec import repeat_heads_steps
 from ai3.torch import ops, params
 from ai3.torch.nodes import normalized, unsupported
 from ai3.torch.tracing import values
@@ -146,8 +148,6 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     a = normalized(node, _sdpa)
     if a["dropout_p"]:
         raise unsupported(node, f"dropout_p={a['dropout_p']} (ai3 runs inference)")
-    if a["enable_gqa"]:
-        raise unsupported(node, "enable_gqa=True (grouped-query attention) is not supported")
     if a["is_causal"] and a["attn_mask"] is not None:
         raise unsupported(node, "attn_mask together with is_causal (torch refuses it too)")
     if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
@@ -155,9 +155,9 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     mask = a["attn_mask"]
     if mask is not None and not (isinstance(mask, fx.Node) and mask in mapper.index):
         return _constant_mask_attention(mapper, node, a)
-    inputs = [mapper.tensor(node, a[k]) for k in ("query", "key", "value")]
-    attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
     name = mapper.name_of(node)
+    inputs = [mapper.tensor(node, a["query"]), *_key_value(mapper, node, a, name)]
+    attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
     mask_vals, query_vals = values(mask) if mask is not None else None, values(a["query"])
     if mask_vals is not None and mask_vals[0].dtype == torch.bool and query_vals is not None:
         inputs.append(_from_bool(mapper, node, mask, query_vals[0].dtype))
@@ -168,6 +168,29 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     mapper.add(node, "attention", name, inputs, node, attrs)
 
 
+def _key_value(mapper: Any, node: fx.Node, a: dict[str, Any], name: str) -> list[int]:
+    """The spec indices of sdpa's key and value; with enable_gqa and fewer
+    key/value heads than query heads (dim -3), each head repeated in place
+    to the query's count, as torch does."""
+    k, v = mapper.tensor(node, a["key"]), mapper.tensor(node, a["value"])
+    if not a["enable_gqa"]:
+        return [k, v]
+    qv, kv, vv = values(a["query"]), values(a["key"]), values(a["value"])
+    if qv is None or kv is None or vv is None:
+        raise unsupported(node, "enable_gqa=True needs the heads' counts: pass sample_input_shape to swap_backend")
+    q_heads, kv_heads = qv[0].shape[-3], kv[0].shape[-3]
+    if q_heads == kv_heads:
+        return [k, v]
+    if q_heads % kv_heads:
+        raise unsupported(node, f"enable_gqa with {q_heads} query heads over {kv_heads} key heads (not a multiple)")
+    repeated = []
+    for what, index, traced in (("key", k, kv[0]), ("value", v, vv[0])):
+        for step, (op, attrs) in enumerate(repeat_heads_steps(traced.dim(), q_heads, kv_heads, traced.shape[-1])):
+            index = mapper.emit(node, op, f"{name}.{what}_heads{step}", [index], attrs, None, None)
+        repeated.append(index)
+    return repeated
+
+
 def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> None:
     """sdpa with a constant mask (T5's decoder self-attention: its causal
     mask plus the position bias, both folded from shapes and parameters).
@@ -175,7 +198,7 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
     one is written out as sdpa's definition, softmax(q @ k^T * scale +
     mask) @ v, in core matmul / mul / add / softmax layers, the mask the
     add's constant."""
-    q, k, v = (a[n] for n in ("query", "key", "value"))
+    q, k = a["query"], a["key"]
     qv, kv = values(q), values(k)
     if qv is None or kv is None:
         raise unsupported(node, "attention with a constant mask needs sample_input_shape")
@@ -189,12 +212,11 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
     else:
         additive = _additive(torch.from_numpy(mask), dtype, keep=True).numpy()
     name = mapper.name_of(node)
+    key, value = _key_value(mapper, node, a, name)
     rank = qv[0].dim()
     perm = list(range(rank))
     perm[-2], perm[-1] = perm[-1], perm[-2]
-    kt = mapper.emit(
-        node, "permute", f"{name}.key_t", [mapper.tensor(node, k)], {"dims": perm}, input_shape=tuple(kv[0].shape)
-    )
+    kt = mapper.emit(node, "permute", f"{name}.key_t", [key], {"dims": perm}, input_shape=tuple(kv[0].shape))
     scores = mapper.emit(node, "matmul", f"{name}.scores", [mapper.tensor(node, q), kt], input_shape=tuple(qv[0].shape))
     scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(qv[0].shape[-1])
     if scale != 1.0:
@@ -203,9 +225,9 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
     masked = mapper.emit(node, "add", f"{name}.mask", [scores], {"reverse": False}, {"other": additive})
     probs = mapper.emit(node, "softmax", f"{name}.softmax", [masked], {"axis": -1})
     if rows is None or rows.all():
-        mapper.add(node, "matmul", name, [probs, mapper.tensor(node, v)], node)
+        mapper.add(node, "matmul", name, [probs, value], node)
         return
-    out = mapper.emit(node, "matmul", f"{name}.out", [probs, mapper.tensor(node, v)], {})
+    out = mapper.emit(node, "matmul", f"{name}.out", [probs, value], {})
     mapper.add(node, "mul", name, [out], node, {"reverse": False}, {"other": rows})
 
 
