@@ -25,8 +25,8 @@ torch.set_num_threads(2)
 
 
 class Lacking(nn.Module):
-    """Convolutions around two ops the core lacks (cumsum, expm1), and a
-    residual that crosses the cumsum."""
+    """Convolutions around two ops the core lacks (cumprod, expm1), and a
+    residual that crosses the cumprod."""
 
     def __init__(self):
         super().__init__()
@@ -36,7 +36,7 @@ class Lacking(nn.Module):
 
     def forward(self, x):
         y = F.relu(self.conv(x))
-        z = torch.cumsum(y, dim=2)
+        z = torch.cumprod(y, dim=2)
         y = F.relu(self.conv2(z)) + y
         y = torch.flatten(F.adaptive_avg_pool2d(y, 1), 1)
         return self.fc(torch.expm1(y))
@@ -52,7 +52,7 @@ def test_refusal_lists_every_unsupported_node():
         ai3.swap_backend(Lacking().eval(), sample_input_shape=(1, 3, 8, 8))
     text = str(info.value)
     assert "2 nodes have no ai3 equivalent" in text
-    assert "fx node 'cumsum'" in text and "fx node 'expm1'" in text
+    assert "fx node 'cumprod'" in text and "fx node 'expm1'" in text
     assert "fallback=True" in text
 
 
@@ -62,7 +62,7 @@ def test_fallback_runs_the_rest_in_ai3(dtype):
     split = ai3.swap_backend(net, sample_input_shape=(2, 3, 8, 8), fallback=True)
     assert isinstance(split, FallbackModule)
     fell = {f.op: f.reason for f in split.fallbacks()}
-    assert set(fell) == {"cumsum", "expm1"}
+    assert set(fell) == {"cumprod", "expm1"}
     assert all("no equivalent" in why for why in fell.values())
     ops = {op for _, op, _ in split.layers()}
     assert {"conv2d", "linear", "add"} <= ops  # the supported runs are in ai3
@@ -86,11 +86,11 @@ def test_fallback_of_a_torchvision_model_with_a_lacking_op():
 
     class Stem(nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, dim=3) / x.shape[3]
+            return torch.cumprod(x, dim=3) / x.shape[3]
 
     wrapped = nn.Sequential(Stem(), net).eval()
     split = ai3.swap_backend(wrapped, sample_input_shape=(1, 3, 64, 64), fallback=True)
-    assert [f.op for f in split.fallbacks()] == ["cumsum"]
+    assert [f.op for f in split.fallbacks()] == ["cumprod"]
     x = torch.randn(2, 3, 64, 64)
     with torch.no_grad():
         _close(split(x), wrapped(x), torch.float32)
@@ -144,19 +144,18 @@ def test_token_ids_fall_back_to_the_embedding_and_the_rest_runs_in_ai3(dtype):
 
 
 def _onnx_lacking(dtype):
-    """Conv -> Relu -> CumSum (no ai3 equivalent) -> Conv, plus a residual
-    Add that crosses the CumSum."""
+    """Conv -> Relu -> Hardmax (no ai3 equivalent) -> Conv, plus a residual
+    Add that crosses the Hardmax."""
     from onnx import TensorProto, helper, numpy_helper
 
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
     rng = np.random.default_rng(0)
     w1 = numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.3).astype(dtype), "w1")
     w2 = numpy_helper.from_array((rng.standard_normal((8, 8, 3, 3)) * 0.1).astype(dtype), "w2")
-    axis = numpy_helper.from_array(np.array(2, dtype=np.int64), "axis")
     nodes = [
         helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1], name="conv1"),
         helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
-        helper.make_node("CumSum", ["r1", "axis"], ["cs"], name="cumsum"),
+        helper.make_node("Hardmax", ["r1"], ["cs"], axis=2, name="hardmax"),
         helper.make_node("Conv", ["cs", "w2"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
         helper.make_node("Add", ["c2", "r1"], ["y"], name="residual"),
     ]
@@ -165,7 +164,7 @@ def _onnx_lacking(dtype):
         "lacking",
         [helper.make_tensor_value_info("x", elem, ["N", 3, 8, 8])],
         [helper.make_tensor_value_info("y", elem, ["N", 8, 8, 8])],
-        [w1, w2, axis],
+        [w1, w2],
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8  # what older onnxruntimes read
@@ -180,11 +179,11 @@ def test_onnx_fallback_runs_the_rest_in_ai3(dtype):
     from ai3.onnx.fallback import FallbackSession
 
     proto = _onnx_lacking(dtype)
-    with pytest.raises(ai3.UnsupportedOperation, match="CumSum"):
+    with pytest.raises(ai3.UnsupportedOperation, match="Hardmax"):
         ai3.onnx.swap_backend(proto, sample_input_shape=(2, 3, 8, 8))
     split = ai3.onnx.swap_backend(proto, sample_input_shape=(2, 3, 8, 8), fallback=True)
     assert isinstance(split, FallbackSession)
-    assert [(f.name, f.op) for f in split.fallbacks()] == [("cumsum", "CumSum")]
+    assert [(f.name, f.op) for f in split.fallbacks()] == [("hardmax", "Hardmax")]
     assert len(split.islands()) == 2  # conv1+relu1, and conv2+residual (two inputs)
     session = onnxruntime.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     for batch in (2, 3):

@@ -498,9 +498,9 @@ def test_batch_dependent_control_flow_is_refused() -> None:
 def test_unknown_function_is_named() -> None:
     class M(nn.Module):
         def forward(self, x):
-            return torch.cumsum(x, 1)
+            return torch.cumprod(x, 1)
 
-    with pytest.raises(ai3.UnsupportedOperation, match="fx node 'cumsum'.*cumsum"):
+    with pytest.raises(ai3.UnsupportedOperation, match="fx node 'cumprod'.*cumprod"):
         fx.to_specs(M().eval(), (2, 3))
 
 

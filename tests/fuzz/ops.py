@@ -76,6 +76,10 @@ class Case:
     # The op takes int64 and bool inputs too (cast, comparisons, gather's
     # data, where's branches): accepting them is not a failure.
     any_dtype: bool = False
+    # The op computes in int64 too (add, sub, mul, maximum, minimum,
+    # cumsum): accepting int64 is not a failure, and int64 inputs reach the
+    # reference as int64 (wrapping as ai3's do), not as float64 copies.
+    int64: bool = False
 
 
 def chance(draw: Draw, percent: int) -> bool:
@@ -118,6 +122,12 @@ def values(draw: Draw, shape: Sequence[int], specials: bool = False) -> np.ndarr
 
 def t64(x: Any) -> torch.Tensor:
     return torch.from_numpy(np.array(x, dtype=np.float64))
+
+
+def exact(x: np.ndarray) -> torch.Tensor:
+    """An int64 input as it is (int64 arithmetic wraps in torch as in ai3),
+    a float one as float64."""
+    return torch.from_numpy(x) if x.dtype == np.int64 else t64(x)
 
 
 def nchw(x: torch.Tensor, nhwc: bool) -> torch.Tensor:
@@ -490,6 +500,10 @@ def _broadcast_pair(draw: Draw) -> tuple[list[int], list[int]]:
     return a, b
 
 
+# The binary ops that take int64 (core/ops/binary/binary.h).
+_INT64_BINARY = ("add", "sub", "mul", "maximum", "minimum")
+
+
 def _binary(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -> Callable[[Draw, str], Case]:
     def build(draw: Draw, algorithm: str) -> Case:
         dtype = draw(st.sampled_from(FLOATS))
@@ -501,9 +515,10 @@ def _binary(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -
                 op,
                 lambda n, dt: cls(algorithm=algorithm, name=n),
                 [a, b],
-                lambda a, b: fn(t64(a), t64(b)),
+                lambda a, b: fn(exact(a), exact(b)),
                 dtype,
                 specials=True,
+                int64=op in _INT64_BINARY,
             )
         reverse = form == "reverse"
 
@@ -1348,6 +1363,81 @@ def gather(draw: Draw, algorithm: str) -> Case:
     )
 
 
+def gather_elements(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    data_shape = [dim(draw, 1, 5) for _ in range(draw(st.integers(1, 3)))]
+    rank = len(data_shape)
+    axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX])
+    size = data_shape[axis] if -rank <= axis < rank else 1
+    # The indices: the data's rank, no larger on the other axes (now and
+    # then larger, or of another rank: refused), any length along the axis.
+    index_shape = [draw(st.integers(0, d)) for d in data_shape]
+    if -rank <= axis < rank:
+        index_shape[axis] = dim(draw, 0, 6)
+    if chance(draw, 8):
+        index_shape[0] += 1
+    if chance(draw, 5):
+        index_shape = index_shape[:-1]
+    count = math.prod(index_shape)
+    index = np.asarray(
+        draw(st.lists(st.integers(-size, max(size - 1, -size)), min_size=count, max_size=count)), np.int64
+    ).reshape(index_shape)
+    if index.size and chance(draw, 10):
+        index.reshape(-1)[0] = draw(st.sampled_from([size, -size - 1, INT64_MAX, INT64_MIN]))  # out of range: refused
+    data = values(draw, data_shape)
+
+    def reference(x: np.ndarray, i: np.ndarray) -> Any:
+        if i.size == 0:
+            raise NoReference()  # (torch's own checks differ on empty indices)
+        ax = axis + x.ndim if axis < 0 else axis
+        return torch.gather(torch.from_numpy(x), ax, torch.from_numpy(np.where(i < 0, i + x.shape[ax], i)))
+
+    if draw(st.booleans()):  # the data is the layer's constant
+        return Case(
+            "gather_elements",
+            lambda n, dt: layers.Layer(
+                "gather_elements", {"axis": axis}, {"other": data.astype(dt)}, algorithm=algorithm, name=n
+            ),
+            [index],
+            lambda i: reference(data.astype(dtype), i),
+            dtype,
+            fixed={0: np.int64},
+            out_dtype=lambda d: dtype,
+        )
+    return Case(
+        "gather_elements",
+        lambda n, dt: layers.Layer("gather_elements", {"axis": axis}, {}, algorithm=algorithm, name=n),
+        [data, index],
+        reference,
+        dtype,
+        fixed={1: np.int64},
+        any_dtype=True,
+    )
+
+
+def cumsum(draw: Draw, algorithm: str) -> Case:
+    shape = rank_shape(draw, 1, 3)
+    rank = len(shape)
+    axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX, INT64_MIN])
+    exclusive, reverse = draw(st.booleans()), draw(st.booleans())
+    x = values(draw, shape, specials=True)
+
+    def reference(x: np.ndarray) -> Any:
+        t = exact(x)
+        ax = axis + t.dim() if axis < 0 else axis
+        if reverse:
+            t = t.flip(ax)
+        y = torch.cumsum(t, ax)
+        if exclusive:  # each sum shifted one along: 0 first
+            y = torch.cat([torch.zeros_like(y.narrow(ax, 0, 1)), y.narrow(ax, 0, y.shape[ax] - 1)], ax)
+        return y.flip(ax) if reverse else y
+
+    make = lambda n, dt: layers.Layer(  # noqa: E731
+        "cumsum", {"axis": axis, "exclusive": exclusive, "reverse": reverse}, {}, algorithm=algorithm, name=n
+    )
+    return Case("cumsum", make, [x], reference, specials=True, int64=True)
+
+
 def _truncate(x: np.ndarray, to: str) -> np.ndarray:
     """ONNX Cast as cast.h states it: float -> int64 toward zero, NaN and
     values past int64's range to INT64_MIN."""
@@ -1455,6 +1545,8 @@ def where(draw: Draw, algorithm: str) -> Case:
 
 _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "gather": gather,
+    "gather_elements": gather_elements,
+    "cumsum": cumsum,
     "cast": cast,
     **{op: _comparison(op) for op in _COMPARISONS},
     "logical_not": logical_not,
@@ -1612,7 +1704,11 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     name = f"fz.{case.op}.{draw(st.integers(0, 999))}"
     # The input dtype: the layer's mostly, sometimes the other float type
     # (a mismatch for layers with weights) or one the core does not take.
-    if chance(draw, 5):
+    if len(case.fixed) == len(case.inputs):
+        # Every input keeps a dtype of its own (an embedding's int64 ids):
+        # no drawn dtype reaches the layer, whose output has its weights'.
+        in_dtype = np.dtype(case.dtype)
+    elif chance(draw, 5):
         in_dtype = np.dtype(draw(st.sampled_from(WRONG_DTYPES)))
     elif chance(draw, 5):
         in_dtype = np.dtype(np.float64 if np.dtype(case.dtype) == np.float32 else np.float32)
@@ -1688,7 +1784,11 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
     except Exception as e:  # noqa: BLE001
         _fail(case, "the call raised a non-ai3 exception", f"{type(e).__name__}: {e}")
 
-    if (in_dtype.kind != "f" or in_dtype.itemsize < 4) and not (case.any_dtype and in_dtype.name in _CORE_DTYPES):
+    if (
+        (in_dtype.kind != "f" or in_dtype.itemsize < 4)
+        and not (case.any_dtype and in_dtype.name in _CORE_DTYPES)
+        and not (case.int64 and in_dtype == np.int64)
+    ):
         _fail(case, f"the layer accepted an input of dtype {in_dtype}", "")
     got = got.numpy() if isinstance(got, torch.Tensor) else np.asarray(got)
     if predicted is None:
@@ -1701,7 +1801,12 @@ def _check(case: Case, draw: Draw, outcome: list[str]) -> None:
 
     try:
         want = case.reference(
-            *[a if a.dtype == np.bool_ or k in case.fixed else a.astype(np.float64) for k, a in enumerate(arrays)]
+            *[
+                a
+                if a.dtype == np.bool_ or k in case.fixed or (case.int64 and a.dtype == np.int64)
+                else a.astype(np.float64)
+                for k, a in enumerate(arrays)
+            ]
         )
     except NoReference:
         return  # "shape only"

@@ -133,6 +133,8 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     # Integer tensors (issue 17): an embedding (gather of a table by int64
     # ids), cast, the comparisons and logical ops, where.
     "gather": ({"axis": 0}, {"other": (5, 3)}, [(2, 4)]),
+    "gather_elements": ({"axis": 1}, {"other": (2, 5)}, [(2, 3)]),
+    "cumsum": ({"axis": 1, "exclusive": True}, {}, [(2, 3)]),
     "cast": ({"to": "int64"}, {}, [(2, 3)]),
     **{
         op: ({}, {}, [(2, 3), (3,)])
@@ -151,7 +153,11 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "where": ({}, {}, [(2, 3), (2, 3), (3,)]),
 }
 # The samples whose inputs are not all float32: each input's dtype.
-SAMPLE_DTYPES: dict[str, list[str]] = {"gather": ["int64"], "where": ["bool", "float32", "float32"]}
+SAMPLE_DTYPES: dict[str, list[str]] = {
+    "gather": ["int64"],
+    "gather_elements": ["int64"],
+    "where": ["bool", "float32", "float32"],
+}
 
 SCHEMAS = {s["op"]: s for s in _core.op_schemas()}
 

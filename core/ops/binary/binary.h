@@ -7,6 +7,10 @@
 // where "other" is a constant weight tensor (a bias, a position embedding, a
 // scale) broadcast like an input. The output has the broadcast shape; the
 // dtype, float32 or float64, is the inputs' (a constant must have it too).
+// add, sub, mul, maximum and minimum also take int64 (the position and mask
+// arithmetic of language models: RoBERTa's cumsum(mask) * mask + pad);
+// their sums and products wrap as two's complement, as torch's do. (div
+// and pow of integers mean other things in each framework: float only.)
 //
 // maximum and minimum propagate NaN (torch.maximum, np.maximum); prelu is
 // x where x >= 0, else slope * x, the slope being the second operand: a 1-D
@@ -55,10 +59,23 @@ constexpr const char* BinaryOpName(BinaryOp op) {
                                     : "prelu";
 }
 
+// Whether the op takes int64 operands too.
+constexpr bool BinaryTakesInt64(BinaryOp op) {
+  return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
+         op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
+}
+
 template <BinaryOp Op>
 struct BinaryAttrs {
   static constexpr const char* kOp = BinaryOpName(Op);
   static constexpr BinaryOp kBinaryOp = Op;
+  static constexpr bool kTakesInt64 = BinaryTakesInt64(Op);
+  // int64 as well as the float dtypes (core/layer.h): CheckDTypes below
+  // checks what the layer would.
+  static constexpr bool kAnyDType = true;
+  DType OutputDType(const std::vector<Tensor>& inputs) const {
+    return inputs[0].dtype;
+  }
 
   // True: one input and the constant operand params[0]; false: two inputs.
   bool has_other = false;
@@ -106,10 +123,26 @@ struct BinaryAttrs {
            ToString(other_shape));
     }
     CheckShape(other_shape, "the constant operand");
+    if (has_other) CheckDType(other_dtype, "the constant operand");
+  }
+
+  // Throws unless `dtype` is one this op computes in.
+  static void CheckDType(DType dtype, const char* what) {
+    if (!IsFloat(dtype) && !(kTakesInt64 && dtype == DType::kInt64)) {
+      Fail(ErrorKind::kDType, what, " is ", Name(dtype), "; ", kOp,
+           kTakesInt64 ? " takes float32, float64 or int64"
+                       : " takes float32 or float64");
+    }
   }
 
   // The broadcast shape of the two operands.
   Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    CheckDType(inputs[0].dtype, "input 0");
+    if (!has_other && inputs[1].dtype != inputs[0].dtype) {
+      Fail(ErrorKind::kDType, "input 1 is ", Name(inputs[1].dtype),
+           " but input 0 is ", Name(inputs[0].dtype),
+           "; every input must have one dtype");
+    }
     const size_t rank = inputs[0].shape.size();
     if (!has_other) {
       return BroadcastShapes(inputs[0].shape,

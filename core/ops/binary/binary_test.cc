@@ -72,6 +72,10 @@ void RunCase(const Shape& sa, const Shape& sb, const Shape& want_shape,
     for (double& v : ad) v = std::fabs(v) + 0.25;
     for (double& v : bd) v = std::fabs(v) + 0.25;
   }
+  if (std::is_integral_v<T>) {  // int64: whole numbers in [-100, 100]
+    for (double& v : ad) v = std::round(v * 100);
+    for (double& v : bd) v = std::round(v * 100);
+  }
   auto a = testing::Cast<T>(ad);
   auto b = testing::Cast<T>(bd);
   Tensor at{a.data(), dtype, sa}, bt{b.data(), dtype, sb};
@@ -125,6 +129,10 @@ int RunOp(const std::vector<Case>& cases) {
       RunCase<Attrs, float>(c.a, c.b, c.out, form > 0, form == 2);
       RunCase<Attrs, double>(c.a, c.b, c.out, form > 0, form == 2);
       ran += 2;
+      if constexpr (Attrs::kTakesInt64) {
+        RunCase<Attrs, int64_t>(c.a, c.b, c.out, form > 0, form == 2);
+        ++ran;
+      }
     }
   }
   return ran;
@@ -198,6 +206,49 @@ void SpecialValues(double exponent_or_other) {
                     std::to_string(xs[i]) + ", " + std::to_string(c) +
                     ": got " + std::to_string(y[i]));
   }
+}
+
+// int64 sums and products past the range wrap (two's complement, as torch),
+// and the ops without an integer meaning refuse int64.
+void Int64() {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  std::vector<int64_t> a = {kMax, kMin, kMax, 7}, b = {1, 1, 2, -3};
+  const Shape s = {4};
+  Tensor at{a.data(), DType::kInt64, s}, bt{b.data(), DType::kInt64, s};
+  std::vector<int64_t> y(4);
+  Tensor yt{y.data(), DType::kInt64, s};
+  MultiLayer<AddAttrs>("a", AddAttrs{}, {}, "direct").Forward({at, bt}, yt);
+  Check(y == std::vector<int64_t>{kMin, kMin + 1, kMin + 1, 4},
+        "int64 add wraps");
+  MultiLayer<SubAttrs>("s", SubAttrs{}, {}, "direct").Forward({bt, at}, yt);
+  Check(y == std::vector<int64_t>{kMin + 2, kMin + 1, kMin + 3, -10},
+        "int64 sub wraps");
+  MultiLayer<MulAttrs>("m", MulAttrs{}, {}, "direct").Forward({at, bt}, yt);
+  Check(y == std::vector<int64_t>{kMax, kMin, -2, -21}, "int64 mul wraps");
+  ExpectError("int64 div", ErrorKind::kDType,
+              "input 0 is int64; div takes float32 or float64", [&] {
+                MultiLayer<DivAttrs>("d", DivAttrs{}, {}, "direct")
+                    .OutputShape(std::vector<Tensor>{at, bt});
+              });
+  std::vector<double> d(4);
+  Tensor dt{d.data(), DType::kFloat64, s};
+  MultiLayer<AddAttrs> add("a", AddAttrs{}, {}, "direct");
+  ExpectError("int64 with float64", ErrorKind::kDType,
+              "input 1 is float64 but input 0 is int64",
+              [&] { add.OutputShape(std::vector<Tensor>{at, dt}); });
+  std::vector<uint8_t> flags(4);
+  Tensor ft{flags.data(), DType::kBool, s};
+  ExpectError("bool", ErrorKind::kDType,
+              "input 0 is bool; add takes float32, float64 or int64",
+              [&] { add.OutputShape(std::vector<Tensor>{ft, ft}); });
+  PowAttrs pc;
+  pc.has_other = true;
+  pc.other_shape = s;
+  pc.other_dtype = DType::kInt64;
+  ExpectError("int64 constant", ErrorKind::kDType,
+              "the constant operand is int64; pow takes float32 or float64",
+              [&] { MultiLayer<PowAttrs>("p", pc, {bt}, "direct"); });
 }
 
 void Errors() {
@@ -302,6 +353,7 @@ int Main() {
   }
   SpecialValues<PreluAttrs>(0.25);
   ModelCase();
+  Int64();
   Errors();
   return testing::Summary("binary", ran);
 }

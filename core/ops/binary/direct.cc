@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "core/layer.h"
@@ -27,6 +28,15 @@ constexpr int64_t kBlock = 4096;
 
 template <BinaryOp Op, typename T>
 inline T Apply(T a, T b) {
+  if constexpr (std::is_integral_v<T> &&
+                (Op == BinaryOp::kAdd || Op == BinaryOp::kSub ||
+                 Op == BinaryOp::kMul)) {
+    // Through uint64: an overflow wraps instead of being undefined.
+    const uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    if constexpr (Op == BinaryOp::kAdd) return static_cast<T>(ua + ub);
+    if constexpr (Op == BinaryOp::kSub) return static_cast<T>(ua - ub);
+    if constexpr (Op == BinaryOp::kMul) return static_cast<T>(ua * ub);
+  }
   if constexpr (Op == BinaryOp::kAdd) return a + b;
   if constexpr (Op == BinaryOp::kSub) return a - b;
   if constexpr (Op == BinaryOp::kMul) return a * b;
@@ -105,6 +115,14 @@ class DirectKernel : public OperandsKernel<Attrs> {
     if (a->numel() == 0 || b->numel() == 0) return;
     const BroadcastIndex ix(
         a->shape, Attrs::OperandShape(b->shape, a->shape.size()), output.shape);
+    if constexpr (Attrs::kTakesInt64) {
+      if (output.dtype == DType::kInt64) {
+        Broadcast<Attrs::kBinaryOp, int64_t>(ix, a->data_as<const int64_t>(),
+                                             b->data_as<const int64_t>(),
+                                             output.data_as<int64_t>());
+        return;
+      }
+    }
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       Broadcast<Attrs::kBinaryOp, T>(ix, a->data_as<const T>(),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cuda/runtime.h"
+#include "core/errors.h"
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/binary/binary.h"
@@ -60,6 +61,10 @@ class DirectKernel : public MultiInputKernel {
                  void*) override {
     for (const Tensor& t : inputs) cuda::CheckOnDevice(t, device_, "input");
     cuda::CheckOnDevice(output, device_, "output");
+    if (!IsFloat(output.dtype)) {  // (the CPU's int64 forms are CPU only)
+      Fail(ErrorKind::kDType, Attrs::kOp,
+           " on CUDA takes float32 or float64, got ", Name(output.dtype));
+    }
     cuda::DeviceGuard guard(device_);
     const Tensor* a = &inputs[0];
     const Tensor* b = attrs_.has_other ? &other_ : &inputs[1];
