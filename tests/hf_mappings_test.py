@@ -2,9 +2,11 @@
 each on its own over a grid, against the framework: torch.addmm (GPT-2's
 Conv1D) as linear, torch.rsqrt, indexing by aranges (HF's
 mask[arange(B)[:, None, None, None], arange(S)]), sdpa with a computed bool
-mask and with a constant mask, torch.where with two constant branches; in
-ONNX, IsNaN, Where with two constant branches and Gather by N-D constant
-indices, against ONNX Runtime. What they do not cover is refused with
+mask and with a constant mask, torch.where with two constant branches,
+RoBERTa's position ids (int32 casts computed in int64, cumsum, int64
+arithmetic), cumsum and torch.gather; in ONNX, IsNaN, Where with two
+constant branches, Gather by N-D constant indices, CumSum, GatherElements
+and a Cast to int32, against ONNX Runtime. What they do not cover is refused with
 ai3.UnsupportedOperation naming the node.
 
 Tolerance: tolerances.tolerance(dtype) relative to max|reference|.
@@ -218,6 +220,108 @@ def test_where_with_two_constant_branches(dtype, other, bias_shape):
     _check(WhereConstants(bias_shape, other, dtype), torch.randn(2, 3, 5, dtype=dtype), mask, dtype=dtype)
 
 
+class Positions(nn.Module):
+    """RoBERTa's position ids from its padding: the mask as int32, its
+    cumsum (int64 in torch) cast back with type_as, times the mask, plus
+    the padding index, as int64."""
+
+    def __init__(self, pad: int = 1):
+        super().__init__()
+        self.pad = pad
+
+    def forward(self, ids):
+        mask = ids.ne(self.pad).int()
+        incremental = (torch.cumsum(mask, dim=1).type_as(mask) + 0) * mask
+        return incremental.long() + self.pad
+
+
+def test_roberta_position_ids():
+    ids = torch.randint(2, 50, (2, 9))
+    ids[0, -3:] = 1  # padded on the right
+    ids[1, :2] = 1  # and on the left
+    _check(Positions(), ids)
+
+
+class Cumsum(nn.Module):
+    def __init__(self, dim, dtype=None, method=False, from_bool=False):
+        super().__init__()
+        self.dim, self.dtype, self.method, self.from_bool = dim, dtype, method, from_bool
+
+    def forward(self, x):
+        if self.from_bool:
+            x = x > 0
+        return x.cumsum(self.dim) if self.method else torch.cumsum(x, self.dim, dtype=self.dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+@pytest.mark.parametrize("method", [False, True])
+def test_cumsum(dtype, dim, method):
+    _check(Cumsum(dim, method=method), torch.randn(2, 5, 7, dtype=dtype), dtype=dtype)
+
+
+@pytest.mark.parametrize("to", [torch.float64, torch.int64, None])
+def test_cumsum_of_bools_and_to_a_dtype(to):
+    # Of bools: an int64 count, or the dtype asked for.
+    _check(Cumsum(-1, dtype=to, from_bool=True), torch.randn(2, 3, 8))
+
+
+class Gather(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x, index):
+        return torch.gather(x.relu(), self.dim, index)
+
+
+class GatherConstant(nn.Module):
+    """torch.gather of a constant, or of a constant (1, N) row expanded
+    along the batch (RoBERTa's buffered token types, gathered by position)."""
+
+    def __init__(self, dim, source):
+        super().__init__()
+        self.dim, self.source = dim, source
+        self.register_buffer("table", torch.randn(4, 9))
+        self.register_buffer("row", torch.arange(9).unsqueeze(0) * 3)
+
+    def forward(self, index):
+        if self.source == "constant":
+            return self.table.gather(self.dim, index)
+        return torch.gather(self.row.expand(index.shape[0], -1), self.dim, index)
+
+
+@pytest.mark.parametrize(
+    "dim,index_shape,high",
+    [
+        (2, (2, 4, 5), 9),
+        (-1, (2, 3, 12), 9),  # longer than the data along dim
+        (1, (2, 3, 9), 4),
+        (0, (2, 4, 9), 2),
+    ],
+)
+def test_gather(dim, index_shape, high):
+    _check(Gather(dim), torch.randn(2, 4, 9), torch.randint(0, high, index_shape), batches=(2,) if dim == 0 else (3,))
+
+
+@pytest.mark.parametrize(
+    "source,dim,index_shape,high", [("constant", 1, (2, 6), 9), ("constant", 0, (2, 9), 4), ("row", 1, (2, 7), 9)]
+)
+def test_gather_of_constants(source, dim, index_shape, high):
+    # (A constant's rows bound the batch: 4 here.)
+    _check(GatherConstant(dim, source), torch.randint(0, high, index_shape), batches=(3,))
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "maximum", "minimum"])
+def test_int64_arithmetic_with_tensors_and_numbers(op):
+    class Arithmetic(nn.Module):
+        def forward(self, a, b):
+            return getattr(torch, op)(a, b) + 2 - (a * 5)
+
+    a, b = torch.randint(-50, 50, (2, 6)), torch.randint(-50, 50, (2, 6))
+    _check(Arithmetic(), a, b)
+
+
 # -- ONNX, against ONNX Runtime ---------------------------------------------
 def _onnx_model(nodes, inputs, outputs, initializers=()):
     onnx = pytest.importorskip("onnx")
@@ -315,6 +419,77 @@ def test_onnx_gather_by_nd_indices_out_of_order_is_refused_naming_the_node():
     model = _onnx_model(nodes, [info("x", 1, (4, 2))], [info("y", 1, (2, 2, 2))], inits)
     with pytest.raises(ai3.UnsupportedOperation, match=r"pick.*evenly spaced"):
         ai3.onnx.swap_backend(model.SerializeToString(), sample_input_shape=(4, 2))
+
+
+@pytest.mark.parametrize("exclusive", [0, 1])
+@pytest.mark.parametrize("reverse", [0, 1])
+@pytest.mark.parametrize("axis,elem", [(1, 1), (-1, 1), (0, 7), (2, 7)])
+def test_onnx_cumsum(exclusive, reverse, axis, elem):
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    shape = (2, 3, 5)
+    nodes = [onnx.helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive, reverse=reverse)]
+    inits = [onnx.numpy_helper.from_array(np.asarray(axis, np.int64), "axis")]
+    model = _onnx_model(nodes, [info("x", elem, shape)], [info("y", elem, shape)], inits)
+    rng = np.random.default_rng(axis + 5)
+    x = rng.standard_normal(shape).astype(np.float32) if elem == 1 else rng.integers(-9, 9, shape).astype(np.int64)
+    _against_ort(model, {"x": x})
+
+
+@pytest.mark.parametrize(
+    "data_shape,axis,index_shape,constant",
+    [
+        ((3, 4), 1, (3, 4), False),
+        ((3, 4), 0, (2, 4), False),
+        ((2, 3, 5), -1, (2, 3, 7), False),
+        ((2, 3, 5), 1, (2, 2, 5), True),
+        ((4, 6), 1, (4, 3), True),
+    ],
+)
+def test_onnx_gather_elements(data_shape, axis, index_shape, constant):
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    rng = np.random.default_rng(len(index_shape))
+    size = data_shape[axis]
+    index = rng.integers(-size, size, index_shape).astype(np.int64)  # negative ones count from the end
+    data = rng.standard_normal(data_shape).astype(np.float32)
+    out = info("y", 1, index_shape)
+    if constant:
+        nodes = [onnx.helper.make_node("GatherElements", ["data", "i"], ["y"], axis=axis)]
+        inits = [onnx.numpy_helper.from_array(data, "data")]
+        model = _onnx_model(nodes, [info("i", onnx.TensorProto.INT64, index_shape)], [out], inits)
+        _against_ort(model, {"i": index})
+    else:
+        nodes = [
+            onnx.helper.make_node("Relu", ["x"], ["r"]),
+            onnx.helper.make_node("GatherElements", ["r", "i"], ["y"], axis=axis),
+        ]
+        inputs = [info("x", 1, data_shape), info("i", onnx.TensorProto.INT64, index_shape)]
+        _against_ort(_onnx_model(nodes, inputs, [out]), {"x": data, "i": index})
+
+
+def test_onnx_cast_to_int32_computes_in_int64():
+    # RoBERTa's export: Cast(Not(Equal(ids, pad)), INT32), CumSum, Mul, Cast(INT64), Add.
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    h = onnx.helper
+    nodes = [
+        h.make_node("Equal", ["ids", "pad"], ["eq"]),
+        h.make_node("Not", ["eq"], ["keep"]),
+        h.make_node("Cast", ["keep"], ["mask"], to=onnx.TensorProto.INT32),
+        h.make_node("CumSum", ["mask", "axis"], ["count"]),
+        h.make_node("Mul", ["count", "mask"], ["kept"]),
+        h.make_node("Cast", ["kept"], ["long"], to=onnx.TensorProto.INT64),
+        h.make_node("Add", ["long", "pad"], ["y"]),
+    ]
+    inits = [
+        onnx.numpy_helper.from_array(np.asarray(1, np.int64), "pad"),
+        onnx.numpy_helper.from_array(np.asarray(1, np.int64), "axis"),
+    ]
+    model = _onnx_model(nodes, [info("ids", 7, (2, 9))], [info("y", 7, (2, 9))], inits)
+    ids = np.random.default_rng(3).integers(2, 50, (2, 9)).astype(np.int64)
+    ids[0, -3:] = 1
+    _against_ort(model, {"ids": ids})
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@ with no fallback: BERT (BertModel: token ids, attention mask, token types),
 GPT-2 (GPT2Model, and GPT2LMHeadModel's logits: causal mask, Conv1D's
 addmm), T5's encoder (T5EncoderModel: relative position buckets from log,
 min and int casts), T5 whole (T5Model: encoder, causal decoder and
-cross-attention) and Llama (LlamaModel: rotary positions, RMS norms, a gated
-SiLU MLP, grouped-query attention), each (a) traced from torch and compared with torch, and
+cross-attention), Llama (LlamaModel: rotary positions, RMS norms, a gated
+SiLU MLP, grouped-query attention) and RoBERTa (RobertaModel: positions
+from a cumsum of the padding mask, token types gathered by position), each (a) traced from torch and compared with torch, and
 (b) exported to ONNX and compared with ONNX Runtime on the same file.
 
 Nothing is downloaded: every model is built from a small config with random
@@ -106,6 +107,22 @@ def _llama() -> nn.Module:
     )
 
 
+def _roberta() -> nn.Module:
+    # BERT with positions counted from the padding (cumsum of the mask, in
+    # int32) and token types gathered from a buffer by position.
+    return transformers.RobertaModel(
+        transformers.RobertaConfig(
+            vocab_size=VOCAB,
+            hidden_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=128,
+            max_position_embeddings=64,
+            pad_token_id=1,
+        )
+    )
+
+
 def _gpt2_lm_head() -> nn.Module:
     # (its lm_head shares the token embedding's weight)
     return transformers.GPT2LMHeadModel(_gpt2().config)
@@ -151,6 +168,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], type[_Called], str]] = {
     "gpt2": (_gpt2, _Ids, "last_hidden_state"),
     "gpt2_lm_head": (_gpt2_lm_head, _Ids, "logits"),
     "llama": (_llama, _Ids, "last_hidden_state"),
+    "roberta": (_roberta, _Ids, "last_hidden_state"),
     "t5_encoder": (lambda: transformers.T5EncoderModel(_t5_config()), _Ids, "last_hidden_state"),
     "t5": (lambda: transformers.T5Model(_t5_config()), _EncoderDecoder, "last_hidden_state"),
 }

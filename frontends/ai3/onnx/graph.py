@@ -66,7 +66,11 @@ ONNX op -> spec (see `_Mapper.node`):
   Pad (constant mode)       pad2d on H/W (a zero pad feeding only a conv2d is
                             folded into its padding); other axes through a
                             reshape to put the axis where pad2d pads
-  Cast (to a float type)    identity (ai3 computes in the model's dtype)
+  Cast (to a float type)    identity (ai3 computes in the model's dtype);
+                            to int32: to int64 (ai3's one integer dtype)
+  CumSum                    cumsum(axis, exclusive, reverse)
+  GatherElements            gather_elements(axis) of a computed or constant
+                            data tensor
   CastLike                  Cast to its second input's type; of a constant,
                             a constant
   Attention (23+)           attention (4-D q, k, v; 3-D ones reshaped and
@@ -133,6 +137,7 @@ SUPPORTED_OPS = (
     "Constant",
     "Conv",
     "ConvTranspose",
+    "CumSum",
     "DepthToSpace",
     "Div",
     "Dropout",
@@ -140,6 +145,7 @@ SUPPORTED_OPS = (
     "Erf",
     "Flatten",
     "Gather",
+    "GatherElements",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
@@ -880,6 +886,8 @@ class _Mapper:
             return self.output(node, self.gather_by_tensor(node, a))
         if op == "CastLike":
             return self.cast_like(node)
+        if op == "GatherElements":
+            return self.output(node, self.gather_elements(node, a))
         if op == "Attention":
             return self.output(node, self.attention(node, a))
         x = self.tensor(node, node.input[0])
@@ -915,6 +923,11 @@ class _Mapper:
         consts = [n in self.constants for n in names]
         if all(consts):
             raise _unsupported(node, "combines two constants")  # (folded before mapping, unless it failed)
+        # Integer operands (position and mask arithmetic) give an integer
+        # result, and an integer constant stays one beside them.
+        integer = next((self.int_dtypes[n] for n in names if n in self.int_dtypes), None)
+        if integer is not None:
+            self.int_dtypes[node.output[0]] = integer
         if not any(consts):
             return self.add(op, node, [self.tensor(node, n) for n in names])
         k = consts.index(True)
@@ -923,6 +936,9 @@ class _Mapper:
         if other.dtype.kind not in "fiu":
             raise _unsupported(node, f"a constant of type {other.dtype}; ai3 computes in floating point")
         x = self.tensor(node, x_name)
+        if integer is not None:
+            weights = {"other": np.asarray(other, dtype=integer)}
+            return self.add(op, node, [x], {"reverse": k == 0}, weights, shape=self.shape(x_name))
         if op == "add" and x != MODEL_INPUT and self.uses.get(x_name) == 1:
             spec = self.specs[x]
             out = spec.weights["weight"].shape[0] if spec.op == "linear" else None
@@ -1552,7 +1568,7 @@ class _Mapper:
         rank = None if shape is None else len(shape)
         if rank is not None and axis < 0:
             axis += rank
-        if axis == 1:
+        if axis == 1 and rank != 1:  # (a rank-1 tensor flattens to (n, 1), below)
             return self.add("flatten", node, [x], {"start_dim": 1, "end_dim": -1})
         if rank is None or None in shape[axis:] or (axis > 1 and None in shape[1:axis]):
             raise _unsupported(node, f"Flatten(axis={a.get('axis', 1)}) of a tensor of unknown shape {shape}")
@@ -1842,7 +1858,11 @@ class _Mapper:
     def cast_to(self, node: Any, x: int, to: int) -> int:
         """To int64 / bool: a cast. To a float type: a cast of an int64 /
         bool tensor to the model's float dtype (in which ai3 computes every
-        float tensor), else nothing."""
+        float tensor), else nothing. ai3 keeps integers in int64, so a cast
+        to int32 (RoBERTa's position ids) is one to int64, whose values agree
+        while they fit in int32."""
+        if to == self.onnx.TensorProto.INT32:
+            to = self.onnx.TensorProto.INT64
         source = self.int_dtypes.get(node.input[0])
         if to in _INT_ELEMS:
             target = np.dtype(_INT_ELEMS[to])
@@ -2028,6 +2048,32 @@ class _Mapper:
         self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
         same = self.add("equal", node, [x, x], suffix="/equal")
         return self.add("logical_not", node, [same])
+
+    def gather_elements(self, node: Any, a: dict) -> int:
+        """GatherElements of a computed or constant data tensor by computed
+        int64 indices."""
+        data, indices = node.input[:2]
+        axis = int(a.get("axis", 0))
+        if data in self.constants:
+            table = self.constants[data]
+            if table.dtype.kind in "iub":
+                self.int_dtypes[node.output[0]] = np.dtype(np.bool_ if table.dtype.kind == "b" else np.int64)
+            else:
+                table = _float(table)
+            return self.add("gather_elements", node, [self.tensor(node, indices)], {"axis": axis}, {"other": table})
+        if data in self.int_dtypes:
+            self.int_dtypes[node.output[0]] = self.int_dtypes[data]
+        inputs = [self.tensor(node, data), self.tensor(node, indices)]
+        return self.add("gather_elements", node, inputs, {"axis": axis})
+
+    def op_CumSum(self, node, a, x):
+        axis = int(np.asarray(self.const(node, node.input[1], "axis")).reshape(-1)[0])
+        if node.input[0] in self.int_dtypes:
+            if self.int_dtypes[node.input[0]] == np.bool_:
+                raise _unsupported(node, "a CumSum of a bool tensor (ONNX sums numbers)")
+            self.int_dtypes[node.output[0]] = self.int_dtypes[node.input[0]]
+        attrs = {"axis": axis, "exclusive": bool(int(a.get("exclusive", 0))), "reverse": bool(int(a.get("reverse", 0)))}
+        return self.add("cumsum", node, [x], attrs)
 
     def gather_by_tensor(self, node: Any, a: dict) -> int:
         """Gather by computed int64 indices: of a constant table (an

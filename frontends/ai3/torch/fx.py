@@ -289,6 +289,7 @@ _FUNCTIONS.update({
     torch.logical_and: "logical_and", torch.logical_or: "logical_or", torch.logical_xor: "logical_xor", torch.logical_not: "logical_not",
     operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__", operator.invert: "__invert__",
     torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
+    torch.cumsum: "cumsum", torch.gather: "gather",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -297,9 +298,14 @@ _METHODS.update({
     "__and__": "__and__", "__or__": "__or__", "__xor__": "__xor__", "__invert__": "__invert__", "bitwise_not": "__invert__",
     "masked_fill": "masked_fill", "masked_fill_": "masked_fill", "index_select": "index_select",
     "to": "to", "type": "to", "float": "float", "double": "double", "long": "long", "bool": "bool", "type_as": "type_as",
+    "int": "int", "cumsum": "cumsum", "gather": "gather",
 })  # fmt: skip
 # torch dtypes the core has, by the core's names (core/tensor.h).
 _CORE_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
+# Inside a model ai3 keeps integers in int64: an int32 tensor (RoBERTa's
+# `mask.int()`, its cumsum `.type_as(mask)`) is computed as int64, whose
+# values agree with int32's while they fit in it (positions, counts, ids).
+_COMPUTED_AS = {torch.int32: torch.int64}
 
 
 class _Mapper:
@@ -434,9 +440,11 @@ class _Mapper:
         """The dtype of tensor argument `a` of `node` as traced (None when
         traced without sample inputs)."""
         if isinstance(a, fx.Node) and a in self.consts:
-            return self.consts[a].dtype
-        vals = _values(a) if isinstance(a, fx.Node) else None
-        return vals[0].dtype if vals is not None and isinstance(vals[0], torch.Tensor) else None
+            dtype = self.consts[a].dtype
+        else:
+            vals = _values(a) if isinstance(a, fx.Node) else None
+            dtype = vals[0].dtype if vals is not None and isinstance(vals[0], torch.Tensor) else None
+        return _COMPUTED_AS.get(dtype, dtype)
 
     def island_dtype(self, node: fx.Node, a: Any) -> str | None:
         """The core dtype of tensor argument `a` of `node` where it is a float
@@ -599,6 +607,9 @@ class _Mapper:
             self.add(node, op, name, self.promoted(node, name, [x, y]), node)
         elif cx is None or cy is None:
             tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
+            raw = y if cy is not None else x
+            if self.torch_dtype(node, tensor) == torch.int64 and self.integral(node, raw):
+                other = np.asarray(other).astype(np.int64)  # int op int stays int, as in PyTorch
             attrs: dict[str, Any] = {"reverse": reverse}
             island = self.island_dtype(node, tensor)
             if island is not None and np.issubdtype(np.asarray(other).dtype, np.floating):
@@ -606,6 +617,16 @@ class _Mapper:
             self.add(node, op, name, [self.tensor(node, tensor)], node, attrs, {"other": other})
         else:
             raise unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
+
+    def integral(self, node: fx.Node, a: Any) -> bool:
+        """Whether constant argument `a` is an integer (a Python int, or an
+        integer tensor) rather than a float or bool."""
+        if isinstance(a, bool):
+            return False
+        if isinstance(a, int):
+            return True
+        dtype = a.dtype if isinstance(a, torch.Tensor) else self.torch_dtype(node, a)
+        return dtype is not None and not dtype.is_floating_point and dtype != torch.bool
 
     def _matmul(self, node: fx.Node, name: str) -> None:
         x, y = node.args[:2]
@@ -824,6 +845,7 @@ class _Mapper:
 
     def cast(self, node: fx.Node, name: str, dtype: Any) -> None:
         x = node.args[0]
+        dtype = _COMPUTED_AS.get(dtype, dtype)
         if dtype not in _CORE_DTYPES:
             raise unsupported(node, f"a cast to {dtype}; ai3 has float32, float64, int64 and bool tensors")
         if self.torch_dtype(node, x) == dtype:
@@ -849,6 +871,45 @@ class _Mapper:
 
     def _bool(self, node: fx.Node, name: str) -> None:
         self.cast(node, name, torch.bool)
+
+    def _int(self, node: fx.Node, name: str) -> None:
+        self.cast(node, name, torch.int32)
+
+    def _cumsum(self, node: fx.Node, name: str) -> None:
+        """torch.cumsum(input, dim, dtype=None): of a bool or integer input
+        an int64 sum, as torch gives; with dtype, of the input cast to it."""
+        a = normalized(node, lambda input, dim, *, dtype=None: None)
+        x = self.tensor(node, a["input"])
+        source = self.torch_dtype(node, a["input"])
+        to = a["dtype"] or (torch.int64 if source is not None and not source.is_floating_point else None)
+        to = _COMPUTED_AS.get(to, to)
+        if to is not None and to != source:
+            if to not in _CORE_DTYPES:
+                raise unsupported(node, f"a cumsum in {to}; ai3 has float32, float64 and int64 sums")
+            x = self.emit(node, "cast", f"{name}.to_{_CORE_DTYPES[to]}", [x], {"to": _CORE_DTYPES[to]})
+        self.add(node, "cumsum", name, [x], node, {"axis": a["dim"]})
+
+    def _gather(self, node: fx.Node, name: str) -> None:
+        """torch.gather(input, dim, index): gather_elements of a computed or
+        constant input. A constant row expanded along the batch (RoBERTa's
+        buffered token types, gathered by position) is an embedding-like
+        gather of that row: out[b, j] = row[index[b, j]]."""
+        a = normalized(node, lambda input, dim, index, *, sparse_grad=False: None)
+        data, index = a["input"], a["index"]
+        if isinstance(data, fx.Node) and data in self.expanded:
+            row = self.expanded[data]
+            if row.dim() != 2 or row.shape[0] != 1 or a["dim"] not in (1, -1):
+                raise unsupported(
+                    node, "gather along the batch-expanded constant's rows (ai3 gathers from a (1, N) row along dim 1)"
+                )
+            table = row[0].detach().cpu().numpy()
+            return self.add(node, "gather", name, [self.tensor(node, index)], node, {"axis": 0}, {"other": table})
+        constant = self.constant(node, data)
+        if constant is None:
+            inputs = [self.tensor(node, data), self.tensor(node, index)]
+            return self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]})
+        inputs = [self.tensor(node, index)]
+        self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]}, {"other": constant})
 
     def _type_as(self, node: fx.Node, name: str) -> None:
         self.cast(node, name, self.torch_dtype(node, node.args[1]))
