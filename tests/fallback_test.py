@@ -101,6 +101,32 @@ def test_fallback_needs_a_sample_shape():
         ai3.swap_backend(Lacking().eval(), fallback=True)
 
 
+class IdsThenLacking(nn.Module):
+    """int64 ids through integer arithmetic and an embedding (a run whose
+    input is int64), then an op ai3 lacks (cumprod), then a head."""
+
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(50, 8)
+        self.head = nn.Linear(8, 4)
+
+    def forward(self, ids):
+        return self.head(torch.cumprod(self.tok(ids * 2 + 1), dim=1))
+
+
+def test_a_run_reading_token_ids_is_an_island():
+    net = IdsThenLacking().eval()
+    ids = torch.randint(0, 24, (2, 6), generator=torch.Generator().manual_seed(1))
+    split = ai3.swap_backend(net, sample_input_shape=[ids], fallback=True)
+    assert [(f.name, f.op) for f in split.fallbacks()] == [("cumprod", "cumprod")]
+    assert len(split.islands()) == 2  # the ids' run (int64 input) and the head
+    assert {"gather", "mul", "add", "linear"} <= {op for _, op, _ in split.layers()}
+    for batch in (2, 3):
+        x = torch.randint(0, 24, (batch, 6), generator=torch.Generator().manual_seed(batch))
+        with torch.no_grad():
+            _close(split(x), net(x), torch.float32)
+
+
 class TinyLM(nn.Module):
     """Token ids (int64) through an embedding, a pre-norm attention block and
     a head: the embedding renormalises its rows (max_norm), which ai3 has no

@@ -8,8 +8,9 @@ that map or do not (size arithmetic goes with the run it is in). Each run
 that maps becomes an ai3.Model of as many inputs and outputs as the run
 has, traced again on the values the run actually receives from the sample
 inputs; the others stay fx submodules run by PyTorch. A run whose inputs
-are not float tensors of the model's dtype (token ids, sizes) stays in
-PyTorch too, and says so.
+are not tensors the core takes (float ones of the model's dtype, int64 ids
+and positions, bool masks; not sizes or other dtypes) stays in PyTorch
+too, and says so.
 """
 
 from __future__ import annotations
@@ -108,11 +109,15 @@ def _island_inputs(split: fx.GraphModule, names: list[str], samples: Sequence[An
 
 
 def _why_not_core(args: tuple, dtype: torch.dtype) -> str | None:
+    """Why an island receiving `args` cannot be an ai3.Model, or None: it
+    takes tensors of the model's float dtype, int64 (token ids, positions)
+    and bool (masks)."""
+    takes = (dtype, torch.int64, torch.bool)
     for k, a in enumerate(args):
         if not isinstance(a, torch.Tensor):
             return f"its input {k} is a {type(a).__name__}, not a tensor (ai3.Models take tensors)"
-        if a.dtype != dtype:
-            return f"its input {k} is {a.dtype}; ai3.Models take {dtype} tensors"
+        if a.dtype not in takes:
+            return f"its input {k} is {a.dtype}; ai3.Models take {dtype}, torch.int64 and torch.bool tensors"
     return None
 
 
