@@ -1317,6 +1317,39 @@ def expand(draw: Draw, algorithm: str) -> Case:
 _CORE_DTYPES = ("float32", "float64", "int64", "bool")
 
 
+def _gathering(
+    draw: Draw,
+    op: str,
+    axis: int,
+    data: np.ndarray,
+    index: np.ndarray,
+    reference: Callable[..., Any],
+    dtype: Any,
+    algorithm: str,
+) -> Case:
+    """A case of gather or gather_elements: the data the layer's constant
+    and the int64 indices its one input, or both inputs."""
+    if draw(st.booleans()):
+        return Case(
+            op,
+            lambda n, dt: layers.Layer(op, {"axis": axis}, {"other": data.astype(dt)}, algorithm=algorithm, name=n),
+            [index],
+            lambda i: reference(data.astype(dtype), i),
+            dtype,
+            fixed={0: np.int64},
+            out_dtype=lambda d: dtype,
+        )
+    return Case(
+        op,
+        lambda n, dt: layers.Layer(op, {"axis": axis}, {}, algorithm=algorithm, name=n),
+        [data, index],
+        reference,
+        dtype,
+        fixed={1: np.int64},
+        any_dtype=True,
+    )
+
+
 def gather(draw: Draw, algorithm: str) -> Case:
     dtype = draw(st.sampled_from(FLOATS))
     data_shape = [dim(draw, 1, 5) for _ in range(draw(st.integers(1, 3)))]
@@ -1340,27 +1373,8 @@ def gather(draw: Draw, algorithm: str) -> Case:
             return np.zeros(out, x.dtype)
         return np.take(x, i, axis=axis, mode="raise")
 
-    if draw(st.booleans()):  # an embedding: the table is the layer's constant
-        return Case(
-            "gather",
-            lambda n, dt: layers.Layer(
-                "gather", {"axis": axis}, {"other": data.astype(dt)}, algorithm=algorithm, name=n
-            ),
-            [index],
-            lambda i: reference(data.astype(dtype), i),
-            dtype,
-            fixed={0: np.int64},
-            out_dtype=lambda d: dtype,
-        )
-    return Case(
-        "gather",
-        lambda n, dt: layers.Layer("gather", {"axis": axis}, {}, algorithm=algorithm, name=n),
-        [data, index],
-        reference,
-        dtype,
-        fixed={1: np.int64},
-        any_dtype=True,
-    )
+    # (as an embedding: the table is the layer's constant)
+    return _gathering(draw, "gather", axis, data, index, reference, dtype, algorithm)
 
 
 def gather_elements(draw: Draw, algorithm: str) -> Case:
@@ -1392,27 +1406,7 @@ def gather_elements(draw: Draw, algorithm: str) -> Case:
         ax = axis + x.ndim if axis < 0 else axis
         return torch.gather(torch.from_numpy(x), ax, torch.from_numpy(np.where(i < 0, i + x.shape[ax], i)))
 
-    if draw(st.booleans()):  # the data is the layer's constant
-        return Case(
-            "gather_elements",
-            lambda n, dt: layers.Layer(
-                "gather_elements", {"axis": axis}, {"other": data.astype(dt)}, algorithm=algorithm, name=n
-            ),
-            [index],
-            lambda i: reference(data.astype(dtype), i),
-            dtype,
-            fixed={0: np.int64},
-            out_dtype=lambda d: dtype,
-        )
-    return Case(
-        "gather_elements",
-        lambda n, dt: layers.Layer("gather_elements", {"axis": axis}, {}, algorithm=algorithm, name=n),
-        [data, index],
-        reference,
-        dtype,
-        fixed={1: np.int64},
-        any_dtype=True,
-    )
+    return _gathering(draw, "gather_elements", axis, data, index, reference, dtype, algorithm)
 
 
 def cumsum(draw: Draw, algorithm: str) -> Case:

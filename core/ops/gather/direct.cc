@@ -34,13 +34,7 @@ class DirectKernel : public OperandsKernel<GatherAttrs> {
     const int64_t inner = DimsProduct(data.shape, axis + 1, data.rank());
     const int64_t count = indices.numel();
     const int64_t* idx = indices.data_as<const int64_t>();
-    for (int64_t j = 0; j < count; ++j) {
-      if (idx[j] < -size || idx[j] >= size) {
-        Fail(ErrorKind::kInvalidArgument, "index ", idx[j], " (at ", j,
-             " of the indices) is out of range for axis ", axis, " of size ",
-             size, " in data ", ToString(data.shape));
-      }
-    }
+    CheckIndicesInRange(idx, count, axis, size, data.shape);
     const size_t row = static_cast<size_t>(inner) * SizeOf(data.dtype);
     const char* x = static_cast<const char*>(data.data);
     char* y = static_cast<char*>(output.data);

@@ -35,6 +35,17 @@ Shape GatherAttrs::OutputShape(const std::vector<Tensor>& inputs) const {
                    : OutputShapeOf(inputs[0].shape, inputs[1]);
 }
 
+void CheckIndicesInRange(const int64_t* indices, int64_t count, int64_t axis,
+                         int64_t size, const Shape& data) {
+  for (int64_t j = 0; j < count; ++j) {
+    if (indices[j] < -size || indices[j] >= size) {
+      Fail(ErrorKind::kInvalidArgument, "index ", indices[j], " (at ", j,
+           " of the indices) is out of range for axis ", axis, " of size ",
+           size, " in data ", ToString(data));
+    }
+  }
+}
+
 DType GatherAttrs::OutputDType(const std::vector<Tensor>& inputs) const {
   return has_other ? other_dtype : inputs[0].dtype;
 }

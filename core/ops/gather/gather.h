@@ -39,6 +39,12 @@ struct GatherAttrs {
   DType OutputDType(const std::vector<Tensor>& inputs) const;
 };
 
+// Throws kInvalidArgument naming the first of the `count` indices outside
+// [-size, size), the range of axis `axis` of `data`: gather and
+// gather_elements check every index before they read anything.
+void CheckIndicesInRange(const int64_t* indices, int64_t count, int64_t axis,
+                         int64_t size, const Shape& data);
+
 }  // namespace ai3
 
 #endif  // AI3_CORE_OPS_GATHER_GATHER_H_

@@ -11,6 +11,7 @@
 #include "core/layer.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/checks.h"
+#include "core/ops/gather/gather.h"
 #include "core/ops/gather_elements/gather_elements.h"
 #include "core/parallel.h"
 #include "core/registry.h"
@@ -33,13 +34,7 @@ class DirectKernel : public OperandsKernel<GatherElementsAttrs> {
     const int64_t size = data.shape[axis];
     const int64_t count = indices.numel();
     const int64_t* idx = indices.data_as<const int64_t>();
-    for (int64_t j = 0; j < count; ++j) {
-      if (idx[j] < -size || idx[j] >= size) {
-        Fail(ErrorKind::kInvalidArgument, "index ", idx[j], " (at ", j,
-             " of the indices) is out of range for axis ", axis, " of size ",
-             size, " in data ", ToString(data.shape));
-      }
-    }
+    CheckIndicesInRange(idx, count, axis, size, data.shape);
     // The data's strides (in elements), the axis' to be scaled by the index.
     std::vector<int64_t> stride(rank, 1);
     for (int d = rank - 2; d >= 0; --d) {
