@@ -70,7 +70,7 @@ struct BinaryAttrs {
   static constexpr const char* kOp = BinaryOpName(Op);
   static constexpr BinaryOp kBinaryOp = Op;
   static constexpr bool kTakesInt64 = BinaryTakesInt64(Op);
-  // int64 as well as the float dtypes (core/layer.h): CheckDTypes below
+  // int64 as well as the float dtypes (core/layer.h): CheckDType below
   // checks what the layer would.
   static constexpr bool kAnyDType = true;
   DType OutputDType(const std::vector<Tensor>& inputs) const {

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/checks.h"

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <vector>
 
-#include "core/errors.h"
 #include "core/layer.h"
 #include "core/ops/binary/operands.h"
 #include "core/ops/checks.h"
@@ -35,25 +34,21 @@ class DirectKernel : public OperandsKernel<GatherElementsAttrs> {
     const int64_t count = indices.numel();
     const int64_t* idx = indices.data_as<const int64_t>();
     CheckIndicesInRange(idx, count, axis, size, data.shape);
-    // The data's strides (in elements), the axis' to be scaled by the index.
-    std::vector<int64_t> stride(rank, 1);
-    for (int d = rank - 2; d >= 0; --d) {
-      stride[d] = stride[d + 1] * data.shape[d + 1];
-    }
     const Shape& shape = indices.shape;
     const size_t elem = SizeOf(data.dtype);
     const char* x = static_cast<const char*>(data.data);
     char* y = static_cast<char*>(output.data);
     ParallelFor(0, count, count >= kParallelElements, [&](int64_t j) {
-      int64_t rest = j, offset = 0;
+      // The data's strides as a running product from the last dim (no
+      // stride table: a forward allocates nothing).
+      int64_t rest = j, offset = 0, stride = 1;
       for (int d = rank - 1; d >= 0; --d) {
         const int64_t c = rest % shape[d];
         rest /= shape[d];
-        if (d == axis) {
-          offset += (idx[j] < 0 ? idx[j] + size : idx[j]) * stride[d];
-        } else {
-          offset += c * stride[d];
-        }
+        const int64_t at =
+            d == axis ? (idx[j] < 0 ? idx[j] + size : idx[j]) : c;
+        offset += at * stride;
+        stride *= data.shape[d];
       }
       std::memcpy(y + j * elem, x + offset * elem, elem);
     });

@@ -213,10 +213,13 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
         additive = _additive(torch.from_numpy(mask), dtype, keep=True).numpy()
     name = mapper.name_of(node)
     key, value = _key_value(mapper, node, a, name)
+    key_shape = tuple(kv[0].shape)
+    if a["enable_gqa"]:  # the key repeated to the query's heads
+        key_shape = (*key_shape[:-3], qv[0].shape[-3], *key_shape[-2:])
     rank = qv[0].dim()
     perm = list(range(rank))
     perm[-2], perm[-1] = perm[-1], perm[-2]
-    kt = mapper.emit(node, "permute", f"{name}.key_t", [key], {"dims": perm}, input_shape=tuple(kv[0].shape))
+    kt = mapper.emit(node, "permute", f"{name}.key_t", [key], {"dims": perm}, input_shape=key_shape)
     scores = mapper.emit(node, "matmul", f"{name}.scores", [mapper.tensor(node, q), kt], input_shape=tuple(qv[0].shape))
     scale = a["scale"] if a["scale"] is not None else 1.0 / math.sqrt(qv[0].shape[-1])
     if scale != 1.0:
