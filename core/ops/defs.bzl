@@ -13,6 +13,7 @@ load("//third_party/cuda:cuda.bzl", "cuda_library")
 # and //core/cuda:algorithms are made from it.
 AI3_OPS = {
     "adaptivemaxpool2d": False,
+    "argmax": False,
     "attention": False,
     "attention/multihead:multihead_attention": False,
     "batchnorm2d": True,
@@ -59,6 +60,7 @@ AI3_OPS = {
     "space_to_depth": False,
     "tanh": True,
     "tile": False,
+    "trilu": False,
     "unary": False,
     "where": False,
 }

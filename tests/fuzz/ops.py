@@ -1432,6 +1432,61 @@ def cumsum(draw: Draw, algorithm: str) -> Case:
     return Case("cumsum", make, [x], reference, specials=True, int64=True)
 
 
+def _arg_extreme(op: str) -> Callable[[Draw, str], Case]:
+    """argmax / argmin against torch's (the first index of ties, NaN the
+    extreme); select_last_index as torch's on the flipped axis."""
+    fn = torch.argmax if op == "argmax" else torch.argmin
+
+    def build(draw: Draw, algorithm: str) -> Case:
+        shape = rank_shape(draw, 1, 3)
+        rank = len(shape)
+        axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX, INT64_MIN])
+        keepdim, last = draw(st.booleans()), draw(st.booleans())
+        x = np.round(values(draw, shape, specials=True) * 2)  # ties are common
+
+        def reference(x: np.ndarray) -> Any:
+            t = exact(x)
+            ax = axis + t.dim() if axis < 0 else axis
+            if not last:
+                return fn(t, ax, keepdim)
+            return t.shape[ax] - 1 - fn(t.flip(ax), ax, keepdim)
+
+        attrs = {"axis": axis, "keepdim": keepdim, "select_last_index": last}
+        return Case(
+            op,
+            lambda n, dt: layers.Layer(op, attrs, {}, algorithm=algorithm, name=n),
+            [x],
+            reference,
+            specials=True,
+            out_dtype=lambda d: np.int64,
+            int64=True,
+        )
+
+    return build
+
+
+def trilu(draw: Draw, algorithm: str) -> Case:
+    shape = rank_shape(draw, 2, 4)
+    upper = draw(st.booleans())
+    k = often(draw, st.integers(-6, 6), [INT64_MAX, INT64_MIN, 100, -100])
+    x = values(draw, shape, specials=True)
+
+    def reference(x: np.ndarray) -> Any:
+        rows, cols = x.shape[-2:]
+        kk = max(min(k, rows + cols), -rows - cols)  # (torch's k is an int64 too)
+        return (torch.triu if upper else torch.tril)(torch.from_numpy(x), kk)
+
+    return Case(
+        "trilu",
+        lambda n, dt: layers.Layer("trilu", {"upper": upper, "k": k}, {}, algorithm=algorithm, name=n),
+        [x],
+        reference,
+        draw(st.sampled_from(FLOATS)),
+        specials=True,
+        any_dtype=True,
+    )
+
+
 def _truncate(x: np.ndarray, to: str) -> np.ndarray:
     """ONNX Cast as cast.h states it: float -> int64 toward zero, NaN and
     values past int64's range to INT64_MIN."""
@@ -1541,6 +1596,9 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "gather": gather,
     "gather_elements": gather_elements,
     "cumsum": cumsum,
+    "argmax": _arg_extreme("argmax"),
+    "argmin": _arg_extreme("argmin"),
+    "trilu": trilu,
     "cast": cast,
     **{op: _comparison(op) for op in _COMPARISONS},
     "logical_not": logical_not,

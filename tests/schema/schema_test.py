@@ -135,6 +135,9 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "gather": ({"axis": 0}, {"other": (5, 3)}, [(2, 4)]),
     "gather_elements": ({"axis": 1}, {"other": (2, 5)}, [(2, 3)]),
     "cumsum": ({"axis": 1, "exclusive": True}, {}, [(2, 3)]),
+    "argmax": ({"axis": 1, "keepdim": True}, {}, [(2, 3)]),
+    "argmin": ({"axis": 0, "select_last_index": True}, {}, [(2, 3)]),
+    "trilu": ({"upper": False, "k": 1}, {}, [(2, 3, 3)]),
     "cast": ({"to": "int64"}, {}, [(2, 3)]),
     **{
         op: ({}, {}, [(2, 3), (3,)])

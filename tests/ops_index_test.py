@@ -1,0 +1,226 @@
+"""argmax / argmin (the index a classifier's or a decoder's head picks) and
+trilu (the triangles causal masks are cut from), run by ai3's core against
+each framework's own result: PyTorch (functions and tensor methods, with and
+without a dim, keepdim, ties and NaN), ONNX Runtime (ArgMax / ArgMin with
+keepdims and select_last_index, Trilu with and without its k input, float
+and int64 inputs) and Keras (keras.ops.argmax / argmin / triu / tril /
+cumsum, with and without an axis), over grids of shapes and attributes.
+Integer results are compared exactly."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import pytest_main  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+import ai3  # noqa: E402
+import ai3.onnx  # noqa: E402
+
+torch.set_num_threads(2)
+DTYPES = [torch.float32, torch.float64]
+
+
+def _same(got, want) -> None:
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    if want.dtype.kind in "iub":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def _tied(shape, dtype=torch.float32, seed=0, nan=False) -> torch.Tensor:
+    """Values in a few steps, so that ties are common; NaN now and then."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randint(-3, 4, shape, generator=g).to(dtype)
+    if nan:
+        x.view(-1)[::7] = float("nan")
+    return x
+
+
+# -- PyTorch ----------------------------------------------------------------
+class Arg(nn.Module):
+    def __init__(self, fn, dim, keepdim, method):
+        super().__init__()
+        self.fn, self.dim, self.keepdim, self.method = fn, dim, keepdim, method
+
+    def forward(self, x):
+        if self.method:
+            return getattr(x, self.fn)(dim=self.dim, keepdim=self.keepdim)
+        return getattr(torch, self.fn)(x, self.dim, self.keepdim)
+
+
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+@pytest.mark.parametrize("dim", [0, 1, -1, None])
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("method", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_argmax_argmin(fn, dim, keepdim, method, dtype):
+    net = Arg(fn, dim, keepdim, method).eval()
+    x = _tied((3, 4, 5), dtype, nan=dim == 1)
+    model = ai3.swap_backend(net, "default", sample_input_shape=x.shape, dtype=dtype)
+    assert isinstance(model, ai3.Model)
+    _same(model(x), net(x))
+
+
+class Triangle(nn.Module):
+    def __init__(self, upper, diagonal, method):
+        super().__init__()
+        self.upper, self.diagonal, self.method = upper, diagonal, method
+
+    def forward(self, x):
+        name = "triu" if self.upper else "tril"
+        if self.method:
+            return getattr(x, name)(self.diagonal)
+        return getattr(torch, name)(x, diagonal=self.diagonal)
+
+
+@pytest.mark.parametrize("upper", [True, False])
+@pytest.mark.parametrize("diagonal", [0, 1, -2, 9])
+@pytest.mark.parametrize("method", [False, True])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5), (2, 2, 6, 3)])
+def test_torch_triu_tril(upper, diagonal, method, shape):
+    net = Triangle(upper, diagonal, method).eval()
+    x = torch.randn(shape)
+    model = ai3.swap_backend(net, "default", sample_input_shape=shape)
+    _same(model(x), net(x))
+
+
+class CausalMask(nn.Module):
+    """A decoder's causal mask from torch.triu of a filled matrix (as
+    transformers builds one), added to scores computed from the input."""
+
+    def forward(self, x):
+        n = x.shape[-1]
+        mask = torch.triu(torch.full((n, n), -1e9), diagonal=1)
+        return torch.softmax(x @ x.transpose(-1, -2) + mask, -1)
+
+
+def test_torch_causal_mask_from_triu():
+    net = CausalMask().eval()
+    x = torch.randn(2, 6, 6)
+    model = ai3.swap_backend(net, "default", sample_input_shape=x.shape)
+    _same(model(x), net(x))
+
+
+class ArgOfIds(nn.Module):
+    """argmax and triu of int64 tensors (token ids)."""
+
+    def forward(self, ids):
+        return torch.triu(ids, 1) + ids.argmax(-1, keepdim=True)
+
+
+def test_torch_on_int64():
+    net = ArgOfIds().eval()
+    ids = torch.randint(0, 9, (3, 5, 5))
+    model = ai3.swap_backend(net, "default", sample_input_shape=[ids])
+    _same(model(ids), net(ids))
+
+
+# -- ONNX, against ONNX Runtime -----------------------------------------------
+def _against_ort(nodes, x: np.ndarray, out_elem: int, out_shape, inits=(), opset=17) -> None:
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    info = onnx.helper.make_tensor_value_info
+    elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = onnx.helper.make_graph(nodes, "g", [info("x", elem, x.shape)], [info("y", out_elem, out_shape)], list(inits))
+    data = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)]).SerializeToString()
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    model = ai3.onnx.swap_backend(data, "default", sample_input_shape=x.shape)
+    assert isinstance(model, ai3.Model), type(model)
+    _same(model(x), want)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("select_last_index", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_onnx_argmax_argmin(op, axis, keepdims, select_last_index, dtype):
+    onnx = pytest.importorskip("onnx")
+    node = onnx.helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=keepdims, select_last_index=select_last_index)
+    x = _tied((3, 4, 5), seed=axis + 7).numpy().astype(dtype)
+    out_shape = list(x.shape)
+    if keepdims:
+        out_shape[axis] = 1
+    else:
+        del out_shape[axis]
+    _against_ort([node], x, onnx.TensorProto.INT64, out_shape)
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("k", [None, 0, 2, -1, -7])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 6)])
+def test_onnx_trilu(upper, k, dtype, shape):
+    onnx = pytest.importorskip("onnx")
+    inputs, inits = ["x"], []
+    if k is not None:
+        inputs.append("k")
+        inits.append(onnx.numpy_helper.from_array(np.asarray(k, np.int64), "k"))
+    node = onnx.helper.make_node("Trilu", inputs, ["y"], upper=upper)
+    x = (np.random.default_rng(len(shape)).standard_normal(shape) * 9).astype(dtype)
+    _against_ort([node], x, onnx.helper.np_dtype_to_tensor_dtype(x.dtype), x.shape, inits)
+
+
+def test_onnx_trilu_with_a_computed_k_is_refused_naming_the_node():
+    onnx = pytest.importorskip("onnx")
+    info = onnx.helper.make_tensor_value_info
+    nodes = [
+        onnx.helper.make_node("ArgMax", ["x"], ["k"], axis=0, keepdims=0, name="pick"),
+        onnx.helper.make_node("Trilu", ["x", "k"], ["y"], name="cut"),
+    ]
+    graph = onnx.helper.make_graph(
+        nodes, "g", [info("x", onnx.TensorProto.FLOAT, (1, 4))], [info("y", onnx.TensorProto.FLOAT, (1, 4))]
+    )
+    data = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)]).SerializeToString()
+    with pytest.raises(ai3.UnsupportedOperation, match=r"cut.*diagonal k.*constant"):
+        ai3.onnx.swap_backend(data, "default", sample_input_shape=(1, 4))
+
+
+# -- Keras --------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def keras():
+    return pytest.importorskip("keras")
+
+
+def _against_keras(keras, build, shape) -> None:
+    import ai3.keras
+
+    inp = keras.Input(shape[1:])
+    model = keras.Model(inp, build(keras.ops, inp))
+    x = _tied(shape, seed=len(shape)).numpy()
+    x.reshape(-1)[::3] += 0.5  # some ties, not all
+    got = ai3.keras.swap_backend(model, {}, sample_input_shape=shape)
+    want = np.asarray(model(x))
+    # Keras gives indices as int32; ai3 computes integers in int64.
+    _same(np.asarray(got(x)).astype(want.dtype), want)
+
+
+@pytest.mark.parametrize("fn", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [1, -1, None])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_keras_argmax_argmin(keras, fn, axis, keepdims):
+    _against_keras(keras, lambda ops, t: getattr(ops, fn)(t, axis=axis, keepdims=keepdims), (2, 5, 7))
+
+
+@pytest.mark.parametrize("fn", ["triu", "tril"])
+@pytest.mark.parametrize("k", [0, 1, -2])
+def test_keras_triu_tril(keras, fn, k):
+    _against_keras(keras, lambda ops, t: getattr(ops, fn)(t, k=k), (2, 5, 7))
+
+
+@pytest.mark.parametrize("axis", [1, 2, -1, None])
+def test_keras_cumsum(keras, axis):
+    _against_keras(keras, lambda ops, t: ops.cumsum(ops.multiply(t, 0.5), axis=axis), (2, 4, 6))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
