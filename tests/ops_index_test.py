@@ -130,7 +130,9 @@ def _against_ort(nodes, x: np.ndarray, out_elem: int, out_shape, inits=(), opset
     ort = pytest.importorskip("onnxruntime")
     info = onnx.helper.make_tensor_value_info
     elem = onnx.helper.np_dtype_to_tensor_dtype(x.dtype)
-    graph = onnx.helper.make_graph(nodes, "g", [info("x", elem, x.shape)], [info("y", out_elem, out_shape)], list(inits))
+    graph = onnx.helper.make_graph(
+        nodes, "g", [info("x", elem, x.shape)], [info("y", out_elem, out_shape)], list(inits)
+    )
     data = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", opset)]).SerializeToString()
     want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
     model = ai3.onnx.swap_backend(data, "default", sample_input_shape=x.shape)

@@ -71,6 +71,7 @@ in-place swaps of ai3.keras use as well):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -182,6 +183,11 @@ _UNARY_TENSOR_OPS = {
     "Sin": "sin", "Cos": "cos", "Tan": "tan", "Arcsin": "asin", "Arccos": "acos", "Arctan": "atan", "Sinh": "sinh",
     "Cosh": "cosh", "Arcsinh": "asinh", "Arccosh": "acosh", "Arctanh": "atanh",
 }  # fmt: skip
+
+
+# keras.ops functions of one tensor with attributes of their own (issue 17),
+# by the core op; _Mapper.numpy_op maps them.
+_NUMPY_OPS = {"Argmax": "argmax", "Argmin": "argmin", "Triu": "trilu", "Tril": "trilu", "Cumsum": "cumsum"}
 
 
 def _tensor_op(op: Any, table: dict[str, str] = _TENSOR_OPS) -> str | None:
@@ -310,6 +316,8 @@ class _Mapper:
             index = self.tensor_op(op, node, layer, name, bound)
         elif _tensor_op(layer, _UNARY_TENSOR_OPS) is not None and len(bound) == 1:
             index = self.add(_tensor_op(layer, _UNARY_TENSOR_OPS), name, [bound[0][0]], layer, bound[0][1])
+        elif _tensor_op(layer, _NUMPY_OPS) is not None and len(bound) == 1:
+            index = self.numpy_op(_tensor_op(layer, _NUMPY_OPS), layer, name, *bound[0])
         elif _merge_op(layer) is not None:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")
@@ -339,6 +347,28 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def numpy_op(self, op: str, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """keras.ops.argmax / argmin(x, axis=None, keepdims=False),
+        cumsum(x, axis=None, dtype=None) and triu / tril(x, k=0). Without an
+        axis they read the flattened tensor, as NumPy; argmax's keepdims
+        then keeps every dim as size 1."""
+        if op == "trilu":
+            return self.add(
+                "trilu", name, [x], layer, shape, {"upper": type(layer).__name__ == "Triu", "k": int(layer.k)}
+            )
+        axis = layer.axis
+        if op == "cumsum" and getattr(layer, "dtype", None) not in (None, "float32", "float64"):
+            raise _unsupported(layer, f"a cumsum in {layer.dtype}; ai3 maps Keras' float sums")
+        if axis is not None:
+            attrs = {"axis": int(axis)} if op == "cumsum" else {"axis": int(axis), "keepdim": bool(layer.keepdims)}
+            return self.add(op, name, [x], layer, shape, attrs)
+        flat_shape = (None if any(d is None for d in shape) else math.prod(shape),)
+        flat = self.add("reshape", name + "/flat", [x], layer, shape, {"shape": [-1]})
+        if op == "cumsum" or not layer.keepdims:
+            return self.add(op, name, [flat], layer, flat_shape, {"axis": 0})
+        found = self.add(op, name + "/" + op, [flat], layer, flat_shape, {"axis": 0, "keepdim": True})
+        return self.add("reshape", name, [found], layer, (1,), {"shape": [1] * len(shape)})
 
     def merge(self, op: str, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> int:
         """A merge layer over its inputs: one add node where all shapes

@@ -69,6 +69,8 @@ ONNX op -> spec (see `_Mapper.node`):
   Cast (to a float type)    identity (ai3 computes in the model's dtype);
                             to int32: to int64 (ai3's one integer dtype)
   CumSum                    cumsum(axis, exclusive, reverse)
+  ArgMax, ArgMin            argmax / argmin(axis, keepdims, select_last_index)
+  Trilu                     trilu(upper, k: a constant second input)
   GatherElements            gather_elements(axis) of a computed or constant
                             data tensor
   CastLike                  Cast to its second input's type; of a constant,
@@ -215,12 +217,12 @@ _COMPARE = {
     "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
 }  # fmt: skip
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
-SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN"}))
+SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN", "ArgMax", "ArgMin", "Trilu"}))
 # Ops that move their first input's elements, so keep its dtype (an int64
 # mask unsqueezed is still int64).
 _MOVES = (
     "Identity", "Dropout", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Transpose", "Slice", "Expand", "Tile",
-    "Gather", "Split", "Concat",
+    "Gather", "Split", "Concat", "Trilu",
 )  # fmt: skip
 
 # The op of a spec standing for a tensor ai3 does not compute (a graph input,
@@ -2065,6 +2067,23 @@ class _Mapper:
             self.int_dtypes[node.output[0]] = self.int_dtypes[data]
         inputs = [self.tensor(node, data), self.tensor(node, indices)]
         return self.add("gather_elements", node, inputs, {"axis": axis})
+
+    def op_ArgMax(self, node, a, x, op="argmax"):
+        self.int_dtypes[node.output[0]] = np.dtype(np.int64)
+        attrs = {
+            "axis": int(a.get("axis", 0)),
+            "keepdim": bool(int(a.get("keepdims", 1))),
+            "select_last_index": bool(int(a.get("select_last_index", 0))),
+        }
+        return self.add(op, node, [x], attrs)
+
+    def op_ArgMin(self, node, a, x):
+        return self.op_ArgMax(node, a, x, "argmin")
+
+    def op_Trilu(self, node, a, x):
+        k = self.opt_const(node, 1, "diagonal k")
+        attrs = {"upper": bool(int(a.get("upper", 1))), "k": 0 if k is None else int(np.asarray(k).reshape(-1)[0])}
+        return self.add("trilu", node, [x], attrs)
 
     def op_CumSum(self, node, a, x):
         axis = int(np.asarray(self.const(node, node.input[1], "axis")).reshape(-1)[0])

@@ -290,6 +290,7 @@ _FUNCTIONS.update({
     operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__", operator.invert: "__invert__",
     torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
     torch.cumsum: "cumsum", torch.gather: "gather",
+    torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -299,6 +300,7 @@ _METHODS.update({
     "masked_fill": "masked_fill", "masked_fill_": "masked_fill", "index_select": "index_select",
     "to": "to", "type": "to", "float": "float", "double": "double", "long": "long", "bool": "bool", "type_as": "type_as",
     "int": "int", "cumsum": "cumsum", "gather": "gather",
+    "argmax": "argmax", "argmin": "argmin", "triu": "triu", "triu_": "triu", "tril": "tril", "tril_": "tril",
 })  # fmt: skip
 # torch dtypes the core has, by the core's names (core/tensor.h).
 _CORE_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
@@ -888,6 +890,39 @@ class _Mapper:
                 raise unsupported(node, f"a cumsum in {to}; ai3 has float32, float64 and int64 sums")
             x = self.emit(node, "cast", f"{name}.to_{_CORE_DTYPES[to]}", [x], {"to": _CORE_DTYPES[to]})
         self.add(node, "cumsum", name, [x], node, {"axis": a["dim"]})
+
+    def _argmax(self, node: fx.Node, name: str, op: str = "argmax") -> None:
+        """torch.argmax / argmin(input, dim=None, keepdim=False): along dim,
+        or over the flattened input without one (keepdim then keeps every
+        dim as size 1, as torch)."""
+        a = normalized(node, lambda input, dim=None, keepdim=False: None)
+        x = self.tensor(node, a["input"])
+        if a["dim"] is not None:
+            self.add(node, op, name, [x], node, {"axis": int(a["dim"]), "keepdim": bool(a["keepdim"])})
+            return
+        rank = _rank(node)
+        if rank is None:
+            raise unsupported(node, f"{op} without a dim needs the input's rank: pass sample_input_shape")
+        flat = self.emit(node, "reshape", f"{name}.flat", [x], {"shape": [-1]}, input_shape=_input_shape(node))
+        if not a["keepdim"]:
+            self.add(node, op, name, [flat], node, {"axis": 0})
+            return
+        found = self.emit(node, op, f"{name}.{op}", [flat], {"axis": 0, "keepdim": True})
+        self.add(node, "reshape", name, [found], node, {"shape": [1] * rank})
+
+    def _argmin(self, node: fx.Node, name: str) -> None:
+        self._argmax(node, name, "argmin")
+
+    def _triu(self, node: fx.Node, name: str, upper: bool = True) -> None:
+        """torch.triu / tril(input, diagonal=0), and their in-place forms."""
+        a = normalized(node, lambda input, diagonal=0: None)
+        if not isinstance(a["diagonal"], int):
+            raise unsupported(node, f"a diagonal that is not a constant int ({a['diagonal']!r})")
+        attrs = {"upper": upper, "k": int(a["diagonal"])}
+        self.add(node, "trilu", name, [self.tensor(node, a["input"])], node, attrs)
+
+    def _tril(self, node: fx.Node, name: str) -> None:
+        self._triu(node, name, upper=False)
 
     def _gather(self, node: fx.Node, name: str) -> None:
         """torch.gather(input, dim, index): gather_elements of a computed or
