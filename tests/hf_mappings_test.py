@@ -5,8 +5,8 @@ mask[arange(B)[:, None, None, None], arange(S)]), sdpa with a computed bool
 mask and with a constant mask, torch.where with two constant branches,
 RoBERTa's position ids (int32 casts computed in int64, cumsum, int64
 arithmetic), cumsum and torch.gather; in ONNX, IsNaN, Where with two
-constant branches, Gather by N-D constant indices, CumSum, GatherElements
-and a Cast to int32, against ONNX Runtime. What they do not cover is refused with
+constant branches and with a constant condition, Gather by N-D constant
+indices, CumSum, GatherElements and a Cast to int32, against ONNX Runtime. What they do not cover is refused with
 ai3.UnsupportedOperation naming the node.
 
 Tolerance: tolerances.tolerance(dtype) relative to max|reference|.
@@ -385,6 +385,45 @@ def test_onnx_where_with_two_constant_branches(x_value, y_value, cond_shape):
     )
     m = rng.integers(0, 2, cond_shape).astype(np.int64)
     _against_ort(model, {"x": rng.standard_normal((2, 3, 5)).astype(np.float32), "m": m})
+
+
+@pytest.mark.parametrize("cond", ["all", "none", "causal", "row"])
+@pytest.mark.parametrize("other", ["computed", -np.inf, "constant tensor"])
+@pytest.mark.parametrize("x_is_computed", [True, False])
+def test_onnx_where_with_a_constant_condition(cond, other, x_is_computed):
+    # What folding leaves: a constant condition beside a computed branch
+    # (a causal Where(tril, scores, -inf); the expanded Attention's all-False
+    # guard); the computed branch holds NaN and infinities.
+    onnx = pytest.importorskip("onnx")
+    rng = np.random.default_rng(len(cond))
+    shape = (2, 4, 4)
+    c = {
+        "all": np.ones((4, 4), bool),
+        "none": np.zeros((1, 4), bool),
+        "causal": np.tril(np.ones((4, 4), bool)),
+        "row": np.array([[True], [False], [True], [False]]),
+    }[cond]
+    info = onnx.helper.make_tensor_value_info
+    nodes = [onnx.helper.make_node("Tanh", ["x"], ["t"]), onnx.helper.make_node("Mul", ["x", "t"], ["u"])]
+    inits = [onnx.numpy_helper.from_array(c, "c")]
+    if other == "computed":
+        branches = ["t", "u"]
+    else:
+        value = np.asarray(other, np.float32) if other != "constant tensor" else rng.standard_normal((4, 1))
+        inits.append(onnx.numpy_helper.from_array(value.astype(np.float32), "k"))
+        branches = ["u", "k"]
+    if not x_is_computed:
+        branches.reverse()
+    nodes.append(onnx.helper.make_node("Where", ["c", *branches], ["y"]))
+    model = _onnx_model(nodes, [info("x", 1, shape)], [info("y", 1, shape)], inits)
+    x = rng.standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[[0, 5, 10, 15, 21]] = [np.nan, np.inf, -np.inf, 0.0, np.nan]
+    if other != "computed" and cond == ("none" if x_is_computed else "all"):
+        # The condition picks the constant everywhere: nothing is computed.
+        with pytest.raises(ai3.UnsupportedOperation, match="not computed from its input"):
+            _against_ort(model, {"x": x})
+        return
+    _against_ort(model, {"x": x})
 
 
 @pytest.mark.parametrize(

@@ -882,6 +882,8 @@ class _Mapper:
             return self.output(node, self.concat(node, a))
         if op in _COMPARE:
             return self.output(node, self.compare(node, _COMPARE[op]))
+        if op == "Where" and node.input[0] in self.constants:
+            return self.where_constant_condition(node)
         if op == "Where":
             return self.output(node, self.where(node))
         if op == "Gather" and node.input[1] not in self.constants:
@@ -1902,16 +1904,52 @@ class _Mapper:
         self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
         return self.add("logical_not", node, [x])
 
-    def where(self, node: Any) -> int:
+    def where_constant_condition(self, node: Any) -> None:
+        """Where(cond, x, y) whose condition is a constant, which folding
+        leaves where a branch is computed: the expanded Attention's guard
+        for rows whose every key is masked (all False without a mask), a
+        causal mask's Where(tril, scores, -inf). A condition all True is x,
+        all False y, broadcast to the output's shape. One that picks from
+        both is made a computed bool tensor first, as the core's where
+        reads its condition: equal(b, b) of a computed branch b, or'ed with
+        True (all True, even where b is NaN), and'ed with the constant
+        (exactly its values, broadcast with b)."""
         cond, x, y = node.input
-        if cond in self.constants:
-            raise _unsupported(node, "a constant condition (expected to be folded)")
+        c = np.asarray(self.constants[cond]).astype(bool)
+        out = node.output[0]
+        if c.any() and not c.all():
+            b = self.tensor(node, x if x not in self.constants else y)
+            shape = self.shape(x if x not in self.constants else y)
+            same = self.add("equal", node, [b, b], suffix="/same", shape=shape)
+            true = self.add("logical_or", node, [same], {}, {"other": np.asarray(True)}, "/true", shape)
+            computed = self.add("logical_and", node, [true], {}, {"other": c}, "/condition", shape)
+            return self.output(node, self.where(node, computed))
+        chosen = x if c.all() else y
+        shapes = [np.shape(self.constants[n]) if n in self.constants else self.shape(n) for n in (cond, x, y)]
+        try:
+            full = tuple(np.broadcast_shapes(*shapes))
+        except (TypeError, ValueError) as e:
+            raise _unsupported(node, f"needs its operands' shapes, got {shapes}") from e
+        if chosen in self.constants:
+            self.constants[out] = np.broadcast_to(self.constants[chosen], full).copy()
+            return
+        if chosen in self.int_dtypes:
+            self.int_dtypes[out] = self.int_dtypes[chosen]
+        src = self.tensor(node, chosen)
+        if tuple(self.shape(chosen)) == full:
+            return self.output(node, self.add("identity", node, [src]))
+        self.output(node, self.add("expand", node, [src], {"shape": list(full)}))
+
+    def where(self, node: Any, cond: int | None = None) -> int:
+        """Where(cond, x, y) of a computed condition (`cond`: its spec, if
+        not the node's first input)."""
+        cond_name, x, y = node.input
         if x in self.constants and y in self.constants:
             return self.where_constants(node)
         branch = y if x in self.constants else x
         if branch in self.int_dtypes:
             self.int_dtypes[node.output[0]] = self.int_dtypes[branch]
-        inputs = [self.tensor(node, cond)]
+        inputs = [self.tensor(node, cond_name) if cond is None else cond]
         if x not in self.constants and y not in self.constants:
             return self.add("where", node, inputs + [self.tensor(node, x), self.tensor(node, y)])
         const = x if x in self.constants else y
