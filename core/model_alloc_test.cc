@@ -55,13 +55,17 @@
 
 #include "core/graph.h"
 #include "core/layer.h"
+#include "core/ops/argmax/argmax.h"
 #include "core/ops/batchnorm2d/batchnorm2d.h"
 #include "core/ops/conv2d/conv2d.h"
+#include "core/ops/cumsum/cumsum.h"
 #include "core/ops/flatten/flatten.h"
+#include "core/ops/gather_elements/gather_elements.h"
 #include "core/ops/linear/linear.h"
 #include "core/ops/permute/permute.h"
 #include "core/ops/pool2d/pool2d.h"
 #include "core/ops/relu/relu.h"
+#include "core/ops/trilu/trilu.h"
 #include "core/testing/reference.h"
 
 // ---- Counting allocator
@@ -310,7 +314,78 @@ long CountSeveralInputsAllocations() {
   return g_allocations.load();
 }
 
-// The exception above: oneDNN's primitive.
+// A model of a float and an int64 input (token positions) and int64 and
+// float outputs, through the integer ops of issue 17: cumsum of the ids,
+// trilu of x, argmax of that, and x gathered by the ids (gather_elements).
+long CountIntegerOpsAllocations() {
+  Model m;
+  m.SetInputCount(2);
+  const int x = Model::kInput, ids = Model::InputId(1);
+  CumsumAttrs along;
+  along.axis = 1;
+  const int sums =
+      m.AddLayer(std::make_shared<Layer<CumsumAttrs>>(
+                     "cumsum", along, std::vector<Tensor>{}, "default"),
+                 ids);
+  const int upper =
+      m.AddLayer(std::make_shared<Layer<TriluAttrs>>(
+                     "trilu", TriluAttrs{}, std::vector<Tensor>{}, "default"),
+                 x);
+  ArgmaxAttrs last;
+  last.axis = -1;
+  last.keepdim = true;
+  const int found =
+      m.AddLayer(std::make_shared<Layer<ArgmaxAttrs>>(
+                     "argmax", last, std::vector<Tensor>{}, "default"),
+                 upper);
+  GatherElementsAttrs by_row;
+  by_row.axis = 1;
+  const int gathered =
+      m.AddLayer(std::make_shared<MultiLayer<GatherElementsAttrs>>(
+                     "gather", by_row, std::vector<Tensor>{}, "default"),
+                 std::vector<int>{upper, ids});
+  m.SetOutputs({sums, found, gathered});
+  constexpr int64_t kBatch = 3, kLength = 16;
+  const Shape shape = {kBatch, kLength};
+  auto xs = testing::Cast<float>(testing::RandomVector(kBatch * kLength, 5));
+  std::vector<int64_t> positions(kBatch * kLength);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    positions[i] = static_cast<int64_t>((i * 7) % kLength);
+  }
+  std::vector<int64_t> out_sums(positions.size()), out_found(kBatch);
+  std::vector<float> out_gathered(xs.size());
+  const std::vector<Tensor> inputs = {{xs.data(), DType::kFloat32, shape},
+                                      {positions.data(), DType::kInt64, shape}};
+  const std::vector<Tensor> outputs = {
+      {out_sums.data(), DType::kInt64, shape},
+      {out_found.data(), DType::kInt64, {kBatch, 1}},
+      {out_gathered.data(), DType::kFloat32, shape}};
+  m.Forward(inputs, outputs);
+  g_allocations = 0;
+  g_counting = true;
+  for (int call = 0; call < 4; ++call) m.Forward(inputs, outputs);
+  g_counting = false;
+  bool right = true;
+  for (int64_t b = 0; b < kBatch; ++b) {
+    int64_t sum = 0, best = 0;
+    for (int64_t j = 0; j < kLength; ++j) {
+      sum += positions[b * kLength + j];
+      right = right && out_sums[b * kLength + j] == sum;
+      const int64_t i = positions[b * kLength + j];
+      const float kept = i >= b ? xs[b * kLength + i] : 0.0f;  // upper: j >= b
+      right = right && out_gathered[b * kLength + j] == kept;
+      const float v = j >= b ? xs[b * kLength + j] : 0.0f;
+      const float top = best >= b ? xs[b * kLength + best] : 0.0f;
+      if (v > top) best = j;
+    }
+    right = right && out_found[b] == best;
+  }
+  Check(right, "int64 and float inputs: cumsum, trilu, argmax, gather");
+  return g_allocations.load();
+}
+
+// The exception above: oneDNN's primitive.// The exception above: oneDNN's
+// primitive.
 const std::set<std::string> kLibraryAllocates = {"guess"};
 
 }  // namespace
@@ -362,6 +437,11 @@ int Main() {
   Check(several == 0,
         "a model of two inputs and two outputs: " + std::to_string(several) +
             " heap allocations after the first forward");
+  ++checked;
+  const long integers = CountIntegerOpsAllocations();
+  std::printf("integer ops: %ld heap allocations in 4 forwards\n", integers);
+  Check(integers == 0, "a model of integer ops: " + std::to_string(integers) +
+                           " heap allocations after the first forward");
   ++checked;
   std::printf("%d models checked, %d failed\n", checked, testing::Failures());
   return testing::Failures() != 0;
