@@ -2,7 +2,9 @@
 each on its own over a grid, against the framework: torch.addmm (GPT-2's
 Conv1D) as linear, torch.rsqrt, indexing by aranges (HF's
 mask[arange(B)[:, None, None, None], arange(S)]), sdpa with a computed bool
-mask and with a constant mask, torch.where with two constant branches,
+mask and with a constant mask, masks built from the input's shape alone
+(folded to rows broadcast over the batch; an exactly causal one as the
+core's causal attention), torch.where with two constant branches,
 RoBERTa's position ids (int32 casts computed in int64, cumsum, int64
 arithmetic), cumsum and torch.gather; in ONNX, IsNaN, Where with two
 constant branches and with a constant condition, Gather by N-D constant
@@ -185,7 +187,10 @@ def test_sdpa_with_a_constant_mask(dtype, as_bool, scale, heads, length, kv_leng
     q = torch.randn(2, heads, length, dim, dtype=dtype)
     k, v = (torch.randn(2, heads, kv_length, dim, dtype=dtype) for _ in range(2))
     model = _check(net, q, k, v, dtype=dtype)
-    assert "softmax" in {op for _, op, _ in model.layers()}
+    ops = {op for _, op, _ in model.layers()}
+    # Written out as sdpa's definition, except a bool mask that is exactly
+    # causal (1 x 1 here), which runs as the core's causal attention.
+    assert ("softmax" in ops) != (as_bool and length == kv_length), ops
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -195,6 +200,55 @@ def test_sdpa_with_a_constant_bool_mask_that_keeps_no_key_in_some_rows(dtype):
     q = torch.randn(2, 2, 5, 4, dtype=dtype)
     k, v = (torch.randn(2, 2, 7, 4, dtype=dtype) for _ in range(2))
     _check(net, q, k, v, dtype=dtype)
+
+
+class ShapeBuiltMask(nn.Module):
+    """A decoder's mask built from the input's shape alone, as transformers
+    builds one without an attention mask: position ids arange(S) expanded
+    along the batch, their diff and cumsum (the packed-sequence check),
+    indexed per batch row by arange(B), and a causal (or windowed)
+    comparison of positions, into sdpa."""
+
+    def __init__(self, window, as_float):
+        super().__init__()
+        self.window, self.as_float = window, as_float
+        self.register_buffer("positions", torch.arange(8)[None])
+
+    def forward(self, x):
+        b, s = x.shape[0], x.shape[-2]
+        pos = self.positions[:, :s].expand(b, -1)
+        packed = (torch.diff(pos, prepend=pos[:, :1] - 1, dim=-1) != 1).cumsum(-1)
+        rows = torch.arange(b)[:, None, None, None]
+        q, k = pos[rows, torch.arange(s)[:, None]], pos[rows, torch.arange(s)[None, :]]
+        mask = (k <= q) & (packed[rows, torch.arange(s)[:, None]] == packed[rows, torch.arange(s)[None, :]])
+        if self.window:
+            mask = mask & (q - k < self.window)
+        if self.as_float:
+            mask = torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+        return F.scaled_dot_product_attention(x, x * 0.5, x, attn_mask=mask)
+
+
+@pytest.mark.parametrize("window", [None, 3])
+@pytest.mark.parametrize("as_float", [False, True])
+def test_masks_built_from_the_shape_alone(window, as_float):
+    net = ShapeBuiltMask(window, as_float)
+    model = _check(net, torch.randn(2, 4, 8, 16), batches=(3, 1))
+    ops = [layer[1] for layer in model.layers()]
+    # Exactly causal: the core's causal attention; windowed: written out.
+    assert ("attention" in ops) == (window is None), ops
+
+
+class BatchDependentValues(nn.Module):
+    """A tensor whose values depend on the batch size (arange(B) as data),
+    not a row broadcast over it: not folded, refused naming the node."""
+
+    def forward(self, x):
+        return x + torch.arange(x.shape[0])[:, None].float()
+
+
+def test_a_value_that_depends_on_the_batch_size_is_refused():
+    with pytest.raises(ai3.UnsupportedOperation, match="arange"):
+        ai3.swap_backend(BatchDependentValues(), "default", sample_input_shape=(2, 5))
 
 
 class WhereConstants(nn.Module):

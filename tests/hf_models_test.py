@@ -6,7 +6,9 @@ min and int casts), T5 whole (T5Model: encoder, causal decoder and
 cross-attention), Llama (LlamaModel: rotary positions, RMS norms, a gated
 SiLU MLP, grouped-query attention) and RoBERTa (RobertaModel: positions
 from a cumsum of the padding mask, token types gathered by position), each (a) traced from torch and compared with torch, and
-(b) exported to ONNX and compared with ONNX Runtime on the same file.
+(b) exported to ONNX and compared with ONNX Runtime on the same file; the
+decoders and encoders that take ids and a mask are also called with token
+ids alone.
 
 Nothing is downloaded: every model is built from a small config with random
 weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
@@ -148,6 +150,11 @@ class _Ids(_Called):
         return self.call(input_ids=input_ids, attention_mask=attention_mask)
 
 
+class _IdsOnly(_Called):
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.call(input_ids=input_ids)
+
+
 class _IdsAndTypes(_Called):
     def forward(
         self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor
@@ -256,6 +263,26 @@ def test_unwrapped_model_by_name_matches_torch(name):
     for field in want.keys():
         _close(got[field], want[field])
     assert getattr(got, MODELS[name][2]) is got[MODELS[name][2]]
+
+
+@pytest.mark.parametrize("name", sorted(n for n, (_, wrapper, _) in MODELS.items() if wrapper is _Ids))
+def test_token_ids_alone_match_torch(name):
+    """Called with token ids alone, as users most often call a model: the
+    model builds its mask and position ids from the input's shape. Llama's
+    check for packed sequences (torch.diff and cumsum of the position ids
+    expanded along the batch, indexed per batch row) and its causal mask
+    fold to constants that broadcast over the batch; a mask that is exactly
+    causal runs as the core's causal attention."""
+    build, _, output = MODELS[name]
+    torch.manual_seed(0)
+    net = _IdsOnly(build(), output).eval()
+    model = ai3.swap_backend(net, "default", sample_input_shape=list(_inputs(("input_ids",))))
+    assert isinstance(model, ai3.Model), type(model)
+    for batch, seed in ((BATCH, 1), (3, 2), (1, 3)):
+        y = _inputs(("input_ids",), batch, seed)
+        with torch.no_grad():
+            want = net(*y)
+        _close(model(*y), want)
 
 
 def test_unwrapped_bert_by_position_defaults_token_types():

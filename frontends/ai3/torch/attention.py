@@ -153,11 +153,14 @@ def map_function(mapper: Any, node: fx.Node) -> None:
     if a["scale"] is not None and not isinstance(a["scale"], (int, float)):
         raise unsupported(node, f"scale must be a number, got {a['scale']!r}")
     mask = a["attn_mask"]
+    causal = bool(a["is_causal"])
     if mask is not None and not (isinstance(mask, fx.Node) and mask in mapper.index):
-        return _constant_mask_attention(mapper, node, a)
+        if not _is_causal_mask(mapper, node, a):
+            return _constant_mask_attention(mapper, node, a)
+        mask, causal = None, True
     name = mapper.name_of(node)
     inputs = [mapper.tensor(node, a["query"]), *_key_value(mapper, node, a, name)]
-    attrs = {"causal": bool(a["is_causal"]), "scale": None if a["scale"] is None else float(a["scale"])}
+    attrs = {"causal": causal, "scale": None if a["scale"] is None else float(a["scale"])}
     mask_vals, query_vals = values(mask) if mask is not None else None, values(a["query"])
     if mask_vals is not None and mask_vals[0].dtype == torch.bool and query_vals is not None:
         inputs.append(_from_bool(mapper, node, mask, query_vals[0].dtype))
@@ -191,6 +194,31 @@ def _key_value(mapper: Any, node: fx.Node, a: dict[str, Any], name: str) -> list
     return repeated
 
 
+def _is_causal_mask(mapper: Any, node: fx.Node, a: dict[str, Any]) -> bool:
+    """Whether sdpa's constant mask is exactly the causal one over as many
+    queries as keys (a decoder's mask when no padding mask is passed:
+    Llama's, built from its position ids): True on and below the diagonal,
+    or 0 there and -inf or the dtype's lowest above; the core's causal
+    attention then runs it, without the mask."""
+    qv, kv = values(a["query"]), values(a["key"])
+    if qv is None or kv is None:
+        return False
+    length = qv[0].shape[-2]
+    if kv[0].shape[-2] != length or length == 0:
+        return False
+    mask = np.asarray(mapper.constant_or_row(node, a["attn_mask"]))
+    if mask.ndim < 2 or mask.shape[-2:] != (length, length):
+        return False
+    below = np.tril(np.ones((length, length), bool))
+    if mask.dtype == np.bool_:
+        return bool(np.all(mask == below))
+    if mask.dtype.kind != "f":
+        return False
+    lowest = torch.finfo(qv[0].dtype).min
+    above = (mask == -np.inf) | (mask <= lowest)
+    return bool(np.all(np.where(below, mask == 0, above)))
+
+
 def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> None:
     """sdpa with a constant mask (T5's decoder self-attention: its causal
     mask plus the position bias, both folded from shapes and parameters).
@@ -203,7 +231,7 @@ def _constant_mask_attention(mapper: Any, node: fx.Node, a: dict[str, Any]) -> N
     if qv is None or kv is None:
         raise unsupported(node, "attention with a constant mask needs sample_input_shape")
     dtype = qv[0].dtype
-    mask = np.asarray(mapper.constant(node, a["attn_mask"]))
+    mask = np.asarray(mapper.constant_or_row(node, a["attn_mask"]))
     # A bool mask as 0 / finfo.min, and rows with no key kept zeroed after,
     # as torch's sdpa gives them (with -inf their softmax would be nan).
     rows = mask.any(-1, keepdims=True).astype(dtype_name(dtype)) if mask.dtype == np.bool_ else None

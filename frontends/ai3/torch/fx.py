@@ -389,6 +389,13 @@ class _Mapper:
             raise unsupported(node, f"takes '{a.name}', a value that depends on the batch size, as an operand")
         return None
 
+    def constant_or_row(self, node: fx.Node, a: Any) -> np.ndarray | None:
+        """constant(), or the row of a constant expanded along the batch
+        (which broadcasts over the batch where it is used)."""
+        if isinstance(a, fx.Node) and a in self.expanded:
+            return self.expanded[a].detach().cpu().numpy()
+        return self.constant(node, a)
+
     # -- per node ------------------------------------------------------------
     def map(self, node: fx.Node) -> None:
         if not _is_tensor_valued(node):
@@ -397,7 +404,7 @@ class _Mapper:
             raise unsupported(
                 node, "shape arithmetic needs the tensors' shapes: pass sample_input_shape to swap_backend"
             )
-        if self.fold(node):
+        if self.fold(node) or self.fold_batch_rows(node):
             return
         if node.op == "call_module":
             self.module(node)
@@ -436,6 +443,48 @@ class _Mapper:
         if vals is None or not isinstance(vals[0], torch.Tensor):
             return False
         self.consts[node] = vals[0]
+        return True
+
+    def reads_input_values(self, node: fx.Node) -> bool:
+        """Whether node's value depends on a model input's values, not only
+        on its shape (x.size(0) reads the shape alone)."""
+        memo = self.__dict__.setdefault("_reads_values", {})
+        if node not in memo:
+            shape_only = (node.op == "call_method" and node.target in ("size", "dim", "numel")) or (
+                node.op == "call_function" and node.target is getattr and node.args[1:2] == ("shape",)
+            )
+            memo[node] = node.op == "placeholder" or (
+                not shape_only and any(self.reads_input_values(n) for n in node.all_input_nodes)
+            )
+        return memo[node]
+
+    def fold_batch_rows(self, node: fx.Node) -> bool:
+        """Keeps a call that reads the model input's shape but none of its
+        values, and whose every row along dim 0 is the same, as that row (a
+        constant that broadcasts over the batch where it is used, as
+        self.expanded holds them): the position ids a decoder builds as
+        arange(S) expanded to the batch, and what it computes from them
+        alone (Llama's check for packed sequences, torch.diff and cumsum of
+        the ids, indexed per batch row by arange(B); the causal mask). The
+        traced values at the two sample batch sizes decide it: both such
+        rows, with the same first row. A call of one batch size's values
+        alone is a constant."""
+        if node.op not in ("call_function", "call_method", "call_module") or self.reads_input_values(node):
+            return False
+        vals = _values(node)
+        if vals is None or not all(isinstance(v, torch.Tensor) and v.dim() >= 1 for v in vals):
+            return False
+        a, b = vals
+        if a.shape == b.shape and torch.equal(a, b):
+            self.consts[node] = a
+            return True
+        if a.shape[1:] != b.shape[1:] or a.shape[0] == 0 or b.shape[0] == 0:
+            return False
+        if not (
+            torch.equal(a[:1], b[:1]) and torch.equal(a, a[:1].expand_as(a)) and torch.equal(b, b[:1].expand_as(b))
+        ):
+            return False
+        self.expanded[node] = a[:1]
         return True
 
     def torch_dtype(self, node: fx.Node, a: Any) -> torch.dtype | None:
