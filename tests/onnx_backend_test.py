@@ -743,7 +743,7 @@ def test_checker_failure():
         graph.swap_backend(m)
 
 
-@pytest.mark.parametrize("op,kwargs", [("Hardmax", {"axis": 1}), ("Shrink", {"lambd": 0.5})])
+@pytest.mark.parametrize("op,kwargs", [("Hardmax", {"axis": 1}), ("LpNormalization", {"axis": 1})])
 def test_unsupported_op(op, kwargs):
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
     m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
@@ -759,7 +759,7 @@ def test_every_unsupported_node_listed():
         helper.make_node("Hardmax", ["x"], ["e1"], name="hardmax1"),
         helper.make_node("Hardmax", ["e1"], ["e2"], name="hardmax2"),
         helper.make_node("Relu", ["e2"], ["r"], name="after_hardmax"),  # downstream only: not listed
-        helper.make_node("Shrink", ["x"], ["s"], name="shrink"),
+        helper.make_node("LpNormalization", ["x"], ["s"], name="lpnorm"),
         helper.make_node("MaxPool", ["x"], ["m", "idx"], kernel_shape=[1, 1], name="mp"),
         helper.make_node("Add", ["r", "s"], ["a"]),
         helper.make_node("Add", ["a", "m"], ["y"]),
@@ -769,13 +769,13 @@ def test_every_unsupported_node_listed():
         graph.swap_backend(m)
     e = info.value
     assert isinstance(e, ai3.UnsupportedOperation)
-    assert [n.name for n, _ in e.nodes] == ["hardmax1", "hardmax2", "shrink", "mp"]
-    assert e.op_types() == ["Hardmax", "Shrink", "MaxPool"]
+    assert [n.name for n, _ in e.nodes] == ["hardmax1", "hardmax2", "lpnorm", "mp"]
+    assert e.op_types() == ["Hardmax", "LpNormalization", "MaxPool"]
     text = str(e)
     assert text.startswith("4 nodes of the model ai3 cannot run (3 op types)")
     assert "Hardmax (domain 'ai.onnx'): 2 nodes" in text and "'hardmax1', 'hardmax2'" in text
     assert "after_hardmax" not in text
-    assert "Shrink (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
+    assert "LpNormalization (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
     # Other domains' nodes are listed all together too.
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),

@@ -290,7 +290,148 @@ def load(model_or_path: Any) -> Any:
             onnx.checker.check_model(model)
     except Exception as e:
         raise errors.InvalidArgument(f"not a valid ONNX model: {type(e).__name__}: {e}") from e
-    return _readable_opset(model)
+    return _expand_functions(_readable_opset(model))
+
+
+# The domain a node calling an ONNX function body is moved to while ONNX's
+# inliner expands it (_expand_functions).
+_EXPANDED_DOMAIN = "ai3.expanded"
+# Functions whose bodies hold other functions (SoftmaxCrossEntropyLoss's
+# holds NegativeLogLikelihoodLoss) are expanded this many levels deep.
+_EXPANSION_DEPTH = 4
+
+
+def _function_body(onnx: Any, node: Any, opset: int, types: dict[str, Any]) -> Any | None:
+    """The FunctionProto by which ONNX defines `node`'s op at `opset` (for a
+    context-dependent one, given its inputs' types), or None when ONNX
+    defines it by no function."""
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, "")
+    except Exception:  # noqa: BLE001 - an op ONNX does not know: the mapping refuses it
+        return None
+    body = onnx.FunctionProto()
+    version = _function_version(schema.function_opset_versions, opset)
+    if version is not None:
+        body.ParseFromString(schema.get_function_with_opset_version(version))
+        return body
+    version = _function_version(schema.context_dependent_function_opset_versions, opset)
+    if version is None or any(name and name not in types for name in node.input):
+        return None
+    input_types = [
+        types[name].SerializeToString() if name else onnx.TypeProto().SerializeToString() for name in node.input
+    ]
+    try:
+        text = schema.get_context_dependent_function_with_opset_version(version, node.SerializeToString(), input_types)
+    except Exception:  # noqa: BLE001 - ONNX builds no body for these inputs
+        return None
+    body.ParseFromString(text)
+    return body
+
+
+def _function_version(versions: Sequence[int], opset: int) -> int | None:
+    """The body to expand of those written against `versions`: the newest
+    one at most the model's opset, else the oldest (Shrink, an op since
+    opset 9, has its body written in opset 18's ops; the inliner converts
+    it to the model's opset)."""
+    if not versions:
+        return None
+    older = [v for v in versions if v <= opset]
+    return max(older) if older else min(versions)
+
+
+def _is_function(onnx: Any, op_type: str, opset: int) -> bool:
+    try:
+        schema = onnx.defs.get_schema(op_type, opset, "")
+    except Exception:  # noqa: BLE001 - not an ONNX op
+        return False
+    return bool(schema.has_function or schema.has_context_dependent_function)
+
+
+def _expand_functions(model: Any) -> Any:
+    """Nodes of ops ai3 does not list that ONNX defines as functions of
+    other ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Swish,
+    Shrink, ...) replaced by their function bodies at the model's opset, by
+    ONNX's own inliner: each such node becomes a call of a model-local copy
+    of its body (the schema's attribute defaults filled in, as ONNX's own
+    expanded test cases do), which inline_local_functions expands. Nested
+    functions are expanded in turn. A body that uses an op ai3 does not
+    list and that is no function either is left unexpanded, so that a
+    refusal names the op the model itself uses."""
+    import onnx.inliner  # (a submodule `import onnx` leaves out)
+
+    opset = opset_of(model)
+    supported = set(SUPPORTED_OPS) | {"Constant", "Identity", "Shape", "Size", "ConstantOfShape", "Range"}
+    for _ in range(_EXPANSION_DEPTH):
+        candidates = [n for n in model.graph.node if n.domain in _DOMAINS and n.op_type not in supported]
+        if not candidates:
+            return model
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model)
+        except Exception:  # noqa: BLE001 - shapes are inferred again, and errors reported, when mapping
+            inferred = model
+        graph = inferred.graph
+        types = {v.name: v.type for v in (*graph.input, *graph.value_info, *graph.output)}
+        for init in graph.initializer:
+            types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+        # The inferred copy: converting a body to the model's opset needs
+        # the types of the tensors around it.
+        expanded = onnx.ModelProto()
+        expanded.CopyFrom(inferred)
+        count = 0
+        for node in expanded.graph.node:
+            if node.domain not in _DOMAINS or node.op_type in supported:
+                continue
+            body = _function_body(onnx, node, opset, types)
+            if body is None or not all(
+                n.op_type in supported or _is_function(onnx, n.op_type, opset)
+                for n in body.node
+                if n.domain in _DOMAINS
+            ):
+                continue
+            schema = onnx.defs.get_schema(node.op_type, opset, "")
+            given = {a.name for a in node.attribute}
+            for name, attr in schema.attributes.items():
+                if name not in given and attr.default_value.name:
+                    node.attribute.append(attr.default_value)
+            body.name, body.domain = f"{node.op_type}_{count}", _EXPANDED_DOMAIN
+            node.op_type, node.domain = body.name, _EXPANDED_DOMAIN
+            expanded.functions.append(body)
+            count += 1
+        if count == 0:
+            return model
+        expanded.opset_import.append(onnx.helper.make_opsetid(_EXPANDED_DOMAIN, 1))
+        try:
+            expanded = onnx.inliner.inline_local_functions(expanded, convert_version=True)
+        except Exception:  # noqa: BLE001 - left as it is: the mapping refuses the op by name
+            return model
+        kept = [o for o in expanded.opset_import if o.domain != _EXPANDED_DOMAIN]
+        del expanded.opset_import[:]
+        expanded.opset_import.extend(kept)
+        model = _cast_like_as_cast(onnx, expanded)
+    return model
+
+
+def _cast_like_as_cast(onnx: Any, model: Any) -> Any:
+    """Function bodies cast their constants to the input's type with
+    CastLike(constant, x); each whose target type shape inference knows
+    becomes Cast(constant, to=that type), which constant folding then
+    folds (a CastLike of a computed x it cannot)."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - left as it is
+        return model
+    g = inferred.graph
+    elem = {v.name: v.type.tensor_type.elem_type for v in (*g.input, *g.value_info, *g.output)}
+    elem.update({t.name: t.data_type for t in g.initializer})
+    for node in model.graph.node:
+        if node.domain in _DOMAINS and node.op_type == "CastLike" and elem.get(node.input[1]):
+            to = elem[node.input[1]]
+            node.op_type = "Cast"
+            del node.input[1:]
+            kept = [a for a in node.attribute if a.name == "saturate"]
+            del node.attribute[:]
+            node.attribute.extend([onnx.helper.make_attribute("to", to), *kept])
+    return model
 
 
 def _readable_opset(model: Any) -> Any:
