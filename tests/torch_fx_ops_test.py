@@ -121,8 +121,8 @@ def test_softmax_without_dim_uses_torch_implicit_dim() -> None:
 @pytest.mark.parametrize(
     "forward,match",
     [
-        (lambda x: F.pad(x, (1, 1)), "only 4 int pads"),
-        (lambda x: F.pad(x, (1, -1, 0, 0)), "negative pads"),
+        (lambda x: F.pad(x, (1, 1, 1, 1, 1, 1)), "only 4 int pads"),  # the channels too
+        (lambda x: F.pad(x.flatten(2), (1, -1)), "negative pads"),  # cropping: rank-4 tensors only
         (lambda x: F.softmax(x, 1, dtype=torch.float64), "softmax with a dtype"),
     ],
 )

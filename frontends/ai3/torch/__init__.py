@@ -160,7 +160,7 @@ def _trace(module: nn.Module, shape: tuple[int, ...] | None) -> tuple[fx.Traced,
 
 
 def _check_unbatched(module: nn.Module, shape: tuple[int, ...]) -> None:
-    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    dtype = tracing.float_dtype(module)
     with torch.no_grad():
         batch = module(torch.zeros((1,) + shape, dtype=dtype))
         try:
@@ -186,7 +186,7 @@ def _input_shapes(module: nn.Module, targets: list[nn.Module], sample_input_shap
 
     hooks = [m.register_forward_pre_hook(record) for m in targets]
     try:
-        dtype = next((p.dtype for p in module.parameters()), torch.float32)
+        dtype = tracing.float_dtype(module)
         with torch.no_grad():
             module(torch.zeros(tuple(sample_input_shape), dtype=dtype))
     except errors.Error:
@@ -248,7 +248,7 @@ def swap_operation(
     shapes = (
         _input_shapes(module, [m for _, m in targets], sample_input_shape) if sample_input_shape is not None else {}
     )
-    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    dtype = tracing.float_dtype(module)
     named = [(name or type(m).__name__, m) for name, m in targets]
     candidates = [_candidate(name, m, shapes.get(id(m)), dtype) for name, m in named]
     chosen = selection.select(op, selectors.forward, candidates, allow_keep=True, recorder=recorder)

@@ -119,13 +119,14 @@ def _softmax_axis(node: fx.Node, dim: Any, dtype: Any) -> int:
     return dim
 
 
-def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any) -> dict[str, Any]:
-    """pad2d attrs of an F.pad call (ai3.torch.params.pad2d), on a rank-4 input."""
+def _torch_pads(node: fx.Node, pad: Any, mode: str, value: Any, rank: int | None = None) -> dict[str, Any]:
+    """pad2d attrs of an F.pad call (ai3.torch.params.pad2d), on a rank-4
+    input (`rank`: the padded view's, if not the node's input's)."""
     try:
         attrs = params.pad2d(pad, mode, value, node.name)
     except errors.UnsupportedOperation as e:
         raise unsupported(node, str(e).split(": ", 1)[1]) from None
-    rank = _rank(node)
+    rank = _rank(node) if rank is None else rank
     if rank is not None and rank != 4:
         raise unsupported(node, f"pad2d takes a rank-4 tensor, this one has rank {rank}")
     return attrs
@@ -157,7 +158,7 @@ _FUNCTIONS: dict[Any, str] = {
     torch.flatten: "flatten",
     torch.reshape: "reshape", torch.squeeze: "reshape", torch.unsqueeze: "reshape",
     torch.permute: "permute", torch.transpose: "transpose", torch.swapaxes: "transpose", torch.swapdims: "transpose",
-    torch.chunk: "chunk", torch.split: "split",
+    torch.chunk: "chunk", torch.split: "split", torch.unbind: "unbind", torch.stack: "stack", F.normalize: "normalize",
     torch.roll: "roll", torch.mean: "mean", torch.einsum: "einsum",
     F.relu: "relu", torch.relu: "relu", torch.relu_: "relu",
     F.gelu: "gelu", F.hardswish: "hardswish", F.hardsigmoid: "hardsigmoid", F.silu: "silu",
@@ -166,7 +167,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
-    F.conv2d: "conv2d", F.batch_norm: "batch_norm", F.embedding: "embedding",
+    F.conv2d: "conv2d", F.conv1d: "conv1d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
@@ -203,7 +204,7 @@ _METHODS: dict[str, str] = {
     "view": "reshape", "reshape": "reshape", "squeeze": "reshape", "unsqueeze": "reshape", "view_as": "reshape", "reshape_as": "reshape",
     "permute": "permute", "transpose": "transpose", "swapaxes": "transpose", "swapdims": "transpose",
     "contiguous": "identity", "clone": "identity", "detach": "identity",
-    "chunk": "chunk", "split": "split", "expand": "expand", "expand_as": "expand",
+    "chunk": "chunk", "split": "split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
     "roll": "roll", "mean": "mean",
     "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
     "clamp": "clamp", "clamp_": "clamp", "clip": "clamp", "clip_": "clamp",
@@ -555,6 +556,12 @@ class _Mapper:
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
             raise unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
+        if isinstance(m, nn.ConstantPad2d) and any(p < 0 for p in m.padding):  # (ZeroPad2d too)
+            return self.pad_cropping(node, name, {"input": x, "mode": "constant", "value": m.value}, tuple(m.padding))
+        if type(m) is nn.Conv1d:
+            if m.padding_mode != "zeros":
+                raise unsupported(node, f"nn.Conv1d with padding_mode={m.padding_mode!r}; ai3 maps 'zeros'")
+            return self.conv1d(node, name, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
         entry = mapping.lookup(m)  # any subclass maps as its class: fx traced it as a leaf
         if entry is None:
             raise unsupported(node, f"ai3's core has no equivalent of {type(m).__module__}.{type(m).__name__}")
@@ -748,6 +755,49 @@ class _Mapper:
         except errors.Error as e:
             raise unsupported(node, str(e)) from None
         self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _conv1d(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
+        self.conv1d(
+            node, name, a["input"], a["weight"], a["bias"], a["stride"], a["padding"], a["dilation"], a["groups"]
+        )
+
+    def conv1d(
+        self, node: fx.Node, name: str, x: Any, weight: Any, bias: Any, stride, padding, dilation, groups
+    ) -> None:
+        """nn.Conv1d / F.conv1d on (N, C, L): the conv2d of a (N, C, 1, L)
+        view with the (O, C / groups, 1, k) kernel (ECA's channel attention,
+        audio front ends), viewed back to (N, O, L')."""
+        weights = self.weights(node, {"weight": weight, "bias": bias}, ("weight", "bias"))
+        w = weights["weight"]
+        if w.ndim != 3:
+            raise unsupported(node, f"a conv1d weight must have rank 3, this one has shape {w.shape}")
+        weights["weight"] = w.reshape(w.shape[0], w.shape[1], 1, w.shape[2])
+
+        def one(v: Any, what: str) -> int:
+            v = v[0] if isinstance(v, (tuple, list)) and len(v) == 1 else v
+            if not isinstance(v, int) or isinstance(v, bool):
+                raise unsupported(node, f"conv1d's {what} must be an int or a 1-tuple, got {v!r}")
+            return v
+
+        pad = padding if isinstance(padding, str) else (0, one(padding, "padding"))
+        try:
+            attrs = params.conv2d_call(
+                (1, int(w.shape[2])), (1, one(stride, "stride")), pad, (1, one(dilation, "dilation")), groups, name
+            )
+        except errors.Error as e:
+            raise unsupported(node, str(e)) from None
+        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        if len(i1) != 3:
+            raise unsupported(node, f"conv1d of a rank-{len(i1)} input; ai3 maps (N, C, L)")
+        v1, v2 = (s[:2] + (1,) + s[2:] for s in (i1, i2))
+        view = self.emit(
+            node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": shapes.reshape_target(i1, i2, v1, v2)},
+            input_shape=i1,
+        )  # fmt: skip
+        conv = self.emit(node, "conv2d", f"{name}.conv2d", [view], attrs, weights, input_shape=v1)
+        u1, u2 = (s[:2] + (1,) + s[2:] for s in (o1, o2))
+        self.add(node, "reshape", name, [conv], node, {"shape": shapes.reshape_target(u1, u2, o1, o2)})
 
     def _batch_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(
@@ -1302,6 +1352,10 @@ class _Mapper:
 
     def _getitem(self, node: fx.Node, name: str) -> None:
         source, index = node.args
+        if self.index.get(source) == _REFUSED:
+            # An element of a refused call's tuple: the refusal is that call's.
+            self.index[node] = _REFUSED
+            return
         if source in self.pieces:
             piece = self.pieces[source][index]
             if piece is None:
@@ -1421,6 +1475,45 @@ class _Mapper:
             raise unsupported(node, str(e)) from e
         self.split_into(node, name, a["input"], a["dim"], bounds)
 
+    def _unbind(self, node: fx.Node, name: str) -> None:
+        """x.unbind(dim): a slice of size 1 per index along dim, reshaped
+        without that dim (timm's attention: q, k, v = qkv.unbind(0))."""
+        a = normalized(node, lambda input, dim=0: None)
+        x, dim = a["input"], a["dim"]
+        size = self.split_dim(node, x, dim)
+        self.split_into(node, name, x, dim, [(i, i + 1) for i in range(size)])
+        (i1, i2) = self.shapes(node, x)
+        axis = dim % len(i1)
+        c1, c2 = (tuple(1 if d == axis else n for d, n in enumerate(s)) for s in (i1, i2))
+        o1, o2 = (tuple(n for d, n in enumerate(s) if d != axis) for s in (i1, i2))
+        try:
+            target = shapes.reshape_target(c1, c2, o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        self.pieces[node] = [
+            self.emit(node, "reshape", f"{name}.{n}.squeeze", [piece], {"shape": target}, input_shape=c1)
+            for n, piece in enumerate(self.pieces[node])
+        ]
+
+    def _stack(self, node: fx.Node, name: str) -> None:
+        """torch.stack(tensors, dim): each tensor with a dim of size 1 at
+        dim (a reshape), concatenated along it."""
+        a = normalized(node, lambda tensors, dim=0: None)
+        items = list(a["tensors"])
+        (o1, o2) = self.shapes(node, node)
+        axis = a["dim"] % len(o1)
+        inputs = []
+        for n, t in enumerate(items):
+            (i1, i2) = self.shapes(node, t)
+            u1, u2 = (tuple(s[:axis]) + (1,) + tuple(s[axis:]) for s in (i1, i2))
+            try:
+                target = shapes.reshape_target(i1, i2, u1, u2)
+            except ValueError as e:
+                raise unsupported(node, str(e)) from e
+            src = self.tensor(node, t)
+            inputs.append(self.emit(node, "reshape", f"{name}.{n}.unsqueeze", [src], {"shape": target}, input_shape=i1))
+        self.add(node, "concat", name, inputs, node, {"axis": axis})
+
     def _roll(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, shifts, dims=None: None)
         if a["dims"] is None:
@@ -1537,6 +1630,21 @@ class _Mapper:
         }
         self.add(node, "clamp", name, [self.tensor(node, a["input"])], node, attrs)
 
+    def _normalize(self, node: fx.Node, name: str) -> None:
+        """F.normalize(input, p, dim, eps): input / max(||input||_p, eps)
+        along dim, the norm a reduce_l2 (or reduce_l1) kept as size 1."""
+        a = normalized(node, lambda input, p=2.0, dim=1, eps=1e-12, out=None: None)
+        norms = {2: "reduce_l2", 1: "reduce_l1"}
+        if a["out"] is not None or a["p"] not in norms:
+            raise unsupported(node, f"F.normalize with p={a['p']!r}; ai3 maps p=1 and p=2")
+        x = self.tensor(node, a["input"])
+        shape = _input_shape(node)
+        norm = self.emit(
+            node, norms[a["p"]], f"{name}.norm", [x], {"axes": [int(a["dim"])], "keepdim": True}, None, shape
+        )
+        floor = self.emit(node, "clamp", f"{name}.clamp", [norm], {"min": float(a["eps"]), "max": float("inf")})
+        self.add(node, "div", name, [x, floor], node)
+
     def _softmax(self, node: fx.Node, name: str, op: str = "softmax") -> None:
         if node.op == "call_method":
             a = normalized(node, lambda input, dim=None, dtype=None: None)
@@ -1558,9 +1666,62 @@ class _Mapper:
             pad = tuple(pad[:4])
         if isinstance(pad, (list, tuple)) and len(pad) == 6 and pad[:2] == (0, 0) and _rank(node) == 4:
             return self.pad_channels_last(node, name, a, tuple(pad[2:]))
+        rank = _rank(node)
+        if isinstance(pad, (list, tuple)) and len(pad) in (2, 4) and rank == 4 and any(p < 0 for p in pad):
+            return self.pad_cropping(node, name, a, tuple(pad))
+        if isinstance(pad, (list, tuple)) and len(pad) in (2, 4) and rank is not None and (rank != 4 or len(pad) == 2):
+            return self.pad_last_dims(node, name, a, tuple(pad), rank)
         self.add(
             node, "pad2d", name, [self.tensor(node, a["input"])], node, _torch_pads(node, pad, a["mode"], a["value"])
         )
+
+    def pad_cropping(self, node: fx.Node, name: str, a: dict[str, Any], pad: tuple) -> None:
+        """F.pad of a rank-4 tensor with negative pads, which crop (NASNet
+        shifts a path by one pixel with (-1, 1, -1, 1)): each negative side
+        a slice, then the positive ones a pad2d."""
+        if a["mode"] != "constant":
+            raise unsupported(node, f"negative pads (cropping) in mode '{a['mode']}'; torch crops in constant mode")
+        shape = list(_input_shape(node))
+        x = self.tensor(node, a["input"])
+        four = pad + (0, 0) * (2 - len(pad) // 2)  # (left, right, top, bottom)
+        for axis, (before, after) in ((3, four[:2]), (2, four[2:])):
+            if before >= 0 and after >= 0:
+                continue
+            start, stop = max(-before, 0), shape[axis] + after if after < 0 else shape[axis]
+            attrs = {"axis": axis, "start": start, "stop": stop, "step": 1}
+            x = self.emit(node, "slice", f"{name}.crop{axis}", [x], attrs, input_shape=tuple(shape))
+            shape[axis] = max(stop - start, 0)
+        positive = tuple(max(p, 0) for p in four)
+        if any(positive):
+            attrs = _torch_pads(node, positive, a["mode"], a["value"])
+            x = self.emit(node, "pad2d", name, [x], attrs, input_shape=tuple(shape))
+        self.index[node] = x
+
+    def pad_last_dims(self, node: fx.Node, name: str, a: dict[str, Any], pad: tuple, rank: int) -> None:
+        """F.pad of the last one or two dims (pad pairs from the last dim
+        back) of a tensor of any rank >= 2: pad2d on a rank-4 view of it,
+        (N, the dims between, H or 1, W), and the result viewed back."""
+        dims = len(pad) // 2
+        if rank < dims + 1:
+            raise unsupported(node, f"F.pad of {dims} dims of a rank-{rank} tensor pads its batch dim")
+        (i1, i2) = self.shapes(node, a["input"])
+        (o1, o2) = self.shapes(node, node)
+        four = tuple(pad) + (0, 0) * (2 - dims)
+        attrs = _torch_pads(node, four, a["mode"], a["value"], rank=4)
+
+        def view(s: tuple) -> tuple:
+            last = tuple(s[rank - dims :])
+            middle = int(np.prod(s[1 : rank - dims], dtype=np.int64))
+            return (s[0], middle, *((1,) * (2 - dims)), *last)
+
+        try:
+            into = shapes.reshape_target(i1, i2, view(i1), view(i2))
+            back = shapes.reshape_target(view(o1), view(o2), o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        x = self.emit(node, "reshape", f"{name}.view", [self.tensor(node, a["input"])], {"shape": into}, input_shape=i1)
+        padded = self.emit(node, "pad2d", f"{name}.pad2d", [x], attrs, input_shape=view(i1))
+        self.add(node, "reshape", name, [padded], node, {"shape": back})
 
     def pad_channels_last(self, node: fx.Node, name: str, a: dict[str, Any], pad: tuple[int, ...]) -> None:
         """F.pad of dims 1 and 2 of a (B, H, W, C) tensor (swin pads its
@@ -1729,7 +1890,7 @@ def _outputs(mapper: _Mapper, node: fx.Node, result: Any) -> tuple[int, list[str
 
 def model_dtype(module: nn.Module, dtype: Any | None) -> np.dtype:
     if dtype is None:
-        dtype = next((p.dtype for p in module.parameters()), torch.float32)
+        dtype = tracing.float_dtype(module)
     if isinstance(dtype, torch.dtype):
         dtype = {torch.float32: np.float32, torch.float64: np.float64}.get(dtype)
         if dtype is None:

@@ -285,12 +285,16 @@ def _pixel_unshuffle(m: nn.PixelUnshuffle, name: str) -> tuple[Attrs, Weights]:
 
 
 def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """A swapped BatchNorm2d in training mode: torch's own batch-statistics
-    forward (F.batch_norm, updating the running statistics), as
-    nn.BatchNorm2d.forward runs it, from the attributes and tensors the
-    swapped module took over (momentum, eps, num_batches_tracked, ...).
-    The core's batchnorm2d is the inference form (running statistics)."""
-    if x.dim() != 4:
+    """A swapped BatchNorm2d (or BatchNorm1d) in training mode: torch's own
+    batch-statistics forward (F.batch_norm, updating the running
+    statistics), as the module's forward runs it, from the attributes and
+    tensors the swapped module took over (momentum, eps,
+    num_batches_tracked, ...). The core's batchnorm2d is the inference form
+    (running statistics)."""
+    if isinstance(m, nn.BatchNorm1d):
+        if x.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {x.dim()}D input)")  # nn.BatchNorm1d's words
+    elif x.dim() != 4:
         raise ValueError(f"expected 4D input (got {x.dim()}D input)")  # nn.BatchNorm2d's check and words
     factor = 0.0 if m.momentum is None else m.momentum
     if m.track_running_stats and m.num_batches_tracked is not None:
@@ -310,7 +314,9 @@ def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return y
 
 
-@maps(nn.BatchNorm2d, op="batchnorm2d", training=batchnorm_training)
+# BatchNorm1d on (N, C) or (N, C, L): the core's batchnorm2d takes rank 2
+# and 3 inputs as BatchNorm1d (channels at dim 1).
+@maps(nn.BatchNorm2d, nn.BatchNorm1d, op="batchnorm2d", training=batchnorm_training)
 def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     if m.running_mean is None or m.running_var is None:
         raise errors.UnsupportedOperation(

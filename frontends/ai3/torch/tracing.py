@@ -364,11 +364,19 @@ def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
     if is_several_shapes(shape):
         runs = [sample_inputs(module, s) for s in shape]
         return tuple(r[0] for r in runs), tuple(r[1] for r in runs)
-    dtype = next((p.dtype for p in module.parameters()), torch.float32)
+    dtype = float_dtype(module)
     generator = torch.Generator().manual_seed(0)
     shape = tuple(int(d) for d in shape)
     other = (shape[0] + 1,) + shape[1:]
     return (torch.randn(shape, generator=generator, dtype=dtype), torch.randn(other, generator=generator, dtype=dtype))
+
+
+def float_dtype(module: nn.Module) -> torch.dtype:
+    """The dtype a module computes in: its first float parameter's, or
+    buffer's (a BatchNorm without affine weights has only its running
+    statistics), float32 if it has neither."""
+    tensors = (*module.parameters(), *module.buffers())
+    return next((t.dtype for t in tensors if t.is_floating_point()), torch.float32)
 
 
 def is_several_shapes(shape: Any) -> bool:

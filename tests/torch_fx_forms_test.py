@@ -1,0 +1,243 @@
+"""Forms that vision models outside torchvision use (found running timm's
+models through swap_backend), each over a grid against torch: x.unbind(dim)
+(attention's q, k, v = qkv.unbind(0)), torch.stack, F.normalize (p 1 and 2),
+F.pad of the last one or two dims of tensors of rank 2 to 5 in every mode,
+negative pads (cropping: F.pad, nn.ZeroPad2d), nn.Conv1d and F.conv1d
+(strides, padding, dilation, groups, 'same'), nn.BatchNorm1d on (N, C) and
+(N, C, L); and a call ai3 refuses whose
+tuple's elements are read, which is refused by that call's name (it was an
+AttributeError)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pytest_main
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import ai3
+
+torch.set_num_threads(2)
+DTYPES = [torch.float32, torch.float64]
+TOL = {torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+def _check(net: nn.Module, shape, dtype=torch.float32, batches=(3, 1)) -> ai3.Model:
+    net = net.eval().to(dtype)
+    model = ai3.swap_backend(net, "default", sample_input_shape=shape, dtype=dtype)
+    assert isinstance(model, ai3.Model), type(model)
+    for batch in (shape[0], *batches):
+        x = torch.randn((batch, *shape[1:]), dtype=dtype)
+        with torch.no_grad():
+            want = net(x)
+        got = np.asarray(model(x))
+        assert got.shape == tuple(want.shape)
+        np.testing.assert_allclose(got, want.numpy(), rtol=TOL[dtype], atol=TOL[dtype])
+    return model
+
+
+class Unbind(nn.Module):
+    def __init__(self, dim, method):
+        super().__init__()
+        self.dim, self.method = dim, method
+
+    def forward(self, x):
+        parts = x.unbind(self.dim) if self.method else torch.unbind(x, dim=self.dim)
+        return parts[0] * 2 + parts[-1] - parts[len(parts) // 2]
+
+
+@pytest.mark.parametrize("dim", [1, 2, -1])
+@pytest.mark.parametrize("method", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unbind(dim, method, dtype):
+    _check(Unbind(dim, method), (2, 3, 4, 5), dtype)
+
+
+class QkvAttention(nn.Module):
+    """timm's attention: a qkv projection reshaped and permuted to
+    (3, B, heads, N, head_dim), unbound into q, k, v."""
+
+    def __init__(self, dim=16, heads=2):
+        super().__init__()
+        self.heads, self.qkv, self.proj = heads, nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+
+    def forward(self, x):
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        y = F.scaled_dot_product_attention(q, k, v)
+        return self.proj(y.transpose(1, 2).reshape(b, n, c))
+
+
+def test_qkv_unbind_attention():
+    _check(QkvAttention(), (2, 7, 16))
+
+
+class Stack(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.stack([x, x.sigmoid(), x * 3], dim=self.dim).sum(self.dim if self.dim >= 0 else self.dim)
+
+
+class StackAsOutput(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        return torch.stack((x.relu(), x.tanh()), self.dim)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 3, -1])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_stack(dim, dtype):
+    if dim != 0:
+        _check(Stack(dim), (2, 3, 4), dtype)
+    _check(StackAsOutput(dim), (2, 3, 4), dtype)
+
+
+class Normalize(nn.Module):
+    def __init__(self, p, dim, eps):
+        super().__init__()
+        self.p, self.dim, self.eps = p, dim, eps
+
+    def forward(self, x):
+        return F.normalize(x, p=self.p, dim=self.dim, eps=self.eps)
+
+
+@pytest.mark.parametrize("p", [1, 2, 2.0])
+@pytest.mark.parametrize("dim", [1, -1])
+@pytest.mark.parametrize("eps", [1e-12, 0.5])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_normalize(p, dim, eps, dtype):
+    _check(Normalize(p, dim, eps), (2, 3, 5), dtype)
+
+
+def test_normalize_with_another_p_is_refused_naming_the_node():
+    with pytest.raises(ai3.UnsupportedOperation, match=r"normalize.*p=3"):
+        ai3.swap_backend(Normalize(3, 1, 1e-12), "default", sample_input_shape=(2, 3))
+
+
+class Pad(nn.Module):
+    def __init__(self, pad, mode, value=None):
+        super().__init__()
+        self.pad, self.mode, self.value = pad, mode, value
+
+    def forward(self, x):
+        return (
+            F.pad(x, self.pad, mode=self.mode, value=self.value)
+            if self.mode == "constant"
+            else F.pad(x, self.pad, mode=self.mode)
+        )
+
+
+@pytest.mark.parametrize(
+    "shape,pad",
+    [
+        ((2, 3, 5, 6), (0, 1)),  # the last dim of a rank-4 tensor (EfficientViT)
+        ((2, 3, 6), (1, 2)),
+        ((2, 3, 6), (2, 1, 1, 0)),
+        ((2, 6), (1, 3)),
+        ((2, 3, 2, 4, 5), (1, 1)),
+        ((2, 3, 2, 4, 5), (1, 0, 2, 1)),
+    ],
+)
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+def test_pad_of_the_last_dims(shape, pad, mode):
+    if mode != "constant" and (len(shape), len(pad)) not in {(2, 2), (3, 2), (3, 4), (4, 4)}:
+        pytest.skip("torch pads a tensor of this rank with this many pads in constant mode only")
+    _check(Pad(pad, mode, 0.25 if mode == "constant" else None), shape)
+
+
+class Crop(nn.Module):
+    def __init__(self, pad, module):
+        super().__init__()
+        self.pad, self.module = pad, nn.ZeroPad2d(pad) if module else None
+
+    def forward(self, x):
+        y = self.module(x) if self.module is not None else F.pad(x, self.pad)
+        return y * 2
+
+
+@pytest.mark.parametrize("pad", [(-1, 1, -1, 1), (-2, 0), (1, -1, 0, -2), (-1, -1, -1, -1)])
+@pytest.mark.parametrize("module", [False, True])
+def test_negative_pads_crop(pad, module):
+    _check(Crop(pad, module), (2, 3, 6, 7))
+
+
+class Conv1d(nn.Module):
+    def __init__(self, functional, **kw):
+        super().__init__()
+        self.functional, self.kw = functional, kw
+        self.conv = nn.Conv1d(6, 4, 3, groups=kw.get("groups", 1), **{k: v for k, v in kw.items() if k != "groups"})
+
+    def forward(self, x):
+        if not self.functional:
+            return self.conv(x)
+        return F.conv1d(x, self.conv.weight, self.conv.bias, **self.kw)
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"stride": 2}, {"padding": 1}, {"padding": "same"}, {"dilation": 2, "padding": 2}, {"groups": 2}],
+)
+@pytest.mark.parametrize("functional", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_conv1d(kw, functional, dtype):
+    torch.manual_seed(0)
+    _check(Conv1d(functional, **kw), (2, 6, 11), dtype)
+
+
+class Eca(nn.Module):
+    """ECA's channel attention: a conv1d across the pooled channels."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.eca = nn.Conv1d(1, 1, 3, padding=1, bias=False)
+
+    def forward(self, x):
+        x = self.conv(x)
+        y = x.mean((2, 3)).view(x.shape[0], 1, -1)
+        y = self.eca(y).view(x.shape[0], -1, 1, 1).sigmoid()
+        return x * y
+
+
+def test_eca_channel_attention():
+    torch.manual_seed(0)
+    _check(Eca(), (2, 3, 8, 8))
+
+
+@pytest.mark.parametrize("shape", [(4, 6), (4, 6, 5)])
+@pytest.mark.parametrize("affine", [True, False])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_batchnorm1d(shape, affine, dtype):
+    torch.manual_seed(0)
+    bn = nn.BatchNorm1d(6, affine=affine)
+    with torch.no_grad():
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+        if affine:
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-1, 1)
+    _check(nn.Sequential(nn.Identity(), bn, nn.ReLU()), shape, dtype)
+
+
+class ReadsARefusedTuple(nn.Module):
+    def forward(self, x):
+        values, indices = torch.sort(x, dim=-1)
+        return values.relu() + indices.float()
+
+
+def test_elements_of_a_refused_call_are_refused_by_its_name():
+    with pytest.raises(ai3.UnsupportedOperation, match=r"fx node 'sort'"):
+        ai3.swap_backend(ReadsARefusedTuple(), "default", sample_input_shape=(2, 5))
+
+
+if __name__ == "__main__":
+    pytest_main.run(__file__)
