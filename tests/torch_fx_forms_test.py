@@ -4,7 +4,8 @@ models through swap_backend), each over a grid against torch: x.unbind(dim)
 F.pad of the last one or two dims of tensors of rank 2 to 5 in every mode,
 negative pads (cropping: F.pad, nn.ZeroPad2d), nn.Conv1d and F.conv1d
 (strides, padding, dilation, groups, 'same'), nn.BatchNorm1d on (N, C) and
-(N, C, L); and a call ai3 refuses whose
+(N, C, L), repeat_interleave by an int along a dim, torch.addcmul; and a
+call ai3 refuses whose
 tuple's elements are read, which is refused by that call's name (it was an
 AttributeError)."""
 
@@ -226,6 +227,58 @@ def test_batchnorm1d(shape, affine, dtype):
             bn.weight.uniform_(0.5, 1.5)
             bn.bias.uniform_(-1, 1)
     _check(nn.Sequential(nn.Identity(), bn, nn.ReLU()), shape, dtype)
+
+
+class RepeatInterleave(nn.Module):
+    def __init__(self, repeats, dim, method):
+        super().__init__()
+        self.repeats, self.dim, self.method = repeats, dim, method
+
+    def forward(self, x):
+        if self.method:
+            return x.repeat_interleave(self.repeats, dim=self.dim) * 2
+        return torch.repeat_interleave(x, self.repeats, self.dim) * 2
+
+
+@pytest.mark.parametrize("repeats", [1, 3])
+@pytest.mark.parametrize("dim", [1, 2, -1])
+@pytest.mark.parametrize("method", [False, True])
+def test_repeat_interleave(repeats, dim, method):
+    _check(RepeatInterleave(repeats, dim, method), (2, 3, 4))
+
+
+def test_repeat_interleave_by_a_computed_count_is_refused_naming_the_node():
+    class ByBatch(nn.Module):
+        def forward(self, x):
+            return x.repeat_interleave(x.shape[0] // 2, dim=1)
+
+    with pytest.raises(ai3.UnsupportedOperation, match=r"repeat_interleave.*computed in forward"):
+        ai3.swap_backend(ByBatch(), "default", sample_input_shape=(2, 3))
+
+
+class Addcmul(nn.Module):
+    """ResMLP's affine (addcmul of two parameters and x) and the forms
+    around it."""
+
+    def __init__(self, form, value):
+        super().__init__()
+        self.form, self.value = form, value
+        self.alpha, self.beta = nn.Parameter(torch.randn(5)), nn.Parameter(torch.randn(5))
+
+    def forward(self, x):
+        if self.form == "affine":
+            return torch.addcmul(self.beta, self.alpha, x, value=self.value)
+        if self.form == "computed":
+            return torch.addcmul(x, x.sigmoid(), x.tanh(), value=self.value)
+        return x.addcmul(x.relu(), self.alpha, value=self.value)
+
+
+@pytest.mark.parametrize("form", ["affine", "computed", "method"])
+@pytest.mark.parametrize("value", [1, 0.5])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_addcmul(form, value, dtype):
+    torch.manual_seed(0)
+    _check(Addcmul(form, value), (2, 3, 5), dtype)
 
 
 class ReadsARefusedTuple(nn.Module):

@@ -159,6 +159,7 @@ _FUNCTIONS: dict[Any, str] = {
     torch.reshape: "reshape", torch.squeeze: "reshape", torch.unsqueeze: "reshape",
     torch.permute: "permute", torch.transpose: "transpose", torch.swapaxes: "transpose", torch.swapdims: "transpose",
     torch.chunk: "chunk", torch.split: "split", torch.unbind: "unbind", torch.stack: "stack", F.normalize: "normalize",
+    torch.repeat_interleave: "repeat_interleave", torch.addcmul: "addcmul",
     torch.roll: "roll", torch.mean: "mean", torch.einsum: "einsum",
     F.relu: "relu", torch.relu: "relu", torch.relu_: "relu",
     F.gelu: "gelu", F.hardswish: "hardswish", F.hardsigmoid: "hardsigmoid", F.silu: "silu",
@@ -205,6 +206,7 @@ _METHODS: dict[str, str] = {
     "permute": "permute", "transpose": "transpose", "swapaxes": "transpose", "swapdims": "transpose",
     "contiguous": "identity", "clone": "identity", "detach": "identity",
     "chunk": "chunk", "split": "split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
+    "repeat_interleave": "repeat_interleave", "addcmul": "addcmul",
     "roll": "roll", "mean": "mean",
     "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
     "clamp": "clamp", "clamp_": "clamp", "clip": "clamp", "clip_": "clamp",
@@ -1494,6 +1496,62 @@ class _Mapper:
             self.emit(node, "reshape", f"{name}.{n}.squeeze", [piece], {"shape": target}, input_shape=c1)
             for n, piece in enumerate(self.pieces[node])
         ]
+
+    def _repeat_interleave(self, node: fx.Node, name: str) -> None:
+        """x.repeat_interleave(repeats, dim) with an int `repeats`: each
+        element repeated in place along dim ([a, a, b, b]), as a reshape
+        adding a unit axis after dim, an expand along it and a reshape
+        merging it back (GCViT's global queries)."""
+        a = normalized(node, lambda input, repeats, dim=None, output_size=None: None)
+        r, dim = a["repeats"], a["dim"]
+        if not isinstance(r, int) or isinstance(r, bool) or dim is None:
+            what = f"'{r.name}', computed in forward" if isinstance(r, fx.Node) else repr(r)
+            raise unsupported(node, f"repeat_interleave with repeats {what}, dim={dim!r}; ai3 maps an int along a dim")
+        (i1, i2), (o1, o2) = self.shapes(node, a["input"]), self.shapes(node, node)
+        axis = dim % len(i1)
+        if i1[axis] != i2[axis]:
+            raise unsupported(node, "repeat_interleave along the batch dimension")
+        u1, u2 = (tuple(s[: axis + 1]) + (1,) + tuple(s[axis + 1 :]) for s in (i1, i2))
+        e1, e2 = (u[: axis + 1] + (r,) + u[axis + 2 :] for u in (u1, u2))
+        try:
+            into, back = shapes.reshape_target(i1, i2, u1, u2), shapes.reshape_target(e1, e2, o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        x = self.emit(
+            node, "reshape", f"{name}.unsqueeze", [self.tensor(node, a["input"])], {"shape": into}, input_shape=i1
+        )
+        spread = [-1] * (axis + 1) + [r] + [-1] * (len(i1) - axis - 1)
+        x = self.emit(node, "expand", f"{name}.expand", [x], {"shape": spread}, input_shape=u1)
+        self.add(node, "reshape", name, [x], node, {"shape": back})
+
+    def _addcmul(self, node: fx.Node, name: str) -> None:
+        """torch.addcmul(input, tensor1, tensor2, value=1): input + value *
+        tensor1 * tensor2, each operand computed or a constant (ResMLP's
+        affine: addcmul(beta, alpha, x))."""
+        a = normalized(node, lambda input, tensor1, tensor2, *, value=1: None)
+        value = a["value"]
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise unsupported(node, f"addcmul's value must be a number, got {value!r}")
+        c1, c2 = self.constant(node, a["tensor1"]), self.constant(node, a["tensor2"])
+        if c1 is not None and c2 is not None:
+            raise unsupported(node, "addcmul of two constants (expected to be folded while tracing)")
+        if c1 is None and c2 is None:
+            prod = self.emit(
+                node, "mul", f"{name}.mul", [self.tensor(node, a["tensor1"]), self.tensor(node, a["tensor2"])]
+            )
+            if value != 1:
+                prod = self.emit(node, "mul", f"{name}.value", [prod], {"reverse": False}, {"other": np.asarray(value)})
+        else:
+            computed, const = (a["tensor2"], c1) if c1 is not None else (a["tensor1"], c2)
+            other = np.asarray(const * value)
+            prod = self.emit(
+                node, "mul", f"{name}.mul", [self.tensor(node, computed)], {"reverse": False}, {"other": other}
+            )
+        base = self.constant(node, a["input"])
+        if base is None:
+            self.add(node, "add", name, [self.tensor(node, a["input"]), prod], node)
+        else:
+            self.add(node, "add", name, [prod], node, {"reverse": False}, {"other": base})
 
     def _stack(self, node: fx.Node, name: str) -> None:
         """torch.stack(tensors, dim): each tensor with a dim of size 1 at
