@@ -280,6 +280,18 @@ long CountForwardAllocations(const std::string& algorithm, int64_t size,
   return g_allocations.load();
 }
 
+// Runs the vector form of Forward once (planning, sizing the workspaces),
+// then 4 times counting the heap allocations, which it returns.
+long CountVectorForwards(Model& m, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& outputs) {
+  m.Forward(inputs, outputs);
+  g_allocations = 0;
+  g_counting = true;
+  for (int call = 0; call < 4; ++call) m.Forward(inputs, outputs);
+  g_counting = false;
+  return g_allocations.load();
+}
+
 // A model of two inputs and two outputs (graph.h): relu(x) + y, added in
 // place over relu's buffer, and relu(y), which keeps its own buffer to be
 // copied out. The vector forms of Forward allocate nothing either.
@@ -300,18 +312,14 @@ long CountSeveralInputsAllocations() {
                                       {y.data(), DType::kFloat32, shape}};
   const std::vector<Tensor> outputs = {{out0.data(), DType::kFloat32, shape},
                                        {out1.data(), DType::kFloat32, shape}};
-  m.Forward(inputs, outputs);
-  g_allocations = 0;
-  g_counting = true;
-  for (int call = 0; call < 4; ++call) m.Forward(inputs, outputs);
-  g_counting = false;
+  const long allocations = CountVectorForwards(m, inputs, outputs);
   bool right = true;
   for (size_t i = 0; i < x.size(); ++i) {
     right = right && out0[i] == std::max(x[i], 0.0f) + y[i] &&
             out1[i] == std::max(y[i], 0.0f);
   }
   Check(right, "two inputs, two outputs: relu(x) + y and relu(y)");
-  return g_allocations.load();
+  return allocations;
 }
 
 // A model of a float and an int64 input (token positions) and int64 and
@@ -360,11 +368,7 @@ long CountIntegerOpsAllocations() {
       {out_sums.data(), DType::kInt64, shape},
       {out_found.data(), DType::kInt64, {kBatch, 1}},
       {out_gathered.data(), DType::kFloat32, shape}};
-  m.Forward(inputs, outputs);
-  g_allocations = 0;
-  g_counting = true;
-  for (int call = 0; call < 4; ++call) m.Forward(inputs, outputs);
-  g_counting = false;
+  const long allocations = CountVectorForwards(m, inputs, outputs);
   bool right = true;
   for (int64_t b = 0; b < kBatch; ++b) {
     int64_t sum = 0, best = 0;
@@ -381,7 +385,7 @@ long CountIntegerOpsAllocations() {
     right = right && out_found[b] == best;
   }
   Check(right, "int64 and float inputs: cumsum, trilu, argmax, gather");
-  return g_allocations.load();
+  return allocations;
 }
 
 // The exception above: oneDNN's primitive.// The exception above: oneDNN's

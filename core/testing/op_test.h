@@ -4,8 +4,10 @@
 #ifndef AI3_CORE_TESTING_OP_TEST_H_
 #define AI3_CORE_TESTING_OP_TEST_H_
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/registry.h"
@@ -53,6 +55,14 @@ int RunEachLayout(const std::vector<std::string>& algorithms,
                    });
   }
   return ran;
+}
+
+// The (shape, axis) cases of the ops along one axis (cumsum, argmax):
+// a vector, a matrix along either axis and a negative one, a middle axis,
+// a unit and an empty one, and one large enough to split over threads.
+inline std::vector<std::pair<Shape, int64_t>> AxisCases() {
+  return {{{7}, 0},       {{3, 5}, 0},    {{3, 5}, 1},    {{3, 5}, -1},
+          {{2, 3, 4}, 1}, {{2, 1, 4}, 1}, {{2, 0, 4}, 2}, {{64, 96, 33}, 1}};
 }
 
 // Prints what ran and failed; Main()'s exit status.

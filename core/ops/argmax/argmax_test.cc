@@ -109,16 +109,9 @@ int Main() {
         Case<false, int64_t>(s, axis, keepdim, last, false);
         ran += 2;
       };
-      all({7}, 0);
-      all({3, 5}, 0);
-      all({3, 5}, 1);
-      all({3, 5}, -1);
-      all({2, 3, 4}, 1);
-      all({2, 1, 4}, 1);
-      all({2, 0, 4}, 2);     // an empty output
-      all({3, 4, 300}, 1);   // inner blocks of 256 and a remainder
-      all({64, 96, 33}, 1);  // parallel over the blocks
-      all({40, 1000}, -1);   // the classifier's search over logits
+      for (const auto& [shape, axis] : testing::AxisCases()) all(shape, axis);
+      all({3, 4, 300}, 1);  // inner blocks of 256 and a remainder
+      all({40, 1000}, -1);  // the classifier's search over logits
     }
   }
   std::vector<float> x(6);

@@ -92,14 +92,7 @@ int Main() {
         Case<int64_t>(s, axis, exclusive, reverse);
         ran += 3;
       };
-      all({7}, 0);
-      all({3, 5}, 0);
-      all({3, 5}, 1);
-      all({3, 5}, -1);
-      all({2, 3, 4}, 1);
-      all({2, 1, 4}, 1);
-      all({2, 0, 4}, 2);
-      all({64, 96, 33}, 1);  // parallel over the outer blocks
+      for (const auto& [shape, axis] : testing::AxisCases()) all(shape, axis);
       all({2, 4096}, -1);
     }
   }
