@@ -793,13 +793,14 @@ class _Mapper:
         if len(i1) != 3:
             raise unsupported(node, f"conv1d of a rank-{len(i1)} input; ai3 maps (N, C, L)")
         v1, v2 = (s[:2] + (1,) + s[2:] for s in (i1, i2))
-        view = self.emit(
-            node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": shapes.reshape_target(i1, i2, v1, v2)},
-            input_shape=i1,
-        )  # fmt: skip
-        conv = self.emit(node, "conv2d", f"{name}.conv2d", [view], attrs, weights, input_shape=v1)
         u1, u2 = (s[:2] + (1,) + s[2:] for s in (o1, o2))
-        self.add(node, "reshape", name, [conv], node, {"shape": shapes.reshape_target(u1, u2, o1, o2)})
+        try:
+            into, back = shapes.reshape_target(i1, i2, v1, v2), shapes.reshape_target(u1, u2, o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        view = self.emit(node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": into}, input_shape=i1)
+        conv = self.emit(node, "conv2d", f"{name}.conv2d", [view], attrs, weights, input_shape=v1)
+        self.add(node, "reshape", name, [conv], node, {"shape": back})
 
     def _batch_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(
