@@ -723,6 +723,55 @@ def test_coverage_rows():
     assert rows[0].ok, rows[0].reason
 
 
+@pytest.mark.parametrize("shape", [(3, 6), (3, 6, 5), (2, 6, 4, 4)])
+def test_batchnorm_of_rank_2_and_3(shape):
+    """BatchNormalization over (N, C) and (N, C, L) (LeViT's and RepViT's
+    exported heads), as over (N, C, H, W)."""
+    rng = np.random.default_rng(len(shape))
+    stats = [rng.uniform(0.5, 1.5, 6), rng.uniform(-1, 1, 6), rng.uniform(-1, 1, 6), rng.uniform(0.5, 2, 6)]
+    inits = [_tensor(n, v) for n, v in zip(("s", "b", "m", "v"), stats)]
+    nodes = [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], epsilon=1e-3)]
+    x = rng.standard_normal(shape).astype(np.float32)
+    got, want = _run_both(_model(nodes, inits, list(shape), list(shape)), x)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "pads",
+    [
+        [0, 0, -1, -1, 0, 0, 1, 1],  # NASNet's exported one-pixel shift
+        [0, 0, -2, 0, 0, 0, 0, -1],
+        [0, -1, 1, 0, 0, 0, -1, 2],
+        [0, 0, -1, -1, 0, 0, -1, -1],  # crop only
+    ],
+)
+def test_pad_with_negative_pads_crops(pads):
+    nodes = [helper.make_node("Pad", ["x", "pads"], ["y"], mode="constant")]
+    x = np.random.default_rng(3).standard_normal((2, 3, 6, 7)).astype(np.float32)
+    out = [d + pads[i] + pads[i + 4] for i, d in enumerate(x.shape)]
+    got, want = _run_both(_model(nodes, [_ints("pads", pads)], list(x.shape), out), x)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_shape_reads_chained_through_many_reshapes_fold():
+    """A chain of Shape -> Reshape links, each foldable only once the one
+    before it is (LeViT's export needs 34 rounds of folding): 40 links."""
+    nodes, inits, cur = [], [_ints("flat", [0, -1]), _ints("back", [0, 3, 4, 4])], "x"
+    for k in range(40):
+        nodes += [
+            helper.make_node("Shape", [cur], [f"s{k}"]),
+            helper.make_node("Reshape", [cur, "flat"], [f"f{k}"]),
+            helper.make_node("Relu", [f"f{k}"], [f"r{k}"]),
+            helper.make_node("Reshape", [f"r{k}", f"s{k}"], [f"b{k}"]),
+        ]
+        cur = f"b{k}"
+    nodes.append(helper.make_node("Identity", [cur], ["y"]))
+    m = _model(nodes, inits, [2, 3, 4, 4], [2, 3, 4, 4])
+    x = np.random.default_rng(4).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    got, want = _run_both(m, x, sample_input_shape=(2, 3, 4, 4))
+    np.testing.assert_array_equal(got, want)
+
+
 # -- bad input ----------------------------------------------------------------
 def test_truncated_and_garbage_bytes(export_dir):
     path, _ = exported(export_dir, "squeezenet1_1", 17)

@@ -2288,7 +2288,14 @@ class _Mapper:
         return self.add("gather", node, [self.tensor(node, data), self.tensor(node, indices)], {"axis": axis})
 
     def op_BatchNormalization(self, node, a, x):
-        self.rank4(node)
+        s = self.shape(node.input[0])
+        if s is None or len(s) not in (2, 3, 4):
+            # (rank 2 and 3: the core's batchnorm2d runs them as BatchNorm1d,
+            # channels at dim 1, LeViT's and RepViT's heads)
+            raise _unsupported(
+                node,
+                f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on (N, C, ...) tensors of rank 2 to 4",
+            )
         if int(a.get("training_mode", 0)):
             raise _unsupported(node, "training_mode=1; ai3 runs inference batch norms")
         names = ["scale", "B", "mean", "var"]
@@ -2319,13 +2326,32 @@ class _Mapper:
                 pads = full
         if len(pads) != 2 * rank:
             raise _unsupported(node, f"pads {pads} for a rank-{rank} tensor")
-        if any(p < 0 for p in pads) or pads[0] or pads[rank]:
-            raise _unsupported(node, f"pads {pads}; ai3 pads non-batch dims by non-negative amounts")
+        if pads[0] or pads[rank]:
+            raise _unsupported(node, f"pads {pads}; ai3 pads non-batch dims")
+        shape = list(shape)
+        if any(p < 0 for p in pads):
+            # Negative pads crop (NASNet's one-pixel shift, exported): a
+            # slice per cropped axis first, then the positive pads.
+            if mode != "constant":
+                raise _unsupported(node, f"negative pads {pads} in mode {mode!r}; ONNX crops in constant mode")
+            for axis in range(1, rank):
+                before, after = pads[axis], pads[axis + rank]
+                if before >= 0 and after >= 0:
+                    continue
+                if shape[axis] is None:
+                    raise _unsupported(node, f"crops axis {axis} of unknown size")
+                start, stop = max(-before, 0), shape[axis] + min(after, 0)
+                attrs = {"axis": axis, "start": start, "stop": stop, "step": 1}
+                x = self.add("slice", node, [x], attrs, suffix=f"/crop{axis}", shape=tuple(shape))
+                shape[axis] = max(stop - start, 0)
+            pads = [max(p, 0) for p in pads]
+            if not any(pads):
+                return x
         if rank == 4 and not any(pads[i] for i in (1, 5)):
             attrs = {"padding": (pads[2], pads[6], pads[3], pads[7]), "value": value}
             if mode != "constant":
                 attrs = {"padding": attrs["padding"], "value": 0.0, "mode": _PAD_MODES[mode]}
-            return self.add("pad2d", node, [x], attrs)
+            return self.add("pad2d", node, [x], attrs, shape=tuple(shape))
         if mode != "constant":
             raise _unsupported(node, f"mode={mode!r} on axes other than H and W of a rank-4 tensor; ai3 pads those")
         # Other axes: one pad per padded axis (swin pads H and W of NHWC windows).
