@@ -270,10 +270,12 @@ class Addcmul(nn.Module):
             return torch.addcmul(self.beta, self.alpha, x, value=self.value)
         if self.form == "computed":
             return torch.addcmul(x, x.sigmoid(), x.tanh(), value=self.value)
+        if self.form == "constant product":
+            return torch.addcmul(x, self.alpha, self.beta, value=self.value)
         return x.addcmul(x.relu(), self.alpha, value=self.value)
 
 
-@pytest.mark.parametrize("form", ["affine", "computed", "method"])
+@pytest.mark.parametrize("form", ["affine", "computed", "constant product", "method"])
 @pytest.mark.parametrize("value", [1, 0.5])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_addcmul(form, value, dtype):

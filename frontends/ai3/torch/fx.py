@@ -1534,8 +1534,12 @@ class _Mapper:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise unsupported(node, f"addcmul's value must be a number, got {value!r}")
         c1, c2 = self.constant(node, a["tensor1"]), self.constant(node, a["tensor2"])
-        if c1 is not None and c2 is not None:
-            raise unsupported(node, "addcmul of two constants (expected to be folded while tracing)")
+        if c1 is not None and c2 is not None:  # a constant product beside a computed input
+            if self.constant(node, a["input"]) is not None:
+                raise unsupported(node, "addcmul of three constants (expected to be folded while tracing)")
+            other = np.asarray(c1 * c2 * value)
+            self.add(node, "add", name, [self.tensor(node, a["input"])], node, {"reverse": False}, {"other": other})
+            return
         if c1 is None and c2 is None:
             prod = self.emit(
                 node, "mul", f"{name}.mul", [self.tensor(node, a["tensor1"]), self.tensor(node, a["tensor2"])]
