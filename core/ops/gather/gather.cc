@@ -1,14 +1,17 @@
 #include "core/ops/gather/gather.h"
 
+#include <string>
+
 #include "core/errors.h"
 #include "core/ops/checks.h"
 
 namespace ai3 {
 
-void GatherAttrs::Validate(const std::vector<Tensor>& params) const {
-  CheckConstantOperand(kOp, has_other, other_shape, other_dtype, params,
-                       "the table gathered from");
-  if (has_other) CheckShape(other_shape, "the table");
+void GatheringAttrs::ValidateData(const char* op, const char* what,
+                                  const std::vector<Tensor>& params) const {
+  CheckConstantOperand(op, has_other, other_shape, other_dtype, params,
+                       (std::string(what) + " gathered from").c_str());
+  if (has_other) CheckShape(other_shape, what);
 }
 
 Shape GatherAttrs::OutputShapeOf(const Shape& data,
@@ -30,11 +33,6 @@ Shape GatherAttrs::OutputShapeOf(const Shape& data,
   return out;
 }
 
-Shape GatherAttrs::OutputShape(const std::vector<Tensor>& inputs) const {
-  return has_other ? OutputShapeOf(other_shape, inputs[0])
-                   : OutputShapeOf(inputs[0].shape, inputs[1]);
-}
-
 void CheckIndicesInRange(const int64_t* indices, int64_t count, int64_t axis,
                          int64_t size, const Shape& data) {
   for (int64_t j = 0; j < count; ++j) {
@@ -44,10 +42,6 @@ void CheckIndicesInRange(const int64_t* indices, int64_t count, int64_t axis,
            size, " in data ", ToString(data));
     }
   }
-}
-
-DType GatherAttrs::OutputDType(const std::vector<Tensor>& inputs) const {
-  return has_other ? other_dtype : inputs[0].dtype;
 }
 
 }  // namespace ai3

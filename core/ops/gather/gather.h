@@ -18,25 +18,49 @@
 
 namespace ai3 {
 
-struct GatherAttrs {
-  static constexpr char kOp[] = "gather";
+// What gather and gather_elements share: the axis indexed, and data that
+// is either the first input or the constant weight `other` (an embedding
+// table, a buffer), the indices being the layer's other input.
+struct GatheringAttrs {
   static constexpr bool kAnyDType = true;
 
   int64_t axis = 0;
-  // True: the data is the constant params[0] (an embedding table) and the
-  // layer's one input the indices.
+  // True: the data is the constant params[0], the layer's one input the
+  // indices.
   bool has_other = false;
   Shape other_shape;
   DType other_dtype = DType::kFloat32;
 
   int MinInputs() const { return has_other ? 1 : 2; }
   int MaxInputs() const { return has_other ? 1 : 2; }
+  // The output has the data's dtype (any).
+  DType OutputDType(const std::vector<Tensor>& inputs) const {
+    return has_other ? other_dtype : inputs[0].dtype;
+  }
+  const Shape& DataShape(const std::vector<Tensor>& inputs) const {
+    return has_other ? other_shape : inputs[0].shape;
+  }
+  const Tensor& Indices(const std::vector<Tensor>& inputs) const {
+    return inputs[has_other ? 0 : 1];
+  }
 
-  void Validate(const std::vector<Tensor>& params) const;
+ protected:
+  // The constant data's checks (Validate); `what` names it in errors.
+  void ValidateData(const char* op, const char* what,
+                    const std::vector<Tensor>& params) const;
+};
+
+struct GatherAttrs : GatheringAttrs {
+  static constexpr char kOp[] = "gather";
+
+  void Validate(const std::vector<Tensor>& params) const {
+    ValidateData(kOp, "the table", params);
+  }
   // Checks the indices' dtype and the axis; `data` is the data's shape.
   Shape OutputShapeOf(const Shape& data, const Tensor& indices) const;
-  Shape OutputShape(const std::vector<Tensor>& inputs) const;
-  DType OutputDType(const std::vector<Tensor>& inputs) const;
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    return OutputShapeOf(DataShape(inputs), Indices(inputs));
+  }
 };
 
 // Throws kInvalidArgument naming the first of the `count` indices outside

@@ -27,7 +27,7 @@ class DirectKernel : public OperandsKernel<GatherElementsAttrs> {
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
     const Tensor& data = attrs_.has_other ? Other(inputs) : inputs[0];
-    const Tensor& indices = attrs_.has_other ? inputs[0] : inputs[1];
+    const Tensor& indices = attrs_.Indices(inputs);
     const int rank = static_cast<int>(data.rank());
     const int64_t axis = DimOfAxis(attrs_.axis, data.shape);
     const int64_t size = data.shape[axis];

@@ -5,12 +5,6 @@
 
 namespace ai3 {
 
-void GatherElementsAttrs::Validate(const std::vector<Tensor>& params) const {
-  CheckConstantOperand(kOp, has_other, other_shape, other_dtype, params,
-                       "the data gathered from");
-  if (has_other) CheckShape(other_shape, "the data");
-}
-
 Shape GatherElementsAttrs::OutputShapeOf(const Shape& data,
                                          const Tensor& indices) const {
   if (indices.dtype != DType::kInt64) {
@@ -35,17 +29,6 @@ Shape GatherElementsAttrs::OutputShapeOf(const Shape& data,
          ToString(data));
   }
   return indices.shape;
-}
-
-Shape GatherElementsAttrs::OutputShape(
-    const std::vector<Tensor>& inputs) const {
-  return has_other ? OutputShapeOf(other_shape, inputs[0])
-                   : OutputShapeOf(inputs[0].shape, inputs[1]);
-}
-
-DType GatherElementsAttrs::OutputDType(
-    const std::vector<Tensor>& inputs) const {
-  return has_other ? other_dtype : inputs[0].dtype;
 }
 
 }  // namespace ai3

@@ -13,32 +13,24 @@
 #ifndef AI3_CORE_OPS_GATHER_ELEMENTS_GATHER_ELEMENTS_H_
 #define AI3_CORE_OPS_GATHER_ELEMENTS_GATHER_ELEMENTS_H_
 
-#include <cstdint>
 #include <vector>
 
+#include "core/ops/gather/gather.h"  // GatheringAttrs
 #include "core/tensor.h"
 
 namespace ai3 {
 
-struct GatherElementsAttrs {
+struct GatherElementsAttrs : GatheringAttrs {
   static constexpr char kOp[] = "gather_elements";
-  static constexpr bool kAnyDType = true;
 
-  int64_t axis = 0;
-  // True: the data is the constant params[0], the layer's one input the
-  // indices.
-  bool has_other = false;
-  Shape other_shape;
-  DType other_dtype = DType::kFloat32;
-
-  int MinInputs() const { return has_other ? 1 : 2; }
-  int MaxInputs() const { return has_other ? 1 : 2; }
-
-  void Validate(const std::vector<Tensor>& params) const;
+  void Validate(const std::vector<Tensor>& params) const {
+    ValidateData(kOp, "the data", params);
+  }
   // Checks the indices' dtype and shape against the data's shape `data`.
   Shape OutputShapeOf(const Shape& data, const Tensor& indices) const;
-  Shape OutputShape(const std::vector<Tensor>& inputs) const;
-  DType OutputDType(const std::vector<Tensor>& inputs) const;
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    return OutputShapeOf(DataShape(inputs), Indices(inputs));
+  }
 };
 
 }  // namespace ai3
