@@ -48,17 +48,19 @@ BATCH, LENGTH, VOCAB = 2, 8, 1000
 DECODER_LENGTH = 5  # T5's decoder: not the encoder's length, so cross-attention is not square
 
 
+# The size of the BERT-shaped models' configs (BERT, Llama, RoBERTa).
+_SMALL = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=128,
+    max_position_embeddings=64,
+)
+
+
 def _bert() -> nn.Module:
-    return transformers.BertModel(
-        transformers.BertConfig(
-            vocab_size=VOCAB,
-            hidden_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=128,
-            max_position_embeddings=64,
-        )
-    )
+    return transformers.BertModel(transformers.BertConfig(**_SMALL))
 
 
 def _gpt2() -> nn.Module:
@@ -97,13 +99,8 @@ def _llama() -> nn.Module:
     # heads for 4 query heads).
     return transformers.LlamaModel(
         transformers.LlamaConfig(
-            vocab_size=VOCAB,
-            hidden_size=64,
-            intermediate_size=128,
-            num_hidden_layers=2,
-            num_attention_heads=4,
+            **_SMALL,
             num_key_value_heads=2,
-            max_position_embeddings=64,
             use_cache=False,
         )
     )
@@ -114,12 +111,7 @@ def _roberta() -> nn.Module:
     # int32) and token types gathered from a buffer by position.
     return transformers.RobertaModel(
         transformers.RobertaConfig(
-            vocab_size=VOCAB,
-            hidden_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            intermediate_size=128,
-            max_position_embeddings=64,
+            **_SMALL,
             pad_token_id=1,
         )
     )
