@@ -87,6 +87,7 @@
 #include "core/ops/conv2d/pointwise_depthwise.h"
 #include "core/ops/conv2d/residual_conv.h"
 #include "core/ops/conv2d/scaled_input_conv.h"
+#include "core/ops/onednn.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace ai3 {
@@ -95,44 +96,13 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using ConvPd = dnnl::convolution_forward::primitive_desc;
+using onednn::Execute;
+using onednn::Guarded;
+using onednn::Reordered;
 
 // Workspace pieces start on cache lines (the workspace itself does: Buffer).
 constexpr size_t kAlign = 64;
 size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-void CheckDnnl(dnnl_status_t status, const char* what) {
-  if (status != dnnl_success) {
-    Fail(ErrorKind::kInternal, "oneDNN failed ", what, " (status ",
-         static_cast<int>(status), ")");
-  }
-}
-
-// Through the C API with an argument array built once: the C++ execute()
-// takes an unordered_map, built per call.
-void Execute(const dnnl::stream& stream, const dnnl::primitive& prim,
-             const std::vector<dnnl_exec_arg_t>& args) {
-  CheckDnnl(dnnl_primitive_execute(prim.get(), stream.get(),
-                                   static_cast<int>(args.size()), args.data()),
-            "running a primitive");
-}
-
-// Runs `body`, turning anything it throws other than ai3::Error into
-// ai3::Error(kInternal).
-template <typename Body>
-void Guarded(const char* what, Body&& body) {
-  try {
-    body();
-  } catch (const Error&) {
-    throw;
-  } catch (const dnnl::error& e) {
-    Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": ", e.what(),
-         " (status ", static_cast<int>(e.status), ")");
-  } catch (const std::exception& e) {
-    Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": ", e.what());
-  } catch (...) {
-    Fail(ErrorKind::kInternal, "oneDNN failed ", what, ": unknown exception");
-  }
-}
 
 // The activations that cost an exp per element (file comment).
 bool ExpBased(ActivationFn fn) {
@@ -170,19 +140,6 @@ void AppendActivation(const Activation& a, dnnl::post_ops* ops) {
     ops->append_eltwise(dnnl::algorithm::eltwise_clip,
                         static_cast<float>(a.min), static_cast<float>(a.max));
   }
-}
-
-// A copy of the float32 tensor at `data` (layout `from`) in layout `to`,
-// owned by the returned memory: weights reordered once, when a primitive
-// is planned.
-memory Reordered(const dnnl::engine& engine, dnnl::stream& stream,
-                 const memory::desc& from, const memory::desc& to,
-                 const void* data) {
-  memory user(from, engine, const_cast<void*>(data));
-  memory copy(to, engine);
-  dnnl::reorder(user, copy).execute(stream, user, copy);
-  stream.wait();
-  return copy;
 }
 
 // The weights' dims as oneDNN takes them: (g, O/g, I/g, kh, kw) grouped,
@@ -246,10 +203,7 @@ class GuessKernel : public Conv2dKernelBase<GuessKernel> {
   GuessKernel(const Conv2dAttrs& attrs, const std::vector<Tensor>& params)
       : Conv2dKernelBase(attrs, params) {
     Guarded("creating the CPU engine", [&] {
-      static std::once_flag no_primitive_cache;  // see the file comment
-      std::call_once(no_primitive_cache,
-                     [] { dnnl::set_primitive_cache_capacity(0); });
-      engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      engine_ = onednn::CpuEngine();  // primitive cache off: file comment
       stream_ = dnnl::stream(engine_);
       user_weights_md_ = UserWeightsDesc(attrs_);
     });
@@ -530,7 +484,7 @@ class FusedConvPrimitive {
     });
   }
 
-  dnnl::engine engine_{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine_ = onednn::CpuEngine();
   dnnl::stream stream_{engine_};
   dnnl::convolution_forward conv_;
   memory src_, dst_;  // the caller's tensors (handles per call)
