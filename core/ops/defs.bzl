@@ -25,6 +25,7 @@ AI3_OPS = {
     "conv2d/backward/bias:conv2d_backward_bias": False,
     "conv2d/backward/data:conv2d_backward_data": False,
     "conv2d/backward/weight:conv2d_backward_weight": False,
+    "conv3d": False,
     "conv_transpose2d": False,
     "cumsum": False,
     "depth_to_space": False,
