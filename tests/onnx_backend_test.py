@@ -441,7 +441,7 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
         "gather_shuffled",
         "maxpool_indices",
         "bn_training",
-        "conv3d",
+        "conv4d",
         "resize_cubic",
         "computed_weight",
     ],
@@ -472,11 +472,11 @@ def test_unsupported_forms(case):
         out = None
     else:
         nodes = [helper.make_node("Conv", ["x", "w"], ["y"], name="bad")]
-        inits = [_tensor("w", rng.standard_normal((2, 3, 1, 1, 1)))]
+        inits = [_tensor("w", rng.standard_normal((2, 3, 1, 1, 1, 1)))]
         out = None
-    in_shape = [1, 3, 4, 4, 4] if case == "conv3d" else [1, 3, 4, 4]
+    in_shape = [1, 3, 4, 4, 4, 4] if case == "conv4d" else [1, 3, 4, 4]
     if out is None:
-        out = [1, 2, 4, 4, 4] if case == "conv3d" else [1, 1, 1, 1]
+        out = [1, 2, 4, 4, 4, 4] if case == "conv4d" else [1, 1, 1, 1]
     m = _model(nodes, inits, in_shape, out)
     with pytest.raises(ai3.UnsupportedOperation, match="'bad'"):
         graph.swap_backend(m)

@@ -1,4 +1,4 @@
-"""Padding of 2-D windows (convolution, pooling), one rule for every
+"""Padding of 2-D and 3-D windows (convolution, pooling), one rule for every
 frontend: TensorFlow's and ONNX's "SAME" (SAME_UPPER: the odd pixel after;
 SAME_LOWER: before), PyTorch's "same" (stride 1, the odd pixel after, as
 F.conv2d), "VALID", and explicit symmetric or asymmetric padding.
@@ -45,11 +45,27 @@ def same_2d(
     """(top, bottom, left, right) of "SAME" padding for an input of spatial
     size `hw` ((None, None) when unknown); None if it depends on an
     unknown size."""
-    h = same_1d(hw[0], kernel[0], stride[0], dilation[0], lower=lower)
-    w = same_1d(hw[1], kernel[1], stride[1], dilation[1], lower=lower)
-    if h is None or w is None:
-        return None
-    return h + w
+    return same_nd(hw, kernel, stride, dilation, lower=lower)  # type: ignore[return-value]
+
+
+def same_nd(
+    sizes: Sequence[int | None],
+    kernel: Sequence[int],
+    stride: Sequence[int],
+    dilation: Sequence[int],
+    *,
+    lower: bool = False,
+) -> tuple[int, ...] | None:
+    """(before, after) of "SAME" padding for each spatial dim of an input of
+    size `sizes` (None where unknown), flattened: (front, back, top, bottom,
+    left, right) for a volume; None if it depends on an unknown size."""
+    pads: tuple[int, ...] = ()
+    for size, k, s, d in zip(sizes, kernel, stride, dilation, strict=True):
+        one = same_1d(size, k, s, d, lower=lower)
+        if one is None:
+            return None
+        pads += one
+    return pads
 
 
 def explicit(value: Sequence[int], what: str = "padding") -> Pads:
@@ -74,4 +90,11 @@ def from_onnx(pads: Sequence[int]) -> Pads:
     return pads[0], pads[2], pads[1], pads[3]
 
 
-__all__ = ["Pads", "explicit", "from_onnx", "same_1d", "same_2d"]
+def from_onnx_nd(pads: Sequence[int]) -> tuple[int, ...]:
+    """ONNX's pads [x1_begin, x2_begin, ..., x1_end, x2_end, ...] as
+    (x1_begin, x1_end, x2_begin, x2_end, ...), the core's order."""
+    n = len(pads) // 2
+    return tuple(p for d in range(n) for p in (pads[d], pads[n + d]))
+
+
+__all__ = ["Pads", "explicit", "from_onnx", "from_onnx_nd", "same_1d", "same_2d", "same_nd"]

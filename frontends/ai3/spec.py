@@ -145,8 +145,9 @@ def _batchnorm_on_last_dim(spec: LayerSpec, layout: str) -> bool:
 
 
 def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") -> tuple[list[LayerSpec], int]:
-    """Folds each inference batchnorm2d whose only input is a conv2d used by
-    nothing else into that conv's weights and bias:
+    """Folds each inference batchnorm2d whose only input is a conv2d (or a
+    conv3d: BatchNorm3d) used by nothing else into that conv's weights and
+    bias:
         w' = w * s,  b' = (b - mean) * s + beta,  s = gamma / sqrt(var + eps)
     so the pair costs one convolution. Likewise into a linear (weight
     (out, in): row o scaled by s[o]) when the batchnorm normalises the
@@ -165,7 +166,7 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
             continue
         if specs[j].op == "linear" and not _batchnorm_on_last_dim(spec, layout):
             continue
-        if specs[j].op not in ("conv2d", "linear") or specs[j].attrs.get("activation") is not None:
+        if specs[j].op not in ("conv2d", "conv3d", "linear") or specs[j].attrs.get("activation") is not None:
             continue
         conv, bn = specs[j], spec.weights
         if conv.weights["weight"].shape[0] != bn["running_mean"].shape[0]:
@@ -175,7 +176,7 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
         conv.attrs["folded_batchnorm"] = spec.name
         folded_into[i] = j
     specs, output = _remove(specs, output, folded_into)
-    return _batchnorm1d_as_2d(specs, output, layout)
+    return _batchnorm_as_2d(specs, output, layout)
 
 
 def _scale_outputs(producer: LayerSpec, scale: np.ndarray, shift: np.ndarray | None = None) -> None:
@@ -242,29 +243,37 @@ def fold_constant_scale(specs: list[LayerSpec], output: int, layout: str = "NCHW
     return _remove(specs, output, folded)
 
 
-def _batchnorm1d_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tuple[list[LayerSpec], int]:
-    """Runs each batchnorm on a rank-2 or rank-3 input (BatchNorm1d on
-    (N, C) / (N, C, L); channels-last (N, C) / (N, L, C)) as the rank-4
-    batchnorm2d between two reshapes: (N, C, L) -> (N, C, L, 1) and back.
-    The reshapes copy dims with 0, so any batch size runs."""
-    to_4d = {
-        ("NCHW", 2): [0, 0, 1, 1],
-        ("NCHW", 3): [0, 0, 0, 1],
-        ("NHWC", 2): [0, 1, 1, -1],
-        ("NHWC", 3): [0, 0, 1, -1],
-    }
-    back = {2: [0, -1], 3: [0, 0, -1]}
+def _batchnorm_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tuple[list[LayerSpec], int]:
+    """Runs each batchnorm on a rank-2, -3 or -5 input (BatchNorm1d on
+    (N, C) / (N, C, L), BatchNorm3d on (N, C, D, H, W); channels-last
+    (N, C) / (N, L, C) / (N, D, H, W, C)) as the rank-4 batchnorm2d between
+    two reshapes: (N, C, L) -> (N, C, L, 1), (N, C, D, H, W) -> (N, C, D*H,
+    W), and back. The reshapes copy the batch with 0, so any batch size
+    runs."""
+
+    def to_4d(shape: tuple[int, ...]) -> tuple[list[int], tuple[int, ...]]:
+        """The reshape's target and the rank-4 shape it gives."""
+        n, rank = shape[0], len(shape)
+        if rank == 5:
+            if layout == "NCHW":
+                return [0, 0, -1, shape[4]], (n, shape[1], shape[2] * shape[3], shape[4])
+            return [0, -1, shape[3], shape[4]], (n, shape[1] * shape[2], shape[3], shape[4])
+        if layout == "NCHW":
+            return [0, 0] + [0] * (rank - 2) + [1] * (4 - rank), tuple(shape) + (1,) * (4 - rank)
+        return [0] + [0] * (rank - 2) + [1] * (4 - rank) + [-1], (n,) + tuple(shape[1:-1]) + (1,) * (4 - rank) + (
+            shape[-1],
+        )
+
     chains: dict[int, list[LayerSpec]] = {}
     for i, s in enumerate(specs):
-        rank = None if s.input_shape is None else len(s.input_shape)
-        if s.op == "batchnorm2d" and (layout, rank) in to_4d:
-            shape4 = tuple(s.input_shape) + (1,) * (4 - rank)
-            if layout == "NHWC":
-                shape4 = (s.input_shape[0],) + tuple(s.input_shape[1:-1]) + (1,) * (4 - rank) + (s.input_shape[-1],)
+        if s.op == "batchnorm2d" and s.input_shape is not None and len(s.input_shape) in (2, 3, 5):
+            shape = tuple(s.input_shape)
+            target, shape4 = to_4d(shape)
+            back = [0] + list(shape[1:])
             chains[i] = [
-                LayerSpec(f"{s.name}.to4d", "reshape", [], {"shape": to_4d[(layout, rank)]}, input_shape=s.input_shape),
+                LayerSpec(f"{s.name}.to4d", "reshape", [], {"shape": target}, input_shape=s.input_shape),
                 LayerSpec(s.name, s.op, [], s.attrs, s.weights, s.layer, shape4),
-                LayerSpec(f"{s.name}.back", "reshape", [], {"shape": back[rank]}, input_shape=shape4),
+                LayerSpec(f"{s.name}.back", "reshape", [], {"shape": back}, input_shape=shape4),
             ]
     if not chains:
         return specs, output

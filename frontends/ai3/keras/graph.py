@@ -118,11 +118,18 @@ def _graph_of(model: Any) -> Any:
     return model
 
 
-def _pair(v: Any) -> tuple[int, int]:
+def _ints(v: Any, count: int) -> tuple[int, ...]:
+    """`count` ints (one per spatial dim) from an int or a sequence of 1 or
+    `count` of them, as Keras' layers take strides and rates."""
     if isinstance(v, int):
-        return (v, v)
+        return (v,) * count
     v = tuple(int(x) for x in v)
-    return (v[0], v[0]) if len(v) == 1 else (v[0], v[1])
+    return v * count if len(v) == 1 else v[:count]
+
+
+def _pair(v: Any) -> tuple[int, int]:
+    h, w = _ints(v, 2)
+    return h, w
 
 
 def same_padding(size: int | None, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int] | None:
@@ -578,16 +585,17 @@ class Var:
 
 @dataclass(frozen=True)
 class Same:
-    """TensorFlow's "same" padding of a 2-D window (ai3.padding), to be
-    resolved against the NHWC input's height and width."""
+    """TensorFlow's "same" padding of a 2-D (or 3-D) window (ai3.padding),
+    to be resolved against the channels-last input's spatial size."""
 
-    kernel: tuple[int, int]
-    stride: tuple[int, int]
-    dilation: tuple[int, int] = (1, 1)
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...] = (1, 1)
 
-    def pads(self, shape: Sequence[int | None] | None) -> padding.Pads | None:
-        hw = (shape[1], shape[2]) if shape is not None and len(shape) == 4 else (None, None)
-        return padding.same_2d(hw, self.kernel, self.stride, self.dilation)
+    def pads(self, shape: Sequence[int | None] | None) -> tuple[int, ...] | None:
+        n = len(self.kernel)
+        sizes = tuple(shape[1:-1]) if shape is not None and len(shape) == n + 2 else (None,) * n
+        return padding.same_nd(sizes, self.kernel, self.stride, self.dilation)
 
 
 @dataclass
@@ -640,7 +648,7 @@ def _window_padding(layer: Any, shape: tuple, kernel, stride, dilation=(1, 1)) -
     size; an in-place layer: each call's)."""
     mode = str(layer.padding).lower()
     if mode == "valid":
-        return (0, 0, 0, 0)
+        return (0,) * (2 * len(kernel))
     if mode != "same":
         raise _unsupported(layer, f"padding={layer.padding!r}; ai3 maps 'valid' and 'same'")
     return Same(tuple(kernel), tuple(stride), tuple(dilation))
@@ -707,6 +715,26 @@ def _conv2d(layer: Any, shape: tuple) -> list[Step]:
     }
     return [
         Step("conv2d", attrs, {"weight": Var("kernel", (3, 2, 0, 1)), "bias": _bias(layer)}),
+        *_fused_activation(layer),
+    ]
+
+
+def _conv3d(layer: Any, shape: tuple) -> list[Step]:
+    """Conv3D: conv3d on NDHWC, the DHWIO kernel read as OIDHW; + its
+    activation."""
+    if shape is None or len(shape) != 5:
+        rank = "an unknown" if shape is None else f"a rank-{len(shape)}"
+        raise _unsupported(layer, f"takes {rank} input; ai3 runs Conv3D on NDHWC (rank-5) tensors")
+    kernel = tuple(int(d) for d in layer.kernel.shape[:3])
+    stride, dil = _ints(layer.strides, 3), _ints(layer.dilation_rate, 3)
+    attrs = {
+        "stride": stride,
+        "padding": _window_padding(layer, shape, kernel, stride, dil),
+        "dilation": dil,
+        "groups": int(layer.groups),
+    }
+    return [
+        Step("conv3d", attrs, {"weight": Var("kernel", (4, 3, 0, 1, 2)), "bias": _bias(layer)}),
         *_fused_activation(layer),
     ]
 
@@ -884,8 +912,8 @@ def _cropping(layer: Any, shape: tuple) -> list[Step]:
 
 
 def _batchnorm(layer: Any, shape: tuple) -> list[Step]:
-    if len(_ranked(layer, shape)) not in (2, 3, 4):  # rank 2/3: BatchNorm1d, see spec.fold_batchnorm
-        raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 4")
+    if len(_ranked(layer, shape)) not in (2, 3, 4, 5):  # rank 2/3/5: as rank 4, see spec.fold_batchnorm
+        raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 5")
     axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
     if axis not in (-1, len(shape) - 1):
         raise _unsupported(layer, f"axis={layer.axis!r}; ai3 normalizes the channel axis (-1) of NHWC")
@@ -976,6 +1004,18 @@ def _global_avgpool(layer: Any, shape: tuple) -> list[Step]:
     return [Step("adaptiveavgpool2d", {"output_size": (1, 1)}), *_keepdims_or_flatten(layer, shape)]
 
 
+def _global_avgpool3d(layer: Any, shape: tuple) -> list[Step]:
+    """GlobalAveragePooling3D on NDHWC: the mean over the three spatial dims."""
+    if shape is None or len(shape) != 5:
+        raise _unsupported(layer, "ai3 runs GlobalAveragePooling3D on NDHWC (rank-5) tensors")
+    steps = [Step("mean", {"axes": [1, 2, 3], "keepdim": True})]
+    if not layer.keepdims:
+        steps.append(
+            Step("flatten", {"start_dim": 1, "end_dim": -1}, suffix="/flatten", in_shape=(shape[0], 1, 1, 1, shape[4]))
+        )
+    return steps
+
+
 def _global_maxpool(layer: Any, shape: tuple) -> list[Step]:
     h, w = _spatial(layer, shape)
     if h is None or w is None:
@@ -1050,6 +1090,7 @@ def _identity(layer: Any, shape: tuple) -> list[Step]:
 # outside keras.layers (LayerScale) is matched by name.
 MAPPING: dict[str, Entry] = {
     "Conv2D": Entry(_conv2d, exact=True, op="conv2d"),
+    "Conv3D": Entry(_conv3d, exact=True, op="conv3d"),
     "DepthwiseConv2D": Entry(_depthwise_conv2d, op="conv2d"),
     "Conv2DTranspose": Entry(_conv_transpose2d, exact=True, op="conv_transpose2d"),
     "GroupNormalization": Entry(_group_norm, op="groupnorm"),
@@ -1071,6 +1112,7 @@ MAPPING: dict[str, Entry] = {
     "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
     "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),
     "GlobalAveragePooling2D": Entry(_global_avgpool, op="adaptiveavgpool2d"),
+    "GlobalAveragePooling3D": Entry(_global_avgpool3d, op="mean"),
     "GlobalMaxPooling2D": Entry(_global_maxpool),
     "Flatten": Entry(_flatten, op="flatten"),
     "ZeroPadding2D": Entry(_zero_padding, op="pad2d"),

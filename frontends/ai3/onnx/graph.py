@@ -1332,20 +1332,23 @@ class _Mapper:
         axis = int(a.get("axis", -1))
         return self.add(op, node, [x], {"axis": axis})
 
-    def conv_pads(self, node, a, shape, kernel, strides, dilations) -> tuple[int, int, int, int]:
+    def conv_pads(self, node, a, shape, kernel, strides, dilations) -> tuple[int, ...]:
+        """The window's padding in the core's order: (before, after) per
+        spatial dim, (top, bottom, left, right) for 2-D."""
+        n = len(kernel)
         auto = a.get("auto_pad", "NOTSET")
         if auto in ("NOTSET", ""):
-            p = list(a.get("pads", [0, 0, 0, 0]))
-            if len(p) != 4:
-                raise _unsupported(node, f"pads {p} for a 2-D window")
+            p = [int(v) for v in a.get("pads", [0] * (2 * n))]
+            if len(p) != 2 * n:
+                raise _unsupported(node, f"pads {p} for a {n}-D window")
             if any(v < 0 for v in p):
                 raise _unsupported(node, f"negative pads {p}")
-            return (int(p[0]), int(p[2]), int(p[1]), int(p[3]))
+            return padding.from_onnx_nd(p)
         if auto not in ("SAME_UPPER", "SAME_LOWER", "VALID"):
             raise _unsupported(node, f"auto_pad={auto!r}")
-        rows = _pads_for(node, auto, shape[2], kernel[0], strides[0], dilations[0])
-        cols = _pads_for(node, auto, shape[3], kernel[1], strides[1], dilations[1])
-        return (rows[0], rows[1], cols[0], cols[1])
+        return tuple(
+            v for d in range(n) for v in _pads_for(node, auto, shape[2 + d], kernel[d], strides[d], dilations[d])
+        )
 
     def lifted_1d(self, node: Any, a: dict, x: int, handler: Any) -> int | None:
         """A 1-D Conv / ConvTranspose / MaxPool / AveragePool of an (N, C, L) tensor as
@@ -1387,23 +1390,31 @@ class _Mapper:
         lifted = self.lifted_1d(node, a, x, self.op_Conv)
         if lifted is not None:
             return lifted
-        shape = self.rank4(node)
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) not in (4, 5):
+            raise _unsupported(
+                node,
+                f"takes a {'rank-' + str(len(shape)) if shape else 'rank-unknown'} input; ai3 runs 1-, 2- and 3-D "
+                "convolutions (rank 3 to 5)",
+            )
         weight = self.const(node, node.input[1], "weight")
-        if weight.ndim != 4:
-            raise _unsupported(node, f"a {weight.ndim - 2}-D convolution; ai3 runs 2-D ones")
+        if weight.ndim != len(shape):
+            raise _unsupported(node, f"a weight of shape {weight.shape} for a rank-{len(shape)} input")
         bias = self.opt_const(node, 2, "bias")
+        dims = len(shape) - 2
         kernel = tuple(int(k) for k in a.get("kernel_shape", weight.shape[2:]))
         if kernel != tuple(weight.shape[2:]):
             raise _unsupported(node, f"kernel_shape {kernel} differs from the weight's {weight.shape[2:]}")
-        strides = tuple(int(s) for s in a.get("strides", (1, 1)))
-        dilations = tuple(int(d) for d in a.get("dilations", (1, 1)))
+        strides = tuple(int(s) for s in a.get("strides", (1,) * dims))
+        dilations = tuple(int(d) for d in a.get("dilations", (1,) * dims))
         attrs = {
             "stride": strides,
             "padding": self.conv_pads(node, a, shape, kernel, strides, dilations),
             "dilation": dilations,
             "groups": int(a.get("group", 1)),
         }
-        return self.add("conv2d", node, [x], attrs, {"weight": weight, "bias": bias})
+        op = "conv2d" if dims == 2 else "conv3d"
+        return self.add(op, node, [x], attrs, {"weight": weight, "bias": bias})
 
     def op_ConvTranspose(self, node, a, x):
         """conv_transpose2d; pads from auto_pad or output_shape as the ONNX
@@ -1697,6 +1708,9 @@ class _Mapper:
         return self.add("avgpool2d", node, [x], attrs, shape=shape)
 
     def op_GlobalAveragePool(self, node, a, x):
+        shape = self.shape(node.input[0])
+        if shape is not None and len(shape) in (3, 5):  # 1-D and 3-D (video) maps: the mean over them
+            return self.add("mean", node, [x], {"axes": list(range(2, len(shape))), "keepdim": True})
         self.rank4(node)
         return self.add("adaptiveavgpool2d", node, [x], {"output_size": (1, 1)})
 
@@ -2289,12 +2303,13 @@ class _Mapper:
 
     def op_BatchNormalization(self, node, a, x):
         s = self.shape(node.input[0])
-        if s is None or len(s) not in (2, 3, 4):
+        if s is None or len(s) not in (2, 3, 4, 5):
             # (rank 2 and 3: the core's batchnorm2d runs them as BatchNorm1d,
-            # channels at dim 1, LeViT's and RepViT's heads)
+            # channels at dim 1, LeViT's and RepViT's heads; rank 5 as
+            # BatchNorm3d, video models: ai3.spec.fold_batchnorm)
             raise _unsupported(
                 node,
-                f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on (N, C, ...) tensors of rank 2 to 4",
+                f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on (N, C, ...) tensors of rank 2 to 5",
             )
         if int(a.get("training_mode", 0)):
             raise _unsupported(node, "training_mode=1; ai3 runs inference batch norms")

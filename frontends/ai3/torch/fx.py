@@ -168,7 +168,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
-    F.conv2d: "conv2d", F.conv1d: "conv1d", F.batch_norm: "batch_norm", F.embedding: "embedding",
+    F.conv2d: "conv2d", F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
@@ -757,6 +757,18 @@ class _Mapper:
         except errors.Error as e:
             raise unsupported(node, str(e)) from None
         self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _conv3d(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
+        weights = self.weights(node, a, ("weight", "bias"))
+        if weights["weight"].ndim != 5:
+            raise unsupported(node, f"F.conv3d's weight must have rank 5, this one has shape {weights['weight'].shape}")
+        kernel = tuple(int(k) for k in weights["weight"].shape[2:])
+        try:
+            attrs = params.conv3d_call(kernel, a["stride"], a["padding"], a["dilation"], a["groups"], name)
+        except errors.Error as e:
+            raise unsupported(node, str(e)) from None
+        self.add(node, "conv3d", name, [self.tensor(node, a["input"])], node, attrs, weights)
 
     def _conv1d(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)

@@ -94,6 +94,11 @@ def _conv2d(m: nn.Conv2d, name: str) -> tuple[Attrs, Weights]:
     return params.conv2d(m, name), {"weight": m.weight, "bias": m.bias}
 
 
+@maps(nn.Conv3d, op="conv3d", methods=("forward", "_conv_forward"))
+def _conv3d(m: nn.Conv3d, name: str) -> tuple[Attrs, Weights]:
+    return params.conv3d(m, name), {"weight": m.weight, "bias": m.bias}
+
+
 @maps(nn.Linear, op="linear")
 def _linear(m: nn.Linear, name: str) -> tuple[Attrs, Weights]:
     return {}, {"weight": m.weight, "bias": m.bias}
@@ -123,6 +128,17 @@ def adaptive_size(attrs: Attrs, input_shape: Sequence[int] | None, name: str) ->
 @maps(nn.AdaptiveAvgPool2d, op="adaptiveavgpool2d", image=True, resolve=adaptive_size)
 def _adaptiveavgpool2d(m: nn.AdaptiveAvgPool2d, name: str) -> tuple[Attrs, Weights]:
     return {"output_size": m.output_size}, {}
+
+
+# A video model's global average (torchvision's video ResNets and S3D):
+# the mean over the three spatial dims.
+@maps(nn.AdaptiveAvgPool3d, op="mean")
+def _adaptiveavgpool3d(m: nn.AdaptiveAvgPool3d, name: str) -> tuple[Attrs, Weights]:
+    if params.ints(m.output_size, 3, "output_size", f"adaptiveavgpool3d layer '{name}'") != (1, 1, 1):
+        raise errors.UnsupportedOperation(
+            f"adaptiveavgpool3d layer '{name}': output_size={m.output_size!r} is not supported (only 1, a global average)"
+        )
+    return {"axes": [-3, -2, -1], "keepdim": True}, {}
 
 
 @maps(nn.AdaptiveMaxPool2d, op="adaptivemaxpool2d", image=True, resolve=adaptive_size)
@@ -294,6 +310,9 @@ def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     if isinstance(m, nn.BatchNorm1d):
         if x.dim() not in (2, 3):
             raise ValueError(f"expected 2D or 3D input (got {x.dim()}D input)")  # nn.BatchNorm1d's words
+    elif isinstance(m, nn.BatchNorm3d):
+        if x.dim() != 5:
+            raise ValueError(f"expected 5D input (got {x.dim()}D input)")  # nn.BatchNorm3d's words
     elif x.dim() != 4:
         raise ValueError(f"expected 4D input (got {x.dim()}D input)")  # nn.BatchNorm2d's check and words
     factor = 0.0 if m.momentum is None else m.momentum
@@ -314,9 +333,10 @@ def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return y
 
 
-# BatchNorm1d on (N, C) or (N, C, L): the core's batchnorm2d takes rank 2
-# and 3 inputs as BatchNorm1d (channels at dim 1).
-@maps(nn.BatchNorm2d, nn.BatchNorm1d, op="batchnorm2d", training=batchnorm_training)
+# BatchNorm1d on (N, C) or (N, C, L) and BatchNorm3d on (N, C, D, H, W):
+# the core's batchnorm2d, which folds into the conv before it or runs
+# between reshapes to rank 4 (ai3.spec.fold_batchnorm).
+@maps(nn.BatchNorm2d, nn.BatchNorm1d, nn.BatchNorm3d, op="batchnorm2d", training=batchnorm_training)
 def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     if m.running_mean is None or m.running_var is None:
         raise errors.UnsupportedOperation(

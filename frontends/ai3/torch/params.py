@@ -23,27 +23,36 @@ class NeedsInputShape(errors.UnsupportedOperation):
     (an in-place swap then resolves it per call)."""
 
 
-def _int(value: Any, what: str, layer: str) -> int:
+def _int(value: Any, what: str, layer: str, count: int = 2) -> int:
     if isinstance(value, torch.Tensor) and value.dim() == 0 and not value.is_floating_point():
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise errors.InvalidArgument(f"{layer}: {what} must be an int or a sequence of 1 or 2 ints, got {value!r}")
+        raise errors.InvalidArgument(
+            f"{layer}: {what} must be an int or a sequence of 1 or {count} ints, got {value!r}"
+        )
     return int(value)
 
 
-def pair(value: IntOrPair, what: str = "argument", layer: str = "layer") -> tuple[int, int]:
-    """(h, w) from the forms PyTorch's 2-d layers take: an int, or a
-    sequence of one int (used for both dims, as torch's _pair and the
-    pooling functions do) or two. `layer` names the layer in the error."""
+def ints(value: Any, count: int, what: str = "argument", layer: str = "layer") -> tuple[int, ...]:
+    """`count` ints (one per spatial dim) from the forms PyTorch's n-d
+    layers take: an int, or a sequence of one int (used for every dim, as
+    torch's _ntuple and the pooling functions do) or `count`. `layer` names
+    the layer in the error."""
     if isinstance(value, (tuple, list, torch.Size)):
         if len(value) == 1:
-            v = _int(value[0], what, layer)
-            return v, v
-        if len(value) == 2:
-            return _int(value[0], what, layer), _int(value[1], what, layer)
-        raise errors.InvalidArgument(f"{layer}: {what} must be an int or a sequence of 1 or 2 ints, got {value!r}")
-    v = _int(value, what, layer)
-    return v, v
+            return (_int(value[0], what, layer, count),) * count
+        if len(value) == count:
+            return tuple(_int(v, what, layer, count) for v in value)
+        raise errors.InvalidArgument(
+            f"{layer}: {what} must be an int or a sequence of 1 or {count} ints, got {value!r}"
+        )
+    return (_int(value, what, layer, count),) * count
+
+
+def pair(value: IntOrPair, what: str = "argument", layer: str = "layer") -> tuple[int, int]:
+    """(h, w) from the forms PyTorch's 2-d layers take (ints)."""
+    h, w = ints(value, 2, what, layer)
+    return h, w
 
 
 def pool_stride(stride: Any, kernel: tuple[int, int], layer: str) -> tuple[int, int]:
@@ -102,6 +111,37 @@ def conv2d_call(kernel_size: Any, stride: Any, padding: Any, dilation: Any, grou
         dilation=dilation,
         groups=_int(groups, "groups", layer),
     )
+
+
+def conv3d(module: nn.Conv3d, name: str) -> dict[str, Any]:
+    """conv3d attrs of an nn.Conv3d (zero padding only)."""
+    if module.padding_mode != "zeros":
+        raise errors.UnsupportedOperation(
+            f"conv3d layer '{name}': padding_mode={module.padding_mode!r} is not supported (only 'zeros')"
+        )
+    return conv3d_call(module.kernel_size, module.stride, module.padding, module.dilation, module.groups, name)
+
+
+def conv3d_call(kernel_size: Any, stride: Any, padding: Any, dilation: Any, groups: Any, name: str) -> dict[str, Any]:
+    """conv3d attrs from the arguments nn.Conv3d and F.conv3d share:
+    (d, h, w) triples, padding as (front, back, top, bottom, left, right)."""
+    layer = f"conv3d layer '{name}'"
+    kernel = ints(kernel_size, 3, "kernel_size", layer)
+    dilation3 = ints(dilation, 3, "dilation", layer)
+    stride3 = ints(stride, 3, "stride", layer)
+    if padding == "valid":
+        pads: tuple[int, ...] = (0,) * 6
+    elif padding == "same":
+        if stride3 != (1, 1, 1):
+            raise errors.InvalidArgument(
+                f"{layer}: padding='same' is not supported for strided convolutions (as in PyTorch)"
+            )
+        pads = padding_rule.same_nd((None,) * 3, kernel, stride3, dilation3)  # type: ignore[assignment]
+    elif isinstance(padding, str):
+        raise errors.InvalidArgument(f"{layer}: padding must be 'valid', 'same' or ints, got {padding!r}")
+    else:
+        pads = tuple(p for p in ints(padding, 3, "padding", layer) for _ in range(2))
+    return dict(stride=stride3, padding=pads, dilation=dilation3, groups=_int(groups, "groups", layer))
 
 
 def batchnorm(
