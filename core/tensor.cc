@@ -113,6 +113,16 @@ ImageDims ImageDimsOf(const Shape& shape, Layout layout) {
   return {shape[0], shape[1], shape[2], shape[3]};
 }
 
+ImageDims ChannelDims(const Shape& shape, Layout layout) {
+  const size_t rank = shape.size();
+  const bool last = layout == Layout::kNHWC;
+  int64_t spatial = 1;
+  for (size_t d = last ? 1 : 2; d < (last ? rank - 1 : rank); ++d) {
+    spatial *= shape[d];
+  }
+  return {shape[0], shape[last ? rank - 1 : 1], spatial, 1};
+}
+
 ImageDims Rank4InputDims(const Tensor& input, Layout layout) {
   if (input.rank() != 4) {
     Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout), " input (",

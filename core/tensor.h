@@ -87,6 +87,12 @@ struct ImageDims {
   int64_t n, c, h, w;
 };
 ImageDims ImageDimsOf(const Shape& shape, Layout layout);
+// The dims of a per-channel op's input of any rank >= 2 (BatchNorm1d's
+// (N, C, L), BatchNorm3d's (N, C, D, H, W), channels last in NHWC models)
+// as an image whose height is every spatial dim and whose width is 1:
+// contiguous tensors of the two shapes lie alike in memory, so a rank-4
+// per-channel kernel runs either.
+ImageDims ChannelDims(const Shape& shape, Layout layout);
 // The image dimensions of an op's input in `layout`: kShape unless it has
 // rank 4 ("expected a rank-4 NCHW input (N, C, H, W), got rank ...") and a
 // valid shape (CheckShape).

@@ -49,6 +49,7 @@ AI3_OPS = {
     "pad2d": False,
     "permute": False,
     "pool2d": True,
+    "pool3d": False,
     "relu": True,
     "rmsnorm": False,
     "reshape": False,

@@ -1,14 +1,17 @@
 // What the ops that run oneDNN primitives ("guess" of conv2d and conv3d)
 // share: the CPU engine, running a primitive from an argument array built
-// once, oneDNN's failures as ai3::Error, and weights reordered once.
+// once, oneDNN's failures as ai3::Error, weights reordered once, and a
+// fused activation as post-ops.
 #ifndef AI3_CORE_OPS_ONEDNN_H_
 #define AI3_CORE_OPS_ONEDNN_H_
 
+#include <cmath>
 #include <exception>
 #include <mutex>
 #include <vector>
 
 #include "core/errors.h"
+#include "core/math/epilogue.h"
 #include "oneapi/dnnl/dnnl.hpp"
 
 namespace ai3 {
@@ -72,6 +75,45 @@ inline dnnl::memory Reordered(const dnnl::engine& engine, dnnl::stream& stream,
   dnnl::reorder(user, copy).execute(stream, user, copy);
   stream.wait();
   return copy;
+}
+
+// The activations that cost an exp per element: oneDNN 3.2's post-ops for
+// them cost about twice ai3's own loop (core/ops/conv2d/guess.cc).
+inline bool ExpBased(ActivationFn fn) {
+  return fn == ActivationFn::kSilu || fn == ActivationFn::kSigmoid ||
+         fn == ActivationFn::kGelu || fn == ActivationFn::kGeluTanh;
+}
+
+// `a` as oneDNN eltwise post-ops appended to `ops`: its function, then its
+// clamp (an unbounded one is left out). Nothing for a disabled activation.
+inline void AppendActivation(const Activation& a, dnnl::post_ops* ops) {
+  if (!a.enabled) return;
+  switch (a.fn) {
+    case ActivationFn::kSilu:  // x * sigmoid(alpha x), alpha = 1
+      ops->append_eltwise(dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      break;
+    case ActivationFn::kSigmoid:
+      ops->append_eltwise(dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
+      break;
+    case ActivationFn::kHardSwish:  // x * clip(alpha x + beta, 0, 1)
+      ops->append_eltwise(dnnl::algorithm::eltwise_hardswish, 1.f / 6.f, 0.5f);
+      break;
+    case ActivationFn::kGelu:
+      ops->append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      break;
+    case ActivationFn::kGeluTanh:
+      ops->append_eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      break;
+    case ActivationFn::kIdentity:
+      break;
+  }
+  if (a.min == 0 && std::isinf(a.max) && a.max > 0) {
+    ops->append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+  } else if (!(std::isinf(a.min) && a.min < 0 && std::isinf(a.max) &&
+               a.max > 0)) {
+    ops->append_eltwise(dnnl::algorithm::eltwise_clip,
+                        static_cast<float>(a.min), static_cast<float>(a.max));
+  }
 }
 
 }  // namespace onednn

@@ -43,7 +43,7 @@ class ChannelSumKernel : public MultiInputKernel {
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
-    const ImageDims d = ImageDimsOf(inputs[kForwardInput].shape, attrs_.layout);
+    const ImageDims d = ChannelDims(inputs[kForwardInput].shape, attrs_.layout);
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
       const T* dy = inputs[kGradOutput].data_as<const T>();

@@ -50,16 +50,19 @@ void BatchNorm2dAttrs::ValidateWithoutActivation(
 }
 
 Shape BatchNorm2dAttrs::OutputShape(const Tensor& input) const {
-  if (input.rank() != 4) {
-    Fail(ErrorKind::kShape, "expected a rank-4 ", Name(layout),
-         " input, got rank ", input.rank(), " ", ToString(input.shape));
+  // Rank 4, and any other rank >= 2 as ChannelDims reads it: BatchNorm1d's
+  // (N, C) and (N, C, L), BatchNorm3d's (N, C, D, H, W).
+  if (input.rank() < 2) {
+    Fail(ErrorKind::kShape, "expected an input of rank 2 or more (",
+         layout == Layout::kNHWC ? "channels last" : "channels at dim 1",
+         "), got rank ", input.rank(), " ", ToString(input.shape));
   }
   if (input.dtype != dtype) {
     Fail(ErrorKind::kDType, "input is ", Name(input.dtype), " but weights are ",
          Name(dtype));
   }
   CheckShape(input.shape, "input");
-  ImageDims in = ImageDimsOf(input.shape, layout);
+  ImageDims in = ChannelDims(input.shape, layout);
   if (in.c != channels) {
     Fail(ErrorKind::kShape, "input ", ToString(input.shape), " (", Name(layout),
          ") has ", in.c, " channels, the layer expects ", channels);

@@ -1,5 +1,7 @@
 // batchnorm2d: inference-time batch normalisation of a rank-4 image tensor,
-// as nn.BatchNorm2d in eval mode (F.batch_norm with training=False):
+// as nn.BatchNorm2d in eval mode (F.batch_norm with training=False), and of
+// any other rank >= 2 with channels at dim 1 (NCHW models) or last (NHWC):
+// BatchNorm1d's (N, C) and (N, C, L), BatchNorm3d's (N, C, D, H, W):
 //   y[n, c, h, w] = (x[n, c, h, w] - running_mean[c])
 //                   / sqrt(running_var[c] + eps) * weight[c] + bias[c]
 // params = {weight (gamma), bias (beta), running_mean, running_var}, each

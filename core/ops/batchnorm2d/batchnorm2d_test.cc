@@ -4,6 +4,7 @@
 // bad parameters and inputs must raise.
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,7 +24,20 @@ using testing::ExpectError;
 struct Case {
   int64_t n, c, h, w;
   double eps;
+  // Another rank's spatial dims (BatchNorm1d, BatchNorm3d), whose product
+  // is h * w; none: the rank-4 (h, w).
+  std::optional<Shape> spatial = std::nullopt;
 };
+
+// The case's input shape in `layout`: channels at dim 1 or last.
+Shape InputShape(const Case& p, Layout layout) {
+  if (!p.spatial) return ImageShape({p.n, p.c, p.h, p.w}, layout);
+  Shape shape = {p.n};
+  if (layout == Layout::kNCHW) shape.push_back(p.c);
+  shape.insert(shape.end(), p.spatial->begin(), p.spatial->end());
+  if (layout == Layout::kNHWC) shape.push_back(p.c);
+  return shape;
+}
 
 // The reference, NCHW, in double.
 std::vector<double> Reference(const Case& p, const std::vector<double>& x,
@@ -77,7 +91,7 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
       {Tensor{g.data(), dtype, pshape}, Tensor{b.data(), dtype, pshape},
        Tensor{m.data(), dtype, pshape}, Tensor{v.data(), dtype, pshape}},
       algorithm);
-  const Shape shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
+  const Shape shape = InputShape(p, layout);
   std::vector<T> y(numel, T(-42));
   Tensor xt{x.data(), dtype, shape};
   std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) + " " +
@@ -127,9 +141,11 @@ void ErrorCases() {
       [&] {
         layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 3, 5, 5}});
       });
-  ExpectError("rank", ErrorKind::kShape, "expected a rank-4 NCHW input", [&] {
-    layer.OutputShape(Tensor{x.data(), DType::kFloat32, {2, 4}});
-  });
+  ExpectError(
+      "rank", ErrorKind::kShape,
+      "expected an input of rank 2 or more (channels at dim 1), got "
+      "rank 1",
+      [&] { layer.OutputShape(Tensor{x.data(), DType::kFloat32, {4}}); });
   ExpectError(
       "dtype", ErrorKind::kDType, "input is float64 but weights are float32",
       [&] {
@@ -141,9 +157,17 @@ void ErrorCases() {
 
 int Main() {
   const std::vector<Case> cases = {
-      {1, 1, 1, 1, 1e-5},    {2, 3, 5, 7, 1e-5}, {1, 16, 8, 8, 1e-3},
+      {1, 1, 1, 1, 1e-5},
+      {2, 3, 5, 7, 1e-5},
+      {1, 16, 8, 8, 1e-3},
       {4, 64, 28, 28, 1e-5},  // large enough to run threaded
-      {3, 17, 1, 1, 0.0},    {0, 5, 4, 4, 1e-5}, {2, 5, 0, 3, 1e-5},
+      {3, 17, 1, 1, 0.0},
+      {0, 5, 4, 4, 1e-5},
+      {2, 5, 0, 3, 1e-5},
+      // ranks 2, 3 and 5: BatchNorm1d and BatchNorm3d
+      {3, 6, 1, 1, 1e-5, Shape{}},
+      {2, 6, 7, 1, 1e-5, Shape{7}},
+      {2, 4, 60, 1, 1e-5, Shape{3, 4, 5}},
   };
   const int ran =
       testing::RunEachLayout(testing::CpuAlgorithms<BatchNorm2dAttrs>(), cases,

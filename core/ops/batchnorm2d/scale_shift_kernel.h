@@ -100,7 +100,7 @@ class ScaleShiftMap {
   }
 
   void Apply(const Tensor& input, const Tensor& output) const {
-    const ImageDims d = ImageDimsOf(input.shape, attrs_.layout);
+    const ImageDims d = ChannelDims(input.shape, attrs_.layout);
     DispatchFloat(input.dtype, [&](auto zero) {
       using T = decltype(zero);
       const T* scale = folded_.as<const T>();

@@ -96,51 +96,15 @@ namespace {
 using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using ConvPd = dnnl::convolution_forward::primitive_desc;
+using onednn::AppendActivation;
 using onednn::Execute;
+using onednn::ExpBased;
 using onednn::Guarded;
 using onednn::Reordered;
 
 // Workspace pieces start on cache lines (the workspace itself does: Buffer).
 constexpr size_t kAlign = 64;
 size_t AlignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
-
-// The activations that cost an exp per element (file comment).
-bool ExpBased(ActivationFn fn) {
-  return fn == ActivationFn::kSilu || fn == ActivationFn::kSigmoid ||
-         fn == ActivationFn::kGelu || fn == ActivationFn::kGeluTanh;
-}
-
-// `a` as oneDNN eltwise post-ops appended to `ops`: its function, then its
-// clamp (an unbounded one is left out). Nothing for a disabled activation.
-void AppendActivation(const Activation& a, dnnl::post_ops* ops) {
-  if (!a.enabled) return;
-  switch (a.fn) {
-    case ActivationFn::kSilu:  // x * sigmoid(alpha x), alpha = 1
-      ops->append_eltwise(dnnl::algorithm::eltwise_swish, 1.f, 0.f);
-      break;
-    case ActivationFn::kSigmoid:
-      ops->append_eltwise(dnnl::algorithm::eltwise_logistic, 0.f, 0.f);
-      break;
-    case ActivationFn::kHardSwish:  // x * clip(alpha x + beta, 0, 1)
-      ops->append_eltwise(dnnl::algorithm::eltwise_hardswish, 1.f / 6.f, 0.5f);
-      break;
-    case ActivationFn::kGelu:
-      ops->append_eltwise(dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
-      break;
-    case ActivationFn::kGeluTanh:
-      ops->append_eltwise(dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
-      break;
-    case ActivationFn::kIdentity:
-      break;
-  }
-  if (a.min == 0 && std::isinf(a.max) && a.max > 0) {
-    ops->append_eltwise(dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-  } else if (!(std::isinf(a.min) && a.min < 0 && std::isinf(a.max) &&
-               a.max > 0)) {
-    ops->append_eltwise(dnnl::algorithm::eltwise_clip,
-                        static_cast<float>(a.min), static_cast<float>(a.max));
-  }
-}
 
 // The weights' dims as oneDNN takes them: (g, O/g, I/g, kh, kw) grouped,
 // (O, I, kh, kw) not.

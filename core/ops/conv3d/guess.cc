@@ -15,9 +15,10 @@
 // r3d_18's 3x3x3 64 -> 64 at 16x56x56, batch 1, 2 threads of the 2-core
 // EPYC (Zen 4): gemm-based 105-179 ms, blocked 64 ms plus 5 ms of
 // reorder. So there the convolution runs blocked, between two reorders
-// whose buffers are in the workspace too. A fused activation runs after the
-// convolution over its output, in ai3's vectorised loop (conv2d's guess
-// measured oneDNN's exp-based post-ops at about twice its cost).
+// whose buffers are in the workspace too. A fused clamp (ReLU) is an
+// eltwise post-op, applied as the convolution writes; an exp-based
+// activation runs after it over the output, in ai3's vectorised loop
+// (conv2d's guess measured oneDNN's exp-based post-ops at twice its cost).
 //
 // float32 only: oneDNN's CPU convolution has no float64.
 #include <memory>
@@ -84,8 +85,10 @@ class GuessKernel : public WeightBiasKernel<Conv3dAttrs> {
       }
       stream_.wait();
     });
-    ApplyActivationParallelWidest(attrs_.activation.As<float>(),
-                                  output.data_as<float>(), output.numel());
+    if (!PostOpActivation()) {
+      ApplyActivationParallelWidest(attrs_.activation.As<float>(),
+                                    output.data_as<float>(), output.numel());
+    }
   }
 
  private:
@@ -101,8 +104,14 @@ class GuessKernel : public WeightBiasKernel<Conv3dAttrs> {
     std::vector<dnnl_exec_arg_t> conv_args, to_blocked_args, from_blocked_args;
   };
 
+  // Whether the convolution applies the fused activation as post-ops
+  // (file comment).
+  bool PostOpActivation() const {
+    return attrs_.activation.enabled && !onednn::ExpBased(attrs_.activation.fn);
+  }
+
   // The convolution from `src` to `dst` (weights in the layout oneDNN
-  // picks) with a user scratchpad.
+  // picks) with a user scratchpad and the activation's post-ops.
   ConvPd Describe(const Conv3dGeometry& g, const memory::desc& src,
                   const memory::desc& dst,
                   const memory::dims& weight_dims) const {
@@ -117,6 +126,11 @@ class GuessKernel : public WeightBiasKernel<Conv3dAttrs> {
     const memory::dims pad_r = {a.padding[1], a.padding[3], a.padding[5]};
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    if (PostOpActivation()) {
+      dnnl::post_ops ops;
+      onednn::AppendActivation(a.activation, &ops);
+      attr.set_post_ops(ops);
+    }
     const auto prop = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_auto;
     return a.has_bias ? ConvPd(engine_, prop, alg, src, any_weights, bias_md,

@@ -10,6 +10,7 @@
 #ifndef AI3_CORE_OPS_POOL2D_POOL2D_H_
 #define AI3_CORE_OPS_POOL2D_POOL2D_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -148,6 +149,19 @@ AI3_HOST_DEVICE inline void PoolTapRange(int64_t start, int64_t kernel,
   *hi = start >= size ? 0 : (size - 1 - start) / dilation + 1;
   if (*hi > kernel) *hi = kernel;
   if (*hi < *lo) *hi = *lo;
+}
+
+// One average-pooling window along one dimension, PyTorch's way: [begin,
+// end) in the input and the extent `padded` that count_include_pad divides
+// by (avgpool2d's and avgpool3d's forwards, avgpool2d's gradient).
+struct AvgSpan {
+  int64_t begin, end, padded;
+};
+inline AvgSpan AvgSpanOf(int64_t o, int64_t stride, int64_t pad_before,
+                         int64_t pad_after, int64_t kernel, int64_t size) {
+  const int64_t start = o * stride - pad_before;
+  const int64_t end = std::min(start + kernel, size + pad_after);
+  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
 }
 
 }  // namespace ai3

@@ -132,18 +132,6 @@ struct AvgOp {
 // Loops::Nhwc or Loops::Nchw, as the layer's layout says, on the output's
 // dtype: (attrs, the geometry of the forward input `x_shape`, the data of
 // each of `inputs`, the output's).
-// One average-pooling window along one dimension, PyTorch's way: [begin,
-// end) in the input and the extent `padded` that count_include_pad divides
-// by (avgpool2d's forward and gradient).
-struct AvgSpan {
-  int64_t begin, end, padded;
-};
-inline AvgSpan AvgSpanOf(int64_t o, int64_t stride, int64_t pad_before,
-                         int64_t pad_after, int64_t kernel, int64_t size) {
-  const int64_t start = o * stride - pad_before;
-  const int64_t end = std::min(start + kernel, size + pad_after);
-  return {std::max<int64_t>(start, 0), std::min(end, size), end - start};
-}
 inline int64_t AvgDivisor(const AvgPool2dAttrs& a, const AvgSpan& h,
                           const AvgSpan& w) {
   if (a.divisor_override > 0) return a.divisor_override;

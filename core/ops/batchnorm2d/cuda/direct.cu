@@ -41,7 +41,7 @@ class DirectKernel : public cuda::CudaKernel {
  protected:
   void RunOnDevice(const Tensor& input, const Tensor& output,
                    cudaStream_t stream) override {
-    const ImageDims d = ImageDimsOf(input.shape, attrs_.layout);
+    const ImageDims d = ChannelDims(input.shape, attrs_.layout);
     const int64_t n = input.numel();
     DispatchFloat(attrs_.dtype, [&](auto zero) {
       using T = decltype(zero);
