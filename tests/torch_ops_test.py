@@ -425,7 +425,13 @@ SWAP_CASES = {
         (nn.ReplicationPad2d(2), (1, 2, 3, 3)),
         (nn.CircularPad2d(1), (1, 2, 3, 3)),
     ],
-    "batchnorm2d": [(nn.BatchNorm2d(3), (2, 3, 4, 4)), (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4))],
+    "batchnorm2d": [
+        (nn.BatchNorm2d(3), (2, 3, 4, 4)),
+        (nn.BatchNorm2d(3, affine=False), (2, 3, 4, 4)),
+        (nn.BatchNorm1d(3), (2, 3)),
+        (nn.BatchNorm1d(3), (2, 3, 5)),
+        (nn.BatchNorm3d(3), (2, 3, 2, 4, 4)),
+    ],
     # issue 17 (helper N2)
     "conv_transpose2d": [
         (nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1, output_padding=1), (2, 3, 5, 4)),
@@ -456,6 +462,14 @@ SWAP_CASES = {
     "softsign": [(nn.Softsign(), (2, 7))],
     "mish": [(nn.Mish(), (2, 7))],
     "prelu": [(nn.PReLU(), (2, 7)), (nn.PReLU(3), (2, 3, 4, 4)), (nn.PReLU(3), (2, 3))],
+    # video and volumetric models
+    "conv3d": [
+        (nn.Conv3d(3, 4, 3, padding=1), (2, 3, 4, 5, 5)),
+        (nn.Conv3d(4, 4, (1, 3, 3), stride=(1, 2, 2), groups=2, bias=False), (1, 4, 3, 6, 6)),
+    ],
+    "maxpool3d": [(nn.MaxPool3d(2), (2, 3, 4, 4, 4)), (nn.MaxPool3d((1, 3, 3), (1, 2, 2), (0, 1, 1)), (1, 2, 3, 7, 7))],
+    "avgpool3d": [(nn.AvgPool3d(2, ceil_mode=True), (2, 3, 5, 4, 5)), (nn.AvgPool3d(3, 1, 1, False), (1, 2, 3, 4, 4))],
+    "mean": [(nn.AdaptiveAvgPool3d(1), (2, 3, 4, 5, 5))],
 }
 
 

@@ -1,8 +1,8 @@
 """Fusing activations into the convolution, linear or batchnorm layer before
 them.
 
-A ReLU, ReLU6 or clamp whose only input is a conv2d / linear / batchnorm2d
-that nothing else reads is folded into that layer as an ``activation`` attribute: the
+A ReLU, ReLU6 or clamp whose only input is a conv2d / conv3d / linear /
+batchnorm2d that nothing else reads is folded into that layer as an ``activation`` attribute: the
 core's algorithms clamp each output element in their epilogue, as they write
 it (core/math/epilogue.h), so the pair costs one pass over memory instead of
 two. Together with ``spec.fold_batchnorm`` this makes conv + BatchNorm + ReLU
@@ -26,7 +26,7 @@ from ai3.spec import LayerSpec, _remove, consumers
 # after spec.fold_batchnorm (one with no conv before it: DenseNet's
 # pre-activation BN -> ReLU -> conv, 10-13% of densenet121 in ai3.Model's
 # profile) applies it in its one pass over memory.
-FUSABLE_PRODUCERS = ("conv2d", "linear", "batchnorm2d")
+FUSABLE_PRODUCERS = ("conv2d", "conv3d", "linear", "batchnorm2d")
 # Algorithms that are the user's own code: they get the weights and the
 # attributes but nobody promises they apply the activation, so nothing is
 # fused into them.
@@ -73,7 +73,7 @@ def fuse_activations(
 ) -> tuple[list[LayerSpec], int, dict[int, str]]:
     """Folds each relu / clamp (and, on the CPU, each silu / sigmoid /
     hardswish / gelu) into its producer where that is exact: the producer is a
-    conv2d / linear / batchnorm2d read by nothing but this activation, has no activation
+    conv2d / conv3d / linear / batchnorm2d read by nothing but this activation, has no activation
     yet, and does not run a "custom" algorithm. Returns the new specs,
     output index and per-spec algorithms (re-indexed)."""
     used = consumers(specs)

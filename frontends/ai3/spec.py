@@ -175,8 +175,7 @@ def fold_batchnorm(specs: list[LayerSpec], output: int, layout: str = "NCHW") ->
         _scale_outputs(conv, scale, bn["bias"] - bn["running_mean"] * scale)
         conv.attrs["folded_batchnorm"] = spec.name
         folded_into[i] = j
-    specs, output = _remove(specs, output, folded_into)
-    return _batchnorm_as_2d(specs, output, layout)
+    return _remove(specs, output, folded_into)
 
 
 def _scale_outputs(producer: LayerSpec, scale: np.ndarray, shift: np.ndarray | None = None) -> None:
@@ -241,51 +240,6 @@ def fold_constant_scale(specs: list[LayerSpec], output: int, layout: str = "NCHW
         producer.attrs["folded_scale"] = s.name
         folded[i] = s.inputs[0]
     return _remove(specs, output, folded)
-
-
-def _batchnorm_as_2d(specs: list[LayerSpec], output: int, layout: str) -> tuple[list[LayerSpec], int]:
-    """Runs each batchnorm on a rank-2, -3 or -5 input (BatchNorm1d on
-    (N, C) / (N, C, L), BatchNorm3d on (N, C, D, H, W); channels-last
-    (N, C) / (N, L, C) / (N, D, H, W, C)) as the rank-4 batchnorm2d between
-    two reshapes: (N, C, L) -> (N, C, L, 1), (N, C, D, H, W) -> (N, C, D*H,
-    W), and back. The reshapes copy the batch with 0, so any batch size
-    runs."""
-
-    def to_4d(shape: tuple[int, ...]) -> tuple[list[int], tuple[int, ...]]:
-        """The reshape's target and the rank-4 shape it gives."""
-        n, rank = shape[0], len(shape)
-        if rank == 5:
-            if layout == "NCHW":
-                return [0, 0, -1, shape[4]], (n, shape[1], shape[2] * shape[3], shape[4])
-            return [0, -1, shape[3], shape[4]], (n, shape[1] * shape[2], shape[3], shape[4])
-        if layout == "NCHW":
-            return [0, 0] + [0] * (rank - 2) + [1] * (4 - rank), tuple(shape) + (1,) * (4 - rank)
-        return [0] + [0] * (rank - 2) + [1] * (4 - rank) + [-1], (n,) + tuple(shape[1:-1]) + (1,) * (4 - rank) + (
-            shape[-1],
-        )
-
-    chains: dict[int, list[LayerSpec]] = {}
-    for i, s in enumerate(specs):
-        if s.op == "batchnorm2d" and s.input_shape is not None and len(s.input_shape) in (2, 3, 5):
-            shape = tuple(s.input_shape)
-            target, shape4 = to_4d(shape)
-            back = [0] + list(shape[1:])
-            chains[i] = [
-                LayerSpec(f"{s.name}.to4d", "reshape", [], {"shape": target}, input_shape=s.input_shape),
-                LayerSpec(s.name, s.op, [], s.attrs, s.weights, s.layer, shape4),
-                LayerSpec(f"{s.name}.back", "reshape", [], {"shape": back}, input_shape=shape4),
-            ]
-    if not chains:
-        return specs, output
-    new_index: dict[int, int] = IndexMap()
-    kept: list[LayerSpec] = []
-    for i, s in enumerate(specs):
-        inputs = [new_index[j] for j in s.inputs]
-        for k, piece in enumerate(chains.get(i, [s])):
-            piece.inputs = inputs if k == 0 else [len(kept) - 1]
-            kept.append(piece)
-        new_index[i] = len(kept) - 1
-    return kept, new_index[output]
 
 
 def remove_identities(specs: list[LayerSpec], output: int) -> tuple[list[LayerSpec], int]:

@@ -912,7 +912,7 @@ def _cropping(layer: Any, shape: tuple) -> list[Step]:
 
 
 def _batchnorm(layer: Any, shape: tuple) -> list[Step]:
-    if len(_ranked(layer, shape)) not in (2, 3, 4, 5):  # rank 2/3/5: as rank 4, see spec.fold_batchnorm
+    if len(_ranked(layer, shape)) not in (2, 3, 4, 5):  # the core's batchnorm2d takes them channels last
         raise _unsupported(layer, f"takes a rank-{len(shape)} input; ai3 runs batchnorm on ranks 2 to 5")
     axis = layer.axis if isinstance(layer.axis, int) else (layer.axis[0] if len(layer.axis) == 1 else None)
     if axis not in (-1, len(shape) - 1):
@@ -970,27 +970,38 @@ def _softmax(layer: Any, shape: tuple) -> list[Step]:
     return [Step("softmax", {"axis": int(axis)})]
 
 
-def _maxpool(layer: Any, shape: tuple) -> list[Step]:
-    _spatial(layer, shape)
-    kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
-    pads = _window_padding(layer, shape, kernel, stride)
-    return [
-        Step("maxpool2d", {"kernel": kernel, "stride": stride, "padding": pads, "dilation": (1, 1), "ceil_mode": False})
-    ]
+def _pool_window(layer: Any, shape: tuple, dims: int) -> dict:
+    """kernel, stride and padding of a Keras pooling layer over `dims`
+    spatial dims (MaxPooling2D / 3D and the averages), channels last."""
+    if dims == 2:
+        _spatial(layer, shape)
+    elif shape is None or len(shape) != dims + 2:
+        raise _unsupported(layer, f"ai3 runs {type(layer).__name__} on channels-last rank-{dims + 2} tensors")
+    kernel, stride = _ints(layer.pool_size, dims), _ints(layer.strides, dims)
+    return {"kernel": kernel, "stride": stride, "padding": _window_padding(layer, shape, kernel, stride, (1,) * dims)}
 
 
-def _avgpool(layer: Any, shape: tuple) -> list[Step]:
-    _spatial(layer, shape)
-    kernel, stride = _pair(layer.pool_size), _pair(layer.strides)
+def _maxpool(layer: Any, shape: tuple, dims: int = 2) -> list[Step]:
+    attrs = {**_pool_window(layer, shape, dims), "dilation": (1,) * dims, "ceil_mode": False}
+    return [Step(f"maxpool{dims}d", attrs)]
+
+
+def _avgpool(layer: Any, shape: tuple, dims: int = 2) -> list[Step]:
     attrs = {
-        "kernel": kernel,
-        "stride": stride,
-        "padding": _window_padding(layer, shape, kernel, stride),
+        **_pool_window(layer, shape, dims),
         "ceil_mode": False,
         "count_include_pad": False,  # TF's "same" average excludes the padding
         "divisor_override": None,
     }
-    return [Step("avgpool2d", attrs)]
+    return [Step(f"avgpool{dims}d", attrs)]
+
+
+def _maxpool3d(layer: Any, shape: tuple) -> list[Step]:
+    return _maxpool(layer, shape, dims=3)
+
+
+def _avgpool3d(layer: Any, shape: tuple) -> list[Step]:
+    return _avgpool(layer, shape, dims=3)
 
 
 def _keepdims_or_flatten(layer: Any, shape: tuple) -> list[Step]:
@@ -1111,6 +1122,8 @@ MAPPING: dict[str, Entry] = {
     "Softmax": Entry(_softmax, op="softmax"),
     "MaxPooling2D": Entry(_maxpool, op="maxpool2d"),
     "AveragePooling2D": Entry(_avgpool, op="avgpool2d"),
+    "MaxPooling3D": Entry(_maxpool3d, op="maxpool3d"),
+    "AveragePooling3D": Entry(_avgpool3d, op="avgpool3d"),
     "GlobalAveragePooling2D": Entry(_global_avgpool, op="adaptiveavgpool2d"),
     "GlobalAveragePooling3D": Entry(_global_avgpool3d, op="mean"),
     "GlobalMaxPooling2D": Entry(_global_maxpool),

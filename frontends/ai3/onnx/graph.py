@@ -17,6 +17,7 @@ node, its op_type and its domain, never a silent fallback.
 ONNX op -> spec (see `_Mapper.node`):
   Conv (2-D)                conv2d; pads [t,l,b,r] -> (t,b,l,r); auto_pad
                             SAME_UPPER/SAME_LOWER/VALID from the input size
+  Conv (3-D, rank 5)        conv3d, pads likewise per dim
   Conv, ConvTranspose,      (1-D, of (N, C, L)) the 2-D layer over
   MaxPool, AveragePool      (N, C, 1, L) between two reshapes
   Gemm                      linear (transB 0/1; alpha, beta folded in);
@@ -45,9 +46,11 @@ ONNX op -> spec (see `_Mapper.node`):
                             elementwise ops (layernorm_statistics); the
                             written-out form before 17 (ReduceMean, Sub,
                             Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) too
-  MaxPool                   maxpool2d (no indices output, storage_order 0)
-  AveragePool               avgpool2d (count_include_pad, ceil_mode)
-  GlobalAveragePool         adaptiveavgpool2d (1, 1)
+  MaxPool                   maxpool2d (no indices output, storage_order 0);
+                            maxpool3d on rank 5
+  AveragePool               avgpool2d (count_include_pad, ceil_mode);
+                            avgpool3d on rank 5
+  GlobalAveragePool         adaptiveavgpool2d (1, 1); rank 3 and 5: mean
   GlobalMaxPool             maxpool2d over the whole (known) map
   ReduceMean                mean(axes, keepdim)
   Flatten                   flatten(1, -1) for axis 1, else reshape
@@ -1647,12 +1650,24 @@ class _Mapper:
             )
         return self.add("matmul", node, [x], {}, {"other": _float(b)})
 
+    def pool_input(self, node: Any) -> tuple:
+        """The shape of a pool's input: rank 4 (2-D) or 5 (3-D, video)."""
+        s = self.shape(node.input[0])
+        if s is None or len(s) not in (4, 5):
+            raise _unsupported(
+                node,
+                f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 pools over 1, 2 or 3 "
+                "spatial dims (rank 3 to 5)",
+            )
+        return s
+
     def pool_common(self, node, a, shape):
         kernel = tuple(int(k) for k in a["kernel_shape"])
-        if len(kernel) != 2:
-            raise _unsupported(node, f"a {len(kernel)}-D pooling; ai3 runs 2-D ones")
-        strides = tuple(int(s) for s in a.get("strides", (1, 1)))
-        dilations = tuple(int(d) for d in a.get("dilations", (1, 1)))
+        dims = len(shape) - 2
+        if len(kernel) != dims:
+            raise _unsupported(node, f"a {len(kernel)}-D window over a rank-{len(shape)} input")
+        strides = tuple(int(s) for s in a.get("strides", (1,) * dims))
+        dilations = tuple(int(d) for d in a.get("dilations", (1,) * dims))
         pads = self.conv_pads(node, a, shape, kernel, strides, dilations)
         return kernel, strides, dilations, pads
 
@@ -1660,7 +1675,7 @@ class _Mapper:
         lifted = self.lifted_1d(node, a, x, self.op_MaxPool)
         if lifted is not None:
             return lifted
-        shape = self.rank4(node)
+        shape = self.pool_input(node)
         if len(node.output) > 1 and node.output[1]:
             raise _unsupported(node, "its indices output; ai3's max pooling returns the values only")
         if int(a.get("storage_order", 0)) != 0:
@@ -1669,7 +1684,7 @@ class _Mapper:
         ceil_mode = bool(a.get("ceil_mode", 0))
         x, pads, shape = self.wide_pads(node, x, shape, kernel, pads, ceil_mode, -np.inf)
         attrs = {"kernel": kernel, "stride": strides, "padding": pads, "dilation": dilations, "ceil_mode": ceil_mode}
-        return self.add("maxpool2d", node, [x], attrs, shape=shape)
+        return self.add(f"maxpool{len(kernel)}d", node, [x], attrs, shape=shape)
 
     def wide_pads(self, node, x, shape, kernel, pads, ceil_mode, value):
         """Pool pads wider than half the window, which ONNX allows and the
@@ -1678,6 +1693,8 @@ class _Mapper:
         pool then unpadded, which is the same sums and maxima. (With
         ceil_mode a window starting in the right pad is dropped by the
         pools but not after an explicit pad, so that stays refused.)"""
+        if len(kernel) != 2:  # (3-D: the core's pool refuses them, naming the layer)
+            return x, pads, shape
         t, b, l, r = pads
         if max(t, b) <= kernel[0] // 2 and max(l, r) <= kernel[1] // 2 or ceil_mode or value is None:
             return x, pads, shape
@@ -1689,9 +1706,9 @@ class _Mapper:
         lifted = self.lifted_1d(node, a, x, self.op_AveragePool)
         if lifted is not None:
             return lifted
-        shape = self.rank4(node)
+        shape = self.pool_input(node)
         kernel, strides, dilations, pads = self.pool_common(node, a, shape)
-        if dilations != (1, 1):
+        if any(d != 1 for d in dilations):
             raise _unsupported(node, f"dilations {dilations}; ai3's average pooling has none")
         auto = a.get("auto_pad", "NOTSET")
         ceil_mode = bool(a.get("ceil_mode", 0))
@@ -1705,7 +1722,7 @@ class _Mapper:
             "count_include_pad": count_include_pad,
             "divisor_override": None,
         }
-        return self.add("avgpool2d", node, [x], attrs, shape=shape)
+        return self.add(f"avgpool{len(kernel)}d", node, [x], attrs, shape=shape)
 
     def op_GlobalAveragePool(self, node, a, x):
         shape = self.shape(node.input[0])
@@ -2304,9 +2321,9 @@ class _Mapper:
     def op_BatchNormalization(self, node, a, x):
         s = self.shape(node.input[0])
         if s is None or len(s) not in (2, 3, 4, 5):
-            # (rank 2 and 3: the core's batchnorm2d runs them as BatchNorm1d,
-            # channels at dim 1, LeViT's and RepViT's heads; rank 5 as
-            # BatchNorm3d, video models: ai3.spec.fold_batchnorm)
+            # (the core's batchnorm2d takes any rank >= 2, channels at dim 1:
+            # rank 2 and 3 as BatchNorm1d, LeViT's and RepViT's heads; rank 5
+            # as BatchNorm3d, video models)
             raise _unsupported(
                 node,
                 f"takes a {'rank-' + str(len(s)) if s else 'rank-unknown'} input; ai3 runs it on (N, C, ...) tensors of rank 2 to 5",

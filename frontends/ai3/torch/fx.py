@@ -170,7 +170,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
     F.conv2d: "conv2d", F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
-    F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d",
+    F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d", F.avg_pool3d: "avg_pool3d", F.max_pool3d: "max_pool3d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
     F.scaled_dot_product_attention: "attention",
     # issue 17 (helper N2)
@@ -1828,7 +1828,7 @@ class _Mapper:
         size = params.adaptive_output_size(a["output_size"], _input_shape(node), name)
         self.add(node, "adaptivemaxpool2d", name, [self.tensor(node, a["input"])], node, {"output_size": size})
 
-    def _avg_pool2d(self, node: fx.Node, name: str) -> None:
+    def _avg_pool2d(self, node: fx.Node, name: str, dims: int = 2) -> None:
         a = normalized(
             node,
             lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None: (
@@ -1836,15 +1836,23 @@ class _Mapper:
             ),
         )
         x = a.pop("input")
-        self.add(node, "avgpool2d", name, [self.tensor(node, x)], node, params.avgpool2d(**a, name=name))
+        attrs = params.avgpool2d(**a, name=name, dims=dims)
+        self.add(node, f"avgpool{dims}d", name, [self.tensor(node, x)], node, attrs)
 
-    def _max_pool2d(self, node: fx.Node, name: str) -> None:
+    def _max_pool2d(self, node: fx.Node, name: str, dims: int = 2) -> None:
         a = normalized(
             node,
             lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None,
         )
         x = a.pop("input")
-        self.add(node, "maxpool2d", name, [self.tensor(node, x)], node, params.maxpool2d(**a, name=name))
+        attrs = params.maxpool2d(**a, name=name, dims=dims)
+        self.add(node, f"maxpool{dims}d", name, [self.tensor(node, x)], node, attrs)
+
+    def _avg_pool3d(self, node: fx.Node, name: str) -> None:
+        self._avg_pool2d(node, name, dims=3)
+
+    def _max_pool3d(self, node: fx.Node, name: str) -> None:
+        self._max_pool2d(node, name, dims=3)
 
     def _attention(self, node: fx.Node, name: str) -> None:
         self.attention(node)

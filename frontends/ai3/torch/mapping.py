@@ -119,6 +119,21 @@ def _avgpool2d(m: nn.AvgPool2d, name: str) -> tuple[Attrs, Weights]:
     return a, {}
 
 
+@maps(nn.MaxPool3d, op="maxpool3d")
+def _maxpool3d(m: nn.MaxPool3d, name: str) -> tuple[Attrs, Weights]:
+    return params.maxpool2d(
+        m.kernel_size, m.stride, m.padding, m.dilation, m.ceil_mode, m.return_indices, name=name, dims=3
+    ), {}
+
+
+@maps(nn.AvgPool3d, op="avgpool3d")
+def _avgpool3d(m: nn.AvgPool3d, name: str) -> tuple[Attrs, Weights]:
+    a = params.avgpool2d(
+        m.kernel_size, m.stride, m.padding, m.ceil_mode, m.count_include_pad, m.divisor_override, name=name, dims=3
+    )
+    return a, {}
+
+
 def adaptive_size(attrs: Attrs, input_shape: Sequence[int] | None, name: str) -> Attrs:
     """output_size with PyTorch's None entries (keep the input's size) taken
     from the input."""
@@ -334,8 +349,7 @@ def batchnorm_training(m: nn.Module, x: torch.Tensor) -> torch.Tensor:
 
 
 # BatchNorm1d on (N, C) or (N, C, L) and BatchNorm3d on (N, C, D, H, W):
-# the core's batchnorm2d, which folds into the conv before it or runs
-# between reshapes to rank 4 (ai3.spec.fold_batchnorm).
+# the core's batchnorm2d takes any rank >= 2, channels at dim 1.
 @maps(nn.BatchNorm2d, nn.BatchNorm1d, nn.BatchNorm3d, op="batchnorm2d", training=batchnorm_training)
 def _batchnorm2d(m: nn.BatchNorm2d, name: str) -> tuple[Attrs, Weights]:
     if m.running_mean is None or m.running_var is None:

@@ -55,12 +55,12 @@ def pair(value: IntOrPair, what: str = "argument", layer: str = "layer") -> tupl
     return h, w
 
 
-def pool_stride(stride: Any, kernel: tuple[int, int], layer: str) -> tuple[int, int]:
+def pool_stride(stride: Any, kernel: tuple[int, ...], layer: str) -> tuple[int, ...]:
     """A pooling stride: None or an empty sequence (both PyTorch's "default")
     means the kernel size."""
     if stride is None or (isinstance(stride, (tuple, list)) and len(stride) == 0):
         return kernel
-    return pair(stride, "stride", layer)
+    return ints(stride, len(kernel), "stride", layer)
 
 
 def padding4(
@@ -161,34 +161,52 @@ def batchnorm(
 
 
 def maxpool2d(
-    kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str
+    kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, *, name: str, dims: int = 2
 ) -> dict[str, Any]:
-    layer = f"maxpool2d layer '{name}'"
+    """maxpool2d attrs of nn.MaxPool2d / F.max_pool2d; with dims=3,
+    maxpool3d's of nn.MaxPool3d / F.max_pool3d."""
+    layer = f"maxpool{dims}d layer '{name}'"
     if return_indices:
         raise errors.UnsupportedOperation(f"{layer}: return_indices=True is not supported")
-    kernel = pair(kernel_size, "kernel_size", layer)
+    kernel = ints(kernel_size, dims, "kernel_size", layer)
     return dict(
         kernel=kernel,
         stride=pool_stride(stride, kernel, layer),
-        padding=padding4(padding, kernel, (1, 1), layer),
-        dilation=pair(dilation, "dilation", layer),
+        padding=_window_padding(padding, dims, layer),
+        dilation=ints(dilation, dims, "dilation", layer),
         ceil_mode=bool(ceil_mode),
     )
 
 
 def avgpool2d(
-    kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, *, name: str
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+    *,
+    name: str,
+    dims: int = 2,
 ) -> dict[str, Any]:
-    layer = f"avgpool2d layer '{name}'"
-    kernel = pair(kernel_size, "kernel_size", layer)
+    """avgpool2d attrs of nn.AvgPool2d / F.avg_pool2d; with dims=3,
+    avgpool3d's of nn.AvgPool3d / F.avg_pool3d."""
+    layer = f"avgpool{dims}d layer '{name}'"
+    kernel = ints(kernel_size, dims, "kernel_size", layer)
     return dict(
         kernel=kernel,
         stride=pool_stride(stride, kernel, layer),
-        padding=padding4(padding, kernel, (1, 1), layer),
+        padding=_window_padding(padding, dims, layer),
         ceil_mode=bool(ceil_mode),
         count_include_pad=bool(count_include_pad),
         divisor_override=None if divisor_override is None else _int(divisor_override, "divisor_override", layer),
     )
+
+
+def _window_padding(padding: Any, dims: int, layer: str) -> tuple[int, ...]:
+    """A pool's padding, ints per spatial dim, as the core's (before,
+    after) pairs."""
+    return tuple(p for p in ints(padding, dims, "padding", layer) for _ in range(2))
 
 
 def adaptive_output_size(output_size, input_shape: Sequence[int] | None, name: str) -> tuple[int, int]:

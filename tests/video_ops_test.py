@@ -1,11 +1,13 @@
-"""conv3d, the 3-D convolution of video and volumetric models, against the
-frameworks' own results: the core op through ai3.layers.Layer against
-F.conv3d over a grid of kernels, strides, paddings, dilations and groups,
-every algorithm, float32 and float64, NCDHW and NDHWC; torch modules and
-functional calls (Conv3d, F.conv3d, BatchNorm3d folded or not,
-AdaptiveAvgPool3d) through ai3.swap_backend; torchvision's video ResNets
-(weights=None) through swap_backend and through their ONNX export against
-ONNX Runtime; Keras' Conv3D models through ai3.keras.swap_backend; and bad
+"""The ops of video and volumetric models, conv3d, maxpool3d and avgpool3d,
+against the frameworks' own results: the core ops through
+ai3.layers.Layer against F.conv3d / F.max_pool3d / F.avg_pool3d over grids
+of kernels, strides, paddings, dilations, groups and pooling modes, every
+algorithm, float32 and float64, NCDHW and NDHWC; torch modules and
+functional calls (Conv3d, F.conv3d, BatchNorm3d folded or not, fused
+activations, pools, AdaptiveAvgPool3d) through ai3.swap_backend;
+torchvision's video models (weights=None: the three video ResNets and S3D)
+through swap_backend and through their ONNX export against ONNX Runtime;
+Keras' Conv3D and 3-D pooling models through ai3.keras.swap_backend; and bad
 input refused with an ai3.Error naming the layer."""
 
 from __future__ import annotations
@@ -88,9 +90,47 @@ def test_conv3d_matches_torch(case, dtype) -> None:
         _close(last(_last(x)), _last(want), TOL[dtype], f"{algorithm} NDHWC")
 
 
+# (kernel, stride, padding, dilation, ceil_mode, count_include_pad, divisor_override, dhw)
+POOLS = [
+    (2, 2, 0, 1, False, True, None, (4, 6, 6)),
+    ((1, 3, 3), (1, 2, 2), (0, 1, 1), 1, False, True, None, (3, 9, 8)),  # S3D's stem pool
+    (3, 1, 1, 1, False, False, None, (4, 5, 5)),  # and its branches'
+    ((3, 3, 2), 2, (1, 1, 0), 1, True, True, None, (5, 7, 6)),
+    ((3, 3, 2), 2, (1, 1, 0), 1, True, False, None, (5, 7, 6)),
+    ((2, 3, 2), (1, 2, 2), (1, 1, 1), 1, False, True, 5, (4, 6, 5)),
+    ((2, 2, 3), (2, 1, 2), (1, 0, 1), (2, 3, 1), True, True, None, (7, 7, 7)),
+]
+
+
+@DTYPES
+@pytest.mark.parametrize("case", POOLS, ids=[str(i) for i in range(len(POOLS))])
+def test_pool3d_matches_torch(case, dtype) -> None:
+    kernel, stride, pad, dil, ceil, count_pad, divisor, dhw = case
+    x = np.random.default_rng(2).standard_normal((2, 3, *dhw)).astype(dtype)
+    x[0, 1, 1, 2, 2] = np.nan  # a NaN wins its max windows
+    t = torch.from_numpy(x)
+    three = lambda v: (v,) * 3 if isinstance(v, int) else v  # noqa: E731
+    window = {
+        "kernel": three(kernel),
+        "stride": three(stride),
+        "padding": tuple(p for p in three(pad) for _ in range(2)),
+    }
+    want = F.max_pool3d(t, kernel, stride, pad, dil, ceil_mode=ceil).numpy()
+    attrs = {**window, "dilation": three(dil), "ceil_mode": ceil}
+    _close(layers.Layer("maxpool3d", attrs, name="pool")(x), want, TOL[dtype], "max")
+    _close(layers.Layer("maxpool3d", {**attrs, "layout": "NHWC"})(_last(x)), _last(want), TOL[dtype], "max NDHWC")
+    if dil != 1:
+        return  # average pooling has no dilation
+    want = F.avg_pool3d(t, kernel, stride, pad, ceil, count_pad, divisor).numpy()
+    attrs = {**window, "ceil_mode": ceil, "count_include_pad": count_pad, "divisor_override": divisor}
+    _close(layers.Layer("avgpool3d", attrs, name="pool")(x), want, TOL[dtype], "avg")
+    _close(layers.Layer("avgpool3d", {**attrs, "layout": "NHWC"})(_last(x)), _last(want), TOL[dtype], "avg NDHWC")
+
+
 class Clip(nn.Module):
-    """Conv3d -> BatchNorm3d -> ReLU (folded), an F.conv3d with its own
-    weight, a residual add whose BatchNorm3d cannot fold, a global average
+    """Conv3d -> BatchNorm3d -> ReLU (folded and fused), a functional max
+    pool, an F.conv3d with its own weight and a fused SiLU, a residual add
+    whose BatchNorm3d cannot fold, average and max pools, a global average
     and a classifier."""
 
     def __init__(self) -> None:
@@ -100,12 +140,15 @@ class Clip(nn.Module):
         )
         self.weight = nn.Parameter(torch.randn(8, 8, 3, 3, 3) * 0.1)
         self.bn = nn.BatchNorm3d(8)
+        self.avg = nn.AvgPool3d(3, 1, 1, count_include_pad=False)
+        self.max = nn.MaxPool3d((3, 3, 3), stride=1, padding=1)
         self.pool = nn.AdaptiveAvgPool3d(1)
         self.fc = nn.Linear(8, 5)
 
     def forward(self, x):
-        h = self.stem(x)
-        h = self.bn(h + F.conv3d(h, self.weight, padding="same"))
+        h = F.max_pool3d(self.stem(x), (1, 3, 3), (1, 2, 2), (0, 1, 1))
+        h = self.bn(h + F.silu(F.conv3d(h, self.weight, padding="same")))
+        h = self.avg(h) + self.max(h)
         return self.fc(torch.flatten(self.pool(h), 1))
 
 
@@ -130,6 +173,7 @@ def test_conv3d_modules_and_functions_swap(algorithm) -> None:
         _close(model(x), net(x), 1e-4, algorithm)
     ops = [op for _, op, _ in model.layers()]
     assert ops.count("conv3d") == 2 and ops.count("batchnorm2d") == 1  # the stem's folds; the one after the add runs
+    assert "relu" not in ops and "silu" not in ops  # both fused into their convs
 
 
 def _export(net: nn.Module, x: torch.Tensor) -> bytes:
@@ -138,9 +182,10 @@ def _export(net: nn.Module, x: torch.Tensor) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18"])
+@pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18", "s3d"])
 def test_torchvision_video_models(name) -> None:
-    """The video ResNets, weights=None, in torch and as ONNX exports."""
+    """The video ResNets and S3D (its pools; the smallest clip its final
+    (2, 7, 7) average takes), weights=None, in torch and as ONNX exports."""
     import onnxruntime as ort
     import torchvision
 
@@ -148,7 +193,7 @@ def test_torchvision_video_models(name) -> None:
 
     torch.manual_seed(0)
     net = _randomised(getattr(torchvision.models.video, name)(weights=None))
-    x = torch.randn(1, 3, 4, 32, 32)
+    x = torch.randn(1, 3, 16, 224, 224) if name == "s3d" else torch.randn(1, 3, 4, 32, 32)
     with torch.no_grad():
         want = net(x).numpy()
     _close(ai3.swap_backend(net, "default", sample_input_shape=tuple(x.shape))(x), want, 1e-4, "torch")
@@ -159,14 +204,16 @@ def test_torchvision_video_models(name) -> None:
     _close(model(x.numpy()), ort_out, 1e-4, "onnx")
 
 
-def test_keras_conv3d_matches_keras() -> None:
+def test_keras_video_layers_match_keras() -> None:
     keras = pytest.importorskip("keras")
-    inp = keras.Input((5, 9, 8, 3))
+    inp = keras.Input((5, 17, 16, 3))
     h = keras.layers.Conv3D(6, 3, padding="same", activation="relu")(inp)
     h = keras.layers.BatchNormalization()(h)
     h = keras.layers.Conv3D(4, (2, 3, 3), strides=(1, 2, 2), padding="same", use_bias=False)(h)
     h = keras.layers.Conv3D(4, (2, 1, 1), padding="valid", dilation_rate=(2, 1, 1))(h)
+    h = keras.layers.MaxPooling3D((1, 2, 2), padding="same")(h)
     h = keras.layers.Conv3D(8, (1, 3, 3), padding="valid", activation="relu")(h)
+    h = keras.layers.AveragePooling3D((2, 2, 2), strides=1, padding="same")(h)
     h = keras.layers.GlobalAveragePooling3D()(h)
     out = keras.layers.Dense(3)(h)
     model = keras.Model(inp, out)
@@ -175,7 +222,7 @@ def test_keras_conv3d_matches_keras() -> None:
     bn.set_weights(
         [rng.uniform(0.5, 1.5, 6), rng.uniform(-0.5, 0.5, 6), rng.uniform(-0.5, 0.5, 6), rng.uniform(0.5, 2, 6)]
     )
-    x = rng.standard_normal((2, 5, 9, 8, 3)).astype(np.float32)
+    x = rng.standard_normal((2, 5, 17, 16, 3)).astype(np.float32)
     _close(ai3.keras.swap_backend(model)(x), np.asarray(model(x)), 1e-4)
 
 
@@ -192,6 +239,13 @@ def test_conv3d_refuses_bad_input() -> None:
         layers.Layer("conv3d", {}, {"weight": w}, algorithm="winograd")
     with pytest.raises(ai3.Error, match="float32 only"):
         layers.Layer("conv3d", {}, {"weight": w.astype(np.float64)}, algorithm="guess")
+    pool = layers.Layer("maxpool3d", {"kernel": (2, 2, 2)}, name="video.pool")
+    with pytest.raises(ai3.ShapeError, match="video.pool.*gives no output in depth"):
+        pool(np.zeros((1, 2, 1, 4, 4), np.float32))
+    with pytest.raises(ai3.InvalidArgument, match="padding should be at most half of kernel size"):
+        layers.Layer("maxpool3d", {"kernel": (2, 2, 2), "padding": (0, 0, 2, 2, 0, 0)}, name="video.pool")
+    with pytest.raises(ai3.DTypeError, match="video.pool"):
+        pool(np.zeros((1, 2, 4, 4, 4), np.int64))
 
 
 if __name__ == "__main__":
