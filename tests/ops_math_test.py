@@ -153,6 +153,12 @@ BINARY = {
     "maximum const": (lambda x: torch.maximum(x, torch.tensor(0.5, dtype=x.dtype)), "maximum"),
     "minimum": (lambda x: torch.minimum(x[:, :1], x.sin()), "minimum"),
     "x.maximum": (lambda x: x.maximum(x.cos()), "maximum"),
+    # the remainders: the divisor's sign (%) and the dividend's (fmod)
+    "x % 0.7": (lambda x: x % 0.7, "remainder"),
+    "remainder": (lambda x: torch.remainder(x, x[:, :1].cos() - 2), "remainder"),
+    "3 % x": (lambda x: 3.0 % (x.cos() + 2), "remainder"),
+    "fmod": (lambda x: torch.fmod(x, -0.6), "fmod"),
+    "x.fmod": (lambda x: x.fmod(x.sin() + 1.5), "fmod"),
 }
 
 
@@ -260,7 +266,7 @@ onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-ONNX_DTYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE}
+ONNX_DTYPES = {np.float32: TensorProto.FLOAT, np.float64: TensorProto.DOUBLE, np.int64: TensorProto.INT64}
 
 
 def onnx_model(nodes, x_shape, y_shape, dtype, opset, initializers=()):
@@ -338,6 +344,35 @@ def test_onnx_pow(exponent, dtype):
         nodes = [helper.make_node("Pow", ["x", "e"], ["y"])]
         model = onnx_model(nodes, x.shape, None, dtype, 15, [("e", np.asarray(exponent, dtype))])
     check_onnx(model, x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_onnx_mod(fmod, dtype):
+    """Mod: fmod=1 is C's fmod (the dividend's sign), 0 the divisor's (ONNX
+    allows it for integers only); int64 by 0 is 0 in ai3, as in NumPy
+    (ORT's result there is left out of the comparison)."""
+    if dtype != np.int64 and not fmod:
+        pytest.skip("ONNX's Mod takes fmod=0 for integers only")
+    rng = np.random.default_rng(fmod)
+    if dtype == np.int64:
+        x = rng.integers(-50, 50, (3, 4, 5)).astype(dtype)
+        divisor = np.array([-7, -3, 3, 4, 9], dtype)
+    else:
+        x = onnx_edge((3, 4, 5), dtype)
+        divisor = np.array([-1.5, -0.3, 0.4, 2.0, 7.0], dtype)
+    nodes = [helper.make_node("Mod", ["x", "d"], ["y"], fmod=fmod)]
+    check_onnx(onnx_model(nodes, x.shape, None, dtype, 13, [("d", divisor)]), x)
+    # a constant dividend over computed divisors x * x + 1 (none 0, where
+    # ORT and NumPy differ)
+    reverse = [
+        helper.make_node("Mul", ["x", "x"], ["s"]),
+        helper.make_node("Add", ["s", "one"], ["a"]),
+        helper.make_node("Mod", ["d", "a"], ["y"], fmod=fmod),
+    ]
+    x[~np.isfinite(x)] = 0
+    constants = [("d", divisor[:1]), ("one", np.ones(1, dtype))]
+    check_onnx(onnx_model(reverse, x.shape, None, dtype, 13, constants), x)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
@@ -450,6 +485,10 @@ def test_keras_layers(keras, which):
 def test_keras_merges(keras, merge):
     L = keras.layers
     keras_check(keras, lambda t: getattr(L, merge)()([t, L.Dense(4)(t), L.Activation("tanh")(t)]), (3, 2, 4))
+
+
+def test_keras_mod(keras):
+    keras_check(keras, lambda t: keras.layers.Dense(4)(t) % 0.7, (3, 2, 4))
 
 
 KERAS_TRIG = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh", "arccosh", "arctanh"]

@@ -1,7 +1,7 @@
-// add, sub, mul, div, pow, maximum, minimum, prelu with NumPy broadcasting
-// (torch +, -, *, /, **, maximum, minimum, F.prelu; ONNX Add, Sub, Mul, Div,
-// Pow, Max, Min, PRelu; Keras Add, Subtract, Multiply, Maximum, Minimum,
-// PReLU), as layers of an ai3::Model:
+// add, sub, mul, div, pow, maximum, minimum, prelu, remainder, fmod with
+// NumPy broadcasting (torch +, -, *, /, **, maximum, minimum, F.prelu, %,
+// fmod; ONNX Add, Sub, Mul, Div, Pow, Max, Min, PRelu, Mod; Keras Add,
+// Subtract, Multiply, Maximum, Minimum, PReLU), as layers of an ai3::Model:
 //   2 inputs:             y = x0 op x1
 //   1 input + "other":    y = x op other    (reverse: y = other op x)
 // where "other" is a constant weight tensor (a bias, a position embedding, a
@@ -18,10 +18,14 @@
 // (torch's PReLU weight, its channels), any other shape broadcasts as NumPy
 // does (ONNX PRelu's frontend writes a 1-D slope out to the input's rank);
 // pow is std::pow, with the constant exponents 1, 2 and -1 computed
-// exactly without it. The variadic forms (ONNX Max, Min, Mean, Sum) are
-// chains of these two-operand ops in the frontends.
+// exactly without it. remainder and fmod are the two remainders of x0 / x1:
+// remainder's takes the divisor's sign (torch.remainder, Python's %, ONNX
+// Mod), fmod's the dividend's (torch.fmod, C's fmod and %, ONNX Mod with
+// fmod=1); both take int64 too, where a remainder by 0 (and INT64_MIN by
+// -1) is 0, as NumPy gives, instead of undefined. The variadic forms (ONNX Max,
+// Min, Mean, Sum) are chains of these two-operand ops in the frontends.
 //
-// One attributes template serves the eight ops, one instance each; each is
+// One attributes template serves the ten ops, one instance each; each is
 // its own op in the registry (its own kOp) so selectors and ai3.algorithms()
 // name it. The graph's N-input same-shape "add" node (core/ops/add) stays as it
 // was.
@@ -44,25 +48,30 @@ enum class BinaryOp {
   kPow,
   kMaximum,
   kMinimum,
-  kPrelu
+  kPrelu,
+  kRemainder,
+  kFmod
 };
 
 // The names of the ops, by BinaryOp.
 constexpr const char* BinaryOpName(BinaryOp op) {
-  return op == BinaryOp::kAdd       ? "add"
-         : op == BinaryOp::kSub     ? "sub"
-         : op == BinaryOp::kMul     ? "mul"
-         : op == BinaryOp::kDiv     ? "div"
-         : op == BinaryOp::kPow     ? "pow"
-         : op == BinaryOp::kMaximum ? "maximum"
-         : op == BinaryOp::kMinimum ? "minimum"
-                                    : "prelu";
+  return op == BinaryOp::kAdd         ? "add"
+         : op == BinaryOp::kSub       ? "sub"
+         : op == BinaryOp::kMul       ? "mul"
+         : op == BinaryOp::kDiv       ? "div"
+         : op == BinaryOp::kPow       ? "pow"
+         : op == BinaryOp::kMaximum   ? "maximum"
+         : op == BinaryOp::kMinimum   ? "minimum"
+         : op == BinaryOp::kPrelu     ? "prelu"
+         : op == BinaryOp::kRemainder ? "remainder"
+                                      : "fmod";
 }
 
 // Whether the op takes int64 operands too.
 constexpr bool BinaryTakesInt64(BinaryOp op) {
   return op == BinaryOp::kAdd || op == BinaryOp::kSub || op == BinaryOp::kMul ||
-         op == BinaryOp::kMaximum || op == BinaryOp::kMinimum;
+         op == BinaryOp::kMaximum || op == BinaryOp::kMinimum ||
+         op == BinaryOp::kRemainder || op == BinaryOp::kFmod;
 }
 
 template <BinaryOp Op>
@@ -168,6 +177,8 @@ using DivAttrs = BinaryAttrs<BinaryOp::kDiv>;
 using PowAttrs = BinaryAttrs<BinaryOp::kPow>;
 using MaximumAttrs = BinaryAttrs<BinaryOp::kMaximum>;
 using MinimumAttrs = BinaryAttrs<BinaryOp::kMinimum>;
+using RemainderAttrs = BinaryAttrs<BinaryOp::kRemainder>;
+using FmodAttrs = BinaryAttrs<BinaryOp::kFmod>;
 using PreluAttrs = BinaryAttrs<BinaryOp::kPrelu>;
 
 }  // namespace ai3

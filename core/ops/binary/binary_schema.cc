@@ -33,6 +33,14 @@ const bool kDeclared =
     Declare<PreluAttrs>(
         "x0 if x0 >= 0 else x1 * x0 (x1: the slope), "
         "with NumPy broadcasting",
+        {Device::kCPU}) &&
+    Declare<RemainderAttrs>(
+        "x0 - floor(x0 / x1) * x1 with NumPy broadcasting (the divisor's "
+        "sign; int64 x % 0 is 0)",
+        {Device::kCPU}) &&
+    Declare<FmodAttrs>(
+        "x0 - trunc(x0 / x1) * x1 with NumPy broadcasting (the dividend's "
+        "sign; int64 x % 0 is 0)",
         {Device::kCPU});
 
 }  // namespace

@@ -42,6 +42,10 @@ double ApplyRef(BinaryOp op, double a, double b) {
       return std::isnan(a) || a < b ? a : b;
     case BinaryOp::kPrelu:
       return a < 0 ? a * b : a;
+    case BinaryOp::kRemainder:
+      return a - std::floor(a / b) * b;
+    case BinaryOp::kFmod:
+      return std::fmod(a, b);
   }
   return 0;
 }
@@ -226,6 +230,15 @@ void Int64() {
         "int64 sub wraps");
   MultiLayer<MulAttrs>("m", MulAttrs{}, {}, "direct").Forward({at, bt}, yt);
   Check(y == std::vector<int64_t>{kMax, kMin, -2, -21}, "int64 mul wraps");
+  // remainder by 0 and INT64_MIN by -1: 0 (as NumPy), not undefined
+  std::vector<int64_t> divisors = {0, -1, 3, -3}, dividends = {5, kMin, -7, 7};
+  Tensor nt{dividends.data(), DType::kInt64, s},
+      dt0{divisors.data(), DType::kInt64, s};
+  MultiLayer<RemainderAttrs>("r", RemainderAttrs{}, {}, "direct")
+      .Forward({nt, dt0}, yt);
+  Check(y == std::vector<int64_t>{0, 0, 2, -2}, "int64 remainder");
+  MultiLayer<FmodAttrs>("f", FmodAttrs{}, {}, "direct").Forward({nt, dt0}, yt);
+  Check(y == std::vector<int64_t>{0, 0, -1, 1}, "int64 fmod");
   ExpectError("int64 div", ErrorKind::kDType,
               "input 0 is int64; div takes float32 or float64", [&] {
                 MultiLayer<DivAttrs>("d", DivAttrs{}, {}, "direct")
@@ -329,7 +342,8 @@ int Main() {
   int ran = RunOp<AddAttrs>(cases) + RunOp<SubAttrs>(cases) +
             RunOp<MulAttrs>(cases) + RunOp<DivAttrs>(cases) +
             RunOp<PowAttrs>(cases) + RunOp<MaximumAttrs>(cases) +
-            RunOp<MinimumAttrs>(cases);
+            RunOp<MinimumAttrs>(cases) + RunOp<RemainderAttrs>(cases) +
+            RunOp<FmodAttrs>(cases);
   // prelu: a 1-D slope along dimension 1 (torch's channels), else NumPy's
   // broadcasting.
   ran += RunOp<PreluAttrs>({

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -36,6 +37,19 @@ inline T Apply(T a, T b) {
     if constexpr (Op == BinaryOp::kAdd) return static_cast<T>(ua + ub);
     if constexpr (Op == BinaryOp::kSub) return static_cast<T>(ua - ub);
     if constexpr (Op == BinaryOp::kMul) return static_cast<T>(ua * ub);
+  }
+  if constexpr (Op == BinaryOp::kRemainder || Op == BinaryOp::kFmod) {
+    T r;
+    if constexpr (std::is_integral_v<T>) {
+      // x % 0 and INT64_MIN % -1 are undefined in C++: 0, as NumPy gives.
+      if (b == 0 || (b == -1 && a == std::numeric_limits<T>::min())) return 0;
+      r = a % b;  // truncated: the dividend's sign
+    } else {
+      r = std::fmod(a, b);
+    }
+    // remainder: the divisor's sign (floored division's remainder).
+    if (Op == BinaryOp::kRemainder && r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
   }
   if constexpr (Op == BinaryOp::kAdd) return a + b;
   if constexpr (Op == BinaryOp::kSub) return a - b;
@@ -145,6 +159,9 @@ AI3_REGISTER_ALGORITHM(MaximumAttrs, "direct", Device::kCPU,
 AI3_REGISTER_ALGORITHM(MinimumAttrs, "direct", Device::kCPU,
                        Direct<MinimumAttrs>);
 AI3_REGISTER_ALGORITHM(PreluAttrs, "direct", Device::kCPU, Direct<PreluAttrs>);
+AI3_REGISTER_ALGORITHM(RemainderAttrs, "direct", Device::kCPU,
+                       Direct<RemainderAttrs>);
+AI3_REGISTER_ALGORITHM(FmodAttrs, "direct", Device::kCPU, Direct<FmodAttrs>);
 
 }  // namespace
 }  // namespace ai3

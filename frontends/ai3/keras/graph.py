@@ -181,7 +181,9 @@ def _activation_name(fn: Any) -> str | None:
 
 # keras.ops arithmetic (what `a + b`, `x * 0.5` on KerasTensors record) by
 # the core op it becomes.
-_TENSOR_OPS = {"Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "TrueDivide": "div"}
+_TENSOR_OPS = {
+    "Add": "add", "Subtract": "sub", "Multiply": "mul", "Divide": "div", "TrueDivide": "div", "Mod": "remainder",
+}  # fmt: skip
 
 
 # keras.ops functions of one tensor (keras.ops.sin(x), ...) by the core op

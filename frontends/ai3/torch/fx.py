@@ -249,7 +249,7 @@ _UNARY = (
 )
 # The trigonometric ones, which torch also names arc* (torch.arcsin, x.arcsin_()).
 _TRIG = ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
-_BINARY = _BINARY + ("pow", "maximum", "minimum", "prelu")
+_BINARY = _BINARY + ("pow", "maximum", "minimum", "prelu", "remainder", "fmod")
 # torch's reduction -> the core op
 _REDUCTIONS = {
     "sum": "reduce_sum", "prod": "reduce_prod", "amax": "reduce_max", "amin": "reduce_min", "logsumexp": "reduce_log_sum_exp",
@@ -261,6 +261,7 @@ _FUNCTIONS.update({
     F.softsign: "softsign", F.mish: "mish", F.selu: "selu", torch.selu: "selu",
     F.elu: "elu", F.celu: "celu", torch.celu: "celu", F.softplus: "softplus",
     torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
+    torch.remainder: "remainder", operator.mod: "remainder", torch.fmod: "fmod",
     torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
     torch.tile: "tile", torch.addmm: "addmm", torch.rsqrt: "rsqrt", torch.arange: "arange",
     **{getattr(torch, name): name for name in _TRIG},
@@ -272,6 +273,8 @@ _METHODS.update({
     **{"arc" + name[1:] + end: name for name in _TRIG if name.startswith("a") for end in ("", "_")},
     "__neg__": "neg", "negative": "neg", "__abs__": "abs", "absolute": "abs",
     "pow": "pow", "pow_": "pow", "__pow__": "pow", "__rpow__": "pow", "maximum": "maximum", "minimum": "minimum",
+    "remainder": "remainder", "remainder_": "remainder", "__mod__": "remainder", "__rmod__": "remainder",
+    "fmod": "fmod", "fmod_": "fmod",
     "sum": "sum", "prod": "prod", "amax": "amax", "amin": "amin", "logsumexp": "logsumexp",
     "tile": "tile", "repeat": "repeat", "addmm": "addmm", "rsqrt": "rsqrt",
 })  # fmt: skip
@@ -649,7 +652,7 @@ class _Mapper:
         if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("rounding_mode") is not None:
             raise unsupported(node, f"{op} with alpha or rounding_mode is not supported")
         x, y = node.args
-        if node.op == "call_method" and node.target in ("__radd__", "__rmul__", "__rpow__"):
+        if node.op == "call_method" and node.target in ("__radd__", "__rmul__", "__rpow__", "__rmod__"):
             x, y = y, x
         cx, cy = self.constant(node, x), self.constant(node, y)
         if cx is None and cy is None and (x in self.expanded) != (y in self.expanded):
