@@ -42,6 +42,7 @@ def attention_model(shapes: dict[str, tuple], dtypes: dict[str, int], outputs: l
     outs = [
         helper.make_tensor_value_info(o, TensorProto.FLOAT, [f"{o}{i}" for i in range(ranks.get(o, 4))])
         for o in outputs
+        if o
     ]
     model = helper.make_model(
         helper.make_graph([node], "attention", inputs, outs), opset_imports=[helper.make_opsetid("", OPSET)]
@@ -156,28 +157,44 @@ def _attribute(name, value):
     return helper.make_attribute(name, value)
 
 
-@pytest.mark.parametrize(
-    "change,why",
-    [
-        ("softcap", "softcap"),
-        ("causal with past", "is_causal with a KV cache"),
-        ("short mask", "as long as the keys"),
-    ],
-)
-def test_refusals_name_the_node_and_the_reason(change, why) -> None:
+@pytest.mark.parametrize("form", ["softcap", "causal with past", "sliding window", "qk_matmul_output"])
+def test_forms_the_core_cannot_express_run_through_the_function_body(form) -> None:
+    """An Attention whose form the core's attention cannot express (a score
+    cap, a causal mask offset by a KV cache, a sliding window, the
+    qk_matmul_output output) runs through its ONNX function body instead:
+    matmuls, softmax and the masking arithmetic, each a core layer."""
     rng = _rng(5)
     feeds = {n: rng.standard_normal((1, 2, 3, HEAD)).astype(np.float32) for n in ("Q", "K", "V")}
-    attrs = {}
-    if change == "softcap":
+    attrs, outputs = {}, ["Y"]
+    if form == "softcap":
         attrs["softcap"] = 2.0
-    elif change == "causal with past":
+    elif form == "causal with past":
         attrs["is_causal"] = 1
-        feeds["attn_mask"] = np.zeros((3, 5), np.float32)
-        feeds["past_key"] = feeds["past_value"] = np.zeros((1, 2, 2, HEAD), np.float32)
+        feeds["attn_mask"] = rng.standard_normal((3, 5)).astype(np.float32)
+        feeds["past_key"] = rng.standard_normal((1, 2, 2, HEAD)).astype(np.float32)
+        feeds["past_value"] = rng.standard_normal((1, 2, 2, HEAD)).astype(np.float32)
+    elif form == "sliding window":  # (opset 25's)
+        attrs["left_window_size"] = 1
     else:
-        feeds["attn_mask"] = np.zeros((3, 2), np.float32)
-    model = attention_model({n: v.shape for n, v in feeds.items()}, {}, ["Y"], **attrs)
-    with pytest.raises(ai3.UnsupportedOperation, match=why) as raised:
+        attrs["qk_matmul_output_mode"] = 1
+        outputs = ["Y", "", "", "qk"]
+    model = attention_model({n: v.shape for n, v in feeds.items()}, {}, outputs, **attrs)
+    if form == "sliding window":
+        model.opset_import[0].version = 25
+    want = reference(model, feeds)
+    got = ai3.onnx.swap_backend(model)(*feeds.values())
+    got = got if isinstance(got, (list, tuple)) else [got]
+    assert "attention" not in [op for _, op, _ in ai3.onnx.swap_backend(model).layers()]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_a_mask_shorter_than_the_keys_is_refused_naming_the_node() -> None:
+    rng = _rng(5)
+    feeds = {n: rng.standard_normal((1, 2, 3, HEAD)).astype(np.float32) for n in ("Q", "K", "V")}
+    feeds["attn_mask"] = np.zeros((3, 2), np.float32)
+    model = attention_model({n: v.shape for n, v in feeds.items()}, {}, ["Y"])
+    with pytest.raises(ai3.UnsupportedOperation, match="as long as the keys") as raised:
         ai3.onnx.swap_backend(model)
     assert "Attention" in str(raised.value)
 

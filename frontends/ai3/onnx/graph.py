@@ -83,7 +83,10 @@ ONNX op -> spec (see `_Mapper.node`):
                             repeated per head by reshape + expand); a bool
                             mask as 0 / -inf, a float one as given; past_key
                             / past_value concatenated before, present_key /
-                            present_value the concatenations
+                            present_value the concatenations; a softcap, a
+                            sliding window, a causal mask over a KV cache or
+                            the qk_matmul_output output: its function body
+  Mod                       remainder (fmod=0) / fmod (fmod=1)
   ConvTranspose             conv_transpose2d (pads from auto_pad /
                             output_shape as the spec computes them)
   Resize                    resize (nearest / linear, by constant scales or
@@ -210,7 +213,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile",
+    "Expand", "Tile", "Mod",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -350,10 +353,56 @@ def _is_function(onnx: Any, op_type: str, opset: int) -> bool:
     return bool(schema.has_function or schema.has_context_dependent_function)
 
 
+def _attention_refusal(node: Any, a: dict[str, Any]) -> str | None:
+    """Why the core's attention cannot run this Attention node, from its
+    attributes and which inputs and outputs it has (None: it can): a score
+    cap, a sliding window, a static KV cache, a causal mask offset by a KV
+    cache (ONNX aligns it bottom-right, the core top-left), the
+    qk_matmul_output output. Such a node runs through its ONNX function body
+    instead (_expand_functions)."""
+    names = list(node.input) + [""] * (7 - len(node.input))
+    past_k, past_v, nonpad = names[4:7]
+    if float(a.get("softcap", 0.0)) != 0.0:
+        return f"softcap={a['softcap']}; ai3's attention has no score cap"
+    if int(a.get("left_window_size", -1)) != -1 or int(a.get("right_window_size", -1)) != -1:
+        return "a sliding window; ai3's attention masks by causal and mask only"
+    if nonpad:
+        return "nonpad_kv_seqlen (a static KV cache); ai3 takes past_key / past_value only"
+    if bool(past_k) != bool(past_v):
+        return "past_key without past_value or the reverse"
+    if bool(int(a.get("is_causal", 0))) and past_k:
+        return "is_causal with a KV cache: ONNX aligns that mask bottom-right, ai3's attention top-left"
+    if len(node.output) > 3 and node.output[3]:
+        return "its qk_matmul_output output; ai3's attention returns the attention's output only"
+    return None
+
+
+# Ops ai3 maps natively in most forms, with what refuses a node's form;
+# _expand_functions runs a refused one through its ONNX function body.
+_FORM_REFUSALS = {"Attention": _attention_refusal}
+
+
+def _native(onnx: Any, node: Any, supported: set[str]) -> bool:
+    """Whether ai3 maps `node` itself rather than through its function body:
+    an op it lists, in a form it takes."""
+    if node.op_type not in supported:
+        return False
+    refusal = _FORM_REFUSALS.get(node.op_type)
+    if refusal is None:
+        return True
+    attrs = {}
+    for attr in node.attribute:
+        v = onnx.helper.get_attribute_value(attr)
+        attrs[attr.name] = v.decode() if isinstance(v, bytes) else v
+    return refusal(node, attrs) is None
+
+
 def _expand_functions(model: Any) -> Any:
     """Nodes of ops ai3 does not list that ONNX defines as functions of
     other ops (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss, Swish,
-    Shrink, ...) replaced by their function bodies at the model's opset, by
+    Shrink, ...), and of ops it lists in forms it does not take (an
+    Attention with a softcap, a sliding window or its qk_matmul_output:
+    _FORM_REFUSALS), replaced by their function bodies at the model's opset, by
     ONNX's own inliner: each such node becomes a call of a model-local copy
     of its body (the schema's attribute defaults filled in, as ONNX's own
     expanded test cases do), which inline_local_functions expands. Nested
@@ -365,7 +414,7 @@ def _expand_functions(model: Any) -> Any:
     opset = opset_of(model)
     supported = set(SUPPORTED_OPS) | {"Constant", "Identity", "Shape", "Size", "ConstantOfShape", "Range"}
     for _ in range(_EXPANSION_DEPTH):
-        candidates = [n for n in model.graph.node if n.domain in _DOMAINS and n.op_type not in supported]
+        candidates = [n for n in model.graph.node if n.domain in _DOMAINS and not _native(onnx, n, supported)]
         if not candidates:
             return model
         try:
@@ -382,7 +431,7 @@ def _expand_functions(model: Any) -> Any:
         expanded.CopyFrom(inferred)
         count = 0
         for node in expanded.graph.node:
-            if node.domain not in _DOMAINS or node.op_type in supported:
+            if node.domain not in _DOMAINS or _native(onnx, node, supported):
                 continue
             body = _function_body(onnx, node, opset, types)
             if body is None or not all(
@@ -1013,6 +1062,8 @@ class _Mapper:
             return self.output(node, self.add("identity", node, [self.tensor(node, node.input[0])]))
         if op in _BINARY:
             return self.output(node, self.binary(node, _BINARY[op]))
+        if op == "Mod":  # fmod=1: C's fmod (the dividend's sign), else the divisor's
+            return self.output(node, self.binary(node, "fmod" if int(a.get("fmod", 0)) else "remainder"))
         if op in _VARIADIC:
             return self.output(node, self.variadic(node, _VARIADIC[op], mean=op == "Mean"))
         if op == "MatMul" and node.input[0] not in self.constants and node.input[1] not in self.constants:
@@ -2169,18 +2220,9 @@ class _Mapper:
         names = list(node.input) + [""] * (7 - len(node.input))
         q_name, k_name, v_name, mask_name, past_k, past_v, nonpad = names[:7]
         causal = bool(int(a.get("is_causal", 0)))
-        if float(a.get("softcap", 0.0)) != 0.0:
-            raise _unsupported(node, f"softcap={a['softcap']}; ai3's attention has no score cap")
-        if int(a.get("left_window_size", -1)) != -1 or int(a.get("right_window_size", -1)) != -1:
-            raise _unsupported(node, "a sliding window; ai3's attention masks by causal and mask only")
-        if nonpad:
-            raise _unsupported(node, "nonpad_kv_seqlen (a static KV cache); ai3 takes past_key / past_value only")
-        if bool(past_k) != bool(past_v):
-            raise _unsupported(node, "past_key without past_value or the reverse")
-        if causal and past_k:
-            raise _unsupported(
-                node, "is_causal with a KV cache: ONNX aligns that mask bottom-right, ai3's attention top-left"
-            )
+        refusal = _attention_refusal(node, a)
+        if refusal is not None:
+            raise _unsupported(node, refusal)
         q_shape = self.shape(q_name)
         rank = None if q_shape is None else len(q_shape)
         if rank not in (3, 4):
