@@ -171,7 +171,15 @@ INTERPOLATE = [
 
 @DTYPES
 @pytest.mark.parametrize(
-    "mode,align", [("nearest", None), ("nearest-exact", None), ("bilinear", False), ("bilinear", True)]
+    "mode,align",
+    [
+        ("nearest", None),
+        ("nearest-exact", None),
+        ("bilinear", False),
+        ("bilinear", True),
+        ("bicubic", False),
+        ("bicubic", True),
+    ],
 )
 @pytest.mark.parametrize("case", INTERPOLATE, ids=[str(i) for i in range(len(INTERPOLATE))])
 def test_interpolate_matches_torch(case, mode, align, dtype) -> None:
@@ -353,19 +361,20 @@ RESIZE_ONNX = list(
 )
 
 
-@pytest.mark.parametrize("mode", ["nearest", "linear"])
+@pytest.mark.parametrize("mode", ["nearest", "linear", "cubic", "cubic A=-0.5 exclude_outside"])
 @pytest.mark.parametrize("case", RESIZE_ONNX, ids=[f"{c}-{r}-{k}{v}" for c, r, (k, v) in RESIZE_ONNX])
 def test_onnx_resize_matches_onnxruntime(case, mode) -> None:
     coords, rounding, (kind, values) = case
-    if mode == "linear" and rounding != "round_prefer_floor":
+    if mode != "nearest" and rounding != "round_prefer_floor":
         pytest.skip("nearest_mode only changes nearest")
     x = _rng(8).standard_normal((2, 3, 5, 6)).astype(np.float32)
     inputs = [("roi", np.zeros(0, np.float32)), ("scales", np.asarray(values if kind == "scales" else [], np.float32))]
     if kind == "sizes":
         inputs.append(("sizes", np.asarray(values, np.int64)))
-    model = _onnx_single(
-        "Resize", x, {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}, inputs
-    )
+    attrs = {"mode": mode.split()[0], "coordinate_transformation_mode": coords, "nearest_mode": rounding}
+    if mode.endswith("exclude_outside"):
+        attrs.update(cubic_coeff_a=-0.5, exclude_outside=1)
+    model = _onnx_single("Resize", x, attrs, inputs)
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), atol=1e-5)
 
 

@@ -523,10 +523,12 @@ def _shapes_ops() -> list[Gradient]:
         ("bilinear", {"size": (3, 4)}, ("half_pixel", "floor")),
         ("bilinear", {"size": (7, 9), "align_corners": True}, ("align_corners", "floor")),
         ("bilinear", {"scale_factor": (1.5, 2.5)}, ("half_pixel", "floor")),
+        ("bicubic", {"size": (7, 9)}, ("half_pixel", "floor")),
+        ("bicubic", {"scale_factor": 0.5, "align_corners": True}, ("align_corners", "floor")),
     ]
     for mode, how, (coordinates, rounding) in interpolations:
         attrs = {
-            "mode": "linear" if mode == "bilinear" else "nearest",
+            "mode": {"bilinear": "linear", "bicubic": "cubic"}.get(mode, "nearest"),
             "coordinate_transformation_mode": coordinates,
             "nearest_mode": rounding,
         }

@@ -1,11 +1,13 @@
-// resize "direct": each output row's and column's taps (ResizeTapOf) are
-// computed once per call into the workspace; then, one task per output row
-// (split over OpenMP threads when large enough), each output element is
-// its input tap (nearest) or the blend of its four (linear):
+// resize "direct": each output row's and column's taps (ResizeTapOf,
+// CubicTapOf) are computed once per call into the workspace; then, one task
+// per output row (split over OpenMP threads when large enough), each output
+// element is its input tap (nearest) or the blend of its four (linear) or
+// sixteen (cubic):
 //   NCHW: along the row, one element per column;
 //   NHWC: one pixel of C contiguous channels per column, vectorised.
 // Its input gradient (resize_backward_data) runs the same taps backwards.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/layer.h"
@@ -49,19 +51,66 @@ void Resize(const ImageDims& in, const ImageDims& out, Layout layout,
   });
 }
 
-// The taps of every output row and column, into `taps` (out.h rows, then
-// out.w columns: TapsBytes).
-size_t TapsBytes(const ImageDims& out) {
-  return static_cast<size_t>(out.h + out.w) * sizeof(ResizeTap);
-}
+// cubic: each output element the weighted sum of its 4 x 4 taps.
 template <typename T>
+void ResizeCubic(const ImageDims& in, const ImageDims& out, Layout layout,
+                 const CubicTap* rows, const CubicTap* cols, const T* x, T* y) {
+  const bool nhwc = layout == Layout::kNHWC;
+  const int64_t unit = nhwc ? in.c : 1;
+  const int64_t planes = nhwc ? in.n : in.n * in.c;
+  const int64_t total = planes * out.h;
+  ParallelFor(0, total, total * out.w * unit >= (1 << 13), [&](int64_t r) {
+    const int64_t p = r / out.h;
+    const CubicTap& t = rows[r % out.h];
+    T* __restrict yr = y + r * out.w * unit;
+    for (int64_t ow = 0; ow < out.w; ++ow) {
+      const CubicTap& c = cols[ow];
+      T* __restrict yp = yr + ow * unit;
+      for (int64_t k = 0; k < unit; ++k) yp[k] = T(0);
+      for (int q = 0; q < 4; ++q) {
+        const T* xq = x + (p * in.h + t.i[q]) * in.w * unit;
+        for (int s = 0; s < 4; ++s) {
+          const T w = T(t.weight[q] * c.weight[s]);
+          const T* xs = xq + c.i[s] * unit;
+#pragma omp simd
+          for (int64_t k = 0; k < unit; ++k) yp[k] += w * xs[k];
+        }
+      }
+    }
+  });
+}
+
+// The taps of every output row and column, into `taps` (out.h rows, then
+// out.w columns: TapsBytes), of the mode's kind.
+size_t TapsBytes(const ResizeAttrs& a, const ImageDims& out) {
+  const bool cubic = a.mode == ResizeAttrs::Mode::kCubic;
+  return static_cast<size_t>(out.h + out.w) *
+         (cubic ? sizeof(CubicTap) : sizeof(ResizeTap));
+}
+template <typename T, typename Tap, class TapOf>
 void ComputeTaps(const ResizeAttrs& a, const ImageDims& in,
-                 const ImageDims& out, ResizeTap* taps) {
+                 const ImageDims& out, Tap* taps, const TapOf& tap_of) {
   for (int64_t i = 0; i < out.h; ++i) {
-    taps[i] = ResizeTapOf<T>(a, i, in.h, out.h, a.scale_h);
+    taps[i] = tap_of(a, i, in.h, out.h, a.scale_h);
   }
   for (int64_t i = 0; i < out.w; ++i) {
-    taps[out.h + i] = ResizeTapOf<T>(a, i, in.w, out.w, a.scale_w);
+    taps[out.h + i] = tap_of(a, i, in.w, out.w, a.scale_w);
+  }
+}
+
+// Runs `body(rows, cols)` on the mode's taps computed into `workspace`:
+// CubicTap's for cubic, else ResizeTap's.
+template <typename T, class Body>
+void WithTaps(const ResizeAttrs& a, const ImageDims& in, const ImageDims& out,
+              void* workspace, const Body& body) {
+  if (a.mode == ResizeAttrs::Mode::kCubic) {
+    CubicTap* taps = static_cast<CubicTap*>(workspace);
+    ComputeTaps<T>(a, in, out, taps, &CubicTapOf<T>);
+    body(taps, taps + out.h);
+  } else {
+    ResizeTap* taps = static_cast<ResizeTap*>(workspace);
+    ComputeTaps<T>(a, in, out, taps, &ResizeTapOf<T>);
+    body(taps, taps + out.h);
   }
 }
 
@@ -72,19 +121,24 @@ class DirectKernel : public Kernel {
   size_t WorkspaceBytes(const Shape& input_shape) const override {
     const Shape out =
         attrs_.OutputShape(Tensor{nullptr, DType::kFloat32, input_shape});
-    return TapsBytes(ImageDimsOf(out, attrs_.layout));
+    return TapsBytes(attrs_, ImageDimsOf(out, attrs_.layout));
   }
 
   void Run(const Tensor& input, const Tensor& output,
            void* workspace) override {
     const ImageDims in = ImageDimsOf(input.shape, attrs_.layout);
     const ImageDims out = ImageDimsOf(output.shape, attrs_.layout);
-    ResizeTap* taps = static_cast<ResizeTap*>(workspace);
     DispatchFloat(input.dtype, [&](auto zero) {
       using T = decltype(zero);
-      ComputeTaps<T>(attrs_, in, out, taps);
-      Resize<T>(in, out, attrs_.layout, taps, taps + out.h,
-                input.data_as<const T>(), output.data_as<T>());
+      WithTaps<T>(attrs_, in, out, workspace, [&](auto rows, auto cols) {
+        if constexpr (std::is_same_v<decltype(rows), CubicTap*>) {
+          ResizeCubic<T>(in, out, attrs_.layout, rows, cols,
+                         input.data_as<const T>(), output.data_as<T>());
+        } else {
+          Resize<T>(in, out, attrs_.layout, rows, cols,
+                    input.data_as<const T>(), output.data_as<T>());
+        }
+      });
     });
   }
 
@@ -99,6 +153,36 @@ class DirectKernel : public Kernel {
 // split over OpenMP threads; within a plane the outputs go in order, since
 // neighbouring outputs share taps. (The inner loop is not vectorised: its
 // four taps may be one element, nearest's or a clamped edge's.)
+// cubic's: each output's dy added back to its 16 taps, likewise.
+template <typename T>
+void ResizeGradient(const ImageDims& in, const ImageDims& out, Layout layout,
+                    const CubicTap* rows, const CubicTap* cols, const T* dy,
+                    T* dx) {
+  const bool nhwc = layout == Layout::kNHWC;
+  const int64_t unit = nhwc ? in.c : 1;
+  const int64_t planes = nhwc ? in.n : in.n * in.c;
+  const int64_t plane_in = in.h * in.w * unit, plane_out = out.h * out.w * unit;
+  ParallelFor(0, planes, planes * plane_out >= (1 << 13), [&](int64_t p) {
+    T* __restrict dxp = dx + p * plane_in;
+    for (int64_t i = 0; i < plane_in; ++i) dxp[i] = T(0);
+    for (int64_t oh = 0; oh < out.h; ++oh) {
+      const CubicTap& t = rows[oh];
+      const T* dyr = dy + p * plane_out + oh * out.w * unit;
+      for (int64_t ow = 0; ow < out.w; ++ow) {
+        const CubicTap& c = cols[ow];
+        const T* g = dyr + ow * unit;
+        for (int q = 0; q < 4; ++q) {
+          for (int s = 0; s < 4; ++s) {
+            const T w = T(t.weight[q] * c.weight[s]);
+            T* d = dxp + (t.i[q] * in.w + c.i[s]) * unit;
+            for (int64_t k = 0; k < unit; ++k) d[k] += w * g[k];
+          }
+        }
+      }
+    }
+  });
+}
+
 template <typename T>
 void ResizeGradient(const ImageDims& in, const ImageDims& out, Layout layout,
                     const ResizeTap* rows, const ResizeTap* cols, const T* dy,
@@ -143,20 +227,21 @@ class BackwardKernel : public MultiInputKernel {
 
   size_t InputsWorkspaceBytes(
       const std::vector<Tensor>& inputs) const override {
-    return TapsBytes(ImageDimsOf(inputs[kGradOutput].shape, attrs_.layout));
+    return TapsBytes(attrs_,
+                     ImageDimsOf(inputs[kGradOutput].shape, attrs_.layout));
   }
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void* workspace) override {
     const ImageDims in = ImageDimsOf(output.shape, attrs_.layout);
     const ImageDims out = ImageDimsOf(inputs[kGradOutput].shape, attrs_.layout);
-    ResizeTap* taps = static_cast<ResizeTap*>(workspace);
     DispatchFloat(output.dtype, [&](auto zero) {
       using T = decltype(zero);
-      ComputeTaps<T>(attrs_, in, out, taps);
-      ResizeGradient<T>(in, out, attrs_.layout, taps, taps + out.h,
-                        inputs[kGradOutput].data_as<const T>(),
-                        output.data_as<T>());
+      WithTaps<T>(attrs_, in, out, workspace, [&](auto rows, auto cols) {
+        ResizeGradient<T>(in, out, attrs_.layout, rows, cols,
+                          inputs[kGradOutput].data_as<const T>(),
+                          output.data_as<T>());
+      });
     });
   }
 

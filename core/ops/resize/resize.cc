@@ -26,6 +26,10 @@ void ResizeAttrs::Validate(const std::vector<Tensor>& params) const {
     Fail(ErrorKind::kInvalidArgument, "scale must be finite and > 0, got (",
          scale_h, ", ", scale_w, ")");
   }
+  if (!std::isfinite(cubic_a)) {
+    Fail(ErrorKind::kInvalidArgument, "cubic_coeff_a must be finite, got ",
+         cubic_a);
+  }
 }
 
 Shape ResizeAttrs::OutputShape(const Tensor& input) const {
@@ -49,9 +53,19 @@ Shape ResizeAttrs::OutputShape(const Tensor& input) const {
   return out;
 }
 
+namespace {
+
+// Output index x's input coordinate src; for the half-pixel modes also h
+// (src + 0.5), from which nearest rounds (ResizeTapOf).
 template <typename T>
-ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
-                      double scale) {
+struct SourceCoordinate {
+  T src = 0, h = 0;
+  bool half_pixel = false;
+};
+
+template <typename T>
+SourceCoordinate<T> SourceOf(const ResizeAttrs& a, int64_t x, int64_t in,
+                             int64_t out, double scale) {
   using C = ResizeAttrs::Coordinates;
   // x / scale, or x * in / out, in T.
   auto mapped = [&](T v) {
@@ -77,6 +91,17 @@ ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
   } else if (a.coordinates == C::kAsymmetric) {
     src = mapped(T(x));
   }
+  return {src, h, half_pixel};
+}
+
+}  // namespace
+
+template <typename T>
+ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
+                      double scale) {
+  const SourceCoordinate<T> s = SourceOf<T>(a, x, in, out, scale);
+  const T src = s.src, h = s.h;
+  const bool half_pixel = s.half_pixel;
   auto clamp = [&](int64_t i) {
     return std::min(std::max<int64_t>(i, 0), in - 1);
   };
@@ -106,6 +131,41 @@ ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
   return {i0, std::min(i0 + 1, in - 1), c - double(i0)};
 }
 
+template <typename T>
+CubicTap CubicTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
+                    double scale) {
+  // The unclamped coordinate, bounded so that its floor is an int64: past
+  // two pixels outside, every tap reads the edge anyway.
+  const double c =
+      std::min(std::max(double(SourceOf<T>(a, x, in, out, scale).src), -3.0),
+               double(in) + 2.0);
+  const double f = std::floor(c), t = c - f;
+  const double A = a.cubic_a;
+  // Keys' kernel at distances 1 + t, t, 1 - t, 2 - t.
+  auto near = [A](double d) { return ((A + 2) * d - (A + 3)) * d * d + 1; };
+  auto far = [A](double d) {
+    return ((A * d - 5 * A) * d + 8 * A) * d - 4 * A;
+  };
+  CubicTap tap;
+  const double w[4] = {far(1 + t), near(t), near(1 - t), far(2 - t)};
+  double sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t i = static_cast<int64_t>(f) - 1 + k;
+    const bool outside = i < 0 || i >= in;
+    tap.weight[k] = a.exclude_outside && outside ? 0.0 : w[k];
+    tap.i[k] = std::min(std::max<int64_t>(i, 0), in - 1);
+    sum += tap.weight[k];
+  }
+  if (a.exclude_outside && sum != 0) {
+    for (double& v : tap.weight) v /= sum;
+  }
+  return tap;
+}
+
+template CubicTap CubicTapOf<float>(const ResizeAttrs&, int64_t, int64_t,
+                                    int64_t, double);
+template CubicTap CubicTapOf<double>(const ResizeAttrs&, int64_t, int64_t,
+                                     int64_t, double);
 template ResizeTap ResizeTapOf<float>(const ResizeAttrs&, int64_t, int64_t,
                                       int64_t, double);
 template ResizeTap ResizeTapOf<double>(const ResizeAttrs&, int64_t, int64_t,

@@ -1,4 +1,4 @@
-// resize: nearest or bilinear resampling of H and W of a rank-4 image
+// resize: nearest, bilinear or bicubic resampling of H and W of a rank-4 image
 // tensor (torch F.interpolate / nn.Upsample / nn.UpsamplingNearest2d /
 // nn.UpsamplingBilinear2d, ONNX Resize and Upsample, Keras UpSampling2D and
 // Resizing). The output is `size` (out_h, out_w), or floor(in * scale)
@@ -16,7 +16,12 @@
 // round_prefer_floor, round_prefer_ceil, floor, ceil; torch "nearest" is
 // asymmetric + floor, "nearest-exact" half_pixel + round_prefer_ceil) and
 // clamps it into the input; linear clamps it into [0, in - 1] and
-// interpolates between its two neighbours in each dim.
+// interpolates between its two neighbours in each dim; cubic weighs the
+// four neighbours floor(c) - 1 .. floor(c) + 2 of the unclamped coordinate
+// c by Keys' cubic convolution with coefficient A (cubic_a: ONNX's and
+// torch's -0.75, TensorFlow's -0.5), reading an index outside the input
+// as the nearest edge, or with exclude_outside giving it weight 0 and
+// renormalising the others (ONNX's attributes).
 #ifndef AI3_CORE_OPS_RESIZE_RESIZE_H_
 #define AI3_CORE_OPS_RESIZE_RESIZE_H_
 
@@ -31,7 +36,7 @@ namespace ai3 {
 struct ResizeAttrs {
   static constexpr char kOp[] = "resize";
 
-  enum class Mode { kNearest, kLinear };
+  enum class Mode { kNearest, kLinear, kCubic };
   enum class Coordinates {
     kHalfPixel,
     kPytorchHalfPixel,
@@ -47,6 +52,8 @@ struct ResizeAttrs {
   // ONNX's defaults.
   Coordinates coordinates = Coordinates::kHalfPixel;
   Rounding rounding = Rounding::kRoundPreferFloor;
+  double cubic_a = -0.75;        // cubic: Keys' coefficient
+  bool exclude_outside = false;  // cubic: outside taps weigh 0
   Layout layout = Layout::kNCHW;
 
   // No parameter tensors; a size (both > 0) or a scale (both > 0, finite).
@@ -75,6 +82,16 @@ struct ResizeTap {
 template <typename T>
 ResizeTap ResizeTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
                       double scale);
+
+// cubic's taps along a dim: four input indices (clamped into the input)
+// and their weights.
+struct CubicTap {
+  int64_t i[4];
+  double weight[4];
+};
+template <typename T>
+CubicTap CubicTapOf(const ResizeAttrs& a, int64_t x, int64_t in, int64_t out,
+                    double scale);
 
 }  // namespace ai3
 

@@ -27,8 +27,8 @@ void SetChoice(E* field, const AttrDecl& d, const AttrValue& v) {
   }
 }
 
-const AttrDecl kMode =
-    Choice("mode", {"nearest", "linear"}, "nearest or (bi)linear");
+const AttrDecl kMode = Choice("mode", {"nearest", "linear", "cubic"},
+                              "nearest, (bi)linear or (bi)cubic");
 const AttrDecl kCoordinates =
     Choice("coordinate_transformation_mode",
            {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
@@ -80,10 +80,15 @@ AI3_DECLARE_ATTRIBUTES(
               [](A& a, const AttrValue& v) {
                 SetChoice(&a.rounding, kRounding, v);
               })
+        .Field("cubic_coeff_a", &A::cubic_a,
+               "cubic: Keys' coefficient (ONNX's and torch's -0.75, "
+               "TensorFlow's -0.5)")
+        .Field("exclude_outside", &A::exclude_outside,
+               "cubic: taps outside the input weigh 0, the rest renormalised")
         .LayoutAttr());
 
 AI3_REGISTER_OP_SCHEMA(
-    Declare<ResizeAttrs>("nearest or bilinear resampling of H and W")
+    Declare<ResizeAttrs>("nearest, bilinear or bicubic resampling of H and W")
         .Default(Device::kCPU, {{"direct"}}));
 AI3_REGISTER_GRADIENT_SCHEMA(Declare<ResizeBackwardDataAttrs>(
     "resize's input gradient: dy spread back over each output's taps"));

@@ -1,6 +1,7 @@
 // Every registered CPU resize algorithm against the definition (a naive
 // per-element loop in double, written from the formulas in resize.h) over
-// nearest (each rounding) and linear, each coordinate mode, up- and
+// nearest (each rounding), linear and cubic (A = -0.75 and -0.5, with and
+// without exclude_outside), each coordinate mode, up- and
 // down-sampling by size and by scale (fractional included), NCHW and NHWC,
 // float32 and float64; a few values worked out by hand; then the errors bad
 // attributes and inputs must raise. tests/ops_spatial_test.py checks the
@@ -32,7 +33,17 @@ struct Case {
   M mode;
   C coordinates;
   R rounding;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
 };
+
+// Keys' cubic convolution kernel with coefficient a at distance d.
+double Keys(double a, double d) {
+  d = std::fabs(d);
+  if (d <= 1) return ((a + 2) * d - (a + 3)) * d * d + 1;
+  if (d < 2) return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a;
+  return 0;
+}
 
 // The coordinate in T (as the frameworks compute it): v / scale, or
 // v * (in / out).
@@ -73,6 +84,33 @@ double Sample(const Case& p, const std::vector<double>& x, int64_t plane,
   auto at = [&](int64_t i, int64_t j) {
     return x[(plane * p.h + i) * p.w + j];
   };
+  if (p.mode == M::kCubic) {
+    // Taps floor(s) - 1 .. floor(s) + 2 of the unclamped coordinate, each
+    // weighed by Keys' kernel at its distance; outside the input the edge,
+    // or (exclude_outside) weight 0 and the rest renormalised.
+    auto taps = [&](double s, int64_t in, int64_t* index, double* weight) {
+      const double f = std::floor(s);
+      double sum = 0;
+      for (int k = 0; k < 4; ++k) {
+        const int64_t i = int64_t(f) - 1 + k;
+        const bool outside = i < 0 || i >= in;
+        weight[k] = p.exclude_outside && outside ? 0 : Keys(p.cubic_a, s - i);
+        index[k] = std::min<int64_t>(std::max<int64_t>(i, 0), in - 1);
+        sum += weight[k];
+      }
+      if (p.exclude_outside) {
+        for (int k = 0; k < 4; ++k) weight[k] /= sum;
+      }
+    };
+    int64_t iy[4], ix[4];
+    double wy[4], wx[4];
+    taps(sy, p.h, iy, wy);
+    taps(sx, p.w, ix, wx);
+    double v = 0;
+    for (int q = 0; q < 4; ++q)
+      for (int s = 0; s < 4; ++s) v += wy[q] * wx[s] * at(iy[q], ix[s]);
+    return v;
+  }
   if (p.mode == M::kNearest) {
     // Halves up / down: of the half-pixel coordinate c = h - 0.5 from
     // h = (x + 0.5) * r, floor(h) / ceil(h - 1) (no rounding trip through
@@ -127,17 +165,20 @@ void RunCase(T, const Case& p, Layout layout, const std::string& algorithm) {
   a.mode = p.mode;
   a.coordinates = p.coordinates;
   a.rounding = p.rounding;
+  a.cubic_a = p.cubic_a;
+  a.exclude_outside = p.exclude_outside;
   a.layout = layout;
   Layer<ResizeAttrs> layer("up", a, {}, algorithm);
   const Shape in_shape = ImageShape({p.n, p.c, p.h, p.w}, layout);
   const Shape out_shape = ImageShape({p.n, p.c, oh, ow}, layout);
   Tensor in{x.data(), dtype, in_shape};
-  const std::string desc = algorithm + " " + Name(dtype) + " " + Name(layout) +
-                           " " + ToString(in_shape) + " -> " +
-                           ToString(out_shape) + " mode " +
-                           std::to_string(int(p.mode)) + " coord " +
-                           std::to_string(int(p.coordinates)) + " round " +
-                           std::to_string(int(p.rounding));
+  const std::string desc =
+      algorithm + " " + Name(dtype) + " " + Name(layout) + " " +
+      ToString(in_shape) + " -> " + ToString(out_shape) + " mode " +
+      std::to_string(int(p.mode)) + " coord " +
+      std::to_string(int(p.coordinates)) + " round " +
+      std::to_string(int(p.rounding)) + " A " + std::to_string(p.cubic_a) +
+      (p.exclude_outside ? " exclude_outside" : "");
   Check(layer.OutputShape(in) == out_shape, desc + ": output shape");
   std::vector<T> y(want.size(), T(-42));
   layer.Forward(in, Tensor{y.data(), dtype, out_shape});
@@ -211,6 +252,15 @@ int Main() {
       s.mode = M::kLinear;
       s.rounding = R::kFloor;
       cases.push_back(s);
+      s.mode = M::kCubic;
+      for (const auto& [a, exclude] :
+           {std::pair{-0.75, false}, {-0.5, false}, {-0.75, true}}) {
+        s.cubic_a = a;
+        s.exclude_outside = exclude;
+        cases.push_back(s);
+      }
+      s.cubic_a = -0.75;
+      s.exclude_outside = false;
       s.mode = M::kNearest;
       for (R r :
            {R::kRoundPreferFloor, R::kRoundPreferCeil, R::kFloor, R::kCeil}) {

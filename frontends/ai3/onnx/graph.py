@@ -1593,14 +1593,15 @@ class _Mapper:
 
     def op_Resize(self, node, a, x):
         """resize of H and W (N and C kept) by constant scales or sizes:
-        nearest (any nearest_mode) or linear, coordinate modes half_pixel,
+        nearest (any nearest_mode), linear or cubic (cubic_coeff_a,
+        exclude_outside), coordinate modes half_pixel,
         pytorch_half_pixel, align_corners, asymmetric, half_pixel_symmetric;
         from opset 18, scales / sizes of `axes` (opset 10's, which
         has no such attribute, is asymmetric + floor)."""
         shape = self.rank4(node)
         mode = a.get("mode", "nearest")
-        if mode not in ("nearest", "linear"):
-            raise _unsupported(node, f"mode={mode!r}; ai3 resizes by nearest or linear")
+        if mode not in ("nearest", "linear", "cubic"):
+            raise _unsupported(node, f"mode={mode!r}; ai3 resizes by nearest, linear or cubic")
         if self.opset < 11:
             coords, rounding = "asymmetric", "floor"
             scales, sizes = self.opt_const(node, 1, "scales"), None
@@ -1618,6 +1619,9 @@ class _Mapper:
         if axes is not None:  # (opset 18: scales / sizes of these axes only; the others keep theirs)
             scales, sizes = self.resize_axes(node, axes, scales, 1.0), self.resize_axes(node, axes, sizes, shape)
         attrs = {"mode": mode, "coordinate_transformation_mode": coords, "nearest_mode": rounding}
+        if mode == "cubic":
+            attrs["cubic_coeff_a"] = float(a.get("cubic_coeff_a", -0.75))
+            attrs["exclude_outside"] = bool(int(a.get("exclude_outside", 0)))
         if sizes is not None and sizes.size:
             sizes = [int(v) for v in sizes.reshape(-1)]
             if len(sizes) != 4 or any(shape[i] is not None and sizes[i] != shape[i] for i in (0, 1)):

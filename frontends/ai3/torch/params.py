@@ -317,7 +317,8 @@ def interpolate(
 ) -> dict[str, Any]:
     """resize attrs of F.interpolate / nn.Upsample on an NCHW tensor:
     'nearest' (asymmetric + floor), 'nearest-exact' (half_pixel, rounding
-    halves up) and 'bilinear' (half_pixel, or align_corners). A
+    halves up), 'bilinear' and 'bicubic' (half_pixel, or align_corners;
+    bicubic's A is torch's -0.75). A
     scale_factor maps the coordinates as torch does (by 1 / scale), unless
     recompute_scale_factor, where the sizes' ratio does (which needs the
     input's size)."""
@@ -326,10 +327,11 @@ def interpolate(
         "nearest": ("nearest", "asymmetric", "floor"),
         "nearest-exact": ("nearest", "half_pixel", "round_prefer_ceil"),
         "bilinear": ("linear", "align_corners" if align_corners else "half_pixel", "floor"),
+        "bicubic": ("cubic", "align_corners" if align_corners else "half_pixel", "floor"),
     }
     if mode not in modes:
         raise errors.UnsupportedOperation(f"{layer}: mode {mode!r} is not supported (one of {', '.join(modes)})")
-    if align_corners and mode != "bilinear":
+    if align_corners and mode not in ("bilinear", "bicubic"):
         raise errors.InvalidArgument(f"{layer}: align_corners only applies to a linear mode, not {mode!r}")
     core_mode, coordinates, rounding = modes[mode]
     attrs: dict[str, Any] = {"mode": core_mode, "coordinate_transformation_mode": coordinates, "nearest_mode": rounding}
