@@ -251,6 +251,26 @@ class OpDeclaration {
     });
   }
 
+  // A string attribute naming one of `choices` (the first its default),
+  // stored in an enum field as the value's index: the enum lists its values
+  // in the order of `choices`.
+  template <class E, class C>
+  OpDeclaration& OneOf(std::string name, E C::* field,
+                       std::vector<std::string> choices, std::string doc) {
+    static_assert(std::is_enum_v<E>, "OneOf stores into an enum field");
+    static_assert(std::is_base_of_v<C, Attrs>, "a field of another struct");
+    AttrDecl decl{std::move(name), AttrType::kString, choices[0]};
+    decl.choices = std::move(choices);
+    decl.doc = std::move(doc);
+    return Attr(decl,
+                [field, values = decl.choices](Attrs& a, const AttrValue& v) {
+                  const auto& s = internal::As<std::string>(v);
+                  for (size_t i = 0; i < values.size(); ++i) {
+                    if (values[i] == s) a.*field = static_cast<E>(i);
+                  }
+                });
+  }
+
   // An (h, w) pair of ints in two fields; an int means (v, v).
   OpDeclaration& Pair(std::string name, int64_t Attrs::* h, int64_t Attrs::* w,
                       std::string doc) {

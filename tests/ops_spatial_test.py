@@ -1,6 +1,6 @@
 """The issue-17 ops (conv_transpose2d, resize, groupnorm, rmsnorm, lrn,
-pad2d's modes, depth_to_space / space_to_depth) against the frameworks'
-own results: each core op through ai3.layers.Layer against torch's
+pad2d's modes, depth_to_space / space_to_depth, grid_sample) against the
+frameworks' own results: each core op through ai3.layers.Layer against torch's
 function over a grid of its parameters, every algorithm, float32 and
 float64, NCHW and NHWC; the ONNX-only modes against ONNX Runtime through
 ai3.onnx.swap_backend; a small U-Net (ConvTranspose2d + Upsample +
@@ -670,12 +670,88 @@ def test_bad_input_names_the_layer(op, attrs, weights, shape, error, message) ->
 
 
 def test_unsupported_framework_modes_are_refused() -> None:
-    with pytest.raises(ai3.UnsupportedOperation, match="bicubic"):
-        ai3.swap_backend(nn.Sequential(nn.Upsample(scale_factor=2, mode="bicubic")), sample_input_shape=(1, 1, 4, 4))
+    with pytest.raises(ai3.UnsupportedOperation, match="area"):
+        ai3.swap_backend(nn.Sequential(nn.Upsample(scale_factor=2, mode="area")), sample_input_shape=(1, 1, 4, 4))
     deconv = nn.ConvTranspose2d(2, 2, 3)
     deconv.padding_mode = "reflect"  # torch refuses it at forward; ai3 when mapping
     with pytest.raises(ai3.UnsupportedOperation, match="padding_mode='reflect'"):
         ai3.swap_backend(nn.Sequential(deconv))
+
+
+# -- grid_sample ----------------------------------------------------------------
+
+GRID_SAMPLES = [
+    (dims, mode, padding, align)
+    for dims in (2, 3)
+    for mode in (("bilinear", "nearest", "bicubic") if dims == 2 else ("bilinear", "nearest"))
+    for padding in ("zeros", "border", "reflection")
+    for align in (False, True)
+]
+
+
+@DTYPES
+@pytest.mark.parametrize("case", GRID_SAMPLES, ids=["-".join(map(str, c)) for c in GRID_SAMPLES])
+def test_grid_sample_matches_torch(case, dtype) -> None:
+    """Points inside, on the edges and up to 30% outside the input, in
+    every mode, padding and align_corners, 2-D and 3-D, both layouts."""
+    dims, mode, padding, align = case
+    rng = _rng(11)
+    x = rng.standard_normal((2, 3, 5, 6) if dims == 2 else (2, 3, 4, 5, 6)).astype(dtype)
+    grid = rng.uniform(-1.3, 1.3, (2, 4, 7, 2) if dims == 2 else (2, 3, 4, 5, 3)).astype(dtype)
+    grid.reshape(-1)[:4] = (-1, 1, 0, 0.5)  # the corners and a tie nearest rounds to even
+    want = F.grid_sample(
+        torch.from_numpy(x), torch.from_numpy(grid), mode=mode, padding_mode=padding, align_corners=align
+    ).numpy()
+    attrs = {"mode": mode, "padding_mode": padding, "align_corners": align}
+    _close(layers.Layer("grid_sample", attrs, name="warp")(x, grid), want, dtype)
+    last = np.ascontiguousarray(np.moveaxis(x, 1, -1))
+    _close(layers.Layer("grid_sample", {**attrs, "layout": "NHWC"})(last, grid), np.moveaxis(want, 1, -1), dtype)
+
+
+class Warp(nn.Module):
+    """A spatial transformer's shape: a grid computed from the image (a
+    conv's output squashed into [-1.2, 1.2]), then the image sampled there."""
+
+    def __init__(self, mode: str, padding: str) -> None:
+        super().__init__()
+        self.flow = nn.Conv2d(3, 2, 3, padding=1)
+        self.mode, self.padding = mode, padding
+
+    def forward(self, x):
+        grid = 1.2 * torch.tanh(self.flow(x)).permute(0, 2, 3, 1)
+        return F.grid_sample(x, grid, mode=self.mode, padding_mode=self.padding, align_corners=False)
+
+
+@pytest.mark.parametrize("mode,padding", [("bilinear", "zeros"), ("nearest", "border"), ("bicubic", "reflection")])
+def test_grid_sample_in_torch_and_onnx_models(mode, padding, tmp_path) -> None:
+    torch.manual_seed(0)
+    net = Warp(mode, padding).eval()
+    x = torch.randn(2, 3, 8, 9)
+    with torch.no_grad():
+        want = net(x).numpy()
+    model = ai3.swap_backend(net, sample_input_shape=tuple(x.shape))
+    np.testing.assert_allclose(model(x), want, atol=1e-5)
+    assert "grid_sample" in [op for _, op, _ in model.layers()]
+    path = tmp_path / "warp.onnx"
+    torch.onnx.export(net, (x,), path, opset_version=20, dynamo=False, input_names=["x"])
+    import onnxruntime as ort
+
+    ort_out = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"x": x.numpy()})[0]
+    got = ai3.onnx.swap_backend(str(path), sample_input_shape=tuple(x.shape))(x.numpy())
+    np.testing.assert_allclose(got, ort_out, atol=1e-5)
+
+
+def test_grid_sample_refuses_bad_input_naming_the_layer() -> None:
+    warp = layers.Layer("grid_sample", {}, name="stn.warp")
+    x = np.zeros((1, 2, 3, 4), np.float32)
+    with pytest.raises(ai3.ShapeError, match=r"stn.warp.*the grid \(1, 2, 3, 3\) must be \(N, out spatial..., 2\)"):
+        warp(x, np.zeros((1, 2, 3, 3), np.float32))
+    with pytest.raises(ai3.InvalidArgument, match="stn.warp.*bicubic sampling takes a rank-4 input"):
+        layers.Layer("grid_sample", {"mode": "bicubic"}, name="stn.warp")(
+            np.zeros((1, 2, 2, 3, 4), np.float32), np.zeros((1, 2, 2, 2, 3), np.float32)
+        )
+    with pytest.raises(ai3.InvalidArgument, match="padding_mode"):
+        layers.Layer("grid_sample", {"padding_mode": "wrap"}, name="stn.warp")
 
 
 if __name__ == "__main__":

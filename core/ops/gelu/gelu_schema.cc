@@ -7,20 +7,8 @@ namespace ai3 {
 namespace {
 
 // gelu's attributes, which its gradient takes as they are.
-AI3_DECLARE_ATTRIBUTES(.Attr(
-                           [] {
-                             AttrDecl d{"approximate", AttrType::kString,
-                                        std::string("none")};
-                             d.choices = {"none", "tanh"};
-                             d.doc = "'tanh' for the tanh approximation";
-                             return d;
-                           }(),
-                           [](A& a, const AttrValue& v) {
-                             a.approximate =
-                                 internal::As<std::string>(v) == "tanh"
-                                     ? A::Approximate::kTanh
-                                     : A::Approximate::kNone;
-                           }));
+AI3_DECLARE_ATTRIBUTES(.OneOf("approximate", &A::approximate, {"none", "tanh"},
+                              "'tanh' for the tanh approximation"));
 
 AI3_REGISTER_OP_SCHEMA(
     Declare<GeluAttrs>("x * Phi(x) elementwise, exact or tanh")

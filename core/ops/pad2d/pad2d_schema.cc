@@ -15,22 +15,10 @@ AI3_DECLARE_ATTRIBUTES(
               "(top, bottom, left, right)")
         .Required()
         .Field("value", &A::value, "the padding's value (constant mode)")
-        .Attr(
-            [] {
-              AttrDecl d{"mode", AttrType::kString, std::string("constant")};
-              d.choices = {"constant", "reflect", "replicate", "circular"};
-              d.doc =
-                  "what the padding holds: value, the mirrored, repeated "
-                  "or tiled input";
-              return d;
-            }(),
-            [](A& a, const AttrValue& v) {
-              const std::string m = internal::As<std::string>(v);
-              a.mode = m == "reflect"     ? PadMode::kReflect
-                       : m == "replicate" ? PadMode::kReplicate
-                       : m == "circular"  ? PadMode::kCircular
-                                          : PadMode::kConstant;
-            })
+        .OneOf("mode", &A::mode,
+               {"constant", "reflect", "replicate", "circular"},
+               "what the padding holds: value, the mirrored, repeated or "
+               "tiled input")
         .LayoutAttr());
 
 AI3_REGISTER_OP_SCHEMA(

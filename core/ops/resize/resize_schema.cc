@@ -10,35 +10,6 @@
 namespace ai3 {
 namespace {
 
-// A string attribute of `choices` (the first its default), stored as the
-// index of its value in an enum listing them in that order.
-AttrDecl Choice(const char* name, std::vector<std::string> choices,
-                const char* doc) {
-  AttrDecl d{name, AttrType::kString, choices[0]};
-  d.choices = std::move(choices);
-  d.doc = doc;
-  return d;
-}
-template <class E>
-void SetChoice(E* field, const AttrDecl& d, const AttrValue& v) {
-  const std::string s = internal::As<std::string>(v);
-  for (size_t i = 0; i < d.choices.size(); ++i) {
-    if (d.choices[i] == s) *field = static_cast<E>(i);
-  }
-}
-
-const AttrDecl kMode = Choice("mode", {"nearest", "linear", "cubic"},
-                              "nearest, (bi)linear or (bi)cubic");
-const AttrDecl kCoordinates =
-    Choice("coordinate_transformation_mode",
-           {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-            "half_pixel_symmetric"},
-           "how an output index maps to an input coordinate (ONNX's names)");
-const AttrDecl kRounding =
-    Choice("nearest_mode",
-           {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
-           "how nearest rounds the coordinate (ONNX's names)");
-
 AI3_DECLARE_ATTRIBUTES(
         .Attr(
             [] {
@@ -70,16 +41,16 @@ AI3_DECLARE_ATTRIBUTES(
               a.scale_h = s[0];
               a.scale_w = s[1];
             })
-        .Attr(kMode,
-              [](A& a, const AttrValue& v) { SetChoice(&a.mode, kMode, v); })
-        .Attr(kCoordinates,
-              [](A& a, const AttrValue& v) {
-                SetChoice(&a.coordinates, kCoordinates, v);
-              })
-        .Attr(kRounding,
-              [](A& a, const AttrValue& v) {
-                SetChoice(&a.rounding, kRounding, v);
-              })
+        .OneOf("mode", &A::mode, {"nearest", "linear", "cubic"},
+               "nearest, (bi)linear or (bi)cubic")
+        .OneOf("coordinate_transformation_mode", &A::coordinates,
+               {"half_pixel", "pytorch_half_pixel", "align_corners",
+                "asymmetric", "half_pixel_symmetric"},
+               "how an output index maps to an input coordinate (ONNX's "
+               "names)")
+        .OneOf("nearest_mode", &A::rounding,
+               {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+               "how nearest rounds the coordinate (ONNX's names)")
         .Field("cubic_coeff_a", &A::cubic_a,
                "cubic: Keys' coefficient (ONNX's and torch's -0.75, "
                "TensorFlow's -0.5)")
