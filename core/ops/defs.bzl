@@ -33,6 +33,7 @@ AI3_OPS = {
     "gather": False,
     "gather_elements": False,
     "gelu": False,
+    "grid_sample": False,
     "groupnorm": False,
     "hardsigmoid": False,
     "hardswish": False,

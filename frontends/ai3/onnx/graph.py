@@ -87,6 +87,8 @@ ONNX op -> spec (see `_Mapper.node`):
                             sliding window, a causal mask over a KV cache or
                             the qk_matmul_output output: its function body
   Mod                       remainder (fmod=0) / fmod (fmod=1)
+  GridSample                grid_sample (2-D and 3-D; opset 16's and 20's
+                            mode names)
   ConvTranspose             conv_transpose2d (pads from auto_pad /
                             output_shape as the spec computes them)
   Resize                    resize (nearest / linear, by constant scales or
@@ -154,6 +156,7 @@ SUPPORTED_OPS = (
     "Flatten",
     "Gather",
     "GatherElements",
+    "GridSample",
     "Gelu",
     "Gemm",
     "GlobalAveragePool",
@@ -1087,6 +1090,8 @@ class _Mapper:
             return self.cast_like(node)
         if op == "GatherElements":
             return self.output(node, self.gather_elements(node, a))
+        if op == "GridSample":
+            return self.output(node, self.grid_sample(node, a))
         if op == "Attention":
             return self.output(node, self.attention(node, a))
         x = self.tensor(node, node.input[0])
@@ -2306,6 +2311,21 @@ class _Mapper:
         self.int_dtypes[node.output[0]] = np.dtype(np.bool_)
         same = self.add("equal", node, [x, x], suffix="/equal")
         return self.add("logical_not", node, [same])
+
+    def grid_sample(self, node: Any, a: dict) -> int:
+        """GridSample of X at the grid's points: its modes by opset 16's
+        names (bilinear, nearest, bicubic) or opset 20's (linear, nearest,
+        cubic), padding_mode, align_corners; 2-D or 3-D."""
+        mode = {"linear": "bilinear", "cubic": "bicubic"}.get(a.get("mode", "bilinear"), a.get("mode", "bilinear"))
+        if mode not in ("bilinear", "nearest", "bicubic"):
+            raise _unsupported(node, f"mode={a.get('mode')!r}")
+        padding_mode = a.get("padding_mode", "zeros")
+        if padding_mode not in ("zeros", "border", "reflection"):
+            raise _unsupported(node, f"padding_mode={padding_mode!r}")
+        attrs = {"mode": mode, "padding_mode": padding_mode, "align_corners": bool(int(a.get("align_corners", 0)))}
+        return self.add(
+            "grid_sample", node, [self.tensor(node, node.input[0]), self.tensor(node, node.input[1])], attrs
+        )
 
     def gather_elements(self, node: Any, a: dict) -> int:
         """GatherElements of a computed or constant data tensor by computed

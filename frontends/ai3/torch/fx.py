@@ -295,7 +295,7 @@ _FUNCTIONS.update({
     torch.logical_and: "logical_and", torch.logical_or: "logical_or", torch.logical_xor: "logical_xor", torch.logical_not: "logical_not",
     operator.and_: "__and__", operator.or_: "__or__", operator.xor: "__xor__", operator.invert: "__invert__",
     torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
-    torch.cumsum: "cumsum", torch.gather: "gather",
+    torch.cumsum: "cumsum", torch.gather: "gather", F.grid_sample: "grid_sample",
     torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
 })  # fmt: skip
 _METHODS.update({
@@ -1062,6 +1062,19 @@ class _Mapper:
             return self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]})
         inputs = [self.tensor(node, index)]
         self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]}, {"other": constant})
+
+    def _grid_sample(self, node: fx.Node, name: str) -> None:
+        """F.grid_sample(input, grid, mode, padding_mode, align_corners):
+        grid_sample of the input at the grid's points (both computed: a
+        spatial transformer's affine grid, a flow added to a base grid)."""
+        a = normalized(node, lambda input, grid, mode="bilinear", padding_mode="zeros", align_corners=None: None)
+        if a["mode"] not in ("bilinear", "nearest", "bicubic"):
+            raise unsupported(node, f"grid_sample mode {a['mode']!r}")
+        if a["padding_mode"] not in ("zeros", "border", "reflection"):
+            raise unsupported(node, f"grid_sample padding_mode {a['padding_mode']!r}")
+        attrs = {"mode": a["mode"], "padding_mode": a["padding_mode"], "align_corners": bool(a["align_corners"])}
+        inputs = [self.tensor(node, a["input"]), self.tensor(node, a["grid"])]
+        self.add(node, "grid_sample", name, inputs, node, attrs)
 
     def _type_as(self, node: fx.Node, name: str) -> None:
         self.cast(node, name, self.torch_dtype(node, node.args[1]))
