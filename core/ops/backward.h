@@ -22,6 +22,19 @@ namespace ai3 {
 // The inputs' order.
 enum BackwardInput { kGradOutput = 0, kForwardInput = 1, kForwardOutput = 2 };
 
+// What a gradient op differentiates its forward's loss with respect to: the
+// input x (op F_backward_data) or one of F's weights (F_backward_<weight>).
+enum class GradientTarget { kData, kWeight, kBias };
+
+// The name of F's gradient op for `target`, of F's three
+// (F_backward_data, F_backward_weight, F_backward_bias): an Attrs' kOp.
+constexpr const char* GradientOpName(GradientTarget target, const char* data,
+                                     const char* weight, const char* bias) {
+  return target == GradientTarget::kData     ? data
+         : target == GradientTarget::kWeight ? weight
+                                             : bias;
+}
+
 template <class Forward>
 struct GradientAttrs : Forward {
   int MinInputs() const { return 3; }

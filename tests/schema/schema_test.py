@@ -115,6 +115,17 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "maximum": ({}, {}, [(2, 3), (3,)]),
     "minimum": ({}, {}, [(2, 1), (1, 3)]),
     "prelu": ({}, {"other": (3,)}, [(2, 3, 4)]),
+    "remainder": ({"reverse": True}, {"other": (3,)}, [(2, 3)]),
+    "fmod": ({}, {}, [(2, 3), (3,)]),
+    # Video and volumetric models (issue 17): 3-D convolution and pools.
+    "conv3d": (
+        {"padding": [1, 1, 1, 1, 0, 0], "stride": [1, 2, 1]},
+        {"weight": (4, 3, 3, 3, 1), "bias": (4,)},
+        [(1, 3, 4, 6, 5)],
+    ),
+    "maxpool3d": ({"kernel": [1, 2, 2], "padding": [0, 0, 1, 1, 0, 0]}, {}, [(1, 2, 3, 4, 4)]),
+    "avgpool3d": ({"kernel": [2, 2, 2], "stride": [1, 1, 1]}, {}, [(1, 2, 3, 4, 4)]),
+    "grid_sample": ({"mode": "bicubic", "padding_mode": "border"}, {}, [(1, 2, 4, 5), (1, 3, 3, 2)]),
     **{
         op: ({"axes": [-1], "keepdim": True}, {}, [(2, 3)])
         for op in (
@@ -472,7 +483,7 @@ def test_bad_weights_name_the_layer_and_the_weight() -> None:
 
 def test_unknown_op_and_algorithm() -> None:
     _raises(
-        ai3.UnsupportedOperation, r"ai3's core has no op 'conv3d'; it has: .*conv2d", "conv3d", {}, {}, "default", "c"
+        ai3.UnsupportedOperation, r"ai3's core has no op 'conv4d'; it has: .*conv2d", "conv4d", {}, {}, "default", "c"
     )
     _raises(ai3.UnknownAlgorithm, r"relu layer 'r'.*unknown relu algorithm 'fast'", "relu", {}, {}, "fast", "r")
 

@@ -157,8 +157,8 @@ def _image(
 ) -> list[Gradient]:
     out = []
     for attrs, shape, layout in itertools.product(grid, shapes, ["NCHW", "NHWC"]):
-        n, c, h, w = shape
-        x_shape = (n, h, w, c) if layout == "NHWC" else shape
+        n, c, *spatial = shape  # (N, C, H, W), or (N, C, D, H, W)
+        x_shape = (n, *spatial, c) if layout == "NHWC" else shape
         out.append(Gradient(op, dict(attrs, layout=layout), x_shape, fn(attrs), **kw))
     return out
 
@@ -380,6 +380,74 @@ def _lrns() -> list[Gradient]:
     return cases
 
 
+def _volumes() -> list[Gradient]:
+    """conv3d (a stem's strided kernel, r(2+1)d's factorised ones, groups,
+    dilation, asymmetric pads, with and without a bias) and the 3-D pools
+    (ties for max's first maximum, ceil_mode, count_include_pad)."""
+    rng = np.random.default_rng(9)
+    cases = []
+    for c, k, kernel, stride, pad, dilation, groups, bias, dhw in (
+        (3, 4, (3, 5, 5), (1, 2, 2), (1, 1, 2, 2, 2, 2), 1, 1, True, (3, 8, 7)),
+        (4, 4, (1, 3, 3), 1, (0, 0, 1, 1, 1, 1), 1, 2, False, (2, 5, 5)),
+        (4, 6, (3, 1, 1), (2, 1, 1), (1, 1, 0, 0, 0, 0), 1, 1, True, (5, 3, 4)),
+        (2, 3, 2, (1, 2, 1), (0, 1, 1, 0, 0, 1), (2, 1, 1), 1, True, (4, 5, 5)),
+    ):
+        kernel = (kernel,) * 3 if isinstance(kernel, int) else kernel
+        weights = {"weight": rng.standard_normal((k, c // groups, *kernel))}
+        if bias:
+            weights["bias"] = rng.standard_normal(k)
+        attrs = {
+            "stride": [stride] * 3 if isinstance(stride, int) else list(stride),
+            "padding": list(pad),
+            "dilation": [dilation] * 3 if isinstance(dilation, int) else list(dilation),
+            "groups": groups,
+        }
+
+        def conv3d(a, s=attrs["stride"], p=pad, d=attrs["dilation"], g=groups):
+            # F.conv3d pads symmetrically: the asymmetric rest as F.pad first.
+            def fn(x, w):
+                x = F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]))
+                return F.conv3d(x, w["weight"], w.get("bias"), s, 0, d, g)
+
+            return fn
+
+        cases += _image("conv3d", [attrs], conv3d, [(2, c, *dhw)], weights=weights, trainable=tuple(weights))
+    for ties in (False, True):
+        grid = [
+            dict(kernel=k, stride=s, padding=p, dilation=d, ceil_mode=m)
+            for k, s, p, d, m in (
+                ([2, 2, 2], [2, 2, 2], [0] * 6, [1, 1, 1], False),
+                ([1, 3, 3], [1, 2, 2], [0, 0, 1, 1, 1, 1], [1, 1, 1], True),
+                ([3, 3, 2], [1, 1, 2], [1, 1, 1, 1, 0, 0], [1, 2, 1], False),
+            )
+        ]
+        cases += _image(
+            "maxpool3d",
+            grid,
+            lambda a: (
+                lambda x, w: F.max_pool3d(x, a["kernel"], a["stride"], a["padding"][::2], a["dilation"], a["ceil_mode"])
+            ),
+            [(2, 3, 4, 7, 6)],
+            ties=ties,
+        )
+    avg = [
+        dict(kernel=[2, 3, 3], stride=[1, 2, 2], padding=[1, 1, 1, 1, 1, 1], ceil_mode=m, count_include_pad=i)
+        for m in (False, True)
+        for i in (False, True)
+    ]
+    cases += _image(
+        "avgpool3d",
+        avg,
+        lambda a: (
+            lambda x, w: F.avg_pool3d(
+                x, a["kernel"], a["stride"], a["padding"][::2], a["ceil_mode"], a["count_include_pad"]
+            )
+        ),
+        [(2, 3, 4, 7, 6)],
+    )
+    return cases
+
+
 def _conv_transpose2d() -> list[Gradient]:
     """nn.ConvTranspose2d's forms: stride, padding, output_padding above and
     below the padding (the adjoint conv2d then reads a crop of dy), dilation,
@@ -580,6 +648,7 @@ def cases() -> list[Gradient]:
         + _norms()
         + _lrns()
         + _conv_transpose2d()
+        + _volumes()
         + _shapes_ops()
     )
 
@@ -598,7 +667,7 @@ def inputs(case: Gradient, seed: int) -> np.ndarray:
 
 
 def _to_nchw(t: torch.Tensor, nhwc: bool) -> torch.Tensor:
-    return t.permute(0, 3, 1, 2) if nhwc else t
+    return torch.movedim(t, -1, 1) if nhwc else t
 
 
 def reference(
@@ -609,7 +678,7 @@ def reference(
     w = {k: torch.from_numpy(v).requires_grad_(k in case.trainable) for k, v in case.weights.items()}
     y = case.fn(_to_nchw(xt, case.nhwc), w)
     if case.nhwc:
-        y = y.permute(0, 2, 3, 1)
+        y = torch.movedim(y, 1, -1)
     dy = np.asarray(dy_fn(tuple(y.shape)), np.float64)
     wrt = [xt] + [w[k] for k in case.trainable]
     grads = torch.autograd.grad(y, wrt, torch.from_numpy(dy), allow_unused=True)

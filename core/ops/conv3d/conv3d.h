@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/math/epilogue.h"
+#include "core/ops/backward.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
@@ -66,6 +68,86 @@ inline int64_t InputPosition(const Conv3dGeometry& g, int dim, int64_t o,
                              int64_t t) {
   return o * g.stride[dim] - g.pad[dim] + t * g.dilation[dim];
 }
+
+// [lo, hi): the taps t of a spatial dim whose input position (output
+// position o) lies inside the input.
+inline void TapRange(const Conv3dGeometry& g, int dim, int64_t o, int64_t* lo,
+                     int64_t* hi) {
+  *lo = 0;
+  *hi = g.kernel[dim];
+  while (*lo < *hi && InputPosition(g, dim, o, *lo) < 0) ++*lo;
+  while (*hi > *lo && InputPosition(g, dim, o, *hi - 1) >= g.in[dim]) --*hi;
+}
+
+// Calls fn(output offset, input offset, tap) for every output position of
+// one image and channel and each of its taps inside the input: the offsets
+// from the image's and channel's first element, the tap (q, r, s) as the
+// index (q * kh + r) * kw + s of the weight's kernel. The gradients' walk.
+template <class Fn>
+void ForEachOutputTap(const Conv3dGeometry& g, const Fn& fn) {
+  for (int64_t z = 0; z < g.out[0]; ++z) {
+    int64_t q0, q1;
+    TapRange(g, 0, z, &q0, &q1);
+    for (int64_t i = 0; i < g.out[1]; ++i) {
+      int64_t r0, r1;
+      TapRange(g, 1, i, &r0, &r1);
+      for (int64_t j = 0; j < g.out[2]; ++j) {
+        int64_t s0, s1;
+        TapRange(g, 2, j, &s0, &s1);
+        const int64_t out = z * g.y_step[0] + i * g.y_step[1] + j * g.y_step[2];
+        for (int64_t q = q0; q < q1; ++q) {
+          const int64_t xq = InputPosition(g, 0, z, q) * g.x_step[0];
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t xr = xq + InputPosition(g, 1, i, r) * g.x_step[1];
+            const int64_t tap = (q * g.kernel[1] + r) * g.kernel[2];
+            for (int64_t s = s0; s < s1; ++s) {
+              fn(out, xr + InputPosition(g, 2, j, s) * g.x_step[2], tap + s);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// conv3d's gradients (backward_*.cc, the backward contract of
+// core/ops/backward.h): its attributes and weights, inputs [dy, x, y];
+// output x's shape, the weight's or the bias's. A fused activation is
+// refused: the frontends train unfused layers (fusion is swap_backend's,
+// for inference).
+template <GradientTarget kTarget>
+struct Conv3dGradientAttrs : GradientAttrs<Conv3dAttrs> {
+  static constexpr const char* kOp =
+      GradientOpName(kTarget, "conv3d_backward_data", "conv3d_backward_weight",
+                     "conv3d_backward_bias");
+
+  void Validate(const std::vector<Tensor>& params) const {
+    Conv3dAttrs::Validate(params);
+    if (activation.enabled) {
+      Fail(ErrorKind::kInvalidArgument,
+           "the conv3d gradients take no fused activation; run it as its own "
+           "layer");
+    }
+    if (kTarget == GradientTarget::kBias && !has_bias) {
+      Fail(ErrorKind::kInvalidArgument,
+           "a conv3d without a bias has no bias "
+           "gradient");
+    }
+  }
+
+  Shape OutputShape(const std::vector<Tensor>& inputs) const {
+    this->CheckGradientInputs(inputs);
+    if (kTarget == GradientTarget::kData) return inputs[kForwardInput].shape;
+    if (kTarget == GradientTarget::kWeight) {
+      return {out_channels, in_channels / groups, kernel[0], kernel[1],
+              kernel[2]};
+    }
+    return {out_channels};
+  }
+};
+using Conv3dBackwardDataAttrs = Conv3dGradientAttrs<GradientTarget::kData>;
+using Conv3dBackwardWeightAttrs = Conv3dGradientAttrs<GradientTarget::kWeight>;
+using Conv3dBackwardBiasAttrs = Conv3dGradientAttrs<GradientTarget::kBias>;
 
 }  // namespace ai3
 

@@ -28,6 +28,17 @@ AI3_REGISTER_OP_SCHEMA(
     Declare<Conv3dAttrs>(
         "3-D convolution; weight (out, in / groups, kd, kh, kw)")
         .Default(Device::kCPU, {{"guess"}, {"gemm"}, {"direct"}}));
+// Its gradients (conv3d.h), on the same attributes and weights.
+AI3_REGISTER_OP_SCHEMA(
+    Declare<Conv3dBackwardDataAttrs>("conv3d's input gradient: dy through the "
+                                     "transposed convolution")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(Declare<Conv3dBackwardWeightAttrs>(
+                           "conv3d's weight gradient: dy correlated with x")
+                           .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(Declare<Conv3dBackwardBiasAttrs>(
+                           "conv3d's bias gradient: dy summed per channel")
+                           .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

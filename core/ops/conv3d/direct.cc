@@ -13,16 +13,6 @@
 namespace ai3 {
 namespace {
 
-// [lo, hi): the taps t of a spatial dim whose input position (output
-// position o) lies inside the input.
-void TapRange(const Conv3dGeometry& g, int dim, int64_t o, int64_t* lo,
-              int64_t* hi) {
-  *lo = 0;
-  *hi = g.kernel[dim];
-  while (*lo < *hi && InputPosition(g, dim, o, *lo) < 0) ++*lo;
-  while (*hi > *lo && InputPosition(g, dim, o, *hi - 1) >= g.in[dim]) --*hi;
-}
-
 class DirectKernel : public WeightBiasKernel<Conv3dAttrs> {
  public:
   using WeightBiasKernel::WeightBiasKernel;

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/ops/backward.h"
 #include "core/tensor.h"
 
 namespace ai3 {
@@ -52,6 +53,17 @@ struct AvgPool3dAttrs : Pool3dWindow {
   // As Pool3dWindow, and dilation must be 1.
   void Validate(const std::vector<Tensor>& params) const;
   Shape OutputShape(const Tensor& input) const;
+};
+
+// Their input gradients (core/ops/backward.h): maxpool3d's goes to the
+// first maximum of each window in window order (a NaN wins, a later NaN
+// over an earlier one), as PyTorch's; avgpool3d's spreads dy / divisor
+// over each window's taps.
+struct MaxPool3dBackwardDataAttrs : DataGradientAttrs<MaxPool3dAttrs> {
+  static constexpr char kOp[] = "maxpool3d_backward_data";
+};
+struct AvgPool3dBackwardDataAttrs : DataGradientAttrs<AvgPool3dAttrs> {
+  static constexpr char kOp[] = "avgpool3d_backward_data";
 };
 
 // Everything a kernel needs to index one call: sizes, and the element

@@ -12,7 +12,7 @@
 #include <array>
 #include <cstdint>
 
-#include "core/ops/pool2d/pool2d.h"  // PoolTapRange
+#include "core/ops/pool2d/pool2d.h"  // PoolTapRange, AvgSpanOf
 #include "core/ops/pool3d/pool3d.h"
 
 namespace ai3 {
@@ -38,6 +38,23 @@ inline void ForEachTap3d(const Pool3dGeometry& g, int64_t z, int64_t i,
       }
     }
   }
+}
+
+// avgpool3d's divisor of output (z, i, j), PyTorch's way: divisor_override
+// where given, else the window's extent inside the padded input with
+// count_include_pad, else the number of its taps inside the input.
+inline int64_t AvgDivisor3d(const AvgPool3dAttrs& a, const Pool3dGeometry& g,
+                            int64_t z, int64_t i, int64_t j) {
+  if (a.divisor_override > 0) return a.divisor_override;
+  const std::array<int64_t, 3> o = {z, i, j};
+  int64_t padded = 1, inside = 1;
+  for (int d = 0; d < 3; ++d) {
+    const AvgSpan span = AvgSpanOf(o[d], g.stride[d], g.pad_before[d],
+                                   g.pad_after[d], g.kernel[d], g.in[d]);
+    padded *= span.padded;
+    inside *= span.end - span.begin;
+  }
+  return a.count_include_pad ? padded : inside;
 }
 
 // Op: T Init(), T Combine(T acc, T v), T Finish(T acc, z, i, j).

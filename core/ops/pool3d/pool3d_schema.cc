@@ -30,18 +30,33 @@ OpDeclaration<A> Windowed(const char* doc) {
           .LayoutAttr());
 }
 
-AI3_REGISTER_OP_SCHEMA(Windowed<MaxPool3dAttrs>("3-D max pooling")
-                           .Field("dilation", &MaxPool3dAttrs::dilation,
-                                  "(d, h, w)")
+// Each pool's attributes, which its gradient takes as they are.
+template <class A>
+OpDeclaration<A> MaxPool(const char* doc) {
+  return std::move(
+      Windowed<A>(doc).Field("dilation", &A::dilation, "(d, h, w)"));
+}
+template <class A>
+OpDeclaration<A> AvgPool(const char* doc) {
+  return std::move(Windowed<A>(doc)
+                       .Field("count_include_pad", &A::count_include_pad,
+                              "divide by the window including its padding")
+                       .Field("divisor_override", &A::divisor_override,
+                              "divide by this instead (0: no override)"));
+}
+
+AI3_REGISTER_OP_SCHEMA(MaxPool<MaxPool3dAttrs>("3-D max pooling")
                            .Default(Device::kCPU, {{"direct"}}));
-AI3_REGISTER_OP_SCHEMA(Windowed<AvgPool3dAttrs>("3-D average pooling")
-                           .Field("count_include_pad",
-                                  &AvgPool3dAttrs::count_include_pad,
-                                  "divide by the window including its padding")
-                           .Field("divisor_override",
-                                  &AvgPool3dAttrs::divisor_override,
-                                  "divide by this instead (0: no override)")
+AI3_REGISTER_OP_SCHEMA(AvgPool<AvgPool3dAttrs>("3-D average pooling")
                            .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    MaxPool<MaxPool3dBackwardDataAttrs>(
+        "maxpool3d's input gradient: dy to each window's first maximum")
+        .Default(Device::kCPU, {{"direct"}}));
+AI3_REGISTER_OP_SCHEMA(
+    AvgPool<AvgPool3dBackwardDataAttrs>(
+        "avgpool3d's input gradient: dy / divisor to each window's taps")
+        .Default(Device::kCPU, {{"direct"}}));
 
 }  // namespace
 }  // namespace ai3

@@ -18,24 +18,12 @@
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/math/epilogue.h"
+#include "core/ops/backward.h"  // GradientTarget, GradientOpName
 #include "core/parallel.h"
 #include "core/registry.h"
 #include "core/tensor.h"
 
 namespace ai3 {
-
-// What a gradient op differentiates its forward's loss with respect to: the
-// input x (op F_backward_data) or one of F's weights (F_backward_<weight>).
-enum class GradientTarget { kData, kWeight, kBias };
-
-// The name of F's gradient op for `target`, of F's three
-// (F_backward_data, F_backward_weight, F_backward_bias): an Attrs' kOp.
-constexpr const char* GradientOpName(GradientTarget target, const char* data,
-                                     const char* weight, const char* bias) {
-  return target == GradientTarget::kData     ? data
-         : target == GradientTarget::kWeight ? weight
-                                             : bias;
-}
 
 // The names of the three inputs, for errors.
 inline constexpr char kGradOutputName[] = "input 0 (grad_output)";
