@@ -4,8 +4,10 @@ models through swap_backend), each over a grid against torch: x.unbind(dim)
 F.pad of the last one or two dims of tensors of rank 2 to 5 in every mode,
 negative pads (cropping: F.pad, nn.ZeroPad2d), nn.Conv1d and F.conv1d
 (strides, padding, dilation, groups, 'same'), nn.BatchNorm1d on (N, C) and
-(N, C, L), repeat_interleave by an int along a dim, torch.addcmul; and a
-call ai3 refuses whose
+(N, C, L), repeat_interleave by an int along a dim, torch.addcmul,
+torch.tensor_split (sections, indices, either keyword), in-place calls on
+computed tensors whose operand is read afterwards; and a call ai3 refuses
+whose
 tuple's elements are read, which is refused by that call's name (it was an
 AttributeError)."""
 
@@ -292,6 +294,49 @@ class ReadsARefusedTuple(nn.Module):
 def test_elements_of_a_refused_call_are_refused_by_its_name():
     with pytest.raises(ai3.UnsupportedOperation, match=r"fx node 'sort'"):
         ai3.swap_backend(ReadsARefusedTuple(), "default", sample_input_shape=(2, 5))
+
+
+class TensorSplit(nn.Module):
+    def __init__(self, how, dim: int, keyword: str | None) -> None:
+        super().__init__()
+        self.how, self.dim, self.keyword = how, dim, keyword
+
+    def forward(self, x):
+        if self.keyword is None:
+            parts = torch.tensor_split(x, self.how, dim=self.dim)
+        elif self.keyword == "method":
+            parts = x.tensor_split(self.how, self.dim)
+        else:
+            parts = torch.tensor_split(x, **{self.keyword: self.how}, dim=self.dim)
+        return torch.cat([p * (k + 1) for k, p in enumerate(parts)], dim=self.dim)
+
+
+@pytest.mark.parametrize(
+    "how,dim,keyword",
+    [(3, 1, None), (4, -1, "method"), ((1,), 1, "indices"), ([2, 3, 9], -1, None), (2, 2, "sections")],
+)
+def test_tensor_split(how, dim, keyword):
+    _check(TensorSplit(how, dim, keyword), (2, 7, 5, 6))
+
+
+class AddInPlace(nn.Module):
+    """MViT's positional encoding: the class token is concatenated, the
+    embedding added in place, and the concatenation returned."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = nn.Parameter(torch.randn(1, 5, 4))
+        self.token = nn.Parameter(torch.randn(1, 1, 4))
+
+    def forward(self, x):
+        y = torch.cat((self.token.expand(x.shape[0], -1, -1), x), dim=1)
+        y.add_(self.pos)
+        y.mul_(2.0)
+        return y
+
+
+def test_in_place_calls_change_their_operand():
+    _check(AddInPlace(), (2, 4, 4))
 
 
 if __name__ == "__main__":

@@ -159,6 +159,7 @@ _FUNCTIONS: dict[Any, str] = {
     torch.reshape: "reshape", torch.squeeze: "reshape", torch.unsqueeze: "reshape",
     torch.permute: "permute", torch.transpose: "transpose", torch.swapaxes: "transpose", torch.swapdims: "transpose",
     torch.chunk: "chunk", torch.split: "split", torch.unbind: "unbind", torch.stack: "stack", F.normalize: "normalize",
+    torch.tensor_split: "tensor_split",
     torch.repeat_interleave: "repeat_interleave", torch.addcmul: "addcmul",
     torch.roll: "roll", torch.mean: "mean", torch.einsum: "einsum",
     F.relu: "relu", torch.relu: "relu", torch.relu_: "relu",
@@ -205,7 +206,7 @@ _METHODS: dict[str, str] = {
     "view": "reshape", "reshape": "reshape", "squeeze": "reshape", "unsqueeze": "reshape", "view_as": "reshape", "reshape_as": "reshape",
     "permute": "permute", "transpose": "transpose", "swapaxes": "transpose", "swapdims": "transpose",
     "contiguous": "identity", "clone": "identity", "detach": "identity",
-    "chunk": "chunk", "split": "split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
+    "chunk": "chunk", "split": "split", "tensor_split": "tensor_split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
     "repeat_interleave": "repeat_interleave", "addcmul": "addcmul",
     "roll": "roll", "mean": "mean",
     "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
@@ -429,6 +430,22 @@ class _Mapper:
             if kind is None:
                 raise unsupported(node, f"ai3's core has no equivalent of the tensor method '{node.target}'")
             self.call(node, kind)
+        self.alias_in_place(node)
+
+    def alias_in_place(self, node: fx.Node) -> None:
+        """An in-place call (x.add_(y), F.relu(x, inplace=True)) changes x
+        itself: the nodes after it that read x read its result, which is
+        what they see in PyTorch (MViT's positional encoding returns the
+        tensor it added to in place, not add_'s result)."""
+        in_place = (
+            node.op == "call_method"
+            and isinstance(node.target, str)
+            and node.target.endswith("_")
+            and not node.target.startswith("__")
+        ) or node.kwargs.get("inplace") is True
+        x = node.args[0] if node.args else None
+        if in_place and isinstance(x, fx.Node) and x in self.index and node in self.index:
+            self.index[x] = self.index[node]
 
     def reads_input(self, node: fx.Node) -> bool:
         """Whether node's value depends on a model input (a placeholder),
@@ -1502,6 +1519,25 @@ class _Mapper:
         size = self.split_dim(node, a["input"], a["dim"])
         try:
             bounds = shapes.split_bounds(size, a["split_size_or_sections"])
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        self.split_into(node, name, a["input"], a["dim"], bounds)
+
+    def _tensor_split(self, node: fx.Node, name: str) -> None:
+        """torch.tensor_split(x, indices_or_sections, dim): slices, as split
+        (torchvision's MViT keeps the class token apart from the pooled
+        tokens with tensor_split(x, (1,), dim=2))."""
+        # (its overloads name the second argument indices_or_sections,
+        # indices or sections)
+        a = normalized(node, lambda input, indices_or_sections=None, dim=0, indices=None, sections=None: None)
+        size = self.split_dim(node, a["input"], a["dim"])
+        how = next((a[k] for k in ("indices_or_sections", "indices", "sections") if a[k] is not None), None)
+        if not (isinstance(how, int) and not isinstance(how, bool)) and not (
+            isinstance(how, (list, tuple)) and all(isinstance(i, int) for i in how)
+        ):
+            raise unsupported(node, f"tensor_split by {how!r}; ai3 maps a number of sections or a list of indices")
+        try:
+            bounds = shapes.tensor_split_bounds(size, how)
         except ValueError as e:
             raise unsupported(node, str(e)) from e
         self.split_into(node, name, a["input"], a["dim"], bounds)

@@ -135,6 +135,24 @@ def split_bounds(size: int, sections: Any) -> list[tuple[int, int]]:
     return bounds
 
 
+def tensor_split_bounds(size: int, indices_or_sections: Any) -> list[tuple[int, int]]:
+    """torch.tensor_split's pieces of a dimension of `size`: `n` sections
+    (the first size % n one element longer), or the pieces between the
+    given indices (each clamped into [0, size], as torch does: an index
+    past the end gives an empty piece)."""
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise ValueError(f"tensor_split takes a positive number of sections, got {n}")
+        short, extra = divmod(size, n)
+        lengths = [short + (1 if k < extra else 0) for k in range(n)]
+        return split_bounds(size, lengths)
+    points = [min(max(int(i), 0), size) for i in indices_or_sections]
+    starts = [0, *points]
+    ends = [*points, size]
+    return [(s, max(s, e)) for s, e in zip(starts, ends)]
+
+
 def chunk_bounds(size: int, chunks: int) -> list[tuple[int, int]]:
     """torch.chunk's pieces: ceil(size / chunks) each, fewer pieces when
     that already covers the dimension."""
