@@ -442,7 +442,7 @@ def test_gemm_pool_batchnorm_concat_graph(opset):
         "maxpool_indices",
         "bn_training",
         "conv4d",
-        "resize_cubic",
+        "resize_crop",
         "computed_weight",
     ],
 )
@@ -463,8 +463,17 @@ def test_unsupported_forms(case):
             )
         ]
         inits = [_tensor(n, np.ones(3)) for n in ("s", "b", "m", "v")]
-    elif case == "resize_cubic":
-        nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", name="bad")]
+    elif case == "resize_crop":
+        nodes = [
+            helper.make_node(
+                "Resize",
+                ["x", "", "scales"],
+                ["y"],
+                mode="linear",
+                coordinate_transformation_mode="tf_crop_and_resize",
+                name="bad",
+            )
+        ]
         inits = [_tensor("scales", [1, 1, 2, 2])]
         out = [1, 3, 8, 8]
     elif case == "computed_weight":

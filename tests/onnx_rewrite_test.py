@@ -342,7 +342,7 @@ def test_save_and_run_in_fresh_process(tmp_path):
 
 def test_unknown_op():
     with pytest.raises(ai3.UnsupportedOperation):
-        ai3.onnx.swap_operation("conv3d", model_of("resnet18"))
+        ai3.onnx.swap_operation("conv4d", model_of("resnet18"))
 
 
 def test_bad_selectors():
