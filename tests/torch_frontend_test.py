@@ -236,10 +236,10 @@ def test_torch_name_in_swap_backend_is_refused() -> None:
 
 
 def test_unknown_op() -> None:
-    with pytest.raises(ai3.UnsupportedOperation, match="unknown op 'conv3d'"):
-        ai3.swap_operation("conv3d", small_net(), "direct")
-    with pytest.raises(ai3.InvalidSelector, match="conv3d"):
-        ai3.swap_backend(small_net(), {"conv3d": "direct"})
+    with pytest.raises(ai3.UnsupportedOperation, match="unknown op 'conv4d'"):
+        ai3.swap_operation("conv4d", small_net(), "direct")
+    with pytest.raises(ai3.InvalidSelector, match="conv4d"):
+        ai3.swap_backend(small_net(), {"conv4d": "direct"})
 
 
 # ---- bad input -------------------------------------------------------------

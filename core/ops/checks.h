@@ -41,6 +41,25 @@ inline void CheckConstantOperand(const char* op, bool has_other,
   }
 }
 
+// A window's per-dim sizes (conv3d's and pool3d's kernel, stride,
+// dilation, padding): exactly `count` values, each in [lowest, 2^31 - 1]
+// (the int32 limit oneDNN and PyTorch take them in, which keeps the
+// kernels' index arithmetic far inside int64).
+inline void CheckWindowSizes(const char* what, const std::vector<int64_t>& v,
+                             size_t count, int64_t lowest) {
+  constexpr int64_t kLargest = (int64_t{1} << 31) - 1;
+  if (v.size() != count) {
+    Fail(ErrorKind::kInvalidArgument, what, " must have ", count,
+         " values, got ", v.size());
+  }
+  for (int64_t x : v) {
+    if (x < lowest || x > kLargest) {
+      Fail(ErrorKind::kInvalidArgument, what, " values must be in [", lowest,
+           ", 2^31 - 1], got ", x);
+    }
+  }
+}
+
 // The dimension of `shape` that `axis` names (negative counts from the
 // end); kShape when it names none.
 inline int64_t DimOfAxis(int64_t axis, const Shape& shape) {

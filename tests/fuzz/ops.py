@@ -131,11 +131,11 @@ def exact(x: np.ndarray) -> torch.Tensor:
 
 
 def nchw(x: torch.Tensor, nhwc: bool) -> torch.Tensor:
-    return x.permute(0, 3, 1, 2) if nhwc else x
+    return torch.movedim(x, -1, 1) if nhwc else x
 
 
 def back(y: torch.Tensor, nhwc: bool) -> torch.Tensor:
-    return y.permute(0, 2, 3, 1) if nhwc else y
+    return torch.movedim(y, 1, -1) if nhwc else y
 
 
 def image_shape(draw: Draw, nhwc: bool, c: int | None = None, hw: int = 9) -> list[int]:
@@ -501,7 +501,122 @@ def _broadcast_pair(draw: Draw) -> tuple[list[int], list[int]]:
 
 
 # The binary ops that take int64 (core/ops/binary/binary.h).
-_INT64_BINARY = ("add", "sub", "mul", "maximum", "minimum")
+_INT64_BINARY = ("add", "sub", "mul", "maximum", "minimum", "remainder", "fmod")
+
+
+def _divides_safely(fn: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+    """A remainder `fn` whose int64 remainder by 0 (and INT64_MIN by -1) is
+    0, as ai3's is (NumPy's too): torch raises on those."""
+
+    def safe(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        if a.is_floating_point():
+            return fn(a, b)
+        a, b = torch.broadcast_tensors(a, b)
+        bad = (b == 0) | ((b == -1) & (a == INT64_MIN))
+        return torch.where(bad, torch.zeros_like(a), fn(a, torch.where(bad, torch.ones_like(b), b)))
+
+    return safe
+
+
+def _volume_shape(draw: Draw, nhwc: bool, c: int) -> list[int]:
+    """A clip (N, C, D, H, W), channels last in NHWC."""
+    n = dim(draw, 1, 2)
+    d, h, w = dim(draw, 1, 5), dim(draw, 1, 6, big=True), dim(draw, 1, 6)
+    return [n, d, h, w, c] if nhwc else [n, c, d, h, w]
+
+
+def _pad_volume(x: torch.Tensor, p: Sequence[int], value: float = 0.0) -> torch.Tensor:
+    """(front, back, top, bottom, left, right) as F.pad takes them."""
+    return F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]), value=value)
+
+
+def conv3d(draw: Draw, algorithm: str) -> Case:
+    dtype = draw(st.sampled_from(FLOATS))
+    lay, nhwc = layout(draw)
+    groups = often(draw, st.sampled_from([1, 1, 2]), [0, -1, 2**62, 7])
+    g = groups if 1 <= groups <= 8 else 1
+    cg, kg = dim(draw, 1, 3, zero=False), dim(draw, 1, 3, zero=False)
+    c, k = cg * g, kg * g
+    kernel = [dim(draw, 1, 3, zero=False) for _ in range(3)]
+    weight_shape = [k, cg, *kernel]
+    if chance(draw, 10):  # a weight of the wrong shape or rank
+        weight_shape = draw(st.sampled_from([[k, cg + 1, *kernel], [k, cg, *kernel[:2]], [0, cg, *kernel]]))
+    weight = values(draw, weight_shape)
+    bias = values(draw, [often(draw, st.just(k), [k + 1, 0], 5)]) if draw(st.booleans()) else None
+    stride = [often(draw, st.integers(1, 2), BAD_INTS, 4) for _ in range(3)]
+    dilation = [often(draw, st.integers(1, 2), BAD_INTS, 4) for _ in range(3)]
+    padding = [often(draw, st.integers(0, 2), [-1] + HUGE_PADS, 3) for _ in range(6)]
+    activation = draw(st.sampled_from([None, None, (0.0, math.inf)]))
+    x = values(draw, _volume_shape(draw, nhwc, often(draw, st.just(c), [c + 1, 0], 8)))
+    attrs = dict(stride=stride, padding=padding, dilation=dilation, groups=groups, layout=lay, activation=activation)
+
+    def make(name: str, dt: Any) -> Any:
+        weights = {"weight": weight.astype(dt), "bias": None if bias is None else bias.astype(dt)}
+        return layers.Layer("conv3d", attrs, weights, algorithm=algorithm, name=name)
+
+    def reference(x: np.ndarray) -> Any:
+        xt = _pad_volume(nchw(t64(x), nhwc), padding)
+        y = F.conv3d(xt, t64(weight), None if bias is None else t64(bias), stride, 0, dilation, groups)
+        return back(y.clamp(min=0) if activation else y, nhwc)
+
+    return Case("conv3d", make, [x], reference, dtype)
+
+
+def _pool3d(op: str) -> Callable[[Draw, str], Case]:
+    def build(draw: Draw, algorithm: str) -> Case:
+        lay, nhwc = layout(draw)
+        kernel = [often(draw, st.integers(1, 3), BAD_INTS, 4) for _ in range(3)]
+        stride = draw(st.one_of(st.none(), st.just([often(draw, st.integers(1, 2), BAD_INTS, 4) for _ in range(3)])))
+        pads = [often(draw, st.integers(0, 1), [-1, 3] + HUGE_PADS, 4) for _ in range(3)]
+        attrs: dict[str, Any] = dict(kernel=kernel, stride=stride, padding=[p for p in pads for _ in range(2)])
+        attrs.update(ceil_mode=draw(st.booleans()), layout=lay)
+        if op == "maxpool3d":
+            attrs["dilation"] = [often(draw, st.integers(1, 2), BAD_INTS, 4) for _ in range(3)]
+        else:
+            attrs["count_include_pad"] = draw(st.booleans())
+        x = values(draw, _volume_shape(draw, nhwc, dim(draw, 1, 4)), specials=op == "maxpool3d")
+
+        def reference(x: np.ndarray) -> Any:
+            xt = nchw(t64(x), nhwc)
+            s = attrs["stride"] or kernel
+            if op == "maxpool3d":
+                y = F.max_pool3d(xt, kernel, s, pads, attrs["dilation"], attrs["ceil_mode"])
+            elif any(n < k for n, k in zip(xt.shape[2:], kernel)):
+                # (ai3 pools the padded input as avg_pool2d and max_pool3d do)
+                raise NoReference("torch's avg_pool3d refuses an input smaller than its kernel, even padded")
+            else:
+                y = F.avg_pool3d(xt, kernel, s, pads, attrs["ceil_mode"], attrs["count_include_pad"])
+            return back(y, nhwc)
+
+        make = lambda name, dt: layers.Layer(op, attrs, {}, algorithm=algorithm, name=name)  # noqa: E731
+        return Case(op, make, [x], reference, specials=op == "maxpool3d")
+
+    return build
+
+
+def grid_sample(draw: Draw, algorithm: str) -> Case:
+    lay, nhwc = layout(draw)
+    dims = draw(st.sampled_from([2, 2, 3]))
+    mode = draw(st.sampled_from(["bilinear", "nearest", "bicubic"] if dims == 2 else ["bilinear", "nearest"]))
+    attrs = dict(
+        mode=mode,
+        padding_mode=draw(st.sampled_from(["zeros", "border", "reflection"])),
+        align_corners=draw(st.booleans()),
+        layout=lay,
+    )
+    c = dim(draw, 1, 3)
+    x_shape = image_shape(draw, nhwc, c, hw=6) if dims == 2 else _volume_shape(draw, nhwc, c)
+    x = values(draw, x_shape)
+    out = [dim(draw, 1, 4) for _ in range(dims)]
+    grid_shape = [x_shape[0], *out, often(draw, st.just(dims), [dims + 1, 1], 6)]
+    grid = np.clip(values(draw, grid_shape), -1.4, 1.4)
+
+    def reference(x: np.ndarray, grid: np.ndarray) -> Any:
+        y = F.grid_sample(nchw(t64(x), nhwc), t64(grid), mode, attrs["padding_mode"], attrs["align_corners"])
+        return back(y, nhwc)
+
+    make = lambda name, dt: layers.Layer("grid_sample", attrs, {}, algorithm=algorithm, name=name)  # noqa: E731
+    return Case("grid_sample", make, [x, grid], reference)
 
 
 def _binary(op: str, cls: Callable[..., Any], fn: Callable[..., torch.Tensor]) -> Callable[[Draw, str], Case]:
@@ -1621,6 +1736,12 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "pow": _binary("pow", _generic("pow"), torch.pow),
     "maximum": _binary("maximum", _generic("maximum"), torch.maximum),
     "minimum": _binary("minimum", _generic("minimum"), torch.minimum),
+    "remainder": _binary("remainder", _generic("remainder"), _divides_safely(torch.remainder)),
+    "fmod": _binary("fmod", _generic("fmod"), _divides_safely(torch.fmod)),
+    "conv3d": conv3d,
+    "maxpool3d": _pool3d("maxpool3d"),
+    "avgpool3d": _pool3d("avgpool3d"),
+    "grid_sample": grid_sample,
     "prelu": prelu,
     **{op: _reduction(op) for op in _REDUCTIONS},
     "tile": tile,

@@ -3,27 +3,10 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 
 namespace ai3 {
 namespace {
-
-// The largest kernel, stride, dilation or padding (as conv2d's, which
-// oneDNN takes as int32): every kernel's index arithmetic stays in int64.
-constexpr int64_t kMaxConv3dSize = (int64_t{1} << 31) - 1;
-
-void CheckSizes(const char* what, const std::vector<int64_t>& v, size_t n,
-                int64_t lowest) {
-  if (v.size() != n) {
-    Fail(ErrorKind::kInvalidArgument, what, " must have ", n, " values, got ",
-         v.size());
-  }
-  for (int64_t x : v) {
-    if (x < lowest || x > kMaxConv3dSize) {
-      Fail(ErrorKind::kInvalidArgument, what, " values must be in [", lowest,
-           ", 2^31 - 1], got ", x);
-    }
-  }
-}
 
 const char* const kDims[3] = {"depth", "height", "width"};
 
@@ -35,10 +18,10 @@ void Conv3dAttrs::Validate(const std::vector<Tensor>& params) const {
          "in_channels, out_channels and groups must be >= 1, got ", in_channels,
          ", ", out_channels, ", ", groups);
   }
-  CheckSizes("kernel", {kernel.begin(), kernel.end()}, 3, 1);
-  CheckSizes("stride", stride, 3, 1);
-  CheckSizes("dilation", dilation, 3, 1);
-  CheckSizes("padding", padding, 6, 0);
+  CheckWindowSizes("kernel", {kernel.begin(), kernel.end()}, 3, 1);
+  CheckWindowSizes("stride", stride, 3, 1);
+  CheckWindowSizes("dilation", dilation, 3, 1);
+  CheckWindowSizes("padding", padding, 6, 0);
   if (in_channels % groups || out_channels % groups) {
     Fail(ErrorKind::kInvalidArgument, "groups=", groups,
          " must divide in_channels=", in_channels,

@@ -3,36 +3,21 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/ops/checks.h"
 #include "core/ops/pool2d/pool2d.h"  // PoolOutputSize, PoolNoParams
 
 namespace ai3 {
 namespace {
-
-void CheckSizes(const char* what, const std::vector<int64_t>& v, size_t n,
-                int64_t lowest) {
-  if (v.size() != n) {
-    Fail(ErrorKind::kInvalidArgument, what, " must have ", n, " values, got ",
-         v.size());
-  }
-  for (int64_t x : v) {
-    // PyTorch takes these as int32, which keeps PoolOutputSize's
-    // arithmetic far inside int64.
-    if (x < lowest || x > kMaxPoolSize) {
-      Fail(ErrorKind::kInvalidArgument, what, " values must be in [", lowest,
-           ", 2^31 - 1], got ", x);
-    }
-  }
-}
 
 const char* const kDims[3] = {"depth", "height", "width"};
 
 }  // namespace
 
 void Pool3dWindow::ValidateWindow() const {
-  CheckSizes("kernel", kernel, 3, 1);
-  CheckSizes("stride", stride, 3, 1);
-  CheckSizes("dilation", dilation, 3, 1);
-  CheckSizes("padding", padding, 6, 0);
+  CheckWindowSizes("kernel", kernel, 3, 1);
+  CheckWindowSizes("stride", stride, 3, 1);
+  CheckWindowSizes("dilation", dilation, 3, 1);
+  CheckWindowSizes("padding", padding, 6, 0);
   for (int d = 0; d < 3; ++d) {
     if (padding[2 * d] > kernel[d] / 2 || padding[2 * d + 1] > kernel[d] / 2) {
       Fail(ErrorKind::kInvalidArgument,

@@ -40,9 +40,38 @@ void ForEachOutput(const Pool3dGeometry& g, const T* x, const T* dy, T* dx,
   }
 }
 
-class MaxKernel : public MultiInputKernel {
+// maxpool3d's: dy to the window's first maximum (the forward's choice).
+struct ToFirstMaximum {
+  template <typename T>
+  static void Send(const MaxPool3dBackwardDataAttrs&, const Pool3dGeometry& g,
+                   T* dxc, const T* xc, int64_t z, int64_t i, int64_t j, T dy) {
+    int64_t best = -1;
+    T max = T(0);
+    ForEachTap3d(g, z, i, j, [&](int64_t offset) {
+      const T v = xc[offset];
+      if (best < 0 || v > max || std::isnan(v)) {
+        best = offset;
+        max = v;
+      }
+    });
+    if (best >= 0) dxc[best] += dy;
+  }
+};
+
+// avgpool3d's: dy / divisor to every tap.
+struct ToEveryTap {
+  template <typename T>
+  static void Send(const AvgPool3dBackwardDataAttrs& a, const Pool3dGeometry& g,
+                   T* dxc, const T*, int64_t z, int64_t i, int64_t j, T dy) {
+    const T share = dy / T(AvgDivisor3d(a, g, z, i, j));
+    ForEachTap3d(g, z, i, j, [&](int64_t offset) { dxc[offset] += share; });
+  }
+};
+
+template <class Attrs, class Route>
+class GradientKernel : public MultiInputKernel {
  public:
-  explicit MaxKernel(const MaxPool3dBackwardDataAttrs& attrs) : attrs_(attrs) {}
+  explicit GradientKernel(const Attrs& attrs) : attrs_(attrs) {}
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
@@ -54,55 +83,25 @@ class MaxKernel : public MultiInputKernel {
           g, inputs[kForwardInput].data_as<const T>(),
           inputs[kGradOutput].data_as<const T>(), output.data_as<T>(),
           [&](T* dxc, const T* xc, int64_t z, int64_t i, int64_t j, T dy) {
-            int64_t best = -1;
-            T max = T(0);
-            ForEachTap3d(g, z, i, j, [&](int64_t offset) {
-              const T v = xc[offset];
-              if (best < 0 || v > max || std::isnan(v)) {
-                best = offset;
-                max = v;
-              }
-            });
-            if (best >= 0) dxc[best] += dy;
+            Route::Send(attrs_, g, dxc, xc, z, i, j, dy);
           });
       return 0;
     });
   }
 
  private:
-  MaxPool3dBackwardDataAttrs attrs_;
+  Attrs attrs_;
 };
 
-class AvgKernel : public MultiInputKernel {
- public:
-  explicit AvgKernel(const AvgPool3dBackwardDataAttrs& attrs) : attrs_(attrs) {}
-
-  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
-                 void*) override {
-    const Pool3dGeometry g =
-        Pool3dGeometryOf(attrs_, inputs[kForwardInput].shape);
-    DispatchFloat(output.dtype, [&](auto zero) {
-      using T = decltype(zero);
-      ForEachOutput<T>(
-          g, inputs[kForwardInput].data_as<const T>(),
-          inputs[kGradOutput].data_as<const T>(), output.data_as<T>(),
-          [&](T* dxc, const T*, int64_t z, int64_t i, int64_t j, T dy) {
-            const T share = dy / T(AvgDivisor3d(attrs_, g, z, i, j));
-            ForEachTap3d(g, z, i, j,
-                         [&](int64_t offset) { dxc[offset] += share; });
-          });
-      return 0;
-    });
-  }
-
- private:
-  AvgPool3dBackwardDataAttrs attrs_;
-};
-
-AI3_REGISTER_ALGORITHM(MaxPool3dBackwardDataAttrs, "direct", Device::kCPU,
-                       KernelAlgorithm<MaxPool3dBackwardDataAttrs, MaxKernel>);
-AI3_REGISTER_ALGORITHM(AvgPool3dBackwardDataAttrs, "direct", Device::kCPU,
-                       KernelAlgorithm<AvgPool3dBackwardDataAttrs, AvgKernel>);
+AI3_REGISTER_ALGORITHM(
+    MaxPool3dBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<
+        MaxPool3dBackwardDataAttrs,
+        GradientKernel<MaxPool3dBackwardDataAttrs, ToFirstMaximum>>);
+AI3_REGISTER_ALGORITHM(
+    AvgPool3dBackwardDataAttrs, "direct", Device::kCPU,
+    KernelAlgorithm<AvgPool3dBackwardDataAttrs,
+                    GradientKernel<AvgPool3dBackwardDataAttrs, ToEveryTap>>);
 
 }  // namespace
 }  // namespace ai3
