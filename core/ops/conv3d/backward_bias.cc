@@ -1,11 +1,13 @@
 // conv3d_backward_bias "direct": db[k] = the sum of dy[n, k, o] over the
-// images and the output positions, in either layout: output channels
-// spread over threads.
+// images and the output positions, in either layout: a reduction over every
+// axis but the channels' on the reductions' block walk
+// (core/ops/mean/reduce_walk.h), as conv_transpose2d's bias gradient.
 #include <vector>
 
 #include "core/layer.h"
 #include "core/math/dispatch.h"
 #include "core/ops/conv3d/conv3d.h"
+#include "core/ops/mean/reduce_walk.h"
 #include "core/registry.h"
 
 namespace ai3 {
@@ -13,32 +15,26 @@ namespace {
 
 class BiasKernel : public MultiInputKernel {
  public:
-  explicit BiasKernel(const Conv3dBackwardBiasAttrs& attrs) : attrs_(attrs) {}
+  explicit BiasKernel(const Conv3dBackwardBiasAttrs& attrs)
+      : last_(attrs.layout == Layout::kNHWC) {}
 
   void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
                  void*) override {
-    const Conv3dGeometry g = GeometryOf(attrs_, inputs[kForwardInput].shape);
-    const int64_t positions = g.out_volume();
-    const int64_t step = g.y_channel == 1 ? g.k : 1;  // between positions
-    DispatchFloat(output.dtype, [&](auto zero) {
+    const Tensor& dy = inputs[kGradOutput];
+    const std::vector<bool> reduced =
+        last_ ? std::vector<bool>{true, true, true, true, false}
+              : std::vector<bool>{true, false, true, true, true};
+    const reduce::Blocks b = reduce::MakeBlocks(dy.shape, reduced);
+    DispatchFloat(dy.dtype, [&](auto zero) {
       using T = decltype(zero);
-      const T* dy = inputs[kGradOutput].data_as<const T>();
-      T* db = output.data_as<T>();
-#pragma omp parallel for schedule(static)
-      for (int64_t k = 0; k < g.k; ++k) {
-        T sum = 0;
-        for (int64_t n = 0; n < g.n; ++n) {
-          const T* dyk = dy + n * g.y_image + k * g.y_channel;
-          for (int64_t p = 0; p < positions; ++p) sum += dyk[p * step];
-        }
-        db[k] = sum;
-      }
-      return 0;
+      reduce::FoldInto<Reduction::kSum, T>(b, dy.data_as<const T>(),
+                                           output.data_as<T>(), nullptr,
+                                           dy.numel(), output.numel());
     });
   }
 
  private:
-  Conv3dBackwardBiasAttrs attrs_;
+  bool last_;
 };
 
 AI3_REGISTER_ALGORITHM(Conv3dBackwardBiasAttrs, "direct", Device::kCPU,
