@@ -524,6 +524,23 @@ def _run_both(m, x, **kw):
     return graph.swap_backend(m, **kw)(x), _ort_model(m, x)
 
 
+@pytest.mark.parametrize(
+    "left,x_shape",
+    [((5, 8), (2, 8, 3)), ((8,), (2, 8, 3)), ((6, 8), (8,)), ((4, 5, 8), (2, 1, 8, 3)), ((3, 1, 5, 8), (4, 8, 6))],
+)
+def test_matmul_with_a_constant_left_operand_matches_onnxruntime(left, x_shape):
+    """MatMul(A, x) with A an initializer: a permute of x, a matmul by A^T
+    and a permute of the product (1-D operands and broadcast batch dims as
+    ONNX's MatMul)."""
+    rng = np.random.default_rng(len(left) + len(x_shape))
+    a = rng.standard_normal(left).astype(np.float32)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    out_shape = list(np.matmul(a, x).shape)
+    m = _model([helper.make_node("MatMul", ["a", "x"], ["y"])], [_tensor("a", a)], list(x_shape), out_shape)
+    got, want = _run_both(m, x, sample_input_shape=list(x_shape))
+    assert_close(np.asarray(got), want, rel=1e-5)
+
+
 def _ints(name, values):
     return numpy_helper.from_array(np.asarray(values, dtype=np.int64), name)
 

@@ -5,7 +5,9 @@ F.pad of the last one or two dims of tensors of rank 2 to 5 in every mode,
 negative pads (cropping: F.pad, nn.ZeroPad2d), nn.Conv1d and F.conv1d
 (strides, padding, dilation, groups, 'same'), nn.BatchNorm1d on (N, C) and
 (N, C, L), repeat_interleave by an int along a dim, torch.addcmul,
-torch.tensor_split (sections, indices, either keyword), in-place calls on
+torch.tensor_split (sections, indices, either keyword), a matmul with a
+constant left operand (a buffer, a vector, one batch-expanded as timm's
+lambda layers' position embeddings), in-place calls on
 computed tensors whose operand is read afterwards; and a call ai3 refuses
 whose
 tuple's elements are read, which is refused by that call's name (it was an
@@ -337,6 +339,35 @@ class AddInPlace(nn.Module):
 
 def test_in_place_calls_change_their_operand():
     _check(AddInPlace(), (2, 4, 4))
+
+
+class ConstantLeftMatmul(nn.Module):
+    """a @ x, `a` a buffer of shape `left` (expanded over the batch when
+    `expand`: pos_emb.expand(B, ...) @ v, timm's LambdaLayer)."""
+
+    def __init__(self, left, expand=False):
+        super().__init__()
+        self.register_buffer("a", torch.randn(*left))
+        self.expand = expand
+
+    def forward(self, x):
+        a = self.a.expand(x.shape[0], *self.a.shape) if self.expand else self.a
+        return torch.matmul(a, x) + 1
+
+
+@pytest.mark.parametrize(
+    "left,shape,expand",
+    [
+        ((5, 8), (2, 8, 3), False),  # a matrix on a batch of matrices
+        ((8,), (2, 8, 3), False),  # a vector: its 1-D rule
+        ((4, 5, 8), (2, 1, 8, 3), False),  # batch dims broadcast both ways
+        ((3, 1, 5, 8), (4, 8, 6), False),  # the constant of higher rank
+        ((6, 5, 8), (2, 1, 8, 3), True),  # expanded over the batch
+    ],
+)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matmul_with_a_constant_left_operand(left, shape, expand, dtype):
+    _check(ConstantLeftMatmul(left, expand), shape, dtype)
 
 
 if __name__ == "__main__":

@@ -128,6 +128,29 @@ def repeat_heads_steps(rank: int, q_heads: int, kv_heads: int, head_size: int) -
     ]
 
 
+def constant_left_matmul_steps(left: np.ndarray, rank: int) -> list[tuple[str, dict[str, Any], dict[str, np.ndarray]]]:
+    """The (op, attrs, weights) specs, in order, of `left @ y` for a
+    constant `left` and a computed y of rank `rank`, with torch.matmul's
+    and ONNX MatMul's semantics (1-D operands and batch broadcasting
+    included). The core's matmul takes its constant on the right, so this
+    is (y^T @ left^T)^T, ^T swapping the last two dims: a permute of y, a
+    matmul by left^T, a permute of the product. A 1-D operand has no dims
+    to swap: its side's permute drops out (torch.matmul's 1-D rule puts
+    the vector on the same side either way)."""
+
+    def swap_last(n: int) -> list[int]:
+        return [*range(n - 2), n - 1, n - 2]
+
+    steps: list[tuple[str, dict[str, Any], dict[str, np.ndarray]]] = []
+    if rank >= 2:
+        steps.append(("permute", {"dims": swap_last(rank)}, {}))
+    other = np.swapaxes(left, -1, -2) if left.ndim >= 2 else left
+    steps.append(("matmul", {}, {"other": np.ascontiguousarray(other)}))
+    if rank >= 2 and left.ndim >= 2:
+        steps.append(("permute", {"dims": swap_last(max(rank, left.ndim))}, {}))
+    return steps
+
+
 def consumers(specs: list[LayerSpec]) -> dict[int, list[int]]:
     used: dict[int, list[int]] = {}
     for i, spec in enumerate(specs):

@@ -117,6 +117,7 @@ from ai3.spec import (
     MODEL_INPUT,
     OUTPUTS,
     LayerSpec,
+    constant_left_matmul_steps,
     fold_zero_padding,
     model_input,
     prune_dead,
@@ -1094,6 +1095,8 @@ class _Mapper:
             return self.output(node, self.grid_sample(node, a))
         if op == "Attention":
             return self.output(node, self.attention(node, a))
+        if op == "MatMul" and node.input[0] in self.constants:
+            return self.output(node, self.constant_left_matmul(node))
         x = self.tensor(node, node.input[0])
         if op in _UNARY:
             return self.output(node, self.add(_UNARY[op], node, [x]))
@@ -1696,12 +1699,9 @@ class _Mapper:
 
     def op_MatMul(self, node, a, x):
         """x @ B, B constant and 2-D: a linear layer (a following constant
-        Add becomes its bias); else a matmul by B."""
+        Add becomes its bias); else a matmul by B. (A @ x, A constant, is
+        constant_left_matmul.)"""
         shape = self.shape(node.input[0])
-        if node.input[0] in self.constants:
-            raise _unsupported(
-                node, "a constant left operand; ai3's matmul multiplies a tensor by a constant on the right"
-            )
         b = self.const(node, node.input[1], "B (weight)")
         # The core's linear contracts the last dim of any rank (nn.Linear on (N, L, features) exports so).
         if shape is not None and len(shape) >= 2 and b.ndim == 2:
@@ -1709,6 +1709,20 @@ class _Mapper:
                 "linear", node, [x], {"from_matmul": True}, {"weight": np.ascontiguousarray(b.T), "bias": None}
             )
         return self.add("matmul", node, [x], {}, {"other": _float(b)})
+
+    def constant_left_matmul(self, node):
+        """A @ x, A constant: x's permute, a matmul by A^T, the product's
+        permute (spec.constant_left_matmul_steps)."""
+        right = self.shape(node.input[1])
+        if right is None or node.input[1] in self.constants:
+            raise _unsupported(node, "a constant left operand needs a computed right one of known rank")
+        left = _float(self.const(node, node.input[0], "A"))
+        steps = constant_left_matmul_steps(left, len(right))
+        x = self.tensor(node, node.input[1])
+        for step, (op, attrs, weights) in enumerate(steps):
+            suffix = "" if step == len(steps) - 1 else f"/step{step}"
+            x = self.add(op, node, [x], attrs, weights, suffix=suffix, shape=right if step == 0 else None)
+        return x
 
     def pool_input(self, node: Any) -> tuple:
         """The shape of a pool's input: rank 4 (2-D) or 5 (3-D, video)."""

@@ -30,7 +30,7 @@ import torch.nn.functional as F
 from torch import fx, nn
 
 from ai3 import errors
-from ai3.spec import OUTPUTS, LayerSpec, model_input, prune_dead
+from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, model_input, prune_dead
 from ai3.torch import mapping, params, shapes, tracing
 from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
@@ -710,8 +710,18 @@ class _Mapper:
 
     def _matmul(self, node: fx.Node, name: str) -> None:
         x, y = node.args[:2]
-        if self.constant(node, x) is not None:
-            raise unsupported(node, "matmul with a constant on the left is not supported (only x @ constant)")
+        left = self.constant_or_row(node, x)  # (a row broadcasts over the batch as its expansion did)
+        if left is not None:
+            right = _tensor_shape(y)
+            if right is None or self.constant(node, y) is not None:
+                raise unsupported(node, "a constant left operand needs a computed right one of known shape")
+            steps = constant_left_matmul_steps(left, len(right))
+            index = self.tensor(node, y)
+            for step, (op, attrs, weights) in enumerate(steps[:-1]):
+                index = self.emit(node, op, f"{name}.step{step}", [index], attrs, weights)
+            op, attrs, weights = steps[-1]
+            self.add(node, op, name, [index], node, attrs, weights)
+            return
         other = self.constant(node, y)
         if other is None:
             self.add(node, "matmul", name, [self.tensor(node, x), self.tensor(node, y)], node)
