@@ -692,6 +692,20 @@ def test_leaky_relu(alpha):
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("p", [1, 2])
+def test_lp_normalization(p, axis):
+    """LpNormalization: a reduce_l1 / reduce_l2 (keepdim), a clamp and a
+    broadcast div, against ORT, along the batch, a middle and the last
+    axis; one slice of zeros, which gives zeros."""
+    nodes = [helper.make_node("LpNormalization", ["x"], ["y"], axis=axis, p=p)]
+    m = _model(nodes, [], [2, 3, 4, 5], [2, 3, 4, 5], opset=17)
+    x = np.random.default_rng(p).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    np.moveaxis(x, axis, -1)[0, 0, 0, :] = 0.0
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+
+
 @pytest.mark.parametrize(
     "starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])]
 )
@@ -820,7 +834,7 @@ def test_checker_failure():
         graph.swap_backend(m)
 
 
-@pytest.mark.parametrize("op,kwargs", [("Hardmax", {"axis": 1}), ("LpNormalization", {"axis": 1})])
+@pytest.mark.parametrize("op,kwargs", [("Hardmax", {"axis": 1}), ("LpPool", {"kernel_shape": [1, 1]})])
 def test_unsupported_op(op, kwargs):
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
     m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
@@ -836,7 +850,7 @@ def test_every_unsupported_node_listed():
         helper.make_node("Hardmax", ["x"], ["e1"], name="hardmax1"),
         helper.make_node("Hardmax", ["e1"], ["e2"], name="hardmax2"),
         helper.make_node("Relu", ["e2"], ["r"], name="after_hardmax"),  # downstream only: not listed
-        helper.make_node("LpNormalization", ["x"], ["s"], name="lpnorm"),
+        helper.make_node("LpPool", ["x"], ["s"], kernel_shape=[1, 1], name="lppool"),
         helper.make_node("MaxPool", ["x"], ["m", "idx"], kernel_shape=[1, 1], name="mp"),
         helper.make_node("Add", ["r", "s"], ["a"]),
         helper.make_node("Add", ["a", "m"], ["y"]),
@@ -846,13 +860,13 @@ def test_every_unsupported_node_listed():
         graph.swap_backend(m)
     e = info.value
     assert isinstance(e, ai3.UnsupportedOperation)
-    assert [n.name for n, _ in e.nodes] == ["hardmax1", "hardmax2", "lpnorm", "mp"]
-    assert e.op_types() == ["Hardmax", "LpNormalization", "MaxPool"]
+    assert [n.name for n, _ in e.nodes] == ["hardmax1", "hardmax2", "lppool", "mp"]
+    assert e.op_types() == ["Hardmax", "LpPool", "MaxPool"]
     text = str(e)
     assert text.startswith("4 nodes of the model ai3 cannot run (3 op types)")
     assert "Hardmax (domain 'ai.onnx'): 2 nodes" in text and "'hardmax1', 'hardmax2'" in text
     assert "after_hardmax" not in text
-    assert "LpNormalization (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
+    assert "LpPool (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
     # Other domains' nodes are listed all together too.
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),

@@ -97,6 +97,7 @@ ONNX op -> spec (see `_Mapper.node`):
   InstanceNormalization     channel); RMSNormalization: rmsnorm; LRN: lrn
   DepthToSpace, SpaceToDepth  depth_to_space / space_to_depth (DCR, CRD)
   Pad (reflect, edge, wrap) pad2d in those modes on H/W
+  LpNormalization           x / clamp(reduce_l1 or reduce_l2(axis, keepdim))
   Dropout, Identity         identity (dropped)
 """
 
@@ -217,7 +218,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile", "Mod",
+    "Expand", "Tile", "Mod", "LpNormalization",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -2033,6 +2034,21 @@ class _Mapper:
             axes = []  # the core's "every axis"
         axes = [int(v) for v in np.asarray(axes).reshape(-1)]
         return self.add(_REDUCTIONS[op], node, [x], {"axes": axes, "keepdim": bool(int(a.get("keepdims", 1)))})
+
+    def op_LpNormalization(self, node, a, x):
+        """x over its L1 or L2 norm along `axis`: the reduction (keepdim),
+        a clamp and a broadcast div. A slice of zeros gives zeros, as ONNX's
+        test cases expect: its norm is clamped to float32's smallest normal
+        number, which any other slice's norm reaches unless all its values
+        are subnormal."""
+        p = int(a.get("p", 2))
+        if p not in (1, 2):
+            raise _unsupported(node, f"p={p}; ONNX defines LpNormalization for p 1 and 2")
+        attrs = {"axes": [int(a.get("axis", -1))], "keepdim": True}
+        norm = self.add(f"reduce_l{p}", node, [x], attrs, suffix="/norm")
+        tiny = float(np.finfo(np.float32).tiny)
+        norm = self.add("clamp", node, [norm], {"min": tiny, "max": None}, suffix="/nonzero", shape=None)
+        return self.add("div", node, [x, norm])
 
     def op_Elu(self, node, a, x):
         return self.add("elu", node, [x], {"alpha": float(a.get("alpha", 1.0))})
