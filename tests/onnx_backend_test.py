@@ -706,6 +706,22 @@ def test_lp_normalization(p, axis):
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("opset,axis", [(17, 0), (17, 1), (17, None), (11, 2)])
+def test_hardmax(opset, axis):
+    """Hardmax: argmax, equal to the axis' indices and a cast, against ORT,
+    with a tie (the first maximum wins); before opset 13, only along the
+    last dim (the older op flattens the dims from `axis` on)."""
+    kwargs = {} if axis is None else {"axis": axis}
+    m = _model([helper.make_node("Hardmax", ["x"], ["y"], **kwargs)], [], [2, 3, 4], [2, 3, 4], opset=opset)
+    x = np.random.default_rng(3).standard_normal((2, 3, 4)).astype(np.float32)
+    x[0, 0, :] = 1.0
+    got, want = _run_both(m, x)
+    assert_close(got, want)
+    old = _model([helper.make_node("Hardmax", ["x"], ["y"], axis=1)], [], [2, 3, 4], [2, 3, 4], opset=11)
+    with pytest.raises(ai3.UnsupportedOperation, match="before opset 13"):
+        graph.swap_backend(old)
+
+
 @pytest.mark.parametrize(
     "starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])]
 )
@@ -834,7 +850,7 @@ def test_checker_failure():
         graph.swap_backend(m)
 
 
-@pytest.mark.parametrize("op,kwargs", [("Hardmax", {"axis": 1}), ("LpPool", {"kernel_shape": [1, 1]})])
+@pytest.mark.parametrize("op,kwargs", [("RandomUniformLike", {}), ("LpPool", {"kernel_shape": [1, 1]})])
 def test_unsupported_op(op, kwargs):
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
     m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
@@ -847,9 +863,9 @@ def test_every_unsupported_node_listed():
     counts: ops the core lacks, forms the mapping refuses, other domains'
     nodes; a node reading a refused one's output is not listed again."""
     nodes = [
-        helper.make_node("Hardmax", ["x"], ["e1"], name="hardmax1"),
-        helper.make_node("Hardmax", ["e1"], ["e2"], name="hardmax2"),
-        helper.make_node("Relu", ["e2"], ["r"], name="after_hardmax"),  # downstream only: not listed
+        helper.make_node("GlobalLpPool", ["x"], ["e1"], name="glp1"),
+        helper.make_node("GlobalLpPool", ["e1"], ["e2"], name="glp2"),
+        helper.make_node("Relu", ["e2"], ["r"], name="after_glp"),  # downstream only: not listed
         helper.make_node("LpPool", ["x"], ["s"], kernel_shape=[1, 1], name="lppool"),
         helper.make_node("MaxPool", ["x"], ["m", "idx"], kernel_shape=[1, 1], name="mp"),
         helper.make_node("Add", ["r", "s"], ["a"]),
@@ -860,12 +876,12 @@ def test_every_unsupported_node_listed():
         graph.swap_backend(m)
     e = info.value
     assert isinstance(e, ai3.UnsupportedOperation)
-    assert [n.name for n, _ in e.nodes] == ["hardmax1", "hardmax2", "lppool", "mp"]
-    assert e.op_types() == ["Hardmax", "LpPool", "MaxPool"]
+    assert [n.name for n, _ in e.nodes] == ["glp1", "glp2", "lppool", "mp"]
+    assert e.op_types() == ["GlobalLpPool", "LpPool", "MaxPool"]
     text = str(e)
     assert text.startswith("4 nodes of the model ai3 cannot run (3 op types)")
-    assert "Hardmax (domain 'ai.onnx'): 2 nodes" in text and "'hardmax1', 'hardmax2'" in text
-    assert "after_hardmax" not in text
+    assert "GlobalLpPool (domain 'ai.onnx'): 2 nodes" in text and "'glp1', 'glp2'" in text
+    assert "after_glp" not in text
     assert "LpPool (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
     # Other domains' nodes are listed all together too.
     nodes = [

@@ -98,6 +98,8 @@ ONNX op -> spec (see `_Mapper.node`):
   DepthToSpace, SpaceToDepth  depth_to_space / space_to_depth (DCR, CRD)
   Pad (reflect, edge, wrap) pad2d in those modes on H/W
   LpNormalization           x / clamp(reduce_l1 or reduce_l2(axis, keepdim))
+  Hardmax                   cast(equal(argmax(axis, keepdim), the axis'
+                            indices)); before opset 13 on the last dim
   Dropout, Identity         identity (dropped)
 """
 
@@ -218,7 +220,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile", "Mod", "LpNormalization",
+    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -2382,6 +2384,26 @@ class _Mapper:
             "select_last_index": bool(int(a.get("select_last_index", 0))),
         }
         return self.add(op, node, [x], attrs)
+
+    def op_Hardmax(self, node, a, x):
+        """1 at the first maximum along `axis`, 0 elsewhere: argmax
+        (keepdim), equal to the axis' indices (a constant broadcast along
+        the other dims) and a cast to the model's float dtype. Before opset
+        13 Hardmax flattens the dims from `axis` on, which is the same only
+        where `axis` is the last dim."""
+        shape = self.shape(node.input[0])
+        if shape is None or any(not isinstance(d, int) or d < 0 for d in shape):
+            raise _unsupported(node, "an input of unknown shape; ai3 needs the size of the axis")
+        rank = len(shape)
+        axis = int(a.get("axis", -1 if self.opset >= 13 else 1)) % rank
+        if self.opset < 13 and axis != rank - 1:
+            raise _unsupported(node, f"axis {axis} of a rank-{rank} input before opset 13 (coerced to 2-D)")
+        first = self.add(
+            "argmax", node, [x], {"axis": axis, "keepdim": True, "select_last_index": False}, suffix="/argmax"
+        )
+        indices = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
+        hit = self.add("equal", node, [first], {}, {"other": indices}, suffix="/equal", shape=None)
+        return self.add("cast", node, [hit], {"to": self.float_dtype.name}, shape=None)
 
     def op_ArgMin(self, node, a, x):
         return self.op_ArgMax(node, a, x, "argmin")
