@@ -722,6 +722,33 @@ def test_hardmax(opset, axis):
         graph.swap_backend(old)
 
 
+@pytest.mark.parametrize("axis,values", [(-1, [0.0, 1.0]), (0, [2.0, 5.0]), (1, [-1.0, 3.0])])
+def test_one_hot(axis, values):
+    """OneHot of int64 indices (one negative, counted from depth; one out
+    of range: all off_value) with constant depth and values, against ORT;
+    integer values are refused (ai3 writes a float one-hot)."""
+    out_shape = {-1: [2, 3, 5], 0: [5, 2, 3], 1: [2, 5, 3]}[axis]
+
+    def one_hot(values):
+        inits = [numpy_helper.from_array(np.asarray(5, np.int64), "depth"), numpy_helper.from_array(values, "values")]
+        node = helper.make_node("OneHot", ["x", "depth", "values"], ["y"], axis=axis)
+        g = helper.make_graph(
+            [node],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.INT64, [2, 3])],
+            [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(values.dtype), out_shape)],
+            inits,
+        )
+        return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+
+    m = one_hot(np.asarray(values, np.float32))
+    x = np.array([[0, 4, -1], [-5, 7, 2]], dtype=np.int64)
+    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    assert_close(graph.swap_backend(m)(x), want)
+    with pytest.raises(ai3.UnsupportedOperation, match="float one-hot"):
+        graph.swap_backend(one_hot(np.asarray(values, np.int64)))
+
+
 @pytest.mark.parametrize(
     "starts,ends,steps", [([3], [-100], [-1]), ([-1], [0], [-2]), ([1], [1000], [3]), ([0], [-1], [1])]
 )

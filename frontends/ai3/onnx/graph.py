@@ -100,6 +100,9 @@ ONNX op -> spec (see `_Mapper.node`):
   LpNormalization           x / clamp(reduce_l1 or reduce_l2(axis, keepdim))
   Hardmax                   cast(equal(argmax(axis, keepdim), the axis'
                             indices)); before opset 13 on the last dim
+  OneHot (constant depth,   equal of the indices (reshaped) to the
+  values)                   positions and to them minus depth, or'ed, cast
+                            and scaled to the values
   Dropout, Identity         identity (dropped)
 """
 
@@ -220,7 +223,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax",
+    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax", "OneHot",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -2404,6 +2407,41 @@ class _Mapper:
         indices = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
         hit = self.add("equal", node, [first], {}, {"other": indices}, suffix="/equal", shape=None)
         return self.add("cast", node, [hit], {"to": self.float_dtype.name}, shape=None)
+
+    def op_OneHot(self, node, a, x):
+        """on_value where an index (a negative one counted from depth) is the
+        position along the new axis, off_value elsewhere: the indices (cast
+        to int64, as ONNX does float ones) reshaped with a 1 at `axis`,
+        equal to the positions 0..depth-1 or to them minus depth, or'ed,
+        cast, then off + hit (on - off). An index outside [-depth, depth)
+        matches no position: all off_value, as ORT gives."""
+        shape = self.shape(node.input[0])
+        if shape is None:
+            raise _unsupported(node, "indices of unknown rank")
+        depth = int(np.asarray(self.const(node, node.input[1], "depth")).reshape(()))
+        values = np.asarray(self.const(node, node.input[2], "values")).reshape(-1)
+        if values.dtype.kind != "f" or values.size != 2:
+            raise _unsupported(node, f"values {values.dtype}[{values.size}]; ai3 writes a float one-hot of 2 values")
+        rank = len(shape) + 1
+        axis = int(a.get("axis", -1)) % rank
+        if node.input[0] not in self.int_dtypes:
+            x = self.add("cast", node, [x], {"to": "int64"}, suffix="/int64")
+        target = [-1 if d is None else int(d) for d in (*shape[:axis], 1, *shape[axis:])]
+        if target.count(-1) > 1:
+            raise _unsupported(node, f"indices of shape {shape}: more than one unknown dimension")
+        positions = np.arange(depth, dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
+        u = self.add("reshape", node, [x], {"shape": target}, suffix="/unsqueeze")
+        hits = [
+            self.add("equal", node, [u], {}, {"other": p}, suffix=f"/equal{k}", shape=None)
+            for k, p in enumerate((positions, positions - depth))
+        ]
+        hit = self.add("logical_or", node, hits, suffix="/or", shape=None)
+        off, on = float(values[0]), float(values[1])
+        if (off, on) == (0.0, 1.0):
+            return self.add("cast", node, [hit], {"to": self.float_dtype.name}, shape=None)
+        h = self.add("cast", node, [hit], {"to": self.float_dtype.name}, suffix="/cast", shape=None)
+        h = self.add("mul", node, [h], {"reverse": False}, {"other": np.asarray(on - off)}, suffix="/scale", shape=None)
+        return self.add("add", node, [h], {"reverse": False}, {"other": np.asarray(off)}, shape=None)
 
     def op_ArgMin(self, node, a, x):
         return self.op_ArgMax(node, a, x, "argmin")
