@@ -717,9 +717,17 @@ def test_hardmax(opset, axis):
     x[0, 0, :] = 1.0
     got, want = _run_both(m, x)
     assert_close(got, want)
+
+
+def test_hardmax_refused_forms():
+    """Before opset 13 Hardmax is taken only along the last dim; an
+    LpNormalization p other than 1 and 2 is refused."""
     old = _model([helper.make_node("Hardmax", ["x"], ["y"], axis=1)], [], [2, 3, 4], [2, 3, 4], opset=11)
     with pytest.raises(ai3.UnsupportedOperation, match="before opset 13"):
         graph.swap_backend(old)
+    lp3 = _model([helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=3)], [], [2, 3, 4], [2, 3, 4])
+    with pytest.raises(ai3.UnsupportedOperation, match="p=3"):
+        graph.swap_backend(lp3)
 
 
 @pytest.mark.parametrize("axis,values", [(-1, [0.0, 1.0]), (0, [2.0, 5.0]), (1, [-1.0, 3.0])])
@@ -743,8 +751,8 @@ def test_one_hot(axis, values):
 
     m = one_hot(np.asarray(values, np.float32))
     x = np.array([[0, 4, -1], [-5, 7, 2]], dtype=np.int64)
-    want = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    assert_close(graph.swap_backend(m)(x), want)
+    got, want = _run_both(m, x)
+    assert_close(got, want)
     with pytest.raises(ai3.UnsupportedOperation, match="float one-hot"):
         graph.swap_backend(one_hot(np.asarray(values, np.int64)))
 

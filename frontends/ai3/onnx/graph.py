@@ -816,6 +816,13 @@ def _pads_for(node: Any, auto_pad: str, size: int | None, kernel: int, stride: i
     return padding.same_1d(size, kernel, stride, dilation, lower=auto_pad == "SAME_LOWER")
 
 
+def _positions_along(axis: int, rank: int, size: int) -> np.ndarray:
+    """0..size-1 (int64) along `axis` of a rank-`rank` constant, size 1 on
+    every other axis: compared with a tensor, it broadcasts along the rest
+    (Hardmax's and OneHot's "is this the position" test)."""
+    return np.arange(size, dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
+
+
 class _Mapper:
     def __init__(self, model: Any, shapes: dict[str, tuple], opset: int):
         onnx = _onnx()
@@ -2404,7 +2411,7 @@ class _Mapper:
         first = self.add(
             "argmax", node, [x], {"axis": axis, "keepdim": True, "select_last_index": False}, suffix="/argmax"
         )
-        indices = np.arange(shape[axis], dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
+        indices = _positions_along(axis, rank, shape[axis])
         hit = self.add("equal", node, [first], {}, {"other": indices}, suffix="/equal", shape=None)
         return self.add("cast", node, [hit], {"to": self.float_dtype.name}, shape=None)
 
@@ -2429,7 +2436,7 @@ class _Mapper:
         target = [-1 if d is None else int(d) for d in (*shape[:axis], 1, *shape[axis:])]
         if target.count(-1) > 1:
             raise _unsupported(node, f"indices of shape {shape}: more than one unknown dimension")
-        positions = np.arange(depth, dtype=np.int64).reshape([-1 if d == axis else 1 for d in range(rank)])
+        positions = _positions_along(axis, rank, depth)
         u = self.add("reshape", node, [x], {"shape": target}, suffix="/unsqueeze")
         hits = [
             self.add("equal", node, [u], {}, {"other": p}, suffix=f"/equal{k}", shape=None)
