@@ -175,5 +175,124 @@ def test_embedding_with_max_norm_is_refused_naming_the_node():
         ai3.swap_backend(NotEmbeddable().eval(), sample_input_shape=[torch.zeros(2, 3, dtype=torch.int64)])
 
 
+# ONNX graphs whose inputs and outputs are declared narrower than the core
+# keeps them (ai3.Model.narrow_inputs): TF exports' int32 ids, uint8 images,
+# float16 models. They run widened (int64, float32) and return the declared
+# types, as ONNX Runtime's do.
+
+
+def _onnx_graph(nodes, inputs, outputs, inits=()):
+    from onnx import helper
+
+    g = helper.make_graph(nodes, "narrow", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def _ort_run(m, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(None, feeds)
+
+
+def test_uint8_image_and_int32_ids_run_widened_and_return_declared_types():
+    """A uint8 image normalised in the graph (Cast, Sub, Div, Conv) and
+    int32 token ids through an embedding Gather and an int32 Add, with an
+    int32 output: the ai3.Model takes the arrays of the declared types and
+    returns each output in its declared type, equal to ONNX Runtime's."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    table = rng.standard_normal((50, 6)).astype(np.float32)
+    nodes = [
+        helper.make_node("Cast", ["image"], ["f"], to=TensorProto.FLOAT),
+        helper.make_node("Sub", ["f", "mean"], ["centred"]),
+        helper.make_node("Div", ["centred", "std"], ["normed"]),
+        helper.make_node("Conv", ["normed", "w"], ["features"], pads=[1, 1, 1, 1]),
+        helper.make_node("Gather", ["table", "ids"], ["embedded"]),
+        helper.make_node("Add", ["ids", "one"], ["next_ids"]),
+    ]
+    inits = [
+        numpy_helper.from_array(np.array([[[123.0]], [[117.0]], [[104.0]]], np.float32), "mean"),
+        numpy_helper.from_array(np.array([[[58.0]], [[57.0]], [[57.5]]], np.float32), "std"),
+        numpy_helper.from_array(w, "w"),
+        numpy_helper.from_array(table, "table"),
+        numpy_helper.from_array(np.array(1, np.int32), "one"),
+    ]
+    m = _onnx_graph(
+        nodes,
+        [
+            helper.make_tensor_value_info("image", TensorProto.UINT8, [1, 3, 8, 8]),
+            helper.make_tensor_value_info("ids", TensorProto.INT32, [2, 5]),
+        ],
+        [
+            helper.make_tensor_value_info("features", TensorProto.FLOAT, [1, 4, 8, 8]),
+            helper.make_tensor_value_info("embedded", TensorProto.FLOAT, [2, 5, 6]),
+            helper.make_tensor_value_info("next_ids", TensorProto.INT32, [2, 5]),
+        ],
+        inits,
+    )
+    image = rng.integers(0, 256, (1, 3, 8, 8)).astype(np.uint8)
+    ids = rng.integers(0, 49, (2, 5)).astype(np.int32)
+    model = ai3.onnx.swap_backend(m)
+    got = model(image, ids)
+    want = _ort_run(m, {"image": image, "ids": ids})
+    assert [g.dtype for g in got] == [np.float32, np.float32, np.int32]
+    _close(got[0], want[0], np.float32)
+    _close(got[1], want[1], np.float32)
+    np.testing.assert_array_equal(got[2], want[2])
+    # The declared types, and the wider ones the core keeps, are taken;
+    # another type is refused naming the input.
+    np.testing.assert_array_equal(model(image, ids.astype(np.int64))[2], want[2])
+    with pytest.raises(ai3.DTypeError, match="'ids'"):
+        model(image, ids.astype(np.int16))
+
+
+def test_narrow_integer_outputs_wrap_as_their_type():
+    """uint8 + 200 computed in int64 and returned as uint8 wraps modulo 256,
+    as the uint8 addition ONNX Runtime runs does."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    m = _onnx_graph(
+        [helper.make_node("Add", ["x", "c"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8, [2, 4])],
+        [numpy_helper.from_array(np.array(200, np.uint8), "c")],
+    )
+    x = np.array([[0, 1, 55, 56], [100, 200, 250, 255]], np.uint8)
+    got = ai3.onnx.swap_backend(m)(x)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, _ort_run(m, {"x": x})[0])
+
+
+def test_float16_model_computes_in_float32_and_returns_float16():
+    """A float16 graph (input, weights and output): ai3 computes it in
+    float32 and returns float16, within float16's rounding of ONNX
+    Runtime's result."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(4)
+    w = (rng.standard_normal((5, 3, 3, 3)) * 0.2).astype(np.float16)
+    b = rng.standard_normal(5).astype(np.float16)
+    m = _onnx_graph(
+        [
+            helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"]),
+        ],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT16, [1, 3, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT16, [1, 5, 6, 6])],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
+    )
+    x = rng.standard_normal((1, 3, 6, 6)).astype(np.float16)
+    model = ai3.onnx.swap_backend(m)
+    assert model.dtype == np.float32
+    got = model(x)
+    assert got.dtype == np.float16
+    want = _ort_run(m, {"x": x})[0]
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)

@@ -121,6 +121,14 @@ class Model:
         # model's constants (see PerShape); None: the model takes any shape
         # its layers take.
         self.per_shape: PerShape | None = None
+        # Inputs and outputs that an ONNX graph declares in a narrower type
+        # than the core keeps (int32 or uint8 ids, float16 tensors), by
+        # index: arrays of that type are widened exactly on the way in (to
+        # int64, or to the model's float dtype), and those outputs come back
+        # in their declared type, as ONNX Runtime's CPU provider computes
+        # float16 in float32 where it has no float16 kernel.
+        self.narrow_inputs: dict[int, np.dtype] = {}
+        self.narrow_outputs: dict[int, np.dtype] = {}
 
     def _inputs(self, args: tuple, kwargs: dict[str, Any]) -> list[Any]:
         """The call's inputs in the model's order, from positional and
@@ -155,14 +163,32 @@ class Model:
                     f"model input '{name}' is on {x.device}; models of several inputs or outputs run on the CPU"
                 )
             array, kind = _arrays.to_array(x, f"model input '{name}'")
+            array = self._widened(len(arrays), array)
             if array.dtype != want:
                 raise errors.DTypeError(f"model input '{name}' is {array.dtype}, the model takes {want} there")
             arrays.append(array)
             kinds.append(kind)
-        outputs = [_inference_only(xs[0], _arrays.from_array(y, kinds[0])) for y in self._core.run(arrays)]
+        outputs = [
+            _inference_only(xs[0], _arrays.from_array(self._narrowed(i, y), kinds[0]))
+            for i, y in enumerate(self._core.run(arrays))
+        ]
         if self.output_names is not None:
             return self._named(outputs)
         return outputs[0] if self.output_count == 1 and len(outputs) == 1 else tuple(outputs)
+
+    def _widened(self, index: int, array: np.ndarray) -> np.ndarray:
+        """Input `index` in the type the core keeps it in, where the graph
+        declares it narrower and the array is of that declared type."""
+        narrow = self.__dict__.get("narrow_inputs") or {}  # (pickles from before it have none)
+        if index in narrow and array.dtype == narrow[index]:
+            return array.astype(self._input_dtypes()[index])
+        return array
+
+    def _narrowed(self, index: int, y: np.ndarray) -> np.ndarray:
+        """Output `index` in its declared type (integers wrap, as the
+        narrower type's arithmetic would have)."""
+        narrow = self.__dict__.get("narrow_outputs") or {}
+        return y.astype(narrow[index]) if index in narrow else y
 
     def _input_dtypes(self) -> list[np.dtype]:
         # Pickles of models from before input_dtypes have one float dtype.
@@ -208,7 +234,8 @@ class Model:
             with torch.cuda.device(x.device):
                 return _inference_only(x, cuda.call_model(self._core, x, order))
         array, kind = _arrays.to_array(x, "model input")
-        return _inference_only(x, _arrays.from_array(self._core(array), kind))
+        y = self._narrowed(0, self._core(self._widened(0, array)))
+        return _inference_only(x, _arrays.from_array(y, kind))
 
     forward = __call__
 

@@ -75,10 +75,12 @@ class BackendRep(base.BackendRep):
         return _results(self._outputs, self._out_dtypes, self.model(np.asarray(x)))
 
 
-def _declared_dtypes(proto: Any) -> list[np.dtype | None]:
+def _declared_dtypes(proto: Any, values: Sequence[Any] | None = None) -> list[np.dtype | None]:
+    """The NumPy types the graph declares for `values` (its outputs by
+    default); None where it declares none."""
     return [
         onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type) if o.type.tensor_type.elem_type else None
-        for o in proto.graph.output
+        for o in (proto.graph.output if values is None else values)
     ]
 
 
@@ -179,7 +181,7 @@ class Backend(base.Backend):
             # A graph that computes nothing (Identity, Dropout, a Cast
             # between float types) has no core layer to run; ai3.Model
             # refuses to be empty, the backend returns the input.
-            ai3_model = _Identity(dtype)
+            ai3_model = _Identity(dtype, _declared_dtypes(proto, graph.graph_inputs(proto))[0])
         return BackendRep(ai3_model, proto)
 
     @classmethod
@@ -205,12 +207,13 @@ class Backend(base.Backend):
 
 
 class _Identity:
-    def __init__(self, dtype: np.dtype):
+    def __init__(self, dtype: np.dtype, declared: np.dtype | None = None):
         self.dtype = dtype
+        self.declared = declared  # the input's type in the graph (int8, float16, ...)
 
     def __call__(self, x: Any) -> np.ndarray:
         x = np.asarray(x)
-        if x.dtype != self.dtype:
+        if x.dtype != self.dtype and x.dtype != self.declared:
             raise errors.DTypeError(f"the model's input is {self.dtype}, got {x.dtype}")
         return x.copy()
 

@@ -663,6 +663,42 @@ def _dims(value_info: Any) -> tuple | None:
 
 # ONNX element types of the integer tensors ai3 takes (core/tensor.h).
 _INT_ELEMS = {7: np.int64, 9: np.bool_}  # TensorProto.INT64, TensorProto.BOOL
+# Element types of graph inputs and outputs that ai3 keeps in a wider type
+# (ai3.Model.narrow_inputs): the narrower integers in int64, whose values
+# agree while they fit (a cast back to the declared type wraps as the
+# narrower arithmetic would), and float16 in float32. UINT64 has values
+# int64 cannot hold and stays refused.
+_NARROW_INTS = {2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32, 12: np.uint32}
+_FLOAT16 = 10
+
+
+def _input_int_dtype(value_info: Any) -> np.dtype | None:
+    """The integer dtype (int64 or bool) ai3 keeps graph input or output
+    `value_info` in; None for a float or any other type."""
+    t = value_info.type
+    elem = t.tensor_type.elem_type if t.WhichOneof("value") == "tensor_type" else None
+    if elem in _INT_ELEMS:
+        return np.dtype(_INT_ELEMS[elem])
+    return np.dtype(np.int64) if elem in _NARROW_INTS else None
+
+
+def _narrow_dtype(value_info: Any) -> np.dtype | None:
+    """The declared NumPy type of a graph input or output that ai3 keeps
+    in a wider one (int32, float16, ...), else None."""
+    t = value_info.type
+    elem = t.tensor_type.elem_type if t.WhichOneof("value") == "tensor_type" else None
+    if elem in _NARROW_INTS:
+        return np.dtype(_NARROW_INTS[elem])
+    return np.dtype(np.float16) if elem == _FLOAT16 else None
+
+
+def _declare_narrow(built: Any, proto: Any) -> Any:
+    """`built` told which of its inputs and outputs the graph declares
+    narrower than the core keeps them (ai3.Model.narrow_inputs)."""
+    inputs = graph_inputs(proto)
+    built.narrow_inputs = {i: d for i, v in enumerate(inputs) if (d := _narrow_dtype(v)) is not None}
+    built.narrow_outputs = {i: d for i, v in enumerate(proto.graph.output) if (d := _narrow_dtype(v)) is not None}
+    return built
 
 
 def model_dtype(model: Any, dtype: Any | None = None) -> np.dtype:
@@ -671,18 +707,12 @@ def model_dtype(model: Any, dtype: Any | None = None) -> np.dtype:
     computes in its float initializers' dtype, float32 if none."""
     onnx = _onnx()
     inputs = graph_inputs(model)
-    if dtype is None and all(
-        i.type.WhichOneof("value") == "tensor_type" and i.type.tensor_type.elem_type in _INT_ELEMS for i in inputs
-    ):
+    if dtype is None and all(_input_int_dtype(i) is not None for i in inputs):
         floats = [t.data_type for t in model.graph.initializer if t.data_type in (1, 11)]
         return np.dtype(np.float64 if floats and floats[0] == 11 else np.float32)
     if dtype is None:
         inp = next(
-            (
-                i
-                for i in inputs
-                if not (i.type.WhichOneof("value") == "tensor_type" and i.type.tensor_type.elem_type in _INT_ELEMS)
-            ),
+            (i for i in inputs if _input_int_dtype(i) is None),
             inputs[0],
         )
         kind = inp.type.WhichOneof("value")
@@ -691,10 +721,13 @@ def model_dtype(model: Any, dtype: Any | None = None) -> np.dtype:
                 f"ai3 models take a tensor; the model's input '{inp.name}' is a {kind or 'value of no type'}"
             )
         elem = inp.type.tensor_type.elem_type
-        table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64}
+        # float16 computes in float32 (_NARROW_INTS' comment).
+        table = {onnx.TensorProto.FLOAT: np.float32, onnx.TensorProto.DOUBLE: np.float64, _FLOAT16: np.float32}
         if elem not in table:
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
-            raise errors.DTypeError(f"ai3 models run in float32 or float64; the model's input '{inp.name}' is {name}")
+            raise errors.DTypeError(
+                f"ai3 models run in float32 or float64 (float16 in float32); the model's input '{inp.name}' is {name}"
+            )
         return np.dtype(table[elem])
     try:
         dtype = np.dtype(getattr(dtype, "name", dtype))
@@ -854,9 +887,9 @@ class _Mapper:
         except errors.DTypeError:
             self.float_dtype = np.dtype(np.float32)  # (refused where it matters: swap_backend)
         for inp in model.graph.input:
-            elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
-            if elem in _INT_ELEMS:
-                self.int_dtypes[inp.name] = np.dtype(_INT_ELEMS[elem])
+            integer = _input_int_dtype(inp)
+            if integer is not None:
+                self.int_dtypes[inp.name] = integer
         # Node index -> the written-out GELU or layer norm it belongs to
         # (ai3.onnx.patterns); the chain's last node emits one spec.
         self.fused: dict[int, Any] = {}
@@ -2672,13 +2705,13 @@ def swap_backend(
     np_dtype = model_dtype(proto, dtype)
     inputs = graph_inputs(proto)
     several = len(inputs) > 1 or len(proto.graph.output) > 1
-    if several or any(i.type.tensor_type.elem_type in _INT_ELEMS for i in inputs):
+    if several or any(_input_int_dtype(i) is not None for i in inputs):
         return _swap_backend_several(proto, algos, sample_input_shape, np_dtype, recorder)
     specs, output = _to_specs(proto, sample_input_shape)
     built = frontend.build_model(
         specs, output, algos, dtype=np_dtype, layout="NCHW", sample_input_shape=sample_input_shape, recorder=recorder
     )
-    return _per_shape(built, proto, algos, sample_input_shape, np_dtype)
+    return _per_shape(_declare_narrow(built, proto), proto, algos, sample_input_shape, np_dtype)
 
 
 def _sample_shapes(proto: Any, sample_input_shape: Any) -> Any:
@@ -2726,13 +2759,14 @@ def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dt
     input_dtypes = []
     for inp in inputs:
         elem = inp.type.tensor_type.elem_type if inp.type.WhichOneof("value") == "tensor_type" else None
-        if elem in _INT_ELEMS:  # token ids, masks
-            input_dtypes.append(np.dtype(_INT_ELEMS[elem]))
+        integer = _input_int_dtype(inp)
+        if integer is not None:  # token ids, masks
+            input_dtypes.append(integer)
             continue
-        if elem != wanted:
+        if elem != wanted and not (elem == _FLOAT16 and np_dtype == np.float32):
             name = onnx.TensorProto.DataType.Name(elem) if elem in onnx.TensorProto.DataType.values() else elem
             raise errors.DTypeError(
-                f"ai3 models take float inputs of one dtype ({np_dtype}), int64 and bool ones; the model's input '{inp.name}' is {name}"
+                f"ai3 models take float inputs of one dtype ({np_dtype}; float16 too where it is float32), integer and bool ones; the model's input '{inp.name}' is {name}"
             )
         input_dtypes.append(np_dtype)
     specs, output = _to_specs(proto, sample_input_shape)
@@ -2747,7 +2781,7 @@ def _swap_backend_several(proto: Any, algos: Any, sample_input_shape: Any, np_dt
         input_dtypes=input_dtypes,
     )
     built.input_names = [inp.name for inp in inputs]
-    return _per_shape(built, proto, algos, sample_input_shape, np_dtype)
+    return _per_shape(_declare_narrow(built, proto), proto, algos, sample_input_shape, np_dtype)
 
 
 __all__ = [
