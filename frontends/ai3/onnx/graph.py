@@ -103,6 +103,10 @@ ONNX op -> spec (see `_Mapper.node`):
   OneHot (constant depth,   equal of the indices (reshaped) to the
   values)                   positions and to them minus depth, or'ed, cast
                             and scaled to the values
+  LSTM, GRU, RNN            the cell unrolled over the (fixed) steps: one
+                            linear of the whole input, then per step a
+                            linear of H, slices, add / mul, sigmoid / tanh /
+                            relu (ai3.recurrent)
   Dropout, Identity         identity (dropped)
 """
 
@@ -116,7 +120,7 @@ from typing import Any
 
 import numpy as np
 
-from ai3 import errors, frontend, padding, selection
+from ai3 import errors, frontend, padding, recurrent, selection
 from ai3 import model as ai3_model
 from ai3.onnx import fold, patterns
 from ai3.spec import (
@@ -223,7 +227,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax", "OneHot",
+    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax", "OneHot", "LSTM", "GRU", "RNN",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -2448,6 +2452,114 @@ class _Mapper:
         hit = self.add("equal", node, [first], {}, {"other": indices}, suffix="/equal", shape=None)
         return self.add("cast", node, [hit], {"to": self.float_dtype.name}, shape=None)
 
+    def op_LSTM(self, node, a, x):
+        return self.recurrent(node, a, x, "lstm")
+
+    def op_GRU(self, node, a, x):
+        return self.recurrent(node, a, x, "gru")
+
+    def op_RNN(self, node, a, x):
+        return self.recurrent(node, a, x, "rnn")
+
+    def recurrent(self, node: Any, a: dict, x: int, kind: str) -> int:
+        """LSTM / GRU / RNN over a sequence of known length, unrolled
+        (ai3.recurrent): Y, Y_h (and Y_c) as ONNX defines them, in either
+        layout. The weights, biases and peepholes must be constants; the
+        initial state may be a constant or a tensor; sequence_lens, if
+        given, must be the full length for every sequence."""
+        shape = self.shape(node.input[0])
+        layout = int(a.get("layout", 0))
+        if shape is None or len(shape) != 3 or not isinstance(shape[layout], int):
+            raise _unsupported(node, "an input whose sequence length is unknown; ai3 unrolls the steps")
+        steps = int(shape[layout])
+        w = self.const(node, node.input[1], "W")
+        r = self.const(node, node.input[2], "R")
+        count = w.shape[0]
+        hidden = int(a.get("hidden_size", r.shape[-1]))
+        gates = recurrent.GATES[kind]
+        b = self.opt_const(node, 3, "B")
+        b = np.zeros((count, 2 * gates * hidden)) if b is None else _float(b)
+        lens = self.opt_const(node, 4, "sequence_lens")
+        if lens is not None and not np.all(np.asarray(lens) == steps):
+            raise _unsupported(
+                node, f"sequence_lens {np.asarray(lens).tolist()}; ai3 runs every sequence's {steps} steps"
+            )
+        direction = a.get("direction", "forward")
+        reverse = [direction == "reverse"] if direction != "bidirectional" else [False, True]
+        per = len(recurrent.DEFAULT_ACTIVATIONS[kind])
+        names = [(n.decode() if isinstance(n, bytes) else n).lower() for n in a.get("activations", [])] or list(
+            recurrent.DEFAULT_ACTIVATIONS[kind]
+        ) * count
+        why = recurrent.check_activations(kind, names)
+        if why:
+            raise _unsupported(node, why)
+        p = self.opt_const(node, 7, "P (peepholes)") if kind == "lstm" else None
+        if layout:
+            x = self.add("permute", node, [x], {"dims": [1, 0, 2]}, suffix="/time_major")
+        states = [self.initial_state(node, k, layout, count) for k in ((5, 6) if kind == "lstm" else (5,))]
+        directions = [
+            recurrent.Direction(
+                w=_float(w[d]),
+                r=_float(r[d]),
+                w_bias=b[d, : gates * hidden].copy(),
+                r_bias=b[d, gates * hidden :].copy(),
+                activations=names[d * per : (d + 1) * per],
+                reverse=reverse[d],
+                peepholes=None if p is None or not np.any(p) else _float(p[d]),
+                h0=states[0][d],
+                c0=states[1][d] if kind == "lstm" else None,
+            )
+            for d in range(count)
+        ]
+        clip = a.get("clip")
+        cell = recurrent.Cell(
+            kind,
+            hidden,
+            clip=None if clip is None else float(clip),
+            linear_before_reset=bool(int(a.get("linear_before_reset", 0))),
+            input_forget=bool(int(a.get("input_forget", 0))),
+        )
+        emit = lambda op, ins, at, wt, suffix: self.add(op, node, ins, at, wt, suffix=suffix, shape=None)  # noqa: E731
+        y, y_h, y_c = recurrent.onnx_outputs(emit, steps, cell, recurrent.run(emit, x, steps, cell, directions))
+        if layout:  # (batch, steps, directions, hidden) and (batch, directions, hidden)
+            y = self.add("permute", node, [y], {"dims": [2, 0, 1, 3]}, suffix="/Y_batch_major", shape=None)
+            y_h = self.add("permute", node, [y_h], {"dims": [1, 0, 2]}, suffix="/Y_h_batch_major", shape=None)
+            if y_c is not None:
+                y_c = self.add("permute", node, [y_c], {"dims": [1, 0, 2]}, suffix="/Y_c_batch_major", shape=None)
+        for out, index in zip(node.output[1:], (y_h, y_c)):
+            if out:
+                self.tensors[out] = index
+        return y
+
+    def initial_state(self, node: Any, index: int, layout: int, count: int) -> list:
+        """Input `index` of a recurrent node (initial_h or initial_c, (D, N,
+        H), or (N, D, H) in layout 1) per direction, as ai3.recurrent's
+        Values of shape (1, N, H): None where absent or zero, an array where
+        constant, else a spec slicing the tensor."""
+        if len(node.input) <= index or not node.input[index]:
+            return [None] * count
+        name = node.input[index]
+        if name in self.constants:
+            value = _float(self.constants[name])
+            value = value.transpose(1, 0, 2) if layout else value
+            return [None if not np.any(value[d]) else value[d : d + 1] for d in range(count)]
+        state = self.tensor(node, name)
+        if layout:
+            state = self.add("permute", node, [state], {"dims": [1, 0, 2]}, suffix=f"/state{index}", shape=None)
+        if count == 1:
+            return [state]
+        return [
+            self.add(
+                "slice",
+                node,
+                [state],
+                {"axis": 0, "start": d, "stop": d + 1, "step": 1},
+                suffix=f"/state{index}_{d}",
+                shape=None,
+            )
+            for d in range(count)
+        ]
+
     def op_OneHot(self, node, a, x):
         """on_value where an index (a negative one counted from depth) is the
         position along the new axis, off_value elsewhere: the indices (cast
@@ -2725,20 +2837,26 @@ def _sample_shapes(proto: Any, sample_input_shape: Any) -> Any:
 
 
 # Ops whose output is a tensor's shape: _to_specs folds them, and what
-# follows from them, for the sample input shapes.
-_SHAPE_READERS = frozenset({"Shape", "Size"})
+# follows from them, for the sample input shapes. The recurrent ops are
+# unrolled over the sample's sequence length (ai3.recurrent).
+_SHAPE_READERS = frozenset({"Shape", "Size", "LSTM", "GRU", "RNN"})
 
 
 def _per_shape(model: Any, proto: Any, algos: Any, sample_input_shape: Any, np_dtype: np.dtype) -> Any:
     """`model`, told to run other input shapes than its sample ones in a
     model built for them (ai3.model.PerShape) where its graph reads shapes:
-    those were folded into constants for the sample shapes, and at other
-    shapes would fail, or broadcast into a wrong result."""
+    those were folded into constants for the sample shapes (or, without a
+    sample, the graph's own fixed dims), and at other shapes would fail, or
+    broadcast (or unroll) into a wrong result. Where the graph fixes the
+    dims, a call at other shapes is refused as swap_backend refuses such a
+    sample."""
     if not any(n.op_type in _SHAPE_READERS for n in proto.graph.node):
         return model
     shapes = [shape for _, shape in _bound_inputs(proto, sample_input_shape)]
     if any(shape is None for shape in shapes):  # folded for the graph's own fixed dims
-        return model
+        shapes = [_dims(inp) for inp in graph_inputs(proto)]
+        if any(shape is None or None in shape for shape in shapes):
+            return model
     model.per_shape = ai3_model.PerShape(shapes, functools.partial(_rebuilt, proto, algos, np_dtype))
     return model
 
