@@ -14,6 +14,7 @@ class maps onto.
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional, Union
@@ -25,7 +26,7 @@ from torch import nn
 from ai3 import errors, frontend, layers, model, selection
 from ai3.selection import Selector
 from ai3.spec import MODEL_INPUT, OUTPUTS
-from ai3.torch import fx, mapping, ops, tracing
+from ai3.torch import fx, mapping, ops, rnn, tracing
 from ai3.torch.modules import Layer
 
 # The frontend contract (ai3.frontend): torch models compute on NCHW images.
@@ -86,7 +87,7 @@ def swap_backend(
     found, unbatched = _trace(traced, shape)
     specs, output, _ = found
     if specs[output].op == OUTPUTS:
-        return _built_several(found, algos, module, dtype, device, recorder)
+        return _unrolled(_built_several(found, algos, module, dtype, device, recorder), module, algos, dtype, [shape])
     built = frontend.build_model(
         specs,
         output,
@@ -98,14 +99,37 @@ def swap_backend(
         recorder=recorder,
     )
     built.unbatched = unbatched
+    return _unrolled(built, module, algos, dtype, [shape])
+
+
+def _unrolled(built: model.Model, module: nn.Module, algos: Any, dtype: Any, shapes: Sequence[Any]) -> model.Model:
+    """`built`, told to run other input shapes in a model built for them
+    (ai3.model.PerShape) where the module has a recurrent layer: its steps
+    are unrolled for the sample's sequence length (ai3.torch.rnn)."""
+    if not any(rnn.is_recurrent(m) for m in module.modules()):
+        return built
+    shapes = [tuple(s.shape) if isinstance(s, torch.Tensor) else tuple(s) for s in shapes]
+    torch_dtypes = [torch.from_numpy(np.zeros((), d)).dtype for d in built._input_dtypes()]
+    built.per_shape = model.PerShape(shapes, functools.partial(_rebuilt, module, algos, dtype, torch_dtypes))
     return built
+
+
+def _rebuilt(
+    module: nn.Module, algos: Any, dtype: Any, torch_dtypes: list[torch.dtype], shapes: list[tuple[int, ...]]
+) -> model.Model:
+    """PerShape's rebuild: the model for inputs of these shapes (one
+    example input of its dtype per input where there are several)."""
+    if len(shapes) == 1:
+        return swap_backend(module, algos, shapes[0], dtype=dtype)
+    return swap_backend(module, algos, [torch.zeros(s, dtype=t) for s, t in zip(shapes, torch_dtypes)], dtype=dtype)
 
 
 def _swap_backend_several(
     module: nn.Module, algos: Any, shapes: Sequence[Sequence[int]], *, dtype: Any, device: Any, recorder: Any
 ) -> model.Model:
     shapes = [s if isinstance(s, torch.Tensor) else selection.sample_shape(s) for s in shapes]  # or example inputs
-    return _built_several(fx.to_specs(module, shapes), algos, module, dtype=dtype, device=device, recorder=recorder)
+    built = _built_several(fx.to_specs(module, shapes), algos, module, dtype=dtype, device=device, recorder=recorder)
+    return _unrolled(built, module, algos, dtype, shapes)
 
 
 def _built_several(

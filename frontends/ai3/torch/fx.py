@@ -31,7 +31,7 @@ from torch import fx, nn
 
 from ai3 import errors
 from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, model_input, prune_dead
-from ai3.torch import mapping, params, shapes, tracing
+from ai3.torch import mapping, params, rnn, shapes, tracing
 from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
 
@@ -208,7 +208,7 @@ _METHODS: dict[str, str] = {
     "contiguous": "identity", "clone": "identity", "detach": "identity",
     "chunk": "chunk", "split": "split", "tensor_split": "tensor_split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
     "repeat_interleave": "repeat_interleave", "addcmul": "addcmul",
-    "roll": "roll", "mean": "mean",
+    "roll": "roll", "mean": "mean", "new_zeros": "zeros",
     "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
     "clamp": "clamp", "clamp_": "clamp", "clip": "clamp", "clip_": "clamp",
     "softmax": "softmax", "log_softmax": "log_softmax",
@@ -264,7 +264,7 @@ _FUNCTIONS.update({
     torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
     torch.remainder: "remainder", operator.mod: "remainder", torch.fmod: "fmod",
     torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
-    torch.tile: "tile", torch.addmm: "addmm", torch.rsqrt: "rsqrt", torch.arange: "arange",
+    torch.tile: "tile", torch.addmm: "addmm", torch.rsqrt: "rsqrt", torch.arange: "arange", torch.zeros: "zeros", torch.zeros_like: "zeros",
     **{getattr(torch, name): name for name in _TRIG},
     **{getattr(torch, "arc" + name[1:]): name for name in _TRIG if name.startswith("a")},
 })  # fmt: skip
@@ -323,10 +323,11 @@ class _Mapper:
         self.modules = dict(gm.named_modules())
         self.specs: list[LayerSpec] = []
         self.index: dict[fx.Node, int] = {}  # tensor node -> spec index (or MODEL_INPUT)
-        self.pieces: dict[fx.Node, list[int | None]] = {}  # tuple-valued node -> each element's spec
+        self.pieces: dict[fx.Node, list[Any]] = {}  # tuple-valued node -> each element's spec (or tuple of them)
         self.consts: dict[fx.Node, torch.Tensor] = {}  # get_attr nodes
         self.expanded: dict[fx.Node, torch.Tensor] = {}  # a constant expanded along the batch, awaiting a concat
         self.aranges: set[fx.Node] = set()  # torch.arange of a batch-dependent size, kept only as an index
+        self.zeros: set[fx.Node] = set()  # torch.zeros of a batch-dependent size, kept only as a zero state
         # The model's own float dtype: its float parameters' and buffers'.
         self.float_dtype = next((t.dtype for t in (*gm.parameters(), *gm.buffers()) if t.is_floating_point()), None)
 
@@ -364,6 +365,12 @@ class _Mapper:
             return self.index[a]
         if isinstance(a, fx.Node) and (a in self.consts or a in self.expanded):
             raise unsupported(node, f"takes the constant tensor '{a.name}' where ai3 needs a computed one")
+        if isinstance(a, fx.Node) and a in self.zeros:
+            raise unsupported(
+                node,
+                f"takes '{a.name}', a torch.zeros of a batch-dependent size; ai3 takes one only as a recurrent "
+                "layer's initial state",
+            )
         if isinstance(a, fx.Node) and a in self.aranges:
             raise unsupported(
                 node,
@@ -573,6 +580,8 @@ class _Mapper:
         name = node.target
         if isinstance(m, nn.MultiheadAttention):
             return self.attention(node, m)
+        if rnn.is_recurrent(m):
+            return rnn.map_module(self, node, m)
         if isinstance(m, nn.Embedding) and len(node.args) == 1 and not node.kwargs:
             return self.embedding(node, name, node.args[0], m.weight, m.max_norm)
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
@@ -1418,6 +1427,9 @@ class _Mapper:
             piece = self.pieces[source][index]
             if piece is None:
                 raise unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
+            if isinstance(piece, tuple):  # a tuple inside the tuple (an LSTM's (h_n, c_n))
+                self.pieces[node] = list(piece)
+                return
             self.index[node] = piece
             return
         if source in self.aranges:  # arange(B)[:, None, None]: still an index, still no spec
@@ -1440,6 +1452,12 @@ class _Mapper:
             target = shapes.reshape_target(c1, c2, o1, o2)
             current = self.emit(node, "reshape", name, [current], {"shape": target}, input_shape=tuple(c1))
         self.index[node] = current
+
+    def _zeros(self, node: fx.Node, name: str) -> None:
+        """torch.zeros (zeros_like, new_zeros) of a batch-dependent size (a
+        constant one was folded in fold()): the zero initial state a model gives its nn.LSTM / nn.GRU
+        (ai3.torch.rnn), which no core layer needs to compute."""
+        self.zeros.add(node)
 
     def _arange(self, node: fx.Node, name: str) -> None:
         """torch.arange of a batch-dependent size (a constant one was folded
@@ -2016,6 +2034,8 @@ def _outputs(mapper: _Mapper, node: fx.Node, result: Any) -> tuple[int, list[str
         items = mapper.pieces[result]
         if any(p is None for p in items):
             raise unsupported(node, "an element of the returned tuple has no ai3 equivalent")
+        if any(isinstance(p, tuple) for p in items):  # nn.LSTM's (output, (h_n, c_n))
+            raise unsupported(node, "ai3 models return a flat tuple of tensors; this one nests a tuple in it")
         mapper.specs.append(LayerSpec("outputs", OUTPUTS, list(items)))
         return len(mapper.specs) - 1, None
     else:
