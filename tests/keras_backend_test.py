@@ -698,5 +698,71 @@ def test_mixed_precision_needs_dtype():
     assert_matches(net(x), np.asarray(model(x, training=False), dtype=np.float32), tol=5e-3)
 
 
+# --------------------------------------------------------------------------
+# Recurrent layers (issue 17): LSTM, GRU and SimpleRNN, alone and in a
+# Bidirectional, unrolled by ai3.recurrent (tests/recurrent_test.py has the
+# ONNX operators and torch's modules).
+
+
+def _recurrent_cases():
+    cases = []
+    for cls in (L.LSTM, L.GRU, L.SimpleRNN):
+        cases += [
+            (cls, {}),
+            (cls, {"return_sequences": True}),
+            (cls, {"return_state": True}),
+            (cls, {"go_backwards": True}),
+            (cls, {"bidirectional": "concat", "return_sequences": True}),
+            (cls, {"bidirectional": "sum"}),
+            (cls, {"bidirectional": "concat", "return_state": True}),
+        ]
+    return cases + [
+        (L.GRU, {"reset_after": False, "return_sequences": True}),
+        (L.SimpleRNN, {"activation": "relu"}),
+        (L.LSTM, {"use_bias": False}),
+    ]
+
+
+@pytest.mark.parametrize("cls,options", _recurrent_cases(), ids=lambda v: getattr(v, "__name__", str(v)))
+def test_recurrent_layers(cls, options):
+    """Each output (the states of return_state concatenated with it)
+    against Keras."""
+    options = dict(options)
+    merge = options.pop("bidirectional", None)
+    layer = cls(6, **options)
+    if merge:
+        layer = L.Bidirectional(layer, merge_mode=merge)
+    x_in = keras.Input((5, 4))
+    out = layer(x_in)
+    if isinstance(out, (list, tuple)):
+        out = L.Concatenate()(list(out))
+    check(keras.Model(x_in, out), inputs((3, 5, 4)))
+
+
+def test_recurrent_stack_of_any_length():
+    """A stacked classifier on sequences of unknown length: built for the
+    sample's, and for each other length it is called with."""
+    x_in = keras.Input((None, 4))
+    h = L.LSTM(8, return_sequences=True)(x_in)
+    h = L.Bidirectional(L.GRU(5))(h)
+    model = keras.Model(x_in, L.Dense(3)(h))
+    ai3_net = check(model, inputs((2, 6, 4)), sample_input_shape=(2, 6, 4))
+    for shape in ((5, 6, 4), (2, 9, 4)):
+        x = inputs(shape, seed=1)
+        assert_matches(ai3_net(x), np.asarray(model(x, training=False)), what=str(shape))
+    with pytest.raises(ai3.UnsupportedOperation, match="sequence length"):
+        graph.swap_backend(model)
+
+
+def test_recurrent_refusals_name_the_layer():
+    x_in = keras.Input((5, 4))
+    with pytest.raises(ai3.UnsupportedOperation, match="go_backwards"):
+        graph.swap_backend(keras.Model(x_in, L.LSTM(6, go_backwards=True, return_sequences=True)(x_in)))
+    with pytest.raises(ai3.UnsupportedOperation, match="merge_mode"):
+        graph.swap_backend(keras.Model(x_in, L.Bidirectional(L.GRU(6), merge_mode="mul")(x_in)))
+    with pytest.raises(ai3.UnsupportedOperation, match="hard_sigmoid|activation"):
+        graph.swap_backend(keras.Model(x_in, L.GRU(6, recurrent_activation="hard_sigmoid")(x_in)))
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)

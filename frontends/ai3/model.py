@@ -332,16 +332,25 @@ class PerShape:
     shapes' layers), never in this one. The KEPT most recently used of
     those are kept, since each holds its own copy of the weights."""
 
-    shapes: list[tuple[int, ...]]  # what the model itself was built for
+    # What the model itself was built for; a None dim takes any size (the
+    # batch, where the frontend's layers do not depend on it).
+    shapes: list[tuple[int | None, ...]]
     # None in a copy whose rebuild did not pickle (a lambda selector)
     rebuild: Callable[[list[tuple[int, ...]]], Model] | None
     models: collections.OrderedDict = dataclasses.field(default_factory=collections.OrderedDict)
 
     KEPT = 4
 
+    def builds(self, shapes: list[tuple[int, ...]]) -> bool:
+        """Whether the model itself was built for inputs of these shapes."""
+        return len(shapes) == len(self.shapes) and all(
+            len(given) == len(built) and all(b is None or b == g for b, g in zip(built, given))
+            for given, built in zip(shapes, self.shapes)
+        )
+
     def model_for(self, shapes: list[tuple[int, ...]]) -> Model | None:
         """The model for inputs of these shapes; None for the built ones."""
-        if shapes == self.shapes:
+        if self.builds(shapes):
             return None
         key = tuple(shapes)
         if key in self.models:

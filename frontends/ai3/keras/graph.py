@@ -62,6 +62,10 @@ in-place swaps of ai3.keras use as well):
   arccosh, arctanh         the unary op (asin for arcsin, ...)
   MultiHeadAttention       multihead_attention (torch's layout, batch first;
                            one input for self-attention), unmasked or causal
+  LSTM, GRU, SimpleRNN,    unrolled over the (fixed) sequence by
+  Bidirectional (concat,   ai3.recurrent: a linear of the whole input, then
+  sum)                     per step a linear of H and the gates; states of
+                           return_state for the layers that read them
   LayerScale (ConvNeXt)    mul by gamma;  CustomScaleLayer
   (InceptionResNetV2)      x + scale * r as mul then add
   Rescaling, Normalization batchnorm2d computing x * scale + offset exactly
@@ -71,6 +75,7 @@ in-place swaps of ai3.keras use as well):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -78,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from ai3 import errors, frontend, padding, selection
+from ai3 import errors, frontend, padding, recurrent, selection
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
@@ -177,6 +182,40 @@ def _activation_name(fn: Any) -> str | None:
         if getattr(activations, candidate, None) is fn:
             return candidate
     return None
+
+
+# Keras' recurrent layers (issue 17) by ai3.recurrent's cell kind.
+_RECURRENT = {"LSTM": "lstm", "GRU": "gru", "SimpleRNN": "rnn"}
+# Keras' gate blocks in ONNX's order: LSTM (i, f, c, o) -> (i, o, f, c);
+# GRU's (z, r, h) is ONNX's already.
+_KERAS_GATES = {"lstm": [0, 3, 1, 2], "gru": [0, 1, 2], "rnn": [0]}
+
+
+def _recurrent_direction(layer: Any, kind: str, reverse: bool) -> recurrent.Direction:
+    """One recurrent layer's weights as ai3.recurrent's Direction: Keras'
+    (in, G*units) kernels transposed, in ONNX's gate order; GRU's
+    reset_after bias is (input, recurrent) rows."""
+    cell = layer.cell
+    order = _KERAS_GATES[kind]
+
+    def gates(a: np.ndarray) -> np.ndarray:
+        blocks = np.split(np.asarray(a, np.float64), len(order), axis=0)
+        return np.concatenate([blocks[k] for k in order], axis=0)
+
+    rows = len(order) * int(cell.units)
+    bias = _numpy(cell.bias) if cell.use_bias else np.zeros(rows)
+    w_bias, r_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, np.zeros(rows))
+    names = [_activation_name(cell.activation)]
+    if kind != "rnn":
+        names = [_activation_name(cell.recurrent_activation)] + names * (2 if kind == "lstm" else 1)
+    return recurrent.Direction(
+        w=gates(_numpy(cell.kernel).T),
+        r=gates(_numpy(cell.recurrent_kernel).T),
+        w_bias=gates(w_bias),
+        r_bias=gates(r_bias),
+        activations=[str(n) for n in names],
+        reverse=reverse or bool(layer.go_backwards),
+    )
 
 
 # keras.ops arithmetic (what `a + b`, `x * 0.5` on KerasTensors record) by
@@ -310,6 +349,10 @@ class _Mapper:
         if missing:
             raise _unsupported(layer, "takes a tensor that does not come from the model's input")
         bound = [self.tensors[id(t)] for t in tensors]
+        if type(layer).__name__ in _RECURRENT or isinstance(layer, keras.layers.Bidirectional):
+            for t, out in zip(node.outputs, self.recurrent(layer, name, bound)):
+                self.tensors[id(t)] = out
+            return
         if len(node.outputs) != 1 and not _is_model(layer):
             raise _unsupported(layer, f"returns {len(node.outputs)} tensors; ai3 layers return one")
         if _is_model(layer):
@@ -356,6 +399,64 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def recurrent(self, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
+        """LSTM, GRU and SimpleRNN, alone or in a Bidirectional (merge_mode
+        concat or sum), unrolled over the sequence by ai3.recurrent: their
+        outputs, (output, *states) with return_state."""
+        keras = _keras()
+        wrapped = isinstance(layer, keras.layers.Bidirectional)
+        inner = [layer.forward_layer, layer.backward_layer] if wrapped else [layer]
+        if type(inner[0]).__name__ not in _RECURRENT:
+            raise _unsupported(layer, f"a Bidirectional {type(inner[0]).__name__}; ai3 maps LSTM, GRU and SimpleRNN")
+        if len(bound) != 1:
+            raise _unsupported(layer, "an initial state or mask given as an input; ai3 maps zero initial states")
+        (x, shape) = bound[0]
+        if shape is None or len(shape) != 3 or shape[1] is None:
+            raise _unsupported(layer, "an input of unknown sequence length: pass sample_input_shape to swap_backend")
+        first = inner[0]
+        if getattr(first, "stateful", False):
+            raise _unsupported(layer, "a stateful layer; ai3 runs each call from a zero state")
+        if first.go_backwards and first.return_sequences and not wrapped:
+            raise _unsupported(layer, "go_backwards with return_sequences (outputs in reversed order)")
+        merge = getattr(layer, "merge_mode", None) if wrapped else None
+        if wrapped and merge not in ("concat", "sum"):
+            raise _unsupported(layer, f"merge_mode {merge!r}; ai3 maps 'concat' and 'sum'")
+        kind, hidden, steps = _RECURRENT[type(first).__name__], int(first.cell.units), int(shape[1])
+        directions = [_recurrent_direction(lay, kind, wrapped and k == 1) for k, lay in enumerate(inner)]
+        for d in directions:
+            why = recurrent.check_activations(kind, d.activations)
+            if why:
+                raise _unsupported(layer, why)
+        cell = recurrent.Cell(kind, hidden, linear_before_reset=kind == "gru" and bool(first.cell.reset_after))
+
+        def emit(op: str, ins: list, attrs: dict, weights: dict, suffix: str) -> int:
+            return self.add(op, name + suffix, ins, layer, None, attrs, weights)
+
+        source = emit("permute", [x], {"dims": [1, 0, 2]}, {}, "/time_major")
+        done = recurrent.run(emit, source, steps, cell, directions)
+        width = hidden * (2 if merge == "concat" else 1)
+
+        def merged(parts: list, axis: int, what: str) -> int:
+            if merge == "sum":
+                return emit("add", parts, {}, {}, f"/{what}")
+            return recurrent.joined(emit, parts, axis, what)
+
+        if first.return_sequences:
+            y = merged(done.ys, 2, "sequences")
+            out = (emit("permute", [y], {"dims": [1, 0, 2]}, {}, "/batch_major"), (shape[0], steps, width))
+        else:
+            last = merged(done.hs, 2, "last")
+            out = (emit("reshape", [last], {"shape": [-1, width]}, {}, "/last_output"), (shape[0], width))
+        if not first.return_state:
+            return [out]
+        states = [done.hs] + ([done.cs] if kind == "lstm" else [])
+        # (Keras' Bidirectional returns each direction's states in turn.)
+        flat = [(s[k], k) for k in range(len(inner)) for s in states]
+        return [out] + [
+            (emit("reshape", [index], {"shape": [-1, hidden]}, {}, f"/state{n}"), (shape[0], hidden))
+            for n, (index, _) in enumerate(flat)
+        ]
 
     def numpy_op(self, op: str, layer: Any, name: str, x: int, shape: tuple) -> int:
         """keras.ops.argmax / argmin(x, axis=None, keepdims=False),
@@ -1303,9 +1404,23 @@ def swap_backend(
     for s in specs:
         if s.op not in available:
             raise _unsupported(s.layer, f"maps to the op '{s.op}', which this build of ai3's core does not have")
-    return frontend.build_model(
+    built = frontend.build_model(
         specs, output, algos, dtype=np_dtype, layout="NHWC", sample_input_shape=shape, recorder=recorder
     )
+    if any(type(s.layer).__name__ in _RECURRENT or type(s.layer).__name__ == "Bidirectional" for s in specs):
+        # Unrolled for this sequence length (ai3.recurrent): another is
+        # built for (any batch: the specs do not depend on it).
+        length = (shape or tuple(model.inputs[0].shape))[1]
+        rest = tuple(shape or model.inputs[0].shape)[2:]
+        built.per_shape = ai3_model.PerShape(
+            [(None, length, *rest)], functools.partial(_rebuilt, model, algos, np_dtype)
+        )
+    return built
+
+
+def _rebuilt(model: Any, algos: Any, dtype: np.dtype, shapes: list[tuple[int, ...]]) -> Any:
+    """PerShape's rebuild: the model for an input of this shape."""
+    return swap_backend(model, algos, shapes[0], dtype=dtype)
 
 
 __all__ = [
