@@ -165,6 +165,41 @@ def test_a_float32_island_in_a_float64_model() -> None:
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+class _Unfolded(nn.Module):
+    """nn.Unfold or F.unfold (issue 17), its columns then used as a
+    transformer's tokens would be."""
+
+    def __init__(self, functional: bool, **kwargs) -> None:
+        super().__init__()
+        self.kwargs = kwargs
+        self.unfold = None if functional else nn.Unfold(**kwargs)
+
+    def forward(self, x):
+        cols = F.unfold(x, **self.kwargs) if self.unfold is None else self.unfold(x)
+        return cols.transpose(1, 2) * 2.0
+
+
+@pytest.mark.parametrize("functional", [False, True])
+@pytest.mark.parametrize(
+    "kwargs,shape",
+    [
+        ({"kernel_size": 3}, (2, 3, 8, 8)),
+        ({"kernel_size": (2, 2), "stride": 2}, (1, 5, 6, 6)),
+        ({"kernel_size": 3, "padding": 1, "dilation": 2}, (2, 4, 9, 7)),
+        ({"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1, "stride": (2, 1)}, (2, 3, 7, 9)),
+    ],
+)
+def test_unfold_is_exact_at_any_batch(functional, kwargs, shape, dtype=torch.float32) -> None:
+    """im2col as a grouped conv2d with one-hot filters: the same values
+    (exactly, but for winograd's transforms where it is chosen), at the
+    sample's batch and at another."""
+    m = _Unfolded(functional, **kwargs)
+    model = ai3.swap_backend(m, sample_input_shape=shape)
+    for batch in (shape[0], 3):
+        x = torch.randn(batch, *shape[1:], dtype=dtype)
+        torch.testing.assert_close(model(x), m(x), rtol=1e-6, atol=1e-6)
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)
 

@@ -169,7 +169,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
-    F.conv2d: "conv2d", F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
+    F.conv2d: "conv2d", F.unfold: "unfold", F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d", F.avg_pool3d: "avg_pool3d", F.max_pool3d: "max_pool3d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
@@ -587,6 +587,8 @@ class _Mapper:
         if len(node.args) != 1 or node.kwargs or not isinstance(node.args[0], fx.Node):
             raise unsupported(node, "a module called with more than one tensor input")
         x = node.args[0]
+        if isinstance(m, nn.Unfold):
+            return self.unfold(node, name, x, m.kernel_size, m.dilation, m.padding, m.stride)
         if isinstance(m, nn.ConstantPad2d) and any(p < 0 for p in m.padding):  # (ZeroPad2d too)
             return self.pad_cropping(node, name, {"input": x, "mode": "constant", "value": m.value}, tuple(m.padding))
         if type(m) is nn.Conv1d:
@@ -796,6 +798,32 @@ class _Mapper:
         except errors.Error as e:
             raise unsupported(node, str(e)) from None
         self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _unfold(self, node: fx.Node, name: str) -> None:
+        a = normalized(node, lambda input, kernel_size, dilation=1, padding=0, stride=1: None)
+        self.unfold(node, name, a["input"], a["kernel_size"], a["dilation"], a["padding"], a["stride"])
+
+    def unfold(self, node: fx.Node, name: str, x: Any, kernel_size, dilation, padding, stride) -> None:
+        """F.unfold / nn.Unfold (im2col): (N, C, H, W) -> (N, C*kh*kw, L),
+        channel c*kh*kw + i*kw + j holding tap (i, j) of channel c at each of
+        the L output positions. That is a grouped conv2d (one group per
+        channel) whose kh*kw filters per channel are one-hot on their tap,
+        viewed as (N, C*kh*kw, L): each output is one input value times 1
+        plus zeros, so exactly the copy im2col makes (up to rounding where
+        winograd, whose transforms round, is chosen for it)."""
+        (i1, _) = self.shapes(node, x)
+        if len(i1) != 4:
+            raise unsupported(node, f"unfold of a rank-{len(i1)} input; ai3 maps batched images (N, C, H, W)")
+        channels = int(i1[1])
+        try:
+            attrs = params.conv2d_call(kernel_size, stride, padding, dilation, channels, name)
+        except errors.Error as e:
+            raise unsupported(node, str(e)) from None
+        kh, kw = params.pair(kernel_size, "kernel_size", f"unfold '{name}'")
+        taps = np.eye(kh * kw, dtype=np.float64).reshape(kh * kw, 1, kh, kw)
+        weights = {"weight": np.tile(taps, (channels, 1, 1, 1)), "bias": None}
+        conv = self.emit(node, "conv2d", f"{name}.conv2d", [self.tensor(node, x)], attrs, weights, input_shape=i1)
+        self.add(node, "reshape", name, [conv], node, {"shape": [0, channels * kh * kw, -1]})
 
     def _conv3d(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1: None)
