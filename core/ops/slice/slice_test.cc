@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/errors.h"
@@ -44,11 +45,27 @@ std::vector<int64_t> PyIndices(int64_t n, int64_t start, int64_t stop,
   return out;
 }
 
+// The dtype of element type T (int64_t and bool: the integer tensors the
+// copy moves by their sizes, 8 and 1 bytes).
+template <typename T>
+constexpr DType DTypeOf() {
+  if constexpr (std::is_same_v<T, bool>) return DType::kBool;
+  if constexpr (std::is_same_v<T, int64_t>) return DType::kInt64;
+  return sizeof(T) == 8 ? DType::kFloat64 : DType::kFloat32;
+}
+
 template <typename T>
 void Case(const Shape& in, int64_t axis, int64_t start, int64_t stop,
           int64_t step) {
-  const DType dtype = sizeof(T) == 8 ? DType::kFloat64 : DType::kFloat32;
-  auto x = testing::Cast<T>(testing::RandomVector(NumElements(in), 9));
+  const DType dtype = DTypeOf<T>();
+  // bool's values in bytes (std::vector<bool> packs bits).
+  using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+  std::vector<Stored> x(NumElements(in));
+  const std::vector<double> values = testing::RandomVector(NumElements(in), 9);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::is_same_v<T, bool> ? Stored(values[i] > 0)
+                                   : Stored(values[i] * 1000);
+  }
   SliceAttrs a{axis, start, stop, step};
   Layer<SliceAttrs> layer("s", a, {}, "direct");
   Tensor xt{x.data(), dtype, in};
@@ -64,7 +81,7 @@ void Case(const Shape& in, int64_t axis, int64_t start, int64_t stop,
   const Shape out = layer.OutputShape(xt);
   Check(out == want, desc + ": shape " + ToString(out));
   if (out != want) return;
-  std::vector<T> y(NumElements(out), T(-5));
+  std::vector<Stored> y(NumElements(out), Stored(7));
   layer.Forward(xt, Tensor{y.data(), dtype, out});
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < ax; ++d) outer *= in[d];
@@ -105,6 +122,14 @@ int Main() {
       }
       Case<double>(s, axis, 1, -1, 1);
       ++ran;
+      // Every element size the copy specialises (1, 4, 8 bytes), at steps
+      // 1 (blocks), 2 and -1 (element by element on the last axis).
+      for (int64_t step : {1, 2, -1}) {
+        Case<bool>(s, axis, 1, kMax, step);
+        Case<int64_t>(s, axis, -2, kMin, step);
+        Case<double>(s, axis, 0, 5, step);
+        ran += 3;
+      }
     }
   }
   std::vector<float> x(6);
