@@ -26,6 +26,7 @@ import pytest_main
 import torch
 from onnx import TensorProto, helper, numpy_helper
 from torch import nn
+from tuning_fixtures import cache, counting  # noqa: F401 (fixtures: a private tuning cache)
 
 import ai3
 import ai3.onnx
@@ -211,6 +212,23 @@ def test_torch_module_results_as_model_outputs():
 
     with pytest.raises(ai3.UnsupportedOperation, match="nests a tuple"):
         ai3.swap_backend(Nested().eval(), sample_input_shape=(3, 5, 4))
+
+
+def test_auto_times_the_unrolled_linear_layers(counting):
+    """The unrolled layers carry their input shapes, so "auto" times each
+    linear (the input projection over the whole sequence, the recurrent
+    ones at (1, N, H)) in every frontend's lowering."""
+    m = _Classifier(nn.LSTM, True).eval()
+    model = ai3.swap_backend(m, {"linear": "auto"}, sample_input_shape=(3, 5, 4))
+    assert counting.calls > 0
+    x = torch.randn(3, 5, 4)
+    with torch.no_grad():
+        want = m(x)
+    np.testing.assert_allclose(model(x).numpy(), want.numpy(), rtol=0, atol=TOL)
+    calls = counting.calls
+    onnx_model, feeds = _recurrent_model("GRU", np.random.default_rng(3), direction="bidirectional")
+    _close(ai3.onnx.swap_backend(onnx_model, {"linear": "auto"})(**feeds), _reference(onnx_model, feeds))
+    assert counting.calls > calls
 
 
 def test_refusals_name_the_node():

@@ -25,8 +25,9 @@ A value below is a spec index (a tensor the core computes), a NumPy array
 what they can, so the first step's arithmetic on a zero state emits
 nothing.
 
-Emit(op, inputs, attrs, weights, suffix) -> spec index is the frontend's
-way of adding a spec (its name gets `suffix`).
+Emit(op, inputs, attrs, weights, suffix, shape=None) -> spec index is the
+frontend's way of adding a spec (its name gets `suffix`; `shape`, where
+given, is its input's shape, which "auto" times the linear layers at).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 Value = int | np.ndarray | None
-Emit = Callable[[str, list, dict, dict, str], int]
+Emit = Callable[..., int]
 
 # Gates per cell, in ONNX's order (LSTM: input, output, forget, cell; GRU:
 # update, reset, hidden; RNN: one).
@@ -85,9 +86,10 @@ class Cell:
 class _Values:
     """Arithmetic on Values, folding zeros and constants."""
 
-    def __init__(self, emit: Emit, suffix: str):
+    def __init__(self, emit: Emit, suffix: str, batch: int | None = None):
         self.emit = emit
         self.suffix = suffix
+        self.batch = batch  # N, for the linear layers' input shapes
 
     def _name(self, what: str) -> str:
         return f"{self.suffix}/{what}"
@@ -108,14 +110,15 @@ class _Values:
             return self.emit(op, [tensor], {"reverse": reverse}, {"other": constant}, self._name(what))
         return self.emit(op, [a, b], {}, {}, self._name(what))
 
-    def linear(self, x: Value, weight: np.ndarray, bias: np.ndarray | None, what: str) -> Value:
-        """x weight^T + bias."""
+    def linear(self, x: Value, weight: np.ndarray, bias: np.ndarray | None, what: str, steps: int = 1) -> Value:
+        """x weight^T + bias (x: (steps, N, in))."""
         if x is None:
             return None if bias is None or not bias.any() else bias
         if isinstance(x, np.ndarray):
             return x @ weight.T + (0.0 if bias is None else bias)
         b = None if bias is None or not bias.any() else np.ascontiguousarray(bias)
-        return self.emit("linear", [x], {}, {"weight": np.ascontiguousarray(weight), "bias": b}, self._name(what))
+        weights = {"weight": np.ascontiguousarray(weight), "bias": b}
+        return self.emit("linear", [x], {}, weights, self._name(what), (steps, self.batch, weight.shape[1]))
 
     def part(self, x: Value, start: int, stop: int, what: str) -> Value:
         """x[..., start:stop] (the last axis)."""
@@ -140,13 +143,21 @@ class _Values:
         return self.emit("clamp", [x], {"min": -clip, "max": clip}, {}, self._name(f"{what}/clip"))
 
 
-def run(emit: Emit, x: int, steps: int, cell: Cell, directions: Sequence[Direction], prefix: str = "") -> Run:
+def run(
+    emit: Emit,
+    x: int,
+    steps: int,
+    cell: Cell,
+    directions: Sequence[Direction],
+    prefix: str = "",
+    batch: int | None = None,
+) -> Run:
     """The cell over x, (T, N, I), in each direction (spec names get
-    `prefix`, then the direction)."""
+    `prefix`, then the direction; `batch`: N where known)."""
     done = Run([], [], [])
     for d, direction in enumerate(directions):
         suffix = f"{prefix}/direction{d}" if len(directions) > 1 else prefix
-        y, h, c = _one_direction(emit, x, steps, cell, direction, suffix)
+        y, h, c = _one_direction(emit, x, steps, cell, direction, suffix, batch)
         done.ys.append(y)
         done.hs.append(h)
         done.cs.append(c)
@@ -180,11 +191,11 @@ class Run:
 
 
 def _one_direction(
-    emit: Emit, x: int, steps: int, cell: Cell, d: Direction, suffix: str
+    emit: Emit, x: int, steps: int, cell: Cell, d: Direction, suffix: str, batch: int | None
 ) -> tuple[int, int, int | None]:
     """(the steps' H concatenated along axis 0 in sequence order, the last
     step's H, its C)."""
-    v = _Values(emit, suffix)
+    v = _Values(emit, suffix, batch)
     hidden = cell.hidden
     # Every bias that is added outside a product with r (GRU's R_h bias is
     # inside one with linear_before_reset) goes into the input projection.
@@ -193,12 +204,12 @@ def _one_direction(
     if cell.kind == "gru" and cell.linear_before_reset:
         input_bias[2 * hidden :] = d.w_bias[2 * hidden :]
         r_bias[2 * hidden :] = d.r_bias[2 * hidden :]
-    projected = v.linear(x, d.w, input_bias, "input_projection")
+    projected = v.linear(x, d.w, input_bias, "input_projection", steps)
     h, c = d.h0, d.c0
     outputs: list[int] = [0] * steps
     order = range(steps - 1, -1, -1) if d.reverse else range(steps)
     for t in order:
-        step = _Values(emit, f"{suffix}/step{t}")
+        step = _Values(emit, f"{suffix}/step{t}", batch)
         xt = projected
         if steps > 1:
             xt = emit(

@@ -430,11 +430,11 @@ class _Mapper:
                 raise _unsupported(layer, why)
         cell = recurrent.Cell(kind, hidden, linear_before_reset=kind == "gru" and bool(first.cell.reset_after))
 
-        def emit(op: str, ins: list, attrs: dict, weights: dict, suffix: str) -> int:
-            return self.add(op, name + suffix, ins, layer, None, attrs, weights)
+        def emit(op: str, ins: list, attrs: dict, weights: dict, suffix: str, in_shape: tuple | None = None) -> int:
+            return self.add(op, name + suffix, ins, layer, in_shape, attrs, weights)
 
         source = emit("permute", [x], {"dims": [1, 0, 2]}, {}, "/time_major")
-        done = recurrent.run(emit, source, steps, cell, directions)
+        done = recurrent.run(emit, source, steps, cell, directions, batch=shape[0])
         width = hidden * (2 if merge == "concat" else 1)
 
         def merged(parts: list, axis: int, what: str) -> int:

@@ -2519,8 +2519,10 @@ class _Mapper:
             linear_before_reset=bool(int(a.get("linear_before_reset", 0))),
             input_forget=bool(int(a.get("input_forget", 0))),
         )
-        emit = lambda op, ins, at, wt, suffix: self.add(op, node, ins, at, wt, suffix=suffix, shape=None)  # noqa: E731
-        y, y_h, y_c = recurrent.onnx_outputs(emit, steps, cell, recurrent.run(emit, x, steps, cell, directions))
+        emit = lambda op, ins, at, wt, suffix, shape=None: self.add(op, node, ins, at, wt, suffix=suffix, shape=shape)  # noqa: E731
+        batch = shape[1 - layout]
+        done = recurrent.run(emit, x, steps, cell, directions, batch=batch if isinstance(batch, int) else None)
+        y, y_h, y_c = recurrent.onnx_outputs(emit, steps, cell, done)
         if layout:  # (batch, steps, directions, hidden) and (batch, directions, hidden)
             y = self.add("permute", node, [y], {"dims": [2, 0, 1, 3]}, suffix="/Y_batch_major", shape=None)
             y_h = self.add("permute", node, [y_h], {"dims": [1, 0, 2]}, suffix="/Y_h_batch_major", shape=None)

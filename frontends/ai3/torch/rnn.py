@@ -56,11 +56,12 @@ def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
     if len(shape) != 3:
         raise unsupported(node, f"a rank-{len(shape)} (unbatched) input; ai3 maps batches of sequences (rank 3)")
     steps = int(shape[1 if m.batch_first else 0])
+    batch = int(shape[0 if m.batch_first else 1])
     hidden, layers = m.hidden_size, m.num_layers
     count = 2 if m.bidirectional else 1
 
-    def emit(op: str, ins: list, attrs: dict, weights: dict, suffix: str) -> int:
-        return mapper.emit(node, op, f"{name}{suffix}", ins, attrs, weights)
+    def emit(op: str, ins: list, attrs: dict, weights: dict, suffix: str, shape: tuple | None = None) -> int:
+        return mapper.emit(node, op, f"{name}{suffix}", ins, attrs, weights, input_shape=shape)
 
     source = mapper.tensor(node, x)
     if m.batch_first:
@@ -87,7 +88,7 @@ def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
                     c0=states[1][k],
                 )
             )
-        done = recurrent.run(emit, source, steps, cell, directions, prefix=f".l{layer}")
+        done = recurrent.run(emit, source, steps, cell, directions, prefix=f".l{layer}", batch=batch)
         source = recurrent.joined(emit, done.ys, 2, f"l{layer}.output")
         h_n += done.hs
         c_n += done.cs
