@@ -123,7 +123,6 @@ def test_softmax_without_dim_uses_torch_implicit_dim() -> None:
     [
         (lambda x: F.pad(x, (1, 1, 1, 1, 1, 1)), "only 4 int pads"),  # the channels too
         (lambda x: F.pad(x.flatten(2), (1, -1)), "negative pads"),  # cropping: rank-4 tensors only
-        (lambda x: F.softmax(x, 1, dtype=torch.float64), "softmax with a dtype"),
     ],
 )
 def test_unsupported_forms_are_refused(forward, match) -> None:
@@ -133,6 +132,25 @@ def test_unsupported_forms_are_refused(forward, match) -> None:
 
     with pytest.raises(ai3.UnsupportedOperation, match=match):
         ai3.swap_backend(M().eval(), sample_input_shape=(1, 2, 5, 5))
+
+
+@pytest.mark.parametrize(
+    "model_dtype,softmax_dtype",
+    [(torch.float32, torch.float32), (torch.float64, torch.float32), (torch.float32, torch.float64)],
+    ids=str,
+)
+def test_softmax_with_a_dtype_casts_first(model_dtype, softmax_dtype) -> None:
+    """F.softmax(x, dim, dtype=...) casts x to dtype first, as torch does:
+    nothing where x has it, a float32 island in a float64 model (Bloom's
+    attention), a float64 one in a float32 model."""
+
+    class M(nn.Module):
+        def forward(self, x):
+            return F.softmax(x * 2, -1, dtype=softmax_dtype).to(x.dtype) + x
+
+    x = torch.randn(2, 3, 5, dtype=model_dtype)
+    model = ai3.swap_backend(M(), sample_input_shape=x.shape, dtype=model_dtype)
+    torch.testing.assert_close(model(x), M()(x))
 
 
 class Float32Island(nn.Module):

@@ -104,11 +104,9 @@ def _rank(node: fx.Node) -> int | None:
     return None if shape is None else len(shape)
 
 
-def _softmax_axis(node: fx.Node, dim: Any, dtype: Any) -> int:
+def _softmax_axis(node: fx.Node, dim: Any) -> int:
     """softmax's dim as an int; dim=None is PyTorch's legacy implicit dim
     (0 for ranks 0, 1 and 3, else 1), which needs the input's rank."""
-    if dtype is not None:
-        raise unsupported(node, "softmax with a dtype argument (a cast) is not supported")
     if dim is None:
         rank = _rank(node)
         if rank is None:
@@ -208,7 +206,7 @@ _METHODS: dict[str, str] = {
     "contiguous": "identity", "clone": "identity", "detach": "identity",
     "chunk": "chunk", "split": "split", "tensor_split": "tensor_split", "unbind": "unbind", "expand": "expand", "expand_as": "expand",
     "repeat_interleave": "repeat_interleave", "addcmul": "addcmul",
-    "roll": "roll", "mean": "mean", "new_zeros": "zeros",
+    "roll": "roll", "mean": "mean", "new_zeros": "zeros", "baddbmm": "baddbmm",
     "relu": "relu", "relu_": "relu", "sigmoid": "sigmoid", "sigmoid_": "sigmoid", "tanh": "tanh", "tanh_": "tanh",
     "clamp": "clamp", "clamp_": "clamp", "clip": "clamp", "clip_": "clamp",
     "softmax": "softmax", "log_softmax": "log_softmax",
@@ -264,7 +262,7 @@ _FUNCTIONS.update({
     torch.pow: "pow", operator.pow: "pow", torch.maximum: "maximum", torch.minimum: "minimum", F.prelu: "prelu", torch.prelu: "prelu",
     torch.remainder: "remainder", operator.mod: "remainder", torch.fmod: "fmod",
     torch.sum: "sum", torch.prod: "prod", torch.amax: "amax", torch.amin: "amin", torch.logsumexp: "logsumexp",
-    torch.tile: "tile", torch.addmm: "addmm", torch.rsqrt: "rsqrt", torch.arange: "arange", torch.zeros: "zeros", torch.zeros_like: "zeros",
+    torch.tile: "tile", torch.addmm: "addmm", torch.baddbmm: "baddbmm", torch.rsqrt: "rsqrt", torch.arange: "arange", torch.zeros: "zeros", torch.zeros_like: "zeros",
     **{getattr(torch, name): name for name in _TRIG},
     **{getattr(torch, "arc" + name[1:]): name for name in _TRIG if name.startswith("a")},
 })  # fmt: skip
@@ -699,13 +697,24 @@ class _Mapper:
         elif cx is None or cy is None:
             tensor, other, reverse = (x, cy, False) if cy is not None else (y, cx, True)
             raw = y if cy is not None else x
-            if self.torch_dtype(node, tensor) == torch.int64 and self.integral(node, raw):
+            index = self.tensor(node, tensor)
+            tensor_dtype = self.torch_dtype(node, tensor)
+            if tensor_dtype == torch.int64 and self.integral(node, raw):
                 other = np.asarray(other).astype(np.int64)  # int op int stays int, as in PyTorch
+            elif tensor_dtype in (torch.int64, torch.bool):
+                # An integer tensor and a float constant give a float result,
+                # as PyTorch promotes (Bloom's ALiBi: positions * slopes): the
+                # tensor cast to the result's dtype first.
+                to = _CORE_DTYPES.get(self.torch_dtype(node, node))
+                if to is None:
+                    raise unsupported(node, f"{op} of a {tensor_dtype} tensor and a float constant")
+                index = self.emit(node, "cast", f"{name}.to_{to}", [index], {"to": to}, None, _tensor_shape(tensor))
+                tensor = node  # (its dtype now the result's: an island's, where it is one)
             attrs: dict[str, Any] = {"reverse": reverse}
             island = self.island_dtype(node, tensor)
             if island is not None and np.issubdtype(np.asarray(other).dtype, np.floating):
                 attrs["weights_dtype"] = island  # a number beside it takes its dtype, as in PyTorch
-            self.add(node, op, name, [self.tensor(node, tensor)], node, attrs, {"other": other})
+            self.add(node, op, name, [index], node, attrs, {"other": other})
         else:
             raise unsupported(node, f"{op} of two constants (expected to be folded while tracing)")
 
@@ -779,6 +788,40 @@ class _Mapper:
         bias = np.broadcast_to(bias.reshape(-1), (weight.shape[1],))
         weights = {"weight": np.ascontiguousarray(weight.T), "bias": np.ascontiguousarray(bias)}
         self.add(node, "linear", name, [self.tensor(node, a["mat1"])], node, {}, weights)
+
+    def _baddbmm(self, node: fx.Node, name: str) -> None:
+        """torch.baddbmm(input, batch1, batch2, beta, alpha) = beta * input +
+        alpha * (batch1 @ batch2) (Bloom's attention scores over its ALiBi
+        bias): a matmul of the two batches, the scales as multiplies by
+        constants where they are not 1, and the add (beta 0 ignores input,
+        as torch does)."""
+        a = normalized(node, lambda input, batch1, batch2, beta=1, alpha=1: None)
+        beta, alpha = a["beta"], a["alpha"]
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (beta, alpha)):
+            raise unsupported(node, "torch.baddbmm with computed beta or alpha (ai3 maps numbers)")
+        shape = _tensor_shape(node)
+        product = self.emit(
+            node, "matmul", f"{name}.bmm", [self.tensor(node, a["batch1"]), self.tensor(node, a["batch2"])],
+            input_shape=_tensor_shape(a["batch1"]),
+        )  # fmt: skip
+        if alpha != 1:
+            scale = {"other": np.asarray(alpha, dtype=np.float64)}
+            product = self.emit(node, "mul", f"{name}.alpha", [product], {"reverse": False}, scale, shape)
+        if beta == 0:
+            return self.add(node, "identity", name, [product], node)
+        bias = (
+            self.constant(node, a["input"])
+            if not isinstance(a["input"], fx.Node) or a["input"] in self.consts
+            else None
+        )
+        if bias is not None:
+            other = {"other": np.asarray(bias, dtype=np.float64) * beta}
+            return self.add(node, "add", name, [product], node, {"reverse": False}, other)
+        term = self.tensor(node, a["input"])
+        if beta != 1:
+            scale = {"other": np.asarray(beta, dtype=np.float64)}
+            term = self.emit(node, "mul", f"{name}.beta", [term], {"reverse": False}, scale, _tensor_shape(a["input"]))
+        self.add(node, "add", name, [product, term], node)
 
     def _rsqrt(self, node: fx.Node, name: str) -> None:
         """1 / sqrt(x) (T5's RMS norm), as a sqrt and a reciprocal: the core
@@ -1761,6 +1804,8 @@ class _Mapper:
         else:
             reps = (normalized(node, lambda input, dims: None)["dims"],)
         reps = list(reps[0]) if len(reps) == 1 and isinstance(reps[0], (list, tuple)) else list(reps)
+        if any(isinstance(r, fx.Node) for r in reps):
+            raise unsupported(node, f"repeats {reps!r} that depend on the batch size; ai3 tiles by constant counts")
         if not all(isinstance(r, int) and not isinstance(r, bool) for r in reps):
             raise unsupported(node, f"tile's repeats must be ints, got {reps!r}")
         self.add(node, "tile", name, [self.tensor(node, node.args[0])], node, {"repeats": reps})
@@ -1833,9 +1878,17 @@ class _Mapper:
             a = normalized(node, lambda input, dim=None, dtype=None: None)
         else:
             a = normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
-        self.add(
-            node, op, name, [self.tensor(node, a["input"])], node, {"axis": _softmax_axis(node, a["dim"], a["dtype"])}
-        )
+        x = self.tensor(node, a["input"])
+        dtype = a["dtype"]
+        if dtype is not None and dtype != self.torch_dtype(node, a["input"]):
+            # The input cast to `dtype` first, as torch does (Bloom's
+            # softmax(..., dtype=torch.float32), a float32 island in a
+            # float64 model).
+            to = _CORE_DTYPES.get(dtype)
+            if to is None or not dtype.is_floating_point:
+                raise unsupported(node, f"softmax with dtype={dtype}; ai3 computes float32 and float64")
+            x = self.emit(node, "cast", f"{name}.to_{to}", [x], {"to": to}, None, _input_shape(node))
+        self.add(node, op, name, [x], node, {"axis": _softmax_axis(node, a["dim"])})
 
     def _log_softmax(self, node: fx.Node, name: str) -> None:
         self._softmax(node, name, "log_softmax")
