@@ -4,11 +4,14 @@ GPT-2 (GPT2Model, and GPT2LMHeadModel's logits: causal mask, Conv1D's
 addmm), T5's encoder (T5EncoderModel: relative position buckets from log,
 min and int casts), T5 whole (T5Model: encoder, causal decoder and
 cross-attention), Llama (LlamaModel: rotary positions, RMS norms, a gated
-SiLU MLP, grouped-query attention) and RoBERTa (RobertaModel: positions
-from a cumsum of the padding mask, token types gathered by position), each (a) traced from torch and compared with torch, and
+SiLU MLP, grouped-query attention), RoBERTa (RobertaModel: positions
+from a cumsum of the padding mask, token types gathered by position) and
+Bloom (ALiBi biases through baddbmm, a float32 softmax), each (a) traced
+from torch and compared with torch, and
 (b) exported to ONNX and compared with ONNX Runtime on the same file; the
 decoders and encoders that take ids and a mask are also called with token
-ids alone.
+ids alone. Six vision families (ViT, CLIP's vision tower, Swin, ConvNeXt,
+SegFormer, LeViT) run through swap_backend against torch.
 
 Nothing is downloaded: every model is built from a small config with random
 weights (HF_HUB_OFFLINE=1, seeded), in eval mode, and run on batch 2,
@@ -57,6 +60,10 @@ _SMALL = dict(
     intermediate_size=128,
     max_position_embeddings=64,
 )
+
+
+# The vision transformers' (ViT, CLIP).
+_VISION_SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=128)
 
 
 def _bert() -> nn.Module:
@@ -360,6 +367,62 @@ def test_onnx_export_matches_onnxruntime(name):
     feeds = {n: t.numpy() for n, t in zip(names, _inputs(names, seed=2, left=True))}
     with torch.no_grad():
         _close(session.run(None, feeds)[0], net(*_inputs(names, seed=2, left=True)))
+
+
+# Hugging Face vision models from small configs (random weights), through
+# swap_backend against torch at two batches: the image families users
+# bring besides torchvision's (Swin's pooler is a 1-D pool, SegFormer's
+# efficient attention a strided conv over the keys, LeViT's attention
+# biases gathered by index).
+_VISION = {
+    "vit": lambda: transformers.ViTModel(transformers.ViTConfig(image_size=32, patch_size=8, **_VISION_SMALL)),
+    "clip_vision": lambda: transformers.CLIPVisionModel(
+        transformers.CLIPVisionConfig(image_size=32, patch_size=8, **_VISION_SMALL)
+    ),
+    "swin": lambda: transformers.SwinModel(
+        transformers.SwinConfig(
+            image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 4], window_size=4
+        )
+    ),
+    "convnext": lambda: transformers.ConvNextModel(
+        transformers.ConvNextConfig(hidden_sizes=[16, 32, 64, 128], depths=[1, 1, 1, 1])
+    ),
+    "segformer": lambda: transformers.SegformerModel(
+        transformers.SegformerConfig(
+            num_encoder_blocks=2,
+            depths=[1, 1],
+            sr_ratios=[2, 1],
+            hidden_sizes=[16, 32],
+            num_attention_heads=[1, 2],
+            mlp_ratios=[2, 2],
+            strides=[4, 2],
+            patch_sizes=[7, 3],
+        )
+    ),  # fmt: skip
+    "levit": lambda: transformers.LevitModel(transformers.LevitConfig(image_size=64)),
+}
+
+
+class _Pixels(nn.Module):
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, pixel_values: torch.Tensor) -> torch.Tensor:
+        return self.model(pixel_values=pixel_values).last_hidden_state
+
+
+@pytest.mark.parametrize("name", sorted(_VISION))
+def test_vision_models_match_torch(name):
+    torch.manual_seed(0)
+    net = _Pixels(_VISION[name]()).eval()
+    size = 64 if name in ("convnext", "segformer", "levit") else 32
+    model = ai3.swap_backend(net, "default", sample_input_shape=(BATCH, 3, size, size))
+    for batch in (BATCH, 3):
+        x = torch.randn(batch, 3, size, size)
+        with torch.no_grad():
+            want = net(x)
+        _close(model(x), want)
 
 
 if __name__ == "__main__":

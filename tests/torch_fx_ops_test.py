@@ -218,6 +218,40 @@ def test_unfold_is_exact_at_any_batch(functional, kwargs, shape, dtype=torch.flo
         torch.testing.assert_close(model(x), m(x), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize(
+    "pool",
+    [
+        nn.MaxPool1d(3),
+        nn.MaxPool1d(3, 2, 1),
+        nn.MaxPool1d(2, dilation=2, ceil_mode=True),
+        nn.AvgPool1d(3, 2, 1),
+        nn.AvgPool1d(4, padding=2, ceil_mode=True, count_include_pad=False),
+        nn.AdaptiveAvgPool1d(1),
+        nn.AdaptiveAvgPool1d(5),
+        nn.AdaptiveMaxPool1d(4),
+    ],
+    ids=repr,
+)
+def test_1d_pool_modules_match_torch(pool) -> None:
+    """1-D pools (issue 17: text and audio CNNs, Hugging Face Swin's pooler)
+    as the 2-D pool of a (N, C, 1, L) view, at the sample's batch and
+    another."""
+    model = ai3.swap_backend(pool, sample_input_shape=(2, 6, 17))
+    for batch in (2, 3):
+        x = torch.randn(batch, 6, 17)
+        torch.testing.assert_close(model(x), pool(x))
+
+
+def test_1d_pool_functions_match_torch() -> None:
+    class M(nn.Module):
+        def forward(self, x):
+            y = F.max_pool1d(x, 2).sum(-1, keepdim=True) + F.avg_pool1d(x, 3, 1, 1).mean(-1, keepdim=True)
+            return y + F.adaptive_avg_pool1d(x, 1) + F.adaptive_max_pool1d(x, 1)
+
+    x = torch.randn(2, 6, 17)
+    torch.testing.assert_close(ai3.swap_backend(M(), sample_input_shape=x.shape)(x), M()(x))
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)
 

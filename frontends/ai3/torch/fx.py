@@ -104,6 +104,32 @@ def _rank(node: fx.Node) -> int | None:
     return None if shape is None else len(shape)
 
 
+# 1-D pools (_Mapper.pool1d): the module classes, their kinds, and the
+# functions' kinds and signatures.
+_POOLS_1D = (nn.MaxPool1d, nn.AvgPool1d, nn.AdaptiveAvgPool1d, nn.AdaptiveMaxPool1d)
+_POOL_1D_KIND = {nn.MaxPool1d: "max", nn.AvgPool1d: "avg", nn.AdaptiveAvgPool1d: "adaptive_avg",
+                 nn.AdaptiveMaxPool1d: "adaptive_max"}  # fmt: skip
+_POOL_1D_FUNCTIONS = {F.max_pool1d: "max", F.avg_pool1d: "avg", F.adaptive_avg_pool1d: "adaptive_avg",
+                      F.adaptive_max_pool1d: "adaptive_max"}  # fmt: skip
+_POOL_1D_SIGNATURES = {
+    "max": lambda input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False: None,
+    "avg": lambda input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True: None,
+    "adaptive_avg": lambda input, output_size: None,
+    "adaptive_max": lambda input, output_size, return_indices=False: None,
+}
+
+
+def _pool_arguments(m: nn.Module) -> dict[str, Any]:
+    """A 1-D pool module's arguments, as its function names them."""
+    if isinstance(m, nn.MaxPool1d):
+        return dict(kernel_size=m.kernel_size, stride=m.stride, padding=m.padding, dilation=m.dilation,
+                    ceil_mode=m.ceil_mode, return_indices=m.return_indices)  # fmt: skip
+    if isinstance(m, nn.AvgPool1d):
+        return dict(kernel_size=m.kernel_size, stride=m.stride, padding=m.padding, ceil_mode=m.ceil_mode,
+                    count_include_pad=m.count_include_pad)  # fmt: skip
+    return dict(output_size=m.output_size, return_indices=getattr(m, "return_indices", False))
+
+
 def _softmax_axis(node: fx.Node, dim: Any) -> int:
     """softmax's dim as an int; dim=None is PyTorch's legacy implicit dim
     (0 for ranks 0, 1 and 3, else 1), which needs the input's rank."""
@@ -167,7 +193,7 @@ _FUNCTIONS: dict[Any, str] = {
     F.relu6: "relu6", F.hardtanh: "hardtanh", torch.clamp: "clamp", torch.clip: "clamp",
     F.softmax: "softmax", torch.softmax: "softmax", F.log_softmax: "log_softmax", torch.log_softmax: "log_softmax",
     F.layer_norm: "layer_norm", F.linear: "linear", F.pad: "pad",
-    F.conv2d: "conv2d", F.unfold: "unfold", F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
+    F.conv2d: "conv2d", F.unfold: "unfold", **dict.fromkeys(_POOL_1D_FUNCTIONS, "pool1d"), F.conv1d: "conv1d", F.conv3d: "conv3d", F.batch_norm: "batch_norm", F.embedding: "embedding",
     F.adaptive_avg_pool2d: "adaptive_avg_pool2d", F.adaptive_max_pool2d: "adaptive_max_pool2d",
     F.avg_pool2d: "avg_pool2d", F.max_pool2d: "max_pool2d", F.avg_pool3d: "avg_pool3d", F.max_pool3d: "max_pool3d",
     F.dropout: "dropout", F.dropout1d: "dropout", F.dropout2d: "dropout", F.dropout3d: "dropout", F.alpha_dropout: "dropout",
@@ -587,6 +613,8 @@ class _Mapper:
         x = node.args[0]
         if isinstance(m, nn.Unfold):
             return self.unfold(node, name, x, m.kernel_size, m.dilation, m.padding, m.stride)
+        if isinstance(m, _POOLS_1D):
+            return self.pool1d(node, name, x, _POOL_1D_KIND[type(m)], _pool_arguments(m))
         if isinstance(m, nn.ConstantPad2d) and any(p < 0 for p in m.padding):  # (ZeroPad2d too)
             return self.pad_cropping(node, name, {"input": x, "mode": "constant", "value": m.value}, tuple(m.padding))
         if type(m) is nn.Conv1d:
@@ -841,6 +869,61 @@ class _Mapper:
         except errors.Error as e:
             raise unsupported(node, str(e)) from None
         self.add(node, "conv2d", name, [self.tensor(node, a["input"])], node, attrs, weights)
+
+    def _pool1d(self, node: fx.Node, name: str) -> None:
+        """F.max_pool1d, F.avg_pool1d, F.adaptive_avg_pool1d and
+        F.adaptive_max_pool1d (see pool1d)."""
+        kind = _POOL_1D_FUNCTIONS[node.target]
+        a = normalized(node, _POOL_1D_SIGNATURES[kind])
+        self.pool1d(node, name, a.pop("input"), kind, a)
+
+    def pool1d(self, node: fx.Node, name: str, x: Any, kind: str, a: dict[str, Any]) -> None:
+        """A 1-D pool over (N, C, L) (audio and text CNNs, Swin's pooler):
+        the 2-D pool of a (N, C, 1, L) view with a (1, k) window, viewed back
+        to (N, C, L'), as conv1d is mapped. `kind` is max, avg, adaptive_avg
+        or adaptive_max; `a`, the pool's arguments as torch names them."""
+        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        if len(i1) != 3:
+            raise unsupported(node, f"a 1-D pool of a rank-{len(i1)} input; ai3 maps (N, C, L)")
+        layer = f"{kind}_pool1d '{name}'"
+        try:
+            if kind == "max":
+                one = params.maxpool2d(
+                    a["kernel_size"], a["stride"], a["padding"], a["dilation"], a["ceil_mode"], a["return_indices"],
+                    name=name, dims=1,
+                )  # fmt: skip
+                attrs = {**one, "dilation": (1, *one["dilation"])}
+            elif kind == "avg":
+                one = params.avgpool2d(
+                    a["kernel_size"],
+                    a["stride"],
+                    a["padding"],
+                    a["ceil_mode"],
+                    a["count_include_pad"],
+                    name=name,
+                    dims=1,
+                )
+                attrs = dict(one)
+            else:
+                if a.get("return_indices"):
+                    raise errors.UnsupportedOperation(f"{layer}: return_indices=True is not supported")
+                size = a["output_size"]
+                size = size[0] if isinstance(size, (tuple, list)) else size
+                attrs = {"output_size": (1, int(i1[2]) if size is None else int(size))}
+        except errors.Error as e:
+            raise unsupported(node, str(e).split(": ", 1)[-1]) from None
+        if kind in ("max", "avg"):
+            attrs.update(kernel=(1, *attrs["kernel"]), stride=(1, *attrs["stride"]), padding=(0, 0, *attrs["padding"]))
+        op = {"max": "maxpool2d", "avg": "avgpool2d"}.get(kind, f"{kind.replace('_', '')}pool2d")
+        v1, v2 = (s[:2] + (1,) + s[2:] for s in (i1, i2))
+        u1, u2 = (s[:2] + (1,) + s[2:] for s in (o1, o2))
+        try:
+            into, back = shapes.reshape_target(i1, i2, v1, v2), shapes.reshape_target(u1, u2, o1, o2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        view = self.emit(node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": into}, input_shape=i1)
+        pooled = self.emit(node, op, f"{name}.{op}", [view], attrs, None, input_shape=v1)
+        self.add(node, "reshape", name, [pooled], node, {"shape": back})
 
     def _unfold(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, kernel_size, dilation=1, padding=0, stride=1: None)
