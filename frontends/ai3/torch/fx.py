@@ -28,6 +28,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import fx, nn
+from torch.nn.utils import parametrize
 
 from ai3 import errors
 from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, model_input, prune_dead
@@ -617,7 +618,9 @@ class _Mapper:
             return self.pool1d(node, name, x, _POOL_1D_KIND[type(m)], _pool_arguments(m))
         if isinstance(m, nn.ConstantPad2d) and any(p < 0 for p in m.padding):  # (ZeroPad2d too)
             return self.pad_cropping(node, name, {"input": x, "mode": "constant", "value": m.value}, tuple(m.padding))
-        if type(m) is nn.Conv1d:
+        # (A parametrized conv, weight_norm's in wav2vec 2.0 and HuBERT, is a
+        # subclass whose forward reads its computed weight: the conv's.)
+        if type(m) is nn.Conv1d or (isinstance(m, nn.Conv1d) and parametrize.is_parametrized(m)):
             if m.padding_mode != "zeros":
                 raise unsupported(node, f"nn.Conv1d with padding_mode={m.padding_mode!r}; ai3 maps 'zeros'")
             return self.conv1d(node, name, x, m.weight, m.bias, m.stride, m.padding, m.dilation, m.groups)
@@ -2150,7 +2153,10 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     input_dtypes: list[torch.dtype | None] = []
     output_names: list[str] | None = None
     refused: list[tuple[fx.Node, str]] = []
+    live = _live_nodes(gm)
     for node in gm.graph.nodes:
+        if node not in live:
+            continue  # computes nothing the output reads (an unused pooler): neither mapped nor refused
         try:
             if node.op == "placeholder":
                 if node.meta.get(tracing.DEFAULTED):
@@ -2182,6 +2188,25 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     traced.output_type = gm.meta.get(tracing.OUTPUT_TYPES)
     traced.input_dtypes = [np.dtype(_CORE_DTYPES[d]) if d in _CORE_DTYPES else None for d in input_dtypes]
     return traced
+
+
+def _live_nodes(gm: fx.GraphModule) -> set[fx.Node]:
+    """The nodes the output depends on, with every placeholder and every
+    in-place call (whose change to its input later nodes read, see
+    _Mapper.alias_in_place) kept too. fx's own eliminate_dead_code would
+    drop an unused x.add_(y), whose effect is not a graph edge."""
+    live: set[fx.Node] = set()
+    for node in reversed(gm.graph.nodes):
+        in_place = (
+            node.op == "call_method"
+            and isinstance(node.target, str)
+            and node.target.endswith("_")
+            and not node.target.startswith("__")
+        ) or node.kwargs.get("inplace") is True
+        impure = node.op in ("placeholder", "output") or (node.op == "call_function" and node.is_impure())
+        if impure or in_place or any(user in live for user in node.users):
+            live.add(node)
+    return live
 
 
 def _outputs(mapper: _Mapper, node: fx.Node, result: Any) -> tuple[int, list[str] | None]:

@@ -211,13 +211,19 @@ def _get_attr(root: nn.Module, target: str) -> Any:
 # size (ViT's `class_token.expand(n, -1, -1)`) they must become graph nodes,
 # which torch's argument parsing would not let a Proxy size do.
 _SIZE_METHODS = ("expand", "repeat", "view", "reshape")
+# Factories of torch's own that take sizes: called with a batch-dependent one
+# (BART's decoder: torch.ones(batch_size, length) as its default mask) they
+# become graph nodes too, where torch's argument parsing refuses a Proxy.
+_SIZE_FACTORIES = ("ones", "zeros", "full", "empty")
+_FACTORY_FUNCTIONS = frozenset(getattr(torch, f) for f in _SIZE_FACTORIES)
 
 
 @contextlib.contextmanager
 def _traced_through_torchvision_wraps() -> Iterator[None]:
     """For this trace only: lets the tracer go inside torchvision's
     torch.fx.wrap'ed helpers (with concrete shapes their bodies trace), and
-    records the size-taking methods of constant tensors."""
+    records the size-taking methods of constant tensors and torch's
+    size-taking factories."""
     table = _symbolic_trace._wrapped_fns_to_patch
     removed = {k: g for k, g in table.items() if str(g.get("__name__", "")).startswith("torchvision.")}
     for k in removed:
@@ -225,12 +231,16 @@ def _traced_through_torchvision_wraps() -> Iterator[None]:
     methods = _symbolic_trace._wrapped_methods_to_patch
     added = [(torch.Tensor, m) for m in _SIZE_METHODS if (torch.Tensor, m) not in methods]
     methods.extend(added)
+    factories = [(id(torch.__dict__), f) for f in _SIZE_FACTORIES if (id(torch.__dict__), f) not in table]
+    table.update(dict.fromkeys(factories, torch.__dict__))
     try:
         yield
     finally:
         table.update(removed)
         for entry in added:
             methods.remove(entry)
+        for key in factories:
+            del table[key]
 
 
 def _defaulted_arguments(module: nn.Module, given: int) -> dict[str, Any]:
@@ -332,6 +342,12 @@ def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.G
     try:
         with _traced_through_torchvision_wraps():
             graph = tracer.trace(module, concrete_args=concrete)
+        for node in graph.nodes:
+            # fx marks a call of a patched function "wrapped", and the code it
+            # generates would register the factory's dotted name as a wrapped
+            # global of its own, which every later trace fails to patch.
+            if node.op == "call_function" and node.target in _FACTORY_FUNCTIONS:
+                node.meta.pop("is_wrapped", None)
         gm = fx.GraphModule(tracer.root, graph)
         gm.meta[OUTPUT_TYPES] = output_type(tracer.root)
     finally:
