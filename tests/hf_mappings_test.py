@@ -585,5 +585,47 @@ def test_onnx_cast_to_int32_computes_in_int64():
     _against_ort(model, {"ids": ids})
 
 
+class MultiQuery(nn.Module):
+    """Falcon's attention: a fused qkv projection split by list indices
+    (qkv[..., [-2], :] keeps its axis), one key/value head that sdpa
+    broadcasts to the query heads."""
+
+    def __init__(self, heads=4, head_size=8):
+        super().__init__()
+        self.heads, self.head_size = heads, head_size
+        self.qkv = nn.Linear(heads * head_size, (heads + 2) * head_size)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        fused = self.qkv(x).view(b, s, self.heads + 2, self.head_size)
+        q = fused[..., :-2, :].transpose(1, 2)
+        k = fused[..., [-2], :].transpose(1, 2)
+        v = fused[..., [-1], :].transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return y.transpose(1, 2).reshape(b, s, -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_list_indices_and_sdpa_broadcast_over_heads(dtype):
+    torch.manual_seed(0)
+    _check(MultiQuery().to(dtype), torch.randn(2, 5, 32, dtype=dtype), dtype=dtype)
+
+
+@pytest.mark.parametrize(
+    "index,match",
+    [
+        (lambda x: x[..., [0, 2, 1], :], "not evenly spaced"),
+        (lambda x: x[:, [0], [1]], "only ints, slices"),
+    ],
+)
+def test_other_list_indices_are_refused_naming_the_node(index, match):
+    class M(nn.Module):
+        def forward(self, x):
+            return index(x)
+
+    with pytest.raises(ai3.UnsupportedOperation, match=match):
+        ai3.swap_backend(M(), sample_input_shape=(2, 4, 3, 5))
+
+
 if __name__ == "__main__":
     pytest_main.run(__file__)

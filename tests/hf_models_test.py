@@ -6,7 +6,8 @@ min and int casts), T5 whole (T5Model: encoder, causal decoder and
 cross-attention), Llama (LlamaModel: rotary positions, RMS norms, a gated
 SiLU MLP, grouped-query attention), RoBERTa (RobertaModel: positions
 from a cumsum of the padding mask, token types gathered by position) and
-Bloom (ALiBi biases through baddbmm, a float32 softmax), each (a) traced
+Bloom (ALiBi biases through baddbmm, a float32 softmax) and Falcon
+(multi-query attention: one key/value head broadcast by sdpa), each (a) traced
 from torch and compared with torch, and
 (b) exported to ONNX and compared with ONNX Runtime on the same file; the
 decoders and encoders that take ids and a mask are also called with token
@@ -153,6 +154,15 @@ def _clip_text() -> nn.Module:
     return transformers.CLIPTextModel(transformers.CLIPTextConfig(**_VISION_SMALL, vocab_size=VOCAB))
 
 
+def _falcon() -> nn.Module:
+    # Multi-query attention: one key/value head, which sdpa broadcasts to
+    # the query heads; its fused qkv split by list indices (qkv[..., [-2], :]).
+    return transformers.FalconModel(
+        transformers.FalconConfig(vocab_size=VOCAB, hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                                  use_cache=False)
+    )  # fmt: skip
+
+
 def _gpt2_lm_head() -> nn.Module:
     # (its lm_head shares the token embedding's weight)
     return transformers.GPT2LMHeadModel(_gpt2().config)
@@ -202,6 +212,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], type[_Called], str]] = {
     "bart": (_bart, _EncoderDecoder, "last_hidden_state"),
     "bert": (_bert, _IdsAndTypes, "last_hidden_state"),
     "clip_text": (_clip_text, _Ids, "last_hidden_state"),
+    "falcon": (_falcon, _Ids, "last_hidden_state"),
     "bloom": (_bloom, _Ids, "last_hidden_state"),
     "gpt2": (_gpt2, _Ids, "last_hidden_state"),
     "gpt2_lm_head": (_gpt2_lm_head, _Ids, "logits"),

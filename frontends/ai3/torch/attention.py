@@ -176,9 +176,9 @@ def _key_value(mapper: Any, node: fx.Node, a: dict[str, Any], name: str) -> list
     key/value heads than query heads (dim -3), each head repeated in place
     to the query's count, as torch does."""
     k, v = mapper.tensor(node, a["key"]), mapper.tensor(node, a["value"])
-    if not a["enable_gqa"]:
-        return [k, v]
     qv, kv, vv = values(a["query"]), values(a["key"]), values(a["value"])
+    if not a["enable_gqa"]:
+        return _broadcast_batch(mapper, node, name, [("key", k, kv), ("value", v, vv)], qv)
     if qv is None or kv is None or vv is None:
         raise unsupported(node, "enable_gqa=True needs the heads' counts: pass sample_input_shape to swap_backend")
     q_heads, kv_heads = qv[0].shape[-3], kv[0].shape[-3]
@@ -192,6 +192,31 @@ def _key_value(mapper: Any, node: fx.Node, a: dict[str, Any], name: str) -> list
             index = mapper.emit(node, op, f"{name}.{what}_heads{step}", [index], attrs, None, None)
         repeated.append(index)
     return repeated
+
+
+def _broadcast_batch(mapper: Any, node: fx.Node, name: str, operands: list, qv: Any) -> list[int]:
+    """Key and value whose batch dims (all but the last two) broadcast to the
+    query's, expanded to them, as torch's sdpa broadcasts them (Falcon's
+    one key/value head beside its query heads)."""
+    if qv is None:
+        return [index for _, index, _ in operands]
+    q_batch = tuple(qv[0].shape[:-2])
+    out = []
+    for what, index, traced in operands:
+        batch = tuple(traced[0].shape[:-2]) if traced is not None else q_batch
+        if batch != q_batch:
+            if len(batch) != len(q_batch) or any(b not in (1, q) for b, q in zip(batch, q_batch)):
+                raise unsupported(
+                    node, f"a {what} of batch dims {batch} that do not broadcast to the query's {q_batch}"
+                )
+            varying = [d for d in range(len(q_batch)) if qv[0].shape[d] != qv[1].shape[d]]
+            if any(batch[d] != q_batch[d] for d in varying):
+                raise unsupported(node, f"a {what} broadcast along the query's batch dimension")
+            # -1 keeps a dim (the batch's, whatever its size); a 1 grows to the query's.
+            shape = [-1 if b == q else int(q) for b, q in zip(batch, q_batch)] + [-1, -1]
+            index = mapper.emit(node, "expand", f"{name}.{what}_broadcast", [index], {"shape": shape}, None, None)
+        out.append(index)
+    return out
 
 
 def _is_causal_mask(mapper: Any, node: fx.Node, a: dict[str, Any]) -> bool:

@@ -81,10 +81,15 @@ def _slice_bounds(s: slice, dim: int | None) -> tuple[int, int, int] | None:
 def index_slices(index: Any, shape1: Shape, shape2: Shape) -> tuple[list[tuple[int, int, int, int]], bool]:
     """PyTorch basic indexing `x[index]` as core slices
     [(axis, start, stop, step), ...] on x's axes, and whether a reshape must
-    follow (ints drop their axis, None adds one). Advanced indexing (tensors,
-    lists, bools) is refused."""
+    follow (ints drop their axis, None adds one). One list of evenly spaced,
+    increasing ints along an axis (Falcon's qkv[..., [-2], :]) is that
+    slice: a single advanced index keeps its axis where it was. Other
+    advanced indexing (tensors, bools, several lists) is refused."""
     items = list(index) if isinstance(index, tuple) else [index]
+    lists = [it for it in items if isinstance(it, list)]
     for it in items:
+        if isinstance(it, list) and len(lists) == 1 and it and all(_is_int(v) for v in it):
+            continue
         if not (it is None or it is Ellipsis or isinstance(it, (int, slice))) or isinstance(it, bool):
             raise ValueError(f"only ints, slices, None and ... can index a tensor here, got {it!r}")
     consuming = sum(1 for it in items if it is not None and it is not Ellipsis)
@@ -109,12 +114,26 @@ def index_slices(index: Any, shape1: Shape, shape2: Shape) -> tuple[list[tuple[i
             i = it % dim
             slices.append((axis, i, i + 1, 1))
             reshape = True
+        elif isinstance(it, list):
+            if dim is None:
+                raise ValueError("a list index along a dimension that depends on the batch size")
+            if not all(-dim <= v < dim for v in it):
+                raise ValueError(f"index {it} is out of range for a dimension of size {dim}")
+            taken = [v % dim for v in it]
+            step = taken[1] - taken[0] if len(taken) > 1 else 1
+            if step < 1 or taken != list(range(taken[0], taken[0] + step * len(taken), step)):
+                raise ValueError(f"a list index {it} that is not evenly spaced and increasing (not a slice)")
+            slices.append((axis, taken[0], taken[-1] + 1, step))
         else:
             bounds = _slice_bounds(it, dim)
             if bounds is not None:
                 slices.append((axis,) + bounds)
         axis += 1
     return slices, reshape
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def split_bounds(size: int, sections: Any) -> list[tuple[int, int]]:
