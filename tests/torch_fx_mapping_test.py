@@ -24,7 +24,7 @@ from torch import nn
 
 import ai3
 from ai3 import spec as spec_passes
-from ai3.spec import MODEL_INPUT
+from ai3.spec import MODEL_INPUT, einsum_plan
 from ai3.torch import fx, shapes
 
 torch.set_num_threads(2)
@@ -309,7 +309,13 @@ def test_index_slices(index, want, reshape) -> None:
 
 
 def test_index_slices_refuses_advanced_indexing() -> None:
+    # One list of evenly spaced ints along a fixed axis is a slice.
+    assert shapes.index_slices((slice(None), [1, 3]), (2, 5), (3, 5)) == ([(1, 1, 4, 2)], False)
     with pytest.raises(ValueError, match="only ints, slices"):
+        shapes.index_slices(([0, 1], [1, 2]), (2, 5), (3, 5))
+    with pytest.raises(ValueError, match="not evenly spaced"):
+        shapes.index_slices((slice(None), [3, 1]), (2, 5), (3, 5))
+    with pytest.raises(ValueError, match="batch size"):
         shapes.index_slices(([0, 1],), (2, 5), (3, 5))
     with pytest.raises(ValueError, match="batch size"):
         shapes.index_slices(0, (2, 5), (3, 5))
@@ -323,6 +329,13 @@ def test_chunk_and_split_bounds_follow_torch() -> None:
     assert shapes.split_bounds(10, [3, 7]) == [(0, 3), (3, 10)]
 
 
+def _reshaped(t: torch.Tensor, target: list[int] | None) -> torch.Tensor:
+    """The core's reshape: 0 copies the dim at that index, -1 is inferred."""
+    if target is None:
+        return t
+    return t.reshape([t.shape[i] if d == 0 else d for i, d in enumerate(target)])
+
+
 @pytest.mark.parametrize(
     "equation",
     [
@@ -331,23 +344,37 @@ def test_chunk_and_split_bounds_follow_torch() -> None:
         "B G H I J, B G H J D -> B G H I D",
         "nid,njd->nji",
         "ki,jk->ij",
+        "binh,tnh->bnit",  # Funnel's: two free indices on the left
+        "ibh,hnd->ibnd",  # XLNet's: two free indices on the right
+        "bi,bj->bij",  # an outer product: nothing contracted
+        "bk,bkj->bj",  # no free index on the left
+        "bxyk,bkz->bzyx",
     ],
 )
-def test_einsum_matmul_matches_torch(equation) -> None:
-    perm_a, perm_b, perm_out = shapes.einsum_matmul(equation)
-    letters = sorted(set(equation.replace(" ", "").replace(",", "").replace("->", "")))
+@pytest.mark.parametrize("unknown_batch", [False, True])
+def test_einsum_plan_matches_torch(equation, unknown_batch) -> None:
+    """ai3.spec.einsum_plan's permutes, reshapes and one matmul, run in
+    torch, against torch.einsum; with the first letter's size unknown (the
+    batch's) where it may be."""
+    eq = equation.replace(" ", "")
+    letters = sorted(set(eq.replace(",", "").replace("->", "")))
     size = {c: 2 + n for n, c in enumerate(letters)}
-    lhs = equation.replace(" ", "").split("->")[0].split(",")
+    lhs = eq.split("->")[0].split(",")
     a, b = (torch.randn([size[c] for c in t], dtype=torch.float64) for t in lhs)
-    got = (a.permute(perm_a) @ b.permute(perm_b)).permute(perm_out)
+    first = lhs[0][0]
+    sizes = [[None if unknown_batch and c == first else size[c] for c in t] for t in lhs]
+    plan = einsum_plan(equation, *sizes)
+    left = _reshaped(a.permute(plan.a_perm) if plan.a_perm else a, plan.a_shape)
+    right = _reshaped(b.permute(plan.b_perm) if plan.b_perm else b, plan.b_shape)
+    got = _reshaped(left @ right, plan.product_shape)
+    got = got.permute(plan.out_perm) if plan.out_perm else got
     torch.testing.assert_close(got, torch.einsum(equation, a, b))
 
 
-def test_einsum_that_is_not_a_matmul_is_refused() -> None:
+@pytest.mark.parametrize("equation", ["ii->i", "bij,bjk,bkl->bil", "bij,bk->bi", "i...,ij->j"])
+def test_einsum_that_is_not_one_matmul_is_refused(equation) -> None:
     with pytest.raises(ValueError):
-        shapes.einsum_matmul("ii->i")
-    with pytest.raises(ValueError):
-        shapes.einsum_matmul("bij,bjk,bkl->bil")
+        einsum_plan(equation, [2, 3], [3, 4])
 
 
 # -- small modules ---------------------------------------------------------------

@@ -128,6 +128,78 @@ def repeat_heads_steps(rank: int, q_heads: int, kv_heads: int, head_size: int) -
     ]
 
 
+@dataclass
+class EinsumPlan:
+    """A two-operand einsum as one batched matmul (einsum_plan): each operand
+    permuted to (batch..., free..., contracted...) / (batch..., contracted...,
+    free...) and reshaped to (batch..., M, K) / (batch..., K, N); the product
+    reshaped to (batch..., free_a..., free_b...) and permuted to the output.
+    A perm is None where it is the identity, a reshape target None where it
+    changes nothing. Targets copy the batch dims (0) and give the rest, one
+    unknown size at most as -1."""
+
+    a_perm: list[int] | None
+    a_shape: list[int] | None
+    b_perm: list[int] | None
+    b_shape: list[int] | None
+    product_shape: list[int] | None
+    out_perm: list[int] | None
+
+
+def einsum_plan(equation: str, a_sizes: Sequence[int | None], b_sizes: Sequence[int | None]) -> EinsumPlan:
+    """The plan of `equation` ("bhid,bhjd->bhij", "ibh,hnd->ibnd", ...) for
+    operands of these sizes (None: unknown, the batch's). Every index is a
+    batch index (both operands and the output), a free one (one operand and
+    the output) or a contracted one (both operands, not the output); any
+    number of each. ValueError for anything else (a sum over an index of
+    one operand, a repeated index, '...')."""
+    eq = equation.replace(" ", "")
+    if "->" not in eq or "." in eq:
+        raise ValueError(f"einsum '{equation}': only explicit '->' equations without ... are supported")
+    lhs, out = eq.split("->")
+    terms = lhs.split(",")
+    if len(terms) != 2:
+        raise ValueError(f"einsum '{equation}': only two operands are supported")
+    a, b = terms
+    if any(len(set(t)) != len(t) for t in (a, b, out)):
+        raise ValueError(f"einsum '{equation}': repeated indices (traces, diagonals) are not supported")
+    if len(a) != len(a_sizes) or len(b) != len(b_sizes):
+        raise ValueError(f"einsum '{equation}': operands of rank {len(a_sizes)} and {len(b_sizes)}")
+    size = {**dict(zip(b, b_sizes)), **dict(zip(a, a_sizes))}
+    batch = [c for c in out if c in a and c in b]
+    free_a = [c for c in out if c in a and c not in b]
+    free_b = [c for c in out if c in b and c not in a]
+    contracted = [c for c in a if c in b and c not in out]
+    if any(c not in out and not (c in a and c in b) for c in a + b) or set(out) != set(batch + free_a + free_b):
+        raise ValueError(f"einsum '{equation}': an index summed over one operand only is not supported")
+
+    def group(letters: list[str]) -> int:
+        sizes = [size[c] for c in letters]
+        return -1 if None in sizes else int(np.prod(sizes, dtype=np.int64))
+
+    def target(groups: list[list[str]]) -> list[int]:
+        t = [0] * len(batch) + [group(g) for g in groups]
+        if t.count(-1) > 1:
+            raise ValueError(f"einsum '{equation}': more than one index group of unknown size")
+        return t
+
+    def permutation(letters: str, order: list[str]) -> list[int] | None:
+        perm = [letters.index(c) for c in order]
+        return None if perm == list(range(len(perm))) else perm
+
+    product = batch + free_a + free_b
+    return EinsumPlan(
+        a_perm=permutation(a, batch + free_a + contracted),
+        a_shape=None if len(free_a) == 1 and len(contracted) == 1 else target([free_a, contracted]),
+        b_perm=permutation(b, batch + contracted + free_b),
+        b_shape=None if len(free_b) == 1 and len(contracted) == 1 else target([contracted, free_b]),
+        product_shape=None
+        if len(free_a) == 1 and len(free_b) == 1
+        else target([[c] for c in free_a] + [[c] for c in free_b]),
+        out_perm=permutation("".join(product), list(out)),
+    )
+
+
 def constant_left_matmul_steps(left: np.ndarray, rank: int) -> list[tuple[str, dict[str, Any], dict[str, np.ndarray]]]:
     """The (op, attrs, weights) specs, in order, of `left @ y` for a
     constant `left` and a computed y of rank `rank`, with torch.matmul's

@@ -128,6 +128,7 @@ from ai3.spec import (
     OUTPUTS,
     LayerSpec,
     constant_left_matmul_steps,
+    einsum_plan,
     fold_zero_padding,
     model_input,
     prune_dead,
@@ -1341,9 +1342,11 @@ class _Mapper:
             start += size
 
     def einsum(self, node: Any, a: dict) -> int:
-        """A batched-matmul Einsum ("bhid,bhjd->bhij", "bhij,bhjd->bhid",
-        any letters): shared leading batch letters, one contracted letter,
-        one free letter per operand -> permutes around one matmul."""
+        """A one-operand Einsum (einsum_one), or a two-operand one as one
+        batched matmul ("bhid,bhjd->bhij", "ibh,hnd->ibnd", any letters,
+        any number of batch, free and contracted indices): permutes and
+        reshapes around it (ai3.spec.einsum_plan); a constant right operand
+        is arranged once, here."""
         eq = str(a.get("equation", "")).replace(" ", "")
         if "->" not in eq or "..." in eq or len(node.input) not in (1, 2):
             raise _unsupported(
@@ -1353,38 +1356,43 @@ class _Mapper:
         lhs, out = eq.split("->")
         if len(node.input) == 1:
             return self.einsum_one(node, eq, lhs, out)
-        left, right = lhs.split(",")
-        contracted = [c for c in left if c in right and c not in out]
-        free_l = [c for c in left if c not in right]
-        free_r = [c for c in right if c not in left]
-        batch = [c for c in out if c in left and c in right]
-        if (
-            len(contracted) != 1
-            or len(free_l) != 1
-            or len(free_r) != 1
-            or sorted(out) != sorted(batch + free_l + free_r)
-            or len(left) != len(batch) + 2
-            or len(right) != len(batch) + 2
-            or len(set(left)) != len(left)
-        ):
-            raise _unsupported(node, f"equation {eq!r}; ai3 maps two-operand batched matmuls (one contracted index)")
-        k = contracted[0]
 
-        def arranged(name: str, letters: str, order: list[str], step: str) -> int:
+        def sizes(name: str) -> list:
+            if name in self.constants:
+                return list(np.shape(self.constants[name]))
+            shape = self.shape(name)
+            if shape is None:
+                raise _unsupported(node, f"an operand '{name}' of unknown rank")
+            return [d if isinstance(d, int) else None for d in shape]
+
+        try:
+            plan = einsum_plan(eq, sizes(node.input[0]), sizes(node.input[1]))
+        except ValueError as e:
+            raise _unsupported(node, str(e)) from None
+        inputs, other = [], None
+        steps = ((plan.a_perm, plan.a_shape), (plan.b_perm, plan.b_shape))
+        for n, (name, (perm, target)) in enumerate(zip(node.input, steps)):
+            if n == 1 and name in self.constants:  # arranged now
+                arranged = _float(np.asarray(self.constants[name]))
+                arranged = arranged if perm is None else np.transpose(arranged, perm)
+                other = arranged if target is None else arranged.reshape(target)
+                continue
             x = self.tensor(node, name)
-            dims = [letters.index(c) for c in order]
-            if dims == list(range(len(dims))):
-                return x
-            return self.add("permute", node, [x], {"dims": dims}, suffix=step, shape=self.shape(name))
-
-        lhs_i = arranged(node.input[0], left, batch + free_l + [k], "/lhs")
-        rhs_i = arranged(node.input[1], right, batch + [k] + free_r, "/rhs")
-        result = batch + free_l + free_r
-        dims = [result.index(c) for c in out]
-        if dims == list(range(len(dims))):
-            return self.add("matmul", node, [lhs_i, rhs_i])
-        m = self.add("matmul", node, [lhs_i, rhs_i], suffix="/matmul")
-        return self.add("permute", node, [m], {"dims": dims}, shape=None)
+            if perm is not None:
+                x = self.add("permute", node, [x], {"dims": perm}, suffix=f"/operand{n}", shape=self.shape(name))
+            if target is not None:
+                x = self.add("reshape", node, [x], {"shape": target}, suffix=f"/operand{n}_matrix", shape=None)
+            inputs.append(x)
+        weights = {} if other is None else {"other": np.ascontiguousarray(other)}
+        if plan.product_shape is None and plan.out_perm is None:
+            return self.add("matmul", node, inputs, {}, weights, shape=None)
+        y = self.add("matmul", node, inputs, {}, weights, suffix="/matmul", shape=None)
+        if plan.product_shape is not None:
+            suffix = "" if plan.out_perm is None else "/unmatrix"
+            y = self.add("reshape", node, [y], {"shape": plan.product_shape}, suffix=suffix, shape=None)
+        if plan.out_perm is not None:
+            y = self.add("permute", node, [y], {"dims": plan.out_perm}, shape=None)
+        return y
 
     def einsum_one(self, node: Any, eq: str, letters: str, out: str) -> int:
         """A one-operand Einsum of distinct letters ("ij->ji", "bij->bj"):

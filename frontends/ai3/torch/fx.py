@@ -31,7 +31,7 @@ from torch import fx, nn
 from torch.nn.utils import parametrize
 
 from ai3 import errors
-from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, model_input, prune_dead
+from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, einsum_plan, model_input, prune_dead
 from ai3.torch import mapping, params, rnn, shapes, tracing
 from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
@@ -1902,28 +1902,51 @@ class _Mapper:
         self._tile(node, name)
 
     def _einsum(self, node: fx.Node, name: str) -> None:
+        """A two-operand einsum as one batched matmul (ai3.spec.einsum_plan):
+        permutes and reshapes around it; a constant right operand (a
+        parameter, XLNet's 'ibh,hnd->ibnd') is arranged once, here."""
         equation, *operands = node.args
         if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
             operands = list(operands[0])
         if len(operands) != 2:
             raise unsupported(node, "only two-operand einsum is supported")
+
+        def sizes(operand: Any) -> list[int | None]:
+            c = self.constant(node, operand) if not isinstance(operand, fx.Node) or operand in self.consts else None
+            if c is not None:
+                return list(np.shape(c))
+            s1, s2 = self.shapes(node, operand)
+            return [d1 if d1 == d2 else None for d1, d2 in zip(s1, s2)]
+
         try:
-            perm_a, perm_b, perm_out = shapes.einsum_matmul(equation)
+            plan = einsum_plan(equation, sizes(operands[0]), sizes(operands[1]))
         except ValueError as e:
             raise unsupported(node, str(e)) from e
-        inputs = []
-        for n, (operand, perm) in enumerate(zip(operands, (perm_a, perm_b))):
+        steps = ((plan.a_perm, plan.a_shape), (plan.b_perm, plan.b_shape))
+        inputs, other = [], None
+        for n, (operand, (perm, target)) in enumerate(zip(operands, steps)):
+            constant = self.constant(node, operand) if n == 1 and operand in self.consts else None
+            if constant is not None:  # arranged now
+                arranged = constant if perm is None else np.transpose(constant, perm)
+                other = arranged if target is None else arranged.reshape([d for d in target])
+                continue
             src = self.tensor(node, operand)
-            if not shapes.is_identity(perm):
-                src = self.emit(
-                    node, "permute", f"{name}.operand{n}", [src], {"dims": perm}, input_shape=_tensor_shape(operand)
-                )
+            if perm is not None:
+                src = self.emit(node, "permute", f"{name}.operand{n}", [src], {"dims": perm}, None, None)
+            if target is not None:
+                src = self.emit(node, "reshape", f"{name}.operand{n}_matrix", [src], {"shape": target}, None, None)
             inputs.append(src)
-        if shapes.is_identity(perm_out):
-            self.add(node, "matmul", name, inputs, node)
-        else:
-            product = self.emit(node, "matmul", f"{name}.matmul", inputs)
-            self.index[node] = self.emit(node, "permute", name, [product], {"dims": perm_out})
+        weights = {} if other is None else {"other": np.ascontiguousarray(other)}
+        if plan.product_shape is None and plan.out_perm is None:
+            self.add(node, "matmul", name, inputs, node, {}, weights)
+            return
+        y = self.emit(node, "matmul", f"{name}.matmul", inputs, {}, weights)
+        if plan.product_shape is not None:
+            last = plan.out_perm is None
+            y = self.emit(node, "reshape", name if last else f"{name}.unmatrix", [y], {"shape": plan.product_shape})
+        if plan.out_perm is not None:
+            y = self.emit(node, "permute", name, [y], {"dims": plan.out_perm})
+        self.index[node] = y
 
     def _relu6(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, inplace=False: None)

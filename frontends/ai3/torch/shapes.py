@@ -180,38 +180,5 @@ def chunk_bounds(size: int, chunks: int) -> list[tuple[int, int]]:
     return split_bounds(size, max(1, -(-size // chunks)))
 
 
-def einsum_matmul(equation: str) -> tuple[list[int], list[int], list[int]]:
-    """A two-operand einsum that is a batched matrix product, as
-    (permutation of A to (batch..., i, k), permutation of B to
-    (batch..., k, j), permutation of the product (batch..., i, j) to the
-    output). Exactly one free index per operand and one contracted index;
-    every other index is a batch index present everywhere."""
-    eq = equation.replace(" ", "")
-    if "->" not in eq or "." in eq:
-        raise ValueError(f"einsum '{equation}': only explicit '->' equations without ... are supported")
-    lhs, out = eq.split("->")
-    terms = lhs.split(",")
-    if len(terms) != 2:
-        raise ValueError(f"einsum '{equation}': only two operands are supported")
-    a, b = terms
-    for t in (a, b, out):
-        if len(set(t)) != len(t):
-            raise ValueError(f"einsum '{equation}': repeated indices (traces, diagonals) are not supported")
-    batch = [c for c in out if c in a and c in b]
-    i = [c for c in out if c in a and c not in b]
-    j = [c for c in out if c in b and c not in a]
-    k = [c for c in a if c in b and c not in out]
-    summed = [c for c in a + b if c not in out and not (c in a and c in b)]
-    if len(i) != 1 or len(j) != 1 or len(k) != 1 or summed or len(out) != len(batch) + 2:
-        raise ValueError(
-            f"einsum '{equation}' is not a batched matrix product (one free index per operand, one contracted)"
-        )
-    perm_a = [a.index(c) for c in batch + i + k]
-    perm_b = [b.index(c) for c in batch + k + j]
-    product = batch + i + j
-    perm_out = [product.index(c) for c in out]
-    return perm_a, perm_b, perm_out
-
-
 def is_identity(perm: Sequence[int]) -> bool:
     return list(perm) == list(range(len(perm)))
