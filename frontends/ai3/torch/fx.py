@@ -469,12 +469,7 @@ class _Mapper:
         itself: the nodes after it that read x read its result, which is
         what they see in PyTorch (MViT's positional encoding returns the
         tensor it added to in place, not add_'s result)."""
-        in_place = (
-            node.op == "call_method"
-            and isinstance(node.target, str)
-            and node.target.endswith("_")
-            and not node.target.startswith("__")
-        ) or node.kwargs.get("inplace") is True
+        in_place = _is_in_place(node)
         x = node.args[0] if node.args else None
         if in_place and isinstance(x, fx.Node) and x in self.index and node in self.index:
             self.index[x] = self.index[node]
@@ -885,7 +880,7 @@ class _Mapper:
         the 2-D pool of a (N, C, 1, L) view with a (1, k) window, viewed back
         to (N, C, L'), as conv1d is mapped. `kind` is max, avg, adaptive_avg
         or adaptive_max; `a`, the pool's arguments as torch names them."""
-        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        (i1, _) = self.shapes(node, x)
         if len(i1) != 3:
             raise unsupported(node, f"a 1-D pool of a rank-{len(i1)} input; ai3 maps (N, C, L)")
         layer = f"{kind}_pool1d '{name}'"
@@ -918,6 +913,13 @@ class _Mapper:
         if kind in ("max", "avg"):
             attrs.update(kernel=(1, *attrs["kernel"]), stride=(1, *attrs["stride"]), padding=(0, 0, *attrs["padding"]))
         op = {"max": "maxpool2d", "avg": "avgpool2d"}.get(kind, f"{kind.replace('_', '')}pool2d")
+        self.lifted_1d(node, name, x, op, attrs, None)
+
+    def lifted_1d(self, node: fx.Node, name: str, x: Any, op: str, attrs: dict, weights: dict | None) -> None:
+        """A 2-D conv or pool `op` over (N, C, L) as over a (N, C, 1, L) view,
+        its result viewed back to (N, C', L'): conv1d's and the 1-D pools'
+        form."""
+        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
         v1, v2 = (s[:2] + (1,) + s[2:] for s in (i1, i2))
         u1, u2 = (s[:2] + (1,) + s[2:] for s in (o1, o2))
         try:
@@ -925,8 +927,8 @@ class _Mapper:
         except ValueError as e:
             raise unsupported(node, str(e)) from e
         view = self.emit(node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": into}, input_shape=i1)
-        pooled = self.emit(node, op, f"{name}.{op}", [view], attrs, None, input_shape=v1)
-        self.add(node, "reshape", name, [pooled], node, {"shape": back})
+        result = self.emit(node, op, f"{name}.{op}", [view], attrs, weights, input_shape=v1)
+        self.add(node, "reshape", name, [result], node, {"shape": back})
 
     def _unfold(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, kernel_size, dilation=1, padding=0, stride=1: None)
@@ -997,18 +999,10 @@ class _Mapper:
             )
         except errors.Error as e:
             raise unsupported(node, str(e)) from None
-        (i1, i2), (o1, o2) = self.shapes(node, x), self.shapes(node, node)
+        (i1, _) = self.shapes(node, x)
         if len(i1) != 3:
             raise unsupported(node, f"conv1d of a rank-{len(i1)} input; ai3 maps (N, C, L)")
-        v1, v2 = (s[:2] + (1,) + s[2:] for s in (i1, i2))
-        u1, u2 = (s[:2] + (1,) + s[2:] for s in (o1, o2))
-        try:
-            into, back = shapes.reshape_target(i1, i2, v1, v2), shapes.reshape_target(u1, u2, o1, o2)
-        except ValueError as e:
-            raise unsupported(node, str(e)) from e
-        view = self.emit(node, "reshape", f"{name}.view", [self.tensor(node, x)], {"shape": into}, input_shape=i1)
-        conv = self.emit(node, "conv2d", f"{name}.conv2d", [view], attrs, weights, input_shape=v1)
-        self.add(node, "reshape", name, [conv], node, {"shape": back})
+        self.lifted_1d(node, name, x, "conv2d", attrs, weights)
 
     def _batch_norm(self, node: fx.Node, name: str) -> None:
         a = normalized(
@@ -2213,6 +2207,17 @@ def specs_of(gm: fx.GraphModule, with_values: bool, keep_values: bool = False) -
     return traced
 
 
+def _is_in_place(node: fx.Node) -> bool:
+    """Whether `node` changes its first argument (x.add_(y), F.relu(x,
+    inplace=True))."""
+    return (
+        node.op == "call_method"
+        and isinstance(node.target, str)
+        and node.target.endswith("_")
+        and not node.target.startswith("__")
+    ) or node.kwargs.get("inplace") is True
+
+
 def _live_nodes(gm: fx.GraphModule) -> set[fx.Node]:
     """The nodes the output depends on, with every placeholder and every
     in-place call (whose change to its input later nodes read, see
@@ -2220,12 +2225,7 @@ def _live_nodes(gm: fx.GraphModule) -> set[fx.Node]:
     drop an unused x.add_(y), whose effect is not a graph edge."""
     live: set[fx.Node] = set()
     for node in reversed(gm.graph.nodes):
-        in_place = (
-            node.op == "call_method"
-            and isinstance(node.target, str)
-            and node.target.endswith("_")
-            and not node.target.startswith("__")
-        ) or node.kwargs.get("inplace") is True
+        in_place = _is_in_place(node)
         impure = node.op in ("placeholder", "output") or (node.op == "call_function" and node.is_impure())
         if impure or in_place or any(user in live for user in node.users):
             live.add(node)
