@@ -371,6 +371,30 @@ def test_einsum_plan_matches_torch(equation, unknown_batch) -> None:
     torch.testing.assert_close(got, torch.einsum(equation, a, b))
 
 
+@pytest.mark.parametrize("equation", ["ibh,hnd->ibnd", "nhij,hjkl->nhikl", "bij,jk->bik"])
+def test_einsum_with_a_parameter_on_the_right_matches_torch(equation) -> None:
+    """The right operand a parameter, arranged once as the matmul's constant
+    (with a shared batch index, 'h', its reshape keeps that dim), at the
+    sample's batch and another."""
+    lhs = equation.split("->")[0].split(",")
+    size = {c: 2 + n for n, c in enumerate(sorted(set("".join(lhs))))}
+
+    class E(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.randn([size[c] for c in lhs[1]]))
+
+        def forward(self, x):
+            return torch.einsum(equation, x, self.w)
+
+    m = E()
+    shape = [size[c] for c in lhs[0]]
+    model = ai3.swap_backend(m, sample_input_shape=shape)
+    for batch in (shape[0], shape[0] + 2):
+        x = torch.randn(batch, *shape[1:])
+        torch.testing.assert_close(model(x), m(x))
+
+
 @pytest.mark.parametrize("equation", ["ii->i", "bij,bjk,bkl->bil", "bij,bk->bi", "i...,ij->j"])
 def test_einsum_that_is_not_one_matmul_is_refused(equation) -> None:
     with pytest.raises(ValueError):

@@ -242,6 +242,28 @@ def test_1d_pool_modules_match_torch(pool) -> None:
         torch.testing.assert_close(model(x), pool(x))
 
 
+@pytest.mark.parametrize(
+    "module,shape,match",
+    [
+        (nn.MaxPool1d(2, return_indices=True), (2, 4, 8), "return_indices"),
+        (nn.AdaptiveMaxPool1d(2, return_indices=True), (2, 4, 8), "return_indices"),
+    ],
+    ids=repr,
+)
+def test_1d_pool_forms_ai3_lacks_are_refused(module, shape, match) -> None:
+    class M(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.m = module
+
+        def forward(self, x):
+            y = self.m(x)
+            return y[0] if isinstance(y, tuple) else y
+
+    with pytest.raises(ai3.UnsupportedOperation, match=match):
+        ai3.swap_backend(M(), sample_input_shape=shape)
+
+
 def test_1d_pool_functions_match_torch() -> None:
     class M(nn.Module):
         def forward(self, x):

@@ -273,6 +273,26 @@ def _gru_step(v: _Values, cell: Cell, d: Direction, xt: int, h: Value, r_bias: n
     return v.binary("add", candidate, v.binary("mul", z, v.binary("sub", h, candidate, "kept"), "update"), "H")
 
 
+def in_onnx_order(a: np.ndarray, order: Sequence[int]) -> np.ndarray:
+    """A weight or bias whose rows are gate blocks in a framework's order,
+    its blocks put in ONNX's: block k of the result is block order[k] of
+    `a` (torch's LSTM (i, f, g, o) and Keras' (i, f, c, o) -> (i, o, f, c):
+    order [0, 3, 1, 2])."""
+    blocks = np.split(np.asarray(a, np.float64), len(order), axis=0)
+    return np.concatenate([blocks[k] for k in order], axis=0)
+
+
+def per_direction(emit: Emit, state: int, count: int, what: str) -> list[int]:
+    """A computed initial state of (count, N, H), one (1, N, H) slice per
+    layer and direction, as Direction's h0 / c0 take it."""
+    if count == 1:
+        return [state]
+    return [
+        emit("slice", [state], {"axis": 0, "start": k, "stop": k + 1, "step": 1}, {}, f"/{what}_{k}")
+        for k in range(count)
+    ]
+
+
 def check_activations(kind: str, names: Sequence[str]) -> str | None:
     """Why the cell cannot run these activations, or None."""
     unknown = sorted({n for n in names if n not in ACTIVATIONS})
@@ -282,5 +302,6 @@ def check_activations(kind: str, names: Sequence[str]) -> str | None:
 
 
 __all__ = [
-    "ACTIVATIONS", "Cell", "DEFAULT_ACTIVATIONS", "Direction", "GATES", "Run", "check_activations", "joined", "onnx_outputs", "run",
+    "ACTIVATIONS", "Cell", "DEFAULT_ACTIVATIONS", "Direction", "GATES", "Run", "check_activations", "in_onnx_order",
+    "joined", "onnx_outputs", "per_direction", "run",
 ]  # fmt: skip

@@ -145,6 +145,15 @@ class EinsumPlan:
     product_shape: list[int] | None
     out_perm: list[int] | None
 
+    def right_constant(self, b: np.ndarray) -> np.ndarray:
+        """A constant right operand arranged as the matmul reads it (its
+        permute and reshape applied here, a 0 in the target keeping its
+        dim), for the matmul's constant operand."""
+        arranged = b if self.b_perm is None else np.transpose(b, self.b_perm)
+        if self.b_shape is not None:
+            arranged = arranged.reshape([arranged.shape[i] if d == 0 else d for i, d in enumerate(self.b_shape)])
+        return np.ascontiguousarray(arranged)
+
 
 def einsum_plan(equation: str, a_sizes: Sequence[int | None], b_sizes: Sequence[int | None]) -> EinsumPlan:
     """The plan of `equation` ("bhid,bhjd->bhij", "ibh,hnd->ibnd", ...) for

@@ -198,10 +198,7 @@ def _recurrent_direction(layer: Any, kind: str, reverse: bool) -> recurrent.Dire
     cell = layer.cell
     order = _KERAS_GATES[kind]
 
-    def gates(a: np.ndarray) -> np.ndarray:
-        blocks = np.split(np.asarray(a, np.float64), len(order), axis=0)
-        return np.concatenate([blocks[k] for k in order], axis=0)
-
+    gates = functools.partial(recurrent.in_onnx_order, order=order)
     rows = len(order) * int(cell.units)
     bias = _numpy(cell.bias) if cell.use_bias else np.zeros(rows)
     w_bias, r_bias = (bias[0], bias[1]) if bias.ndim == 2 else (bias, np.zeros(rows))

@@ -1373,9 +1373,7 @@ class _Mapper:
         steps = ((plan.a_perm, plan.a_shape), (plan.b_perm, plan.b_shape))
         for n, (name, (perm, target)) in enumerate(zip(node.input, steps)):
             if n == 1 and name in self.constants:  # arranged now
-                arranged = _float(np.asarray(self.constants[name]))
-                arranged = arranged if perm is None else np.transpose(arranged, perm)
-                other = arranged if target is None else arranged.reshape(target)
+                other = plan.right_constant(_float(np.asarray(self.constants[name])))
                 continue
             x = self.tensor(node, name)
             if perm is not None:
@@ -1383,7 +1381,7 @@ class _Mapper:
             if target is not None:
                 x = self.add("reshape", node, [x], {"shape": target}, suffix=f"/operand{n}_matrix", shape=None)
             inputs.append(x)
-        weights = {} if other is None else {"other": np.ascontiguousarray(other)}
+        weights = {} if other is None else {"other": other}
         if plan.product_shape is None and plan.out_perm is None:
             return self.add("matmul", node, inputs, {}, weights, shape=None)
         y = self.add("matmul", node, inputs, {}, weights, suffix="/matmul", shape=None)
@@ -2556,19 +2554,8 @@ class _Mapper:
         state = self.tensor(node, name)
         if layout:
             state = self.add("permute", node, [state], {"dims": [1, 0, 2]}, suffix=f"/state{index}", shape=None)
-        if count == 1:
-            return [state]
-        return [
-            self.add(
-                "slice",
-                node,
-                [state],
-                {"axis": 0, "start": d, "stop": d + 1, "step": 1},
-                suffix=f"/state{index}_{d}",
-                shape=None,
-            )
-            for d in range(count)
-        ]
+        emit = lambda op, ins, at, wt, suffix: self.add(op, node, ins, at, wt, suffix=suffix, shape=None)  # noqa: E731
+        return recurrent.per_direction(emit, state, count, f"state{index}")
 
     def op_OneHot(self, node, a, x):
         """on_value where an index (a negative one counted from depth) is the

@@ -1921,8 +1921,7 @@ class _Mapper:
         for n, (operand, (perm, target)) in enumerate(zip(operands, steps)):
             constant = self.constant(node, operand) if n == 1 and operand in self.consts else None
             if constant is not None:  # arranged now
-                arranged = constant if perm is None else np.transpose(constant, perm)
-                other = arranged if target is None else arranged.reshape([d for d in target])
+                other = plan.right_constant(constant)
                 continue
             src = self.tensor(node, operand)
             if perm is not None:
@@ -1930,7 +1929,7 @@ class _Mapper:
             if target is not None:
                 src = self.emit(node, "reshape", f"{name}.operand{n}_matrix", [src], {"shape": target}, None, None)
             inputs.append(src)
-        weights = {} if other is None else {"other": np.ascontiguousarray(other)}
+        weights = {} if other is None else {"other": other}
         if plan.product_shape is None and plan.out_perm is None:
             self.add(node, "matmul", name, inputs, node, {}, weights)
             return

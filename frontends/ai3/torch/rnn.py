@@ -38,9 +38,7 @@ def _gates(t: torch.Tensor | None, kind: str, rows: int) -> np.ndarray:
     """A weight or bias of torch's gate order in ONNX's (zeros where absent)."""
     if t is None:
         return np.zeros(rows)
-    a = params.numpy_weight(t)
-    blocks = np.split(a, len(_ONNX_ORDER[kind]), axis=0)
-    return np.concatenate([blocks[k] for k in _ONNX_ORDER[kind]], axis=0)
+    return recurrent.in_onnx_order(params.numpy_weight(t), _ONNX_ORDER[kind])
 
 
 def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
@@ -102,9 +100,9 @@ def _initial_states(mapper: Any, node: fx.Node, emit: Any, hx: Any, kind: str, c
     None without hx, else slices (1, N, H) of the given tensors."""
     if hx is None:
         return [[None] * count, [None] * count]
-    given = list(hx) if kind == "lstm" else [hx]
     if kind == "lstm" and not isinstance(hx, (tuple, list)):
         raise unsupported(node, "an LSTM's hx that is not a (h_0, c_0) pair")
+    given = list(hx) if kind == "lstm" else [hx]
     out = []
     for which, t in zip("hc", given):
         if isinstance(t, fx.Node) and t in mapper.zeros:  # torch.zeros(layers, batch, hidden)
@@ -115,13 +113,5 @@ def _initial_states(mapper: Any, node: fx.Node, emit: Any, hx: Any, kind: str, c
         (shape, _) = mapper.shapes(node, t)
         if len(shape) != 3:
             raise unsupported(node, f"an unbatched initial {which} (rank {len(shape)})")
-        index = mapper.tensor(node, t)
-        out.append(
-            [
-                index
-                if count == 1
-                else emit("slice", [index], {"axis": 0, "start": k, "stop": k + 1, "step": 1}, {}, f".{which}0_{k}")
-                for k in range(count)
-            ]
-        )
+        out.append(recurrent.per_direction(emit, mapper.tensor(node, t), count, f"{which}0"))
     return out if kind == "lstm" else [out[0], [None] * count]
