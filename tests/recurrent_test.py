@@ -186,6 +186,51 @@ def test_torch_swap_backend_matches_torch_at_every_shape(cls, bidirectional):
         np.testing.assert_allclose(model(x).numpy(), want.numpy(), rtol=0, atol=TOL)
 
 
+class _SequenceFirst(nn.Module):
+    """torch's default layout, (T, N, F): a zero initial state of the
+    batch's size (dim 1), the last step by an int index along dim 0."""
+
+    def __init__(self, cls):
+        super().__init__()
+        self.cls = cls
+        self.rnn = _torch_module(cls, num_layers=2, bidirectional=True)
+        self.head = nn.Linear(12, 3)
+
+    def forward(self, x):
+        h0 = torch.zeros(4, x.size(1), 6)
+        out, _ = self.rnn(x, (h0, torch.zeros_like(h0)) if self.cls is nn.LSTM else h0)
+        return self.head(out[-1])
+
+
+@pytest.mark.parametrize("cls", [nn.LSTM, nn.GRU, nn.RNN])
+def test_torch_sequence_first_matches_torch_at_every_shape(cls):
+    """batch_first=False: the input's dim 0 is time, not the batch, so the
+    model is built for the sample's shape and other shapes (another length,
+    another batch) run in a model built for them."""
+    m = _SequenceFirst(cls).eval()
+    model = ai3.swap_backend(m, sample_input_shape=(5, 3, 4))
+    for x in (torch.randn(5, 3, 4), torch.randn(8, 3, 4), torch.randn(5, 1, 4)):
+        with torch.no_grad():
+            want = m(x)
+        np.testing.assert_allclose(model(x).numpy(), want.numpy(), rtol=0, atol=TOL)
+
+
+def test_torch_time_axis_following_the_batch_is_refused():
+    """A batch-first layer fed the model input transposed: its time axis is
+    the input's dim 0, taken for the batch, and its steps are unrolled."""
+
+    class Transposed(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 6, batch_first=True)
+
+        def forward(self, x):
+            return self.rnn(x.transpose(0, 1))[0]
+
+    with pytest.raises(ai3.UnsupportedOperation, match="rnn.*sequence length that depends"):
+        ai3.swap_backend(Transposed().eval(), sample_input_shape=(5, 2, 4))
+
+
 def test_torch_module_results_as_model_outputs():
     """A model returning the module's output, h_n and c_n (a flat tuple);
     the module's own nested (output, (h_n, c_n)) is refused by name."""

@@ -108,8 +108,11 @@ def _unrolled(built: model.Model, module: nn.Module, algos: Any, dtype: Any, sha
     are unrolled for the sample's sequence length (ai3.torch.rnn)."""
     if not any(rnn.is_recurrent(m) for m in module.modules()):
         return built
-    # (Any batch: the traced specs do not depend on it.)
-    shapes = [(None, *(s.shape if isinstance(s, torch.Tensor) else s)[1:]) for s in shapes]
+    # Any batch where the traced specs do not depend on it; else (a
+    # sequence-first recurrent layer, tracing.batch_leads) these shapes only.
+    shapes = [tuple(s.shape if isinstance(s, torch.Tensor) else s) for s in shapes]
+    if tracing.batch_leads(module):
+        shapes = [(None, *s[1:]) for s in shapes]
     torch_dtypes = [torch.from_numpy(np.zeros((), d)).dtype for d in built._input_dtypes()]
     built.per_shape = model.PerShape(shapes, functools.partial(_rebuilt, module, algos, dtype, torch_dtypes))
     return built

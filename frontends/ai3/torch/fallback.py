@@ -145,7 +145,7 @@ def swap_backend(
         else tuple(sample_input_shape)
     )
     samples = tracing.sample_inputs(module, shapes)
-    gm, _ = tracing.trace(module, samples)
+    gm, _ = tracing.trace(module, samples, torch_fx.maps_as_module)
     try:
         torch_fx.specs_of(gm, True)
     except UnsupportedNodes as e:
@@ -168,7 +168,9 @@ def swap_backend(
         sub = getattr(split, name)
         if why is None:
             try:
-                island_gm, _ = tracing.trace(sub, (runs[0], runs[1]) if len(runs[0]) > 1 else (runs[0][0], runs[1][0]))
+                island_gm, _ = tracing.trace(
+                    sub, (runs[0], runs[1]) if len(runs[0]) > 1 else (runs[0][0], runs[1][0]), torch_fx.maps_as_module
+                )
                 traced = torch_fx.specs_of(island_gm, True)
                 core = ai3_torch._built_several(traced, algos, module, dtype, None, recorder)
             except errors.Error as e:

@@ -40,7 +40,7 @@ from ai3.torch.tracing import values as _values
 def trace(module: nn.Module, sample_input_shape: Sequence[int] | None = None) -> fx.GraphModule:
     try:
         samples = None if sample_input_shape is None else tracing.sample_inputs(module, sample_input_shape)
-        gm, _ = tracing.trace(module, samples)
+        gm, _ = tracing.trace(module, samples, maps_as_module)
     except errors.Error:
         raise
     except Exception as e:
@@ -56,6 +56,12 @@ def trace(module: nn.Module, sample_input_shape: Sequence[int] | None = None) ->
             f"swap_backend needs a model torch.fx can trace (the in-place swap_<op> functions do not){hint}"
         ) from e
     return gm
+
+
+def maps_as_module(m: nn.Module) -> bool:
+    """Whether ai3 maps torch.nn module `m` as a whole (so the tracer keeps
+    it a leaf); any other is traced through (tracing.trace)."""
+    return isinstance(m, _MAPPED_MODULES) or rnn.is_recurrent(m) or mapping.lookup(m) is not None
 
 
 def _described(sample_input_shape: Any) -> str:
@@ -108,6 +114,9 @@ def _rank(node: fx.Node) -> int | None:
 # 1-D pools (_Mapper.pool1d): the module classes, their kinds, and the
 # functions' kinds and signatures.
 _POOLS_1D = (nn.MaxPool1d, nn.AvgPool1d, nn.AdaptiveAvgPool1d, nn.AdaptiveMaxPool1d)
+# The torch.nn modules _Mapper.module maps by class, besides the entries of
+# ai3.torch.mapping (and the recurrent ones, ai3.torch.rnn).
+_MAPPED_MODULES = (nn.MultiheadAttention, nn.Embedding, nn.Unfold, nn.ConstantPad2d, nn.Conv1d, *_POOLS_1D)
 _POOL_1D_KIND = {nn.MaxPool1d: "max", nn.AvgPool1d: "avg", nn.AdaptiveAvgPool1d: "adaptive_avg",
                  nn.AdaptiveMaxPool1d: "adaptive_max"}  # fmt: skip
 _POOL_1D_FUNCTIONS = {F.max_pool1d: "max", F.avg_pool1d: "avg", F.adaptive_avg_pool1d: "adaptive_avg",
@@ -595,6 +604,8 @@ class _Mapper:
         return f"{node.meta.get('ai3_module_path') or ''}.{node.name}".lstrip(".")
 
     # -- call_module ---------------------------------------------------
+    # (The module classes this dispatches on besides mapping.lookup's are
+    # _MAPPED_MODULES, which maps_as_module reads.)
     def module(self, node: fx.Node) -> None:
         m = self.modules[node.target]
         name = node.target

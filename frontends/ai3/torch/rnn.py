@@ -9,7 +9,9 @@ nothing at inference. The module's result is the tuple torch returns:
 
 The specs are made for the sample's sequence length: swap_backend gives
 the model a PerShape (ai3.model), so that other input shapes run in a
-model built for them.
+model built for them. With a sequence-first layer (batch_first=False,
+torch's default) the model input's dim 0 is not taken for the batch
+(ai3.torch.tracing.batch_leads): every input dim is fixed.
 """
 
 from __future__ import annotations
@@ -50,10 +52,20 @@ def map_module(mapper: Any, node: fx.Node, m: nn.Module) -> None:
         raise unsupported(node, f"nn.LSTM with proj_size={m.proj_size}; ai3 maps LSTMs without projections")
     x = node.args[0]
     hx = node.args[1] if len(node.args) > 1 else node.kwargs.get("hx")
-    (shape, _) = mapper.shapes(node, x)
+    (shape, other) = mapper.shapes(node, x)
     if len(shape) != 3:
         raise unsupported(node, f"a rank-{len(shape)} (unbatched) input; ai3 maps batches of sequences (rank 3)")
-    steps = int(shape[1 if m.batch_first else 0])
+    time_axis = 1 if m.batch_first else 0
+    if shape[time_axis] != other[time_axis]:
+        # The model's dim 0 was taken for the batch, and it reaches this
+        # layer's time axis; the steps are unrolled, so they must be fixed.
+        raise unsupported(
+            node,
+            f"a sequence length that depends on the model input's dim 0, taken for the batch; ai3 unrolls the "
+            f"steps of a recurrent layer, so its time axis ({'dim 1 (batch_first)' if m.batch_first else 'dim 0'})"
+            " must not follow the batch",
+        )
+    steps = int(shape[time_axis])
     batch = int(shape[0 if m.batch_first else 1])
     hidden, layers = m.hidden_size, m.num_layers
     count = 2 if m.bidirectional else 1
@@ -108,6 +120,14 @@ def _initial_states(mapper: Any, node: fx.Node, emit: Any, hx: Any, kind: str, c
         if isinstance(t, fx.Node) and t in mapper.zeros:  # torch.zeros(layers, batch, hidden)
             out.append([None] * count)
             continue
+        # The same zeros where no dim depends on the batch (a sequence-first
+        # model is traced at fixed shapes) come in as a constant.
+        constant = mapper.consts.get(t) if isinstance(t, fx.Node) else None
+        if isinstance(constant, torch.Tensor) and not constant.any():
+            out.append([None] * count)
+            continue
+        if constant is not None:
+            raise unsupported(node, f"an initial {which} that is a nonzero constant; ai3 takes zeros or a computed one")
         if not isinstance(t, fx.Node):
             raise unsupported(node, f"an initial {which} that is not a tensor of the model")
         (shape, _) = mapper.shapes(node, t)

@@ -29,7 +29,7 @@ import contextlib
 import copy
 import inspect
 import keyword
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import torch
@@ -46,11 +46,20 @@ OUTPUT_TYPES = "ai3_output_types"  # a called_by_name class's record of its resu
 
 class _PathTracer(fx.Tracer):
     """symbolic_trace's tracer, noting on every node the module it was
-    traced inside."""
+    traced inside. With `maps`, a torch.nn module is kept whole (a leaf,
+    fx's default for torch.nn) only where `maps` says ai3 maps it as a
+    module; the others are traced through, so that a container of mapped
+    parts (nn.TransformerEncoderLayer, called with its masks as keywords)
+    maps part by part."""
 
-    def __init__(self) -> None:
+    def __init__(self, maps: Callable[[nn.Module], bool] | None = None) -> None:
         super().__init__()
         self._paths: list[str] = []
+        self._maps = maps
+
+    def is_leaf_module(self, m: nn.Module, module_qualified_name: str) -> bool:
+        leaf = super().is_leaf_module(m, module_qualified_name)
+        return leaf and (self._maps is None or self._maps(m))
 
     def call_module(self, m, forward, args, kwargs):
         self._paths.append(self.path_of_module(m))
@@ -133,10 +142,10 @@ class _ValueProxy(fx.Proxy):
 
 
 class _ValueTracer(_PathTracer):
-    def __init__(self, samples: Sequence[Any]) -> None:
+    def __init__(self, samples: Sequence[Any], maps: Callable[[nn.Module], bool] | None = None) -> None:
         """`samples`: the two runs' inputs, each a tensor or (a model of
         several inputs) a tuple of one tensor per forward argument."""
-        super().__init__()
+        super().__init__(maps)
         first, second = samples
         pairs = [(first, second)] if isinstance(first, torch.Tensor) else list(zip(first, second))
         self._placeholder_values = iter(pairs)  # per placeholder, in order
@@ -318,13 +327,30 @@ def output_type(root: Any) -> type | None:
     return seen[-1]
 
 
-def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.GraphModule, Any]:
+def trace(
+    module: nn.Module, samples: Sequence[Any] | None = None, maps: Callable[[nn.Module], bool] | None = None
+) -> tuple[fx.GraphModule, Any]:
     """(GraphModule, the tracer's root) of `module`; with two `samples`
     (each a tensor, or a tuple of one per input), every node also carries
     its values on them (see values()). A decorated forward is traced
-    through called_by_name, its first arguments taking the samples."""
+    through called_by_name, its first arguments taking the samples.
+    `maps` (ai3.torch.fx.maps_as_module): the torch.nn modules kept whole;
+    the others are traced through, unless that fails (a forward fx cannot
+    trace), when every torch.nn module is kept whole, as fx keeps them,
+    and the mapping names the one it lacks."""
+    if maps is not None:
+        try:
+            return _trace(module, samples, maps)
+        except Exception:
+            pass
+    return _trace(module, samples, None)
+
+
+def _trace(
+    module: nn.Module, samples: Sequence[Any] | None, maps: Callable[[nn.Module], bool] | None
+) -> tuple[fx.GraphModule, Any]:
     if samples is None:
-        tracer: _PathTracer = _PathTracer()
+        tracer: _PathTracer = _PathTracer(maps)
         graph = tracer.trace(module)  # (sets tracer.root)
         return fx.GraphModule(tracer.root, graph), tracer.root
     given = 1 if isinstance(samples[0], torch.Tensor) else len(samples[0])
@@ -335,7 +361,7 @@ def trace(module: nn.Module, samples: Sequence[Any] | None = None) -> tuple[fx.G
             names = []
         if len(names) == given:
             module = called_by_name(module, names)
-    tracer = _ValueTracer(samples)
+    tracer = _ValueTracer(samples, maps)
     concrete = _defaulted_arguments(module, given) or None
     tracer.defaults = iter(list((concrete or {}).values()))
     before = set(vars(module))
@@ -372,19 +398,31 @@ def by_name(module: nn.Module, sample_input_shape: Any) -> tuple[nn.Module, Any]
 
 def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
     """Two random inputs: `shape`, and `shape` with one more in the batch
-    dimension (to tell the batch-dependent dimensions from the fixed ones).
+    dimension (to tell the batch-dependent dimensions from the fixed ones;
+    `shape` again where dim 0 is not the batch, see batch_leads).
     `shape` may be a sequence of shapes, one per input of a model of
     several: then each run is a tuple of inputs."""
     if isinstance(shape, torch.Tensor):  # an example input (token ids, say): the second run repeats its first row
-        return shape, torch.cat([shape, shape[:1]])
+        return shape, torch.cat([shape, shape[:1]]) if batch_leads(module) else shape.clone()
     if is_several_shapes(shape):
         runs = [sample_inputs(module, s) for s in shape]
         return tuple(r[0] for r in runs), tuple(r[1] for r in runs)
     dtype = float_dtype(module)
     generator = torch.Generator().manual_seed(0)
     shape = tuple(int(d) for d in shape)
-    other = (shape[0] + 1,) + shape[1:]
+    other = (shape[0] + 1,) + shape[1:] if batch_leads(module) else shape
     return (torch.randn(shape, generator=generator, dtype=dtype), torch.randn(other, generator=generator, dtype=dtype))
+
+
+def batch_leads(module: nn.Module) -> bool:
+    """Whether dim 0 of the module's inputs may be taken for the batch: not
+    where it has a sequence-first recurrent layer (nn.LSTM, nn.GRU or
+    nn.RNN with batch_first=False, torch's default), whose input's dim 0 is
+    time, and time is unrolled into a fixed number of steps. Such a module
+    is traced with its second run at the sample's own shape, so that no
+    dimension depends on the batch: every one is fixed, and its ai3.Model
+    runs other shapes in a model built again for them (ai3.model.PerShape)."""
+    return not any(isinstance(m, nn.RNNBase) and not m.batch_first for m in module.modules())
 
 
 def float_dtype(module: nn.Module) -> torch.dtype:
