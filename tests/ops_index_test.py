@@ -1,9 +1,10 @@
-"""argmax / argmin (the index a classifier's or a decoder's head picks) and
-trilu (the triangles causal masks are cut from), run by ai3's core against
+"""argmax / argmin (the index a classifier's or a decoder's head picks), topk
+(a top-5 head, a mixture of experts' router) and trilu (the triangles
+causal masks are cut from), run by ai3's core against
 each framework's own result: PyTorch (functions and tensor methods, with and
 without a dim, keepdim, ties and NaN), ONNX Runtime (ArgMax / ArgMin with
-keepdims and select_last_index, Trilu with and without its k input, float
-and int64 inputs) and Keras (keras.ops.argmax / argmin / triu / tril /
+keepdims and select_last_index, TopK with ties, Trilu with and without its
+k input, float and int64 inputs) and Keras (keras.ops.argmax / argmin / triu / tril /
 cumsum, with and without an axis), over grids of shapes and attributes.
 Integer results are compared exactly."""
 
@@ -124,6 +125,71 @@ def test_torch_on_int64():
     _same(model(ids), net(ids))
 
 
+class TopK(nn.Module):
+    """torch.topk by function or method, read by index or by field, both
+    results used (values scaled, indices as a float) or one."""
+
+    def __init__(self, k, dim, largest, method, fields):
+        super().__init__()
+        self.k, self.dim, self.largest, self.method, self.fields = k, dim, largest, method, fields
+
+    def forward(self, x):
+        if self.method:
+            found = x.topk(self.k, dim=self.dim, largest=self.largest)
+        else:
+            found = torch.topk(x, self.k, self.dim, self.largest)
+        values, indices = (found.values, found.indices) if self.fields else (found[0], found[1])
+        return values * 2, indices
+
+
+@pytest.mark.parametrize("k, dim", [(1, -1), (3, 1), (5, -1), (2, 2), (4, 1)])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("method, fields", [(False, False), (True, True)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64])
+def test_torch_topk(k, dim, largest, method, fields, dtype):
+    """Distinct values (torch leaves the order of ties unspecified), at the
+    traced batch and another."""
+    net = TopK(k, dim, largest, method, fields).eval()
+    float_dtype = dtype if dtype.is_floating_point else None
+    model = ai3.swap_backend(net, "default", sample_input_shape=[torch.zeros(2, 4, 5, dtype=dtype)], dtype=float_dtype)
+    for batch in (2, 3):
+        x = torch.randperm(batch * 20).reshape(batch, 4, 5).to(dtype)
+        got = model(x)
+        for g, w in zip(got, net(x)):
+            _same(g, w)
+
+
+class Router(nn.Module):
+    """A mixture of experts' router: the top-2 experts' softmaxed weights
+    of each token, scattered back as a dense (tokens, experts) gate."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = nn.Linear(8, 6)
+
+    def forward(self, x):
+        logits = self.gate(x)
+        weights, chosen = torch.topk(logits, 2, dim=-1)
+        return torch.softmax(weights, -1), chosen
+
+
+def test_torch_topk_router():
+    torch.manual_seed(0)
+    net = Router().eval()
+    model = ai3.swap_backend(net, "default", sample_input_shape=(4, 8))
+    x = torch.randn(7, 8)
+    with torch.no_grad():
+        want = net(x)
+    for g, w in zip(model(x), want):
+        _same(g, w)
+
+
+def test_torch_topk_along_the_batch_is_refused():
+    net = TopK(1, 0, True, False, False).eval()
+    with pytest.raises(ai3.UnsupportedOperation, match="topk.*depends on the batch"):
+        ai3.swap_backend(net, "default", sample_input_shape=(2, 4, 5))
+
+
 # -- ONNX, against ONNX Runtime -----------------------------------------------
 def _against_ort(nodes, x: np.ndarray, out_elem: int, out_shape, inits=(), opset=17) -> None:
     onnx = pytest.importorskip("onnx")
@@ -155,6 +221,50 @@ def test_onnx_argmax_argmin(op, axis, keepdims, select_last_index, dtype):
     else:
         del out_shape[axis]
     _against_ort([node], x, onnx.TensorProto.INT64, out_shape)
+
+
+@pytest.mark.parametrize("axis, k", [(-1, 1), (-1, 3), (1, 4), (0, 2), (2, 5), (1, 0)])
+@pytest.mark.parametrize("largest", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("opset", [9, 11, 17])
+def test_onnx_topk(axis, k, largest, dtype, opset):
+    """Values and indices, with ties (ONNX puts the lower index first)."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    if opset < 11 and (largest == 0 or dtype == np.int64 or k == 0):
+        pytest.skip("largest, integer inputs and k = 0 came with opset 11")
+    helper, info = onnx.helper, onnx.helper.make_tensor_value_info
+    x = _tied((3, 4, 5), seed=k + 3).numpy().astype(dtype)
+    extra = {"largest": largest} if opset >= 11 else {}
+    if opset < 10:
+        node, inits = helper.make_node("TopK", ["x"], ["v", "i"], axis=axis, k=k), []
+    else:
+        node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, **extra)
+        inits = [onnx.numpy_helper.from_array(np.array([k], np.int64), "k")]
+    out = list(x.shape)
+    out[axis] = k
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    graph = helper.make_graph(
+        [node], "g", [info("x", elem, x.shape)], [info("v", elem, out), info("i", onnx.TensorProto.INT64, out)], inits
+    )
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})
+    got = ai3.onnx.swap_backend(data, "default", sample_input_shape=x.shape)(x)
+    for g, w in zip(got, want):
+        _same(g, w)
+
+
+def test_onnx_topk_with_a_computed_k_is_refused_naming_the_node():
+    onnx = pytest.importorskip("onnx")
+    helper, info = onnx.helper, onnx.helper.make_tensor_value_info
+    nodes = [
+        helper.make_node("ArgMax", ["x"], ["k"], axis=1, keepdims=1, name="pick"),
+        helper.make_node("TopK", ["x", "k"], ["v", "i"], name="best"),
+    ]
+    graph = helper.make_graph(nodes, "g", [info("x", onnx.TensorProto.FLOAT, (1, 4))], [info("v", 1, (1, 1))])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    with pytest.raises(ai3.UnsupportedOperation, match=r"best.*K.*constant"):
+        ai3.onnx.swap_backend(data, "default", sample_input_shape=(1, 4))
 
 
 @pytest.mark.parametrize("upper", [0, 1])

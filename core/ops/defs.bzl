@@ -63,6 +63,7 @@ AI3_OPS = {
     "space_to_depth": False,
     "tanh": True,
     "tile": False,
+    "topk": False,
     "trilu": False,
     "unary": False,
     "where": False,

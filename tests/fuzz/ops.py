@@ -1580,6 +1580,38 @@ def _arg_extreme(op: str) -> Callable[[Draw, str], Case]:
     return build
 
 
+def topk(draw: Draw, algorithm: str) -> Case:
+    """topk against a stable sort (ties by index, as ONNX; NaN the largest,
+    as torch), k anywhere from 0 to past the axis' size."""
+    shape = rank_shape(draw, 1, 3)
+    rank = len(shape)
+    axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX])
+    size = shape[axis] if -rank <= axis < rank else 1
+    k = often(draw, st.integers(0, size), [size + 1, -1, INT64_MAX])
+    largest = draw(st.booleans())
+    x = np.round(values(draw, shape, specials=True) * 2)  # ties are common
+
+    def reference(x: np.ndarray) -> Any:
+        t = np.moveaxis(x, axis, -1)
+        nan = np.isnan(t)
+        plain = np.where(nan, 0, t)
+        # lexsort: the last key first; NaN first when largest, last when not.
+        keys = (-plain, ~nan) if largest else (plain, nan)
+        order = np.lexsort(keys, axis=-1)[..., :k]
+        return torch.from_numpy(np.ascontiguousarray(np.moveaxis(order, -1, axis)))
+
+    attrs = {"k": k, "axis": axis, "largest": largest}
+    return Case(
+        "topk",
+        lambda n, dt: layers.Layer("topk", attrs, {}, algorithm=algorithm, name=n),
+        [x],
+        reference,
+        specials=True,
+        out_dtype=lambda d: np.int64,
+        int64=True,
+    )
+
+
 def trilu(draw: Draw, algorithm: str) -> Case:
     shape = rank_shape(draw, 2, 4)
     upper = draw(st.booleans())
@@ -1713,6 +1745,7 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "cumsum": cumsum,
     "argmax": _arg_extreme("argmax"),
     "argmin": _arg_extreme("argmin"),
+    "topk": topk,
     "trilu": trilu,
     "cast": cast,
     **{op: _comparison(op) for op in _COMPARISONS},

@@ -148,6 +148,7 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "cumsum": ({"axis": 1, "exclusive": True}, {}, [(2, 3)]),
     "argmax": ({"axis": 1, "keepdim": True}, {}, [(2, 3)]),
     "argmin": ({"axis": 0, "select_last_index": True}, {}, [(2, 3)]),
+    "topk": ({"k": 2, "axis": -1, "largest": False}, {}, [(2, 3)]),
     "trilu": ({"upper": False, "k": 1}, {}, [(2, 3, 3)]),
     "cast": ({"to": "int64"}, {}, [(2, 3)]),
     **{

@@ -73,6 +73,8 @@ ONNX op -> spec (see `_Mapper.node`):
                             to int32: to int64 (ai3's one integer dtype)
   CumSum                    cumsum(axis, exclusive, reverse)
   ArgMax, ArgMin            argmax / argmin(axis, keepdims, select_last_index)
+  TopK (constant K)         topk(k, axis, largest) for Indices, and
+                            gather_elements of the input by them for Values
   Trilu                     trilu(upper, k: a constant second input)
   GatherElements            gather_elements(axis) of a computed or constant
                             data tensor
@@ -238,7 +240,7 @@ _COMPARE = {
     "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
 }  # fmt: skip
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
-SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN", "ArgMax", "ArgMin", "Trilu"}))
+SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN", "ArgMax", "ArgMin", "Trilu", "TopK"}))
 # Ops that move their first input's elements, so keep its dtype (an int64
 # mask unsqueezed is still int64).
 _MOVES = (
@@ -1142,6 +1144,8 @@ class _Mapper:
             return self.cast_like(node)
         if op == "GatherElements":
             return self.output(node, self.gather_elements(node, a))
+        if op == "TopK":
+            return self.topk(node, a, self.tensor(node, node.input[0]))
         if op == "GridSample":
             return self.output(node, self.grid_sample(node, a))
         if op == "Attention":
@@ -2428,6 +2432,25 @@ class _Mapper:
             self.int_dtypes[node.output[0]] = self.int_dtypes[data]
         inputs = [self.tensor(node, data), self.tensor(node, indices)]
         return self.add("gather_elements", node, inputs, {"axis": axis})
+
+    def topk(self, node: Any, a: dict, x: int) -> None:
+        """TopK: topk (the indices, best first, ties by index, which is
+        also an order sorted=0 allows) and gather_elements of the input by
+        them (the values). K: an attribute before opset 10, then a constant
+        input."""
+        k = a.get("k") if self.opset < 10 else self.const(node, node.input[1], "K")
+        k = int(np.asarray(k).reshape(-1)[0])
+        axis = int(a.get("axis", -1))
+        attrs = {"k": k, "axis": axis, "largest": bool(int(a.get("largest", 1)))}
+        indices = self.add("topk", node, [x], attrs, suffix="/indices")
+        values, positions = (list(node.output) + ["", ""])[:2]
+        if positions:
+            self.tensors[positions] = indices
+            self.int_dtypes[positions] = np.dtype(np.int64)
+        if values:
+            self.tensors[values] = self.add("gather_elements", node, [x, indices], {"axis": axis}, suffix="/values")
+            if node.input[0] in self.int_dtypes:
+                self.int_dtypes[values] = self.int_dtypes[node.input[0]]
 
     def op_ArgMax(self, node, a, x, op="argmax"):
         self.int_dtypes[node.output[0]] = np.dtype(np.int64)

@@ -332,6 +332,7 @@ _FUNCTIONS.update({
     torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
     torch.cumsum: "cumsum", torch.gather: "gather", F.grid_sample: "grid_sample",
     torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
+    torch.topk: "topk", getattr: "getattr",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -342,7 +343,11 @@ _METHODS.update({
     "to": "to", "type": "to", "float": "float", "double": "double", "long": "long", "bool": "bool", "type_as": "type_as",
     "int": "int", "cumsum": "cumsum", "gather": "gather",
     "argmax": "argmax", "argmin": "argmin", "triu": "triu", "triu_": "triu", "tril": "tril", "tril_": "tril",
+    "topk": "topk",
 })  # fmt: skip
+# The fields of torch's (values, indices) results (torch.return_types:
+# topk, max / min along a dim, sort), by name.
+_RESULT_FIELDS = {"values": 0, "indices": 1}
 # torch dtypes the core has, by the core's names (core/tensor.h).
 _CORE_DTYPES = {torch.float32: "float32", torch.float64: "float64", torch.int64: "int64", torch.bool: "bool"}
 # Inside a model ai3 keeps integers in int64: an int32 tensor (RoBERTa's
@@ -1228,6 +1233,35 @@ class _Mapper:
     def _argmin(self, node: fx.Node, name: str) -> None:
         self._argmax(node, name, "argmin")
 
+    def _topk(self, node: fx.Node, name: str) -> None:
+        """torch.topk(input, k, dim=-1, largest=True, sorted=True): topk
+        (the indices, best first, ties by index: an order sorted=False
+        allows too) and gather_elements of the input by them; the result
+        is (values, indices)."""
+        a = normalized(node, lambda input, k, dim=-1, largest=True, sorted=True: None)
+        if _values(node) is None:
+            raise unsupported(node, "torch.topk needs the tensors' shapes: pass sample_input_shape to swap_backend")
+        if not isinstance(a["k"], int) or not isinstance(a["dim"], int):
+            raise unsupported(node, f"a k or dim that is not a constant int ({a['k']!r}, {a['dim']!r})")
+        (i1, i2) = self.shapes(node, a["input"])
+        dim = a["dim"] % max(len(i1), 1)
+        if i1[dim] != i2[dim]:
+            raise unsupported(node, "a top-k along a dimension that depends on the batch size")
+        x = self.tensor(node, a["input"])
+        attrs = {"k": a["k"], "axis": dim, "largest": bool(a["largest"])}
+        indices = self.emit(node, "topk", f"{name}.indices", [x], attrs, input_shape=tuple(i1))
+        values = self.emit(
+            node, "gather_elements", f"{name}.values", [x, indices], {"axis": dim}, input_shape=tuple(i1)
+        )
+        self.pieces[node] = [values, indices]
+
+    def _getattr(self, node: fx.Node, name: str) -> None:
+        """`.values` / `.indices` of a (values, indices) result (torch.topk's):
+        that element, as result[0] / result[1]."""
+        source, field = node.args
+        if field not in _RESULT_FIELDS or not self.element(node, source, _RESULT_FIELDS[field]):
+            raise unsupported(node, f"the attribute '{field}' of '{getattr(source, 'name', source)}'")
+
     def _triu(self, node: fx.Node, name: str, upper: bool = True) -> None:
         """torch.triu / tril(input, diagonal=0), and their in-place forms."""
         a = normalized(node, lambda input, diagonal=0: None)
@@ -1579,20 +1613,28 @@ class _Mapper:
             raise unsupported(node, "needs the tensors' shapes: pass sample_input_shape to swap_backend")
         self.permute(node, name, x, shapes.transposition(len(rank), int(a), int(b)))
 
-    def _getitem(self, node: fx.Node, name: str) -> None:
-        source, index = node.args
+    def element(self, node: fx.Node, source: Any, index: Any) -> bool:
+        """`node` as element `index` of `source`, a call whose result is a
+        tuple of mapped pieces (or a refused call); False for any other
+        source."""
         if self.index.get(source) == _REFUSED:
             # An element of a refused call's tuple: the refusal is that call's.
             self.index[node] = _REFUSED
-            return
-        if source in self.pieces:
-            piece = self.pieces[source][index]
-            if piece is None:
-                raise unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
-            if isinstance(piece, tuple):  # a tuple inside the tuple (an LSTM's (h_n, c_n))
-                self.pieces[node] = list(piece)
-                return
+            return True
+        if source not in self.pieces:
+            return False
+        piece = self.pieces[source][index]
+        if piece is None:
+            raise unsupported(node, f"element {index} of '{source.name}' has no ai3 equivalent")
+        if isinstance(piece, tuple):  # a tuple inside the tuple (an LSTM's (h_n, c_n))
+            self.pieces[node] = list(piece)
+        else:
             self.index[node] = piece
+        return True
+
+    def _getitem(self, node: fx.Node, name: str) -> None:
+        source, index = node.args
+        if self.element(node, source, index):
             return
         if source in self.aranges:  # arange(B)[:, None, None]: still an index, still no spec
             self.aranges.add(node)
