@@ -8,9 +8,9 @@ negative pads (cropping: F.pad, nn.ZeroPad2d), nn.Conv1d and F.conv1d
 torch.tensor_split (sections, indices, either keyword), a matmul with a
 constant left operand (a buffer, a vector, one batch-expanded as timm's
 lambda layers' position embeddings), in-place calls on
-computed tensors whose operand is read afterwards; and a call ai3 refuses
-whose
-tuple's elements are read, which is refused by that call's name (it was an
+computed tensors whose operand is read afterwards, item assignment
+(`x[:, 1:] = v`, `x[..., -1] += v`); and a call ai3 refuses whose tuple's
+elements are read, which is refused by that call's name (it was an
 AttributeError)."""
 
 from __future__ import annotations
@@ -372,3 +372,60 @@ def test_matmul_with_a_constant_left_operand(left, shape, expand, dtype):
 
 if __name__ == "__main__":
     pytest_main.run(__file__)
+
+
+class Assign(nn.Module):
+    """x[index] = value and x[index] += value into a computed tensor, the
+    value computed, broadcast or cast; `which` picks the form."""
+
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.proj(x)  # (N, 4, 6)
+        if self.which == "augmented":  # MViT's attn[:, :, 1:, 1:] += rel_pos
+            y[:, :, 1:] += x[:, :, 1:]
+        elif self.which == "box":
+            y[:, 1:3, 2:5] = x[:, :2, :3] * 2
+        elif self.which == "int":
+            y[:, 0] = x[:, 1]
+        elif self.which == "ellipsis":
+            y[..., -1] = x.sum(-1)
+        elif self.which == "broadcast":
+            y[:, :, :2] = x[:, :1, :2]
+        elif self.which == "whole":
+            y[:] = x * 3
+        elif self.which == "twice":
+            y[:, 0] = x[:, 3]
+            y[:, :, 0] = y[:, :, 5] * 3
+        return y * 1.5
+
+
+@pytest.mark.parametrize("which", ["augmented", "box", "int", "ellipsis", "broadcast", "whole", "twice"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_item_assignment(which, dtype):
+    torch.manual_seed(0)
+    net = Assign(which).to(dtype).eval()
+    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
+    for batch in (2, 3):
+        x = torch.randn(batch, 4, 6, dtype=dtype)
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(model(x), want, atol=TOL[dtype], rtol=TOL[dtype])
+
+
+class AssignThroughView(nn.Module):
+    def forward(self, x):
+        y = x * 2
+        first = y[:, 0]
+        y[:, 1] = x[:, 0]
+        return y + first.unsqueeze(1)
+
+
+def test_item_assignment_beside_a_view_is_refused():
+    """A view of the target read after the assignment would need to see it
+    (in general); ai3 assigns into a copy, so it refuses by name."""
+    with pytest.raises(ai3.UnsupportedOperation, match="setitem.*shares.*later node reads"):
+        ai3.swap_backend(AssignThroughView().eval(), sample_input_shape=(2, 4, 6))

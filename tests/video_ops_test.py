@@ -182,13 +182,15 @@ def _export(net: nn.Module, x: torch.Tensor) -> bytes:
     return buf.getvalue()
 
 
-@pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18", "s3d", "mvit_v1_b"])
+@pytest.mark.parametrize("name", ["r3d_18", "mc3_18", "r2plus1d_18", "s3d", "mvit_v1_b", "mvit_v2_s"])
 def test_torchvision_video_models(name) -> None:
     """The video ResNets, S3D (its pools; the smallest clip its final
     (2, 7, 7) average takes) and MViT v1 (3-D conv pooling of attention,
-    tensor_split, an in-place positional encoding), weights=None, in torch
-    and as ONNX exports (MViT's export ONNX Runtime itself cannot run: its
-    pool_skip If node's output shapes)."""
+    tensor_split, an in-place positional encoding) and v2 (relative
+    position terms and shortcuts added into slices: `attn[:, :, 1:, 1:] +=
+    rel_pos`), weights=None, in torch and, but for MViT, as ONNX exports
+    (MViT's export ONNX Runtime itself cannot run: its pool_skip If node's
+    output shapes)."""
     import onnxruntime as ort
     import torchvision
 
@@ -196,11 +198,11 @@ def test_torchvision_video_models(name) -> None:
 
     torch.manual_seed(0)
     net = _randomised(getattr(torchvision.models.video, name)(weights=None))
-    x = torch.randn(1, 3, 16, 224, 224) if name in ("s3d", "mvit_v1_b") else torch.randn(1, 3, 4, 32, 32)
+    x = torch.randn(1, 3, 16, 224, 224) if name in ("s3d", "mvit_v1_b", "mvit_v2_s") else torch.randn(1, 3, 4, 32, 32)
     with torch.no_grad():
         want = net(x).numpy()
     _close(ai3.swap_backend(net, "default", sample_input_shape=tuple(x.shape))(x), want, 1e-4, "torch")
-    if name == "mvit_v1_b":
+    if name.startswith("mvit"):
         return
     data = _export(net, x)
     session = ort.InferenceSession(data, providers=["CPUExecutionProvider"])

@@ -451,6 +451,8 @@ class _Mapper:
 
     # -- per node ------------------------------------------------------------
     def map(self, node: fx.Node) -> None:
+        if node.op == "call_function" and node.target is operator.setitem:
+            return self.setitem(node)
         if not _is_tensor_valued(node):
             return  # sizes and their arithmetic: consumed through the values
         if _values(node) is None and node.target in ("size", "dim", "numel", getattr):
@@ -1656,6 +1658,124 @@ class _Mapper:
             target = shapes.reshape_target(c1, c2, o1, o2)
             current = self.emit(node, "reshape", name, [current], {"shape": target}, input_shape=tuple(c1))
         self.index[node] = current
+
+    def setitem(self, node: fx.Node) -> None:
+        """x[index] = value, index basic (ints and step-1 slices, or ...),
+        value a computed tensor that broadcasts to x[index]: x is rebuilt
+        around the region by a concat along each sliced axis (the innermost
+        first, each on x's band along the axes before it), and the nodes
+        after this one read that result for x (as for an in-place call,
+        alias_in_place). Refused where another tensor shares x's storage
+        and is read later (a view of x, or x a view of it), whose change
+        the rebuilt copy would not carry."""
+        x, index, value = node.args
+        name = self.name_of(node)
+        if not isinstance(value, fx.Node):
+            raise unsupported(node, f"assigning {value!r}; ai3 maps assigning a tensor computed in forward")
+        if _values(node) is None:
+            raise unsupported(
+                node, "item assignment needs the tensors' shapes: pass sample_input_shape to swap_backend"
+            )
+        self.check_unshared(node, x)
+        (i1, i2) = self.shapes(node, x)
+        items = list(index) if isinstance(index, tuple) else [index]
+        if any(it is None for it in items):
+            raise unsupported(node, "an item assignment indexed with None")
+        try:
+            slices, dropped = shapes.index_slices(index, i1, i2)
+        except ValueError as e:
+            raise unsupported(node, str(e)) from e
+        bounds: list[tuple[int, int, int]] = []  # (axis, start, stop), END to the end
+        for axis, start, stop, step in slices:
+            (s1, e1), (s2, e2) = (slice(start, stop).indices(d)[:2] for d in (i1[axis], i2[axis]))
+            to_end = e1 == i1[axis] and e2 == i2[axis]
+            if step != 1 or s1 != s2 or not (to_end or e1 == e2):
+                raise unsupported(node, f"an item assignment along axis {axis} that is not a fixed step-1 slice")
+            bounds.append((axis, s1, shapes.END if to_end else e1))
+        region = [list(i1), list(i2)]
+        for axis, start, stop in bounds:
+            for r, i in zip(region, (i1, i2)):
+                r[axis] = min(stop, i[axis]) - start
+        # The value, broadcast to x[index] (torch's view) and then shaped as
+        # the region, the axes of int indices kept.
+        (w1, w2) = (tuple(torch.empty(i, device="meta")[index].shape) for i in (i1, i2))
+        current = self.value_as(node, name, value, w1, w2, self.torch_dtype(node, x))
+        if dropped:
+            target = shapes.reshape_target(w1, w2, region[0], region[1])
+            current = self.emit(node, "reshape", f"{name}.region", [current], {"shape": target}, input_shape=w1)
+        source = self.tensor(node, x)
+
+        def band(k: int) -> int:  # x along the bounds of the first k sliced axes
+            out = source
+            for n, (axis, start, stop) in enumerate(bounds[:k]):
+                attrs = {"axis": axis, "start": start, "stop": stop, "step": 1}
+                out = self.emit(node, "slice", f"{name}.band{k}.{n}", [out], attrs)
+            return out
+
+        for k in reversed(range(len(bounds))):
+            axis, start, stop = bounds[k]
+            base = band(k)
+            parts = []
+            if start > 0:
+                attrs = {"axis": axis, "start": 0, "stop": start, "step": 1}
+                parts.append(self.emit(node, "slice", f"{name}.before{k}", [base], attrs))
+            parts.append(current)
+            if stop != shapes.END and stop < i1[axis]:
+                attrs = {"axis": axis, "start": stop, "stop": shapes.END, "step": 1}
+                parts.append(self.emit(node, "slice", f"{name}.after{k}", [base], attrs))
+            if len(parts) > 1:
+                current = self.emit(node, "concat", f"{name}.concat{k}", parts, {"axis": axis})
+        self.index[node] = current
+        self.index[x] = current  # what the nodes after this one read for x
+
+    def check_unshared(self, node: fx.Node, x: fx.Node) -> None:
+        """Refuses an assignment into x (`node`) where another node's value
+        shares x's storage and a node after this one reads it."""
+        first = _values(x)[0] if _values(x) is not None else None
+        if not isinstance(first, torch.Tensor):
+            raise unsupported(node, f"an item assignment into '{x.name}', which is not a tensor")
+        storage = first.untyped_storage().data_ptr()
+        order = {n: i for i, n in enumerate(self.gm.graph.nodes)}
+        for other in self.gm.graph.nodes:
+            if other is node:
+                break
+            vals = _values(other)
+            t = vals[0] if vals is not None else None
+            if other is x or not isinstance(t, torch.Tensor) or t.untyped_storage().data_ptr() != storage:
+                continue
+            if any(order[u] > order[node] for u in other.users):
+                raise unsupported(
+                    node,
+                    f"an item assignment into '{x.name}', whose storage '{other.name}' shares and a later node reads;"
+                    " ai3 assigns into a copy",
+                )
+
+    def value_as(
+        self, node: fx.Node, name: str, value: fx.Node, w1: tuple, w2: tuple, dtype: torch.dtype | None
+    ) -> int:
+        """The spec of `value` broadcast to shapes (w1, w2) and cast to
+        `dtype` (torch casts an assigned value to the target's dtype)."""
+        (v1, v2) = self.shapes(node, value)
+        current = self.tensor(node, value)
+        if dtype is not None and dtype != self.torch_dtype(node, value):
+            if dtype not in _CORE_DTYPES:
+                raise unsupported(node, f"an item assignment into a {dtype} tensor")
+            current = self.emit(node, "cast", f"{name}.cast", [current], {"to": _CORE_DTYPES[dtype]})
+        if (tuple(v1), tuple(v2)) == (w1, w2):
+            return current
+        lead = len(w1) - len(v1)
+        if lead < 0:
+            raise unsupported(node, f"a value of shape {tuple(v1)} assigned to a region of shape {w1}")
+        u1, u2 = (1,) * lead + tuple(v1), (1,) * lead + tuple(v2)
+        target = []
+        for p, q, s, t in zip(u1, u2, w1, w2):
+            if (p, q) == (s, t):
+                target.append(-1)
+            elif p == q == 1 and s == t:
+                target.append(int(s))
+            else:
+                raise unsupported(node, f"a value of shape {tuple(v1)} that does not broadcast to the region {w1}")
+        return self.emit(node, "expand", f"{name}.expand", [current], {"shape": target}, input_shape=tuple(v1))
 
     def _zeros(self, node: fx.Node, name: str) -> None:
         """torch.zeros (zeros_like, new_zeros) of a batch-dependent size (a

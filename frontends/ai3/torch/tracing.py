@@ -29,6 +29,7 @@ import contextlib
 import copy
 import inspect
 import keyword
+import operator
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -114,6 +115,13 @@ class _ValueProxy(fx.Proxy):
 
     def dim(self) -> int:
         return self._values()[0].dim()
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        # x[index] = value (and x[index] += y, run by Python as a getitem,
+        # an add and this) as an operator.setitem node; evaluating it writes
+        # into both runs' real values, as the model would. fx's Proxy has
+        # no __setitem__: MViT's `attn[:, :, 1:, 1:] += rel_pos` failed.
+        self.tracer.create_proxy("call_function", operator.setitem, (self, index, value), {})
 
     def __len__(self) -> int:
         a, b = self._values()
