@@ -1,6 +1,8 @@
 """argmax / argmin (the index a classifier's or a decoder's head picks), topk
-(a top-5 head, a mixture of experts' router) and trilu (the triangles
-causal masks are cut from), run by ai3's core against
+(a top-5 head, a mixture of experts' router), scatter_elements / scatter_nd
+(torch.scatter and its reductions, ONNX ScatterElements and ScatterND, the
+indices computed or constant) and trilu (the triangles causal masks are
+cut from), run by ai3's core against
 each framework's own result: PyTorch (functions and tensor methods, with and
 without a dim, keepdim, ties and NaN), ONNX Runtime (ArgMax / ArgMin with
 keepdims and select_last_index, TopK with ties, Trilu with and without its
@@ -190,6 +192,63 @@ def test_torch_topk_along_the_batch_is_refused():
         ai3.swap_backend(net, "default", sample_input_shape=(2, 4, 5))
 
 
+class Scatter(nn.Module):
+    """x.scatter(dim, index, src) and its reductions, the index computed
+    (topk of the input) or a constant buffer, src larger than the index."""
+
+    def __init__(self, fn, reduce, dim, constant):
+        super().__init__()
+        self.fn, self.reduce, self.dim, self.constant = fn, reduce, dim, constant
+        self.register_buffer("fixed", torch.tensor([[0, 2, 2], [1, 0, 3]]).reshape(2, 3, 1).expand(2, 3, 4).clone())
+
+    def forward(self, x):
+        src = x * 3 - 1
+        if self.constant:
+            index = self.fixed if self.dim == 1 else self.fixed.transpose(1, 2)
+        else:
+            index = torch.topk(x, 2, dim=self.dim).indices
+        if self.fn == "scatter":
+            out = (
+                x.scatter(self.dim, index, src)
+                if self.reduce is None
+                else x.scatter(self.dim, index, src, reduce=self.reduce)
+            )
+        elif self.fn == "scatter_add":
+            out = torch.scatter_add(x, self.dim, index, src)
+        else:
+            out = x.scatter_reduce(self.dim, index, src, self.reduce)
+        return out + 1
+
+
+@pytest.mark.parametrize(
+    "fn, reduce",
+    [("scatter", None), ("scatter", "add"), ("scatter", "multiply"), ("scatter_add", None)]
+    + [("scatter_reduce", r) for r in ("sum", "prod", "amax", "amin")],
+)
+@pytest.mark.parametrize("dim", [1, 2])
+@pytest.mark.parametrize("constant", [False, True])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_scatter(fn, reduce, dim, constant, dtype):
+    """Distinct values (topk's order), repeated constant indices (the
+    reductions meet), at the traced batch and another."""
+    net = Scatter(fn, reduce, dim, constant).eval()
+    model = ai3.swap_backend(net, "default", sample_input_shape=(2, 4, 4), dtype=dtype)
+    for batch in (2, 3):
+        x = (torch.randperm(batch * 16).reshape(batch, 4, 4) / 8).to(dtype)
+        with torch.no_grad():
+            want = net(x)
+        _same(model(x), want)
+
+
+def test_torch_scatter_of_a_number_is_refused():
+    class Fill(nn.Module):
+        def forward(self, x):
+            return x.scatter(1, torch.argmax(x, 1, keepdim=True), 0.0)
+
+    with pytest.raises(ai3.UnsupportedOperation, match="scatter of a number"):
+        ai3.swap_backend(Fill().eval(), "default", sample_input_shape=(2, 5))
+
+
 # -- ONNX, against ONNX Runtime -----------------------------------------------
 def _against_ort(nodes, x: np.ndarray, out_elem: int, out_shape, inits=(), opset=17) -> None:
     onnx = pytest.importorskip("onnx")
@@ -252,6 +311,71 @@ def test_onnx_topk(axis, k, largest, dtype, opset):
     got = ai3.onnx.swap_backend(data, "default", sample_input_shape=x.shape)(x)
     for g, w in zip(got, want):
         _same(g, w)
+
+
+def _scatter_against_ort(node, x, indices, updates, opset, constant):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    helper, info = onnx.helper, onnx.helper.make_tensor_value_info
+    elem = helper.np_dtype_to_tensor_dtype(x.dtype)
+    inputs = [info("x", elem, x.shape), info("u", elem, updates.shape)]
+    inits, feed = [], {"x": x, "u": updates}
+    if constant:
+        inits.append(onnx.numpy_helper.from_array(indices, "i"))
+    else:
+        inputs.insert(1, info("i", onnx.TensorProto.INT64, indices.shape))
+        feed["i"] = indices
+    graph = helper.make_graph([node], "g", inputs, [info("y", elem, x.shape)], inits)
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]).SerializeToString()
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, feed)[0]
+    model = ai3.onnx.swap_backend(data, "default")
+    _same(model(**feed), want)
+
+
+@pytest.mark.parametrize(
+    "reduction, opset", [("none", 11), ("none", 18), ("add", 16), ("mul", 16), ("max", 18), ("min", 18)]
+)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("constant", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64])
+def test_onnx_scatter_elements(reduction, opset, axis, constant, dtype):
+    onnx = pytest.importorskip("onnx")
+    rng = np.random.default_rng(abs(axis) + opset)
+    x = (rng.standard_normal((3, 4, 5)) * 9).astype(dtype)
+    shape = [2, 3, 4]
+    size = x.shape[axis]
+    # Distinct positions per line for "none" (ONNX leaves repeats to the
+    # implementation); repeats for the reductions.
+    if reduction == "none":
+        full = list(shape)
+        full[axis] = size
+        indices = np.take(np.argsort(rng.random(full), axis=axis), range(shape[axis]), axis=axis)
+    else:
+        indices = rng.integers(-size, size, shape)
+    indices = np.ascontiguousarray(indices, dtype=np.int64)
+    updates = (rng.standard_normal(indices.shape) * 9).astype(dtype)
+    extra = {"reduction": reduction} if opset >= 16 else {}
+    node = onnx.helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis, **extra)
+    _scatter_against_ort(node, x, indices, updates, opset, constant)
+
+
+@pytest.mark.parametrize("reduction, opset", [("none", 13), ("add", 16), ("mul", 16), ("max", 18), ("min", 18)])
+@pytest.mark.parametrize("depth, count", [(1, 2), (2, 3), (3, 4)])
+@pytest.mark.parametrize("constant", [False, True])
+def test_onnx_scatter_nd(reduction, opset, depth, count, constant):
+    onnx = pytest.importorskip("onnx")
+    rng = np.random.default_rng(depth * 10 + count)
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    if reduction == "none":  # distinct tuples
+        flat = rng.permutation(int(np.prod(x.shape[:depth])))[:count]
+        indices = np.stack(np.unravel_index(flat, x.shape[:depth]), -1)
+    else:
+        indices = np.stack([rng.integers(0, x.shape[d], count) for d in range(depth)], -1)
+    indices = indices.astype(np.int64).reshape(count, depth)
+    updates = rng.standard_normal((count, *x.shape[depth:])).astype(np.float32)
+    extra = {"reduction": reduction} if opset >= 16 else {}
+    node = onnx.helper.make_node("ScatterND", ["x", "i", "u"], ["y"], **extra)
+    _scatter_against_ort(node, x, indices, updates, opset, constant)
 
 
 def test_onnx_topk_with_a_computed_k_is_refused_naming_the_node():

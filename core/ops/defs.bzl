@@ -58,6 +58,7 @@ AI3_OPS = {
     "roll": False,
     "sigmoid": True,
     "silu": True,
+    "scatter": False,
     "slice": False,
     "softmax": False,
     "space_to_depth": False,

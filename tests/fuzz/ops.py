@@ -1524,6 +1524,100 @@ def gather_elements(draw: Draw, algorithm: str) -> Case:
     return _gathering(draw, "gather_elements", axis, data, index, reference, dtype, algorithm)
 
 
+_SCATTER_COMBINE = {
+    "none": lambda a, u: u,
+    "add": lambda a, u: a + u,
+    "mul": lambda a, u: a * u,
+    "max": lambda a, u: u if u > a or u != u else a,
+    "min": lambda a, u: u if u < a or u != u else a,
+}
+
+
+def _scattering(draw: Draw, op: str, attrs: dict[str, Any], data, index, updates, reference, algorithm) -> Case:
+    """A case of scatter_elements or scatter_nd: the int64 indices the
+    layer's second input, or its constant `indices` weight."""
+    if draw(st.booleans()):
+        return Case(
+            op,
+            lambda n, dt: layers.Layer(op, attrs, {"indices": index}, algorithm=algorithm, name=n),
+            [data, updates],
+            lambda x, u: reference(x, index, u),
+            any_dtype=True,
+            int64=True,
+        )
+    return Case(
+        op,
+        lambda n, dt: layers.Layer(op, attrs, {}, algorithm=algorithm, name=n),
+        [data, index, updates],
+        reference,
+        fixed={1: np.int64},
+        any_dtype=True,
+        int64=True,
+    )
+
+
+def scatter_elements(draw: Draw, algorithm: str) -> Case:
+    """Against a loop over the indices in order (a repeated index keeps the
+    last update with reduction "none", as the core defines it)."""
+    data_shape = [dim(draw, 1, 5) for _ in range(draw(st.integers(1, 3)))]
+    rank = len(data_shape)
+    axis = often(draw, st.integers(-rank, rank - 1), [rank, -rank - 1, INT64_MAX])
+    size = data_shape[axis] if -rank <= axis < rank else 1
+    index_shape = [draw(st.integers(0, d)) for d in data_shape]
+    if chance(draw, 8):
+        index_shape[0] += 1  # larger than the data: refused
+    count = math.prod(index_shape)
+    index = np.asarray(draw(st.lists(st.integers(-size, size - 1), min_size=count, max_size=count)), np.int64).reshape(
+        index_shape
+    )
+    if index.size and chance(draw, 10):
+        index.reshape(-1)[0] = draw(st.sampled_from([size, -size - 1, INT64_MAX, INT64_MIN]))
+    reduction = draw(st.sampled_from(list(_SCATTER_COMBINE)))
+    data, updates = values(draw, data_shape), values(draw, index_shape)
+
+    def reference(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> Any:
+        y, ax = x.copy(), axis % x.ndim
+        for j in np.ndindex(*i.shape):
+            at = list(j)
+            at[ax] = int(i[j]) % x.shape[ax]
+            y[tuple(at)] = _SCATTER_COMBINE[reduction](y[tuple(at)], u[j])
+        return torch.from_numpy(y)
+
+    attrs = {"axis": axis, "reduction": reduction}
+    return _scattering(draw, "scatter_elements", attrs, data, index, updates, reference, algorithm)
+
+
+def scatter_nd(draw: Draw, algorithm: str) -> Case:
+    data_shape = [dim(draw, 1, 4) for _ in range(draw(st.integers(1, 3)))]
+    k = often(draw, st.integers(1, len(data_shape)), [0, len(data_shape) + 1])
+    lead = rank_shape(draw, 0, 2)
+    count = math.prod(lead)
+    tuples = [
+        [
+            draw(st.integers(-max(data_shape[d], 1), max(data_shape[d], 1) - 1)) if d < len(data_shape) else 0
+            for d in range(k)
+        ]
+        for _ in range(count)
+    ]
+    index = np.asarray(tuples, np.int64).reshape(*lead, k)
+    if index.size and chance(draw, 10):
+        index.reshape(-1)[0] = draw(st.sampled_from([INT64_MAX, INT64_MIN, data_shape[0]]))
+    reduction = draw(st.sampled_from(list(_SCATTER_COMBINE)))
+    data = values(draw, data_shape)
+    updates = values(draw, [*lead, *data_shape[k:]] if k <= len(data_shape) else lead)
+
+    def reference(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> Any:
+        y = x.copy()
+        flat_i, flat_u = i.reshape(-1, i.shape[-1]), u.reshape(-1, *x.shape[i.shape[-1] :])
+        for t, v in zip(flat_i, flat_u):
+            at = tuple(int(a) % x.shape[d] for d, a in enumerate(t))
+            combine = np.vectorize(_SCATTER_COMBINE[reduction])
+            y[at] = combine(y[at], v)
+        return torch.from_numpy(y)
+
+    return _scattering(draw, "scatter_nd", {"reduction": reduction}, data, index, updates, reference, algorithm)
+
+
 def cumsum(draw: Draw, algorithm: str) -> Case:
     shape = rank_shape(draw, 1, 3)
     rank = len(shape)
@@ -1746,6 +1840,8 @@ _ISSUE17_OPS: dict[str, Callable[[Draw, str], Case]] = {
     "argmax": _arg_extreme("argmax"),
     "argmin": _arg_extreme("argmin"),
     "topk": topk,
+    "scatter_elements": scatter_elements,
+    "scatter_nd": scatter_nd,
     "trilu": trilu,
     "cast": cast,
     **{op: _comparison(op) for op in _COMPARISONS},

@@ -149,6 +149,8 @@ SAMPLES: dict[str, tuple[dict[str, Any], dict[str, tuple[int, ...]], list[tuple[
     "argmax": ({"axis": 1, "keepdim": True}, {}, [(2, 3)]),
     "argmin": ({"axis": 0, "select_last_index": True}, {}, [(2, 3)]),
     "topk": ({"k": 2, "axis": -1, "largest": False}, {}, [(2, 3)]),
+    "scatter_elements": ({"axis": 1, "reduction": "add"}, {}, [(2, 3), (2, 2), (2, 2)]),
+    "scatter_nd": ({"reduction": "none"}, {}, [(3, 4), (2, 1), (2, 4)]),
     "trilu": ({"upper": False, "k": 1}, {}, [(2, 3, 3)]),
     "cast": ({"to": "int64"}, {}, [(2, 3)]),
     **{
@@ -172,6 +174,8 @@ SAMPLE_DTYPES: dict[str, list[str]] = {
     "gather": ["int64"],
     "gather_elements": ["int64"],
     "where": ["bool", "float32", "float32"],
+    "scatter_elements": ["float32", "int64", "float32"],
+    "scatter_nd": ["float32", "int64", "float32"],
 }
 
 SCHEMAS = {s["op"]: s for s in _core.op_schemas()}

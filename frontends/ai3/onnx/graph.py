@@ -75,6 +75,8 @@ ONNX op -> spec (see `_Mapper.node`):
   ArgMax, ArgMin            argmax / argmin(axis, keepdims, select_last_index)
   TopK (constant K)         topk(k, axis, largest) for Indices, and
                             gather_elements of the input by them for Values
+  ScatterElements, Scatter, scatter_elements(axis, reduction) / scatter_nd
+  ScatterND                 (reduction), the indices computed or constant
   Trilu                     trilu(upper, k: a constant second input)
   GatherElements            gather_elements(axis) of a computed or constant
                             data tensor
@@ -240,7 +242,10 @@ _COMPARE = {
     "GreaterOrEqual": "greater_equal", "And": "logical_and", "Or": "logical_or", "Xor": "logical_xor",
 }  # fmt: skip
 _FLIPPED = {"less": "greater", "greater": "less", "less_equal": "greater_equal", "greater_equal": "less_equal"}
-SUPPORTED_OPS = tuple(sorted({*SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN", "ArgMax", "ArgMin", "Trilu", "TopK"}))
+SUPPORTED_OPS = tuple(sorted({
+    *SUPPORTED_OPS, *_COMPARE, "Not", "Where", "IsNaN", "ArgMax", "ArgMin", "Trilu", "TopK", "ScatterElements", "Scatter",
+    "ScatterND",
+}))  # fmt: skip
 # Ops that move their first input's elements, so keep its dtype (an int64
 # mask unsqueezed is still int64).
 _MOVES = (
@@ -1146,6 +1151,8 @@ class _Mapper:
             return self.output(node, self.gather_elements(node, a))
         if op == "TopK":
             return self.topk(node, a, self.tensor(node, node.input[0]))
+        if op in ("ScatterElements", "Scatter", "ScatterND"):
+            return self.output(node, self.scatter(node, a))
         if op == "GridSample":
             return self.output(node, self.grid_sample(node, a))
         if op == "Attention":
@@ -2432,6 +2439,27 @@ class _Mapper:
             self.int_dtypes[node.output[0]] = self.int_dtypes[data]
         inputs = [self.tensor(node, data), self.tensor(node, indices)]
         return self.add("gather_elements", node, inputs, {"axis": axis})
+
+    def scatter(self, node: Any, a: dict) -> int:
+        """ScatterElements (Scatter before opset 11) and ScatterND:
+        scatter_elements(axis, reduction) / scatter_nd(reduction) of the
+        computed data and updates, at computed indices or constant ones
+        (an export's fixed positions, held as the layer's weight)."""
+        data, indices, updates = node.input[:3]
+        reduction = str(a.get("reduction", "none"))
+        if reduction not in ("none", "add", "mul", "max", "min"):
+            raise _unsupported(node, f"reduction={reduction!r}")
+        op = "scatter_nd" if node.op_type == "ScatterND" else "scatter_elements"
+        attrs: dict[str, Any] = {"reduction": reduction}
+        if op == "scatter_elements":
+            attrs["axis"] = int(a.get("axis", 0))
+        if data in self.int_dtypes:
+            self.int_dtypes[node.output[0]] = self.int_dtypes[data]
+        if indices in self.constants:
+            table = np.asarray(self.constants[indices], dtype=np.int64)
+            inputs = [self.tensor(node, data), self.tensor(node, updates)]
+            return self.add(op, node, inputs, attrs, {"indices": table})
+        return self.add(op, node, [self.tensor(node, n) for n in (data, indices, updates)], attrs)
 
     def topk(self, node: Any, a: dict, x: int) -> None:
         """TopK: topk (the indices, best first, ties by index, which is

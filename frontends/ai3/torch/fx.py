@@ -332,7 +332,8 @@ _FUNCTIONS.update({
     torch.where: "where", torch.masked_fill: "masked_fill", torch.index_select: "index_select",
     torch.cumsum: "cumsum", torch.gather: "gather", F.grid_sample: "grid_sample",
     torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
-    torch.topk: "topk", getattr: "getattr",
+    torch.topk: "topk", getattr: "getattr", torch.scatter: "scatter", torch.scatter_add: "scatter_add",
+    torch.scatter_reduce: "scatter_reduce",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -343,8 +344,13 @@ _METHODS.update({
     "to": "to", "type": "to", "float": "float", "double": "double", "long": "long", "bool": "bool", "type_as": "type_as",
     "int": "int", "cumsum": "cumsum", "gather": "gather",
     "argmax": "argmax", "argmin": "argmin", "triu": "triu", "triu_": "triu", "tril": "tril", "tril_": "tril",
-    "topk": "topk",
+    "topk": "topk", "scatter": "scatter", "scatter_": "scatter", "scatter_add": "scatter_add",
+    "scatter_add_": "scatter_add", "scatter_reduce": "scatter_reduce", "scatter_reduce_": "scatter_reduce",
 })  # fmt: skip
+# torch's scatter reductions as the core's (scatter's `reduce` and
+# scatter_reduce's; "mean" has no core equivalent).
+_SCATTER_REDUCTIONS = {None: "none", "add": "add", "multiply": "mul", "sum": "add", "prod": "mul", "amax": "max",
+                       "amin": "min"}  # fmt: skip
 # The fields of torch's (values, indices) results (torch.return_types:
 # topk, max / min along a dim, sort), by name.
 _RESULT_FIELDS = {"values": 0, "indices": 1}
@@ -1296,6 +1302,47 @@ class _Mapper:
             return self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]})
         inputs = [self.tensor(node, index)]
         self.add(node, "gather_elements", name, inputs, node, {"axis": a["dim"]}, {"other": constant})
+
+    def _scatter(self, node: fx.Node, name: str, reduce: Any = "given") -> None:
+        """torch.scatter(input, dim, index, src, reduce=None), scatter_add
+        and scatter_reduce(..., reduce, include_self=True), and their
+        in-place forms: scatter_elements of the input with src (cut to the
+        index's shape, as torch reads it) at the index, computed or
+        constant. A number for src, reduce="mean" and include_self=False
+        are refused."""
+        a = normalized(node, lambda input, dim, index, src=None, reduce=None, *, value=None, include_self=True: None)
+        reduce = a["reduce"] if reduce == "given" else reduce
+        if reduce not in _SCATTER_REDUCTIONS or not a["include_self"]:
+            raise unsupported(node, f"a scatter with reduce={reduce!r}, include_self={a['include_self']}")
+        src = a["src"]
+        if not isinstance(src, fx.Node) or self.constant(node, src) is not None:
+            raise unsupported(node, "a scatter of a number or a constant; ai3 scatters a tensor computed in forward")
+        index, dim = a["index"], a["dim"]
+        if not isinstance(dim, int):
+            raise unsupported(node, f"a scatter along dim {dim!r}, not a constant int")
+        table = self.constant(node, index)
+        (s1, s2) = self.shapes(node, src)
+        (j1, j2) = (table.shape, table.shape) if table is not None else self.shapes(node, index)
+        updates = self.tensor(node, src)
+        for axis, (p, q, m, n) in enumerate(zip(s1, s2, j1, j2)):
+            if (p, q) == (m, n):
+                continue
+            if m != n:
+                raise unsupported(node, "a scatter whose src is cut to the index along the batch")
+            attrs = {"axis": axis, "start": 0, "stop": int(m), "step": 1}
+            updates = self.emit(node, "slice", f"{name}.src{axis}", [updates], attrs)
+        attrs = {"axis": dim, "reduction": _SCATTER_REDUCTIONS[reduce]}
+        if table is None:
+            inputs = [self.tensor(node, a["input"]), self.tensor(node, index), updates]
+            return self.add(node, "scatter_elements", name, inputs, node, attrs)
+        inputs = [self.tensor(node, a["input"]), updates]
+        self.add(node, "scatter_elements", name, inputs, node, attrs, {"indices": table.astype(np.int64)})
+
+    def _scatter_add(self, node: fx.Node, name: str) -> None:
+        self._scatter(node, name, "add")
+
+    def _scatter_reduce(self, node: fx.Node, name: str) -> None:
+        self._scatter(node, name)
 
     def _grid_sample(self, node: fx.Node, name: str) -> None:
         """F.grid_sample(input, grid, mode, padding_mode, align_corners):

@@ -1,0 +1,72 @@
+// What both scatter kernels do once they know where an update goes: copy
+// the data to the output, then combine `count` runs of `run` elements of
+// the updates into the output at the offsets `offset_of(j)` gives, in
+// order, by the layer's reduction. Typed per dtype (bool and "none" move
+// bytes). Both kernels check every index before they call this.
+#ifndef AI3_CORE_OPS_SCATTER_SCATTER_COMBINE_H_
+#define AI3_CORE_OPS_SCATTER_SCATTER_COMBINE_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/errors.h"
+#include "core/ops/scatter/scatter.h"
+#include "core/tensor.h"
+
+namespace ai3 {
+
+template <typename T, typename OffsetOf>
+void CombineRuns(ScatterReduction reduction, const T* updates, int64_t count,
+                 int64_t run, T* y, OffsetOf&& offset_of) {
+  for (int64_t j = 0; j < count; ++j) {
+    T* out = y + offset_of(j);
+    const T* u = updates + j * run;
+    for (int64_t i = 0; i < run; ++i) {
+      switch (reduction) {
+        case ScatterReduction::kNone:
+          out[i] = u[i];
+          break;
+        case ScatterReduction::kAdd:
+          out[i] += u[i];
+          break;
+        case ScatterReduction::kMul:
+          out[i] *= u[i];
+          break;
+        case ScatterReduction::kMax:  // NaN propagates, as torch's
+          out[i] = (u[i] > out[i] || u[i] != u[i]) ? u[i] : out[i];
+          break;
+        case ScatterReduction::kMin:
+          out[i] = (u[i] < out[i] || u[i] != u[i]) ? u[i] : out[i];
+          break;
+      }
+    }
+  }
+}
+
+template <typename OffsetOf>
+void ScatterInto(ScatterReduction reduction, const Tensor& data,
+                 const Tensor& updates, int64_t count, int64_t run,
+                 const Tensor& output, OffsetOf&& offset_of) {
+  std::memcpy(output.data, data.data, data.numel() * SizeOf(data.dtype));
+  switch (data.dtype) {
+    case DType::kFloat32:
+      return CombineRuns(reduction, updates.data_as<const float>(), count, run,
+                         output.data_as<float>(), offset_of);
+    case DType::kFloat64:
+      return CombineRuns(reduction, updates.data_as<const double>(), count, run,
+                         output.data_as<double>(), offset_of);
+    case DType::kInt64:
+      return CombineRuns(reduction, updates.data_as<const int64_t>(), count,
+                         run, output.data_as<int64_t>(), offset_of);
+    case DType::kBool:  // "none" only (OutputShape)
+      return CombineRuns(ScatterReduction::kNone,
+                         updates.data_as<const uint8_t>(), count, run,
+                         output.data_as<uint8_t>(), offset_of);
+  }
+  Fail(ErrorKind::kDType, "scatter of ", Name(data.dtype), " data");
+}
+
+}  // namespace ai3
+
+#endif  // AI3_CORE_OPS_SCATTER_SCATTER_COMBINE_H_
