@@ -9,7 +9,8 @@ torch.tensor_split (sections, indices, either keyword), a matmul with a
 constant left operand (a buffer, a vector, one batch-expanded as timm's
 lambda layers' position embeddings), in-place calls on
 computed tensors whose operand is read afterwards, item assignment
-(`x[:, 1:] = v`, `x[..., -1] += v`); and a call ai3 refuses whose tuple's
+(`x[:, 1:] = v`, `x[..., -1] += v`), torch.flip / fliplr / flipud, F.glu
+and F.softmin (and their modules); and a call ai3 refuses whose tuple's
 elements are read, which is refused by that call's name (it was an
 AttributeError)."""
 
@@ -429,3 +430,44 @@ def test_item_assignment_beside_a_view_is_refused():
     (in general); ai3 assigns into a copy, so it refuses by name."""
     with pytest.raises(ai3.UnsupportedOperation, match="setitem.*shares.*later node reads"):
         ai3.swap_backend(AssignThroughView().eval(), sample_input_shape=(2, 4, 6))
+
+
+class FlipGluSoftmin(nn.Module):
+    def __init__(self, which):
+        super().__init__()
+        self.which = which
+        self.proj = nn.Linear(6, 6)
+
+    def forward(self, x):
+        y = self.proj(x)  # (N, 4, 6)
+        if self.which == "flip":
+            return y.flip(-1) + torch.flip(y, (0, 1))  # the batch dim too
+        if self.which == "fliplr/ud":
+            return torch.fliplr(y) * 2 + y.flipud()
+        if self.which == "glu":
+            return F.glu(y, -1) + F.glu(y.transpose(1, 2), 1).transpose(1, 2)[..., :3]
+        return F.softmin(y, 1)
+
+
+@pytest.mark.parametrize("which", ["flip", "fliplr/ud", "glu", "softmin"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_flip_glu_softmin(which, dtype):
+    torch.manual_seed(0)
+    net = FlipGluSoftmin(which).to(dtype).eval()
+    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
+    for batch in (2, 3):
+        x = torch.randn(batch, 4, 6, dtype=dtype)
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(model(x), want, atol=TOL[dtype], rtol=TOL[dtype])
+
+
+def test_glu_and_softmin_modules():
+    """nn.GLU and nn.Softmin, which ai3 does not map whole: traced through."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(6, 8), nn.GLU(), nn.Softmin(-1)).eval()
+    model = ai3.swap_backend(net, sample_input_shape=(3, 6))
+    x = torch.randn(5, 6)
+    with torch.no_grad():
+        want = net(x)
+    torch.testing.assert_close(model(x), want, atol=1e-6, rtol=1e-6)

@@ -333,7 +333,8 @@ _FUNCTIONS.update({
     torch.cumsum: "cumsum", torch.gather: "gather", F.grid_sample: "grid_sample",
     torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
     torch.topk: "topk", getattr: "getattr", torch.scatter: "scatter", torch.scatter_add: "scatter_add",
-    torch.scatter_reduce: "scatter_reduce",
+    torch.scatter_reduce: "scatter_reduce", torch.flip: "flip", torch.fliplr: "fliplr", torch.flipud: "flipud",
+    F.glu: "glu", F.softmin: "softmin",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -346,6 +347,7 @@ _METHODS.update({
     "argmax": "argmax", "argmin": "argmin", "triu": "triu", "triu_": "triu", "tril": "tril", "tril_": "tril",
     "topk": "topk", "scatter": "scatter", "scatter_": "scatter", "scatter_add": "scatter_add",
     "scatter_add_": "scatter_add", "scatter_reduce": "scatter_reduce", "scatter_reduce_": "scatter_reduce",
+    "flip": "flip", "fliplr": "fliplr", "flipud": "flipud",
 })  # fmt: skip
 # torch's scatter reductions as the core's (scatter's `reduce` and
 # scatter_reduce's; "mean" has no core equivalent).
@@ -2214,6 +2216,53 @@ class _Mapper:
 
     def _log_softmax(self, node: fx.Node, name: str) -> None:
         self._softmax(node, name, "log_softmax")
+
+    def _softmin(self, node: fx.Node, name: str) -> None:
+        """F.softmin(input, dim, dtype=None): softmax of -input."""
+        a = normalized(node, lambda input, dim=None, _stacklevel=3, dtype=None: None)
+        if a["dtype"] is not None and a["dtype"] != self.torch_dtype(node, a["input"]):
+            raise unsupported(node, f"softmin with dtype={a['dtype']}")
+        negated = self.emit(node, "neg", f"{name}.neg", [self.tensor(node, a["input"])], {}, None, _input_shape(node))
+        self.add(node, "softmax", name, [negated], node, {"axis": _softmax_axis(node, a["dim"])})
+
+    def _glu(self, node: fx.Node, name: str) -> None:
+        """F.glu(input, dim=-1): a * sigmoid(b), a and b the halves of dim."""
+        a = normalized(node, lambda input, dim=-1: None)
+        (i1, i2) = self.shapes(node, a["input"])
+        if not isinstance(a["dim"], int):
+            raise unsupported(node, f"glu along dim {a['dim']!r}, not a constant int")
+        axis = a["dim"] % len(i1)
+        if i1[axis] != i2[axis] or i1[axis] % 2:
+            raise unsupported(node, f"glu along dim {axis} of size {i1[axis]}: ai3 halves a fixed, even dim")
+        x, half = self.tensor(node, a["input"]), i1[axis] // 2
+        first, second = (
+            self.emit(node, "slice", f"{name}.{k}", [x], {"axis": axis, "start": s, "stop": e, "step": 1}, None, i1)
+            for k, (s, e) in enumerate(((0, half), (half, 2 * half)))
+        )
+        gate = self.emit(node, "sigmoid", f"{name}.gate", [second])
+        self.add(node, "mul", name, [first, gate], node)
+
+    def _flip(self, node: fx.Node, name: str, dims: Any = None) -> None:
+        """torch.flip(input, dims) (fliplr: dim 1, flipud: dim 0): a slice
+        of step -1 along each dim, from the last element to the first."""
+        if dims is None:
+            a = normalized(node, lambda input, *dims: None)
+            given = a["dims"][0] if len(a["dims"]) == 1 and isinstance(a["dims"][0], (list, tuple)) else a["dims"]
+        else:
+            a, given = normalized(node, lambda input: None), dims
+        if not all(isinstance(d, int) for d in given):
+            raise unsupported(node, f"flip dims {given!r}, not constant ints")
+        current = self.tensor(node, a["input"])
+        for n, d in enumerate(given):
+            attrs = {"axis": d, "start": -1, "stop": -shapes.END, "step": -1}
+            current = self.emit(node, "slice", f"{name}.{n}", [current], attrs, None, _input_shape(node))
+        self.index[node] = current if given else self.tensor(node, a["input"])
+
+    def _fliplr(self, node: fx.Node, name: str) -> None:
+        self._flip(node, name, (1,))
+
+    def _flipud(self, node: fx.Node, name: str) -> None:
+        self._flip(node, name, (0,))
 
     def _pad(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, pad, mode="constant", value=None: None)
