@@ -10,7 +10,7 @@ constant left operand (a buffer, a vector, one batch-expanded as timm's
 lambda layers' position embeddings), in-place calls on
 computed tensors whose operand is read afterwards, item assignment
 (`x[:, 1:] = v`, `x[..., -1] += v`), torch.flip / fliplr / flipud, F.glu
-and F.softmin (and their modules); and a call ai3 refuses whose tuple's
+and F.softmin (and their modules), index_select by constant indices; and a call ai3 refuses whose tuple's
 elements are read, which is refused by that call's name (it was an
 AttributeError)."""
 
@@ -471,3 +471,31 @@ def test_glu_and_softmin_modules():
     with torch.no_grad():
         want = net(x)
     torch.testing.assert_close(model(x), want, atol=1e-6, rtol=1e-6)
+
+
+class SelectConstant(nn.Module):
+    """index_select by constant indices (XLNet's relative shift selects by
+    arange), evenly spaced or not, beside a dropout of a constant table
+    expanded along the batch."""
+
+    def __init__(self, indices):
+        super().__init__()
+        self.register_buffer("indices", torch.tensor(indices))
+        self.table = nn.Parameter(torch.randn(1, 4, 6))
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        pos = self.drop(self.table.expand(x.size(0), -1, -1))
+        return torch.index_select(x + pos, 2, self.indices) * 2
+
+
+@pytest.mark.parametrize("indices", [[0, 1, 2, 3], [1, 3, 5], [4], [5, 3, 1], [2, 0, 2, 5]])
+def test_index_select_by_constant_indices(indices):
+    torch.manual_seed(0)
+    net = SelectConstant(indices).eval()
+    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
+    for batch in (2, 3):
+        x = torch.randn(batch, 4, 6)
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(model(x), want, atol=1e-6, rtol=1e-6)

@@ -394,6 +394,9 @@ class _Mapper:
         return len(self.specs) - 1
 
     def alias(self, node: fx.Node, source: fx.Node) -> None:
+        if isinstance(source, fx.Node) and source in self.expanded:  # (dropout of XLNet's position table)
+            self.expanded[node] = self.expanded[source]
+            return
         self.index[node] = self.tensor(node, source)
 
     def values(self, node: fx.Node, of: fx.Node) -> tuple[Any, Any]:
@@ -1077,12 +1080,49 @@ class _Mapper:
     def _index_select(self, node: fx.Node, name: str) -> None:
         a = normalized(node, lambda input, dim, index: None)
         data = self.constant(node, a["input"])
-        if self.constant(node, a["index"]) is not None:
-            raise unsupported(node, "index_select by constant indices (ai3 gathers by computed int64 indices)")
+        picked = self.constant(node, a["index"])
+        if picked is not None and data is None:
+            return self.select_constant_indices(node, name, a["input"], a["dim"], picked)
+        if picked is not None:
+            raise unsupported(node, "index_select of a constant by constant indices (expected to be folded)")
         if data is None:
             inputs = [self.tensor(node, a["input"]), self.tensor(node, a["index"])]
             return self.add(node, "gather", name, inputs, node, {"axis": a["dim"]})
         self.add(node, "gather", name, [self.tensor(node, a["index"])], node, {"axis": a["dim"]}, {"other": data})
+
+    # The most slices select_constant_indices concatenates for indices that
+    # are not evenly spaced.
+    SELECTED_SLICES = 64
+
+    def select_constant_indices(self, node: fx.Node, name: str, x: fx.Node, dim: Any, indices: np.ndarray) -> None:
+        """index_select of a computed tensor by constant indices (XLNet's
+        relative shift, by arange(klen)): one slice where they are evenly
+        spaced, else a concat of one slice per index (a few)."""
+        (i1, i2) = self.shapes(node, x)
+        if not isinstance(dim, int) or np.ndim(indices) != 1:
+            raise unsupported(node, "index_select by constant indices needs an int dim and 1-D indices")
+        axis = dim % len(i1)
+        size = int(i1[axis])
+        if i1[axis] != i2[axis]:
+            raise unsupported(node, "index_select along a dimension that depends on the batch size")
+        taken = [int(v) % size if -size <= int(v) < size else None for v in indices]
+        if None in taken or not taken:
+            raise unsupported(node, f"index_select indices {indices.tolist()} out of range for a dim of size {size}")
+        source = self.tensor(node, x)
+
+        def cut(start: int, count: int, step: int, suffix: str) -> int:
+            stop = start + step * count
+            attrs = {"axis": axis, "start": start, "stop": stop if stop >= 0 else -shapes.END, "step": step}
+            return self.emit(node, "slice", f"{name}{suffix}", [source], attrs, None, tuple(i1))
+
+        step = taken[1] - taken[0] if len(taken) > 1 else 1
+        if step != 0 and taken == [taken[0] + step * k for k in range(len(taken))]:
+            self.index[node] = cut(taken[0], len(taken), step, "")
+            return
+        if len(taken) > self.SELECTED_SLICES:
+            raise unsupported(node, f"index_select by {len(taken)} constant indices that are not evenly spaced")
+        parts = [cut(t, 1, 1, f".{k}") for k, t in enumerate(taken)]
+        self.add(node, "concat", name, parts, node, {"axis": axis})
 
     def comparison(self, node: fx.Node, op: str, name: str) -> None:
         """x op y with broadcasting, bool; a constant operand becomes the
