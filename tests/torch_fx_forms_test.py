@@ -499,3 +499,34 @@ def test_index_select_by_constant_indices(indices):
         with torch.no_grad():
             want = net(x)
         torch.testing.assert_close(model(x), want, atol=1e-6, rtol=1e-6)
+
+
+class AssignIntoState(nn.Module):
+    """A cache kept between calls, written in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 6))
+
+    def forward(self, x):
+        self.cache[1:3] = x[:, :2].sum(0)
+        return x + self.cache
+
+
+class AssignIntoConstant(nn.Module):
+    def forward(self, x):
+        mask = torch.zeros(4, 6)
+        mask[1:3] = x[:, :2].sum(0)
+        return x + mask
+
+
+def test_item_assignment_into_model_state_or_a_constant_is_refused():
+    """Into a buffer: refused before tracing writes into the user's model
+    (which it used to, silently dropping the assignment); into a tensor made
+    from no input: refused by name."""
+    net = AssignIntoState().eval()
+    with pytest.raises(ai3.UnsupportedOperation, match="assignment into a parameter or buffer"):
+        ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
+    assert not net.cache.any()
+    with pytest.raises(ai3.UnsupportedOperation, match="setitem.*assignment into a constant tensor"):
+        ai3.swap_backend(AssignIntoConstant().eval(), sample_input_shape=(2, 4, 6))

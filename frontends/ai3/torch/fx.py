@@ -462,7 +462,7 @@ class _Mapper:
 
     # -- per node ------------------------------------------------------------
     def map(self, node: fx.Node) -> None:
-        if node.op == "call_function" and node.target is operator.setitem:
+        if tracing.is_item_assignment(node.op, node.target):
             return self.setitem(node)
         if not _is_tensor_valued(node):
             return  # sizes and their arithmetic: consumed through the values
@@ -1759,6 +1759,8 @@ class _Mapper:
         the rebuilt copy would not carry."""
         x, index, value = node.args
         name = self.name_of(node)
+        if not isinstance(x, fx.Node) or x in self.consts:
+            raise unsupported(node, "an item assignment into a constant tensor (made in forward from no input)")
         if not isinstance(value, fx.Node):
             raise unsupported(node, f"assigning {value!r}; ai3 maps assigning a tensor computed in forward")
         if _values(node) is None:
@@ -2533,7 +2535,7 @@ def _live_nodes(gm: fx.GraphModule) -> set[fx.Node]:
     drop an unused x.add_(y), whose effect is not a graph edge."""
     live: set[fx.Node] = set()
     for node in reversed(gm.graph.nodes):
-        in_place = _is_in_place(node)
+        in_place = _is_in_place(node) or tracing.is_item_assignment(node.op, node.target)
         impure = node.op in ("placeholder", "output") or (node.op == "call_function" and node.is_impure())
         if impure or in_place or any(user in live for user in node.users):
             live.add(node)

@@ -174,6 +174,8 @@ class _ValueTracer(_PathTracer):
         return attr_val
 
     def create_proxy(self, kind, target, args, kwargs, name=None, type_expr=None, proxy_factory_fn=None):
+        if is_item_assignment(kind, target):
+            self._check_not_model_state(args[0])
         proxy = super().create_proxy(kind, target, args, kwargs, name, type_expr, proxy_factory_fn)
         if kind == "placeholder":
             values = next(self._placeholder_values, None)
@@ -186,6 +188,22 @@ class _ValueTracer(_PathTracer):
         else:
             proxy.node.meta[VALUES] = tuple(self._evaluate(kind, target, args, kwargs, k) for k in range(2))
         return proxy
+
+    def _check_not_model_state(self, target: Any) -> None:
+        """Refuses an item assignment into the model's own parameters or
+        buffers (a cache it keeps between calls; `self.cache[1:3] = x`,
+        which reaches the tracer as a real tensor's __setitem__), before
+        it is evaluated: that would write into the user's model, and the
+        model's result depends on state ai3 does not keep."""
+        value = target.node.meta[VALUES][0] if isinstance(target, fx.Proxy) else target
+        if not isinstance(value, torch.Tensor):
+            return
+        storage = value.untyped_storage().data_ptr()
+        kept = (*self.root.parameters(), *self.root.buffers())
+        if any(t.untyped_storage().data_ptr() == storage for t in kept):
+            raise fx.proxy.TraceError(
+                "an item assignment into a parameter or buffer of the model (state it keeps between calls)"
+            )
 
     def _evaluate(self, kind: str, target: Any, args: Any, kwargs: Any, k: int) -> Any:
         def real(a: Any) -> Any:
@@ -420,6 +438,15 @@ def sample_inputs(module: nn.Module, shape: Sequence[Any]) -> tuple[Any, Any]:
     shape = tuple(int(d) for d in shape)
     other = (shape[0] + 1,) + shape[1:] if batch_leads(module) else shape
     return (torch.randn(shape, generator=generator, dtype=dtype), torch.randn(other, generator=generator, dtype=dtype))
+
+
+def is_item_assignment(kind: str, target: Any) -> bool:
+    """Whether an fx node of this kind and target is `x[index] = value`:
+    operator.setitem from a traced tensor's __setitem__, or the method
+    __setitem__ of a real tensor (a parameter, a buffer, a constant)."""
+    return (kind == "call_function" and target is operator.setitem) or (
+        kind == "call_method" and target == "__setitem__"
+    )
 
 
 def batch_leads(module: nn.Module) -> bool:
