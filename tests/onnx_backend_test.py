@@ -885,7 +885,7 @@ def test_checker_failure():
         graph.swap_backend(m)
 
 
-@pytest.mark.parametrize("op,kwargs", [("RandomUniformLike", {}), ("LpPool", {"kernel_shape": [1, 1]})])
+@pytest.mark.parametrize("op,kwargs", [("RandomUniformLike", {}), ("Round", {})])
 def test_unsupported_op(op, kwargs):
     nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node(op, ["r"], ["y"], name="act7", **kwargs)]
     m = _model(nodes, [], [1, 3, 4, 4], [1, 3, 4, 4], opset=20)
@@ -898,10 +898,10 @@ def test_every_unsupported_node_listed():
     counts: ops the core lacks, forms the mapping refuses, other domains'
     nodes; a node reading a refused one's output is not listed again."""
     nodes = [
-        helper.make_node("GlobalLpPool", ["x"], ["e1"], name="glp1"),
-        helper.make_node("GlobalLpPool", ["e1"], ["e2"], name="glp2"),
-        helper.make_node("Relu", ["e2"], ["r"], name="after_glp"),  # downstream only: not listed
-        helper.make_node("LpPool", ["x"], ["s"], kernel_shape=[1, 1], name="lppool"),
+        helper.make_node("Round", ["x"], ["e1"], name="round1"),
+        helper.make_node("Round", ["e1"], ["e2"], name="round2"),
+        helper.make_node("Relu", ["e2"], ["r"], name="after_round"),  # downstream only: not listed
+        helper.make_node("RandomUniformLike", ["x"], ["s"], name="noise"),
         helper.make_node("MaxPool", ["x"], ["m", "idx"], kernel_shape=[1, 1], name="mp"),
         helper.make_node("Add", ["r", "s"], ["a"]),
         helper.make_node("Add", ["a", "m"], ["y"]),
@@ -911,13 +911,13 @@ def test_every_unsupported_node_listed():
         graph.swap_backend(m)
     e = info.value
     assert isinstance(e, ai3.UnsupportedOperation)
-    assert [n.name for n, _ in e.nodes] == ["glp1", "glp2", "lppool", "mp"]
-    assert e.op_types() == ["GlobalLpPool", "LpPool", "MaxPool"]
+    assert [n.name for n, _ in e.nodes] == ["round1", "round2", "noise", "mp"]
+    assert e.op_types() == ["Round", "RandomUniformLike", "MaxPool"]
     text = str(e)
     assert text.startswith("4 nodes of the model ai3 cannot run (3 op types)")
-    assert "GlobalLpPool (domain 'ai.onnx'): 2 nodes" in text and "'glp1', 'glp2'" in text
-    assert "after_glp" not in text
-    assert "LpPool (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
+    assert "Round (domain 'ai.onnx'): 2 nodes" in text and "'round1', 'round2'" in text
+    assert "after_round" not in text
+    assert "RandomUniformLike (domain 'ai.onnx'): 1 node" in text and "'mp': its indices output" in text
     # Other domains' nodes are listed all together too.
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="c1", domain="com.example"),

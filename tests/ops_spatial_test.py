@@ -1,5 +1,6 @@
 """The issue-17 ops (conv_transpose2d, resize, groupnorm, rmsnorm, lrn,
-pad2d's modes, depth_to_space / space_to_depth, grid_sample) against the
+pad2d's modes, depth_to_space / space_to_depth, grid_sample; and Lp
+pooling, composed of core ops) against the
 frameworks' own results: each core op through ai3.layers.Layer against torch's
 function over a grid of its parameters, every algorithm, float32 and
 float64, NCHW and NHWC; the ONNX-only modes against ONNX Runtime through
@@ -350,6 +351,44 @@ def _ort(model, x):
 
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return sess.run(None, {"x": x})[0]
+
+
+LP_POOLS = [
+    ("LpPool", {"kernel_shape": [3, 3]}, (2, 3, 8, 8)),
+    ("LpPool", {"kernel_shape": [3, 3], "p": 3, "strides": [2, 2], "pads": [1, 1, 1, 1]}, (1, 3, 8, 8)),
+    ("LpPool", {"kernel_shape": [2, 2], "p": 1, "strides": [2, 2], "ceil_mode": 1}, (1, 2, 7, 7)),
+    ("LpPool", {"kernel_shape": [3, 3], "auto_pad": "SAME_UPPER"}, (1, 2, 6, 6)),
+    ("LpPool", {"kernel_shape": [3, 3], "pads": [2, 2, 2, 2]}, (1, 2, 5, 5)),  # pads past half the window
+    ("LpPool", {"kernel_shape": [3], "p": 2}, (2, 3, 9)),
+    ("GlobalLpPool", {"p": 3}, (2, 3, 5, 6)),
+    ("GlobalLpPool", {}, (2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("op, attrs, shape", LP_POOLS, ids=[f"{o}-{a}" for o, a, _ in LP_POOLS])
+def test_onnx_lp_pools_match_onnxruntime(op, attrs, shape):
+    """(sum of |x|^p over the window)^(1/p), as abs, pow, a window sum
+    (avgpool2d with divisor 1) or reduce_sum, and pow."""
+    import ai3.onnx
+
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    model = _onnx_single(op, x, attrs, opset=18)
+    np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "norm_type, kernel, stride, ceil_mode", [(2, 3, None, False), (3, (2, 3), (1, 2), False), (1.5, 2, None, True)]
+)
+def test_torch_lp_pool2d(norm_type, kernel, stride, ceil_mode):
+    """nn.LPPool2d (traced through to F.lp_pool2d) as torch computes it."""
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Conv2d(3, 4, 1), nn.ReLU(), nn.LPPool2d(norm_type, kernel, stride, ceil_mode)).eval()
+    model = ai3.swap_backend(net, sample_input_shape=(2, 3, 9, 9))
+    for batch in (2, 3):
+        x = torch.randn(batch, 3, 9, 9)
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(model(x), want, atol=1e-5, rtol=1e-5)
 
 
 RESIZE_ONNX = list(

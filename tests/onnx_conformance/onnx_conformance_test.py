@@ -145,7 +145,7 @@ def _checked(name: str, func, expected: dict[str, str]):
                 )
             return
         # The case failed for exactly the reason expected_failures.txt gives it, in
-        # a user's words (e.g. "ai3's core has no op LpPool", "an input of type
+        # a user's words (e.g. "ai3's core has no op Round", "an input of type
         # INT64"): ai3 refuses what it cannot run, and the report shows why.
         # Outside the except block: no chained traceback for pytest to render.
         pytest.xfail(want)

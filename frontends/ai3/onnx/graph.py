@@ -102,6 +102,9 @@ ONNX op -> spec (see `_Mapper.node`):
   DepthToSpace, SpaceToDepth  depth_to_space / space_to_depth (DCR, CRD)
   Pad (reflect, edge, wrap) pad2d in those modes on H/W
   LpNormalization           x / clamp(reduce_l1 or reduce_l2(axis, keepdim))
+  LpPool, GlobalLpPool      pow(sum of pow(abs(x), p), 1/p): the window's sum
+                            an avgpool2d with divisor 1; the global one a
+                            reduce_sum over the spatial dims
   Hardmax                   cast(equal(argmax(axis, keepdim), the axis'
                             indices)); before opset 13 on the last dim
   OneHot (constant depth,   equal of the indices (reshaped) to the
@@ -232,7 +235,7 @@ _REDUCTIONS = {
 _BINARY["Pow"] = "pow"
 SUPPORTED_OPS = tuple(sorted({
     *SUPPORTED_OPS, *_UNARY, *_VARIADIC, *_REDUCTIONS, "Pow", "Elu", "Selu", "Celu", "Softplus", "ThresholdedRelu", "PRelu",
-    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax", "OneHot", "LSTM", "GRU", "RNN",
+    "Expand", "Tile", "Mod", "LpNormalization", "Hardmax", "OneHot", "LSTM", "GRU", "RNN", "LpPool", "GlobalLpPool",
 }))  # fmt: skip
 # Integer tensors (issue 17): comparisons and logical ops (core/ops/compare,
 # bool results), Where, Gather by computed int64 indices (core/ops/gather)
@@ -1864,6 +1867,45 @@ class _Mapper:
             "divisor_override": None,
         }
         return self.add(f"avgpool{len(kernel)}d", node, [x], attrs, shape=shape)
+
+    def lp_power(self, node: Any, x: int, p: float, suffix: str) -> int:
+        """|x|^p, the first step of LpPool and GlobalLpPool."""
+        x = self.add("abs", node, [x], suffix=f"{suffix}/abs", shape=None)
+        return self.add(
+            "pow", node, [x], {"reverse": False}, {"other": np.asarray(p)}, suffix=f"{suffix}/pow", shape=None
+        )
+
+    def op_LpPool(self, node, a, x):
+        """(sum over the window of |x|^p)^(1/p): abs, pow, the window's sum
+        (avgpool2d with divisor 1; padding adds zeros to it, as in ONNX)
+        and pow 1/p."""
+        lifted = self.lifted_1d(node, a, x, self.op_LpPool)
+        if lifted is not None:
+            return lifted
+        shape = self.pool_input(node)
+        kernel, strides, dilations, pads = self.pool_common(node, a, shape)
+        if len(kernel) != 2 or any(d != 1 for d in dilations):
+            raise _unsupported(
+                node, f"a {len(kernel)}-D window with dilations {dilations}; ai3 sums 2-D undilated ones"
+            )
+        p = float(a.get("p", 2))
+        powered = self.lp_power(node, x, p, "")
+        ceil_mode = bool(a.get("ceil_mode", 0))
+        powered, pads, pooled_shape = self.wide_pads(node, powered, shape, kernel, pads, ceil_mode, 0.0)
+        attrs = {"kernel": kernel, "stride": strides, "padding": pads, "ceil_mode": ceil_mode,
+                 "count_include_pad": True, "divisor_override": 1}  # fmt: skip
+        summed = self.add("avgpool2d", node, [powered], attrs, suffix="/sum", shape=pooled_shape)
+        return self.add("pow", node, [summed], {"reverse": False}, {"other": np.asarray(1.0 / p)}, shape=None)
+
+    def op_GlobalLpPool(self, node, a, x):
+        """(sum over every spatial dim of |x|^p)^(1/p), kept as size 1."""
+        shape = self.shape(node.input[0])
+        if shape is None or len(shape) < 3:
+            raise _unsupported(node, "an input of unknown rank, or without spatial dims")
+        p = float(a.get("p", 2))
+        attrs = {"axes": list(range(2, len(shape))), "keepdim": True}
+        summed = self.add("reduce_sum", node, [self.lp_power(node, x, p, "")], attrs, suffix="/sum", shape=None)
+        return self.add("pow", node, [summed], {"reverse": False}, {"other": np.asarray(1.0 / p)}, shape=None)
 
     def op_GlobalAveragePool(self, node, a, x):
         shape = self.shape(node.input[0])

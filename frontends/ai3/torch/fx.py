@@ -334,7 +334,7 @@ _FUNCTIONS.update({
     torch.argmax: "argmax", torch.argmin: "argmin", torch.triu: "triu", torch.tril: "tril",
     torch.topk: "topk", getattr: "getattr", torch.scatter: "scatter", torch.scatter_add: "scatter_add",
     torch.scatter_reduce: "scatter_reduce", torch.flip: "flip", torch.fliplr: "fliplr", torch.flipud: "flipud",
-    F.glu: "glu", F.softmin: "softmin",
+    F.glu: "glu", F.softmin: "softmin", F.lp_pool2d: "lp_pool2d",
 })  # fmt: skip
 _METHODS.update({
     "eq": "equal", "__eq__": "equal", "ne": "not_equal", "__ne__": "not_equal", "lt": "less", "__lt__": "less",
@@ -2283,6 +2283,33 @@ class _Mapper:
         )
         gate = self.emit(node, "sigmoid", f"{name}.gate", [second])
         self.add(node, "mul", name, [first, gate], node)
+
+    def _lp_pool2d(self, node: fx.Node, name: str) -> None:
+        """F.lp_pool2d(input, norm_type, kernel_size, stride=None,
+        ceil_mode=False) (nn.LPPool2d) as torch computes it: (kh * kw *
+        avg_pool2d(input^p))^(1/p), the average counting a window's
+        in-bounds taps (so with ceil_mode an overhanging window is scaled
+        as torch scales it), no abs (a negative sum's root is NaN, as
+        torch's)."""
+        a = normalized(node, lambda input, norm_type, kernel_size, stride=None, ceil_mode=False: None)
+        if _rank(node) != 4:
+            raise unsupported(node, "lp_pool2d of an input that is not rank 4 (N, C, H, W)")
+        if not isinstance(a["norm_type"], (int, float)) or isinstance(a["norm_type"], bool):
+            raise unsupported(node, f"lp_pool2d norm_type {a['norm_type']!r}, not a constant number")
+        p = float(a["norm_type"])
+        attrs = params.avgpool2d(a["kernel_size"], a["stride"], ceil_mode=a["ceil_mode"], name=name)
+        kh, kw = attrs["kernel"]
+        shape = _input_shape(node)
+
+        def power(x: int, e: float, suffix: str) -> int:
+            return self.emit(node, "pow", f"{name}.{suffix}", [x], {"reverse": False}, {"other": np.asarray(e)})
+
+        powered = power(self.tensor(node, a["input"]), p, "pow")
+        pooled = self.emit(node, "avgpool2d", f"{name}.avg", [powered], attrs, None, shape)
+        scaled = self.emit(
+            node, "mul", f"{name}.sum", [pooled], {"reverse": False}, {"other": np.asarray(float(kh * kw))}
+        )
+        self.add(node, "pow", name, [scaled], node, {"reverse": False}, {"other": np.asarray(1.0 / p)})
 
     def _flip(self, node: fx.Node, name: str, dims: Any = None) -> None:
         """torch.flip(input, dims) (fliplr: dim 1, flipud: dim 0): a slice
