@@ -375,14 +375,30 @@ if __name__ == "__main__":
     pytest_main.run(__file__)
 
 
-class Assign(nn.Module):
-    """x[index] = value and x[index] += value into a computed tensor, the
-    value computed, broadcast or cast; `which` picks the form."""
+def _matches_at_two_batches(net: nn.Module, dtype: torch.dtype = torch.float32, tol: float | None = None) -> None:
+    """net through swap_backend, traced at (2, 4, 6), against torch at that
+    batch and at another."""
+    tol = TOL[dtype] if tol is None else tol
+    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
+    for batch in (2, 3):
+        x = torch.randn(batch, 4, 6, dtype=dtype)
+        with torch.no_grad():
+            want = net(x)
+        torch.testing.assert_close(model(x), want, atol=tol, rtol=tol)
+
+
+class _Form(nn.Module):
+    """A linear projection of the input, then the form `which` picks."""
 
     def __init__(self, which):
         super().__init__()
         self.which = which
         self.proj = nn.Linear(6, 6)
+
+
+class Assign(_Form):
+    """x[index] = value and x[index] += value into a computed tensor, the
+    value computed, broadcast or cast."""
 
     def forward(self, x):
         y = self.proj(x)  # (N, 4, 6)
@@ -408,13 +424,7 @@ class Assign(nn.Module):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_item_assignment(which, dtype):
     torch.manual_seed(0)
-    net = Assign(which).to(dtype).eval()
-    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
-    for batch in (2, 3):
-        x = torch.randn(batch, 4, 6, dtype=dtype)
-        with torch.no_grad():
-            want = net(x)
-        torch.testing.assert_close(model(x), want, atol=TOL[dtype], rtol=TOL[dtype])
+    _matches_at_two_batches(Assign(which).to(dtype).eval(), dtype)
 
 
 class AssignThroughView(nn.Module):
@@ -432,12 +442,7 @@ def test_item_assignment_beside_a_view_is_refused():
         ai3.swap_backend(AssignThroughView().eval(), sample_input_shape=(2, 4, 6))
 
 
-class FlipGluSoftmin(nn.Module):
-    def __init__(self, which):
-        super().__init__()
-        self.which = which
-        self.proj = nn.Linear(6, 6)
-
+class FlipGluSoftmin(_Form):
     def forward(self, x):
         y = self.proj(x)  # (N, 4, 6)
         if self.which == "flip":
@@ -453,13 +458,7 @@ class FlipGluSoftmin(nn.Module):
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_flip_glu_softmin(which, dtype):
     torch.manual_seed(0)
-    net = FlipGluSoftmin(which).to(dtype).eval()
-    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
-    for batch in (2, 3):
-        x = torch.randn(batch, 4, 6, dtype=dtype)
-        with torch.no_grad():
-            want = net(x)
-        torch.testing.assert_close(model(x), want, atol=TOL[dtype], rtol=TOL[dtype])
+    _matches_at_two_batches(FlipGluSoftmin(which).to(dtype).eval(), dtype)
 
 
 def test_glu_and_softmin_modules():
@@ -492,13 +491,7 @@ class SelectConstant(nn.Module):
 @pytest.mark.parametrize("indices", [[0, 1, 2, 3], [1, 3, 5], [4], [5, 3, 1], [2, 0, 2, 5]])
 def test_index_select_by_constant_indices(indices):
     torch.manual_seed(0)
-    net = SelectConstant(indices).eval()
-    model = ai3.swap_backend(net, sample_input_shape=(2, 4, 6))
-    for batch in (2, 3):
-        x = torch.randn(batch, 4, 6)
-        with torch.no_grad():
-            want = net(x)
-        torch.testing.assert_close(model(x), want, atol=1e-6, rtol=1e-6)
+    _matches_at_two_batches(SelectConstant(indices).eval(), tol=1e-6)
 
 
 class AssignIntoState(nn.Module):

@@ -63,6 +63,26 @@ struct GatherAttrs : GatheringAttrs {
   }
 };
 
+// The flat offset in data of shape `data` of the element at coordinate j of
+// an index tensor of shape `shape` (the data's rank), its `axis`
+// coordinate replaced by `index` (negative: from the end): what
+// gather_elements reads and scatter_elements writes. The data's strides as
+// a running product from the last dim (no stride table: a forward
+// allocates nothing).
+inline int64_t AxisReplacedOffset(int64_t j, const Shape& shape,
+                                  const Shape& data, int64_t axis,
+                                  int64_t index) {
+  int64_t rest = j, offset = 0, stride = 1;
+  for (int d = static_cast<int>(data.size()) - 1; d >= 0; --d) {
+    const int64_t c = rest % shape[d];
+    rest /= shape[d];
+    const int64_t at = d == axis ? (index < 0 ? index + data[d] : index) : c;
+    offset += at * stride;
+    stride *= data[d];
+  }
+  return offset;
+}
+
 // Throws kInvalidArgument naming the first of the `count` indices outside
 // [-size, size), the range of axis `axis` of `data`: gather and
 // gather_elements check every index before they read anything.

@@ -28,7 +28,6 @@ class DirectKernel : public OperandsKernel<GatherElementsAttrs> {
                  void*) override {
     const Tensor& data = attrs_.has_other ? Other(inputs) : inputs[0];
     const Tensor& indices = attrs_.Indices(inputs);
-    const int rank = static_cast<int>(data.rank());
     const int64_t axis = DimOfAxis(attrs_.axis, data.shape);
     const int64_t size = data.shape[axis];
     const int64_t count = indices.numel();
@@ -39,17 +38,8 @@ class DirectKernel : public OperandsKernel<GatherElementsAttrs> {
     const char* x = static_cast<const char*>(data.data);
     char* y = static_cast<char*>(output.data);
     ParallelFor(0, count, count >= kParallelElements, [&](int64_t j) {
-      // The data's strides as a running product from the last dim (no
-      // stride table: a forward allocates nothing).
-      int64_t rest = j, offset = 0, stride = 1;
-      for (int d = rank - 1; d >= 0; --d) {
-        const int64_t c = rest % shape[d];
-        rest /= shape[d];
-        const int64_t at =
-            d == axis ? (idx[j] < 0 ? idx[j] + size : idx[j]) : c;
-        offset += at * stride;
-        stride *= data.shape[d];
-      }
+      const int64_t offset =
+          AxisReplacedOffset(j, shape, data.shape, axis, idx[j]);
       std::memcpy(y + j * elem, x + offset * elem, elem);
     });
   }

@@ -1,8 +1,10 @@
-// What both scatter kernels do once they know where an update goes: copy
-// the data to the output, then combine `count` runs of `run` elements of
-// the updates into the output at the offsets `offset_of(j)` gives, in
-// order, by the layer's reduction. Typed per dtype (bool and "none" move
-// bytes). Both kernels check every index before they call this.
+// What both scatter kernels share: their shell (ScatterKernel: the data,
+// the indices, computed or constant, and the updates), and what they do
+// once they know where an update goes (ScatterInto: copy the data to the
+// output, then combine `count` runs of `run` elements of the updates into
+// the output at the offsets `offset_of(j)` gives, in order, by the layer's
+// reduction, typed per dtype). Both kernels check every index before they
+// call ScatterInto.
 #ifndef AI3_CORE_OPS_SCATTER_SCATTER_COMBINE_H_
 #define AI3_CORE_OPS_SCATTER_SCATTER_COMBINE_H_
 
@@ -10,11 +12,29 @@
 #include <cstdint>
 #include <cstring>
 
+#include <vector>
+
 #include "core/errors.h"
+#include "core/ops/binary/operands.h"
 #include "core/ops/scatter/scatter.h"
 #include "core/tensor.h"
 
 namespace ai3 {
+
+template <class Attrs>
+class ScatterKernel : public OperandsKernel<Attrs> {
+ public:
+  using OperandsKernel<Attrs>::OperandsKernel;
+
+  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
+                 void*) final {
+    Scatter(inputs[0], this->Other(inputs), inputs.back(), output);
+  }
+
+ protected:
+  virtual void Scatter(const Tensor& data, const Tensor& indices,
+                       const Tensor& updates, const Tensor& output) = 0;
+};
 
 template <typename T, typename OffsetOf>
 void CombineRuns(ScatterReduction reduction, const T* updates, int64_t count,

@@ -8,7 +8,6 @@
 
 #include "core/errors.h"
 #include "core/layer.h"
-#include "core/ops/binary/operands.h"
 #include "core/ops/checks.h"
 #include "core/ops/scatter/scatter.h"
 #include "core/ops/scatter/scatter_combine.h"
@@ -17,15 +16,13 @@
 namespace ai3 {
 namespace {
 
-class DirectKernel : public OperandsKernel<ScatterNdAttrs> {
+class DirectKernel final : public ScatterKernel<ScatterNdAttrs> {
  public:
-  using OperandsKernel::OperandsKernel;
+  using ScatterKernel::ScatterKernel;
 
-  void RunInputs(const std::vector<Tensor>& inputs, const Tensor& output,
-                 void*) override {
-    const Tensor& data = inputs[0];
-    const Tensor& indices = Other(inputs);
-    const Tensor& updates = inputs.back();
+ protected:
+  void Scatter(const Tensor& data, const Tensor& indices, const Tensor& updates,
+               const Tensor& output) override {
     const int64_t k = indices.shape.back();
     const int64_t count = indices.numel() / k;
     const int64_t run = DimsProduct(data.shape, k, data.rank());
