@@ -6,8 +6,8 @@ cut from), run by ai3's core against
 each framework's own result: PyTorch (functions and tensor methods, with and
 without a dim, keepdim, ties and NaN), ONNX Runtime (ArgMax / ArgMin with
 keepdims and select_last_index, TopK with ties, Trilu with and without its
-k input, float and int64 inputs) and Keras (keras.ops.argmax / argmin / triu / tril /
-cumsum, with and without an axis), over grids of shapes and attributes.
+k input, float and int64 inputs) and Keras (keras.ops.argmax / argmin / top_k /
+triu / tril / cumsum, with and without an axis), over grids of shapes and attributes.
 Integer results are compared exactly."""
 
 from __future__ import annotations
@@ -438,6 +438,14 @@ def _against_keras(keras, build, shape) -> None:
     want = np.asarray(model(x))
     # Keras gives indices as int32; ai3 computes integers in int64.
     _same(np.asarray(got(x)).astype(want.dtype), want)
+
+
+@pytest.mark.parametrize("k", [1, 3, 6])
+@pytest.mark.parametrize("output", [0, 1])
+def test_keras_top_k(keras, k, output):
+    """keras.ops.top_k along the last axis, values (doubled) or indices,
+    with ties (TensorFlow, like ONNX, puts the lower index first)."""
+    _against_keras(keras, lambda ops, x: ops.top_k(x, k)[0] * 2 if output == 0 else ops.top_k(x, k)[1], (2, 4, 6))
 
 
 @pytest.mark.parametrize("fn", ["argmax", "argmin"])

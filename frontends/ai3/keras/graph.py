@@ -235,6 +235,13 @@ _UNARY_TENSOR_OPS = {
 _NUMPY_OPS = {"Argmax": "argmax", "Argmin": "argmin", "Triu": "trilu", "Tril": "trilu", "Cumsum": "cumsum"}
 
 
+def _is_top_k(op: Any) -> bool:
+    """Whether `op` is keras.ops.top_k's operation (two outputs)."""
+    from keras.src.ops import math as kmath
+
+    return type(op) is getattr(kmath, "TopK", None)
+
+
 def _tensor_op(op: Any, table: dict[str, str] = _TENSOR_OPS) -> str | None:
     """The core op of a keras.ops operation of `table`, else None."""
     from keras.src.ops import numpy as knp
@@ -350,6 +357,10 @@ class _Mapper:
             for t, out in zip(node.outputs, self.recurrent(layer, name, bound)):
                 self.tensors[id(t)] = out
             return
+        if _is_top_k(layer) and len(bound) == 1:
+            for t, out in zip(node.outputs, self.top_k(layer, name, *bound[0])):
+                self.tensors[id(t)] = out
+            return
         if len(node.outputs) != 1 and not _is_model(layer):
             raise _unsupported(layer, f"returns {len(node.outputs)} tensors; ai3 layers return one")
         if _is_model(layer):
@@ -396,6 +407,16 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def top_k(self, layer: Any, name: str, x: int, shape: tuple) -> list[tuple[int, tuple]]:
+        """keras.ops.top_k(x, k, sorted=True) along the last axis: topk (the
+        indices, best first, ties by index: an order sorted=False allows
+        too) and gather_elements of x by them; (values, indices)."""
+        k = int(layer.k)
+        out_shape = None if shape is None else (*shape[:-1], k)
+        indices = self.add("topk", name + "/indices", [x], layer, shape, {"k": k, "axis": -1, "largest": True})
+        values = self.add("gather_elements", name, [x, indices], layer, shape, {"axis": -1})
+        return [(values, out_shape), (indices, out_shape)]
 
     def recurrent(self, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> list[tuple[int, tuple]]:
         """LSTM, GRU and SimpleRNN, alone or in a Bidirectional (merge_mode
