@@ -448,6 +448,21 @@ def test_keras_top_k(keras, k, output):
     _against_keras(keras, lambda ops, x: ops.top_k(x, k)[0] * 2 if output == 0 else ops.top_k(x, k)[1], (2, 4, 6))
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda ops, x: ops.cast(ops.top_k(x, 2)[1], "float32") * 2,
+        lambda ops, x: ops.argmax(x, -1) * 3 + 1,  # an integer tensor, integral constants
+        lambda ops, x: ops.argmax(x, -1) * 0.5,  # promoted to float32, as Keras does
+        lambda ops, x: ops.cast(x, "bool"),
+        lambda ops, x: ops.cast(x * 4, "int32") - 1,
+    ],
+    ids=["indices-to-float", "int-times-int", "int-times-float", "float-to-bool", "float-to-int"],
+)
+def test_keras_casts_and_integer_arithmetic(keras, build):
+    _against_keras(keras, build, (2, 4, 6))
+
+
 @pytest.mark.parametrize("fn", ["argmax", "argmin"])
 @pytest.mark.parametrize("axis", [1, -1, None])
 @pytest.mark.parametrize("keepdims", [False, True])

@@ -242,6 +242,14 @@ def _is_top_k(op: Any) -> bool:
     return type(op) is getattr(kmath, "TopK", None)
 
 
+def _is_core_op(op: Any, name: str) -> bool:
+    """Whether `op` is the keras.ops operation `name` of keras.src.ops.core
+    (keras.ops.cast's Cast)."""
+    from keras.src.ops import core as kcore
+
+    return type(op) is getattr(kcore, name, None)
+
+
 def _tensor_op(op: Any, table: dict[str, str] = _TENSOR_OPS) -> str | None:
     """The core op of a keras.ops operation of `table`, else None."""
     from keras.src.ops import numpy as knp
@@ -378,6 +386,8 @@ class _Mapper:
             index = self.add(_tensor_op(layer, _UNARY_TENSOR_OPS), name, [bound[0][0]], layer, bound[0][1])
         elif _tensor_op(layer, _NUMPY_OPS) is not None and len(bound) == 1:
             index = self.numpy_op(_tensor_op(layer, _NUMPY_OPS), layer, name, *bound[0])
+        elif _is_core_op(layer, "Cast") and len(bound) == 1:
+            index = self.cast(layer, name, *bound[0])
         elif _merge_op(layer) is not None:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")
@@ -407,6 +417,16 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def cast(self, layer: Any, name: str, x: int, shape: tuple) -> int:
+        """keras.ops.cast(x, dtype): the core's cast; integers of any width
+        in int64 (ai3's one integer dtype, whose values agree while they
+        fit the narrower one), bool, float32 and float64."""
+        dtype = str(layer.dtype)
+        to = "int64" if "int" in dtype else dtype
+        if to not in ("int64", "bool", "float32", "float64"):
+            raise _unsupported(layer, f"a cast to {dtype}; ai3 computes float32, float64, int64 and bool")
+        return self.add("cast", name, [x], layer, shape, {"to": to})
 
     def top_k(self, layer: Any, name: str, x: int, shape: tuple) -> list[tuple[int, tuple]]:
         """keras.ops.top_k(x, k, sorted=True) along the last axis: topk (the
@@ -590,10 +610,18 @@ class _Mapper:
         if not any(is_tensor):
             raise _unsupported(layer, "an operation on two constants")
         ((x, shape),) = bound
-        other = args[1] if is_tensor[0] else args[0]
+        tensor, other = (args[0], args[1]) if is_tensor[0] else (args[1], args[0])
         other = np.asarray(
             other if isinstance(other, (int, float, list, tuple, np.ndarray)) else _numpy(other), dtype=np.float64
         )
+        if "int" in str(tensor.dtype):
+            # An integer tensor (indices, ids) keeps its kind with an
+            # integral constant, as Keras computes it; with a fractional
+            # one Keras promotes to float32, and so does ai3, first.
+            if np.array_equal(other, np.round(other)):
+                other = other.astype(np.int64)
+            else:
+                x = self.add("cast", name + "/to_float32", [x], layer, shape, {"to": "float32"})
         return self.add(op, name, [x], layer, shape, {"reverse": not is_tensor[0]}, {"other": other})
 
     def output_shape(self, layer: Any, node: Any, bound: list[tuple[int, tuple]]) -> tuple:
