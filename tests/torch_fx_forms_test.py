@@ -523,3 +523,23 @@ def test_item_assignment_into_model_state_or_a_constant_is_refused():
     assert not net.cache.any()
     with pytest.raises(ai3.UnsupportedOperation, match="setitem.*assignment into a constant tensor"):
         ai3.swap_backend(AssignIntoConstant().eval(), sample_input_shape=(2, 4, 6))
+
+
+class ConstantOperands(nn.Module):
+    """A where whose branch is a parameter expanded along the batch (its
+    row broadcasts), and a constant cast to the input's dtype by type_as
+    (Funnel's `ones.type_as(x)`: a constant still)."""
+
+    def __init__(self):
+        super().__init__()
+        self.table = nn.Parameter(torch.randn(1, 4, 6))
+
+    def forward(self, x):
+        row = self.table.expand(x.size(0), -1, -1)
+        ones = torch.ones(4, 6).type_as(x)
+        return torch.where(x > 0, row, x) * ones + torch.where(x < 0.5, x, row)
+
+
+def test_constant_operands_of_where_and_type_as():
+    torch.manual_seed(0)
+    _matches_at_two_batches(ConstantOperands().eval(), tol=1e-6)

@@ -605,10 +605,12 @@ class _Mapper:
             for k, (i, d, a) in enumerate(zip(indices, dtypes, operands))
         ]
 
-    def constant_like(self, node: fx.Node, value: Any, like: Any) -> np.ndarray | None:
+    def constant_like(self, node: fx.Node, value: Any, like: Any, row: bool = False) -> np.ndarray | None:
         """constant(value) in the dtype of tensor argument `like` (a number
-        beside int64 ids is an int64 constant); None when value is computed."""
-        c = self.constant(node, value)
+        beside int64 ids is an int64 constant); None when value is computed.
+        With `row`, a constant expanded along the batch gives its row
+        (constant_or_row)."""
+        c = self.constant_or_row(node, value) if row else self.constant(node, value)
         dtype = self.torch_dtype(node, like)
         if c is None or dtype is None:
             return c
@@ -1176,7 +1178,8 @@ class _Mapper:
         """where(cond, x, y): at most one branch constant (in the other's dtype)."""
         if self.constant(node, cond) is not None:
             raise unsupported(node, "a constant condition (expected to be folded while tracing)")
-        cx, cy = self.constant_like(node, x, y), self.constant_like(node, y, x)
+        # (A branch expanded along the batch is its row, which broadcasts.)
+        cx, cy = self.constant_like(node, x, y, row=True), self.constant_like(node, y, x, row=True)
         inputs = [self.tensor(node, cond)]
         if cx is None and cy is None:
             return self.add(node, "where", name, inputs + [self.tensor(node, x), self.tensor(node, y)], node)
@@ -1216,7 +1219,14 @@ class _Mapper:
         self.add(node, "where", name, inputs, node, {"other_is_x": True}, {"other": cx})
 
     def cast(self, node: fx.Node, name: str, dtype: Any) -> None:
+        """A cast of node.args[0] to `dtype`; of a constant (Funnel's
+        `ones.type_as(x)`, which reads x for its dtype only), the constant
+        cast, and of one expanded along the batch, its row cast."""
         x = node.args[0]
+        if isinstance(x, fx.Node) and (x in self.consts or x in self.expanded):
+            table = self.consts if x in self.consts else self.expanded
+            table[node] = table[x].to(dtype)
+            return
         dtype = _COMPUTED_AS.get(dtype, dtype)
         if dtype not in _CORE_DTYPES:
             raise unsupported(node, f"a cast to {dtype}; ai3 has float32, float64, int64 and bool tensors")
