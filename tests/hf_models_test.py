@@ -136,6 +136,17 @@ def _bloom() -> nn.Module:
     )
 
 
+def _funnel() -> nn.Module:
+    # An encoder that pools its sequence between blocks; its token-type
+    # matrix and class-token mask are built from ones of the batch's shape,
+    # cast by type_as (constants that reach a where and a getitem).
+    return transformers.FunnelModel(
+        transformers.FunnelConfig(
+            vocab_size=VOCAB, d_model=64, n_head=4, d_head=16, d_inner=128, block_sizes=[1, 1], num_decoder_layers=1
+        )
+    )
+
+
 def _bart() -> nn.Module:
     # An encoder-decoder whose decoder builds its default mask with
     # torch.ones(batch_size, length): a factory of a batch-dependent size.
@@ -213,6 +224,7 @@ MODELS: dict[str, tuple[Callable[[], nn.Module], type[_Called], str]] = {
     "bert": (_bert, _IdsAndTypes, "last_hidden_state"),
     "clip_text": (_clip_text, _Ids, "last_hidden_state"),
     "falcon": (_falcon, _Ids, "last_hidden_state"),
+    "funnel": (_funnel, _Ids, "last_hidden_state"),
     "bloom": (_bloom, _Ids, "last_hidden_state"),
     "gpt2": (_gpt2, _Ids, "last_hidden_state"),
     "gpt2_lm_head": (_gpt2_lm_head, _Ids, "logits"),

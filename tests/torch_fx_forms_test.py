@@ -527,8 +527,9 @@ def test_item_assignment_into_model_state_or_a_constant_is_refused():
 
 class ConstantOperands(nn.Module):
     """A where whose branch is a parameter expanded along the batch (its
-    row broadcasts), and a constant cast to the input's dtype by type_as
-    (Funnel's `ones.type_as(x)`: a constant still)."""
+    row broadcasts), one whose condition is a constant of the batch's rows,
+    and constants cast to the input's dtype by type_as (Funnel's
+    `ones.type_as(x)`: a constant still) and sliced."""
 
     def __init__(self):
         super().__init__()
@@ -536,8 +537,10 @@ class ConstantOperands(nn.Module):
 
     def forward(self, x):
         row = self.table.expand(x.size(0), -1, -1)
-        ones = torch.ones(4, 6).type_as(x)
-        return torch.where(x > 0, row, x) * ones + torch.where(x < 0.5, x, row)
+        ones = torch.ones(4, 7).type_as(x)[:, 1:]  # a slice of a constant: constant
+        batch_ones = torch.ones(x.shape[:2]).type_as(x)[:, :, None]  # the batch's rows: a row
+        kept = torch.where(batch_ones > 0.5, x, row)  # a constant condition, expanded along the batch
+        return torch.where(x > 0, row, x) * ones + torch.where(x < 0.5, x, row) + kept
 
 
 def test_constant_operands_of_where_and_type_as():

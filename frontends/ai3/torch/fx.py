@@ -512,13 +512,20 @@ class _Mapper:
 
     def fold(self, node: fx.Node) -> bool:
         """Keeps a call that reads no model input (a position embedding of
-        torch.arange positions) as the constant its traced value is; False
-        when it cannot be (no traced value)."""
-        if node.op not in ("call_function", "call_method", "call_module") or self.reads_input(node):
+        torch.arange positions), or only constants and the same value on
+        both traced runs (a slice of Funnel's `ones.type_as(x)`), as the
+        constant its traced value is; False when it cannot be (no traced
+        value)."""
+        if node.op not in ("call_function", "call_method", "call_module"):
             return False
         vals = _values(node)
         if vals is None or not isinstance(vals[0], torch.Tensor):
             return False
+        if self.reads_input(node):
+            tensors = [n for n in node.all_input_nodes if _is_tensor_valued(n)]
+            same = isinstance(vals[1], torch.Tensor) and vals[0].shape == vals[1].shape and torch.equal(*vals)
+            if not tensors or not all(n in self.consts for n in tensors) or not same:
+                return False
         self.consts[node] = vals[0]
         return True
 
@@ -530,9 +537,11 @@ class _Mapper:
             shape_only = (node.op == "call_method" and node.target in ("size", "dim", "numel")) or (
                 node.op == "call_function" and node.target is getattr and node.args[1:2] == ("shape",)
             )
-            memo[node] = node.op == "placeholder" or (
-                not shape_only and any(self.reads_input_values(n) for n in node.all_input_nodes)
-            )
+            # x.type_as(y) reads y's dtype only (Funnel's ones.type_as(x)).
+            read = node.all_input_nodes
+            if node.op == "call_method" and node.target == "type_as" and isinstance(node.args[0], fx.Node):
+                read = [node.args[0]]
+            memo[node] = node.op == "placeholder" or (not shape_only and any(self.reads_input_values(n) for n in read))
         return memo[node]
 
     def fold_batch_rows(self, node: fx.Node) -> bool:
@@ -1175,12 +1184,19 @@ class _Mapper:
         self.select(node, name, a["mask"], a["value"], a["input"])
 
     def select(self, node: fx.Node, name: str, cond: Any, x: Any, y: Any) -> None:
-        """where(cond, x, y): at most one branch constant (in the other's dtype)."""
-        if self.constant(node, cond) is not None:
-            raise unsupported(node, "a constant condition (expected to be folded while tracing)")
-        # (A branch expanded along the batch is its row, which broadcasts.)
+        """where(cond, x, y): at most one branch constant (in the other's
+        dtype); a constant condition beside a computed branch (a causal
+        mask, Funnel's token-type matrix expanded along the batch) made a
+        computed one first (computed_condition)."""
+        # (A constant expanded along the batch is its row, which broadcasts.)
         cx, cy = self.constant_like(node, x, y, row=True), self.constant_like(node, y, x, row=True)
-        inputs = [self.tensor(node, cond)]
+        c = self.constant_or_row(node, cond)
+        if c is not None and cx is not None and cy is not None:
+            raise unsupported(node, "a where of constants only (expected to be folded while tracing)")
+        if c is not None:
+            inputs = [self.computed_condition(node, name, np.asarray(c, bool), x if cx is None else y)]
+        else:
+            inputs = [self.tensor(node, cond)]
         if cx is None and cy is None:
             return self.add(node, "where", name, inputs + [self.tensor(node, x), self.tensor(node, y)], node)
         if cx is not None and cy is not None:
@@ -1191,6 +1207,17 @@ class _Mapper:
             node, "where", name, inputs + [self.tensor(node, branch)], node,
             {"other_is_x": other_is_x}, {"other": cx if other_is_x else cy},
         )  # fmt: skip
+
+    def computed_condition(self, node: fx.Node, name: str, c: np.ndarray, branch: fx.Node) -> int:
+        """The constant condition `c` as a computed bool tensor, which the
+        core's where reads: equal(b, b) of the computed branch b, or'ed with
+        True (all True, even where b is NaN), and'ed with c (exactly its
+        values, broadcast with b), as ai3.onnx maps a Where of a constant
+        condition."""
+        b, shape = self.tensor(node, branch), _input_shape(node)
+        same = self.emit(node, "equal", f"{name}.same", [b, b], {}, None, shape)
+        true = self.emit(node, "logical_or", f"{name}.true", [same], {}, {"other": np.asarray(True)}, shape)
+        return self.emit(node, "logical_and", f"{name}.condition", [true], {}, {"other": c}, shape)
 
     def select_constants(self, node: fx.Node, name: str, cond: Any, cx: np.ndarray, cy: np.ndarray) -> None:
         """where(cond, x, y) with both branches constant (T5's
