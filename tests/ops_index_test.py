@@ -7,7 +7,7 @@ each framework's own result: PyTorch (functions and tensor methods, with and
 without a dim, keepdim, ties and NaN), ONNX Runtime (ArgMax / ArgMin with
 keepdims and select_last_index, TopK with ties, Trilu with and without its
 k input, float and int64 inputs) and Keras (keras.ops.argmax / argmin / top_k /
-triu / tril / cumsum, with and without an axis), over grids of shapes and attributes.
+triu / tril / cumsum, with and without an axis, and x[key]), over grids of shapes and attributes.
 Integer results are compared exactly."""
 
 from __future__ import annotations
@@ -446,6 +446,18 @@ def test_keras_top_k(keras, k, output):
     """keras.ops.top_k along the last axis, values (doubled) or indices,
     with ties (TensorFlow, like ONNX, puts the lower index first)."""
     _against_keras(keras, lambda ops, x: ops.top_k(x, k)[0] * 2 if output == 0 else ops.top_k(x, k)[1], (2, 4, 6))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [(slice(None), 0), (Ellipsis, slice(1, 5, 2)), (slice(None), None, 1), (slice(None), -1, slice(2, None)),
+     (slice(None), slice(None), slice(0, 1)), (slice(None), slice(-3, None))],
+    ids=["int", "ellipsis-step", "newaxis", "negative", "keep-axis", "negative-slice"],
+)  # fmt: skip
+def test_keras_get_item(keras, key):
+    """x[key] on a KerasTensor (GetItem): basic indexing as core slices and
+    a reshape, at the traced batch and, without a sample shape, any."""
+    _against_keras(keras, lambda ops, x: x[key] * 2, (2, 4, 6))
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ from typing import Any
 
 import numpy as np
 
-from ai3 import errors, frontend, padding, recurrent, selection
+from ai3 import errors, frontend, padding, recurrent, selection, spec
 from ai3.spec import MODEL_INPUT, LayerSpec, fold_zero_padding, prune_dead
 
 
@@ -388,6 +388,8 @@ class _Mapper:
             index = self.numpy_op(_tensor_op(layer, _NUMPY_OPS), layer, name, *bound[0])
         elif _is_core_op(layer, "Cast") and len(bound) == 1:
             index = self.cast(layer, name, *bound[0])
+        elif _tensor_op(layer, {"GetItem": "getitem"}) is not None and len(bound) == 1:
+            index = self.get_item(node, layer, name, *bound[0], out_shape)
         elif _merge_op(layer) is not None:
             if len(bound) < 2:
                 raise _unsupported(layer, "needs at least two inputs")
@@ -417,6 +419,31 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def get_item(self, node: Any, layer: Any, name: str, x: int, shape: tuple, out_shape: tuple) -> int:
+        """x[key] (Keras' GetItem), basic indexing (ints, slices, None,
+        ...): core slices as ai3.spec.index_slices plans them (the None
+        batch dim taken as 1 and 2, to tell it apart), then a reshape to
+        the output's shape where ints drop axes or None adds them."""
+        if shape is None or out_shape is None or sum(d is None for d in out_shape) > 1:
+            raise _unsupported(layer, "indexing a tensor of unknown shape: pass sample_input_shape to swap_backend")
+        key = node.arguments.args[1]
+        try:
+            slices, reshape = spec.index_slices(
+                key, [1 if d is None else d for d in shape], [2 if d is None else d for d in shape]
+            )
+        except ValueError as e:
+            raise _unsupported(layer, str(e)) from e
+        current, dims = x, list(shape)
+        for n, (axis, start, stop, step) in enumerate(slices):
+            attrs = {"axis": axis, "start": start, "stop": stop, "step": step}
+            current = self.add("slice", f"{name}/slice{n}", [current], layer, tuple(dims), attrs)
+            if dims[axis] is not None:
+                dims[axis] = len(range(*slice(start, stop, step).indices(dims[axis])))
+        if reshape:
+            target = [-1 if d is None else int(d) for d in out_shape]
+            current = self.add("reshape", name, [current], layer, tuple(dims), {"shape": target})
+        return current
 
     def cast(self, layer: Any, name: str, x: int, shape: tuple) -> int:
         """keras.ops.cast(x, dtype): the core's cast; integers of any width

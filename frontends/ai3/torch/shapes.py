@@ -12,12 +12,12 @@ fx node.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ai3.spec import END, index_slices  # noqa: F401 (re-exported: the fx mapping reads them here)
+
 Shape = Sequence[int]
-END = sys.maxsize  # a slice's stop meaning "to the end" (slices clamp, as Python's do)
 
 
 def reshape_target(in1: Shape, in2: Shape, out1: Shape, out2: Shape) -> list[int]:
@@ -54,86 +54,6 @@ def transposition(rank: int, a: int, b: int) -> list[int]:
     a, b = a % rank, b % rank
     perm[a], perm[b] = perm[b], perm[a]
     return perm
-
-
-def _slice_bounds(s: slice, dim: int | None) -> tuple[int, int, int] | None:
-    """(start, stop, step) of a slice along a dimension of size `dim` (None
-    when it depends on the batch size), or None when it keeps everything."""
-    step = 1 if s.step is None else s.step
-    for v in (s.start, s.stop, step):
-        if v is not None and not isinstance(v, int):
-            raise ValueError(f"slice bounds must be ints, got {s!r}")
-    if step <= 0:
-        raise ValueError(f"slices with step {step} are not supported (only positive steps)")
-    start = 0 if s.start is None else s.start
-    stop = END if s.stop is None else s.stop
-    if dim is not None:
-        start, stop, _ = slice(start, None if stop == END else stop, step).indices(dim)
-        if start == 0 and stop >= dim and step == 1:
-            return None
-    elif start == 0 and stop == END and step == 1:
-        return None
-    elif start < 0 or stop < 0:
-        raise ValueError("negative slice bounds along a dimension that depends on the batch size")
-    return int(start), int(stop), int(step)
-
-
-def index_slices(index: Any, shape1: Shape, shape2: Shape) -> tuple[list[tuple[int, int, int, int]], bool]:
-    """PyTorch basic indexing `x[index]` as core slices
-    [(axis, start, stop, step), ...] on x's axes, and whether a reshape must
-    follow (ints drop their axis, None adds one). One list of evenly spaced,
-    increasing ints along an axis (Falcon's qkv[..., [-2], :]) is that
-    slice: a single advanced index keeps its axis where it was. Other
-    advanced indexing (tensors, bools, several lists) is refused."""
-    items = list(index) if isinstance(index, tuple) else [index]
-    lists = [it for it in items if isinstance(it, list)]
-    for it in items:
-        if isinstance(it, list) and len(lists) == 1 and it and all(_is_int(v) for v in it):
-            continue
-        if not (it is None or it is Ellipsis or isinstance(it, (int, slice))) or isinstance(it, bool):
-            raise ValueError(f"only ints, slices, None and ... can index a tensor here, got {it!r}")
-    consuming = sum(1 for it in items if it is not None and it is not Ellipsis)
-    if items.count(Ellipsis) > 1:
-        raise ValueError("an index with more than one ...")
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items[at : at + 1] = [slice(None)] * (len(shape1) - consuming)
-    if consuming > len(shape1):
-        raise ValueError(f"too many indices ({consuming}) for a tensor of rank {len(shape1)}")
-    slices, reshape, axis = [], False, 0
-    for it in items:
-        if it is None:
-            reshape = True
-            continue
-        dim = int(shape1[axis]) if shape1[axis] == shape2[axis] else None
-        if isinstance(it, int):
-            if dim is None:
-                raise ValueError("an int index along a dimension that depends on the batch size")
-            if not -dim <= it < dim:
-                raise ValueError(f"index {it} is out of range for a dimension of size {dim}")
-            i = it % dim
-            slices.append((axis, i, i + 1, 1))
-            reshape = True
-        elif isinstance(it, list):
-            if dim is None:
-                raise ValueError("a list index along a dimension that depends on the batch size")
-            if not all(-dim <= v < dim for v in it):
-                raise ValueError(f"index {it} is out of range for a dimension of size {dim}")
-            taken = [v % dim for v in it]
-            step = taken[1] - taken[0] if len(taken) > 1 else 1
-            if step < 1 or taken != list(range(taken[0], taken[0] + step * len(taken), step)):
-                raise ValueError(f"a list index {it} that is not evenly spaced and increasing (not a slice)")
-            slices.append((axis, taken[0], taken[-1] + 1, step))
-        else:
-            bounds = _slice_bounds(it, dim)
-            if bounds is not None:
-                slices.append((axis,) + bounds)
-        axis += 1
-    return slices, reshape
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def split_bounds(size: int, sections: Any) -> list[tuple[int, int]]:
