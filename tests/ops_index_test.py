@@ -467,9 +467,21 @@ def test_keras_get_item(keras, key):
         lambda ops, x: ops.argmax(x, -1) * 3 + 1,  # an integer tensor, integral constants
         lambda ops, x: ops.argmax(x, -1) * 0.5,  # promoted to float32, as Keras does
         lambda ops, x: ops.cast(x, "bool"),
+        lambda ops, x: ops.cast(x > 0, "float32") * x,
+        lambda ops, x: ops.cast(ops.logical_and(x >= -1, ops.less(0.5, x)), "float32"),
+        lambda ops, x: ops.not_equal(ops.argmax(x, -1), 2),
         lambda ops, x: ops.cast(x * 4, "int32") - 1,
     ],
-    ids=["indices-to-float", "int-times-int", "int-times-float", "float-to-bool", "float-to-int"],
+    ids=[
+        "indices-to-float",
+        "int-times-int",
+        "int-times-float",
+        "float-to-bool",
+        "float-to-int",
+        "greater",
+        "logical",
+        "int-not-equal",
+    ],
 )
 def test_keras_casts_and_integer_arithmetic(keras, build):
     _against_keras(keras, build, (2, 4, 6))

@@ -222,6 +222,17 @@ _TENSOR_OPS = {
 }  # fmt: skip
 
 
+# keras.ops comparisons and logical ops of two operands (`x > 0`), by the
+# core op (core/ops/compare, bool results); _FLIPPED_COMPARE: the op with
+# its operands swapped (a constant on the left).
+_COMPARE_OPS = {
+    "Greater": "greater", "GreaterEqual": "greater_equal", "Less": "less", "LessEqual": "less_equal",
+    "Equal": "equal", "NotEqual": "not_equal", "LogicalAnd": "logical_and", "LogicalOr": "logical_or",
+    "LogicalXor": "logical_xor",
+}  # fmt: skip
+_FLIPPED_COMPARE = {"greater": "less", "less": "greater", "greater_equal": "less_equal", "less_equal": "greater_equal"}
+
+
 # keras.ops functions of one tensor (keras.ops.sin(x), ...) by the core op
 # (core/ops/unary).
 _UNARY_TENSOR_OPS = {
@@ -388,6 +399,8 @@ class _Mapper:
             index = self.numpy_op(_tensor_op(layer, _NUMPY_OPS), layer, name, *bound[0])
         elif _is_core_op(layer, "Cast") and len(bound) == 1:
             index = self.cast(layer, name, *bound[0])
+        elif _tensor_op(layer, _COMPARE_OPS) is not None:
+            index = self.comparison(_tensor_op(layer, _COMPARE_OPS), node, layer, name, bound)
         elif _tensor_op(layer, {"GetItem": "getitem"}) is not None and len(bound) == 1:
             index = self.get_item(node, layer, name, *bound[0], out_shape)
         elif _merge_op(layer) is not None:
@@ -419,6 +432,31 @@ class _Mapper:
                 )
             index = self.layer(layer, name, bound[0][0], bound[0][1])
         self.tensors[id(node.outputs[0])] = (index, out_shape)
+
+    def comparison(self, op: str, node: Any, layer: Any, name: str, bound: list[tuple[int, tuple]]) -> int:
+        """A comparison or logical op of two tensors, or of a tensor and a
+        number (in the tensor's dtype; on the left, the op flipped);
+        not_equal the logical_not of equal."""
+        if op == "not_equal":
+            equal = self.comparison("equal", node, layer, name + "/equal", bound)
+            return self.add("logical_not", name, [equal], layer, bound[0][1])
+        keras = _keras()
+        args = list(node.arguments.args)
+        if len(args) != 2 or node.arguments.kwargs:
+            raise _unsupported(layer, f"a keras.ops.{op} with {len(args)} positional arguments")
+        is_tensor = [isinstance(a, keras.KerasTensor) for a in args]
+        if all(is_tensor):
+            return self.add(op, name, [i for i, _ in bound], layer, bound[0][1])
+        if not any(is_tensor):
+            raise _unsupported(layer, "a comparison of two constants")
+        ((x, shape),) = bound
+        tensor, other = (args[0], args[1]) if is_tensor[0] else (args[1], args[0])
+        dtype = str(tensor.dtype)
+        kind = np.bool_ if dtype == "bool" else np.int64 if "int" in dtype else np.dtype(dtype)
+        constant = np.asarray(other if not isinstance(other, keras.KerasTensor) else _numpy(other), dtype=kind)
+        if not is_tensor[0]:
+            op = _FLIPPED_COMPARE.get(op, op)
+        return self.add(op, name, [x], layer, shape, {}, {"other": constant})
 
     def get_item(self, node: Any, layer: Any, name: str, x: int, shape: tuple, out_shape: tuple) -> int:
         """x[key] (Keras' GetItem), basic indexing (ints, slices, None,
