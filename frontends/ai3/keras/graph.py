@@ -246,6 +246,18 @@ _UNARY_TENSOR_OPS = {
 _NUMPY_OPS = {"Argmax": "argmax", "Argmin": "argmin", "Triu": "trilu", "Tril": "trilu", "Cumsum": "cumsum"}
 
 
+def _two_operands(node: Any, layer: Any) -> tuple[list[Any], list[bool]]:
+    """A binary keras.ops call's two positional operands, and which are
+    KerasTensors (at least one: two constants would have been computed)."""
+    args = list(node.arguments.args)
+    if len(args) != 2 or node.arguments.kwargs:
+        raise _unsupported(layer, f"a keras.ops call with {len(args)} positional arguments; ai3 maps binary ones")
+    is_tensor = [isinstance(a, _keras().KerasTensor) for a in args]
+    if not any(is_tensor):
+        raise _unsupported(layer, "an operation on two constants")
+    return args, is_tensor
+
+
 def _is_top_k(op: Any) -> bool:
     """Whether `op` is keras.ops.top_k's operation (two outputs)."""
     from keras.src.ops import math as kmath
@@ -440,20 +452,16 @@ class _Mapper:
         if op == "not_equal":
             equal = self.comparison("equal", node, layer, name + "/equal", bound)
             return self.add("logical_not", name, [equal], layer, bound[0][1])
-        keras = _keras()
-        args = list(node.arguments.args)
-        if len(args) != 2 or node.arguments.kwargs:
-            raise _unsupported(layer, f"a keras.ops.{op} with {len(args)} positional arguments")
-        is_tensor = [isinstance(a, keras.KerasTensor) for a in args]
+        args, is_tensor = _two_operands(node, layer)
         if all(is_tensor):
             return self.add(op, name, [i for i, _ in bound], layer, bound[0][1])
-        if not any(is_tensor):
-            raise _unsupported(layer, "a comparison of two constants")
         ((x, shape),) = bound
         tensor, other = (args[0], args[1]) if is_tensor[0] else (args[1], args[0])
         dtype = str(tensor.dtype)
         kind = np.bool_ if dtype == "bool" else np.int64 if "int" in dtype else np.dtype(dtype)
-        constant = np.asarray(other if not isinstance(other, keras.KerasTensor) else _numpy(other), dtype=kind)
+        constant = np.asarray(
+            other if isinstance(other, (int, float, list, tuple, np.ndarray)) else _numpy(other), dtype=kind
+        )
         if not is_tensor[0]:
             op = _FLIPPED_COMPARE.get(op, op)
         return self.add(op, name, [x], layer, shape, {}, {"other": constant})
@@ -665,15 +673,9 @@ class _Mapper:
         """keras.ops arithmetic on two tensors, or on a tensor and a
         constant (a Python number or an array), which becomes the spec's
         weights["other"]; `reverse` when the constant is the left operand."""
-        keras = _keras()
-        args = list(node.arguments.args)
-        if len(args) != 2 or node.arguments.kwargs:
-            raise _unsupported(layer, f"a keras.ops call with {len(args)} positional arguments; ai3 maps binary ones")
-        is_tensor = [isinstance(a, keras.KerasTensor) for a in args]
+        args, is_tensor = _two_operands(node, layer)
         if all(is_tensor):
             return self.merge(op, layer, name, bound)
-        if not any(is_tensor):
-            raise _unsupported(layer, "an operation on two constants")
         ((x, shape),) = bound
         tensor, other = (args[0], args[1]) if is_tensor[0] else (args[1], args[0])
         other = np.asarray(
