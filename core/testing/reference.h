@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -56,6 +57,28 @@ inline std::vector<double> RandomVector(size_t n, uint32_t seed) {
   std::vector<double> v(n);
   for (double& x : v) x = dist(rng);
   return v;
+}
+
+// `count` values of a few distinct steps (round(RandomVector * scale)), so
+// that ties are common, and with `specials` every `every`-th a NaN, +inf or
+// -inf in turn (float types only): what the index ops' tests search.
+template <typename T>
+std::vector<T> TiedValues(int64_t count, int seed, double scale, bool specials,
+                          int every) {
+  std::vector<T> x;
+  for (double v : RandomVector(count, seed)) {
+    x.push_back(static_cast<T>(std::round(v * scale)));
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (specials) {
+      for (size_t i = 0; i < x.size(); i += every) {
+        x[i] = i % 3 == 0   ? std::numeric_limits<T>::quiet_NaN()
+               : i % 3 == 1 ? std::numeric_limits<T>::infinity()
+                            : -std::numeric_limits<T>::infinity();
+      }
+    }
+  }
+  return x;
 }
 
 template <typename T>

@@ -51,20 +51,8 @@ int64_t Expected(const std::vector<T>& x, const Shape& in, int axis, int64_t j,
 template <bool kLargest, typename T>
 void Case(const Shape& in, int64_t axis, bool keepdim, bool last,
           bool specials) {
-  std::vector<T> x;
   // Few distinct values, so that ties are common.
-  for (double v : testing::RandomVector(NumElements(in), 7)) {
-    x.push_back(static_cast<T>(std::round(v * 3)));
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (specials) {
-      for (size_t i = 0; i < x.size(); i += 5) {
-        x[i] = i % 3 == 0   ? std::numeric_limits<T>::quiet_NaN()
-               : i % 3 == 1 ? std::numeric_limits<T>::infinity()
-                            : -std::numeric_limits<T>::infinity();
-      }
-    }
-  }
+  std::vector<T> x = testing::TiedValues<T>(NumElements(in), 7, 3, specials, 5);
   ArgExtremeAttrs<kLargest> a;
   a.axis = axis;
   a.keepdim = keepdim;

@@ -48,20 +48,9 @@ std::vector<int64_t> Ranked(const std::vector<T>& x, int64_t base, int64_t size,
 template <typename T>
 void Case(const Shape& in, int64_t axis, int64_t k, bool largest,
           bool specials) {
-  std::vector<T> x;
   // Few distinct values, so that ties are common.
-  for (double v : testing::RandomVector(NumElements(in), 11)) {
-    x.push_back(static_cast<T>(std::round(v * 4)));
-  }
-  if constexpr (std::is_floating_point_v<T>) {
-    if (specials) {
-      for (size_t i = 0; i < x.size(); i += 4) {
-        x[i] = i % 3 == 0   ? std::numeric_limits<T>::quiet_NaN()
-               : i % 3 == 1 ? std::numeric_limits<T>::infinity()
-                            : -std::numeric_limits<T>::infinity();
-      }
-    }
-  }
+  std::vector<T> x =
+      testing::TiedValues<T>(NumElements(in), 11, 4, specials, 4);
   TopkAttrs a;
   a.k = k;
   a.axis = axis;
