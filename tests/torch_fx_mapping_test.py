@@ -305,20 +305,20 @@ def test_reshape_target_refuses_two_batch_dims() -> None:
     ],
 )
 def test_index_slices(index, want, reshape) -> None:
-    assert shapes.index_slices(index, (2, 5, 7, 3), (3, 5, 7, 3)) == (want, reshape)
+    assert spec_passes.index_slices(index, (2, 5, 7, 3), (3, 5, 7, 3)) == (want, reshape)
 
 
 def test_index_slices_refuses_advanced_indexing() -> None:
     # One list of evenly spaced ints along a fixed axis is a slice.
-    assert shapes.index_slices((slice(None), [1, 3]), (2, 5), (3, 5)) == ([(1, 1, 4, 2)], False)
+    assert spec_passes.index_slices((slice(None), [1, 3]), (2, 5), (3, 5)) == ([(1, 1, 4, 2)], False)
     with pytest.raises(ValueError, match="only ints, slices"):
-        shapes.index_slices(([0, 1], [1, 2]), (2, 5), (3, 5))
+        spec_passes.index_slices(([0, 1], [1, 2]), (2, 5), (3, 5))
     with pytest.raises(ValueError, match="not evenly spaced"):
-        shapes.index_slices((slice(None), [3, 1]), (2, 5), (3, 5))
+        spec_passes.index_slices((slice(None), [3, 1]), (2, 5), (3, 5))
     with pytest.raises(ValueError, match="batch size"):
-        shapes.index_slices(([0, 1],), (2, 5), (3, 5))
+        spec_passes.index_slices(([0, 1],), (2, 5), (3, 5))
     with pytest.raises(ValueError, match="batch size"):
-        shapes.index_slices(0, (2, 5), (3, 5))
+        spec_passes.index_slices(0, (2, 5), (3, 5))
 
 
 def test_chunk_and_split_bounds_follow_torch() -> None:

@@ -36,31 +36,36 @@ class ScatterKernel : public OperandsKernel<Attrs> {
                        const Tensor& updates, const Tensor& output) = 0;
 };
 
-template <typename T, typename OffsetOf>
-void CombineRuns(ScatterReduction reduction, const T* updates, int64_t count,
-                 int64_t run, T* y, OffsetOf&& offset_of) {
+template <typename T, typename Combine, typename OffsetOf>
+void CombineRunsWith(Combine combine, const T* updates, int64_t count,
+                     int64_t run, T* y, OffsetOf&& offset_of) {
   for (int64_t j = 0; j < count; ++j) {
     T* out = y + offset_of(j);
     const T* u = updates + j * run;
-    for (int64_t i = 0; i < run; ++i) {
-      switch (reduction) {
-        case ScatterReduction::kNone:
-          out[i] = u[i];
-          break;
-        case ScatterReduction::kAdd:
-          out[i] += u[i];
-          break;
-        case ScatterReduction::kMul:
-          out[i] *= u[i];
-          break;
-        case ScatterReduction::kMax:  // NaN propagates, as torch's
-          out[i] = (u[i] > out[i] || u[i] != u[i]) ? u[i] : out[i];
-          break;
-        case ScatterReduction::kMin:
-          out[i] = (u[i] < out[i] || u[i] != u[i]) ? u[i] : out[i];
-          break;
-      }
-    }
+    for (int64_t i = 0; i < run; ++i) out[i] = combine(out[i], u[i]);
+  }
+}
+
+// The reduction chosen once per call, not per element.
+template <typename T, typename OffsetOf>
+void CombineRuns(ScatterReduction reduction, const T* updates, int64_t count,
+                 int64_t run, T* y, OffsetOf&& offset_of) {
+  switch (reduction) {
+    case ScatterReduction::kNone:
+      return CombineRunsWith([](T, T u) { return u; }, updates, count, run, y,
+                             offset_of);
+    case ScatterReduction::kAdd:
+      return CombineRunsWith([](T a, T u) { return a + u; }, updates, count,
+                             run, y, offset_of);
+    case ScatterReduction::kMul:
+      return CombineRunsWith([](T a, T u) { return a * u; }, updates, count,
+                             run, y, offset_of);
+    case ScatterReduction::kMax:  // NaN propagates, as torch's
+      return CombineRunsWith([](T a, T u) { return (u > a || u != u) ? u : a; },
+                             updates, count, run, y, offset_of);
+    case ScatterReduction::kMin:
+      return CombineRunsWith([](T a, T u) { return (u < a || u != u) ? u : a; },
+                             updates, count, run, y, offset_of);
   }
 }
 

@@ -1868,12 +1868,13 @@ class _Mapper:
         }
         return self.add(f"avgpool{len(kernel)}d", node, [x], attrs, shape=shape)
 
-    def lp_power(self, node: Any, x: int, p: float, suffix: str) -> int:
-        """|x|^p, the first step of LpPool and GlobalLpPool."""
-        x = self.add("abs", node, [x], suffix=f"{suffix}/abs", shape=None)
-        return self.add(
-            "pow", node, [x], {"reverse": False}, {"other": np.asarray(p)}, suffix=f"{suffix}/pow", shape=None
-        )
+    def lp_power(self, node: Any, x: int, p: float, suffix: str = "") -> int:
+        """x^p (a pow by a constant): LpPool's and GlobalLpPool's first step
+        (of |x|) and last (of the sum, by 1/p)."""
+        return self.add("pow", node, [x], {"reverse": False}, {"other": np.asarray(p)}, suffix=suffix, shape=None)
+
+    def lp_abs_power(self, node: Any, x: int, p: float) -> int:
+        return self.lp_power(node, self.add("abs", node, [x], suffix="/abs", shape=None), p, "/pow")
 
     def op_LpPool(self, node, a, x):
         """(sum over the window of |x|^p)^(1/p): abs, pow, the window's sum
@@ -1889,13 +1890,13 @@ class _Mapper:
                 node, f"a {len(kernel)}-D window with dilations {dilations}; ai3 sums 2-D undilated ones"
             )
         p = float(a.get("p", 2))
-        powered = self.lp_power(node, x, p, "")
+        powered = self.lp_abs_power(node, x, p)
         ceil_mode = bool(a.get("ceil_mode", 0))
         powered, pads, pooled_shape = self.wide_pads(node, powered, shape, kernel, pads, ceil_mode, 0.0)
         attrs = {"kernel": kernel, "stride": strides, "padding": pads, "ceil_mode": ceil_mode,
                  "count_include_pad": True, "divisor_override": 1}  # fmt: skip
         summed = self.add("avgpool2d", node, [powered], attrs, suffix="/sum", shape=pooled_shape)
-        return self.add("pow", node, [summed], {"reverse": False}, {"other": np.asarray(1.0 / p)}, shape=None)
+        return self.lp_power(node, summed, 1.0 / p)
 
     def op_GlobalLpPool(self, node, a, x):
         """(sum over every spatial dim of |x|^p)^(1/p), kept as size 1."""
@@ -1904,8 +1905,8 @@ class _Mapper:
             raise _unsupported(node, "an input of unknown rank, or without spatial dims")
         p = float(a.get("p", 2))
         attrs = {"axes": list(range(2, len(shape))), "keepdim": True}
-        summed = self.add("reduce_sum", node, [self.lp_power(node, x, p, "")], attrs, suffix="/sum", shape=None)
-        return self.add("pow", node, [summed], {"reverse": False}, {"other": np.asarray(1.0 / p)}, shape=None)
+        summed = self.add("reduce_sum", node, [self.lp_abs_power(node, x, p)], attrs, suffix="/sum", shape=None)
+        return self.lp_power(node, summed, 1.0 / p)
 
     def op_GlobalAveragePool(self, node, a, x):
         shape = self.shape(node.input[0])

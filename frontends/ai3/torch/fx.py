@@ -31,7 +31,16 @@ from torch import fx, nn
 from torch.nn.utils import parametrize
 
 from ai3 import errors
-from ai3.spec import OUTPUTS, LayerSpec, constant_left_matmul_steps, einsum_plan, model_input, prune_dead
+from ai3.spec import (
+    END,
+    OUTPUTS,
+    LayerSpec,
+    constant_left_matmul_steps,
+    einsum_plan,
+    index_slices,
+    model_input,
+    prune_dead,
+)
 from ai3.torch import mapping, params, rnn, shapes, tracing
 from ai3.torch.nodes import UnsupportedNodes, normalized, unsupported
 from ai3.torch.tracing import values as _values
@@ -523,8 +532,9 @@ class _Mapper:
             return False
         if self.reads_input(node):
             tensors = [n for n in node.all_input_nodes if _is_tensor_valued(n)]
-            same = isinstance(vals[1], torch.Tensor) and vals[0].shape == vals[1].shape and torch.equal(*vals)
-            if not tensors or not all(n in self.consts for n in tensors) or not same:
+            if not tensors or not all(n in self.consts for n in tensors):
+                return False
+            if not (isinstance(vals[1], torch.Tensor) and vals[0].shape == vals[1].shape and torch.equal(*vals)):
                 return False
         self.consts[node] = vals[0]
         return True
@@ -1123,7 +1133,7 @@ class _Mapper:
 
         def cut(start: int, count: int, step: int, suffix: str) -> int:
             stop = start + step * count
-            attrs = {"axis": axis, "start": start, "stop": stop if stop >= 0 else -shapes.END, "step": step}
+            attrs = {"axis": axis, "start": start, "stop": stop if stop >= 0 else -END, "step": step}
             return self.emit(node, "slice", f"{name}{suffix}", [source], attrs, None, tuple(i1))
 
         step = taken[1] - taken[0] if len(taken) > 1 else 1
@@ -1771,7 +1781,7 @@ class _Mapper:
             return self.tensor_index(node, name, source, index if isinstance(index, tuple) else (index,))
         (i1, i2), (o1, o2) = self.shapes(node, source), self.shapes(node, node)
         try:
-            slices, reshape = shapes.index_slices(index, i1, i2)
+            slices, reshape = index_slices(index, i1, i2)
         except ValueError as e:
             raise unsupported(node, str(e)) from e
         current, c1, c2 = self.tensor(node, source), list(i1), list(i2)
@@ -1810,7 +1820,7 @@ class _Mapper:
         if any(it is None for it in items):
             raise unsupported(node, "an item assignment indexed with None")
         try:
-            slices, dropped = shapes.index_slices(index, i1, i2)
+            slices, dropped = index_slices(index, i1, i2)
         except ValueError as e:
             raise unsupported(node, str(e)) from e
         bounds: list[tuple[int, int, int]] = []  # (axis, start, stop), END to the end
@@ -1819,7 +1829,7 @@ class _Mapper:
             to_end = e1 == i1[axis] and e2 == i2[axis]
             if step != 1 or s1 != s2 or not (to_end or e1 == e2):
                 raise unsupported(node, f"an item assignment along axis {axis} that is not a fixed step-1 slice")
-            bounds.append((axis, s1, shapes.END if to_end else e1))
+            bounds.append((axis, s1, END if to_end else e1))
         region = [list(i1), list(i2)]
         for axis, start, stop in bounds:
             for r, i in zip(region, (i1, i2)):
@@ -1848,8 +1858,8 @@ class _Mapper:
                 attrs = {"axis": axis, "start": 0, "stop": start, "step": 1}
                 parts.append(self.emit(node, "slice", f"{name}.before{k}", [base], attrs))
             parts.append(current)
-            if stop != shapes.END and stop < i1[axis]:
-                attrs = {"axis": axis, "start": stop, "stop": shapes.END, "step": 1}
+            if stop != END and stop < i1[axis]:
+                attrs = {"axis": axis, "start": stop, "stop": END, "step": 1}
                 parts.append(self.emit(node, "slice", f"{name}.after{k}", [base], attrs))
             if len(parts) > 1:
                 current = self.emit(node, "concat", f"{name}.concat{k}", parts, {"axis": axis})
@@ -2360,7 +2370,7 @@ class _Mapper:
             raise unsupported(node, f"flip dims {given!r}, not constant ints")
         current = self.tensor(node, a["input"])
         for n, d in enumerate(given):
-            attrs = {"axis": d, "start": -1, "stop": -shapes.END, "step": -1}
+            attrs = {"axis": d, "start": -1, "stop": -END, "step": -1}
             current = self.emit(node, "slice", f"{name}.{n}", [current], attrs, None, _input_shape(node))
         self.index[node] = current if given else self.tensor(node, a["input"])
 

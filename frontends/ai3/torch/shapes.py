@@ -1,6 +1,7 @@
-"""Shape arithmetic for the torch.fx mapping: PyTorch's reshapes, indexing,
-chunking and einsum expressed in the core's ops (reshape with 0 / -1,
-slice, permute, matmul).
+"""Shape arithmetic for the torch.fx mapping: PyTorch's reshapes, chunks
+and splits expressed in the core's ops (reshape with 0 / -1, slice,
+permute). Basic indexing and einsum, which other frontends share, are in
+ai3.spec (index_slices, einsum_plan).
 
 The fx graph's values are known on two sample inputs that differ only in
 their batch size (ai3.torch.tracing), so a dimension that differs between
@@ -14,8 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-from ai3.spec import END, index_slices  # noqa: F401 (re-exported: the fx mapping reads them here)
 
 Shape = Sequence[int]
 
