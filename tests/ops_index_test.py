@@ -460,6 +460,16 @@ def test_keras_get_item(keras, key):
     _against_keras(keras, lambda ops, x: x[key] * 2, (2, 4, 6))
 
 
+def test_keras_get_item_along_the_batch_is_refused(keras):
+    """x[0] picks an example of a batch whose size ai3 does not fix."""
+    import ai3.keras
+
+    inp = keras.Input((4, 6))
+    model = keras.Model(inp, inp[0] * 2)
+    with pytest.raises(ai3.UnsupportedOperation, match="get_item.*batch"):
+        ai3.keras.swap_backend(model, {})
+
+
 @pytest.mark.parametrize(
     "build",
     [

@@ -376,6 +376,20 @@ def test_onnx_lp_pools_match_onnxruntime(op, attrs, shape):
     np.testing.assert_allclose(ai3.onnx.swap_backend(model)(x), _ort(model, x), rtol=1e-5, atol=1e-5)
 
 
+def test_onnx_lp_pool_refusals_name_the_node():
+    """A dilated window and a 3-D one: the core's average pool, which sums
+    the window, has neither."""
+    import ai3.onnx
+
+    x = np.zeros((1, 2, 6, 6), np.float32)
+    model = _onnx_single("LpPool", x, {"kernel_shape": [2, 2], "dilations": [2, 2]}, opset=19)
+    with pytest.raises(ai3.UnsupportedOperation, match="LpPool.*dilations"):
+        ai3.onnx.swap_backend(model)
+    model = _onnx_single("LpPool", np.zeros((1, 2, 4, 4, 4), np.float32), {"kernel_shape": [2, 2, 2]}, opset=18)
+    with pytest.raises(ai3.UnsupportedOperation, match="LpPool.*3-D window"):
+        ai3.onnx.swap_backend(model)
+
+
 @pytest.mark.parametrize(
     "norm_type, kernel, stride, ceil_mode", [(2, 3, None, False), (3, (2, 3), (1, 2), False), (1.5, 2, None, True)]
 )
